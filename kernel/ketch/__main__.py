@@ -1,0 +1,5 @@
+import sys
+
+from ketch.cli import main
+
+sys.exit(main())

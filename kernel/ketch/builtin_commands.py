@@ -1,0 +1,120 @@
+"""Commands the kernel owns itself: ``ketch plugins``, ``ketch config``, ``ketch models``.
+
+Registered through the same hook as plugin commands (as a kernel-internal plugin),
+so they work even when every bundled plugin is disabled or broken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ketch.commands import Command
+from ketch.markers import hookimpl
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
+    from ketch.kernel import Kernel
+
+
+# --- ketch plugins ---------------------------------------------------------------------
+
+
+def _plugins_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+
+
+def _plugins_run(kernel: Kernel, args: argparse.Namespace) -> int:
+    # Fill every registry so each plugin's tools/providers/commands/clashes are known.
+    for registry in ("commands", "frontends", "provider_kinds", "tools"):
+        getattr(kernel, registry)
+    infos = [i for i in kernel.pm.infos.values() if i.name != "builtin"]
+    if args.json:
+        print(json.dumps([i.as_dict() for i in infos], indent=2))
+        return 0
+    for info in infos:
+        version = f" {info.version}" if info.version else ""
+        flag = " (essential)" if info.essential else ""
+        print(f"{info.name:<14} {info.status:<9} {info.distribution}{version}{flag}  [{info.import_ms:.1f} ms]")
+        if info.status == "disabled":
+            print(f"    disabled by {info.disabled_by}")
+        if info.error:
+            print(f"    error: {info.error}")
+        for kind, names in sorted(info.provides.items()):
+            print(f"    {kind}: {', '.join(names)}")
+        if info.hooks:
+            print(f"    hooks: {', '.join(info.hooks)}")
+        for warning in info.warnings:
+            print(f"    warning: {warning}")
+    return 0
+
+
+# --- ketch config ---------------------------------------------------------------------------
+
+
+def _config_configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    show = sub.add_parser("show", help="the merged settings, and where each layer came from")
+    show.add_argument("--json", action="store_true")
+    sub.add_parser("path", help="where the config files are")
+
+
+def _config_run(kernel: Kernel, args: argparse.Namespace) -> int:
+    from ketch.paths import state_dir, user_config_file, workspace_config_file
+
+    if args.config_command == "path":
+        print(f"user:      {user_config_file()}")
+        print(f"workspace: {workspace_config_file(kernel.workspace)}")
+        print(f"state:     {state_dir()}")
+        return 0
+    loaded = kernel.loaded_settings
+    data = loaded.settings.model_dump(mode="json")
+    if args.json:
+        layers = [{"name": layer.name, "source": layer.source, "error": layer.error, "ignored": layer.ignored} for layer in loaded.layers]
+        print(json.dumps({"settings": data, "layers": layers, "notices": loaded.notices}, indent=2))
+        return 0
+    for notice in loaded.notices:
+        print(f"ketch: {notice}", file=sys.stderr)
+    for layer in loaded.layers:
+        state = "error" if layer.error else ("empty" if not layer.data else "ok")
+        print(f"# {layer.name:<9} {state:<5} {layer.source}")
+    print(json.dumps(data, indent=2))
+    return 0
+
+
+# --- ketch models --------------------------------------------------------------------------
+
+
+def _models_run(kernel: Kernel, args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ketch.providers import ProviderError
+
+    config, kind = kernel.provider_config(getattr(args, "provider", None), getattr(args, "model", None) or "-")
+    provider = kind.create(config, kernel.api_key(config, kind))
+
+    async def fetch() -> Any:
+        try:
+            return await provider.list_models()
+        finally:
+            await provider.aclose()
+
+    try:
+        models = asyncio.run(fetch())
+    except ProviderError as exc:
+        print(f"ketch: {config.name}: {exc.message}", file=sys.stderr)
+        return 1
+    for model in models:
+        window = f"  context {model.context_window}" if model.context_window else ""
+        print(f"{model.id}{window}")
+    return 0
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    register(Command(name="plugins", help="list plugins: status, distribution, hooks, import time", cli=True, configure=_plugins_configure, run=_plugins_run))
+    register(Command(name="config", help="show the merged config or where config files live", cli=True, configure=_config_configure, run=_config_run))
+    register(Command(name="models", help="list the models the configured provider offers", cli=True, run=_models_run))

@@ -1,0 +1,148 @@
+"""The ``ketch`` command: parse arguments, build the kernel, hand over.
+
+``ketch --version`` answers before anything is imported (not even pluggy). Everything
+else loads plugins (their modules only: they are light), then builds the parser from
+the kernel's options plus the commands and options plugins register.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
+    from ketch.kernel import Kernel
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["--version"], ["-V"]):
+        from ketch import __version__
+
+        print(f"ketch {__version__}")
+        return EXIT_OK
+    from ketch.errors import KetchError
+
+    try:
+        return _main(argv)
+    except KetchError as exc:
+        _print_error(exc.message)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ketch: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_FAILED
+
+
+def _print_error(message: str) -> None:
+    lines = message.splitlines() or [""]
+    print(f"ketch: {lines[0]}", file=sys.stderr)
+    for line in lines[1:]:
+        print(line, file=sys.stderr)
+
+
+def _preparse(argv: list[str]) -> list[str]:
+    """Read --no-plugin before anything loads, so a blocked plugin is never imported."""
+    disabled: list[str] = []
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--no-plugin" and index + 1 < len(argv):
+            disabled.append(argv[index + 1])
+        elif arg.startswith("--no-plugin="):
+            disabled.append(arg.split("=", 1)[1])
+    return [name for item in disabled for name in item.split(",") if name.strip()]
+
+
+def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
+    import argparse
+
+    from ketch import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="ketch",
+        description="A terminal coding agent: the model proposes, ketch decides what runs.",
+        epilog="Run `ketch` for the interactive shell, `ketch -p PROMPT` for one headless turn.",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"ketch {__version__}")
+    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="run one headless turn with PROMPT and exit (stdin is read when piped)")
+    parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text", help="headless output (default: text)")
+    parser.add_argument("--model", help="model to use")
+    parser.add_argument("--provider", help="provider name from config, or a kind (openai, anthropic, ollama)")
+    parser.add_argument("--mode", choices=["plan", "build"], help="plan: read-only tools only; build (default): all tools")
+    parser.add_argument("--profile", choices=["manual", "assisted", "full-access"], help="what runs without asking (default: manual)")
+    parser.add_argument("--max-iterations", type=_positive_int, metavar="N", help="stop a turn after N model calls")
+    parser.add_argument("--continue", dest="continue_session", action="store_true", help="continue the latest session of this workspace")
+    parser.add_argument("--resume", metavar="ID", help="resume session ID")
+    parser.add_argument("--no-plugin", action="append", default=[], metavar="NAME", help="do not load plugin NAME (repeatable)")
+    parser.add_argument("--trust-workspace", action="store_true", help="apply this workspace's .ketch/config.toml in full (it can add rules, hooks, servers)")
+    parser.add_argument("--frontend", help=argparse.SUPPRESS)
+    kernel.pm.hook.ketch_add_cli_options(parser=parser)
+    commands = [c for c in kernel.commands.values() if c.cli]
+    if commands:
+        sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+        for command in sorted(commands, key=lambda c: c.name):
+            child = sub.add_parser(command.name, help=command.help, description=command.help, aliases=list(command.aliases))
+            if command.configure is not None:
+                command.configure(child)
+            child.set_defaults(_command=command.name)
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key in ("model", "provider", "mode", "profile"):
+        value = getattr(args, key, None)
+        if value:
+            data[key] = value
+    if getattr(args, "max_iterations", None):
+        data["loop"] = {"max_iterations": args.max_iterations}
+    return data
+
+
+def _main(argv: list[str]) -> int:
+    from ketch import builtin_commands
+    from ketch.errors import KetchError
+    from ketch.kernel import Kernel
+
+    kernel = Kernel.boot(cli_disabled=_preparse(argv))
+    kernel.register_builtin(builtin_commands, "builtin")
+    parser = build_parser(kernel)
+    args = parser.parse_args(argv)
+    kernel.args = args
+    cli_layer = next((layer for layer in kernel._layers or [] if layer.name == "cli"), None)
+    if cli_layer is not None:
+        cli_layer.data = cli_settings(args)
+    name = getattr(args, "_command", None)
+    if name:
+        command = kernel.commands[name]
+        assert command.run is not None
+        return int(command.run(kernel, args) or 0)
+    frontend_name = args.frontend or ("headless" if args.prompt is not None or not sys.stdin.isatty() else "shell")
+    frontend = kernel.frontends.get(frontend_name)
+    if frontend is None:
+        available = ", ".join(sorted(kernel.frontends)) or "none"
+        hint = " (use -p PROMPT for a headless turn)" if frontend_name == "shell" else ""
+        raise KetchError(f"no '{frontend_name}' frontend is loaded{hint}; loaded frontends: {available}. See `ketch plugins`.")
+    return int(frontend.run(kernel) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

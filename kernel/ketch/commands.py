@@ -1,0 +1,51 @@
+"""Commands: CLI subcommands (``ketch sessions ...``) and slash commands (``/mode``).
+
+Kept import-light: commands are collected before the command line is parsed, so
+``ketch --help`` can list them. Do heavy imports inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+    from ketch.session import Session
+
+
+@dataclass
+class SlashContext:
+    """What a slash command gets: the kernel, the live session, its argument text,
+    and ``print`` to show output to the user (the frontend decides how)."""
+
+    kernel: Kernel
+    session: Session
+    argument: str
+    print: Callable[[str], None]
+
+
+@dataclass
+class Command:
+    """One command.
+
+    For a CLI subcommand set ``cli=True``: ``configure(parser)`` adds its arguments
+    (subcommands of its own included) and ``run(kernel, args) -> int`` runs it and
+    returns the exit code. For a slash command set ``slash=True``: ``slash_run(ctx)``
+    runs it (sync or async) and returns None.
+    """
+
+    name: str
+    help: str
+    cli: bool = False
+    slash: bool = False
+    configure: Callable[[argparse.ArgumentParser], None] | None = None
+    run: Callable[[Kernel, argparse.Namespace], int] | None = None
+    slash_run: Callable[[SlashContext], Awaitable[None] | None] | None = None
+    # Whether running it needs the kernel's full setup (settings validated, registries).
+    needs_kernel: bool = True
+    plugin: str = field(default="", compare=False)
+    aliases: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)

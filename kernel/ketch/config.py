@@ -1,0 +1,88 @@
+"""Reading config layers as plain dicts (tomllib only: no pydantic on the startup path).
+
+A layer that cannot be read or parsed is reported with its path and line and dropped:
+startup falls back to the layers below it and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Layer:
+    """One configuration source: its name, where it came from, and its data."""
+
+    name: str  # "defaults", "user", "workspace", "env", "cli"
+    source: str  # a path, or a description
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # why this layer was dropped
+    ignored: list[str] = field(default_factory=list)  # keys dropped (e.g. untrusted)
+
+
+def read_toml_layer(name: str, path: Path) -> Layer:
+    """Read one TOML file. A missing file is an empty layer; a broken one says where."""
+    import tomllib
+
+    layer = Layer(name=name, source=str(path))
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return layer
+    except OSError as exc:
+        layer.error = f"{path}: cannot read ({exc.strerror or exc}); using defaults for this file"
+        return layer
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        layer.error = f"{path}:{line}: not valid UTF-8; ignoring this file, fix or remove it"
+        return layer
+    try:
+        layer.data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        where = f"{path}:{match.group(1)}" if match else str(path)
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", message) or "invalid TOML"
+        if match:
+            reason += f" (column {match.group(2)})"
+        layer.error = f"{where}: invalid TOML: {reason}; ignoring this file, fix it to use it"
+    return layer
+
+
+def line_of_key(path: str, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort line number of a (nested) key in a TOML file, for error messages."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    keys = [str(k) for k in loc if not isinstance(k, int)]
+    if not keys:
+        return None
+    last = re.escape(keys[-1])
+    for number, line in enumerate(lines, 1):
+        if re.match(rf"\s*(\"?){last}\1\s*=", line):
+            return number
+    for number, line in enumerate(lines, 1):
+        if re.match(rf"\s*\[+[^\]]*\b{last}\b[^\]]*\]+", line):
+            return number
+    return None
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Tables merge key by key; every other value (lists included) is replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def split_names(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]

@@ -1,0 +1,163 @@
+"""Turn events: the one observation boundary.
+
+Frontends, storage, user hooks and tests observe a turn only through these. The
+``stream-json`` output writes each as one JSON line (``event.model_dump_json()``).
+The design's required types and fields are all here with those meanings; the rest
+(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``) are additions
+for storage and frontends.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ketch.messages import Message
+
+Decision = Literal["allow", "ask", "deny"]
+TurnStopReason = Literal["end_turn", "max_iterations", "cancelled", "error", "context_overflow"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    ts: float = Field(default_factory=time.time)
+
+
+class SessionEvent(_Event):
+    type: Literal["session"] = "session"
+    session_id: str
+    model: str
+    mode: str
+    profile: str
+    provider: str = ""
+    resumed: bool = False
+
+
+class UserPromptEvent(_Event):
+    type: Literal["user_prompt"] = "user_prompt"
+    text: str
+    steer: bool = False
+
+
+class TextDeltaEvent(_Event):
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ReasoningDeltaEvent(_Event):
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str
+
+
+class ToolCallEvent(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    input: dict[str, Any]
+    summary: str = ""
+
+
+class PermissionEvent(_Event):
+    type: Literal["permission"] = "permission"
+    tool_call_id: str
+    decision: Decision
+    reason: str = ""
+    approved: bool | None = None  # for ask: what the approver (or its absence) said
+    scope: str | None = None  # what an "always allow" answer was scoped to
+
+
+class ToolStartedEvent(_Event):
+    """Emitted right before a tool's effect runs: storage journals it as dispatched."""
+
+    type: Literal["tool_started"] = "tool_started"
+    tool_call_id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolResultEvent(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    tool_call_id: str
+    name: str = ""
+    ok: bool
+    output: str
+    diff: str | None = None
+    # ran = the effect ran; refused = policy/mode/validation stopped it first
+    outcome: Literal["succeeded", "failed", "blocked", "cancelled", "refused"] = "succeeded"
+
+
+class UsageEvent(_Event):
+    type: Literal["usage"] = "usage"
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int = 0
+    context_utilization: float
+    context_tokens: int = 0
+    effective_capacity: int = 0
+
+
+class CompactionEvent(_Event):
+    type: Literal["compaction"] = "compaction"
+    before_tokens: int
+    after_tokens: int
+    compactor: str = ""
+    summary: str = ""
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    kind: str
+    retryable: bool
+    message: str
+    retry_in: float | None = None  # seconds until the loop retries, when it will
+
+
+class MessageEvent(_Event):
+    """A message appended to the saved transcript (user, assistant or tool results)."""
+
+    type: Literal["message"] = "message"
+    message: Message
+
+
+class NoticeEvent(_Event):
+    type: Literal["notice"] = "notice"
+    level: Literal["info", "warning"] = "info"
+    message: str
+
+
+class ModeEvent(_Event):
+    type: Literal["mode"] = "mode"
+    mode: str
+    profile: str
+
+
+class TurnEndEvent(_Event):
+    type: Literal["turn_end"] = "turn_end"
+    text: str
+    stop_reason: TurnStopReason
+    input_tokens: int = 0
+    output_tokens: int = 0
+    iterations: int = 0
+
+
+Event = Annotated[
+    SessionEvent
+    | UserPromptEvent
+    | TextDeltaEvent
+    | ReasoningDeltaEvent
+    | ToolCallEvent
+    | PermissionEvent
+    | ToolStartedEvent
+    | ToolResultEvent
+    | UsageEvent
+    | CompactionEvent
+    | ErrorEvent
+    | MessageEvent
+    | NoticeEvent
+    | ModeEvent
+    | TurnEndEvent,
+    Field(discriminator="type"),
+]

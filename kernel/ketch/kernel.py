@@ -1,0 +1,389 @@
+"""The kernel object: plugins, settings, registries, sessions. It knows no concrete plugin.
+
+Everything is built lazily so that ``ketch --help`` pays only for what it uses:
+commands are registered when the parser is built; settings are validated, tools and
+providers registered, and the store opened the first time something needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ketch.config import Layer
+from ketch.errors import KetchError
+from ketch.hooks import Hooks
+from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.commands import Command
+    from ketch.events import Event
+    from ketch.frontends import Frontend
+    from ketch.policy import Approver
+    from ketch.providers import Provider, ProviderConfig, ProviderKind
+    from ketch.session import Session
+    from ketch.settings import LoadedSettings, Settings
+    from ketch.storage import Store
+    from ketch.tools import Tool
+
+
+class Kernel:
+    def __init__(
+        self,
+        pm: PluginManager,
+        *,
+        workspace: Path,
+        layers: list[Layer] | None = None,
+        args: argparse.Namespace | None = None,
+        notices: list[str] | None = None,
+        environ: dict[str, str] | None = None,
+        trusted: bool | None = None,
+    ) -> None:
+        self.pm = pm
+        self.hooks = Hooks(pm)
+        self.workspace = workspace
+        self.args = args or argparse.Namespace()
+        self.notices: list[str] = list(notices or [])
+        self.environ = dict(os.environ if environ is None else environ)
+        self._layers = layers
+        self._trusted = trusted
+        self._store: Store | None = None
+        self._store_opened = False
+        self._configured = False
+
+    # --- building -------------------------------------------------------------------
+
+    @classmethod
+    def boot(
+        cls,
+        *,
+        workspace: Path | None = None,
+        cli_disabled: list[str] | tuple[str, ...] = (),
+        cli_settings: dict[str, Any] | None = None,
+        environ: dict[str, str] | None = None,
+        plugins: list[tuple[str, Any]] | None = None,
+        autoload: bool = True,
+        trusted: bool | None = None,
+        args: argparse.Namespace | None = None,
+    ) -> Kernel:
+        """Discover and load plugins, then return a kernel (settings still unvalidated).
+
+        ``plugins`` adds already-imported plugin objects (name, object), as tests do;
+        ``autoload=False`` skips entry-point discovery altogether.
+        """
+        from ketch.settings import read_layers
+
+        env = dict(os.environ if environ is None else environ)
+        workspace = (workspace or Path.cwd()).resolve()
+        layers = read_layers(workspace, cli=cli_settings, environ=env)
+        user = next(layer for layer in layers if layer.name == "user")
+        # Only the user's own config chooses plugins: a repository never decides what code runs.
+        config_plugins = user.data.get("plugins") if isinstance(user.data.get("plugins"), dict) else {}
+        blocking, notices = blocking_from(cli_disabled=cli_disabled, config_plugins=config_plugins, environ=env)
+        pm = PluginManager()
+        candidates: list[Candidate] = discover(env) if autoload else []
+        pm.load(candidates, blocking)
+        for name, obj in plugins or []:
+            reason = blocking.reason(name)
+            info = PluginInfo(name=name, module=getattr(obj, "__name__", repr(obj)), distribution="(in-process)")
+            if reason:
+                info.status, info.disabled_by = "disabled", reason
+                pm.infos[name] = info
+                continue
+            pm.add_plugin(obj, info)
+        kernel = cls(pm, workspace=workspace, layers=layers, args=args, notices=notices, environ=env, trusted=trusted)
+        kernel.blocking = blocking
+        return kernel
+
+    blocking: Blocking = Blocking()
+
+    def register_builtin(self, plugin: Any, name: str) -> None:
+        """Register a kernel-internal plugin (commands the kernel itself owns)."""
+        self.pm.add_plugin(plugin, PluginInfo(name=name, module=getattr(plugin, "__name__", name), distribution="ketch (kernel)"))
+
+    # --- settings --------------------------------------------------------------------
+
+    @property
+    def trusted(self) -> bool:
+        if self._trusted is None:
+            self._trusted = bool(getattr(self.args, "trust_workspace", False)) or self.hooks.workspace_trusted(self.workspace)
+        return self._trusted
+
+    @cached_property
+    def loaded_settings(self) -> LoadedSettings:
+        from ketch.settings import load_settings
+
+        loaded = load_settings(self.workspace, trusted=self.trusted, layers=self._layers)
+        self.notices.extend(loaded.notices)
+        return loaded
+
+    @property
+    def settings(self) -> Settings:
+        return self.loaded_settings.settings
+
+    # --- registries ------------------------------------------------------------------
+
+    def _collect(self, hook: str, kind: str, key: Callable[[Any], str], convert: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+        """Run a registration hook plugin by plugin; a plugin that raises is failed and removed."""
+        table: dict[str, Any] = {}
+        owners: dict[str, str] = {}
+        for plugin, _, error in self._call_register(hook, kind, convert, table, owners, key):
+            if error is not None:
+                self.pm.fail(plugin, f"{hook} raised: {type(error).__name__}: {error}")
+        return table
+
+    def _call_register(self, hook: str, kind: str, convert: Any, table: dict[str, Any], owners: dict[str, str], key: Callable[[Any], str]) -> list[tuple[str, Any, BaseException | None]]:
+        results: list[tuple[str, Any, BaseException | None]] = []
+        caller = getattr(self.pm.hook, hook)
+        for impl in reversed(caller.get_hookimpls()):
+            plugin = impl.plugin_name
+            staged: list[Any] = []
+
+            def register(obj: Any, _staged: list[Any] = staged) -> None:
+                _staged.append(convert(obj) if convert else obj)
+
+            fn = getattr(impl.function, "__wrapped__", impl.function)
+            try:
+                fn(**{k: register for k in impl.argnames if k == "register"})
+            except Exception as exc:  # noqa: BLE001 - isolate the plugin, keep going
+                results.append((plugin, None, exc))
+                continue
+            info = self.pm.infos.get(plugin)
+            for obj in staged:
+                name = key(obj)
+                if hasattr(obj, "plugin"):
+                    try:
+                        obj.plugin = plugin
+                    except (AttributeError, TypeError):
+                        pass
+                if name in table:
+                    message = f"{kind} '{name}' from plugin '{plugin}' clashes with plugin '{owners[name]}'; keeping '{owners[name]}' (loaded first)"
+                    self.notices.append(message)
+                    for who in (plugin, owners[name]):
+                        who_info = self.pm.infos.get(who)
+                        if who_info is not None and message not in who_info.warnings:
+                            who_info.warnings.append(message)
+                    continue
+                table[name] = obj
+                owners[name] = plugin
+                if info is not None:
+                    info.provides.setdefault(kind + "s", []).append(name)
+            results.append((plugin, staged, None))
+        return results
+
+    @cached_property
+    def commands(self) -> dict[str, Command]:
+        return self._collect("ketch_register_commands", "command", lambda c: c.name)
+
+    @cached_property
+    def frontends(self) -> dict[str, Frontend]:
+        return self._collect("ketch_register_frontends", "frontend", lambda f: f.name)
+
+    @cached_property
+    def provider_kinds(self) -> dict[str, ProviderKind]:
+        return self._collect("ketch_register_providers", "provider", lambda p: p.kind)
+
+    @cached_property
+    def tools(self) -> dict[str, Tool]:
+        from ketch.tools import as_tool
+
+        return self._collect("ketch_register_tools", "tool", lambda t: t.name, as_tool)
+
+    def configure(self) -> None:
+        """Fill every registry and tell plugins the kernel is ready (once)."""
+        if self._configured:
+            return
+        self._configured = True
+        _ = self.settings, self.tools, self.provider_kinds, self.commands
+        self.hooks.configure(self)
+
+    # --- providers ----------------------------------------------------------------------
+
+    def provider_config(self, name: str | None = None, model: str | None = None) -> tuple[ProviderConfig, ProviderKind]:
+        from ketch.providers import ProviderConfig
+
+        settings = self.settings
+        kinds = self.provider_kinds
+        name = name or settings.provider or settings.default_provider
+        if not name and settings.providers:
+            name = next(iter(settings.providers))
+        if not name:
+            name = self._detect_local()
+        if not name:
+            raise KetchError(first_run_help(kinds))
+        table = dict(settings.providers.get(name, {}))
+        kind_name = str(table.get("kind") or name)
+        kind = kinds.get(kind_name)
+        if kind is None:
+            known = ", ".join(sorted(kinds)) or "none (all provider plugins are disabled)"
+            where = f"[providers.{name}] kind" if name in settings.providers else "--provider"
+            raise KetchError(f"unknown provider kind '{kind_name}' ({where}); known kinds: {known}", exit_code=2)
+        table.setdefault("kind", kind_name)
+        table["name"] = name
+        if not table.get("base_url"):
+            table["base_url"] = (kind.env_base_url and self.environ.get(kind.env_base_url)) or kind.default_base_url
+        chosen_model = model or settings.model or table.get("model") or kind.default_model
+        if not chosen_model:
+            raise KetchError(
+                f"no model chosen for provider '{name}': pass --model NAME or set model in [providers.{name}] (ketch models lists them)",
+                exit_code=2,
+            )
+        table["model"] = chosen_model
+        return ProviderConfig.model_validate(table), kind
+
+    def _detect_local(self) -> str | None:
+        import asyncio
+
+        for kind in self.provider_kinds.values():
+            if kind.detect is None:
+                continue
+            try:
+                found = asyncio.run(kind.detect()) if asyncio.iscoroutinefunction(kind.detect) else kind.detect()
+            except Exception:  # noqa: BLE001 - detection is best effort
+                found = None
+            if found is not None:
+                self.settings.providers.setdefault(found.name, found.model_dump(exclude_none=True))
+                self.notices.append(f"no provider configured; using {found.kind} found at {found.base_url}")
+                return str(found.name)
+        return None
+
+    def api_key(self, config: ProviderConfig, kind: ProviderKind) -> Any:
+        """The key from the environment (``api_key_env`` or the kind's variable), then the keyring."""
+        from ketch.providers import Secret
+
+        for var in (config.api_key_env, kind.env_key):
+            if var and self.environ.get(var):
+                return Secret(self.environ[var])
+        value = self.hooks.credential(config.name, config.kind)
+        return Secret(value) if value else None
+
+    def build_provider(self, name: str | None = None, model: str | None = None) -> Provider:
+        config, kind = self.provider_config(name, model)
+        return kind.create(config, self.api_key(config, kind))  # type: ignore[no-any-return]
+
+    # --- storage ----------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store | None:
+        if not self._store_opened:
+            self._store_opened = True
+            cipher = self.hooks.field_cipher(self.settings)
+            self._store = self.hooks.open_store(self.settings, cipher)
+        return self._store
+
+    # --- sessions ----------------------------------------------------------------------------
+
+    def new_session(self, *, provider: Provider | None = None, provider_name: str | None = None, model: str | None = None, listeners: list[Callable[[Event], None]] | None = None) -> Session:
+        from ketch.session import Session
+
+        self.configure()
+        settings = self.settings
+        provider = provider or self.build_provider(provider_name, model)
+        session = Session(
+            kernel=self,
+            provider=provider,
+            workspace=self.workspace,
+            mode=settings.mode,
+            profile=settings.profile,
+            trusted_workspace=self.trusted,
+            listeners=list(listeners or []),
+        )
+        self.start(session)
+        return session
+
+    def resume_session(self, session_id: str | None = None, *, provider: Provider | None = None, provider_name: str | None = None, model: str | None = None, listeners: list[Callable[[Event], None]] | None = None) -> Session:
+        """Restore knowledge, reset authority: the profile is manual, no approvals survive."""
+        from ketch.loop import close_pending_calls
+        from ketch.session import Session
+
+        self.configure()
+        store = self.store
+        if store is None:
+            raise KetchError("cannot resume: no session store is loaded (is the 'store' plugin disabled?)")
+        if session_id is None:
+            session_id = store.latest_session_id(str(self.workspace))
+            if session_id is None:
+                raise KetchError(f"no earlier session in {self.workspace}; start one without --continue")
+        record = store.load_session(session_id)
+        if record.workspace and Path(record.workspace) != self.workspace:
+            raise KetchError(
+                f"session {record.id} belongs to workspace {record.workspace}; run ketch there to resume it (sessions are never rebound silently)"
+            )
+        provider = provider or self.build_provider(provider_name or record.provider or None, model or (None if self.settings.model else record.model) or None)
+        session = Session(
+            kernel=self,
+            provider=provider,
+            workspace=self.workspace,
+            id=record.id,
+            name=record.name,
+            mode=record.mode if record.mode in ("plan", "build") else "build",  # type: ignore[arg-type]
+            profile="manual",
+            transcript=record.transcript,
+            active=record.active if record.active is not None else record.transcript,
+            pins=set(record.pins),
+            compactions=list(record.compactions),
+            usage=record.usage,
+            state=dict(record.state),
+            trusted_workspace=self.trusted,
+            resumed=True,
+            listeners=list(listeners or []),
+        )
+        close_pending_calls(session)
+        self.start(session)
+        return session
+
+    def start(self, session: Session) -> None:
+        from ketch.events import NoticeEvent, SessionEvent
+
+        self.emit(
+            session,
+            SessionEvent(
+                session_id=session.id,
+                model=session.model,
+                mode=session.mode,
+                profile=session.profile,
+                provider=session.provider.name,
+                resumed=session.resumed,
+            ),
+        )
+        for notice in self.notices:
+            self.emit(session, NoticeEvent(level="warning", message=notice))
+        self.hooks.session_start(session)
+
+    def end(self, session: Session, reason: str = "exit") -> None:
+        self.hooks.session_end(session, reason)
+
+    def emit(self, session: Session, event: Event) -> None:
+        """Deliver one event to observer plugins (storage first in line), then listeners."""
+        self.hooks.event(session, event)
+        for listener in list(session.listeners):
+            listener(event)
+
+    async def run_turn(self, session: Session, prompt: str, *, approver: Approver | None = None) -> Any:
+        from ketch.loop import run_turn
+
+        return await run_turn(session, prompt, approver=approver)
+
+
+def first_run_help(kinds: dict[str, Any]) -> str:
+    lines = [
+        "no model provider is configured, and no local Ollama (localhost:11434) or LM Studio (localhost:1234) answered.",
+        "  Set one up in any of these ways:",
+        "    export OPENAI_API_KEY=... [OPENAI_BASE_URL=...]; ketch --provider openai --model gpt-4o",
+        "    export ANTHROPIC_API_KEY=...; ketch --provider anthropic --model claude-sonnet-4-5",
+        "    ketch auth set openai   (stores the key in the OS keyring)",
+        "    or add [providers.NAME] with kind, base_url and model to " + _config_hint(),
+    ]
+    if not kinds:
+        lines.append("  (no provider plugin is loaded: check `ketch plugins`)")
+    return "\n".join(lines)
+
+
+def _config_hint() -> str:
+    from ketch.paths import user_config_file
+
+    return str(user_config_file())

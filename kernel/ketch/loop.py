@@ -1,0 +1,517 @@
+"""The turn loop: the only place where a decision turns into an effect.
+
+One turn, as in the design:
+
+1. build the request within the effective capacity (compact first if needed; stop with
+   ``context_overflow`` if protected content alone does not fit, before any request);
+2. offer only the tools the mode allows (plan mode offers no mutating tool);
+3. stream from the provider, turning deltas into events; retry classified retryable
+   errors with backoff honouring retry-after;
+4. no tool calls: the turn ends. Otherwise, for each call in order: resolve the tool
+   for the mode (a mutating call in plan mode is refused structurally), validate the
+   input, combine the policy votes (deny > ask > allow; no vote = ask), ask the
+   approver on ask (none = denied), journal the dispatch (``tool_started``), run it,
+   and feed the result back; a tool error never ends the turn;
+5. stop at the iteration limit, on cancel, or on an unrecoverable provider error.
+
+The permission snapshot is taken once per step. History only grows: every change is
+a new tuple.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ketch.context import (
+    DEFAULT_CONTEXT_WINDOW,
+    effective_capacity,
+    estimate_messages,
+    estimate_schemas,
+    estimate_text,
+)
+from ketch.events import (
+    CompactionEvent,
+    ErrorEvent,
+    MessageEvent,
+    NoticeEvent,
+    PermissionEvent,
+    ReasoningDeltaEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolStartedEvent,
+    TurnEndEvent,
+    TurnStopReason,
+    UsageEvent,
+    UserPromptEvent,
+)
+from ketch.messages import Message, TextPart, ToolCallPart, ToolResultPart, Usage, pending_tool_calls
+from ketch.policy import ApprovalRequest, PermissionSnapshot, ProposedCall, Vote, combine_votes
+from ketch.prompt import join_parts
+from ketch.providers import (
+    Completed,
+    ErrorKind,
+    ProviderError,
+    ProviderRequest,
+    ReasoningDelta,
+    TextDelta,
+    ToolSpec,
+)
+from ketch.tools import Access, Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.events import Event
+    from ketch.policy import Approver
+    from ketch.session import Session
+
+CUT_OFF_NOTE = (
+    "[ketch] Your previous answer was cut off by the output-token limit{detail}. It is not "
+    "finished. Continue from where it stopped; if you were writing a tool call, send it "
+    "again in smaller pieces."
+)
+UNKNOWN_OUTCOME = (
+    "[ketch] The outcome of this call is unknown: ketch stopped before its result was "
+    "recorded. It may or may not have taken effect; check before repeating it."
+)
+CANCELLED = "[ketch] Cancelled by the user before this call finished."
+
+
+def backoff_delay(attempt: int, retry_after: float | None, *, cap: float = 60.0) -> float | None:
+    """Seconds to wait before retry number ``attempt`` (0-based), or None: do not retry.
+
+    A server hint (retry-after) wins when 0 < hint <= cap; a larger hint means the
+    server wants us gone for longer than is sensible to block a turn. Otherwise
+    exponential backoff, 0.5 s doubling up to 8 s, with jitter (as the official SDKs).
+    """
+    if retry_after is not None:
+        if 0 < retry_after <= cap:
+            return retry_after
+        if retry_after > cap:
+            return None
+    return min(0.5 * 2**attempt, 8.0) * (1 - 0.25 * random.random())
+
+
+class _TurnStop(Exception):
+    def __init__(self, reason: TurnStopReason, message: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+async def run_turn(session: Session, prompt: str, *, approver: Approver | None = None) -> TurnEndEvent:
+    return await Turn(session, approver).run(prompt)
+
+
+def close_pending_calls(session: Session, output: str = UNKNOWN_OUTCOME, outcome: str = "unknown") -> None:
+    """Give every unanswered tool call a synthetic result so the history stays valid."""
+    pending = pending_tool_calls(session.transcript)
+    if not pending:
+        return
+    results = tuple(
+        ToolResultPart(tool_call_id=c.id, name=c.name, ok=False, output=output) for c in pending
+    )
+    message = Message(role="tool", parts=results, synthetic=True)
+    session.append(message)
+    session.kernel.emit(session, MessageEvent(message=message))
+
+
+class Turn:
+    def __init__(self, session: Session, approver: Approver | None) -> None:
+        self.session = session
+        self.kernel = session.kernel
+        self.approver = approver
+        settings = self.kernel.settings
+        self.loop_settings = settings.loop
+        self.compaction_settings = settings.compaction
+        self.max_iterations = int(getattr(self.kernel.args, "max_iterations", None) or self.loop_settings.max_iterations)
+        self.iterations = 0
+        self.usage = Usage()
+        self.recent_calls: list[str] = []  # for the duplicate-call breaker
+        self.stop_hook_used = False
+        self.overflow_retried = False
+
+    def emit(self, event: Event) -> None:
+        self.kernel.emit(self.session, event)
+
+    def append(self, message: Message) -> None:
+        self.session.append(message)
+        self.emit(MessageEvent(message=message))
+
+    # --- the turn -------------------------------------------------------------------
+
+    async def run(self, prompt: str) -> TurnEndEvent:
+        try:
+            if not self._accept_prompt(prompt, steer=False):
+                return self._end("error", "")
+            while True:
+                if self.iterations >= self.max_iterations:
+                    self.emit(NoticeEvent(level="warning", message=f"stopped after {self.max_iterations} iterations (--max-iterations)"))
+                    return self._end("max_iterations")
+                self.iterations += 1
+                snapshot = self.session.snapshot()
+                self._deliver_steers()
+                completed = await self._request(snapshot)
+                if not await self._handle(completed, snapshot):
+                    verdicts = self.kernel.hooks.stop(self.session, self._turn_end_event("end_turn"))
+                    block = next((v for v in verdicts if v.block), None)
+                    if block and not self.stop_hook_used:
+                        self.stop_hook_used = True
+                        self.append(Message.user(f"[ketch] A stop hook asked to continue: {block.reason}", synthetic=True))
+                        continue
+                    if not self.session.steers.empty():
+                        continue  # the user typed something meanwhile: answer it
+                    return self._end("end_turn")
+        except _TurnStop as stop:
+            return self._end(stop.reason, stop.message)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            close_pending_calls(self.session, CANCELLED, "cancelled")
+            return self._end("cancelled")
+
+    def _accept_prompt(self, prompt: str, *, steer: bool) -> bool:
+        verdicts = self.kernel.hooks.user_prompt_submit(self.session, prompt)
+        blocked = [v for v in verdicts if v.block]
+        if blocked:
+            reason = "; ".join(v.reason for v in blocked if v.reason) or "blocked by a hook"
+            self.emit(ErrorEvent(kind="blocked", retryable=False, message=f"prompt blocked: {reason}"))
+            return False
+        self.emit(UserPromptEvent(text=prompt, steer=steer))
+        parts: list[TextPart] = [TextPart(text=prompt)]
+        parts += [TextPart(text=v.context) for v in verdicts if v.context]
+        self.append(Message(role="user", parts=tuple(parts)))
+        return True
+
+    def _deliver_steers(self) -> None:
+        while not self.session.steers.empty():
+            self._accept_prompt(self.session.steers.get_nowait(), steer=True)
+
+    def _end(self, reason: TurnStopReason, message: str = "") -> TurnEndEvent:
+        event = self._turn_end_event(reason)
+        if message and reason != "end_turn":
+            self.emit(NoticeEvent(level="warning", message=message))
+        self.emit(event)
+        return event
+
+    def _turn_end_event(self, reason: TurnStopReason) -> TurnEndEvent:
+        text = ""
+        for message in reversed(self.session.transcript):
+            if message.role == "user" and not message.synthetic:
+                break
+            if message.role == "assistant" and message.text:
+                text = message.text
+                break
+        return TurnEndEvent(
+            text=text if reason in ("end_turn", "max_iterations", "cancelled") else text,
+            stop_reason=reason,
+            input_tokens=self.usage.input_tokens,
+            output_tokens=self.usage.output_tokens,
+            iterations=self.iterations,
+        )
+
+    # --- tools offered ------------------------------------------------------------------
+
+    def offered_tools(self, snapshot: PermissionSnapshot) -> list[Tool]:
+        tools = self.kernel.tools.values()
+        if snapshot.mode == "plan":
+            return [t for t in tools if not t.mutating]
+        return list(tools)
+
+    # --- context ---------------------------------------------------------------------------
+
+    def _window(self) -> tuple[int, int | None]:
+        session = self.session
+        config = getattr(session.provider, "config", None)
+        reserve = self.loop_settings.max_output_tokens or getattr(config, "max_output_tokens", None)
+        window = session.context_window or getattr(config, "context_window", None)
+        return int(window or DEFAULT_CONTEXT_WINDOW), reserve
+
+    async def _build_request(self, snapshot: PermissionSnapshot) -> ProviderRequest:
+        session = self.session
+        tools = self.offered_tools(snapshot)
+        specs = tuple(ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema()) for t in tools)
+        system = join_parts(self.kernel.hooks.system_prompt_parts(session))
+        window, reserve = self._window()
+        capacity = effective_capacity(window, reserve)
+        fixed = estimate_text(system) + estimate_schemas(s.input_schema for s in specs)
+        projected = fixed + estimate_messages(session.active)
+        trigger = self.compaction_settings.trigger * capacity
+        if projected > trigger:
+            self._compact("auto", fixed, capacity)
+            projected = fixed + estimate_messages(session.active)
+        if projected > capacity:
+            self._overflow(system, specs, fixed, capacity)
+        max_out = reserve or self.loop_settings.max_output_tokens
+        return ProviderRequest(
+            model=session.model,
+            system=system,
+            messages=session.active,
+            tools=specs,
+            max_output_tokens=max_out,
+        )
+
+    def _compact(self, reason: str, fixed: int, capacity: int, instructions: str | None = None) -> bool:
+        from ketch.compaction import CompactionRequest
+
+        session = self.session
+        before = fixed + estimate_messages(session.active)
+        self.kernel.hooks.before_compaction(session, reason)
+        result = self.kernel.hooks.compact(
+            CompactionRequest(
+                session=session,
+                messages=session.active,
+                system_tokens=fixed,
+                target_tokens=int(self.compaction_settings.target * capacity),
+                capacity_tokens=capacity,
+                reason=reason,  # type: ignore[arg-type]
+                instructions=instructions,
+                pinned=frozenset(session.pins),
+            )
+        )
+        if result is None:
+            return False
+        session.active = tuple(result.messages)
+        record = {"reason": reason, "compactor": result.compactor, "before_tokens": before, "after_tokens": result.after_tokens, "record": result.record}
+        session.compactions.append(record)
+        self.emit(CompactionEvent(before_tokens=before, after_tokens=result.after_tokens, compactor=result.compactor, summary=result.summary))
+        self.kernel.hooks.after_compaction(session, result)
+        return True
+
+    def _overflow(self, system: str, specs: tuple[ToolSpec, ...], fixed: int, capacity: int) -> None:
+        session = self.session
+        pinned = [m for m in session.active if m.id in session.pins]
+        recent = session.active[-1:] if session.active else ()
+        breakdown = (
+            f"system prompt ~{estimate_text(system)} tokens, tool schemas ~{fixed - estimate_text(system)}, "
+            f"pinned ~{estimate_messages(pinned)}, recent ~{estimate_messages(recent)}, "
+            f"whole context ~{fixed + estimate_messages(session.active)}, effective capacity {capacity}"
+        )
+        raise _TurnStop(
+            "context_overflow",
+            "the context does not fit the model even after compaction (" + breakdown + "). "
+            "Remedies: unpin turns (/unpin), shorten the instruction files, disable tools you do not need, "
+            "start a new session, or use a model with a larger context window (context_window in config).",
+        )
+
+    # --- the provider -------------------------------------------------------------------
+
+    async def _request(self, snapshot: PermissionSnapshot) -> Completed:
+        request = await self._build_request(snapshot)
+        attempt = 0
+        while True:
+            try:
+                completed = await self._stream(request)
+            except ProviderError as error:
+                if error.kind == ErrorKind.CONTEXT_LENGTH and not self.overflow_retried:
+                    self.overflow_retried = True
+                    self.emit(ErrorEvent(kind=error.kind.value, retryable=False, message=error.message))
+                    window, reserve = self._window()
+                    capacity = effective_capacity(error.context_limit or window, reserve)
+                    fixed = estimate_text(request.system) + estimate_schemas(s.input_schema for s in request.tools)
+                    if self._compact("overflow", fixed, capacity):
+                        request = await self._build_request(snapshot)
+                        continue
+                    raise _TurnStop("context_overflow", error.message) from None
+                delay = backoff_delay(attempt, error.retry_after) if error.retryable else None
+                if error.retryable and attempt < self.loop_settings.max_retries and delay is not None:
+                    self.emit(ErrorEvent(kind=error.kind.value, retryable=True, message=error.message, retry_in=round(delay, 3)))
+                    await asyncio.sleep(delay)
+                    attempt += 1
+                    continue
+                self.emit(ErrorEvent(kind=error.kind.value, retryable=error.retryable, message=error.message))
+                reason: TurnStopReason = "context_overflow" if error.kind == ErrorKind.CONTEXT_LENGTH else "error"
+                raise _TurnStop(reason) from None
+            self._record_usage(completed)
+            return completed
+
+    async def _stream(self, request: ProviderRequest) -> Completed:
+        completed: Completed | None = None
+        try:
+            async for item in self.session.provider.stream(request):
+                if isinstance(item, TextDelta):
+                    if item.text:
+                        self.emit(TextDeltaEvent(text=item.text))
+                elif isinstance(item, ReasoningDelta):
+                    if item.text:
+                        self.emit(ReasoningDeltaEvent(text=item.text))
+                elif isinstance(item, Completed):
+                    completed = item
+        except ProviderError:
+            raise
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a provider plugin bug: classify, never crash the loop
+            raise ProviderError(ErrorKind.SERVER, f"provider '{self.session.provider.name}' failed: {type(exc).__name__}: {exc}") from exc
+        if completed is None:
+            raise ProviderError(ErrorKind.MALFORMED_STREAM, "the provider's stream ended without a complete response (truncated)", retryable=True)
+        return completed
+
+    def _record_usage(self, completed: Completed) -> None:
+        usage = completed.usage
+        self.usage = self.usage + usage
+        self.session.usage = self.session.usage + usage
+        window, reserve = self._window()
+        capacity = effective_capacity(window, reserve)
+        context_tokens = usage.input_tokens + usage.output_tokens
+        if not usage.input_tokens:
+            context_tokens = estimate_messages(self.session.active) + estimate_messages([completed.message])
+        self.session.last_input_tokens = context_tokens
+        self.emit(
+            UsageEvent(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cached_tokens=usage.cached_tokens,
+                context_utilization=min(max(context_tokens / capacity, 0.0), 1.0),
+                context_tokens=context_tokens,
+                effective_capacity=capacity,
+            )
+        )
+
+    # --- the response ---------------------------------------------------------------------
+
+    async def _handle(self, completed: Completed, snapshot: PermissionSnapshot) -> bool:
+        """Keep the response; run its tool calls. True when the turn must go on."""
+        message = completed.message
+        cut_off = completed.stop_reason == "max_tokens"
+        if cut_off:
+            # A tool call the limit cut is never run: it leaves the history altogether.
+            kept = tuple(p for p in message.parts if not (isinstance(p, ToolCallPart) and p.input_error))
+            message = message.model_copy(update={"parts": kept})
+        self.append(message)
+        calls = message.tool_calls
+        if calls:
+            results = [await self._run_call(call, snapshot) for call in calls]
+            self.append(Message(role="tool", parts=tuple(results)))
+        if cut_off:
+            limit = self._window()[1]
+            detail = f" ({limit} tokens)" if limit else ""
+            self.emit(NoticeEvent(level="warning", message="the model's answer was cut off by the output-token limit; asking it to continue"))
+            self.append(Message.user(CUT_OFF_NOTE.format(detail=detail), synthetic=True))
+            return True
+        return bool(calls)
+
+    async def _run_call(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResultPart:
+        self.emit(ToolCallEvent(id=call.id, name=call.name, input=call.input))
+        result, outcome = await self._decide_and_run(call, snapshot)
+        self.emit(
+            ToolResultEvent(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome)  # type: ignore[arg-type]
+        )
+        return ToolResultPart(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output)
+
+    def _refuse(self, call: ToolCallPart, text: str) -> tuple[ToolResult, str]:
+        return ToolResult.error(text), "refused"
+
+    async def _decide_and_run(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> tuple[ToolResult, str]:
+        session = self.session
+        if call.input_error:
+            return self._refuse(call, f"[ketch] The arguments of this call were not valid JSON ({call.input_error}); it was not run. Send it again with valid JSON arguments.")
+        tool = self.kernel.tools.get(call.name)
+        if tool is None:
+            offered = ", ".join(t.name for t in self.offered_tools(snapshot)) or "none"
+            return self._refuse(call, f"[ketch] There is no tool named '{call.name}'. Tools available: {offered}.")
+        if snapshot.mode == "plan" and tool.mutating:
+            return self._refuse(call, f"[ketch] '{call.name}' changes things, and this session is in plan mode, where only read-only tools may run. It was not run. Propose the change in your answer instead; the user can switch to build mode.")
+        try:
+            args = tool.input_model.model_validate(call.input)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()[:8])
+            return self._refuse(call, f"[ketch] Invalid input for '{call.name}': {problems}. Fix the arguments and call it again.")
+        key = f"{call.name}\x00{call.canonical_input()}"
+        streak = 0
+        for previous in reversed(self.recent_calls):
+            if previous != key:
+                break
+            streak += 1
+        self.recent_calls.append(key)
+        if streak + 1 >= self.loop_settings.duplicate_call_limit:
+            return self._refuse(call, f"[ketch] You have made this exact call {streak + 1} times in a row; it was not run again. Its result will not change: use the earlier result, or try something different.")
+        ctx = self._tool_context(call, snapshot, tool)
+        try:
+            accesses = tuple(tool.accesses(args, ctx))
+        except Exception as exc:  # noqa: BLE001 - a tool bug must not bypass policy
+            return self._refuse(call, f"[ketch] '{call.name}' could not describe what it would touch ({type(exc).__name__}: {exc}); it was not run.")
+        proposed = ProposedCall(
+            id=call.id, tool=tool.name, input=call.input, effects=tool.effects, mutating=tool.mutating, accesses=accesses, plugin=tool.plugin
+        )
+        allowed, message = await self._authorize(proposed, snapshot, summary=self._summary(tool, args))
+        if not allowed:
+            return ToolResult.error(message), "refused"
+        verdicts = self.kernel.hooks.before_tool_use(session, proposed)
+        blocked = [v for v in verdicts if v.block]
+        if blocked:
+            reason = "; ".join(v.reason for v in blocked if v.reason) or "blocked by a hook"
+            return ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked"
+        self.emit(ToolStartedEvent(tool_call_id=call.id, name=call.name, input=call.input))
+        try:
+            result = await tool.run(args, ctx)
+            if not isinstance(result, ToolResult):
+                result = ToolResult.error(f"[ketch] Tool '{call.name}' returned {type(result).__name__}, not a result")
+        except asyncio.CancelledError:
+            ctx.cancelled.set()
+            self.emit(ToolResultEvent(tool_call_id=call.id, name=call.name, ok=False, output=CANCELLED, outcome="cancelled"))
+            raise
+        except Exception as exc:  # noqa: BLE001 - a tool never raises into the loop
+            result = ToolResult.error(f"[ketch] Tool '{call.name}' failed: {type(exc).__name__}: {exc}")
+        notes = self.kernel.hooks.after_tool_use(session, proposed, result)
+        if notes:
+            result = result.model_copy(update={"output": result.output + "\n\n" + "\n".join(notes)})
+        return result, ("succeeded" if result.ok else "failed")
+
+    def _summary(self, tool: Tool, args: Any) -> str:
+        try:
+            return tool.summary(args)
+        except Exception:  # noqa: BLE001
+            return args.model_dump_json()
+
+    def _tool_context(self, call: ToolCallPart, snapshot: PermissionSnapshot, tool: Tool) -> ToolContext:
+        async def authorize(access: Access) -> bool:
+            proposed = ProposedCall(
+                id=call.id, tool=tool.name, input=call.input, effects=frozenset({access.effect}) | tool.effects,
+                mutating=tool.mutating, accesses=(access,), plugin=tool.plugin,
+            )
+            allowed, _ = await self._authorize(proposed, snapshot, summary=f"{access.effect.value} {access.target}")
+            return allowed
+
+        return ToolContext(
+            workspace=self.session.workspace,
+            session_id=self.session.id,
+            settings=self.kernel.settings,
+            state=self.session.state,
+            authorize=authorize,
+            emit=self.emit,
+            tool_call_id=call.id,
+        )
+
+    async def _authorize(self, proposed: ProposedCall, snapshot: PermissionSnapshot, *, summary: str) -> tuple[bool, str]:
+        """Combine the votes and, on ask, consult the approver. Returns (allowed, message)."""
+        votes = self.kernel.hooks.policy_votes(proposed, snapshot, self.session)
+        missing = [name for name, info in self.kernel.pm.infos.items() if info.essential and info.status != "ok"]
+        if missing:
+            votes.append(Vote(decision="ask", reason=f"essential plugin(s) {', '.join(missing)} not loaded", plugin="kernel"))
+        vote = combine_votes(votes)
+        if vote.decision == "deny":
+            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=vote.reason))
+            return False, f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
+        if vote.decision == "allow":
+            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="allow", reason=vote.reason))
+            return True, ""
+        if self.approver is None:
+            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="ask", reason=vote.reason, approved=False))
+            return False, (
+                f"[ketch] This needs the user's approval ({vote.reason or 'no rule allows it'}), and no one can approve it in "
+                "this mode, so it was not run. Ask the user to allow it, or do without it."
+            )
+        answer = await self.approver(ApprovalRequest(call=proposed, reason=vote.reason, summary=summary, scope=vote.scope))
+        scope = vote.scope if answer.approved and answer.remember != "once" else None
+        if scope and answer.remember == "session" and scope not in self.session.approvals:
+            self.session.approvals.append(scope)
+        self.emit(PermissionEvent(tool_call_id=proposed.id, decision="ask", reason=vote.reason, approved=answer.approved, scope=scope if answer.remember == "always" else None))
+        if answer.approved:
+            return True, ""
+        note = f" The user said: {answer.message}" if answer.message else ""
+        return False, f"[ketch] The user declined this call.{note}"

@@ -1,0 +1,338 @@
+"""The plugin manager: discovery, blocking, failure isolation and tracing.
+
+Plugins are entry points in the ``ketch`` group. Blocking (``--no-plugin``,
+``KETCH_DISABLE_PLUGINS``, ``[plugins] disable``, and the allow-list forms
+``KETCH_PLUGINS`` / ``[plugins] only``) is decided from entry-point *names*, before
+anything is imported: a blocked plugin's module is never imported.
+
+A plugin whose import or registration raises is reported (``ketch plugins``, stderr)
+and skipped. At call time every hook implementation is isolated: one that raises is
+reported and treated as having returned None (a policy vote fails closed: deny).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from ketch import PROJECT_NAME, hookspecs
+from ketch.config import split_names
+
+# The essential set: plugins that cannot be disabled. Kept to one member.
+# ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
+# ketch's own config/hooks/MCP settings; reads of secret-looking files). Because votes
+# combine deny > ask > allow, its ask/deny cannot be overridden by any other plugin,
+# so it is the floor that holds whatever third-party policy plugins are installed.
+# Everything else is safe to remove: without a policy plugin every call asks; without
+# a store nothing is saved; without the crypto plugin the store refuses to open unless
+# ``storage.encryption = "off"`` is set explicitly.
+ESSENTIAL: dict[str, str] = {
+    "guards": "the hard guards are the floor of the permission engine; no other plugin can override them",
+}
+
+AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none
+LOAD_ENV = "KETCH_LOAD"  # extra plugin modules to load: "name=module,module2"
+TRACE_ENV = "KETCH_TRACE_PLUGINS"
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    module: str
+    distribution: str = ""
+    version: str = ""
+    status: str = "ok"  # ok | disabled | failed
+    error: str | None = None
+    hooks: list[str] = field(default_factory=list)
+    import_ms: float = 0.0
+    essential: bool = False
+    disabled_by: str | None = None
+    provides: dict[str, list[str]] = field(default_factory=dict)  # tools, providers, ...
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "module": self.module,
+            "distribution": self.distribution,
+            "version": self.version,
+            "status": self.status,
+            "error": self.error,
+            "hooks": self.hooks,
+            "import_ms": round(self.import_ms, 3),
+            "essential": self.essential,
+            "disabled_by": self.disabled_by,
+            "provides": self.provides,
+            "warnings": self.warnings,
+        }
+
+
+@dataclass
+class HookFailure:
+    plugin: str
+    hook: str
+    error: str
+
+
+@dataclass
+class Blocking:
+    """Which plugin names are blocked, and why (for ``ketch plugins``)."""
+
+    disabled: dict[str, str] = field(default_factory=dict)  # name -> source
+    only: list[str] | None = None
+    only_source: str = ""
+
+    def reason(self, name: str) -> str | None:
+        if name in ESSENTIAL:
+            return None
+        if name in self.disabled:
+            return self.disabled[name]
+        if self.only is not None and name not in self.only:
+            return f"not in {self.only_source}"
+        return None
+
+
+def blocking_from(
+    *,
+    cli_disabled: Iterable[str] = (),
+    config_plugins: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
+) -> tuple[Blocking, list[str]]:
+    """Combine the block lists. Returns the blocking and notices (e.g. essential refusals)."""
+    env = os.environ if environ is None else environ
+    blocking = Blocking()
+    notices: list[str] = []
+    config_plugins = config_plugins or {}
+    sources = [
+        ("config [plugins] disable", config_plugins.get("disable") or []),
+        ("KETCH_DISABLE_PLUGINS", split_names(env.get("KETCH_DISABLE_PLUGINS"))),
+        ("--no-plugin", list(cli_disabled)),
+    ]
+    for source, names in sources:
+        if not isinstance(names, list):
+            notices.append(f"{source}: expected a list of plugin names; ignored")
+            continue
+        for name in names:
+            if name in ESSENTIAL:
+                notices.append(f"plugin '{name}' is essential and cannot be disabled ({ESSENTIAL[name]})")
+                continue
+            blocking.disabled[str(name)] = source
+    only_env = split_names(env.get("KETCH_PLUGINS"))
+    only_cfg = config_plugins.get("only")
+    if only_env:
+        blocking.only, blocking.only_source = only_env, "KETCH_PLUGINS"
+    elif isinstance(only_cfg, list):
+        blocking.only, blocking.only_source = [str(n) for n in only_cfg], "config [plugins] only"
+    return blocking, notices
+
+
+@dataclass
+class Candidate:
+    name: str
+    module: str
+    load: Callable[[], Any]
+    distribution: str = ""
+    version: str = ""
+
+
+def discover(environ: dict[str, str] | None = None) -> list[Candidate]:
+    """Entry points of the ``ketch`` group (without importing them), plus KETCH_LOAD."""
+    env = os.environ if environ is None else environ
+    autoload = env.get(AUTOLOAD_ENV, "all").strip().lower() or "all"
+    found: list[Candidate] = []
+    if autoload != "none":
+        from importlib.metadata import entry_points
+
+        seen: set[str] = set()
+        for ep in entry_points(group=PROJECT_NAME):
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else ""
+            if autoload == "bundled" and (dist_name or "").lower() != PROJECT_NAME:
+                continue
+            if ep.name in seen:  # the same dist on sys.path twice
+                continue
+            seen.add(ep.name)
+            found.append(
+                Candidate(
+                    name=ep.name,
+                    module=ep.value,
+                    load=ep.load,
+                    distribution=dist_name or "",
+                    version=(dist.version if dist is not None else ""),
+                )
+            )
+        # Bundled plugins first, then third-party ones; each group by name. Deterministic.
+        found.sort(key=lambda c: (c.distribution.lower() != PROJECT_NAME, c.distribution.lower(), c.name))
+    for spec in split_names(env.get(LOAD_ENV)):
+        name, _, module = spec.rpartition("=")
+        module = module.strip()
+        name = name.strip() or module.rsplit(".", 1)[-1]
+        found.append(
+            Candidate(name=name, module=module, load=lambda m=module: importlib.import_module(m), distribution="(KETCH_LOAD)")
+        )
+    return found
+
+
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager plus ketch's discovery, blocking, isolation and reporting."""
+
+    def __init__(self) -> None:
+        super().__init__(PROJECT_NAME)
+        self.add_hookspecs(hookspecs)
+        self.infos: dict[str, PluginInfo] = {}
+        self.failures: list[HookFailure] = []
+        self._reported: set[tuple[str, str]] = set()
+        self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
+        if os.environ.get(TRACE_ENV, "") not in ("", "0"):
+            self.trace.root.setwriter(sys.stderr.write)
+            self.enable_tracing()
+
+    # --- loading ------------------------------------------------------------------
+
+    def load(self, candidates: list[Candidate], blocking: Blocking) -> None:
+        for cand in candidates:
+            info = PluginInfo(
+                name=cand.name,
+                module=cand.module,
+                distribution=cand.distribution,
+                version=cand.version,
+                essential=cand.name in ESSENTIAL,
+            )
+            if cand.name in self.infos and self.infos[cand.name].status != "disabled":
+                info.status, info.error = "failed", f"another plugin is already named '{cand.name}'"
+                self.infos[f"{cand.name}@{cand.distribution}"] = info
+                continue
+            self.infos[cand.name] = info
+            why = blocking.reason(cand.name)
+            if why:
+                info.status, info.disabled_by = "disabled", why
+                continue
+            start = time.perf_counter()
+            try:
+                plugin = cand.load()
+            except BaseException as exc:  # noqa: BLE001 - a plugin's import may raise anything
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                info.import_ms = (time.perf_counter() - start) * 1000
+                info.status, info.error = "failed", _one_line(exc, "import failed")
+                continue
+            info.import_ms = (time.perf_counter() - start) * 1000
+            self.add_plugin(plugin, info)
+
+    def add_plugin(self, plugin: Any, info: PluginInfo) -> bool:
+        """Register an already-imported plugin object under ``info.name``."""
+        self.infos[info.name] = info
+        try:
+            self.register(plugin, name=info.name)
+        except Exception as exc:  # pluggy validation errors, duplicate registration
+            info.status, info.error = "failed", _one_line(exc, "registration failed")
+            return False
+        unknown = [
+            impl.function.__name__
+            for caller in self.get_hookcallers(plugin) or []
+            if caller.spec is None
+            for impl in caller.get_hookimpls()
+            if impl.plugin is plugin and not impl.optionalhook
+        ]
+        if unknown:
+            self.unregister(plugin)
+            info.status = "failed"
+            info.error = f"implements unknown hook(s) {', '.join(sorted(unknown))} (a typo, or a ketch version mismatch?)"
+            return False
+        info.hooks = sorted(caller.name for caller in self.get_hookcallers(plugin) or [])
+        self._isolate(plugin, info.name)
+        return True
+
+    def fail(self, name: str, error: str) -> None:
+        """Mark a loaded plugin failed (e.g. its registration hook raised) and remove it."""
+        info = self.infos.get(name)
+        plugin = self.get_plugin(name)
+        if plugin is not None:
+            self.unregister(plugin)
+        if info is not None:
+            info.status, info.error = "failed", error
+
+    # --- isolation ----------------------------------------------------------------
+
+    def _isolate(self, plugin: Any, name: str) -> None:
+        for caller in self.get_hookcallers(plugin) or []:
+            for impl in caller.get_hookimpls():
+                if impl.plugin is not plugin or impl.wrapper or impl.hookwrapper:
+                    continue
+                impl.function = self._guarded(impl.function, name, caller.name)
+
+    def _guarded(self, fn: Callable[..., Any], plugin: str, hook: str) -> Callable[..., Any]:
+        from ketch.errors import KetchError
+
+        manager = self
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except KetchError:
+                raise
+            except Exception as exc:
+                manager.record_failure(plugin, hook, exc)
+                return fail_closed_result(hook, plugin, exc)
+
+        guarded.__wrapped__ = fn  # type: ignore[attr-defined]
+        guarded.__name__ = getattr(fn, "__name__", hook)
+        return guarded
+
+    def record_failure(self, plugin: str, hook: str, exc: BaseException) -> None:
+        message = _one_line(exc, "")
+        self.failures.append(HookFailure(plugin, hook, message))
+        info = self.infos.get(plugin)
+        if info is not None and message not in info.warnings:
+            info.warnings.append(f"{hook}: {message}")
+        if (plugin, hook) not in self._reported:
+            self._reported.add((plugin, hook))
+            self.report(f"plugin '{plugin}' failed in {hook}: {message} (continuing without it)")
+            if os.environ.get(TRACE_ENV, "") not in ("", "0"):
+                traceback.print_exception(exc, file=sys.stderr)
+
+    def call_each(self, hook: str, **kwargs: Any) -> list[tuple[str, Any, BaseException | None]]:
+        """Call every implementation of ``hook`` separately (registration hooks).
+
+        Returns (plugin name, result, exception) per implementation, in call order.
+        """
+        caller = getattr(self.hook, hook)
+        results: list[tuple[str, Any, BaseException | None]] = []
+        tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
+        for impl in reversed(caller.get_hookimpls()):
+            fn = getattr(impl.function, "__wrapped__", impl.function)
+            args = {k: kwargs[k] for k in impl.argnames if k in kwargs}
+            if tracing:
+                sys.stderr.write(f"  {hook} [{impl.plugin_name}]\n")
+            try:
+                results.append((impl.plugin_name, fn(**args), None))
+            except Exception as exc:  # noqa: BLE001 - isolation is the point
+                results.append((impl.plugin_name, None, exc))
+        return results
+
+    def loaded(self) -> list[PluginInfo]:
+        return [i for i in self.infos.values() if i.status == "ok"]
+
+
+def fail_closed_result(hook: str, plugin: str, exc: BaseException) -> Any:
+    if hook == "ketch_policy_vote":
+        from ketch.policy import Vote
+
+        return Vote(decision="deny", reason=f"policy plugin '{plugin}' failed ({type(exc).__name__}); denied to be safe", plugin=plugin)
+    return None
+
+
+def _one_line(exc: BaseException, prefix: str) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if len(text) > 300:
+        text = text[:297] + "..."
+    head = f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
+    return f"{prefix}: {head}" if prefix else head

@@ -1,0 +1,107 @@
+"""Permission decisions: votes, their combination, and approval requests.
+
+Every policy plugin votes on each proposed call (``ketch_policy_vote``). The kernel
+combines the votes: deny beats ask beats allow, and no vote at all means ask. A vote
+from a plugin that raised counts as deny (fail closed). An ask goes to the frontend's
+approver; no approver (print mode without a TTY) means denied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ketch.tools import Access, Effect
+
+Decision = Literal["allow", "ask", "deny"]
+Mode = Literal["plan", "build"]
+Profile = Literal["manual", "assisted", "full-access"]
+MODES: tuple[Mode, ...] = ("plan", "build")
+PROFILES: tuple[Profile, ...] = ("manual", "assisted", "full-access")
+
+_RANK = {"allow": 0, "ask": 1, "deny": 2}
+
+
+class Vote(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    decision: Decision
+    reason: str = ""
+    plugin: str = ""
+    # For ask: the scope an "always allow" answer would grant (e.g. "shell:git status").
+    scope: str | None = None
+
+
+class PermissionSnapshot(BaseModel):
+    """The authority in force for one step, frozen when the step starts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: Mode
+    profile: Profile
+    workspace: Path
+    trusted_workspace: bool = False
+    rules: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # allow/ask/deny
+    approvals: tuple[str, ...] = ()  # scopes the user allowed in this session
+    sandboxed: bool = False
+
+
+class ProposedCall(BaseModel):
+    """A tool call as the policy sees it: validated input plus what it would touch."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    id: str
+    tool: str
+    input: dict[str, Any]
+    effects: frozenset[Effect]
+    mutating: bool
+    accesses: tuple[Access, ...] = ()
+    plugin: str = ""  # the plugin that registered the tool
+
+
+def combine_votes(votes: Iterable[Vote | None]) -> Vote:
+    """deny > ask > allow; no vote at all means ask."""
+    best: Vote | None = None
+    reasons: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
+    for vote in votes:
+        if vote is None:
+            continue
+        if vote.reason:
+            reasons[vote.decision].append(vote.reason)
+        if best is None or _RANK[vote.decision] > _RANK[best.decision]:
+            best = vote
+    if best is None:
+        return Vote(decision="ask", reason="no policy plugin voted on this call")
+    if best.decision != "allow":
+        # Say every reason for the winning decision, not just the first plugin's.
+        joined = "; ".join(dict.fromkeys(reasons[best.decision]))
+        return best.model_copy(update={"reason": joined or best.reason})
+    return best
+
+
+class ApprovalRequest(BaseModel):
+    """What the frontend shows when a call needs the user's approval."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    call: ProposedCall
+    reason: str
+    summary: str  # the full command line / path / URL, always shown
+    scope: str | None = None  # what "always allow" would be scoped to
+
+
+class ApprovalAnswer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    approved: bool
+    # once: this call only; session: the scope, until the session ends;
+    # always: the scope, persisted for this workspace (by the policy plugin).
+    remember: Literal["once", "session", "always"] = "once"
+    message: str | None = None  # optional note for the model when denied
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]

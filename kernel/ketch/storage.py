@@ -1,0 +1,91 @@
+"""What storage and field encryption are, to the kernel (interfaces only).
+
+The store plugin (``ketch_open_store``) and the encryption plugin
+(``ketch_field_cipher``) meet here, so either can be replaced. The store observes
+sessions through ``ketch_event``; the kernel calls the methods below to list, load and
+resume sessions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ketch.errors import KetchError
+from ketch.messages import History, Usage
+
+
+class IntegrityError(KetchError):
+    """Stored data failed authentication (tampered, moved, or the wrong key)."""
+
+
+class RecoveryLocked(KetchError):
+    """The data exists but its key cannot be had: the store refuses to open."""
+
+
+@runtime_checkable
+class FieldCipher(Protocol):
+    """Authenticated encryption of single fields, with the record identity as AAD."""
+
+    algorithm: str
+
+    def encrypt(self, plaintext: bytes, aad: bytes) -> bytes: ...
+
+    def decrypt(self, envelope: bytes, aad: bytes) -> bytes:
+        """Return the plaintext, or raise IntegrityError. Never returns unauthenticated data."""
+        ...
+
+    def index(self, value: str) -> str:
+        """A keyed, deterministic index of ``value`` (HMAC-SHA-256, hex) for lookups."""
+        ...
+
+
+class SessionSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str = ""
+    model: str = ""
+    mode: str = "build"
+    created: float = 0.0
+    updated: float = 0.0
+    messages: int = 0
+    workspace: str = ""
+
+
+class SessionRecord(BaseModel):
+    """What restoring a session brings back: knowledge, never authority."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: str
+    name: str = ""
+    workspace: str = ""
+    provider: str = ""
+    model: str = ""
+    mode: str = "build"
+    transcript: History = ()
+    active: History | None = None  # the derived context after the last compaction
+    pins: tuple[str, ...] = ()
+    compactions: list[dict[str, Any]] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    unknown_outcomes: list[dict[str, Any]] = Field(default_factory=list)
+    state: dict[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class Store(Protocol):
+    def latest_session_id(self, workspace: str) -> str | None: ...
+
+    def load_session(self, session_id: str) -> SessionRecord:
+        """Raise KetchError when there is no such session."""
+        ...
+
+    def list_sessions(self, workspace: str | None = None) -> list[SessionSummary]: ...
+
+    def delete_session(self, session_id: str) -> None: ...
+
+    def rename_session(self, session_id: str, name: str) -> None: ...
+
+    def close(self) -> None: ...

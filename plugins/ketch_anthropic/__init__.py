@@ -1,0 +1,1 @@
+"""ketch_anthropic: not built yet."""

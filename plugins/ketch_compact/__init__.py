@@ -1,0 +1,1 @@
+"""ketch_compact: not built yet."""

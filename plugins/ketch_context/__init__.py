@@ -1,0 +1,1 @@
+"""ketch_context: not built yet."""

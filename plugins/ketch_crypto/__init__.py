@@ -1,0 +1,1 @@
+"""ketch_crypto: not built yet."""

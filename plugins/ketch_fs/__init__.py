@@ -1,0 +1,1 @@
+"""ketch_fs: not built yet."""

@@ -1,0 +1,1 @@
+"""ketch_interactive: not built yet."""

@@ -1,0 +1,1 @@
+"""ketch_keyring: not built yet."""

@@ -1,0 +1,1 @@
+"""ketch_ollama: not built yet."""

@@ -1,0 +1,1 @@
+"""ketch_openai: not built yet."""

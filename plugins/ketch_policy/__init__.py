@@ -1,0 +1,1 @@
+"""ketch_policy: not built yet."""

@@ -1,0 +1,1 @@
+"""ketch_sandbox: not built yet."""

@@ -1,0 +1,1 @@
+"""ketch_search: not built yet."""

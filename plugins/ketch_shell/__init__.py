@@ -1,0 +1,1 @@
+"""ketch_shell: not built yet."""

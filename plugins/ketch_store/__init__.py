@@ -1,0 +1,1 @@
+"""ketch_store: not built yet."""

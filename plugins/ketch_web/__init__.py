@@ -1,0 +1,1 @@
+"""ketch_web: not built yet."""
