@@ -83,11 +83,17 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     parser.add_argument("--trust-workspace", action="store_true", help="apply this workspace's .ketch/config.toml in full (it can add rules, hooks, servers)")
     parser.add_argument("--frontend", help=argparse.SUPPRESS)
     kernel.pm.hook.ketch_add_cli_options(parser=parser)
+    # Options that also work after a subcommand (`ketch plugins --no-plugin web`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--no-plugin", action="append", default=argparse.SUPPRESS, metavar="NAME", help=argparse.SUPPRESS)
+    common.add_argument("--provider", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument("--model", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument("--trust-workspace", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     commands = [c for c in kernel.commands.values() if c.cli]
     if commands:
         sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
         for command in sorted(commands, key=lambda c: c.name):
-            child = sub.add_parser(command.name, help=command.help, description=command.help, aliases=list(command.aliases))
+            child = sub.add_parser(command.name, help=command.help, description=command.help, aliases=list(command.aliases), parents=[common])
             if command.configure is not None:
                 command.configure(child)
             child.set_defaults(_command=command.name)

@@ -8,6 +8,7 @@ providers registered, and the store opened the first time something needs them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from collections.abc import Callable
 from functools import cached_property
@@ -75,7 +76,7 @@ class Kernel:
         ``plugins`` adds already-imported plugin objects (name, object), as tests do;
         ``autoload=False`` skips entry-point discovery altogether.
         """
-        from ketch.settings import read_layers
+        from ketch.config import read_layers
 
         env = dict(os.environ if environ is None else environ)
         workspace = (workspace or Path.cwd()).resolve()
@@ -88,7 +89,8 @@ class Kernel:
         candidates: list[Candidate] = discover(env) if autoload else []
         pm.load(candidates, blocking)
         for name, obj in plugins or []:
-            reason = blocking.reason(name)
+            # Passed in explicitly: the allow-list does not apply, a disable still does.
+            reason = blocking.disabled.get(name)
             info = PluginInfo(name=name, module=getattr(obj, "__name__", repr(obj)), distribution="(in-process)")
             if reason:
                 info.status, info.disabled_by = "disabled", reason
@@ -128,52 +130,46 @@ class Kernel:
     # --- registries ------------------------------------------------------------------
 
     def _collect(self, hook: str, kind: str, key: Callable[[Any], str], convert: Callable[[Any], Any] | None = None) -> dict[str, Any]:
-        """Run a registration hook plugin by plugin; a plugin that raises is failed and removed."""
+        """Run a registration hook plugin by plugin.
+
+        A plugin whose registration raises is failed and removed, and nothing it
+        registered is kept. A name registered twice keeps the plugin that loaded first,
+        and the clash is reported on both plugins and as a notice.
+        """
+        staged: dict[str, list[Any]] = {}
+
+        def make_kwargs(plugin: str) -> dict[str, Any]:
+            bucket = staged.setdefault(plugin, [])
+            return {"register": lambda obj: bucket.append(convert(obj) if convert else obj)}
+
         table: dict[str, Any] = {}
         owners: dict[str, str] = {}
-        for plugin, _, error in self._call_register(hook, kind, convert, table, owners, key):
+        for plugin, _, error in self.pm.call_each(hook, make_kwargs):
             if error is not None:
                 self.pm.fail(plugin, f"{hook} raised: {type(error).__name__}: {error}")
-        return table
-
-    def _call_register(self, hook: str, kind: str, convert: Any, table: dict[str, Any], owners: dict[str, str], key: Callable[[Any], str]) -> list[tuple[str, Any, BaseException | None]]:
-        results: list[tuple[str, Any, BaseException | None]] = []
-        caller = getattr(self.pm.hook, hook)
-        for impl in reversed(caller.get_hookimpls()):
-            plugin = impl.plugin_name
-            staged: list[Any] = []
-
-            def register(obj: Any, _staged: list[Any] = staged) -> None:
-                _staged.append(convert(obj) if convert else obj)
-
-            fn = getattr(impl.function, "__wrapped__", impl.function)
-            try:
-                fn(**{k: register for k in impl.argnames if k == "register"})
-            except Exception as exc:  # noqa: BLE001 - isolate the plugin, keep going
-                results.append((plugin, None, exc))
                 continue
             info = self.pm.infos.get(plugin)
-            for obj in staged:
+            for obj in staged.get(plugin, []):
                 name = key(obj)
                 if hasattr(obj, "plugin"):
-                    try:
+                    with contextlib.suppress(AttributeError, TypeError):
                         obj.plugin = plugin
-                    except (AttributeError, TypeError):
-                        pass
                 if name in table:
-                    message = f"{kind} '{name}' from plugin '{plugin}' clashes with plugin '{owners[name]}'; keeping '{owners[name]}' (loaded first)"
-                    self.notices.append(message)
-                    for who in (plugin, owners[name]):
-                        who_info = self.pm.infos.get(who)
-                        if who_info is not None and message not in who_info.warnings:
-                            who_info.warnings.append(message)
+                    self._report_clash(kind, name, plugin, owners[name])
                     continue
                 table[name] = obj
                 owners[name] = plugin
                 if info is not None:
                     info.provides.setdefault(kind + "s", []).append(name)
-            results.append((plugin, staged, None))
-        return results
+        return table
+
+    def _report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
+        message = f"{kind} '{name}' from plugin '{loser}' clashes with plugin '{winner}'; keeping '{winner}' (loaded first)"
+        self.notices.append(message)
+        for who in (loser, winner):
+            info = self.pm.infos.get(who)
+            if info is not None and message not in info.warnings:
+                info.warnings.append(message)
 
     @cached_property
     def commands(self) -> dict[str, Command]:

@@ -49,7 +49,14 @@ from ketch.events import (
     UsageEvent,
     UserPromptEvent,
 )
-from ketch.messages import Message, TextPart, ToolCallPart, ToolResultPart, Usage, pending_tool_calls
+from ketch.messages import (
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    pending_tool_calls,
+)
 from ketch.policy import ApprovalRequest, PermissionSnapshot, ProposedCall, Vote, combine_votes
 from ketch.prompt import join_parts
 from ketch.providers import (

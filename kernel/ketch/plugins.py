@@ -299,21 +299,23 @@ class PluginManager(pluggy.PluginManager):
             if os.environ.get(TRACE_ENV, "") not in ("", "0"):
                 traceback.print_exception(exc, file=sys.stderr)
 
-    def call_each(self, hook: str, **kwargs: Any) -> list[tuple[str, Any, BaseException | None]]:
-        """Call every implementation of ``hook`` separately (registration hooks).
+    def call_each(self, hook: str, make_kwargs: Callable[[str], dict[str, Any]]) -> list[tuple[str, Any, BaseException | None]]:
+        """Call every implementation of ``hook`` on its own, in call order (registration hooks).
 
-        Returns (plugin name, result, exception) per implementation, in call order.
+        ``make_kwargs(plugin_name)`` gives each implementation its own arguments. Returns
+        (plugin name, result, exception) per implementation; an exception does not stop
+        the others.
         """
         caller = getattr(self.hook, hook)
         results: list[tuple[str, Any, BaseException | None]] = []
         tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
         for impl in reversed(caller.get_hookimpls()):
             fn = getattr(impl.function, "__wrapped__", impl.function)
-            args = {k: kwargs[k] for k in impl.argnames if k in kwargs}
+            kwargs = make_kwargs(impl.plugin_name)
             if tracing:
                 sys.stderr.write(f"  {hook} [{impl.plugin_name}]\n")
             try:
-                results.append((impl.plugin_name, fn(**args), None))
+                results.append((impl.plugin_name, fn(**{k: kwargs[k] for k in impl.argnames if k in kwargs}), None))
             except Exception as exc:  # noqa: BLE001 - isolation is the point
                 results.append((impl.plugin_name, None, exc))
         return results

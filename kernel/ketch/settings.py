@@ -9,14 +9,12 @@ and line and dropped, never fatal.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ketch.config import Layer, deep_merge, line_of_key, read_toml_layer, split_names
-from ketch.paths import user_config_file, workspace_config_file
+from ketch.config import Layer, deep_merge, line_of_key, read_layers
 
 
 class _Section(BaseModel):
@@ -133,52 +131,12 @@ def restrict(data: dict[str, Any], allowed: Any, prefix: str = "") -> tuple[dict
     return kept, dropped
 
 
-ENV_KEYS = {
-    "KETCH_PROVIDER": ("provider",),
-    "KETCH_MODEL": ("model",),
-    "KETCH_MODE": ("mode",),
-    "KETCH_PROFILE": ("profile",),
-    "KETCH_MAX_ITERATIONS": ("loop", "max_iterations"),
-}
-
-
-def env_layer(environ: dict[str, str] | None = None) -> Layer:
-    environ = dict(os.environ if environ is None else environ)
-    data: dict[str, Any] = {}
-    for var, path in ENV_KEYS.items():
-        if environ.get(var):
-            target = data
-            for key in path[:-1]:
-                target = target.setdefault(key, {})
-            target[path[-1]] = environ[var]
-    disabled = split_names(environ.get("KETCH_DISABLE_PLUGINS"))
-    if disabled:
-        data.setdefault("plugins", {})["disable"] = disabled
-    only = split_names(environ.get("KETCH_PLUGINS"))
-    if only:
-        data.setdefault("plugins", {})["only"] = only
-    return Layer("env", "environment", data)
-
-
 class LoadedSettings(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     settings: Settings
     layers: list[Layer]
     notices: list[str]
-
-
-def read_layers(
-    workspace: Path,
-    *,
-    cli: dict[str, Any] | None = None,
-    environ: dict[str, str] | None = None,
-    user_file: Path | None = None,
-) -> list[Layer]:
-    """The raw layers in precedence order, lowest first (no validation yet)."""
-    user = read_toml_layer("user", user_file or user_config_file())
-    ws = read_toml_layer("workspace", workspace_config_file(workspace))
-    return [Layer("defaults", "built-in"), user, ws, env_layer(environ), Layer("cli", "command line", cli or {})]
 
 
 def load_settings(
