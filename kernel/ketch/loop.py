@@ -492,6 +492,7 @@ class Turn:
             authorize=authorize,
             emit=self.emit,
             tool_call_id=call.id,
+            hooks=self.kernel.hooks,
         )
 
     async def _authorize(self, proposed: ProposedCall, snapshot: PermissionSnapshot, *, summary: str) -> tuple[bool, str]:

@@ -41,6 +41,7 @@ ESSENTIAL: dict[str, str] = {
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none
 LOAD_ENV = "KETCH_LOAD"  # extra plugin modules to load: "name=module,module2"
 TRACE_ENV = "KETCH_TRACE_PLUGINS"
+KERNEL_DISTRIBUTION = "ketch (kernel)"  # shown for the kernel's own plugins (builtin commands)
 
 
 @dataclass
@@ -141,6 +142,7 @@ class Candidate:
     load: Callable[[], Any]
     distribution: str = ""
     version: str = ""
+    explicit: bool = False  # named in KETCH_LOAD: an allow-list does not apply, a disable does
 
 
 def discover(environ: dict[str, str] | None = None) -> list[Candidate]:
@@ -151,15 +153,17 @@ def discover(environ: dict[str, str] | None = None) -> list[Candidate]:
     if autoload != "none":
         from importlib.metadata import entry_points
 
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()
         for ep in entry_points(group=PROJECT_NAME):
             dist = getattr(ep, "dist", None)
             dist_name = dist.metadata["Name"] if dist is not None else ""
             if autoload == "bundled" and (dist_name or "").lower() != PROJECT_NAME:
                 continue
-            if ep.name in seen:  # the same dist on sys.path twice
+            # The same distribution on sys.path twice is one plugin; two distributions
+            # using one name are two (the loader reports the second, never drops it).
+            if (ep.name, (dist_name or "").lower()) in seen:
                 continue
-            seen.add(ep.name)
+            seen.add((ep.name, (dist_name or "").lower()))
             found.append(
                 Candidate(
                     name=ep.name,
@@ -176,7 +180,7 @@ def discover(environ: dict[str, str] | None = None) -> list[Candidate]:
         module = module.strip()
         name = name.strip() or module.rsplit(".", 1)[-1]
         found.append(
-            Candidate(name=name, module=module, load=lambda m=module: importlib.import_module(m), distribution="(KETCH_LOAD)")
+            Candidate(name=name, module=module, load=lambda m=module: importlib.import_module(m), distribution="(KETCH_LOAD)", explicit=True)
         )
     return found
 
@@ -206,12 +210,19 @@ class PluginManager(pluggy.PluginManager):
                 version=cand.version,
                 essential=cand.name in ESSENTIAL,
             )
-            if cand.name in self.infos and self.infos[cand.name].status != "disabled":
-                info.status, info.error = "failed", f"another plugin is already named '{cand.name}'"
+            first = self.infos.get(cand.name)
+            if first is not None:  # two plugins, one name: the first (in load order) keeps it
                 self.infos[f"{cand.name}@{cand.distribution}"] = info
+                why = blocking.disabled.get(cand.name) if cand.explicit else blocking.reason(cand.name)
+                if why:
+                    info.status, info.disabled_by = "disabled", why
+                    continue
+                info.status = "failed"
+                info.error = f"plugin name '{cand.name}' is taken by {first.distribution or first.module} (loaded first); not loaded"
+                first.warnings.append(f"{cand.distribution or cand.module} also names a plugin '{cand.name}'; it was not loaded")
                 continue
             self.infos[cand.name] = info
-            why = blocking.reason(cand.name)
+            why = blocking.disabled.get(cand.name) if cand.explicit else blocking.reason(cand.name)
             if why:
                 info.status, info.disabled_by = "disabled", why
                 continue
@@ -309,7 +320,7 @@ class PluginManager(pluggy.PluginManager):
         caller = getattr(self.hook, hook)
         results: list[tuple[str, Any, BaseException | None]] = []
         tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
-        for impl in reversed(caller.get_hookimpls()):
+        for impl in self.in_load_order(caller.get_hookimpls()):
             fn = getattr(impl.function, "__wrapped__", impl.function)
             kwargs = make_kwargs(impl.plugin_name)
             if tracing:
@@ -319,6 +330,19 @@ class PluginManager(pluggy.PluginManager):
             except Exception as exc:  # noqa: BLE001 - isolation is the point
                 results.append((impl.plugin_name, None, exc))
         return results
+
+    def in_load_order(self, impls: list[Any]) -> list[Any]:
+        """Kernel-internal plugins first, then the order plugins loaded in (bundled, then
+        third-party by distribution and name), so that on a name clash the plugin that
+        loaded first wins whatever pluggy's call order (LIFO, tryfirst) would be."""
+        order = {name: index for index, name in enumerate(self.infos)}
+
+        def key(impl: Any) -> tuple[bool, int]:
+            info = self.infos.get(impl.plugin_name)
+            internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
+            return (not internal, order.get(impl.plugin_name, len(order)))
+
+        return sorted(impls, key=key)
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]

@@ -79,6 +79,9 @@ class ToolContext:
     emit: Callable[[Any], None] = lambda event: None
     tool_call_id: str = ""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    # The kernel's hook façade (ketch.hooks.Hooks), for tools that must call a hook
+    # themselves (e.g. ``sandbox_command`` right before a command starts). None outside a loop.
+    hooks: Any = None
 
     def plugin_state(self, key: str) -> dict[str, Any]:
         return self.state.setdefault(key, {})

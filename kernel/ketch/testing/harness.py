@@ -20,7 +20,10 @@ from ketch.testing.scripted import ScriptedProvider
 
 def isolated_env(root: Path, **extra: str) -> dict[str, str]:
     """Environment variables that keep ketch's config/state/cache under ``root``
-    and load only the plugins bundled with ketch (nothing else installed here)."""
+    and load only the plugins bundled with ketch (nothing else installed here).
+
+    An allow-list already in the environment (``KETCH_PLUGINS``) is kept: it selects the
+    build under test, as ``tox -e minimal`` does."""
     env = {
         "KETCH_CONFIG_DIR": str(root / "config"),
         "KETCH_STATE_DIR": str(root / "state"),
@@ -31,6 +34,8 @@ def isolated_env(root: Path, **extra: str) -> dict[str, str]:
         "XDG_DATA_HOME": str(root / "xdg-data"),
         "KETCH_AUTOLOAD": "bundled",
     }
+    if os.environ.get("KETCH_PLUGINS"):
+        env["KETCH_PLUGINS"] = os.environ["KETCH_PLUGINS"]
     env.update(extra)
     return env
 

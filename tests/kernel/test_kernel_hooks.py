@@ -1,0 +1,416 @@
+"""Every hook, exercised through the kernel. A meta-test keeps this file and the docs in
+step with hookspecs.py: each hook needs a ``test_hook_<name>`` here and a mention in docs/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ketch import hookimpl, hookspecs
+from ketch.compaction import CompactionRequest, CompactionResult
+from ketch.messages import Message
+from ketch.prompt import PromptPart
+from ketch.testing import Harness, approve_all, call, text
+from ketch.verdicts import HookVerdict
+from tests.kernel.kit import tools_plugins
+
+pytestmark = pytest.mark.minimal
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hook_names() -> list[str]:
+    return sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("ketch_"))
+
+
+def test_every_hook_has_a_test_and_docs() -> None:
+    here = Path(__file__).read_text()
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
+    missing_tests = [h for h in hook_names() if f"def test_hook_{h}(" not in here]
+    missing_docs = [h for h in hook_names() if not re.search(rf"\b{h}\b", docs)]
+    undocumented = [h for h in hook_names() if not (getattr(hookspecs, h).__doc__ or "").strip()]
+    assert not missing_tests, f"hooks without a test_hook_<name> in {__file__}: {missing_tests}"
+    assert not missing_docs, f"hooks not documented under docs/: {missing_docs}"
+    assert not undocumented, f"hookspecs without a docstring: {undocumented}"
+
+
+class Recorder:
+    """Implements every lifecycle hook and records each call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    @hookimpl
+    def ketch_session_start(self, session: Any) -> None:
+        self.calls.append(("session_start", session.id))
+
+    @hookimpl
+    def ketch_session_end(self, session: Any, reason: str) -> None:
+        self.calls.append(("session_end", reason))
+
+    @hookimpl
+    def ketch_event(self, session: Any, event: Any) -> None:
+        self.calls.append(("event", event.type))
+
+    @hookimpl
+    def ketch_after_tool_use(self, call: Any, result: Any) -> str:
+        self.calls.append(("after_tool_use", call.tool))
+        return "note: lint passed"
+
+    @hookimpl
+    def ketch_before_tool_use(self, call: Any) -> HookVerdict | None:
+        self.calls.append(("before_tool_use", call.tool))
+        if call.input.get("text") == "blocked":
+            return HookVerdict(block=True, reason="the hook says no")
+        return None
+
+
+def make(tmp_path: Path, script: list[dict[str, Any]], *extra: tuple[str, Any], **kw: Any) -> Harness:
+    plugins, _ = tools_plugins("allow")
+    return Harness.create(tmp_path, script=script, plugins=[*plugins, *extra], bundled=["guards"], **kw)
+
+
+# --- registration -------------------------------------------------------------------------
+
+
+def test_hook_ketch_register_providers(tmp_path: Path) -> None:
+    h = make(tmp_path, [])
+    assert "scripted" in h.kernel.provider_kinds
+    assert h.kernel.pm.infos["scripted"].provides["providers"] == ["scripted"]
+
+
+def test_hook_ketch_register_tools(tmp_path: Path) -> None:
+    h = make(tmp_path, [])
+    assert {"echo", "touch"} <= set(h.kernel.tools)
+    assert h.kernel.tools["echo"].plugin == "testtools"
+
+
+def test_hook_ketch_register_frontends(tmp_path: Path) -> None:
+    from ketch.frontends import Frontend
+
+    class P:
+        @hookimpl
+        def ketch_register_frontends(self, register: Any) -> None:
+            register(Frontend(name="web-ui", run=lambda kernel: 0))
+
+    h = make(tmp_path, [], ("webui", P()))
+    assert h.kernel.frontends["web-ui"].plugin == "webui"
+
+
+def test_hook_ketch_register_commands(tmp_path: Path) -> None:
+    from ketch.cli import build_parser
+    from ketch.commands import Command
+
+    class P:
+        @hookimpl
+        def ketch_register_commands(self, register: Any) -> None:
+            register(Command(name="hello", help="say hello", cli=True, run=lambda kernel, args: 7))
+
+    h = make(tmp_path, [], ("hello", P()))
+    args = build_parser(h.kernel).parse_args(["hello"])
+    assert args._command == "hello" and h.kernel.commands["hello"].run(h.kernel, args) == 7  # type: ignore[misc]
+
+
+def test_hook_ketch_add_cli_options(tmp_path: Path) -> None:
+    from ketch.cli import build_parser
+
+    class P:
+        @hookimpl
+        def ketch_add_cli_options(self, parser: argparse.ArgumentParser) -> None:
+            parser.add_argument("--colour", default="none")
+
+    h = make(tmp_path, [], ("opts", P()))
+    assert build_parser(h.kernel).parse_args(["--colour", "red"]).colour == "red"
+
+
+# --- configuration -------------------------------------------------------------------------------
+
+
+def test_hook_ketch_configure(tmp_path: Path) -> None:
+    seen: list[Any] = []
+
+    class P:
+        @hookimpl
+        def ketch_configure(self, kernel: Any) -> None:
+            seen.append(kernel)
+
+    h = make(tmp_path, [], ("cfg", P()))
+    h.kernel.configure()
+    h.kernel.configure()
+    assert seen == [h.kernel]
+
+
+def test_hook_ketch_workspace_trusted(tmp_path: Path) -> None:
+    class P:
+        @hookimpl
+        def ketch_workspace_trusted(self, workspace: Path) -> bool:
+            return True
+
+    h = make(tmp_path, [], ("trust", P()), workspace_config='profile = "assisted"\n')
+    assert h.kernel.trusted and h.kernel.settings.profile == "assisted"
+    untrusted = make(tmp_path / "other", [], workspace_config='profile = "assisted"\n')
+    assert not untrusted.kernel.trusted and untrusted.kernel.settings.profile == "manual"
+
+
+def test_hook_ketch_get_credential(tmp_path: Path) -> None:
+    class P:
+        @hookimpl
+        def ketch_get_credential(self, provider: str, kind: str) -> str | None:
+            return "from-keyring" if provider == "scripted" else None
+
+    h = make(tmp_path, [], ("creds", P()))
+    config, kind = h.kernel.provider_config("scripted", "m")
+    assert h.kernel.api_key(config, kind).reveal() == "from-keyring"
+    kind.env_key = "SCRIPTED_KEY"
+    h.kernel.environ["SCRIPTED_KEY"] = "from-env"
+    assert h.kernel.api_key(config, kind).reveal() == "from-env"
+    assert "from-env" not in repr(h.kernel.api_key(config, kind))
+
+
+# --- policy --------------------------------------------------------------------------------------------
+
+
+def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
+    plugins, voter = tools_plugins("deny")
+    h = Harness.create(tmp_path, script=[call("echo", {"text": "x"}), text("ok")], plugins=plugins, bundled=["guards"])
+    h.run("x", approver=approve_all)
+    assert voter.calls[0].tool == "echo" and h.of_type("permission")[0].decision == "deny"
+
+
+def test_hook_ketch_sandbox_command(tmp_path: Path) -> None:
+    class P:
+        @hookimpl
+        def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> list[str]:
+            return ["jail", "--net" if network else "--no-net", "--", *argv]
+
+    h = make(tmp_path, [], ("jail", P()))
+    assert h.kernel.hooks.sandbox_command(["ls"], tmp_path, False) == ["jail", "--no-net", "--", "ls"]
+
+
+# --- context ------------------------------------------------------------------------------------
+
+
+def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
+    class P:
+        @hookimpl
+        def ketch_system_prompt(self, session: Any) -> list[Any]:
+            return [PromptPart(text="second", order=200), "last", PromptPart(text="first", title="Env", order=100)]
+
+    h = make(tmp_path, [text("ok")], ("sys", P()))
+    h.run("x")
+    system = h.provider.requests[0].system
+    assert system.index("# Env\n\nfirst") < system.index("second") < system.index("last")
+
+
+class Halver:
+    def __init__(self) -> None:
+        self.requests: list[CompactionRequest] = []
+        self.events: list[str] = []
+
+    @hookimpl
+    def ketch_compact(self, request: CompactionRequest) -> CompactionResult:
+        self.requests.append(request)
+        summary = Message.user("[summary of earlier turns]", synthetic=True)
+        kept = (summary, *request.messages[-1:])
+        return CompactionResult(messages=kept, before_tokens=1000, after_tokens=10, compactor="halver", record=[{"replaced": len(request.messages) - 1}])
+
+    @hookimpl
+    def ketch_before_compaction(self, session: Any, reason: str) -> None:
+        self.events.append(f"before:{reason}")
+
+    @hookimpl
+    def ketch_after_compaction(self, session: Any, result: CompactionResult) -> None:
+        self.events.append(f"after:{result.compactor}")
+
+
+def test_hook_ketch_compact(tmp_path: Path) -> None:
+    halver = Halver()
+    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
+    h.run("first " + "x" * 8000)
+    h.run("second")
+    assert halver.requests and halver.requests[0].reason == "auto"
+    assert h.provider.requests[-1].messages[0].text == "[summary of earlier turns]"
+    assert h.of_type("compaction")[0].compactor == "halver"
+    # The saved transcript is untouched: it still starts with the first prompt.
+    assert h.session.transcript[0].text.startswith("first ")
+
+
+def test_hook_ketch_before_compaction(tmp_path: Path) -> None:
+    halver = Halver()
+    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
+    h.run("first " + "x" * 8000)
+    h.run("second")
+    assert halver.events[0] == "before:auto"
+
+
+def test_hook_ketch_after_compaction(tmp_path: Path) -> None:
+    halver = Halver()
+    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
+    h.run("first " + "x" * 8000)
+    h.run("second")
+    assert halver.events == ["before:auto", "after:halver"]
+
+
+# --- storage -------------------------------------------------------------------------------------
+
+
+class FakeCipher:
+    algorithm = "test"
+
+    def encrypt(self, plaintext: bytes, aad: bytes) -> bytes:
+        return plaintext[::-1]
+
+    def decrypt(self, envelope: bytes, aad: bytes) -> bytes:
+        return envelope[::-1]
+
+    def index(self, value: str) -> str:
+        return "i" + value
+
+
+class StorePlugin:
+    def __init__(self) -> None:
+        self.opened_with: list[Any] = []
+
+    @hookimpl
+    def ketch_field_cipher(self, settings: Any) -> FakeCipher:
+        return FakeCipher()
+
+    @hookimpl
+    def ketch_open_store(self, settings: Any, cipher: Any) -> Any:
+        self.opened_with.append(cipher)
+        return {"store": True}
+
+
+def test_hook_ketch_open_store(tmp_path: Path) -> None:
+    plugin = StorePlugin()
+    h = make(tmp_path, [], ("fakestore", plugin))
+    assert h.kernel.store == {"store": True}
+    assert h.kernel.store == {"store": True}  # opened once
+    assert len(plugin.opened_with) == 1
+
+
+def test_hook_ketch_field_cipher(tmp_path: Path) -> None:
+    plugin = StorePlugin()
+    h = make(tmp_path, [], ("fakestore", plugin))
+    _ = h.kernel.store
+    assert isinstance(plugin.opened_with[0], FakeCipher)
+
+
+# --- lifecycle ------------------------------------------------------------------------------------
+
+
+def test_hook_ketch_session_start(tmp_path: Path) -> None:
+    rec = Recorder()
+    h = make(tmp_path, [], ("rec", rec))
+    assert ("session_start", h.session.id) in rec.calls
+
+
+def test_hook_ketch_session_end(tmp_path: Path) -> None:
+    rec = Recorder()
+    h = make(tmp_path, [], ("rec", rec))
+    h.kernel.end(h.session, "exit")
+    assert rec.calls[-1] == ("session_end", "exit")
+
+
+def test_hook_ketch_user_prompt_submit(tmp_path: Path) -> None:
+    class P:
+        @hookimpl
+        def ketch_user_prompt_submit(self, session: Any, prompt: str) -> HookVerdict:
+            return HookVerdict(context=f"[the prompt had {len(prompt)} characters]")
+
+    h = make(tmp_path, [text("ok")], ("ups", P()))
+    h.run("hello")
+    assert "[the prompt had 5 characters]" in h.provider.requests[0].messages[-1].text
+
+
+def test_hook_ketch_before_tool_use(tmp_path: Path) -> None:
+    rec = Recorder()
+    h = make(tmp_path, [call("echo", {"text": "blocked"}), text("ok")], ("rec", rec))
+    h.run("x")
+    (result,) = h.of_type("tool_result")
+    assert not result.ok and result.outcome == "blocked" and "the hook says no" in result.output
+    assert "tool_started" not in h.types()  # never dispatched
+
+
+def test_hook_ketch_after_tool_use(tmp_path: Path) -> None:
+    rec = Recorder()
+    h = make(tmp_path, [call("echo", {"text": "hi"}), text("ok")], ("rec", rec))
+    h.run("x")
+    assert h.of_type("tool_result")[0].output == "hi\n\nnote: lint passed"
+    assert ("after_tool_use", "echo") in rec.calls
+
+
+def test_hook_ketch_stop(tmp_path: Path) -> None:
+    class P:
+        @hookimpl
+        def ketch_stop(self, session: Any, event: Any) -> HookVerdict:
+            return HookVerdict(block=True, reason="run the tests first")
+
+    h = make(tmp_path, [text("done?"), text("tests pass, done")], ("stop", P()))
+    end = h.run("x")
+    assert end.text == "tests pass, done" and len(h.provider.requests) == 2  # honoured once
+    assert "run the tests first" in h.provider.requests[1].messages[-1].text
+
+
+def test_hook_ketch_event(tmp_path: Path) -> None:
+    rec = Recorder()
+    h = make(tmp_path, [text("ok")], ("rec", rec))
+    h.run("x")
+    observed = [name for kind, name in rec.calls if kind == "event"]
+    assert observed == h.types()
+
+
+def test_a_raising_observer_is_isolated(tmp_path: Path) -> None:
+    class Bad:
+        @hookimpl
+        def ketch_event(self, event: Any) -> None:
+            raise RuntimeError("observer bug")
+
+    rec = Recorder()
+    h = make(tmp_path, [text("fine")], ("bad", Bad()), ("rec", rec))
+    end = h.run("x")
+    assert end.stop_reason == "end_turn"
+    assert [n for k, n in rec.calls if k == "event"] == h.types()
+    assert any("observer bug" in w for w in h.kernel.pm.infos["bad"].warnings)
+
+
+def test_unknown_hook_fails_the_plugin(tmp_path: Path) -> None:
+    class Typo:
+        @hookimpl
+        def ketch_regster_tools(self, register: Any) -> None:  # misspelt on purpose
+            pass
+
+    h = make(tmp_path, [], ("typo", Typo()))
+    info = h.kernel.pm.infos["typo"]
+    assert info.status == "failed" and "ketch_regster_tools" in (info.error or "")
+
+
+def test_name_clash_keeps_the_first_and_reports(tmp_path: Path) -> None:
+    from tests.kernel.kit import Echo
+
+    class Again:
+        @hookimpl
+        def ketch_register_tools(self, register: Any) -> None:
+            register(Echo())
+
+    h = make(tmp_path, [], ("again", Again()))
+    assert h.kernel.tools["echo"].plugin == "testtools"
+    assert any("clashes" in w for w in h.kernel.pm.infos["again"].warnings)
+    assert any("clashes" in w for w in h.kernel.pm.infos["testtools"].warnings)
+
+
+def test_hooks_run_in_one_event_loop(tmp_path: Path) -> None:
+    h = make(tmp_path, [text("a"), text("b")])
+
+    async def two_turns() -> list[str]:
+        first = await h.turn("one")
+        second = await h.turn("two")
+        return [first.text, second.text]
+
+    assert asyncio.run(two_turns()) == ["a", "b"]
