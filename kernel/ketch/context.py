@@ -1,20 +1,49 @@
-"""Context budget arithmetic shared by the loop and context plugins.
+"""The context budget: effective capacity, the utilization meter, token estimates, turns,
+and running a compaction. Shared by the loop, the context and compaction plugins and
+frontends (the meter).
 
 Effective capacity = raw limit - max(output reserve, 8% of raw) - max(2,048, 2% of raw).
-Token counts are estimates (about four characters per token) unless a provider
-reported real ones; the loop calibrates with the provider's input token counts.
+Utilization = the active context over the effective capacity; bands green < 70%,
+amber < 85%, orange < 95%, red.
+
+Token counts are estimates unless a provider reported real ones. The estimator counts
+characters, weighting non-ASCII text (CJK, emoji) by its UTF-8 length, and divides by a
+chars-per-token ratio that starts at 4 and is calibrated per session from the input
+token counts the provider reports (an exponential average; implausible reports, such as
+a provider that leaves cached tokens out, are ignored). A real tokenizer is not used on
+purpose: each provider tokenizes differently, none is available offline for all of
+them, and the budget must be checked in microseconds before every request.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
-from collections.abc import Iterable
-from typing import Any
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ketch.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.compaction import CompactionResult
+    from ketch.session import Session
+
 DEFAULT_CONTEXT_WINDOW = 128_000
 CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD = 4  # role and framing, per message
+PART_OVERHEAD = 8  # a tool call or result's id, name and framing
+# Calibration: only requests this large teach the ratio (framing dominates small ones),
+# and only observed ratios in this band are believed.
+CALIBRATE_MIN_TOKENS = 256
+PLAUSIBLE_RATIO = (1.5, 8.0)
+STATE_KEY = "kernel.context"  # session.state key for calibration and learned limits
+PROVIDER_WINDOW_TIMEOUT = 5.0
+
+
+# --- capacity and the meter ------------------------------------------------------------
 
 
 def effective_capacity(raw_limit: int, output_reserve: int | None = None) -> int:
@@ -34,27 +63,380 @@ def band(utilization: float) -> str:
     return "red"
 
 
+def utilization(tokens: int, capacity: int) -> float:
+    """Active context over effective capacity, clamped to 0-1 (the meter's value)."""
+    return min(max(tokens / max(capacity, 1), 0.0), 1.0)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The numbers behind one request: raw window, output reserve, effective capacity."""
+
+    window: int
+    reserve: int | None
+    capacity: int
+    source: str  # where the window came from: session, config, provider, default
+    learned_capacity: int | None = None  # a lower capacity a provider's overflow error taught
+
+    @property
+    def reserved(self) -> int:
+        return max(self.reserve or 0, int(self.window * 0.08))
+
+    @property
+    def overhead(self) -> int:
+        return max(2_048, int(self.window * 0.02))
+
+
+def context_state(session: Session) -> dict[str, Any]:
+    """The kernel's own corner of ``session.state`` (JSON-safe, persisted with the session)."""
+    state = session.state.get(STATE_KEY)
+    if not isinstance(state, dict):
+        state = session.state[STATE_KEY] = {}
+    return state
+
+
+def window_and_reserve(session: Session) -> tuple[int, int | None, str]:
+    """The raw context window, the output reserve and where the window came from.
+
+    Precedence: a per-session override (``session.context_window``), then the
+    provider's config (``context_window`` in config.toml overrides what the provider
+    reports), then what the provider reported, then the default.
+    """
+    config = getattr(session.provider, "config", None)
+    settings = session.kernel.settings.loop
+    reserve = settings.max_output_tokens or getattr(config, "max_output_tokens", None)
+    if session.context_window:
+        return int(session.context_window), reserve, "session"
+    configured = getattr(config, "context_window", None)
+    if configured:
+        return int(configured), reserve, "config"
+    reported = context_state(session).get("reported_window")
+    if isinstance(reported, dict) and reported.get("model") == session.model and reported.get("tokens"):
+        return int(reported["tokens"]), reserve, "provider"
+    return DEFAULT_CONTEXT_WINDOW, reserve, "default"
+
+
+def context_budget(session: Session) -> Budget:
+    window, reserve, source = window_and_reserve(session)
+    capacity = effective_capacity(window, reserve)
+    learned = context_state(session).get("learned_capacity")
+    if isinstance(learned, dict) and learned.get("model") == session.model and learned.get("tokens"):
+        learned_tokens = int(learned["tokens"])
+        if learned_tokens < capacity:
+            return Budget(window, reserve, learned_tokens, source, learned_tokens)
+    return Budget(window, reserve, capacity, source)
+
+
+def learn_capacity(session: Session, capacity: int) -> None:
+    """Remember a lower effective capacity (from a provider's context-overflow error)."""
+    if capacity < context_budget(session).capacity:
+        context_state(session)["learned_capacity"] = {"model": session.model, "tokens": int(capacity)}
+
+
+async def learn_provider_window(session: Session, timeout: float = PROVIDER_WINDOW_TIMEOUT) -> None:
+    """Ask the provider for the model's context length once per model, unless configured.
+
+    A failure or a slow answer is remembered as unknown (0), so it costs one try.
+    """
+    config = getattr(session.provider, "config", None)
+    if session.context_window or getattr(config, "context_window", None):
+        return
+    state = context_state(session)
+    known = state.get("reported_window")
+    if isinstance(known, dict) and known.get("model") == session.model:
+        return
+    tokens = 0
+    ask = getattr(session.provider, "context_window", None)
+    if ask is not None:
+        try:
+            value = ask()
+            if inspect.isawaitable(value):
+                value = await asyncio.wait_for(value, timeout)
+            tokens = int(value or 0)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - best effort: the default stands
+            tokens = 0
+    state["reported_window"] = {"model": session.model, "tokens": max(tokens, 0)}
+
+
+# --- token estimates --------------------------------------------------------------------
+
+
+def text_units(text: str) -> float:
+    """Characters, with non-ASCII weighted by UTF-8 length (a CJK character ~ 1 token)."""
+    if text.isascii():
+        return len(text)
+    extra = len(text.encode("utf-8", "surrogatepass")) - len(text)
+    return len(text) + 1.5 * extra
+
+
+def _message_size(message: Message) -> tuple[float, int]:
+    """(weighted characters, framing tokens) of one message."""
+    units = 0.0
+    overhead = MESSAGE_OVERHEAD
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            units += text_units(part.text)
+        elif isinstance(part, ToolResultPart):
+            units += text_units(part.output)
+            overhead += PART_OVERHEAD
+        elif isinstance(part, ToolCallPart):
+            units += len(part.name) + text_units(part.canonical_input())
+            overhead += PART_OVERHEAD
+        elif isinstance(part, ReasoningPart):
+            units += text_units(part.text) + len(part.signature or "") + len(part.redacted or "")
+    return units, overhead
+
+
+@dataclass(frozen=True)
+class RequestSize:
+    """The size of one provider request, kept to calibrate against the reported tokens."""
+
+    units: float
+    overhead: int
+    tokens: int  # the estimate at the time
+
+
+class TokenEstimator:
+    """Estimates tokens with one chars-per-token ratio (see the module docstring)."""
+
+    __slots__ = ("chars_per_token",)
+
+    def __init__(self, chars_per_token: float = CHARS_PER_TOKEN) -> None:
+        self.chars_per_token = float(chars_per_token)
+
+    def units(self, units: float) -> int:
+        return math.ceil(units / self.chars_per_token)
+
+    def text(self, text: str) -> int:
+        return self.units(text_units(text))
+
+    def message(self, message: Message) -> int:
+        units, overhead = _message_size(message)
+        return self.units(units) + overhead
+
+    def messages(self, messages: Iterable[Message]) -> int:
+        return sum(self.message(m) for m in messages)
+
+    def schemas(self, schemas: Iterable[Any]) -> int:
+        return sum(self.text(json.dumps(s, default=str)) for s in schemas)
+
+    def request(self, system: str, schemas: Sequence[Any], messages: Iterable[Message]) -> RequestSize:
+        units = text_units(system) + sum(text_units(json.dumps(s, default=str)) for s in schemas)
+        overhead = 0
+        for message in messages:
+            u, o = _message_size(message)
+            units += u
+            overhead += o
+        return RequestSize(units=units, overhead=overhead, tokens=self.units(units) + overhead)
+
+
+_DEFAULT = TokenEstimator()
+
+
 def estimate_text(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    return _DEFAULT.text(text)
 
 
 def estimate_message(message: Message) -> int:
-    total = 4  # role and framing
-    for part in message.parts:
-        if isinstance(part, TextPart):
-            total += estimate_text(part.text)
-        elif isinstance(part, ReasoningPart):
-            total += estimate_text(part.text) + estimate_text(part.signature or "") + estimate_text(part.redacted or "")
-        elif isinstance(part, ToolCallPart):
-            total += 8 + estimate_text(part.name) + estimate_text(part.canonical_input())
-        elif isinstance(part, ToolResultPart):
-            total += 8 + estimate_text(part.output)
-    return total
+    return _DEFAULT.message(message)
 
 
 def estimate_messages(messages: Iterable[Message]) -> int:
-    return sum(estimate_message(m) for m in messages)
+    return _DEFAULT.messages(messages)
 
 
 def estimate_schemas(schemas: Iterable[Any]) -> int:
-    return sum(estimate_text(json.dumps(s, default=str)) for s in schemas)
+    return _DEFAULT.schemas(schemas)
+
+
+def estimator_for(session: Session) -> TokenEstimator:
+    """The session's calibrated estimator (the default ratio until a provider reported)."""
+    ratio = context_state(session).get("chars_per_token")
+    if isinstance(ratio, int | float) and PLAUSIBLE_RATIO[0] <= ratio <= PLAUSIBLE_RATIO[1]:
+        return TokenEstimator(ratio)
+    return _DEFAULT
+
+
+def reported_input_tokens(input_tokens: int, cached_tokens: int) -> int:
+    """The whole prompt as reported: some providers count cached tokens apart."""
+    return input_tokens + cached_tokens if cached_tokens > input_tokens else input_tokens
+
+
+def plausible(size: RequestSize, reported: int) -> bool:
+    """Whether a reported prompt size can be the request we measured."""
+    text_tokens = reported - size.overhead
+    if reported <= 0 or text_tokens <= 0:
+        return False
+    ratio = size.units / text_tokens
+    return PLAUSIBLE_RATIO[0] <= ratio <= PLAUSIBLE_RATIO[1]
+
+
+def calibrate(session: Session, size: RequestSize, reported: int) -> bool:
+    """Fold one reported prompt size into the session's chars-per-token ratio."""
+    if reported < CALIBRATE_MIN_TOKENS or not plausible(size, reported):
+        return False
+    observed = size.units / (reported - size.overhead)
+    state = context_state(session)
+    samples = int(state.get("samples") or 0)
+    current = float(state.get("chars_per_token") or CHARS_PER_TOKEN)
+    weight = max(0.25, 1.0 / (samples + 2))
+    state["chars_per_token"] = round(current * (1 - weight) + observed * weight, 4)
+    state["samples"] = samples + 1
+    return True
+
+
+# --- turns ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Span:
+    """One turn of the active context: ``messages[start:end]``.
+
+    A turn starts at a user message the user typed (not a synthetic note) and runs to
+    the next one, so an assistant's tool calls and their results never split. Messages
+    before the first prompt (an earlier compaction's summary) form a head span whose
+    ``number`` is None; otherwise ``number`` is the prompt's 1-based position among
+    the transcript's prompts, stable across compactions.
+    """
+
+    start: int
+    end: int
+    number: int | None
+    ids: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+def is_prompt(message: Message) -> bool:
+    return message.role == "user" and not message.synthetic
+
+
+def prompt_numbers(transcript: Iterable[Message]) -> dict[str, int]:
+    """The id of each prompt in the transcript -> its 1-based turn number."""
+    numbers: dict[str, int] = {}
+    for message in transcript:
+        if is_prompt(message):
+            numbers[message.id] = len(numbers) + 1
+    return numbers
+
+
+def split_turns(messages: Sequence[Message], numbers: dict[str, int] | None = None) -> list[Span]:
+    spans: list[Span] = []
+    start = 0
+    for index, message in enumerate(messages):
+        if is_prompt(message) and index > start:
+            spans.append(_span(messages, start, index, numbers))
+            start = index
+    if start < len(messages):
+        spans.append(_span(messages, start, len(messages), numbers))
+    return spans
+
+
+def _span(messages: Sequence[Message], start: int, end: int, numbers: dict[str, int] | None) -> Span:
+    first = messages[start]
+    number = None
+    if is_prompt(first):
+        number = (numbers or {}).get(first.id)
+        if number is None and numbers is None:
+            number = -1  # a prompt, number unknown without the transcript
+    return Span(start, end, number, tuple(m.id for m in messages[start:end]))
+
+
+def origins(compactions: Iterable[dict[str, Any]]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """For each message a compaction created: (how, the transcript ids it stands for).
+
+    Follows chains (a summary that replaced an earlier summary stands for what that one
+    replaced). Records that do not follow the ``{"replaced": [ids], "by": id, "how":
+    ...}`` shape are skipped.
+    """
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for compaction in compactions:
+        items = compaction.get("record") if isinstance(compaction, dict) else None
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict):
+                continue
+            by, replaced = item.get("by"), item.get("replaced")
+            if not isinstance(by, str) or not isinstance(replaced, list):
+                continue
+            expanded: list[str] = []
+            for old in replaced:
+                if isinstance(old, str):
+                    expanded.extend(found[old][1] if old in found else (old,))
+            found[by] = (str(item.get("how") or "replaced"), tuple(dict.fromkeys(expanded)))
+    return found
+
+
+# --- running a compaction ----------------------------------------------------------------------
+
+
+async def compact(
+    session: Session,
+    reason: str,
+    *,
+    system_tokens: int,
+    capacity: int,
+    target_tokens: int | None = None,
+    instructions: str | None = None,
+) -> CompactionResult | None:
+    """Ask the compactor (``ketch_compact``) to shrink the active context and apply it.
+
+    The compactor may return its result or an awaitable of it (a model summarizer).
+    Returns the applied result, or None when no compactor answered or nothing changed.
+    The transcript is never touched; ``session.active`` is replaced, the record is
+    appended to ``session.compactions`` and a ``compaction`` event is emitted.
+    """
+    from ketch.compaction import CompactionRequest, CompactionResult
+    from ketch.events import CompactionEvent, NoticeEvent
+
+    kernel = session.kernel
+    settings = kernel.settings.compaction
+    estimator = estimator_for(session)
+    before_messages = session.active
+    before = system_tokens + estimator.messages(before_messages)
+    target = int(settings.target * capacity) if target_tokens is None else int(target_tokens)
+    kernel.hooks.before_compaction(session, reason)
+    request = CompactionRequest(
+        session=session,
+        messages=before_messages,
+        system_tokens=system_tokens,
+        target_tokens=max(target, 1),
+        capacity_tokens=capacity,
+        reason=reason,  # type: ignore[arg-type]
+        instructions=instructions,
+        pinned=frozenset(session.pins),
+    )
+    try:
+        result: Any = kernel.hooks.compact(request)
+        if inspect.isawaitable(result):
+            result = await result
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a compactor bug must not end the turn
+        kernel.emit(session, NoticeEvent(level="warning", message=f"compaction failed: {type(exc).__name__}: {exc}"))
+        return None
+    if not isinstance(result, CompactionResult):
+        return None
+    if session.active is not before_messages:
+        return None  # the context moved on while a model summarized: stale
+    if tuple(m.id for m in result.messages) == tuple(m.id for m in before_messages):
+        return None  # nothing to compact
+    session.active = tuple(result.messages)
+    after = system_tokens + estimator.messages(session.active)
+    record = {
+        "n": len(session.compactions) + 1,
+        "reason": reason,
+        "compactor": result.compactor,
+        "before_tokens": before,
+        "after_tokens": after,
+        "record": result.record,
+    }
+    session.compactions.append(record)
+    kernel.emit(
+        session,
+        CompactionEvent(before_tokens=before, after_tokens=after, compactor=result.compactor, summary=result.summary),
+    )
+    kernel.hooks.after_compaction(session, result)
+    return result

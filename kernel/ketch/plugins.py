@@ -180,9 +180,13 @@ def discover(environ: dict[str, str] | None = None) -> list[Candidate]:
         module = module.strip()
         name = name.strip() or module.rsplit(".", 1)[-1]
         found.append(
-            Candidate(name=name, module=module, load=lambda m=module: importlib.import_module(m), distribution="(KETCH_LOAD)", explicit=True)
+            Candidate(name=name, module=module, load=_importer(module), distribution="(KETCH_LOAD)", explicit=True)
         )
     return found
+
+
+def _importer(module: str) -> Callable[[], Any]:
+    return lambda: importlib.import_module(module)
 
 
 class PluginManager(pluggy.PluginManager):
@@ -278,7 +282,9 @@ class PluginManager(pluggy.PluginManager):
             for impl in caller.get_hookimpls():
                 if impl.plugin is not plugin or impl.wrapper or impl.hookwrapper:
                     continue
-                impl.function = self._guarded(impl.function, name, caller.name)
+                # HookImpl.function is Final in pluggy's stubs; replacing it keeps pluggy's
+                # call machinery (argnames were computed from the original) intact.
+                impl.function = self._guarded(impl.function, name, caller.name)  # type: ignore[misc]
 
     def _guarded(self, fn: Callable[..., Any], plugin: str, hook: str) -> Callable[..., Any]:
         from ketch.errors import KetchError

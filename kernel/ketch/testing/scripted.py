@@ -89,12 +89,12 @@ class ScriptedProvider:
         if self.log_path is not None:
             with self.log_path.open("a", encoding="utf-8") as log:
                 log.write(request.model_dump_json() + "\n")
-        step = self.script.pop(0) if self.script else {"text": "(script exhausted)"}
+        step: dict[str, Any] = self.script.pop(0) if self.script else {"text": "(script exhausted)"}
         if step.get("delay"):
             await asyncio.sleep(float(step["delay"]))
         if step.get("reasoning"):
             yield ReasoningDelta(text=step["reasoning"])
-        err = step.get("error")
+        err: dict[str, Any] | None = step.get("error")
         if err:
             if step.get("after_text"):
                 yield TextDelta(text=step["after_text"])
@@ -127,7 +127,7 @@ class ScriptedProvider:
                 parts.append(ToolCallPart(id=call_id, name=item["name"], input=item.get("input", {})))
         stop = step.get("stop_reason") or ("tool_use" if tool_calls else "end_turn")
         usage = Usage(**(step.get("usage") or {"input_tokens": 10, "output_tokens": 5}))
-        yield Completed(message=Message(role="assistant", parts=tuple(parts)), stop_reason=stop, usage=usage)
+        yield Completed(message=Message(role="assistant", parts=tuple(parts)), stop_reason=stop, usage=usage)  # type: ignore[arg-type]
 
     async def list_models(self) -> list[ModelInfo]:
         return [ModelInfo(id=self.model, context_window=self.config.context_window)]
