@@ -32,6 +32,8 @@ def _plugins_run(kernel: Kernel, args: argparse.Namespace) -> int:
     for registry in ("commands", "frontends", "provider_kinds", "tools"):
         getattr(kernel, registry)
     infos = [i for i in kernel.pm.infos.values() if i.name != "builtin"]
+    for notice in kernel.notices:
+        print(f"ketch: {notice}", file=sys.stderr)
     if args.json:
         print(json.dumps([i.as_dict() for i in infos], indent=2))
         return 0

@@ -181,6 +181,8 @@ def ketch_compact(request: CompactionRequest) -> CompactionResult | None:
     trigger, after a provider reports a context overflow, and for ``/compact``.
     Return a :class:`ketch.compaction.CompactionResult` with the new active messages
     and a record of what was replaced, or None to let the next compactor try.
+    A compactor that must wait (a model summarizer) may return an awaitable of that
+    result instead; the kernel awaits it before the request is built.
     Stops at the first non-None result. Never modifies the saved transcript.
     """
 

@@ -27,14 +27,22 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ketch.context import (
-    DEFAULT_CONTEXT_WINDOW,
+    calibrate,
+    compact,
+    context_budget,
     effective_capacity,
-    estimate_messages,
     estimate_schemas,
     estimate_text,
+    estimator_for,
+    learn_capacity,
+    learn_provider_window,
+    plausible,
+    reported_input_tokens,
+    split_turns,
+    utilization,
+    window_and_reserve,
 )
 from ketch.events import (
-    CompactionEvent,
     ErrorEvent,
     MessageEvent,
     NoticeEvent,
@@ -58,7 +66,7 @@ from ketch.messages import (
     pending_tool_calls,
 )
 from ketch.policy import ApprovalRequest, PermissionSnapshot, ProposedCall, Vote, combine_votes
-from ketch.prompt import join_parts
+from ketch.prompt import PromptPart, join_parts
 from ketch.providers import (
     Completed,
     ErrorKind,
@@ -232,28 +240,43 @@ class Turn:
     # --- context ---------------------------------------------------------------------------
 
     def _window(self) -> tuple[int, int | None]:
-        session = self.session
-        config = getattr(session.provider, "config", None)
-        reserve = self.loop_settings.max_output_tokens or getattr(config, "max_output_tokens", None)
-        window = session.context_window or getattr(config, "context_window", None)
-        return int(window or DEFAULT_CONTEXT_WINDOW), reserve
+        window, reserve, _ = window_and_reserve(self.session)
+        return window, reserve
+
+    def _system(self, specs: tuple[ToolSpec, ...]) -> tuple[str, list[PromptPart], int]:
+        """The system prompt, its parts, and the tokens it and the tool schemas take."""
+        parts = self.kernel.hooks.system_prompt_parts(self.session)
+        system = join_parts(parts)
+        estimator = estimator_for(self.session)
+        fixed = estimator.text(system) + estimator.schemas(s.model_dump() for s in specs)
+        return system, parts, fixed
 
     async def _build_request(self, snapshot: PermissionSnapshot) -> ProviderRequest:
         session = self.session
+        settings = self.compaction_settings
         tools = self.offered_tools(snapshot)
         specs = tuple(ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema()) for t in tools)
-        system = join_parts(self.kernel.hooks.system_prompt_parts(session))
-        window, reserve = self._window()
-        capacity = effective_capacity(window, reserve)
-        fixed = estimate_text(system) + estimate_schemas(s.input_schema for s in specs)
-        projected = fixed + estimate_messages(session.active)
-        trigger = self.compaction_settings.trigger * capacity
-        if projected > trigger:
-            self._compact("auto", fixed, capacity)
-            projected = fixed + estimate_messages(session.active)
+        await learn_provider_window(session)
+        capacity = context_budget(session).capacity
+        system, parts, fixed = self._system(specs)
+        pending = getattr(self, "_pending_compaction", None)
+        if pending is not None:
+            self._pending_compaction = None
+            reason, limit, instructions = pending
+            limit = min(limit, capacity)
+            messages = estimator_for(session).messages(session.active)
+            # The provider said it does not fit, whatever the estimate says: at least halve.
+            target = min(int(settings.target * limit), fixed + messages // 2)
+            if await compact(session, reason, system_tokens=fixed, capacity=limit, target_tokens=target, instructions=instructions):
+                system, parts, fixed = self._system(specs)
+        projected = fixed + estimator_for(session).messages(session.active)
+        if projected > settings.trigger * capacity and await compact(session, "auto", system_tokens=fixed, capacity=capacity):
+            system, parts, fixed = self._system(specs)
+            projected = fixed + estimator_for(session).messages(session.active)
         if projected > capacity:
-            self._overflow(system, specs, fixed, capacity)
-        max_out = reserve or self.loop_settings.max_output_tokens
+            self._overflow(system, specs, fixed, capacity, parts=parts)
+        self._request_size = estimator_for(session).request(system, [s.model_dump() for s in specs], session.active)
+        max_out = self._window()[1] or self.loop_settings.max_output_tokens
         return ProviderRequest(
             model=session.model,
             system=system,
@@ -263,46 +286,51 @@ class Turn:
         )
 
     def _compact(self, reason: str, fixed: int, capacity: int, instructions: str | None = None) -> bool:
-        from ketch.compaction import CompactionRequest
-
-        session = self.session
-        before = fixed + estimate_messages(session.active)
-        self.kernel.hooks.before_compaction(session, reason)
-        result = self.kernel.hooks.compact(
-            CompactionRequest(
-                session=session,
-                messages=session.active,
-                system_tokens=fixed,
-                target_tokens=int(self.compaction_settings.target * capacity),
-                capacity_tokens=capacity,
-                reason=reason,  # type: ignore[arg-type]
-                instructions=instructions,
-                pinned=frozenset(session.pins),
-            )
-        )
-        if result is None:
+        """Arrange a compaction before the next request is built (``_build_request`` runs
+        it, where a model summarizer can be awaited). ``capacity`` below the usual one
+        (a provider's overflow error named its limit) is remembered for the session.
+        True when a compactor is loaded to do it."""
+        if not self.kernel.pm.hook.ketch_compact.get_hookimpls():
             return False
-        session.active = tuple(result.messages)
-        record = {"reason": reason, "compactor": result.compactor, "before_tokens": before, "after_tokens": result.after_tokens, "record": result.record}
-        session.compactions.append(record)
-        self.emit(CompactionEvent(before_tokens=before, after_tokens=result.after_tokens, compactor=result.compactor, summary=result.summary))
-        self.kernel.hooks.after_compaction(session, result)
+        learn_capacity(self.session, capacity)
+        self._pending_compaction = (reason, capacity, instructions)
         return True
 
-    def _overflow(self, system: str, specs: tuple[ToolSpec, ...], fixed: int, capacity: int) -> None:
+    def _overflow(self, system: str, specs: tuple[ToolSpec, ...], fixed: int, capacity: int, *, parts: list[PromptPart] | None = None) -> None:
+        """Stop before any request: protected content alone does not fit. Say what takes room."""
         session = self.session
-        pinned = [m for m in session.active if m.id in session.pins]
-        recent = session.active[-1:] if session.active else ()
+        estimator = estimator_for(session)
+        spans = split_turns(session.active)
+        pinned_ids = set(session.pins)
+        recent = spans[-self.compaction_settings.keep_recent_turns :] if spans else []
+        recent_ids = {i for span in recent for i in span.ids}
+        pinned = [m for span in spans if pinned_ids.intersection(span.ids) and not recent_ids.intersection(span.ids) for m in session.active[span.start : span.end]]
+        recent_tokens = sum(estimator.messages(session.active[s.start : s.end]) for s in recent)
+        pinned_tokens = estimator.messages(pinned)
+        system_tokens = estimator.text(system)
+        schema_tokens = fixed - system_tokens
+        total = fixed + estimator.messages(session.active)
+        other = total - fixed - recent_tokens - pinned_tokens
+        sizes = sorted(((estimator.text(p.render()), p.title or p.source or "untitled") for p in parts or [] if p.text.strip()), reverse=True)
+        largest = ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:3])
         breakdown = (
-            f"system prompt ~{estimate_text(system)} tokens, tool schemas ~{fixed - estimate_text(system)}, "
-            f"pinned ~{estimate_messages(pinned)}, recent ~{estimate_messages(recent)}, "
-            f"whole context ~{fixed + estimate_messages(session.active)}, effective capacity {capacity}"
+            f"system prompt ~{system_tokens:,} tokens" + (f" (largest: {largest})" if largest else "")
+            + f", tool schemas ~{schema_tokens:,} ({len(specs)} tools), pinned ~{pinned_tokens:,}, "
+            f"recent ~{recent_tokens:,}, other ~{max(other, 0):,}; total ~{total:,} of an effective capacity of {capacity:,}"
         )
+        remedies = []
+        if pinned_tokens:
+            remedies.append("unpin turns (/unpin)")
+        if recent_tokens > capacity // 2:
+            remedies.append("send a shorter message, or ask for less output at once")
+        if system_tokens > capacity // 4:
+            remedies.append("shorten the instruction files or the project memory")
+        if schema_tokens > capacity // 4:
+            remedies.append("disable tools or plugins you do not need (--no-plugin NAME)")
+        remedies += ["start a new session", "use a model with a larger context window (context_window in config.toml)"]
         raise _TurnStop(
             "context_overflow",
-            "the context does not fit the model even after compaction (" + breakdown + "). "
-            "Remedies: unpin turns (/unpin), shorten the instruction files, disable tools you do not need, "
-            "start a new session, or use a model with a larger context window (context_window in config).",
+            "the context does not fit the model even after compaction: " + breakdown + ". Remedies: " + "; ".join(remedies) + ".",
         )
 
     # --- the provider -------------------------------------------------------------------
@@ -359,21 +387,32 @@ class Turn:
         return completed
 
     def _record_usage(self, completed: Completed) -> None:
+        """Add the usage up and report the meter: the active context over effective capacity.
+
+        The active context after a response is the request just sent plus the answer.
+        The request's size is what the provider reported when that is plausible (it also
+        calibrates the estimator), else the estimate.
+        """
+        session = self.session
         usage = completed.usage
         self.usage = self.usage + usage
-        self.session.usage = self.session.usage + usage
-        window, reserve = self._window()
-        capacity = effective_capacity(window, reserve)
-        context_tokens = usage.input_tokens + usage.output_tokens
-        if not usage.input_tokens:
-            context_tokens = estimate_messages(self.session.active) + estimate_messages([completed.message])
-        self.session.last_input_tokens = context_tokens
+        session.usage = session.usage + usage
+        capacity = context_budget(session).capacity
+        size = getattr(self, "_request_size", None)
+        reported = reported_input_tokens(usage.input_tokens, usage.cached_tokens)
+        if size is not None:
+            calibrate(session, size, reported)
+            request_tokens = reported if plausible(size, reported) else estimator_for(session).units(size.units) + size.overhead
+        else:
+            request_tokens = reported or estimator_for(session).messages(session.active)
+        context_tokens = request_tokens + estimator_for(session).message(completed.message)
+        session.last_input_tokens = context_tokens
         self.emit(
             UsageEvent(
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
                 cached_tokens=usage.cached_tokens,
-                context_utilization=min(max(context_tokens / capacity, 0.0), 1.0),
+                context_utilization=utilization(context_tokens, capacity),
                 context_tokens=context_tokens,
                 effective_capacity=capacity,
             )

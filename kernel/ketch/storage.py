@@ -46,6 +46,7 @@ class SessionSummary(BaseModel):
 
     id: str
     name: str = ""
+    title: str = ""  # the session's first prompt, shortened (for lists when it has no name)
     model: str = ""
     mode: str = "build"
     created: float = 0.0

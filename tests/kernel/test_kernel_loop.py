@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from ketch.messages import Message
 from ketch.policy import ApprovalAnswer, ApprovalRequest
@@ -461,7 +462,7 @@ def test_history_is_immutable_and_turns_return_a_new_one(tmp_path: Path) -> None
     assert after is not before and after[: len(before)] == before
     assert [m.model_dump_json() for m in before] == snapshot
     assert isinstance(before, tuple)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         before[0].parts = ()  # type: ignore[misc]
 
 
@@ -500,5 +501,5 @@ def test_prompt_hook_can_block_and_add_context(tmp_path: Path) -> None:
 
 def test_messages_are_frozen_models() -> None:
     message = Message.user("hi")
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         message.role = "assistant"  # type: ignore[misc]

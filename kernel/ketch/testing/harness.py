@@ -99,11 +99,15 @@ class Harness:
         env: dict[str, str] | None = None,
         trusted: bool | None = None,
         context_window: int | None = None,
+        provider_name: str | None = None,
     ) -> Harness:
         """Boot a kernel under ``root``: workspace ``root/ws``, config/state in ``root``.
 
         ``bundled``: True loads every bundled plugin, False none, a list only those
         (the essential set always loads). ``config`` is the user config.toml text.
+        ``provider_name``: build the session's provider from configuration by this name
+        (a provider plugin under test) instead of handing it the scripted provider,
+        which stays available as the provider kind ``scripted``.
         """
         root = Path(root)
         workspace = root / "ws"
@@ -128,20 +132,25 @@ class Harness:
                 environ=environ,
                 autoload=bundled is not False,
                 plugins=[("scripted", _ScriptedPlugin(kind)), *(plugins or [])],
-                cli_settings={"provider": "scripted", **(settings or {})},
+                cli_settings={"provider": provider_name or "scripted", **(settings or {})},
                 trusted=trusted,
             )
         harness = cls(kernel, provider, workspace)
         harness.environ = environ
+        harness.provider_name = provider_name
         return harness
 
     environ: dict[str, str] = {}
+    provider_name: str | None = None
 
     @property
     def session(self) -> Session:
         if self._session is None:
             with patched_environ({k: v for k, v in self.environ.items() if k.startswith(("KETCH_", "XDG_"))}):
-                self._session = self.kernel.new_session(provider=self.provider, listeners=[self.events.append])
+                if self.provider_name:
+                    self._session = self.kernel.new_session(provider_name=self.provider_name, listeners=[self.events.append])
+                else:
+                    self._session = self.kernel.new_session(provider=self.provider, listeners=[self.events.append])
         return self._session
 
     def resume(self, session_id: str | None = None) -> Session:
