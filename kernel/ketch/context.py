@@ -21,6 +21,7 @@ import asyncio
 import inspect
 import json
 import math
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -171,8 +172,27 @@ def text_units(text: str) -> float:
     return len(text) + 1.5 * extra
 
 
+# Message sizes, remembered per message object (messages are immutable): the loop sizes
+# the whole active context before every request, and compaction sizes it several times.
+_SIZES: dict[int, tuple[weakref.ref[Message], float, int]] = {}
+
+
 def _message_size(message: Message) -> tuple[float, int]:
     """(weighted characters, framing tokens) of one message."""
+    key = id(message)
+    hit = _SIZES.get(key)
+    if hit is not None and hit[0]() is message:
+        return hit[1], hit[2]
+    units, overhead = _measure(message)
+    try:
+        ref = weakref.ref(message, lambda _, key=key: _SIZES.pop(key, None))  # type: ignore[misc]
+    except TypeError:
+        return units, overhead
+    _SIZES[key] = (ref, units, overhead)
+    return units, overhead
+
+
+def _measure(message: Message) -> tuple[float, int]:
     units = 0.0
     overhead = MESSAGE_OVERHEAD
     for part in message.parts:
@@ -440,3 +460,17 @@ async def compact(
     )
     kernel.hooks.after_compaction(session, result)
     return result
+
+
+def request_overhead(session: Session) -> tuple[str, list[Any], list[dict[str, Any]], int]:
+    """Outside a turn (``/context``, ``/compact``): the system prompt, its parts, the tool
+    specs offered in the session's mode, and the tokens those take in every request."""
+    from ketch.prompt import join_parts
+
+    kernel = session.kernel
+    parts = kernel.hooks.system_prompt_parts(session)
+    system = join_parts(parts)
+    tools = [t for t in kernel.tools.values() if session.mode != "plan" or not t.mutating]
+    specs = [{"name": t.name, "description": t.description, "input_schema": t.input_schema()} for t in tools]
+    estimator = estimator_for(session)
+    return system, parts, specs, estimator.text(system) + estimator.schemas(specs)

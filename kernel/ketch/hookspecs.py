@@ -167,7 +167,8 @@ def ketch_sandbox_command(argv: list[str], workspace: Path, network: bool) -> li
 def ketch_system_prompt(session: Session) -> list[PromptPart] | PromptPart | str | None:
     """Contribute parts of the system prompt.
 
-    Called before every provider request. Return a string, a
+    Called before every provider request (and again after a compaction, and when a
+    command such as ``/context`` measures the context). Return a string, a
     :class:`ketch.prompt.PromptPart` (with an ``order`` and a ``title``) or a list of
     them; None contributes nothing. The kernel joins all parts, sorted by order.
     """

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ketch.context import (
+    RequestSize,
     calibrate,
     compact,
     context_budget,
@@ -239,6 +240,11 @@ class Turn:
 
     # --- context ---------------------------------------------------------------------------
 
+    # A compaction the provider's overflow error asked for, run when the next request is built.
+    _pending_compaction: tuple[str, int, str | None] | None = None
+    # The size of the request just built, to read the provider's reported tokens against.
+    _request_size: RequestSize | None = None
+
     def _window(self) -> tuple[int, int | None]:
         window, reserve, _ = window_and_reserve(self.session)
         return window, reserve
@@ -259,7 +265,7 @@ class Turn:
         await learn_provider_window(session)
         capacity = context_budget(session).capacity
         system, parts, fixed = self._system(specs)
-        pending = getattr(self, "_pending_compaction", None)
+        pending = self._pending_compaction
         if pending is not None:
             self._pending_compaction = None
             reason, limit, instructions = pending
@@ -398,7 +404,7 @@ class Turn:
         self.usage = self.usage + usage
         session.usage = session.usage + usage
         capacity = context_budget(session).capacity
-        size = getattr(self, "_request_size", None)
+        size = self._request_size
         reported = reported_input_tokens(usage.input_tokens, usage.cached_tokens)
         if size is not None:
             calibrate(session, size, reported)
@@ -442,7 +448,7 @@ class Turn:
         return bool(calls)
 
     async def _run_call(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResultPart:
-        self.emit(ToolCallEvent(id=call.id, name=call.name, input=call.input))
+        self.emit(ToolCallEvent(id=call.id, name=call.name, input=call.input, summary=self._call_summary(call)))
         result, outcome = await self._decide_and_run(call, snapshot)
         self.emit(
             ToolResultEvent(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome)  # type: ignore[arg-type]
@@ -474,7 +480,7 @@ class Turn:
                 break
             streak += 1
         self.recent_calls.append(key)
-        if streak + 1 >= self.loop_settings.duplicate_call_limit:
+        if streak + 1 >= self.loop_settings.duplicate_call_limit and not tool.repeatable:
             return self._refuse(call, f"[ketch] You have made this exact call {streak + 1} times in a row; it was not run again. Its result will not change: use the earlier result, or try something different.")
         ctx = self._tool_context(call, snapshot, tool)
         try:
@@ -507,6 +513,16 @@ class Turn:
         if notes:
             result = result.model_copy(update={"output": result.output + "\n\n" + "\n".join(notes)})
         return result, ("succeeded" if result.ok else "failed")
+
+    def _call_summary(self, call: ToolCallPart) -> str:
+        """The one line shown for a call (the full command line for shell), when it validates."""
+        tool = self.kernel.tools.get(call.name)
+        if tool is None or call.input_error:
+            return ""
+        try:
+            return self._summary(tool, tool.input_model.model_validate(call.input))
+        except ValidationError:
+            return ""
 
     def _summary(self, tool: Tool, args: Any) -> str:
         try:

@@ -355,6 +355,11 @@ class PluginManager(pluggy.PluginManager):
 
 
 def fail_closed_result(hook: str, plugin: str, exc: BaseException) -> Any:
+    if hook == "ketch_sandbox_command":
+        # None would mean "run it unsandboxed": refuse instead; the tool reports it.
+        from ketch.errors import KetchError
+
+        raise KetchError(f"sandbox plugin '{plugin}' failed ({type(exc).__name__}: {exc}); the command was not run")
     if hook == "ketch_policy_vote":
         from ketch.policy import Vote
 

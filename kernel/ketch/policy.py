@@ -23,6 +23,8 @@ MODES: tuple[Mode, ...] = ("plan", "build")
 PROFILES: tuple[Profile, ...] = ("manual", "assisted", "full-access")
 
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
+# Joins the scopes of several voters (or several rules) into one approval scope.
+SCOPE_SEPARATOR = "; "
 
 
 class Vote(BaseModel):
@@ -31,7 +33,7 @@ class Vote(BaseModel):
     decision: Decision
     reason: str = ""
     plugin: str = ""
-    # For ask: the scope an "always allow" answer would grant (e.g. "shell:git status").
+    # For ask: the scope an "always allow" answer would grant (e.g. "shell(git status:*)").
     scope: str | None = None
 
 
@@ -67,9 +69,12 @@ def combine_votes(votes: Iterable[Vote | None]) -> Vote:
     """deny > ask > allow; no vote at all means ask."""
     best: Vote | None = None
     reasons: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
+    scopes: list[str | None] = []
     for vote in votes:
         if vote is None:
             continue
+        if vote.decision == "ask":
+            scopes.append(vote.scope)
         if vote.reason:
             reasons[vote.decision].append(vote.reason)
         if best is None or _RANK[vote.decision] > _RANK[best.decision]:
@@ -79,7 +84,12 @@ def combine_votes(votes: Iterable[Vote | None]) -> Vote:
     if best.decision != "allow":
         # Say every reason for the winning decision, not just the first plugin's.
         joined = "; ".join(dict.fromkeys(reasons[best.decision]))
-        return best.model_copy(update={"reason": joined or best.reason})
+        update: dict[str, object] = {"reason": joined or best.reason}
+        if best.decision == "ask":
+            # "Always allow" must satisfy every voter that asked: all their scopes, or
+            # none at all when one of them offers no scope (it would ask again anyway).
+            update["scope"] = SCOPE_SEPARATOR.join(dict.fromkeys(scopes)) if scopes and None not in scopes else None
+        return best.model_copy(update=update)
     return best
 
 

@@ -100,6 +100,9 @@ class Tool:
     input_model: ClassVar[type[BaseModel]]
     effects: ClassVar[frozenset[Effect]] = frozenset()
     mutating: ClassVar[bool] = True
+    # True when the same call can rightly give a new result each time (reading a
+    # background job's new output): the loop's duplicate-call breaker leaves it alone.
+    repeatable: ClassVar[bool] = False
     plugin: str = ""  # filled by the registry: which plugin registered it
 
     def accesses(self, args: BaseModel, ctx: ToolContext) -> list[Access]:

@@ -1,1 +1,52 @@
-"""ketch_compact: not built yet."""
+"""Compaction: the deterministic compactor and the model summarizer, and the commands
+``/compact [instructions]``, ``/pin`` and ``/unpin``.
+
+``[compaction] compactor = "deterministic"`` (default; no model call) or ``"model"``
+(asks the session's provider for a structured summary; falls back to the
+deterministic one on any failure). The hook runs last, so a third-party compactor
+installed alongside answers first. See docs/context.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ketch import hookimpl
+from ketch.commands import Command
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.commands import SlashContext
+    from ketch.compaction import CompactionRequest
+
+
+@hookimpl(trylast=True)
+def ketch_compact(request: CompactionRequest) -> Any:
+    from ketch_compact.compactor import run
+
+    return run(request)
+
+
+async def _compact(ctx: SlashContext) -> None:
+    from ketch_compact.commands import slash_compact
+
+    await slash_compact(ctx)
+
+
+def _pin(ctx: SlashContext) -> None:
+    from ketch_compact.commands import slash_pin
+
+    slash_pin(ctx)
+
+
+def _unpin(ctx: SlashContext) -> None:
+    from ketch_compact.commands import slash_unpin
+
+    slash_unpin(ctx)
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    register(Command(name="compact", help="compact the context now: /compact [what the summary should focus on]", slash=True, slash_run=_compact))
+    register(Command(name="pin", help="keep a turn verbatim through compaction: /pin (last turn), /pin N, /pin ID", slash=True, slash_run=_pin))
+    register(Command(name="unpin", help="let a pinned turn be compacted again: /unpin (last turn), /unpin N|ID|all", slash=True, slash_run=_unpin))

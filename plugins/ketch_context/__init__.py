@@ -1,1 +1,65 @@
-"""ketch_context: not built yet."""
+"""Context building: the system prompt (identity, environment, instruction files with
+their pointers, repository overview, project memory, the tools for the mode), the
+``remember`` tool and the ``/context`` and ``/memory`` commands. See docs/context.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ketch import hookimpl
+from ketch.commands import Command
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.commands import SlashContext
+    from ketch.compaction import CompactionResult
+    from ketch.prompt import PromptPart
+    from ketch.session import Session
+
+
+@hookimpl
+def ketch_system_prompt(session: Session) -> list[PromptPart]:
+    from ketch_context.builder import system_prompt
+
+    return system_prompt(session)
+
+
+@hookimpl
+def ketch_register_tools(register: Callable[[Any], None]) -> None:
+    from ketch_context.remember import Remember
+
+    register(Remember())
+
+
+def _context(ctx: SlashContext) -> None:
+    from ketch_context.commands import slash_context
+
+    slash_context(ctx)
+
+
+def _memory(ctx: SlashContext) -> None:
+    from ketch_context.commands import slash_memory
+
+    slash_memory(ctx)
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    register(Command(name="context", help="what the context holds: token breakdown; verbatim, pruned, summarized and excluded turns", slash=True, slash_run=_context))
+    register(Command(name="memory", help="the project memory: /memory · /memory add TEXT · /memory forget N", slash=True, slash_run=_memory))
+
+
+@hookimpl
+def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
+    # Instruction files are re-read from disk after every compaction.
+    from ketch_context.builder import reread_instructions
+
+    reread_instructions(session)
+
+
+@hookimpl
+def ketch_session_end(session: Session, reason: str) -> None:
+    from ketch_context.builder import forget
+
+    forget(session)

@@ -1,1 +1,23 @@
-"""ketch_fs: not built yet."""
+"""ketch_fs: the file tools — read_file, write_file, edit_file, list_dir, glob.
+
+Every path is resolved against the workspace fixed at session start and declared to
+the policy (outside the workspace, the guards ask); writes go through the
+read-coverage guard and show a unified diff. See docs/tools.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ketch import hookimpl
+
+
+@hookimpl
+def ketch_register_tools(register: Callable[[Any], None]) -> None:
+    from ketch_fs.edit_tools import EditFile, WriteFile
+    from ketch_fs.listing import Glob, ListDir
+    from ketch_fs.read_tool import ReadFile
+
+    for tool in (ReadFile(), WriteFile(), EditFile(), ListDir(), Glob()):
+        register(tool)

@@ -1,1 +1,27 @@
-"""ketch_interactive: not built yet."""
+"""ketch_interactive: the interactive shell (``ketch`` on a terminal).
+
+Import-light on purpose: ``ketch --help`` imports every plugin, so prompt_toolkit and
+rich load only when the shell actually runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ketch import hookimpl
+from ketch.frontends import Frontend
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+
+
+def run_shell(kernel: Kernel) -> int:
+    from ketch_interactive.shell import run_shell as run
+
+    return run(kernel)
+
+
+@hookimpl
+def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
+    register(Frontend(name="shell", run=run_shell, help="the interactive shell"))

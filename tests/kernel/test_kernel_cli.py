@@ -211,7 +211,7 @@ def ketch_register_tools(register):
 
 
 def dist_env(site: Path, **extra: str) -> dict[str, str]:
-    return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]), "KETCH_AUTOLOAD": "all", **extra}
+    return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]), "KETCH_AUTOLOAD": "all", "KETCH_PLUGINS": "", **extra}
 
 
 def test_third_party_plugins_are_discovered_isolated_and_offered(tmp_path: Path) -> None:

@@ -155,7 +155,10 @@ class Harness:
 
     def resume(self, session_id: str | None = None) -> Session:
         with patched_environ({k: v for k, v in self.environ.items() if k.startswith(("KETCH_", "XDG_"))}):
-            self._session = self.kernel.resume_session(session_id, provider=self.provider, listeners=[self.events.append])
+            if self.provider_name:
+                self._session = self.kernel.resume_session(session_id, provider_name=self.provider_name, listeners=[self.events.append])
+            else:
+                self._session = self.kernel.resume_session(session_id, provider=self.provider, listeners=[self.events.append])
         return self._session
 
     async def turn(self, prompt: str, *, approver: Approver | None = None) -> TurnEndEvent:

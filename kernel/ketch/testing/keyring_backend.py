@@ -11,8 +11,9 @@ For a subprocess (``ketch`` as a CLI), through keyring's own variable::
     PYTHON_KEYRING_BACKEND=ketch.testing.keyring_backend.FileKeyring
     KETCH_TEST_KEYRING_FILE=/tmp/.../keyring.json   # shared by every process of a test
 
-``LockedKeyring`` behaves like a locked Secret Service (every read raises
-``KeyringLocked``). These backends keep secrets in memory or a plain file: for tests
+``throwaway_keyring()`` does the in-process setup for the length of a ``with`` block
+(a store opened inside it gets a fresh key). ``LockedKeyring`` behaves like a locked
+Secret Service (every read raises ``KeyringLocked``). These backends keep secrets in memory or a plain file: for tests
 and throwaway stores only, never for real keys.
 """
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from keyring.backend import KeyringBackend
@@ -103,3 +106,17 @@ class LockedKeyring(KeyringBackend):
 
     def delete_password(self, service: str, username: str) -> None:
         raise KeyringLocked("the collection is locked")
+
+
+@contextmanager
+def throwaway_keyring() -> Iterator[MemoryKeyring]:
+    """Use an empty in-memory keyring inside the block, then put the previous one back."""
+    import keyring.core
+
+    previous = keyring.core._keyring_backend  # type: ignore[attr-defined]
+    backend = MemoryKeyring()
+    keyring.core.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.core._keyring_backend = previous  # type: ignore[attr-defined]

@@ -1,0 +1,68 @@
+"""Reading workspace files for the prompt: bounded, text only, components compared safely."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+SECRET_PATTERNS = (
+    ".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*",
+    "id_ecdsa*", "id_dsa*", ".netrc", ".pgpass", "*.keystore", "credentials", "credentials.json",
+    ".npmrc", ".pypirc", "secrets.*", "*.secret", "*.secrets",
+)
+
+
+def resolve(path: Path) -> Path:
+    return Path(os.path.realpath(os.path.abspath(path)))
+
+
+def within(path: Path, root: Path) -> bool:
+    """Component-wise containment: /w/proj-evil is not within /w/proj."""
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def looks_secret(path: Path) -> bool:
+    name = path.name.lower()
+    return any(fnmatch.fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
+
+
+@dataclass
+class Read:
+    text: str
+    size: int  # bytes on disk
+    truncated: bool
+
+
+def read_text(path: Path, max_bytes: int) -> Read | str:
+    """At most ``max_bytes`` of a UTF-8 text file (cut at a line end), or why not."""
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        return f"cannot read ({exc.strerror or exc})"
+    if b"\x00" in data[:8192]:
+        return "binary file"
+    truncated = len(data) > max_bytes
+    if truncated:
+        data = data[:max_bytes]
+        cut = data.rfind(b"\n")
+        if cut > max_bytes // 2:
+            data = data[: cut + 1]
+    return Read(data.decode("utf-8", errors="replace"), size, truncated)
+
+
+def display(path: Path, workspace: Path) -> str:
+    """A short name: relative to the workspace, else with ~ for the home directory."""
+    if within(path, workspace):
+        return path.relative_to(workspace).as_posix() or "."
+    home = Path.home()
+    if within(path, home):
+        return "~/" + path.relative_to(home).as_posix()
+    return str(path)

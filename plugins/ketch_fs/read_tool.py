@@ -1,0 +1,158 @@
+"""``read_file``: numbered lines of a text file, within the output budget."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch_fs import coverage
+from ketch_fs.base import FsTool, PathText, os_error
+from ketch_fs.caps import human_size, tool_settings
+from ketch_fs.paths import (
+    PathProblem,
+    is_regular,
+    is_within,
+    kind_of,
+    open_nofollow,
+    workspace_root,
+)
+from ketch_fs.reading import Line, ReadResult, read_lines
+from ketch_fs.textfile import describe_binary
+
+
+class ReadSettings(BaseModel):
+    max_lines: int = Field(400, ge=1, le=1_000_000)
+    max_chars: int = Field(16_000, ge=500, le=10_000_000)
+    max_line_chars: int = Field(2_000, ge=80, le=1_000_000)
+    max_wide_bytes: int = Field(16 << 20, ge=1 << 16)  # UTF-16/32 files are decoded whole
+
+
+class ReadFileInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: PathText = Field(description="The file to read: relative to the workspace root, or absolute.")
+    offset: int = Field(1, ge=1, description="The first line to show (1-based). Use it to page through long files.")
+    limit: int = Field(0, ge=0, description="How many lines to show; 0 means the maximum (400 unless configured).")
+
+
+class ReadFile(FsTool):
+    name = "read_file"
+    description = (
+        "Read a text file. Lines come numbered (number, tab, text); the numbers are not part of the file. "
+        "Long files come in pages: the note at the end says how to continue (offset). "
+        "Binary files are refused. Before you overwrite or edit an existing file, every line of it "
+        "must have been shown to you by this tool in this session."
+    )
+    input_model = ReadFileInput
+    effects = frozenset({Effect.READ})
+    mutating = False
+
+    def accesses(self, args: ReadFileInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+        path = self.target(args, ctx)
+        self.remember(ctx, path)
+        return [Access(effect=Effect.READ, target=str(path))]
+
+    def summary(self, args: ReadFileInput) -> str:  # type: ignore[override]
+        span = f" from line {args.offset}" if args.offset > 1 else ""
+        return f"read {args.path}{span}"
+
+    async def run(self, args: ReadFileInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        checked = self.checked_target(args, ctx)
+        if isinstance(checked, ToolResult):
+            return checked
+        path = checked
+        shown = self.shown(path, ctx)
+        cfg = tool_settings(ctx, "read_file", ReadSettings)
+        limit = min(args.limit or cfg.max_lines, cfg.max_lines)
+        try:
+            # One thread owns the descriptor from open to close (a cancelled call must
+            # not close it under a read still running).
+            outcome = await asyncio.to_thread(_read, path, shown, args.offset, args.offset + limit - 1, cfg)
+        except FileNotFoundError:
+            return ToolResult.error(f"{shown} does not exist.{_suggest(path, ctx)}")
+        except (OSError, PathProblem) as exc:
+            return os_error(exc, shown)
+        if isinstance(outcome, ToolResult):
+            return outcome
+        result = outcome
+        if result.encoding is None:
+            what = describe_binary(result.binary_head)
+            return ToolResult.error(
+                f"{shown} is a binary file ({what}, {human_size(result.fingerprint.size)}); read_file shows text only. "
+                "Use a command that understands this format if you need to inspect it."
+            )
+        state = ctx.plugin_state("fs")
+        total = result.total_lines
+        if total == 0:
+            coverage.record_read(state, path, result.fingerprint, 0, [])
+            return ToolResult.success(f"[{shown} is empty: 0 lines]")
+        if args.offset > total:
+            return ToolResult.error(f"offset {args.offset} is past the end of {shown}, which has {total} line{'s' if total != 1 else ''}.")
+        body, seen, cut_numbers, last_shown = _render(result.lines, cfg)
+        coverage.record_read(state, path, result.fingerprint, total, coverage.spans(seen))
+        notes: list[str] = []
+        if last_shown < total:
+            notes.append(f"[lines {args.offset}-{last_shown} of {total} shown; continue with offset={last_shown + 1}]")
+        if cut_numbers:
+            runs = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in coverage.spans(cut_numbers)[:5])
+            notes.append(f"[line(s) {runs} are longer than {cfg.max_line_chars} characters and were cut]")
+        if not result.encoding.is_plain_utf8:
+            notes.append(f"[encoding: {result.encoding.label}]")
+        notes.extend(f"[{note}]" for note in result.notes)
+        return ToolResult.success(body + ("\n" + "\n".join(notes) if notes else ""))
+
+
+def _read(path: Path, shown: str, first: int, last: int, cfg: ReadSettings) -> ReadResult | ToolResult:
+    fd = open_nofollow(path)
+    try:
+        st = os.fstat(fd)
+        if not is_regular(st):
+            hint = " Use list_dir or glob to see what it holds." if kind_of(st) == "a directory" else ""
+            return ToolResult.error(f"{shown} is {kind_of(st)}, not a file; read_file reads regular files only.{hint}")
+        return read_lines(fd, first, last, keep_bytes=cfg.max_line_chars * 4 + 4, max_wide_bytes=cfg.max_wide_bytes)
+    finally:
+        os.close(fd)
+
+
+def _render(lines: list[Line], cfg: ReadSettings) -> tuple[str, list[int], list[int], int]:
+    """Numbered lines within the character budget: (text, fully shown, cut, last shown)."""
+    width = len(str(lines[-1].number)) if lines else 1
+    out: list[str] = []
+    used = 0
+    seen: list[int] = []
+    cut_numbers: list[int] = []
+    last_shown = lines[0].number - 1 if lines else 0
+    for line in lines:
+        text = line.text
+        cut = not line.complete or len(text) > cfg.max_line_chars
+        if cut:
+            size = f"{line.length} bytes" if not line.complete else f"{len(text)} characters"
+            text = f"{text[: cfg.max_line_chars]}… [line cut: {size} in all]"
+        entry = f"{line.number:>{width}}\t{text}"
+        if out and used + len(entry) + 1 > cfg.max_chars:
+            break
+        if not out and len(entry) > cfg.max_chars:
+            entry, cut = entry[: cfg.max_chars] + "… [line cut]", True
+        out.append(entry)
+        used += len(entry) + 1
+        last_shown = line.number
+        (cut_numbers if cut else seen).append(line.number)
+    return "\n".join(out), seen, cut_numbers, last_shown
+
+
+def _suggest(path: Path, ctx: ToolContext) -> str:
+    """Similar names in the same directory (inside the workspace only)."""
+    parent = path.parent
+    if not is_within(parent, workspace_root(ctx.workspace)):
+        return ""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return " Its directory does not exist either."
+    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    return f" Did you mean: {', '.join(close)}?" if close else ""

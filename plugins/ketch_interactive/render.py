@@ -1,0 +1,354 @@
+"""Turning turn events into terminal output (rich), one event at a time.
+
+Complete lines are printed (above the prompt, through prompt_toolkit's stdout patch);
+the unfinished last line of a streaming answer is kept here as the *live line*, which
+the shell shows inside its prompt so text streams character by character without the
+prompt and the answer fighting over the cursor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from ketch.context import DEFAULT_CONTEXT_WINDOW, band, effective_capacity, estimate_messages
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.events import Event, UsageEvent
+    from ketch.kernel import Kernel
+    from ketch.session import Session
+
+# Rich styles per meter band, and the same for prompt_toolkit.
+BAND_STYLE = {"green": "green", "amber": "yellow", "orange": "dark_orange", "red": "bold red"}
+BAND_PT_STYLE = {"green": "ansigreen", "amber": "ansiyellow", "orange": "#ff8700", "red": "ansired bold"}
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+RESULT_PREVIEW_LINES = 3
+
+
+class TerminalWriter:
+    """Where the shell's own output goes: straight to the terminal when no prompt is
+    open (in order, at once), above the prompt when one is (``run_in_terminal``).
+
+    Writes made while a prompt is open are batched per event-loop iteration, so a burst
+    of lines redraws the prompt once.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.pending: list[str] = []
+        self.scheduled = False
+
+    def write(self, text: str) -> int:
+        from prompt_toolkit.application import get_app_or_none
+
+        app = get_app_or_none()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None  # not on the event loop's thread: no prompt to work around here
+        if app is None or not app.is_running or loop is None:
+            self._write_now("".join(self.pending) + text)
+            self.pending.clear()
+            return len(text)
+        self.pending.append(text)
+        if not self.scheduled:
+            self.scheduled = True
+            loop.call_soon(self._flush_above_prompt)
+        return len(text)
+
+    def _write_now(self, text: str) -> None:
+        if text:
+            self.stream.write(text)
+            self.stream.flush()
+
+    def _flush_above_prompt(self) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        self.scheduled = False
+        text = "".join(self.pending)
+        self.pending.clear()
+        if text:
+            run_in_terminal(lambda: self._write_now(text), in_executor=False)
+
+    def flush(self) -> None:
+        pass  # written as soon as the loop allows; nothing is held back longer
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
+def make_console(stream: TextIO | None = None) -> Console:
+    stream = stream or sys.__stdout__ or sys.stdout
+    writer = TerminalWriter(stream)
+    return Console(file=writer, force_terminal=stream.isatty(), highlight=False, emoji=False, markup=False, soft_wrap=True)  # type: ignore[arg-type]
+
+
+@dataclass
+class Meter:
+    """How full the context is, for the footer, the prompt and /status."""
+
+    utilization: float
+    tokens: int
+    capacity: int
+    estimated: bool = False
+
+    @property
+    def band(self) -> str:
+        return band(self.utilization)
+
+    def label(self) -> str:
+        approx = "~" if self.estimated else ""
+        return f"context {approx}{self.utilization:.0%}"
+
+    def detail(self) -> str:
+        approx = "~" if self.estimated else ""
+        return f"{approx}{self.utilization:.0%} ({approx}{self.tokens:,} of {self.capacity:,} tokens, {self.band})"
+
+
+def meter_for(session: Session, last: UsageEvent | None) -> Meter:
+    """The last reported utilization, or an estimate of the active context before any request."""
+    if last is not None and last.effective_capacity:
+        return Meter(last.context_utilization, last.context_tokens, last.effective_capacity)
+    config = getattr(session.provider, "config", None)
+    settings = session.kernel.settings
+    window = session.context_window or getattr(config, "context_window", None) or DEFAULT_CONTEXT_WINDOW
+    reserve = settings.loop.max_output_tokens or getattr(config, "max_output_tokens", None)
+    capacity = effective_capacity(int(window), reserve)
+    tokens = estimate_messages(session.active)
+    return Meter(min(tokens / capacity, 1.0), tokens, capacity, estimated=True)
+
+
+def tool_summary(kernel: Kernel, name: str, data: dict[str, Any], given: str = "") -> str:
+    """What the tool itself says one call does (a shell tool: the full command line)."""
+    if given:
+        return given
+    tool = kernel.tools.get(name)
+    if tool is not None:
+        try:
+            return str(tool.summary(tool.input_model.model_validate(data)))
+        except Exception:  # noqa: BLE001 - invalid input is reported by the loop, not here
+            pass
+    text = json.dumps(data, ensure_ascii=False)
+    return text if len(text) <= 500 else text[:500] + " …"
+
+
+def diff_text(diff: str) -> Text:
+    out = Text()
+    for line in diff.rstrip("\n").splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = "dim"
+        out.append("  " + line + "\n", style=style)
+    out.rstrip()
+    return out
+
+
+class Renderer:
+    """Prints events as they come. ``invalidate`` asks the open prompt to redraw."""
+
+    def __init__(self, console: Console, kernel: Kernel, invalidate: Callable[[], None] = lambda: None) -> None:
+        self.console = console
+        self.kernel = kernel
+        self.invalidate = invalidate
+        self.live = ""  # the unfinished last line of the streaming text
+        self.live_kind = ""  # "text" or "reasoning"
+        self.last_usage: UsageEvent | None = None
+        self.turn_started = 0.0
+        self.retry_until: float | None = None
+        self.retry_kind = ""
+        self.running_tool = ""
+        self.declined: set[str] = set()  # tool calls whose refusal was already shown
+        self.shown_summary: dict[str, str] = {}  # tool call id -> the summary its line showed
+        self.hidden_notice_prefixes: list[str] = []
+        self.failed = False
+
+    # --- output --------------------------------------------------------------------------
+
+    def line(self, text: str | Text, style: str = "") -> None:
+        self.flush_live()
+        self.console.print(text if isinstance(text, Text) else Text(text, style=style))
+
+    def say(self, text: str) -> None:
+        """What slash commands print: plain text, never markup."""
+        self.line(Text(text))
+
+    def flush_live(self) -> None:
+        if self.live:
+            text, self.live = self.live, ""
+            self.console.print(Text(text, style=self._stream_style()))
+            self.invalidate()
+
+    def _stream_style(self) -> str:
+        return "dim italic" if self.live_kind == "reasoning" else ""
+
+    def _stream(self, kind: str, chunk: str) -> None:
+        if kind != self.live_kind:
+            self.flush_live()
+            self.live_kind = kind
+        self.live += chunk
+        if "\n" in self.live:
+            *done, self.live = self.live.split("\n")
+            for text in done:
+                self.console.print(Text(text, style=self._stream_style()))
+        self.invalidate()
+
+    # --- events -----------------------------------------------------------------------------
+
+    def on_event(self, event: Event) -> None:
+        """The session listener. A rendering bug must never break the turn."""
+        try:
+            self._dispatch(event)
+        except Exception as exc:  # noqa: BLE001
+            if not self.failed:
+                self.failed = True
+                (sys.__stderr__ or sys.stderr).write(f"ketch: cannot show a {event.type} event: {type(exc).__name__}: {exc}\n")
+
+    def _dispatch(self, event: Event) -> None:
+        handler = getattr(self, "_on_" + event.type, None)
+        if handler is not None:
+            handler(event)
+
+    def _on_session(self, event: Any) -> None:
+        from ketch import __version__
+
+        head = Text()
+        head.append(f"ketch {__version__}", style="bold")
+        head.append(f" · {event.model} via {event.provider or '?'} · {event.mode} · {event.profile}", style="dim")
+        if event.resumed:
+            head.append(f" · resumed {event.session_id}", style="dim")
+        self.line(head)
+
+    def _on_user_prompt(self, event: Any) -> None:
+        self.turn_started = self.turn_started or time.monotonic()
+        if event.steer:
+            self.line(Text(f"↳ delivered to the model: {event.text}", style="dim italic"))
+
+    def _on_text_delta(self, event: Any) -> None:
+        self.retry_until = None
+        self._stream("text", event.text)
+
+    def _on_reasoning_delta(self, event: Any) -> None:
+        self.retry_until = None
+        self._stream("reasoning", event.text)
+
+    def _on_tool_call(self, event: Any) -> None:
+        summary = tool_summary(self.kernel, event.name, event.input, getattr(event, "summary", ""))
+        self.shown_summary = {event.id: summary}  # only the current call matters
+        text = Text()
+        text.append("● ", style="cyan")
+        text.append(event.name, style="bold cyan")
+        text.append("  " + summary.replace("\n", "\n    "))
+        self.line(text)
+
+    def _on_permission(self, event: Any) -> None:
+        if event.decision == "allow":
+            return
+        if event.decision == "deny":
+            self.declined.add(event.tool_call_id)
+            self.line(f"  ✗ denied: {event.reason or 'a policy rule denies this'}", "red")
+        elif event.approved:
+            scope = f" (always: {event.scope})" if event.scope else ""
+            self.line(f"  ✓ approved{scope}", "green")
+        else:
+            self.declined.add(event.tool_call_id)
+            self.line("  ✗ declined", "yellow")
+
+    def _on_tool_started(self, event: Any) -> None:
+        self.running_tool = event.name
+        self.invalidate()
+
+    def _on_tool_result(self, event: Any) -> None:
+        self.running_tool = ""
+        if event.outcome == "cancelled":
+            self.line("  ⏹ cancelled", "yellow")
+            return
+        if event.outcome == "refused" and event.tool_call_id in self.declined:
+            return  # the permission line already said so
+        if event.diff:
+            self.line(diff_text(event.diff))
+        lines = event.output.splitlines() or [""]
+        preview = lines[:RESULT_PREVIEW_LINES]
+        more = f"  … {len(lines) - len(preview)} more lines" if len(lines) > len(preview) else ""
+        if not event.ok:
+            body = "\n    ".join(preview)
+            self.line(Text(f"  ✗ {body}{more}", style="red"))
+        elif not event.diff:
+            first = preview[0][: max(self.console.width - 8, 20)]
+            extra = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+            self.line(Text(f"  ⎿ {first}{extra}", style="dim"))
+
+    def _on_usage(self, event: Any) -> None:
+        self.last_usage = event
+
+    def _on_compaction(self, event: Any) -> None:
+        by = f" ({event.compactor})" if event.compactor else ""
+        self.line(f"⟳ context compacted: {event.before_tokens:,} → {event.after_tokens:,} tokens{by}", "cyan")
+
+    def _on_error(self, event: Any) -> None:
+        if event.retryable and event.retry_in is not None:
+            self.retry_until = time.monotonic() + event.retry_in
+            self.retry_kind = event.kind
+            self.line(f"⚠ {event.kind}: {event.message} · retrying in {event.retry_in:.1f}s", "yellow")
+        else:
+            self.retry_until = None
+            self.line(f"✗ {event.kind}: {event.message}", "bold red")
+
+    def _on_notice(self, event: Any) -> None:
+        if any(event.message.startswith(p) for p in self.hidden_notice_prefixes):
+            return
+        self.line(f"! {event.message}" if event.level == "warning" else f"· {event.message}", "yellow" if event.level == "warning" else "dim")
+
+    def _on_mode(self, event: Any) -> None:
+        self.line(f"· mode {event.mode} · profile {event.profile}", "cyan")
+
+    def _on_turn_end(self, event: Any) -> None:
+        self.flush_live()
+        self.retry_until = None
+        self.running_tool = ""
+        reason = event.stop_reason
+        if reason == "cancelled":
+            self.line("⏹ cancelled", "yellow")
+        elif reason == "error":
+            self.line("✗ the turn ended with an error", "bold red")
+        elif reason == "max_iterations":
+            self.line("⏹ stopped at the iteration limit", "yellow")
+        elif reason == "context_overflow":
+            self.line("✗ the context does not fit the model (see above)", "bold red")
+        footer = Text("── ", style="dim")
+        if self.turn_started:
+            footer.append(f"{time.monotonic() - self.turn_started:.1f}s · ", style="dim")
+        footer.append(f"in {event.input_tokens:,} · out {event.output_tokens:,}", style="dim")
+        if self.last_usage is not None:
+            meter = Meter(self.last_usage.context_utilization, self.last_usage.context_tokens, self.last_usage.effective_capacity)
+            footer.append(" · ", style="dim")
+            footer.append(meter.label(), style=BAND_STYLE[meter.band])
+        footer.append(" ──", style="dim")
+        self.line(footer)
+        self.turn_started = 0.0
+
+    # --- what the prompt shows while a turn runs ----------------------------------------------
+
+    def status(self) -> str:
+        now = time.monotonic()
+        spin = SPINNER[int(now * 8) % len(SPINNER)]
+        if self.retry_until is not None:
+            left = max(self.retry_until - now, 0.0)
+            return f"{spin} {self.retry_kind}: retrying in {left:.0f}s"
+        elapsed = f" {now - self.turn_started:.0f}s" if self.turn_started else ""
+        doing = f"running {self.running_tool}" if self.running_tool else "working"
+        return f"{spin} {doing}{elapsed}"

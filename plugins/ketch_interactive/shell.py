@@ -1,0 +1,422 @@
+"""The interactive shell: read a line, run a turn, show its events, ask for approvals.
+
+Design (why it looks like this):
+
+* One prompt_toolkit ``PromptSession`` and ``patch_stdout``: everything printed goes
+  *above* the prompt, so a prompt can stay open while a turn runs.
+* While a turn runs, a second kind of prompt is open: the *steer* prompt. Its message
+  shows the unfinished line of the streaming answer, a spinner with what is going on
+  (working, running a tool, retrying in N s) and an input line; Enter hands the text
+  to ``session.steer`` (the loop delivers it at its next step), Ctrl-C cancels the turn.
+* When the loop asks for an approval, the steer prompt is closed (what was typed is
+  kept and put back afterwards), the approval list is shown, and the answer goes back
+  to the loop.
+* Ctrl-C is a key while a prompt is open (the terminal is in raw mode); between
+  prompts it is a SIGINT, which the shell's handler turns into the same cancel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import WordCompleter
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.styles import Style
+
+from ketch_interactive import slash
+from ketch_interactive.approval import Interrupted, ask_approval, summary_is_long
+from ketch_interactive.history import EncryptedFileHistory, open_history
+from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
+from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offer_trust
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+    from ketch.policy import ApprovalAnswer, ApprovalRequest
+    from ketch.providers import Provider
+    from ketch.session import Session
+
+CLOSED = object()  # the result of a prompt the shell closed itself (not the user's input)
+
+STYLE = Style.from_dict(
+    {
+        "prompt": "bold ansicyan",
+        "steer": "ansicyan",
+        "status": "ansicyan",
+        "hint": "ansibrightblack",
+        "live": "",
+        "live-reasoning": "italic ansibrightblack",
+        "rprompt": "ansibrightblack",
+    }
+)
+
+
+def open_session(kernel: Kernel, listener: Any) -> Session:
+    args = kernel.args
+    if getattr(args, "resume", None):
+        return kernel.resume_session(args.resume, listeners=[listener])
+    if getattr(args, "continue_session", False):
+        return kernel.resume_session(None, listeners=[listener])
+    return kernel.new_session(listeners=[listener])
+
+
+def run_shell(kernel: Kernel) -> int:
+    return asyncio.run(Shell(kernel).main())
+
+
+class Shell:
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.renderer = Renderer(make_console(), kernel, self._invalidate)
+        self.session: Session = None  # type: ignore[assignment]  # set in main()
+        self.history: History = InMemoryHistory()
+        self.history_note: str | None = None
+        self.prompt: PromptSession[Any] = None  # type: ignore[assignment]
+        self.busy: asyncio.Future[Any] | None = None  # the turn or command Ctrl-C cancels
+        self.approvals: asyncio.Queue[tuple[ApprovalRequest, asyncio.Future[ApprovalAnswer]]] = asyncio.Queue()
+        self.next_default = ""  # text to put back into the next prompt
+        self._meter_cache: tuple[Any, Any] = (None, None)
+
+    # --- the whole run -----------------------------------------------------------------
+
+    async def main(self) -> int:
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        layer = ignored_workspace_layer(self.kernel)
+        if layer is not None:  # the trust prompt below says it better than the notice
+            self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
+        self.session = open_session(self.kernel, self.renderer.on_event)
+        loop = asyncio.get_running_loop()
+        try:
+            self.history, self.history_note = open_history(self.kernel)
+            self.prompt = self._make_prompt()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+            with patch_stdout(raw=True):
+                if self.history_note:
+                    self.renderer.line(f"· {self.history_note}", "dim")
+                if self.session.resumed:
+                    self._recap()
+                if layer is not None:
+                    await offer_trust(self, layer)
+                self.renderer.line("Type a request · /help for commands · Ctrl-D quits", "dim")
+                await self._read_loop()
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+            self.renderer.line(f"ketch: the shell failed: {type(exc).__name__}: {exc}", "bold red")
+            return 1
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+            self._end_session(self.session, "exit")
+            await self.close_provider(self.session.provider)
+        return 0
+
+    async def _read_loop(self) -> None:
+        while True:
+            default, self.next_default = self.next_default, ""
+            self.prompt.app.erase_when_done = False
+            try:
+                text = await self.prompt.prompt_async(
+                    self._main_message,
+                    rprompt=self._rprompt,
+                    default=default,
+                    refresh_interval=0,
+                    handle_sigint=False,
+                    set_exception_handler=False,
+                )
+            except Interrupted:
+                if not self.prompt.default_buffer.text.strip():
+                    self.renderer.line("(Ctrl-D or /exit quits)", "dim")
+                continue
+            except EOFError:
+                return
+            self._report_history_error()
+            if not text.strip():
+                continue
+            if await self.submit(text):
+                return
+
+    async def submit(self, text: str) -> bool:
+        """A line from the main prompt: a command or a request. True: leave the shell."""
+        command = slash.parse(text)
+        if command is not None:
+            return await slash.dispatch(self, *command, during_turn=False)
+        return await self.run_turn(text)
+
+    # --- one turn, with the steer prompt open --------------------------------------------
+
+    async def run_turn(self, text: str) -> bool:
+        """Run a turn to its end; answer approvals and take steers meanwhile. True: exit."""
+        self.renderer.turn_started = time.monotonic()
+        task = asyncio.ensure_future(self.kernel.run_turn(self.session, text, approver=self._approve))
+        self.busy = task
+        saved, leave = "", False
+        try:
+            while not task.done():
+                steer = asyncio.ensure_future(self._steer_prompt(saved))
+                asked = asyncio.ensure_future(self.approvals.get())
+                done, _ = await asyncio.wait({task, steer, asked}, return_when=asyncio.FIRST_COMPLETED)
+                if asked not in done:
+                    asked.cancel()  # nothing is lost: an item stays in the queue
+                kind, value = await self._finish_prompt(steer)
+                saved = value if kind == "closed" else ""
+                if kind == "text":
+                    leave = await self._on_steer(value) or leave
+                elif kind == "interrupt":
+                    task.cancel()
+                elif kind == "eof":
+                    self.renderer.line("(Ctrl-C cancels the turn; Ctrl-D quits once it is over)", "dim")
+                if asked in done:
+                    await self._answer(*asked.result(), task)
+                if leave and not task.done():
+                    task.cancel()
+            await self._await_turn(task)
+        finally:
+            self.busy = None
+        if saved:
+            self.next_default = saved
+        leftover = self._drain_steers()
+        if leftover and not leave:
+            if self._ended_normally(task):
+                self.renderer.line("↳ sending what you typed as the next request", "dim italic")
+                return await self.run_turn(leftover)
+            # Cancelled or failed: give it back to edit rather than send it blindly.
+            self.next_default = "\n".join(filter(None, [self.next_default, leftover]))
+        return leave
+
+    async def _await_turn(self, task: asyncio.Future[Any]) -> None:
+        from ketch.errors import KetchError
+
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            self.renderer.line("⏹ cancelled", "yellow")
+        except KetchError as exc:
+            self.renderer.line(f"ketch: {exc.message}", "bold red")
+        except Exception as exc:  # noqa: BLE001 - the shell outlives a failed turn
+            self.renderer.line(f"ketch: the turn failed: {type(exc).__name__}: {exc}", "bold red")
+
+    @staticmethod
+    def _ended_normally(task: asyncio.Future[Any]) -> bool:
+        if task.cancelled() or task.exception() is not None:
+            return False
+        return getattr(task.result(), "stop_reason", "") == "end_turn"
+
+    def _drain_steers(self) -> str:
+        items: list[str] = []
+        while not self.session.steers.empty():
+            items.append(self.session.steers.get_nowait())
+        return "\n".join(items)
+
+    async def _steer_prompt(self, default: str) -> Any:
+        self.prompt.app.erase_when_done = True  # closed or answered, it leaves no trace
+        return await self.prompt.prompt_async(
+            self._steer_message,
+            rprompt="",
+            default=default,
+            refresh_interval=0.125,
+            handle_sigint=False,
+            set_exception_handler=False,
+        )
+
+    async def _finish_prompt(self, task: asyncio.Future[Any]) -> tuple[str, str]:
+        """Close the steer prompt unless the user already answered it; say how it ended.
+
+        ("text", line) | ("closed", what was typed so far) | ("interrupt", "") | ("eof", "")
+        """
+        app = self.prompt.app
+        typed = ""
+        if not task.done():
+            if app.is_running and app.future is not None and not app.future.done():
+                typed = self.prompt.default_buffer.text
+                app.exit(result=CLOSED)
+            else:
+                task.cancel()
+        try:
+            result = await task
+        except Interrupted:
+            return "interrupt", ""
+        except EOFError:
+            return "eof", ""
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            return "closed", typed
+        if result is CLOSED:
+            return "closed", typed
+        return "text", str(result)
+
+    async def _on_steer(self, text: str) -> bool:
+        if not text.strip():
+            return False
+        command = slash.parse(text)
+        if command is not None:
+            return await slash.dispatch(self, *command, during_turn=True)
+        self.session.steer(text)
+        self.renderer.line(f"↳ {text}  (for the model's next step)", "dim italic")
+        return False
+
+    # --- approvals ------------------------------------------------------------------------
+
+    async def _approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The loop's approver: queue the request for the turn's supervisor and wait."""
+        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+        self.approvals.put_nowait((request, future))
+        return await future
+
+    async def _answer(self, request: ApprovalRequest, future: asyncio.Future[ApprovalAnswer], turn: asyncio.Future[Any]) -> None:
+        if future.done():
+            return
+        self.renderer.flush_live()
+        if summary_is_long(request) and self.renderer.shown_summary.get(request.call.id) != request.summary:
+            self.renderer.line(f"{request.call.tool} wants to run:", "bold")
+            self.renderer.line("  " + request.summary.replace("\n", "\n  "))
+        try:
+            answer = await ask_approval(request, self._read_note)
+        except Interrupted:
+            turn.cancel()  # cancels the loop's wait on this answer too
+            return
+        except EOFError:
+            from ketch.policy import ApprovalAnswer
+
+            answer = ApprovalAnswer(approved=False)
+        if not future.done():
+            future.set_result(answer)
+
+    async def _read_note(self, message: str) -> str:
+        # Its own session, history in memory: a note is not a prompt to recall later.
+        reader: PromptSession[str] = PromptSession(history=InMemoryHistory(), interrupt_exception=Interrupted)
+        try:
+            return await reader.prompt_async(message, handle_sigint=False, set_exception_handler=False)
+        except EOFError:
+            return ""
+
+    # --- sessions, providers, commands -------------------------------------------------------
+
+    async def new_session(self) -> None:
+        """/clear: end this session (it stays saved) and start a fresh one, same model."""
+        old = self.session
+        self._end_session(old, "clear")
+        self.renderer.last_usage = None
+        self.session = self.kernel.new_session(provider=old.provider, listeners=[self.renderer.on_event])
+
+    def _end_session(self, session: Session, reason: str) -> None:
+        try:
+            self.kernel.end(session, reason)
+        except Exception as exc:  # noqa: BLE001 - a plugin's end hook must not cost the exit
+            self.renderer.line(f"ketch: ending the session failed: {type(exc).__name__}: {exc}", "red")
+
+    async def close_provider(self, provider: Provider) -> None:
+        with contextlib.suppress(Exception):
+            await provider.aclose()
+
+    async def run_cancellable(self, work: Awaitable[Any]) -> Any:
+        """Run a command's coroutine so that Ctrl-C (SIGINT) can cancel it."""
+        task = asyncio.ensure_future(work)
+        self.busy = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            self.renderer.line("⏹ cancelled", "yellow")
+            return None
+        finally:
+            self.busy = None
+
+    def history_status(self) -> str:
+        if isinstance(self.history, EncryptedFileHistory):
+            skipped = f"; {self.history.skipped} unreadable entries skipped" if self.history.skipped else ""
+            error = f"; {self.history.write_error}" if self.history.write_error else ""
+            return f"encrypted at {self.history.path}{skipped}{error}"
+        return self.history_note or "in memory only"
+
+    def _report_history_error(self) -> None:
+        error = getattr(self.history, "write_error", None)
+        if error and not self._history_error_shown:
+            self._history_error_shown = True
+            self.renderer.line(f"! {error}", "yellow")
+
+    _history_error_shown = False
+
+    def _on_sigint(self) -> None:
+        if self.busy is not None and not self.busy.done():
+            self.busy.cancel()
+
+    def _recap(self) -> None:
+        """After --continue/--resume: the last request and answer, so the user knows where they are."""
+        last_user = next((m for m in reversed(self.session.transcript) if m.role == "user" and not m.synthetic and m.text), None)
+        last_answer = next((m for m in reversed(self.session.transcript) if m.role == "assistant" and m.text), None)
+        for label, message in (("you", last_user), ("model", last_answer)):
+            if message is None:
+                continue
+            lines = message.text.strip().splitlines()
+            shown = "\n       ".join(lines[:4]) + (" …" if len(lines) > 4 else "")
+            self.renderer.line(f"{label:>5}: {shown}", "dim")
+
+    # --- prompt_toolkit pieces -------------------------------------------------------------------
+
+    def _make_prompt(self) -> PromptSession[Any]:
+        bindings = KeyBindings()
+
+        @bindings.add("escape", "enter")
+        def _newline(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        completer = WordCompleter(lambda: slash.completions(self), sentence=True)
+        return PromptSession(
+            history=self.history,
+            key_bindings=bindings,
+            style=STYLE,
+            completer=completer,
+            complete_while_typing=False,
+            prompt_continuation=lambda width, line, soft: "… ".rjust(width),
+            enable_history_search=False,
+            interrupt_exception=Interrupted,
+        )
+
+    def _invalidate(self) -> None:
+        prompt = self.prompt
+        if prompt is not None and prompt.app.is_running:
+            prompt.app.invalidate()
+
+    def _main_message(self) -> FormattedText:
+        return FormattedText([("class:prompt", "❯ ")])
+
+    def _rprompt(self) -> FormattedText:
+        if self.prompt.app.is_done:  # an accepted line keeps no meter in the scrollback
+            return FormattedText([])
+        session = self.session
+        key = (id(session), len(session.active), id(self.renderer.last_usage))
+        if self._meter_cache[0] != key:  # the estimate walks the context: once per change, not per keypress
+            self._meter_cache = (key, meter_for(session, self.renderer.last_usage))
+        meter = self._meter_cache[1]
+        return FormattedText(
+            [
+                ("class:rprompt", f"{session.mode} · {session.profile} · "),
+                (BAND_PT_STYLE[meter.band], meter.label()),
+            ]
+        )
+
+    def _steer_message(self) -> FormattedText:
+        renderer = self.renderer
+        parts: list[tuple[str, str]] = []
+        if renderer.live:
+            style = "class:live-reasoning" if renderer.live_kind == "reasoning" else "class:live"
+            parts.append((style, renderer.live + "\n"))
+        parts.append(("class:status", renderer.status()))
+        parts.append(("class:hint", "  · Enter steers · Ctrl-C cancels\n"))
+        parts.append(("class:steer", "↳ "))
+        return FormattedText(parts)

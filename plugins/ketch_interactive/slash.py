@@ -1,0 +1,173 @@
+"""Slash commands: the shell's own (/help /exit /clear /model /status) and every
+``slash=True`` command plugins register (``/mode``, ``/compact``, ...), dispatched by name.
+
+The shell's own commands come first, so a plugin cannot take over /exit or /help.
+While a turn runs only the harmless ones (/help, /status) and /exit are accepted; the
+rest would change the session under the running loop's feet.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ketch.commands import Command, SlashContext
+from ketch.errors import KetchError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch_interactive.shell import Shell
+
+_SLASH = re.compile(r"/([A-Za-z][\w-]*)(?:\s+(.*))?", re.DOTALL)
+
+KEYS_HELP = (
+    "keys: Enter sends · Alt-Enter (Esc Enter) adds a line · ↑/↓ history · Tab completes /commands\n"
+    "      Ctrl-C cancels a running turn or clears the line · Ctrl-D quits\n"
+    "      while a turn runs, type and press Enter to steer: the model gets it at its next step"
+)
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """``/name rest`` -> (name, rest); None when the line is not a command (e.g. ``/usr/bin ...``)."""
+    match = _SLASH.fullmatch(text.strip())
+    if match is None:
+        return None
+    return match.group(1).lower(), (match.group(2) or "").strip()
+
+
+@dataclass
+class Builtin:
+    name: str
+    help: str
+    run: Callable[[Shell, str], Awaitable[bool]]  # True: leave the shell
+    during_turn: bool = False
+    aliases: tuple[str, ...] = ()
+
+
+async def _help(shell: Shell, argument: str) -> bool:
+    say = shell.renderer.say
+    rows = [(f"/{b.name}", b.help) for b in BUILTINS] + [
+        (f"/{c.name}", c.help + (f"  ({c.plugin})" if c.plugin else "")) for c in plugin_commands(shell)
+    ]
+    width = max(len(name) for name, _ in rows) + 2
+    say("commands:")
+    for name, text in rows:
+        say(f"  {name.ljust(width)}{text}")
+    say(KEYS_HELP)
+    return False
+
+
+async def _exit(shell: Shell, argument: str) -> bool:
+    return True
+
+
+async def _clear(shell: Shell, argument: str) -> bool:
+    shell.renderer.line("· new session (the previous one stays saved)", "dim")
+    await shell.new_session()
+    return False
+
+
+async def _model(shell: Shell, argument: str) -> bool:
+    session, say = shell.session, shell.renderer.say
+    words = argument.split()
+    if not words:
+        say(f"model: {session.model} via {session.provider.name}")
+        say("switch with /model MODEL (same provider) or /model PROVIDER MODEL")
+        return False
+    if len(words) > 2:
+        say("usage: /model MODEL, or /model PROVIDER MODEL")
+        return False
+    provider_name = words[0] if len(words) == 2 else session.provider.name
+    try:
+        provider = shell.kernel.build_provider(provider_name, words[-1])
+    except KetchError as exc:
+        shell.renderer.line(f"ketch: {exc.message.splitlines()[0]}", "red")
+        return False
+    old, session.provider = session.provider, provider
+    await shell.close_provider(old)
+    from ketch.events import NoticeEvent
+
+    shell.kernel.emit(session, NoticeEvent(message=f"model: {provider.model} via {provider.name}"))
+    return False
+
+
+async def _status(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.render import meter_for
+
+    session, say = shell.session, shell.renderer.say
+    meter = meter_for(session, shell.renderer.last_usage)
+    resumed = " (resumed)" if session.resumed else ""
+    say(f"session    {session.id}{resumed}")
+    say(f"model      {session.model} via {session.provider.name}")
+    say(f"mode       {session.mode} · profile {session.profile}")
+    say(f"workspace  {session.workspace} ({'trusted' if session.trusted_workspace else 'not trusted'})")
+    say(f"context    {meter.detail()}")
+    say(f"usage      in {session.usage.input_tokens:,} · out {session.usage.output_tokens:,} tokens this session")
+    say(f"history    {shell.history_status()}")
+    return False
+
+
+BUILTINS: list[Builtin] = [
+    Builtin("help", "list the commands and keys", _help, during_turn=True),
+    Builtin("exit", "leave the shell (also Ctrl-D)", _exit, during_turn=True, aliases=("quit",)),
+    Builtin("clear", "start a new session (the current one stays saved)", _clear),
+    Builtin("model", "show the model, or switch: /model MODEL, /model PROVIDER MODEL", _model),
+    Builtin("status", "session, model, mode, profile and the context meter", _status, during_turn=True),
+]
+
+
+def builtin(name: str) -> Builtin | None:
+    return next((b for b in BUILTINS if name == b.name or name in b.aliases), None)
+
+
+def plugin_commands(shell: Shell) -> list[Command]:
+    own = {b.name for b in BUILTINS} | {a for b in BUILTINS for a in b.aliases}
+    found = [c for c in shell.kernel.commands.values() if c.slash and c.slash_run is not None and c.name not in own]
+    return sorted(found, key=lambda c: c.name)
+
+
+def plugin_command(shell: Shell, name: str) -> Command | None:
+    for command in plugin_commands(shell):
+        if name == command.name or name in command.aliases:
+            return command
+    return None
+
+
+def completions(shell: Shell) -> list[str]:
+    names = [f"/{b.name}" for b in BUILTINS] + [f"/{c.name}" for c in plugin_commands(shell)]
+    return sorted(set(names))
+
+
+async def run_plugin_command(shell: Shell, command: Command, argument: str) -> None:
+    """Run one plugin command; its failure is one line, never a traceback."""
+    assert command.slash_run is not None
+    ctx = SlashContext(kernel=shell.kernel, session=shell.session, argument=argument, print=shell.renderer.say)
+    try:
+        result = command.slash_run(ctx)
+        if inspect.isawaitable(result):
+            await shell.run_cancellable(result)
+    except KetchError as exc:
+        shell.renderer.line(f"/{command.name}: {exc.message}", "red")
+    except Exception as exc:  # noqa: BLE001 - a plugin's bug must not end the shell
+        shell.renderer.line(f"/{command.name} failed: {type(exc).__name__}: {exc}", "red")
+
+
+async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool) -> bool:
+    """Run ``/name argument``. True when the shell should exit."""
+    own = builtin(name)
+    if own is not None:
+        if during_turn and not own.during_turn:
+            shell.renderer.line(f"/{name} has to wait until the turn ends (or press Ctrl-C to cancel it)", "yellow")
+            return False
+        return await own.run(shell, argument)
+    command = plugin_command(shell, name)
+    if command is None:
+        shell.renderer.line(f"unknown command /{name}: /help lists them", "yellow")
+        return False
+    if during_turn:
+        shell.renderer.line(f"/{name} has to wait until the turn ends (or press Ctrl-C to cancel it)", "yellow")
+        return False
+    await run_plugin_command(shell, command, argument)
+    return False

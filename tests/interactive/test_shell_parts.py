@@ -1,0 +1,362 @@
+"""The shell's parts without a terminal: encrypted history, command parsing, rendering."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import shelltest_tools
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from prompt_toolkit.history import InMemoryHistory
+from rich.console import Console
+
+from ketch import hookimpl
+from ketch.events import (
+    ErrorEvent,
+    PermissionEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    UsageEvent,
+)
+from ketch.storage import IntegrityError
+from ketch.testing import Harness
+from ketch_interactive import slash
+from ketch_interactive.history import HEADER, EncryptedFileHistory, entry_aad, open_history
+from ketch_interactive.render import Renderer, meter_for
+
+
+class KeyInHandCipher:
+    """AES-GCM with a key in hand: the FieldCipher protocol, nothing more."""
+
+    algorithm = "AES-256-GCM"
+
+    def __init__(self, key: bytes | None = None) -> None:
+        self.aead = AESGCM(key or os.urandom(32))
+        self.encrypted = 0
+
+    def encrypt(self, plaintext: bytes, aad: bytes) -> bytes:
+        self.encrypted += 1
+        nonce = os.urandom(12)
+        return nonce + self.aead.encrypt(nonce, plaintext, aad)
+
+    def decrypt(self, envelope: bytes, aad: bytes) -> bytes:
+        try:
+            return self.aead.decrypt(envelope[:12], envelope[12:], aad)
+        except InvalidTag:
+            raise IntegrityError("failed authentication") from None
+
+    def index(self, value: str) -> str:
+        return value
+
+
+def _load(history: EncryptedFileHistory) -> list[str]:
+    return list(history.load_history_strings())
+
+
+# --- encrypted history --------------------------------------------------------------------
+
+
+def test_history_round_trips_newest_first_and_never_in_plaintext(tmp_path: Path) -> None:
+    cipher = KeyInHandCipher()
+    path = tmp_path / "state" / "prompt-history"
+    history = EncryptedFileHistory(path, cipher)
+    for text in ("first canary-a", "second\nmulti-line canary-b", "third canary-c"):
+        history.store_string(text)
+    data = path.read_bytes()
+    assert data.startswith(HEADER)
+    assert b"canary" not in data
+    assert path.stat().st_mode & 0o777 == 0o600
+    again = EncryptedFileHistory(path, cipher)
+    assert _load(again) == ["third canary-c", "second\nmulti-line canary-b", "first canary-a"]
+    assert again.skipped == 0
+
+
+def test_entries_are_bound_to_their_position_and_purpose(tmp_path: Path) -> None:
+    cipher = KeyInHandCipher()
+    path = tmp_path / "prompt-history"
+    history = EncryptedFileHistory(path, cipher)
+    for text in ("zero", "one", "two"):
+        history.store_string(text)
+    lines = path.read_bytes()[len(HEADER) :].splitlines()
+    # Swap two entries: each now sits at another index, so both fail authentication.
+    path.write_bytes(HEADER + b"\n".join([lines[1], lines[0], lines[2]]) + b"\n")
+    reloaded = EncryptedFileHistory(path, cipher)
+    assert _load(reloaded) == ["two"]
+    assert reloaded.skipped == 2
+    # A ciphertext made for another purpose, even at the right index, is refused too.
+    foreign = base64.b64encode(cipher.encrypt(b"smuggled", b"ketch/other-file/v1\x000"))
+    path.write_bytes(HEADER + foreign + b"\n")
+    assert _load(EncryptedFileHistory(path, cipher)) == []
+    assert cipher.decrypt(base64.b64decode(foreign), b"ketch/other-file/v1\x000") == b"smuggled"
+
+
+def test_history_under_another_key_is_skipped_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "prompt-history"
+    EncryptedFileHistory(path, KeyInHandCipher()).store_string("old key")
+    fresh = EncryptedFileHistory(path, KeyInHandCipher())
+    assert _load(fresh) == []
+    assert fresh.skipped == 1
+    fresh.store_string("new key")  # appends at the next index, readable under the new key
+    assert _load(EncryptedFileHistory(path, fresh.cipher)) == ["new key"]
+
+
+def test_corrupt_lines_and_foreign_files_are_skipped(tmp_path: Path) -> None:
+    cipher = KeyInHandCipher()
+    path = tmp_path / "prompt-history"
+    history = EncryptedFileHistory(path, cipher)
+    history.store_string("kept")
+    with path.open("ab") as handle:
+        handle.write(b"not base64 at all!!\n" + base64.b64encode(b"short") + b"\n")
+    reloaded = EncryptedFileHistory(path, cipher)
+    assert _load(reloaded) == ["kept"]
+    assert reloaded.skipped == 2
+    path.write_text("plain text someone else wrote\n")
+    assert _load(EncryptedFileHistory(path, cipher)) == []
+
+
+def test_history_is_trimmed_when_it_grows_past_twice_the_limit(tmp_path: Path) -> None:
+    cipher = KeyInHandCipher()
+    path = tmp_path / "prompt-history"
+    history = EncryptedFileHistory(path, cipher, keep=3)
+    for n in range(7):
+        history.store_string(f"entry {n}")
+    assert _load(EncryptedFileHistory(path, cipher, keep=3)) == ["entry 6", "entry 5", "entry 4"]
+    assert len(path.read_bytes()[len(HEADER) :].splitlines()) == 3  # rewritten, re-indexed
+    assert _load(EncryptedFileHistory(path, cipher, keep=10)) == ["entry 6", "entry 5", "entry 4"]
+
+
+def test_trimming_never_destroys_entries_under_another_key(tmp_path: Path) -> None:
+    path = tmp_path / "prompt-history"
+    EncryptedFileHistory(path, KeyInHandCipher()).store_string("under the old key")
+    cipher = KeyInHandCipher()
+    history = EncryptedFileHistory(path, cipher, keep=2)
+    for n in range(6):
+        history.store_string(f"entry {n}")
+    reloaded = EncryptedFileHistory(path, cipher, keep=2)
+    assert _load(reloaded) == ["entry 5", "entry 4"]
+    assert reloaded.skipped == 1
+    assert len(path.read_bytes()[len(HEADER) :].splitlines()) == 7  # nothing rewritten
+
+
+def test_a_failing_cipher_never_leaves_plaintext(tmp_path: Path) -> None:
+    class Broken(KeyInHandCipher):
+        def encrypt(self, plaintext: bytes, aad: bytes) -> bytes:
+            raise RuntimeError("keyring went away")
+
+    path = tmp_path / "prompt-history"
+    history = EncryptedFileHistory(path, Broken())
+    history.append_string("secret canary")
+    history.append_string("another")
+    assert history.write_error and "keyring went away" in history.write_error
+    assert not path.exists()
+    assert history.get_strings() == ["secret canary", "another"]  # still recallable in this run
+
+
+class _CipherPlugin:
+    def __init__(self, cipher: Any) -> None:
+        self.cipher = cipher
+
+    @hookimpl
+    def ketch_field_cipher(self, settings: Any) -> Any:
+        return self.cipher
+
+
+def test_open_history_memory_only_without_a_cipher(tmp_path: Path) -> None:
+    harness = Harness.create(tmp_path, bundled=False)
+    history, note = open_history(harness.kernel)
+    assert isinstance(history, InMemoryHistory)
+    assert note and "memory only" in note and "no encryption plugin" in note
+
+
+def test_open_history_memory_only_when_encryption_is_off(tmp_path: Path) -> None:
+    harness = Harness.create(tmp_path, bundled=False, plugins=[("cipher", _CipherPlugin(KeyInHandCipher()))], config='[storage]\nencryption = "off"\n')
+    history, note = open_history(harness.kernel)
+    assert isinstance(history, InMemoryHistory)
+    assert note and "storage.encryption is off" in note
+
+
+def test_open_history_encrypted_with_a_cipher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KETCH_STATE_DIR", str(tmp_path / "state"))
+    harness = Harness.create(tmp_path, bundled=False, plugins=[("cipher", _CipherPlugin(KeyInHandCipher()))])
+    history, note = open_history(harness.kernel)
+    assert note is None
+    assert isinstance(history, EncryptedFileHistory)
+    assert history.path == tmp_path / "state" / "prompt-history"
+
+
+def test_open_history_with_a_locked_key_stays_in_memory_and_says_why(tmp_path: Path) -> None:
+    class Locked(KeyInHandCipher):
+        def unlock(self, *, create: bool) -> None:
+            self.create = create
+            raise IntegrityError("recovery-locked: the key is missing")
+
+    cipher = Locked()
+    harness = Harness.create(tmp_path, bundled=False, plugins=[("cipher", _CipherPlugin(cipher))])
+    history, note = open_history(harness.kernel)
+    assert isinstance(history, InMemoryHistory)
+    assert note and "recovery-locked: the key is missing" in note
+    assert cipher.create is True  # no store and no history file: minting a key is safe
+
+
+def test_entry_aad_names_purpose_and_index() -> None:
+    assert entry_aad(0) != entry_aad(1)
+    assert entry_aad(12).startswith(b"ketch/prompt-history/v1")
+
+
+# --- slash command lines -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "parsed"),
+    [
+        ("/help", ("help", "")),
+        ("  /Model  gpt-4o  ", ("model", "gpt-4o")),
+        ("/compact keep the API notes\nand the plan", ("compact", "keep the API notes\nand the plan")),
+        ("/pin-last", ("pin-last", "")),
+        ("/usr/bin/python is broken", None),
+        ("/ leading space", None),
+        ("//not a command", None),
+        ("what does /help do", None),
+        ("/9lives", None),
+    ],
+)
+def test_slash_parse(line: str, parsed: tuple[str, str] | None) -> None:
+    assert slash.parse(line) == parsed
+
+
+# --- rendering -----------------------------------------------------------------------------------
+
+
+def _renderer(tmp_path: Path) -> tuple[Renderer, io.StringIO, Harness]:
+    harness = Harness.create(tmp_path, bundled=False, plugins=[("shelltest", shelltest_tools)])
+    harness.kernel.configure()
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=False, highlight=False, markup=False, soft_wrap=True)
+    return Renderer(console, harness.kernel), out, harness
+
+
+def test_streaming_text_prints_whole_lines_and_keeps_the_live_line(tmp_path: Path) -> None:
+    renderer, out, _ = _renderer(tmp_path)
+    renderer.on_event(TextDeltaEvent(text="Hel"))
+    renderer.on_event(TextDeltaEvent(text="lo\nwor"))
+    assert out.getvalue() == "Hello\n"
+    assert renderer.live == "wor"
+    renderer.on_event(TextDeltaEvent(text="ld"))
+    renderer.on_event(TurnEndEvent(text="Hello\nworld", stop_reason="end_turn", input_tokens=12, output_tokens=3))
+    text = out.getvalue()
+    assert text.startswith("Hello\nworld\n")
+    assert "in 12 · out 3" in text
+    assert renderer.live == ""
+
+
+def test_tool_call_line_uses_the_tool_summary_and_results_show_diff_and_errors(tmp_path: Path) -> None:
+    renderer, out, _ = _renderer(tmp_path)
+    renderer.on_event(ToolCallEvent(id="c1", name="mark", input={"name": "x.txt"}))
+    renderer.on_event(ToolResultEvent(tool_call_id="c1", name="mark", ok=True, output="created", diff="--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n"))
+    renderer.on_event(ToolCallEvent(id="c2", name="unknown_tool", input={"cmd": "ls -la"}))
+    renderer.on_event(ToolResultEvent(tool_call_id="c2", name="unknown_tool", ok=False, output="[ketch] There is no tool named 'unknown_tool'.", outcome="refused"))
+    renderer.on_event(ToolCallEvent(id="c3", name="mark", input={"name": "y.txt"}))
+    renderer.on_event(PermissionEvent(tool_call_id="c3", decision="deny", reason="rule says no"))
+    renderer.on_event(ToolResultEvent(tool_call_id="c3", name="mark", ok=False, output="[ketch] Permission denied", outcome="refused"))
+    text = out.getvalue()
+    assert "● mark  create x.txt" in text
+    assert "  -old\n  +new" in text
+    assert '● unknown_tool  {"cmd": "ls -la"}' in text
+    assert "✗ [ketch] There is no tool named" in text
+    assert "✗ denied: rule says no" in text
+    assert "Permission denied" not in text  # the permission line already said it
+
+
+def test_retry_errors_start_a_countdown_and_usage_feeds_the_meter(tmp_path: Path) -> None:
+    renderer, out, harness = _renderer(tmp_path)
+    renderer.on_event(ErrorEvent(kind="rate_limit", retryable=True, message="slow down", retry_in=5.0))
+    assert "⚠ rate_limit: slow down · retrying in 5.0s" in out.getvalue()
+    assert "rate_limit: retrying in" in renderer.status()
+    renderer.on_event(TextDeltaEvent(text="ok"))
+    assert "retrying" not in renderer.status()
+    session = harness.session
+    assert meter_for(session, None).estimated
+    renderer.on_event(UsageEvent(input_tokens=900, output_tokens=100, context_utilization=0.9, context_tokens=1000, effective_capacity=1111))
+    meter = meter_for(session, renderer.last_usage)
+    assert (meter.band, meter.tokens, meter.estimated) == ("orange", 1000, False)
+    assert meter.label() == "context 90%"
+
+
+def test_a_rendering_failure_never_reaches_the_loop(tmp_path: Path) -> None:
+    renderer, _, _ = _renderer(tmp_path)
+
+    def broken(event: Any) -> None:
+        raise ValueError("bad glyph")
+
+    renderer._on_text_delta = broken  # type: ignore[method-assign]
+    renderer.on_event(TextDeltaEvent(text="x"))  # must not raise
+    assert renderer.failed
+
+
+# --- the approval list, keys fed through a pipe ------------------------------------------------------
+
+
+def _request(scope: str | None, summary: str = "rm -rf build") -> Any:
+    from ketch.policy import ApprovalRequest, ProposedCall
+    from ketch.tools import Effect
+
+    call = ProposedCall(id="c1", tool="shell", input={"command": summary}, effects=frozenset({Effect.EXECUTE}), mutating=True)
+    return ApprovalRequest(call=call, reason="running programs asks", summary=summary, scope=scope)
+
+
+def _answer(request: Any, keys: str) -> Any:
+    import asyncio
+
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from ketch_interactive.approval import ask_approval
+
+    async def note(message: str) -> str:
+        from prompt_toolkit import PromptSession
+
+        return await PromptSession().prompt_async(message)
+
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text(keys)
+        return asyncio.run(ask_approval(request, note))
+
+
+@pytest.mark.parametrize(
+    ("keys", "approved", "remember"),
+    [("y", True, "once"), ("s", True, "session"), ("a", True, "always"), ("n", False, "once"), ("\x1b", False, "once"), ("\r", True, "once")],
+)
+def test_approval_keys_map_to_answers(keys: str, approved: bool, remember: str) -> None:
+    answer = _answer(_request("shell:rm"), keys)
+    assert (answer.approved, answer.remember, answer.message) == (approved, remember, None)
+
+
+def test_approval_without_a_scope_offers_no_remembering() -> None:
+    from ketch_interactive.approval import approval_message
+
+    answer = _answer(_request(None), "say")  # "s" and "a" are not options here: they do nothing
+    assert (answer.approved, answer.remember) == (True, "once")
+    text = "".join(t for _, t in approval_message(_request(None)))
+    assert "rm -rf build" in text and "running programs asks" in text
+
+
+def test_approval_note_goes_to_the_model() -> None:
+    answer = _answer(_request("shell:rm"), "tuse make clean instead\r")
+    assert (answer.approved, answer.message) == (False, "use make clean instead")
+
+
+def test_a_long_summary_is_not_squeezed_into_the_list() -> None:
+    from ketch_interactive.approval import approval_message, summary_is_long
+
+    long = _request(None, "\n".join(f"echo {i}" for i in range(40)))
+    assert summary_is_long(long) and not summary_is_long(_request(None))
+    text = "".join(t for _, t in approval_message(long))
+    assert "shown above" in text and "echo 39" not in text
