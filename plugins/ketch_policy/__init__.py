@@ -1,1 +1,96 @@
-"""ketch_policy: not built yet."""
+"""The permission engine: modes, profiles, scoped rules, shell analysis, approvals
+and workspace trust (docs/permissions.md has the whole picture and the profile table).
+
+Every proposed call gets this plugin's vote (the hard guards in ``ketch_guards`` vote
+beside it; deny > ask > allow). "Always allow" answers are persisted per workspace
+through the store and loaded when a session starts; "allow for this session" ones
+never outlive the session. Workspace trust is the user's own list in the user config
+dir (``trusted.toml``), written by ``ketch trust`` or ``/trust``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ketch import hookimpl
+from ketch.commands import Command
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.events import Event
+    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
+    from ketch.session import Session
+
+
+@hookimpl
+def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+    from ketch_policy.decide import vote
+
+    return vote(call, snapshot)
+
+
+@hookimpl
+def ketch_workspace_trusted(workspace: Path) -> bool | None:
+    from ketch_policy.trust import is_trusted
+
+    return True if is_trusted(workspace) else None
+
+
+@hookimpl
+def ketch_session_start(session: Session) -> None:
+    from ketch.events import NoticeEvent
+    from ketch_guards.rules import rules_of
+    from ketch_policy.approvals import load_into
+
+    notices = list(rules_of(session.snapshot().rules).errors)
+    problem = load_into(session)
+    if problem:
+        notices.append(problem)
+    for notice in notices:
+        session.kernel.emit(session, NoticeEvent(level="warning", message=notice))
+
+
+@hookimpl
+def ketch_event(session: Session, event: Event) -> None:
+    if getattr(event, "type", None) != "permission" or not getattr(event, "approved", False):
+        return
+    scope = getattr(event, "scope", None)
+    if not scope:
+        return
+    from ketch.events import NoticeEvent
+    from ketch_policy.approvals import remember_always
+
+    problem = remember_always(session, scope)
+    if problem:
+        session.kernel.emit(session, NoticeEvent(level="warning", message=problem))
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    from ketch_policy import commands as c
+
+    register(Command(name="mode", help="show or switch the mode: /mode plan | /mode build", slash=True, slash_run=c.slash_mode))
+    register(Command(name="profile", help="show or switch the profile: manual | assisted | full-access", slash=True, slash_run=c.slash_profile))
+    register(
+        Command(
+            name="permissions",
+            help="list permission rules and saved approvals; revoke an approval",
+            cli=True,
+            slash=True,
+            configure=c.configure_permissions,
+            run=c.run_permissions,
+            slash_run=c.slash_permissions,
+        )
+    )
+    register(
+        Command(
+            name="trust",
+            help="trust a workspace: apply its .ketch/config.toml in full (rules, profile, hooks, MCP servers)",
+            cli=True,
+            slash=True,
+            configure=c.configure_trust,
+            run=c.run_trust,
+            slash_run=c.slash_trust,
+        )
+    )

@@ -1,0 +1,131 @@
+"""Approvals: "allow for this session" scopes live in ``session.approvals`` only;
+"always allow" scopes are also persisted per workspace through the store, and
+loaded into a session's approvals when it starts (new or resumed).
+
+Nothing here is kept in ``session.state``: that is saved with the session and
+restored on resume, and authority must never come back that way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ketch_guards.rules import RuleError, parse_rule, split_scope
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+    from ketch.session import Session
+    from ketch.storage import Store
+
+
+class StoreUnavailable(Exception):
+    pass
+
+
+def open_store(kernel: Kernel) -> Store:
+    """The session store, or StoreUnavailable with a one-line reason."""
+    try:
+        store = kernel.store
+    except Exception as exc:  # noqa: BLE001 - a locked or broken store: say so, keep going
+        raise StoreUnavailable(f"the session store cannot be opened ({getattr(exc, 'message', exc)})") from None
+    if store is None:
+        raise StoreUnavailable("no session store is loaded (is the 'store' plugin disabled?)")
+    return store
+
+
+def valid_scope(scope: str) -> bool:
+    try:
+        for piece in split_scope(scope):
+            parse_rule(piece)
+    except RuleError:
+        return False
+    return bool(split_scope(scope))
+
+
+def persisted(kernel: Kernel, workspace: str) -> list[str]:
+    store = open_store(kernel)
+    try:
+        return [s for s in store.list_approvals(workspace) if isinstance(s, str)]
+    except Exception as exc:  # noqa: BLE001
+        raise StoreUnavailable(f"the store could not list approvals ({type(exc).__name__}: {exc})") from None
+
+
+def load_into(session: Session) -> str | None:
+    """Add this workspace's persisted approvals to the session; a notice on failure."""
+    try:
+        scopes = persisted(session.kernel, str(session.workspace))
+    except StoreUnavailable as exc:
+        return f"saved 'always allow' approvals were not loaded: {exc}"
+    for scope in scopes:
+        if valid_scope(scope) and scope not in session.approvals:
+            session.approvals.append(scope)
+    return None
+
+
+def remember_always(session: Session, scope: str) -> str | None:
+    """An "always allow" answer: in force for the rest of the session, and saved for
+    this workspace. Returns a notice when it could not be saved."""
+    if not valid_scope(scope):
+        return f"approval scope {scope!r} is not a valid rule; it was not remembered"
+    if scope not in session.approvals:
+        session.approvals.append(scope)
+    try:
+        open_store(session.kernel).add_approval(str(session.workspace), scope)
+    except StoreUnavailable as exc:
+        return f"'always allow {scope}' holds for this session only: {exc}"
+    except Exception as exc:  # noqa: BLE001
+        return f"'always allow {scope}' holds for this session only: the store failed ({type(exc).__name__}: {exc})"
+    return None
+
+
+def revoke(kernel: Kernel, workspace: str, selector: str, session: Session | None = None) -> tuple[list[str], str]:
+    """Revoke by number (as listed: persisted first, then session-only) or by exact scope.
+    Returns (revoked scopes, message)."""
+    try:
+        saved = persisted(kernel, workspace)
+        store_error = None
+    except StoreUnavailable as exc:
+        saved, store_error = [], str(exc)
+    session_only = [s for s in (session.approvals if session else []) if s not in saved]
+    listed = saved + session_only
+    target: str | None = None
+    if selector.isdigit() and 1 <= int(selector) <= len(listed):
+        target = listed[int(selector) - 1]
+    elif selector in listed:
+        target = selector
+    if target is None:
+        hint = f" ({store_error})" if store_error else ""
+        return [], f"no approval {selector!r}; list them with /permissions (or `ketch permissions list`){hint}"
+    if target in saved:
+        open_store(kernel).remove_approval(workspace, target)
+    if session is not None and target in session.approvals:
+        session.approvals.remove(target)
+    return [target], f"revoked: {target}"
+
+
+def describe(kernel: Kernel, workspace: str, session: Session | None, rules: dict[str, Any]) -> list[str]:
+    """Lines for /permissions and `ketch permissions list`."""
+    from ketch_guards.rules import compile_rules
+
+    lines: list[str] = []
+    if session is not None:
+        lines.append(f"mode {session.mode}, profile {session.profile}, sandbox {'on' if session.sandboxed else 'off'}, workspace {'trusted' if session.trusted_workspace else 'not trusted'}")
+    compiled = compile_rules(tuple(rules.get("allow", ())), tuple(rules.get("ask", ())), tuple(rules.get("deny", ())))
+    for decision in ("deny", "ask", "allow"):
+        entries = list(rules.get(decision, ()))
+        lines.append(f"{decision} rules (config): " + (", ".join(entries) if entries else "none"))
+    for error in compiled.errors:
+        lines.append(f"  error: {error}")
+    try:
+        saved = persisted(kernel, workspace)
+        store_note = ""
+    except StoreUnavailable as exc:
+        saved, store_note = [], f" ({exc})"
+    session_only = [s for s in (session.approvals if session else []) if s not in saved]
+    lines.append(f"always-allow approvals for {workspace}:{store_note}" + ("" if saved else " none"))
+    lines += [f"  {n}. {scope}" for n, scope in enumerate(saved, 1)]
+    if session is not None:
+        lines.append("this session only:" + ("" if session_only else " none"))
+        lines += [f"  {n}. {scope}" for n, scope in enumerate(session_only, len(saved) + 1)]
+    lines.append("revoke one with /permissions revoke N (or the scope itself)")
+    return lines

@@ -1,0 +1,330 @@
+"""The policy vote: modes, profiles and rules applied to each thing a call touches.
+
+Order, for every access of a call: a deny rule denies; an ask rule asks; an allow
+rule or an approval allows; otherwise the profile decides (docs/permissions.md has
+the table). The call's vote is the strictest of its accesses' verdicts. An ask
+carries the narrow scope an "always allow" would grant, when there is one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ketch.policy import PermissionSnapshot, ProposedCall, Vote
+from ketch.tools import Access, Effect
+from ketch_guards.guards import is_within, resolve
+from ketch_guards.operands import resolve_word, written_files
+from ketch_guards.rules import (
+    SCOPE_SEPARATOR,
+    Rule,
+    RuleError,
+    RuleSet,
+    compile_scopes,
+    parse_host,
+    parse_rule,
+    rules_of,
+)
+from ketch_guards.shell import MAX_PARTS, Analysis, Part, Word, analyse, harmless_path
+from ketch_policy.programs import read_only, sandbox_confined, shell_scope
+
+PLUGIN = "policy"
+# Plugins whose tools run commands through ``ketch_sandbox_command`` (so a working
+# sandbox really confines them). Other tools opt in with Access.detail["sandboxed"].
+SANDBOXING_PLUGINS = frozenset({"shell"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: str  # allow | ask | deny
+    reason: str = ""
+    scope: str | None = None
+
+
+ALLOW = Verdict("allow")
+
+
+@dataclass(frozen=True)
+class Context:
+    call: ProposedCall
+    snapshot: PermissionSnapshot
+    rules: RuleSet
+    granted: tuple[Rule, ...]
+
+    @property
+    def allowing(self) -> tuple[Rule, ...]:
+        return self.rules.allow + self.granted
+
+    @property
+    def workspace(self) -> Path:
+        return self.snapshot.workspace
+
+    @property
+    def profile(self) -> str:
+        return self.snapshot.profile
+
+
+def vote(call: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
+    rules = rules_of(snapshot.rules)
+    ctx = Context(call, snapshot, rules, compile_scopes(tuple(snapshot.approvals)))
+    if rules.broken_restrictions:
+        return Vote(decision="ask", reason=f"{rules.broken_restrictions[0]} (an ask/deny rule that does not parse makes every call ask; fix it)", plugin=PLUGIN)
+    if any(r.covers_tool(call.tool) for r in rules.deny):
+        return Vote(decision="deny", reason=f"a deny rule covers every '{call.tool}' call", plugin=PLUGIN)
+    verdicts: list[Verdict] = []
+    for access in call.accesses:
+        verdicts.extend(_access(ctx, access))
+    if not call.accesses:
+        verdicts.append(_untargeted(ctx))
+    denies = [v for v in verdicts if v.decision == "deny"]
+    if denies:
+        return Vote(decision="deny", reason=_join(v.reason for v in denies), plugin=PLUGIN)
+    if any(r.covers_tool(call.tool) for r in rules.ask):
+        return Vote(decision="ask", reason=f"an ask rule covers every '{call.tool}' call", plugin=PLUGIN)
+    asks = [v for v in verdicts if v.decision == "ask"]
+    if asks and any(r.covers_tool(call.tool) for r in ctx.allowing):
+        return Vote(decision="allow", reason=f"an allow rule covers every '{call.tool}' call", plugin=PLUGIN)
+    if asks:
+        scopes = [v.scope for v in asks]
+        scope = SCOPE_SEPARATOR.join(dict.fromkeys(s for s in scopes if s)) if all(scopes) else None
+        return Vote(decision="ask", reason=_join(v.reason for v in asks), plugin=PLUGIN, scope=scope)
+    return Vote(decision="allow", reason=_join(v.reason for v in verdicts if v.reason), plugin=PLUGIN)
+
+
+def _join(reasons: object) -> str:
+    return "; ".join(dict.fromkeys(r for r in reasons if r))  # type: ignore[attr-defined]
+
+
+def _access(ctx: Context, access: Access) -> list[Verdict]:
+    if access.effect in (Effect.READ, Effect.WRITE):
+        return [_path(ctx, access.effect, str(resolve(access.target)))]
+    if access.effect == Effect.EXECUTE:
+        return _command(ctx, access)
+    if access.effect == Effect.NETWORK:
+        return [_network(ctx, access)]
+    return [Verdict("ask", f"an access of an unknown kind ({access.effect})")]
+
+
+# --- files -------------------------------------------------------------------------------
+
+
+def _path(ctx: Context, effect: Effect, path: str, *, default: bool = True) -> Verdict:
+    """Rules then the profile for one file access. ``default=False``: only rules count
+    (for paths a shell command names, whose command the profile judges as a whole)."""
+    tool, workspace = ctx.call.tool, ctx.workspace
+    verb = "read" if effect == Effect.READ else "write"
+    if effect == Effect.WRITE and ctx.snapshot.mode == "plan":
+        return Verdict("deny", f"plan mode does not write files ({path})")
+    for rule in ctx.rules.deny:
+        if rule.matches_path(tool, effect, path, workspace):
+            return Verdict("deny", f"deny rule '{rule.text}' covers {verb} {path}")
+    for rule in ctx.rules.ask:
+        if rule.matches_path(tool, effect, path, workspace):
+            return Verdict("ask", f"ask rule '{rule.text}' covers {verb} {path}")
+    if any(rule.matches_path(tool, effect, path, workspace) for rule in ctx.allowing):
+        return ALLOW
+    if not default:
+        return ALLOW
+    inside = is_within(Path(path), resolve(workspace))
+    if effect == Effect.READ:
+        if inside or ctx.profile == "full-access":
+            return ALLOW
+        return Verdict("ask", f"reads outside the workspace ({path})", _scope("read", _dir_glob(path, workspace)))
+    if inside and ctx.profile in ("assisted", "full-access"):
+        return ALLOW
+    if inside:
+        return Verdict("ask", f"writes {path} (the manual profile asks before every edit)", _scope("write", _write_glob(path, workspace)))
+    return Verdict("ask", f"writes outside the workspace ({path})")
+
+
+def _scope(kind: str, pattern: str | None) -> str | None:
+    return f"{kind}({pattern})" if pattern else None
+
+
+def _clean(text: str) -> str | None:
+    if SCOPE_SEPARATOR in text or "\n" in text or "\x00" in text:
+        return None
+    for char in "*?[":
+        text = text.replace(char, f"[{char}]")
+    return text
+
+
+def _write_glob(path: str, workspace: Path) -> str | None:
+    """A file at the top of the workspace: that file; deeper: its directory's tree."""
+    rel = Path(path).relative_to(resolve(workspace))
+    if len(rel.parts) <= 1:
+        return _clean(str(rel))
+    parent = _clean(str(rel.parent))
+    return f"{parent}/**" if parent else None
+
+
+def _dir_glob(path: str, workspace: Path) -> str | None:
+    """A directory's tree (a file's: its directory's); never the whole filesystem."""
+    directory = path if os.path.isdir(path) else os.path.dirname(path)
+    cleaned = _clean(directory)
+    return f"{cleaned}/**" if cleaned and cleaned != "/" else None
+
+
+# --- commands ----------------------------------------------------------------------------
+
+
+def _sandbox_bonus(ctx: Context, access: Access) -> bool:
+    snapshot = ctx.snapshot
+    if not snapshot.sandboxed or access.detail.get("network"):
+        return False
+    return ctx.call.plugin in SANDBOXING_PLUGINS or access.detail.get("sandboxed") is True
+
+
+def _argvs(part: Part) -> list[tuple[tuple[str | None, ...], bool]]:
+    """The command as run, plus each wrapper that ran it (deny/ask rules see them all)."""
+    found = [(tuple(w.value for w in part.argv), part.extra_args)]
+    found += [(tuple(w.value for w in wrapper), True) for wrapper in part.wrappers]
+    return found
+
+
+def _command(ctx: Context, access: Access) -> list[Verdict]:
+    tool = ctx.call.tool
+    cwd = Path(access.detail.get("cwd") or ctx.workspace)
+    analysis = analyse(access.target, cwd)
+    if analysis.too_complex:
+        return [Verdict("deny", f"the command has {len(analysis.parts)} simple commands, more than the {MAX_PARTS} ketch checks one by one; split it into smaller commands")]
+    verdicts: list[Verdict] = []
+    # Deny and ask rules see every part, every wrapper and every file named.
+    for part in analysis.parts:
+        for argv, extra in _argvs(part):
+            for decision, rules in (("deny", ctx.rules.deny), ("ask", ctx.rules.ask)):
+                rule = next((r for r in rules if r.matches_command(tool, argv, extra, strict=False)), None)
+                if rule is not None:
+                    verdicts.append(Verdict(decision, f"{decision} rule '{rule.text}' matches '{part.text}'"))
+    verdicts.extend(_named_files(ctx, analysis))
+    if any(v.decision == "deny" for v in verdicts):
+        return verdicts
+    plan = ctx.snapshot.mode == "plan"
+    if not analysis.understood:
+        reason = f"the command is not fully understood: {'; '.join(analysis.problems[:2])}"
+        return [*verdicts, Verdict("deny" if plan else "ask", reason)]
+    full = ctx.profile == "full-access"
+    if not full and not is_within(resolve(cwd), resolve(ctx.workspace)):
+        verdicts.append(Verdict("ask", f"runs in {cwd}, outside the workspace"))
+    bonus = _sandbox_bonus(ctx, access)
+    for part in analysis.parts:
+        verdicts.append(_part(ctx, part, full=full, plan=plan, bonus=bonus))
+    for redirect in analysis.redirects:
+        if redirect.target is None or redirect.harmless:
+            continue
+        effect = Effect.WRITE if redirect.writes else Effect.READ if redirect.reads else None
+        if effect is None:
+            continue
+        paths = resolve_word(redirect.target, redirect.cwds)
+        if paths is None:
+            verdicts.append(Verdict("deny" if plan else "ask", f"redirects to a file only known at run time ({redirect.target.source})"))
+            continue
+        for path in paths:
+            verdicts.append(_path(ctx, effect, path))
+    return verdicts
+
+
+def _part(ctx: Context, part: Part, *, full: bool, plan: bool, bonus: bool) -> Verdict:
+    tool = ctx.call.tool
+    argv = tuple(w.value for w in part.argv)
+    if not plan and part.argv and any(r.matches_command(tool, argv, part.extra_args, strict=True) for r in ctx.allowing):
+        return ALLOW
+    if full and not plan:
+        return ALLOW
+    judged = read_only(part)
+    if not judged.ok:
+        if plan:
+            return Verdict("deny", f"plan mode runs only read-only commands: {judged.reason}")
+        if ctx.profile == "assisted" and bonus and sandbox_confined(part):
+            return Verdict("allow", f"'{part.text}' runs inside the sandbox")
+        return Verdict("ask", f"runs '{part.text}': {judged.reason}", shell_scope(part))
+    outside, read_scopes = (None, []) if full else _outside(ctx, judged.reads, part.cwds)
+    manual = ctx.profile == "manual"
+    if outside is not None:
+        scopes = ([shell_scope(part)] if manual else []) + read_scopes
+        scope = SCOPE_SEPARATOR.join(scopes) if scopes and all(scopes) else None
+        return Verdict("deny" if plan else "ask", f"'{part.text}' reads {outside}", scope)
+    if manual:
+        return Verdict("ask", f"runs '{part.text}' (the manual profile asks before every command)", shell_scope(part))
+    return ALLOW
+
+
+def _outside(ctx: Context, words: tuple[Word, ...], cwds: tuple[Path, ...]) -> tuple[str | None, list[str | None]]:
+    """What a read-only command reads outside the workspace (or cannot place), with
+    the read scopes that would allow it; (None, []) when it stays inside."""
+    root = resolve(ctx.workspace)
+    found: str | None = None
+    scopes: list[str | None] = []
+    for word in words:
+        if harmless_path(word.value):
+            continue
+        paths = resolve_word(word, cwds)
+        if paths is None:
+            return f"{word.source} (a place only known at run time)", [None]
+        for path in paths:
+            if not is_within(Path(path), root) and not any(r.matches_path(ctx.call.tool, Effect.READ, path, ctx.workspace) for r in ctx.allowing):
+                found = found or f"{path}, outside the workspace"
+                scopes.append(_scope("read", _dir_glob(path, ctx.workspace)))
+    return found, list(dict.fromkeys(scopes))
+
+
+def _named_files(ctx: Context, analysis: Analysis) -> list[Verdict]:
+    """Deny/ask path rules applied to the files a command names: what programs like
+    rm/cp/tee write, and every argument that is an existing file (a possible read)."""
+    if not (ctx.rules.deny or ctx.rules.ask):
+        return []
+    verdicts: list[Verdict] = []
+    for part in analysis.parts:
+        for word in written_files(part):
+            for path in resolve_word(word, part.cwds) or []:
+                verdict = _path(ctx, Effect.WRITE, path, default=False)
+                if verdict.decision != "allow":
+                    verdicts.append(verdict)
+        for word in part.args:
+            for path in resolve_word(word, part.cwds) or []:
+                if os.path.exists(path):
+                    verdict = _path(ctx, Effect.READ, path, default=False)
+                    if verdict.decision != "allow":
+                        verdicts.append(verdict)
+    return verdicts
+
+
+# --- network and the rest ----------------------------------------------------------------
+
+
+def _network(ctx: Context, access: Access) -> Verdict:
+    tool, url = ctx.call.tool, access.target
+    host = access.detail.get("host")
+    for rule in ctx.rules.deny:
+        if rule.matches_url(tool, url, None) or (host and rule.matches_url(tool, f"//{host}", None)):
+            return Verdict("deny", f"deny rule '{rule.text}' covers {url}")
+    for rule in ctx.rules.ask:
+        if rule.matches_url(tool, url, None) or (host and rule.matches_url(tool, f"//{host}", None)):
+            return Verdict("ask", f"ask rule '{rule.text}' covers {url}")
+    parsed = parse_host(url)
+    if parsed is None:
+        return Verdict("ask", f"the host of {url!r} cannot be read unambiguously")
+    if any(rule.matches_url(tool, url, host) for rule in ctx.allowing):
+        return ALLOW
+    if ctx.profile == "full-access":
+        return ALLOW
+    name, port = parsed
+    return Verdict("ask", f"connects to {name}", f"web({name}{':' + str(port) if port else ''})")
+
+
+def _untargeted(ctx: Context) -> Verdict:
+    """A call that names nothing it touches: judged by its declared effects."""
+    call = ctx.call
+    if not call.effects and not call.mutating:
+        return Verdict("allow", f"'{call.tool}' touches nothing")
+    if ctx.profile == "full-access":
+        return ALLOW
+    if ctx.snapshot.mode == "plan" and call.mutating:
+        return Verdict("deny", f"plan mode does not run '{call.tool}', which changes things")
+    effects = ", ".join(sorted(e.value for e in call.effects)) or "unknown effects"
+    try:
+        scope: str | None = parse_rule(call.tool).text
+    except RuleError:
+        scope = None
+    return Verdict("ask", f"'{call.tool}' ({effects}) does not say what it touches", scope)
