@@ -317,7 +317,8 @@ class Kernel:
             id=record.id,
             name=record.name,
             mode=record.mode if record.mode in ("plan", "build") else "build",  # type: ignore[arg-type]
-            profile="manual",
+            # Authority is never restored: manual, unless the user passes --profile right now.
+            profile=getattr(self.args, "profile", None) or "manual",
             transcript=record.transcript,
             active=record.active if record.active is not None else record.transcript,
             pins=set(record.pins),
