@@ -127,6 +127,21 @@ class Kernel:
     def settings(self) -> Settings:
         return self.loaded_settings.settings
 
+    def reload_settings(self, *, trusted: bool | None = None) -> Settings:
+        """Read the config files again (e.g. right after the user trusted this workspace).
+
+        The command-line layer is kept. Sessions already open keep their profile and mode
+        unless the caller applies the new ones.
+        """
+        from ketch.config import read_layers
+
+        cli = next((layer.data for layer in self._layers or [] if layer.name == "cli"), {})
+        self._layers = read_layers(self.workspace, cli=cli, environ=self.environ)
+        if trusted is not None:
+            self._trusted = trusted
+        self.__dict__.pop("loaded_settings", None)
+        return self.settings
+
     # --- registries ------------------------------------------------------------------
 
     def _collect(self, hook: str, kind: str, key: Callable[[Any], str], convert: Callable[[Any], Any] | None = None) -> dict[str, Any]:

@@ -80,8 +80,19 @@ def slash_trust(ctx: SlashContext) -> None:
         return
     if revoking:
         ctx.print(f"{workspace} is {'no longer' if changed else 'not'} trusted; its .ketch/config.toml is restricted from the next start")
-    else:
-        ctx.print(f"{workspace} is {'now' if changed else 'already'} trusted; its .ketch/config.toml applies in full from the next start of ketch here")
+        return
+    # The user has just trusted it: apply the workspace config now, in this session too.
+    settings = ctx.kernel.reload_settings(trusted=True)
+    ctx.session.trusted_workspace = True
+    applied = []
+    if settings.profile != ctx.session.profile:
+        ctx.session.set_profile(settings.profile)
+        applied.append(f"profile {settings.profile}")
+    if settings.mode != ctx.session.mode:
+        ctx.session.set_mode(settings.mode)
+        applied.append(f"mode {settings.mode}")
+    now = f" (now: {', '.join(applied)})" if applied else ""
+    ctx.print(f"{workspace} is {'now' if changed else 'already'} trusted; its .ketch/config.toml applies in full{now}")
 
 
 # --- CLI --------------------------------------------------------------------------------
