@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ketch.providers import ErrorKind, ProviderError
+from ketch.providers import ErrorKind, ProviderError, ProviderEvent, ReasoningDelta, TextDelta
 
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
@@ -67,6 +67,16 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """``value`` when it is a JSON array, else ``[]``."""
     return value if isinstance(value, list) else []
+
+
+def as_int(value: Any) -> int:
+    """``value`` when it is a JSON integer (not a bool), else 0: token counts."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def config_extra(config: Any, name: str, default: Any = None) -> Any:
+    """A key of a ``[providers.NAME]`` table beyond the common ones (``temperature = 0.2``)."""
+    return (getattr(config, "model_extra", None) or {}).get(name, default)
 
 
 # --- retry hints --------------------------------------------------------------------------
@@ -415,6 +425,26 @@ async def sse_events(response: httpx.Response, *, provider: str) -> AsyncIterato
         yield event
 
 
+DONE = "[DONE]"
+
+
+async def sse_json(response: httpx.Response, *, provider: str, secrets: tuple[str | None, ...] = ()) -> AsyncIterator[tuple[str, Any]]:
+    """``(event name, parsed data)`` for each SSE event that carries data. The literal
+    ``[DONE]`` comes through as :data:`DONE`; data that is not JSON is a malformed stream."""
+    async for event in sse_events(response, provider=provider):
+        data = event.data.strip()
+        if not data:
+            continue
+        if data == DONE:
+            yield event.event, DONE
+            continue
+        try:
+            parsed = json.loads(data)
+        except ValueError:
+            raise malformed(provider, "the stream sent a data line that is not JSON", data, secrets) from None
+        yield event.event, parsed
+
+
 async def ndjson_lines(response: httpx.Response) -> AsyncIterator[str]:
     """Complete lines of an NDJSON body. Bytes are split on ``\\n`` before decoding,
     so a multi-byte character split across reads is never cut; blank lines are skipped.
@@ -624,6 +654,45 @@ class ThinkTagSplitter:
         if not held or self.state == "after":
             return []
         return [("reasoning" if self.state in ("reasoning", "implicit") else "text", held)]
+
+
+class ContentReader:
+    """One streamed content field read into answer text and reasoning.
+
+    Content goes straight to ``text`` while the server separates reasoning itself (it
+    sent a reasoning field before any content); otherwise through a
+    :class:`ThinkTagSplitter`, once started kept for the rest of the stream. Pieces are
+    appended to the caller's ``text``/``reasoning`` lists; the events are returned.
+    """
+
+    def __init__(self, text: list[str], reasoning: list[str], *, starts_in_reasoning: bool = False) -> None:
+        self.text, self.reasoning = text, reasoning
+        self.starts_in_reasoning = starts_in_reasoning
+        self.splitter: ThinkTagSplitter | None = None
+        self.tagged = False  # some reasoning came from <think> tags
+
+    def feed(self, content: str, *, server_separates: bool) -> list[ProviderEvent]:
+        if server_separates and self.splitter is None:
+            self.text.append(content)
+            return [TextDelta(text=content)]
+        if self.splitter is None:
+            self.splitter = ThinkTagSplitter(starts_in_reasoning=self.starts_in_reasoning)
+        return self._events(self.splitter.feed(content))
+
+    def flush(self) -> list[ProviderEvent]:
+        return self._events(self.splitter.flush()) if self.splitter is not None else []
+
+    def _events(self, pieces: list[tuple[str, str]]) -> list[ProviderEvent]:
+        events: list[ProviderEvent] = []
+        for kind, piece in pieces:
+            if kind == "reasoning":
+                self.tagged = True
+                self.reasoning.append(piece)
+                events.append(ReasoningDelta(text=piece))
+            else:
+                self.text.append(piece)
+                events.append(TextDelta(text=piece))
+        return events
 
 
 def split_late_close_tag(text: str) -> tuple[str, str] | None:

@@ -1,1 +1,40 @@
-"""ketch_anthropic: not built yet."""
+"""ketch_anthropic: the Anthropic Messages API (``kind = "anthropic"``).
+
+Streams SSE (text, tool_use, thinking and redacted_thinking blocks), sends the system
+prompt in its own field and tool results as the first blocks of one user message, and
+replays thinking blocks byte-exact with their signatures. Reads ``ANTHROPIC_API_KEY``
+and ``ANTHROPIC_BASE_URL``. The implementation is imported only when a provider is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ketch import hookimpl
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.providers import ProviderConfig, ProviderKind, Secret
+
+
+def _create(config: ProviderConfig, key: Secret | None) -> Any:
+    from ketch_anthropic.provider import AnthropicProvider
+
+    return AnthropicProvider(config, key)
+
+
+@hookimpl
+def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
+    from ketch.providers import ProviderKind
+
+    register(
+        ProviderKind(
+            kind="anthropic",
+            create=_create,
+            description="Anthropic Messages API (Claude)",
+            env_key="ANTHROPIC_API_KEY",
+            env_base_url="ANTHROPIC_BASE_URL",
+            default_base_url="https://api.anthropic.com",
+            needs_key=True,
+        )
+    )

@@ -1,0 +1,138 @@
+"""What both OpenAI kinds share: the base URL, the key, headers, models and windows."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ketch.provider_kit import LoopClient, config_extra, known_context_window, request_json
+from ketch.providers import ErrorKind, ModelInfo, ProviderConfig, ProviderError, Secret
+
+log = logging.getLogger("ketch.providers.openai")
+
+OFFICIAL_HOST = "api.openai.com"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+# Fields some servers report per model in /models (vLLM, OpenRouter, LM Studio, ...).
+_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
+
+
+def api_base(base_url: str | None) -> str:
+    """The URL the endpoint paths hang from. A base URL with no path at all gets ``/v1``
+    (``http://localhost:8000`` and ``http://localhost:8000/v1`` both work); one with a
+    path is used as given (``.../api/paas/v4``, ``.../openai/v1``)."""
+    url = (base_url or DEFAULT_BASE_URL).strip().rstrip("/")
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    path = parts.path.rstrip("/")
+    if not path:
+        path = "/v1"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+extra = config_extra
+
+class OpenAIBase:
+    """State and requests common to chat completions and responses."""
+
+    kind = "openai"
+
+    def __init__(self, config: ProviderConfig, key: Secret | None) -> None:
+        self.config = config.model_copy()
+        self.name = config.name
+        self.model = config.model or ""
+        self.base_url = api_base(config.base_url)
+        # Strip stray whitespace (a key pasted with its newline would be an illegal header).
+        self._key = key.reveal().strip() if key else None
+        self._http = LoopClient(timeout=config.timeout, connect_timeout=config.connect_timeout)
+        self._window_learned = False
+        if self.config.context_window is None:
+            self.config.context_window = known_context_window(self.model)
+
+    # --- credentials -------------------------------------------------------------------
+
+    @property
+    def secrets(self) -> tuple[str | None, ...]:
+        return (self._key,)
+
+    def auth_hint(self) -> str:
+        var = self.config.api_key_env or "OPENAI_API_KEY"
+        return f"set {var} or run `ketch auth set {self.name}`"
+
+    def key_required(self) -> bool:
+        """The official API always needs a key; local servers (LM Studio, vLLM, llama.cpp)
+        usually do not, so a missing key is only an error there when config says so."""
+        required = extra(self.config, "api_key_required")
+        if required is not None:
+            return bool(required)
+        return urlsplit(self.base_url).hostname == OFFICIAL_HOST
+
+    def check_key(self) -> None:
+        if not self._key and self.key_required():
+            raise ProviderError(ErrorKind.AUTH, f"{self.name}: no API key: {self.auth_hint()}")
+
+    def headers(self) -> dict[str, str]:
+        headers = {str(k): str(v) for k, v in (extra(self.config, "headers") or {}).items()}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        return headers
+
+    def url(self, path: str) -> str:
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    # --- models ------------------------------------------------------------------------
+
+    async def list_models(self) -> list[ModelInfo]:
+        self.check_key()
+        data = await request_json(
+            self._http.get(), "GET", self.url("models"), provider=self.name,
+            headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
+        )
+        items = data.get("data") if isinstance(data, dict) else data
+        models: list[ModelInfo] = []
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                continue
+            model_id = item["id"]
+            window = _reported_window(item) or known_context_window(model_id)
+            if model_id == self.model and self.config.context_window:
+                window = self.config.context_window
+            owner = item.get("owned_by")
+            models.append(ModelInfo(id=model_id, context_window=window, owned_by=owner if isinstance(owner, str) else None))
+        return sorted(models, key=lambda m: m.id)
+
+    async def context_window(self) -> int | None:
+        await self.learn_context_window()
+        return self.config.context_window
+
+    async def learn_context_window(self) -> None:
+        """Once per provider, for a model the table does not know, ask ``/models`` whether
+        the server reports its window (vLLM's ``max_model_len``, OpenRouter's
+        ``context_length``). Best effort: a failure leaves it unknown."""
+        if self.config.context_window is not None or self._window_learned:
+            return
+        self._window_learned = True
+        try:
+            data = await request_json(
+                self._http.get(), "GET", self.url("models"), provider=self.name,
+                headers=self.headers(), secrets=self.secrets, timeout=5.0,
+            )
+        except ProviderError as exc:
+            log.debug("%s: could not read the model list for its context window: %s", self.name, exc.message)
+            return
+        items = data.get("data") if isinstance(data, dict) else data
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("id") == self.model:
+                self.config.context_window = _reported_window(item)
+                return
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def _reported_window(item: dict[str, Any]) -> int | None:
+    for field in _WINDOW_FIELDS:
+        value = item.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
