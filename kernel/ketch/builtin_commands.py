@@ -107,7 +107,7 @@ def _models_run(kernel: Kernel, args: argparse.Namespace) -> int:
     try:
         models = asyncio.run(fetch())
     except ProviderError as exc:
-        print(f"ketch: {config.name}: {exc.message}", file=sys.stderr)
+        print(f"ketch: {exc.message}", file=sys.stderr)
         return 1
     for model in models:
         window = f"  context {model.context_window}" if model.context_window else ""

@@ -27,18 +27,6 @@ from ketch.messages import (
     Usage,
     new_id,
 )
-from ketch.provider_kit import (
-    LoopClient,
-    as_dict,
-    classify,
-    config_extra,
-    known_context_window,
-    malformed,
-    open_stream,
-    parse_arguments,
-    request_json,
-    sse_json,
-)
 from ketch.providers import (
     Completed,
     ErrorKind,
@@ -52,6 +40,18 @@ from ketch.providers import (
     StopReason,
     TextDelta,
     ToolCallDelta,
+)
+from ketch_provider_kit import (
+    LoopClient,
+    as_dict,
+    classify,
+    config_extra,
+    known_context_window,
+    malformed,
+    open_stream,
+    parse_arguments,
+    request_json,
+    sse_json,
 )
 
 log = logging.getLogger("ketch.providers.anthropic")

@@ -32,19 +32,6 @@ from ketch.messages import (
     Usage,
     new_id,
 )
-from ketch.provider_kit import (
-    ContentReader,
-    LoopClient,
-    as_dict,
-    as_int,
-    classify,
-    config_extra,
-    malformed,
-    ndjson_lines,
-    open_stream,
-    parse_arguments,
-    request_json,
-)
 from ketch.providers import (
     Completed,
     ErrorKind,
@@ -57,6 +44,19 @@ from ketch.providers import (
     Secret,
     StopReason,
     ToolCallDelta,
+)
+from ketch_provider_kit import (
+    ContentReader,
+    LoopClient,
+    as_dict,
+    as_int,
+    classify,
+    config_extra,
+    malformed,
+    ndjson_lines,
+    open_stream,
+    parse_arguments,
+    request_json,
 )
 
 log = logging.getLogger("ketch.providers.ollama")

@@ -6,8 +6,8 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ketch.provider_kit import LoopClient, config_extra, known_context_window, request_json
 from ketch.providers import ErrorKind, ModelInfo, ProviderConfig, ProviderError, Secret
+from ketch_provider_kit import LoopClient, config_extra, known_context_window, request_json
 
 log = logging.getLogger("ketch.providers.openai")
 

@@ -30,7 +30,18 @@ from ketch.messages import (
     Usage,
     new_id,
 )
-from ketch.provider_kit import (
+from ketch.providers import (
+    Completed,
+    ErrorKind,
+    ProviderEvent,
+    ProviderRequest,
+    ReasoningDelta,
+    StopReason,
+    TextDelta,
+    ToolCallDelta,
+)
+from ketch_openai.base import OFFICIAL_HOST, OpenAIBase, extra
+from ketch_provider_kit import (
     DONE,
     ContentReader,
     HttpError,
@@ -43,17 +54,6 @@ from ketch.provider_kit import (
     split_late_close_tag,
     sse_json,
 )
-from ketch.providers import (
-    Completed,
-    ErrorKind,
-    ProviderEvent,
-    ProviderRequest,
-    ReasoningDelta,
-    StopReason,
-    TextDelta,
-    ToolCallDelta,
-)
-from ketch_openai.base import OFFICIAL_HOST, OpenAIBase, extra
 
 log = logging.getLogger("ketch.providers.openai")
 

@@ -27,17 +27,6 @@ from ketch.messages import (
     Usage,
     new_id,
 )
-from ketch.provider_kit import (
-    HttpError,
-    as_dict,
-    as_int,
-    as_list,
-    classify,
-    malformed,
-    open_stream,
-    parse_arguments,
-    sse_json,
-)
 from ketch.providers import (
     Completed,
     ErrorKind,
@@ -50,6 +39,17 @@ from ketch.providers import (
 )
 from ketch_openai.base import OpenAIBase, extra
 from ketch_openai.chat import tool_arguments
+from ketch_provider_kit import (
+    HttpError,
+    as_dict,
+    as_int,
+    as_list,
+    classify,
+    malformed,
+    open_stream,
+    parse_arguments,
+    sse_json,
+)
 
 log = logging.getLogger("ketch.providers.openai")
 

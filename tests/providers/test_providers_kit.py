@@ -9,7 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ketch.provider_kit import (
+from ketch.providers import ErrorKind
+from ketch_anthropic.provider import messages_url, output_cap
+from ketch_ollama.provider import model_facts, ollama_base
+from ketch_openai.base import api_base
+from ketch_provider_kit import (
     ThinkTagSplitter,
     classify,
     error_detail,
@@ -20,10 +24,6 @@ from ketch.provider_kit import (
     retry_after,
     split_late_close_tag,
 )
-from ketch.providers import ErrorKind
-from ketch_anthropic.provider import messages_url, output_cap
-from ketch_ollama.provider import model_facts, ollama_base
-from ketch_openai.base import api_base
 
 # (status, body, expected kind, retryable, context limit, context used), from errors.md.
 CASES = [
