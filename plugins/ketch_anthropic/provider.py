@@ -31,18 +31,16 @@ from ketch.providers import (
     Completed,
     ErrorKind,
     ModelInfo,
-    ProviderConfig,
     ProviderError,
     ProviderEvent,
     ProviderRequest,
     ReasoningDelta,
-    Secret,
     StopReason,
     TextDelta,
     ToolCallDelta,
 )
 from ketch_provider_kit import (
-    LoopClient,
+    HttpProvider,
     as_dict,
     classify,
     config_extra,
@@ -102,30 +100,9 @@ def messages_url(base_url: str | None, path: str = "messages") -> str:
     return f"{base}/{path}"
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpProvider):
     kind = "anthropic"
-
-    def __init__(self, config: ProviderConfig, key: Secret | None) -> None:
-        self.config = config.model_copy()
-        self.name = config.name
-        self.model = config.model or ""
-        self._key = key.reveal().strip() if key else None
-        self._http = LoopClient(timeout=config.timeout, connect_timeout=config.connect_timeout)
-        if self.config.context_window is None:
-            self.config.context_window = known_context_window(self.model)
-
-    # --- credentials and headers ------------------------------------------------------
-
-    @property
-    def secrets(self) -> tuple[str | None, ...]:
-        return (self._key,)
-
-    def auth_hint(self) -> str:
-        return f"set {self.config.api_key_env or 'ANTHROPIC_API_KEY'} or run `ketch auth set {self.name}`"
-
-    def check_key(self) -> None:
-        if not self._key and config_extra(self.config, "api_key_required", True):
-            raise ProviderError(ErrorKind.AUTH, f"{self.name}: no API key: {self.auth_hint()}")
+    key_env = "ANTHROPIC_API_KEY"
 
     def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
@@ -220,8 +197,6 @@ class AnthropicProvider:
     async def context_window(self) -> int | None:
         return self.config.context_window
 
-    async def aclose(self) -> None:
-        await self._http.aclose()
 
 
 # --- history -> messages -----------------------------------------------------------------------

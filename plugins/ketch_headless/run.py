@@ -25,15 +25,6 @@ def read_prompt(kernel: Kernel) -> str:
     return str(prompt)
 
 
-def open_session(kernel: Kernel, listener: Any) -> Session:
-    args = kernel.args
-    if getattr(args, "resume", None):
-        return kernel.resume_session(args.resume, listeners=[listener])
-    if getattr(args, "continue_session", False):
-        return kernel.resume_session(None, listeners=[listener])
-    return kernel.new_session(listeners=[listener])
-
-
 class TextPrinter:
     """``text``: progress on stderr as it happens; the answer on stdout at the end."""
 
@@ -135,7 +126,7 @@ def run_headless(kernel: Kernel) -> int:
         printer = JsonPrinter(sys.stdout, sys.stderr)
     else:
         printer = TextPrinter(sys.stdout, sys.stderr)
-    session = open_session(kernel, printer)
+    session = kernel.open_session([printer])
     approver = terminal_approver() if fmt == "text" else None
 
     async def turn() -> TurnEndEvent:

@@ -58,15 +58,6 @@ STYLE = Style.from_dict(
 )
 
 
-def open_session(kernel: Kernel, listener: Any) -> Session:
-    args = kernel.args
-    if getattr(args, "resume", None):
-        return kernel.resume_session(args.resume, listeners=[listener])
-    if getattr(args, "continue_session", False):
-        return kernel.resume_session(None, listeners=[listener])
-    return kernel.new_session(listeners=[listener])
-
-
 def run_shell(kernel: Kernel) -> int:
     return asyncio.run(Shell(kernel).main())
 
@@ -92,7 +83,7 @@ class Shell:
         layer = ignored_workspace_layer(self.kernel)
         if layer is not None:  # the trust prompt below says it better than the notice
             self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
-        self.session = open_session(self.kernel, self.renderer.on_event)
+        self.session = self.kernel.open_session([self.renderer.on_event])
         loop = asyncio.get_running_loop()
         try:
             self.history, self.history_note = open_history(self.kernel)

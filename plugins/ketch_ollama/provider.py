@@ -47,7 +47,7 @@ from ketch.providers import (
 )
 from ketch_provider_kit import (
     ContentReader,
-    LoopClient,
+    HttpProvider,
     as_dict,
     as_int,
     classify,
@@ -127,32 +127,29 @@ def model_facts(data: Any) -> ModelFacts:
     return facts
 
 
-class OllamaProvider:
+class OllamaProvider(HttpProvider):
     kind = "ollama"
+    key_env = "OLLAMA_API_KEY"
 
     def __init__(self, config: ProviderConfig, key: Secret | None = None) -> None:
-        self.config = config.model_copy()
-        self.name = config.name
-        self.model = config.model or ""
-        self.base_url = ollama_base(config.base_url)
         self._configured_window = config.context_window
-        self._key = key.reveal().strip() if key else None
-        self._http = LoopClient(timeout=config.timeout, connect_timeout=config.connect_timeout)
+        super().__init__(config, key)
+        self.config.context_window = config.context_window  # Ollama reports the real one
+        self.base_url = ollama_base(config.base_url)
         self._facts: ModelFacts | None = None
         self._warned_tools = False
 
     def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}"
 
-    @property
-    def secrets(self) -> tuple[str | None, ...]:
-        return (self._key,)
+    def key_required(self) -> bool:
+        return False  # a local Ollama needs none; OLLAMA_API_KEY is sent when set
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._key}"} if self._key else {}
 
     def auth_hint(self) -> str:
-        return f"set {self.config.api_key_env or 'OLLAMA_API_KEY'} (a local Ollama needs no key; check base_url)"
+        return f"set {self.config.api_key_env or self.key_env} (a local Ollama needs no key; check base_url)"
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         return request_json(
@@ -282,8 +279,6 @@ class OllamaProvider:
             return self._configured_window
         return self.num_ctx(await self.facts())
 
-    async def aclose(self) -> None:
-        await self._http.aclose()
 
 
 async def detect_ollama(base_url: str | None = None, timeout: float = 1.0) -> ProviderConfig | None:

@@ -6,8 +6,8 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ketch.providers import ErrorKind, ModelInfo, ProviderConfig, ProviderError, Secret
-from ketch_provider_kit import LoopClient, config_extra, known_context_window, request_json
+from ketch.providers import ModelInfo, ProviderConfig, ProviderError, Secret
+from ketch_provider_kit import HttpProvider, config_extra, known_context_window, request_json
 
 log = logging.getLogger("ketch.providers.openai")
 
@@ -32,32 +32,16 @@ def api_base(base_url: str | None) -> str:
 
 extra = config_extra
 
-class OpenAIBase:
+class OpenAIBase(HttpProvider):
     """State and requests common to chat completions and responses."""
 
     kind = "openai"
+    key_env = "OPENAI_API_KEY"
 
     def __init__(self, config: ProviderConfig, key: Secret | None) -> None:
-        self.config = config.model_copy()
-        self.name = config.name
-        self.model = config.model or ""
+        super().__init__(config, key)
         self.base_url = api_base(config.base_url)
-        # Strip stray whitespace (a key pasted with its newline would be an illegal header).
-        self._key = key.reveal().strip() if key else None
-        self._http = LoopClient(timeout=config.timeout, connect_timeout=config.connect_timeout)
         self._window_learned = False
-        if self.config.context_window is None:
-            self.config.context_window = known_context_window(self.model)
-
-    # --- credentials -------------------------------------------------------------------
-
-    @property
-    def secrets(self) -> tuple[str | None, ...]:
-        return (self._key,)
-
-    def auth_hint(self) -> str:
-        var = self.config.api_key_env or "OPENAI_API_KEY"
-        return f"set {var} or run `ketch auth set {self.name}`"
 
     def key_required(self) -> bool:
         """The official API always needs a key; local servers (LM Studio, vLLM, llama.cpp)
@@ -66,10 +50,6 @@ class OpenAIBase:
         if required is not None:
             return bool(required)
         return urlsplit(self.base_url).hostname == OFFICIAL_HOST
-
-    def check_key(self) -> None:
-        if not self._key and self.key_required():
-            raise ProviderError(ErrorKind.AUTH, f"{self.name}: no API key: {self.auth_hint()}")
 
     def headers(self) -> dict[str, str]:
         headers = {str(k): str(v) for k, v in (extra(self.config, "headers") or {}).items()}
@@ -126,8 +106,6 @@ class OpenAIBase:
                 self.config.context_window = _reported_window(item)
                 return
 
-    async def aclose(self) -> None:
-        await self._http.aclose()
 
 
 def _reported_window(item: dict[str, Any]) -> int | None:

@@ -17,6 +17,7 @@ Nothing here sends a request on its own or knows a concrete provider's wire form
 
 from __future__ import annotations
 
+from ketch_provider_kit.base import HttpProvider
 from ketch_provider_kit.errors import (
     ErrorDetail,
     HttpError,
@@ -47,4 +48,4 @@ from ketch_provider_kit.streams import (
 )
 from ketch_provider_kit.text import as_dict, as_int, as_list, config_extra, one_line, origin, redact
 
-__all__ = ['KNOWN_CONTEXT_WINDOWS', 'ContentReader', 'DONE', 'ErrorDetail', 'HttpError', 'LoopClient', 'ThinkTagSplitter', 'as_dict', 'as_int', 'as_list', 'classify', 'config_extra', 'context_numbers', 'error_detail', 'is_context_overflow', 'known_context_window', 'malformed', 'ndjson_lines', 'one_line', 'open_stream', 'origin', 'parse_arguments', 'read_error_body', 'redact', 'request_json', 'retry_after', 'split_late_close_tag', 'sse_events', 'sse_json', 'transport_error']
+__all__ = ['HttpProvider', 'KNOWN_CONTEXT_WINDOWS', 'ContentReader', 'DONE', 'ErrorDetail', 'HttpError', 'LoopClient', 'ThinkTagSplitter', 'as_dict', 'as_int', 'as_list', 'classify', 'config_extra', 'context_numbers', 'error_detail', 'is_context_overflow', 'known_context_window', 'malformed', 'ndjson_lines', 'one_line', 'open_stream', 'origin', 'parse_arguments', 'read_error_body', 'redact', 'request_json', 'retry_after', 'split_late_close_tag', 'sse_events', 'sse_json', 'transport_error']
