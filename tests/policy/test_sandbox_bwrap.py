@@ -5,6 +5,7 @@ namespaces; .ci/run installs it."""
 from __future__ import annotations
 
 import http.server
+import os
 import subprocess
 import sys
 import threading
@@ -66,14 +67,18 @@ def server() -> Iterator[str]:
 
 
 FETCH = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())"
+# The interpreter itself, not a venv's symlink to it: the sandbox has a private /tmp,
+# and a venv (CI's clone) may live there. FETCH needs only the standard library.
+PYTHON = os.path.realpath(sys.executable)
 
 
 @needs_bwrap
 def test_network_is_off_unless_allowed(workspace: Path, server: str) -> None:
     assert urllib_get(server) == "reachable"  # the server is up, outside the sandbox
-    blocked = run([sys.executable, "-c", FETCH, server], workspace)
+    blocked = run([PYTHON, "-c", FETCH, server], workspace)
     assert blocked.returncode != 0 and "reachable" not in blocked.stdout
-    allowed = run([sys.executable, "-c", FETCH, server], workspace, network=True)
+    assert "URLError" in blocked.stderr  # it ran, and the network is what failed
+    allowed = run([PYTHON, "-c", FETCH, server], workspace, network=True)
     assert allowed.returncode == 0 and allowed.stdout.strip() == "reachable"
     port = server.rsplit(":", 1)[1].strip("/")
     dev_tcp = f"exec 3<>/dev/tcp/127.0.0.1/{port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3"

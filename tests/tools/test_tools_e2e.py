@@ -55,7 +55,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_read_edit_and_test_through_the_cli(repo: Path, tmp_path: Path) -> None:
-    test_command = f"{sys.executable} -m unittest -v test_calc"
+    # The interpreter itself: the sandboxed shell has a private /tmp where a venv may live.
+    test_command = f"{os.path.realpath(sys.executable)} -m unittest -v test_calc"
     script = [
         {"tool_calls": [{"name": "read_file", "input": {"path": "calc.py"}, "id": "read"}]},
         {"tool_calls": [{"name": "edit_file", "input": {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}, "id": "edit"}]},
