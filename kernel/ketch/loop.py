@@ -71,6 +71,7 @@ from ketch.prompt import PromptPart, join_parts
 from ketch.providers import (
     Completed,
     ErrorKind,
+    Notice,
     ProviderError,
     ProviderRequest,
     ReasoningDelta,
@@ -380,6 +381,8 @@ class Turn:
                 elif isinstance(item, ReasoningDelta):
                     if item.text:
                         self.emit(ReasoningDeltaEvent(text=item.text))
+                elif isinstance(item, Notice):
+                    self.emit(NoticeEvent(level="warning", message=item.message))
                 elif isinstance(item, Completed):
                     completed = item
         except ProviderError:

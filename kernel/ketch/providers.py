@@ -109,6 +109,14 @@ class ToolCallDelta(BaseModel):
     arguments: str = ""
 
 
+class Notice(BaseModel):
+    """Something the user should know that is not an error (a model without tool
+    support, a prompt that filled the window). The loop shows it as a ``notice`` event."""
+
+    kind: Literal["notice"] = "notice"
+    message: str
+
+
 StopReason = Literal[
     "end_turn", "tool_use", "max_tokens", "refusal", "context_overflow", "pause", "other"
 ]
@@ -123,7 +131,7 @@ class Completed(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
-ProviderEvent = TextDelta | ReasoningDelta | ToolCallDelta | Completed
+ProviderEvent = TextDelta | ReasoningDelta | ToolCallDelta | Notice | Completed
 
 
 class ErrorKind(StrEnum):

@@ -36,6 +36,7 @@ from ketch.providers import (
     Completed,
     ErrorKind,
     ModelInfo,
+    Notice,
     ProviderConfig,
     ProviderError,
     ProviderEvent,
@@ -138,6 +139,7 @@ class OllamaProvider(HttpProvider):
         self.base_url = ollama_base(config.base_url)
         self._facts: ModelFacts | None = None
         self._warned_tools = False
+        self._pending_notices: list[str] = []
 
     def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}"
@@ -209,7 +211,10 @@ class OllamaProvider(HttpProvider):
                 ]
             elif not self._warned_tools:
                 self._warned_tools = True
-                log.warning("%s: model '%s' does not support tools; asking without them", self.name, self.model)
+                self._pending_notices.append(
+                    f"{self.name}: model '{self.model}' does not support tools (ollama show lists no 'tools' capability); "
+                    "asking without them, so it can only answer in text. Pick a model with tool support to let it act."
+                )
         think = config_extra(self.config, "think")
         if think is not None:
             body["think"] = think
@@ -224,6 +229,8 @@ class OllamaProvider(HttpProvider):
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         facts = await self.facts()
         body = self.body(request, facts)
+        while self._pending_notices:
+            yield Notice(message=self._pending_notices.pop(0))
         num_ctx = body["options"]["num_ctx"]
         try:
             async with open_stream(
@@ -251,7 +258,7 @@ class OllamaProvider(HttpProvider):
                     yield event
                 completed = assembler.finish()
                 if num_ctx and completed.usage.input_tokens >= num_ctx:
-                    log.warning("%s: the prompt filled the whole %d-token window; it may have been cut", self.name, num_ctx)
+                    yield Notice(message=f"{self.name}: the prompt filled the whole {num_ctx}-token window (num_ctx); it may have been cut")
                 yield completed
                 return
         raise malformed(self.name, "the stream ended before done: true (truncated response)")

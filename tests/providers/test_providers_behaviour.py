@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ketch.messages import Message
-from ketch.providers import Completed, ErrorKind, ProviderConfig, ReasoningDelta, TextDelta
+from ketch.providers import Completed, ErrorKind, Notice, ProviderConfig, ReasoningDelta, TextDelta
 from ketch_ollama.provider import detect_ollama
 from ketch_openai.detect import detect_lmstudio
 
@@ -256,9 +256,12 @@ def test_ollama_window_from_config_or_modelfile_and_no_tools_without_the_capabil
     server.default("/api/show", Reply.json(200, show), method="POST")
     server.queue("/api/chat", plain_reply("ollama"), plain_reply("ollama"))
     provider = make("ollama", server.url)
-    run(provider, request("ollama"))
+    events, _ = run(provider, request("ollama"))
     body = server.posts("/api/chat")[0]
     assert body["options"]["num_ctx"] == 8192 and "tools" not in body and "think" not in body
+    # The user is told, once, through the stream (the loop shows it as a notice event).
+    notices = [e for e in events if isinstance(e, Notice)]
+    assert len(notices) == 1 and "does not support tools" in notices[0].message
     assert provider.config.context_window == 8192  # the loop now budgets with the real window
     run(make("ollama", server.url, context_window=65536, options={"num_ctx": 1, "temperature": 0.1}), request("ollama"))
     assert server.posts("/api/chat")[1]["options"] == {"num_ctx": 65536, "num_predict": 1000, "temperature": 0.1}
