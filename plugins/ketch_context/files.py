@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-SECRET_PATTERNS = (
-    ".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*",
-    "id_ecdsa*", "id_dsa*", ".netrc", ".pgpass", "*.keystore", "credentials", "credentials.json",
-    ".npmrc", ".pypirc", "secrets.*", "*.secret", "*.secrets",
-)
-
-
-def resolve(path: Path) -> Path:
-    return Path(os.path.realpath(os.path.abspath(path)))
-
-
-def within(path: Path, root: Path) -> bool:
-    """Component-wise containment: /w/proj-evil is not within /w/proj."""
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
-def looks_secret(path: Path) -> bool:
-    name = path.name.lower()
-    return any(fnmatch.fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
+# One definition of "inside the workspace" and "looks like a secret": the essential
+# guards' own (they always load), so the prompt never reads what a tool would ask for.
+from ketch_guards.guards import is_within as within
+from ketch_guards.guards import looks_secret as looks_secret
+from ketch_guards.guards import resolve as resolve
 
 
 @dataclass

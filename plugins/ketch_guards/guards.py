@@ -25,7 +25,8 @@ SECRET_PATTERNS = (
 # Templates that only name the variables: not secrets.
 NOT_SECRET = (".env.example", ".env.sample", ".env.template", ".env.dist", "*.pub")
 # Directories whose every file is a secret.
-SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store"})
+SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", "keyrings"})
+PROCESS_SECRETS = frozenset({"environ", "mem", "auxv"})
 # Files under the home directory that run code or grant access when changed
 # (they matter when the workspace is, or contains, the home directory).
 HOME_SENSITIVE = frozenset(
@@ -51,6 +52,10 @@ def looks_secret(path: PurePath) -> bool:
     name = path.name.lower()
     if any(fnmatch.fnmatchcase(name, pattern) for pattern in NOT_SECRET):
         return False
+    # A process's environment or memory: ketch's own holds the API keys
+    # (/proc/self/... resolves to /proc/<pid>/...).
+    if len(path.parts) >= 3 and path.parts[1] == "proc" and name in PROCESS_SECRETS:
+        return True
     if any(part.lower() in SECRET_DIRS for part in path.parts[:-1]):
         return True
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_PATTERNS)

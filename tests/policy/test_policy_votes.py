@@ -193,3 +193,13 @@ def test_a_symlinked_workspace_is_compared_by_real_path(tmp_path: Path) -> None:
     assert vote.decision == "allow"
     vote = combined(file_call("write_file", Effect.WRITE, link / ".git" / "config"), snapshot(link, "assisted"))
     assert vote.decision == "ask"
+
+
+def test_process_environment_is_a_secret_even_in_full_access(ws: Path) -> None:
+    """ketch's own environment holds the API keys: /proc/self/environ always asks."""
+    for target in (Path("/proc/self/environ"), Path(f"/proc/{os.getpid()}/environ"), Path("/proc/self/mem")):
+        vote = combined(file_call("read_file", Effect.READ, target), snapshot(ws, "full-access"))
+        assert vote.decision == "ask" and "secret" in vote.reason
+    assert combined(file_call("read_file", Effect.READ, Path("/proc/cpuinfo")), snapshot(ws, "full-access")).decision == "allow"
+    shell = combined(shell_call("cat /proc/self/environ", ws), snapshot(ws, "full-access"))
+    assert shell.decision == "ask"
