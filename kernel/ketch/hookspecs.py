@@ -69,7 +69,9 @@ def ketch_register_tools(register: Callable[[Tool | Callable[..., Any]], None]) 
     typed function with a docstring (its signature becomes the input schema and its
     docstring the description; decorate it with ``@ketch.tool(effects=...)`` to
     declare effects). Name clashes between plugins are reported in ``ketch plugins``;
-    the tool from the plugin that loaded first is kept. The return value is ignored.
+    the tool from the plugin that loaded first is kept. A plugin whose tools depend on
+    configuration (MCP servers) reads it from ``register.kernel.settings``; every
+    ``register`` callback carries the kernel that way. The return value is ignored.
     """
 
 

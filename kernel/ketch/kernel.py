@@ -155,7 +155,14 @@ class Kernel:
 
         def make_kwargs(plugin: str) -> dict[str, Any]:
             bucket = staged.setdefault(plugin, [])
-            return {"register": lambda obj: bucket.append(convert(obj) if convert else obj)}
+
+            def register(obj: Any) -> None:
+                bucket.append(convert(obj) if convert else obj)
+
+            # The kernel rides along on the callback (signature unchanged) for plugins
+            # whose registrations depend on settings (MCP servers' tools).
+            register.kernel = self  # type: ignore[attr-defined]
+            return {"register": register}
 
         table: dict[str, Any] = {}
         owners: dict[str, str] = {}

@@ -1,0 +1,57 @@
+"""MCP client: the tools of configured MCP servers, offered as ``mcp__SERVER__TOOL``.
+
+Servers come from ``[mcp_servers.NAME]`` (stdio: command, args, env; streamable
+HTTP: url). The MCP SDK is an optional extra (``pip install 'ketch[mcp]'``) and is
+imported only when a server is configured. See docs/mcp.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ketch import hookimpl
+from ketch.commands import Command
+
+
+@hookimpl
+def ketch_register_tools(register: Callable[[Any], None]) -> None:
+    kernel = getattr(register, "kernel", None)
+    if kernel is None or not kernel.settings.mcp_servers:
+        return
+    from ketch_mcp.setup import register_tools
+
+    register_tools(kernel, register)
+
+
+def _slash(ctx: Any) -> None:
+    from ketch_mcp.commands import slash
+
+    slash(ctx)
+
+
+def _configure(parser: Any) -> None:
+    from ketch_mcp.commands import configure
+
+    configure(parser)
+
+
+def _cli(kernel: Any, args: Any) -> int:
+    from ketch_mcp.commands import cli
+
+    return cli(kernel, args)
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    register(
+        Command(
+            name="mcp",
+            help="MCP servers and their tools; approve a tool whose definition changed",
+            cli=True,
+            slash=True,
+            configure=_configure,
+            run=_cli,
+            slash_run=_slash,
+        )
+    )

@@ -1,0 +1,91 @@
+"""Pinned tool definitions: a tool whose description or schema changed is held back.
+
+The first time a tool is seen in a workspace, the hash of its description and input
+schema is pinned; later, a different hash means the server changed what the model
+would read (a "rug pull"), so the tool is not offered until the user approves the
+new definition (``/mcp approve TOOL``). Pins live in the user state directory,
+keyed by a hash of the workspace path: the file never shows the path itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+PINS_FILE = "mcp-pins.json"
+
+
+def definition_hash(description: str | None, schema: dict[str, Any]) -> str:
+    """Over the raw text the server sent, invisible characters included."""
+    body = json.dumps({"description": description or "", "input_schema": schema}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def workspace_key(workspace: Path) -> str:
+    return hashlib.sha256(b"ketch-mcp-pins\x00" + str(workspace).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+class PinStore:
+    """``{workspace key: {tool: {"hash": pinned, "pending": changed-to}}}`` in one JSON file."""
+
+    def __init__(self, path: Path, workspace: Path) -> None:
+        self.path = path
+        self.key = workspace_key(workspace)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".mcp-pins.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=1, sort_keys=True)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def entries(self) -> dict[str, dict[str, str]]:
+        found = self._read().get(self.key)
+        return found if isinstance(found, dict) else {}
+
+    def check(self, tool: str, digest: str) -> str:
+        """``new`` (now pinned), ``same``, or ``changed`` (held; the new hash is remembered)."""
+        data = self._read()
+        entries = data.setdefault(self.key, {})
+        entry = entries.get(tool)
+        if not isinstance(entry, dict) or "hash" not in entry:
+            entries[tool] = {"hash": digest}
+            self._write(data)
+            return "new"
+        if entry["hash"] == digest:
+            if entry.pop("pending", None) is not None:
+                self._write(data)  # changed back: nothing left to approve
+            return "same"
+        if entry.get("pending") != digest:
+            entry["pending"] = digest
+            self._write(data)
+        return "changed"
+
+    def approve(self, tool: str, digest: str | None = None) -> bool:
+        """Pin ``digest`` (or the pending change); False when there is nothing to approve."""
+        data = self._read()
+        entry = data.setdefault(self.key, {}).get(tool)
+        digest = digest or (entry.get("pending") if isinstance(entry, dict) else None)
+        if not digest:
+            return False
+        data[self.key][tool] = {"hash": digest}
+        self._write(data)
+        return True
