@@ -123,7 +123,7 @@ async def run_turn(session: Session, prompt: str, *, approver: Approver | None =
     return await Turn(session, approver).run(prompt)
 
 
-def close_pending_calls(session: Session, output: str = UNKNOWN_OUTCOME, outcome: str = "unknown") -> None:
+def close_pending_calls(session: Session, output: str = UNKNOWN_OUTCOME) -> None:
     """Give every unanswered tool call a synthetic result so the history stays valid."""
     pending = pending_tool_calls(session.transcript)
     if not pending:
@@ -188,7 +188,7 @@ class Turn:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            close_pending_calls(self.session, CANCELLED, "cancelled")
+            close_pending_calls(self.session, CANCELLED)
             return self._end("cancelled")
 
     def _accept_prompt(self, prompt: str, *, steer: bool) -> bool:
@@ -216,6 +216,8 @@ class Turn:
         return event
 
     def _turn_end_event(self, reason: TurnStopReason) -> TurnEndEvent:
+        """The turn's answer is the last assistant text since the user's prompt (steers and
+        the loop's own notes do not start a new answer)."""
         text = ""
         for message in reversed(self.session.transcript):
             if message.role == "user" and not message.synthetic:
@@ -224,7 +226,7 @@ class Turn:
                 text = message.text
                 break
         return TurnEndEvent(
-            text=text if reason in ("end_turn", "max_iterations", "cancelled") else text,
+            text=text,
             stop_reason=reason,
             input_tokens=self.usage.input_tokens,
             output_tokens=self.usage.output_tokens,
