@@ -230,6 +230,8 @@ class Kernel:
         if not name and settings.providers:
             name = next(iter(settings.providers))
         if not name:
+            name = self._provider_from_environment()
+        if not name:
             name = self._detect_local()
         if not name:
             raise KetchError(first_run_help(kinds))
@@ -252,6 +254,14 @@ class Kernel:
             )
         table["model"] = chosen_model
         return ProviderConfig.model_validate(table), kind
+
+    def _provider_from_environment(self) -> str | None:
+        """Nothing configured, but a kind's usual key variable is set: use that kind."""
+        for kind in self.provider_kinds.values():
+            if kind.needs_key and kind.env_key and self.environ.get(kind.env_key):
+                self.notices.append(f"no provider configured; using {kind.kind} because {kind.env_key} is set")
+                return kind.kind
+        return None
 
     def _detect_local(self) -> str | None:
         import asyncio

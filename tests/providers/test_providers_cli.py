@@ -70,6 +70,22 @@ def test_headless_stream_json_with_only_environment_variables(tmp_path: Path, se
         assert CANARY in (sent.get("authorization", "") + sent.get("x-api-key", ""))
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_key_in_the_environment_picks_its_provider_with_no_config(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+    rec = recordings(kind)
+    server.queue(PATHS[kind], Reply(chunks=[rec["streams"]["plain"]], content_type=rec["content_type"]))
+    done = ketch(tmp_path, "-p", "hi", "--model", "m", "--output-format", "stream-json", env=CASES[kind](server.url))
+    assert done.returncode == 0, done.stderr
+    events = lines(done.stdout)
+    assert events[0]["provider"] == kind and events[-1]["text"] == ANSWERS[kind]
+    key_var = "OPENAI_API_KEY" if kind == "openai" else "ANTHROPIC_API_KEY"
+    assert any(e["type"] == "notice" and f"using {kind} because {key_var} is set" in e["message"] for e in events)
+    # Without a model the message says what to do, in one line, not "no provider".
+    missing = ketch(tmp_path, "-p", "hi", env=CASES[kind](server.url))
+    assert missing.returncode == 2 and f"no model chosen for provider '{kind}'" in missing.stderr
+    assert "Traceback" not in missing.stderr and CANARY not in missing.stderr
+
+
 @pytest.mark.parametrize("kind", ["openai", "anthropic", "ollama"])
 def test_ketch_models_lists_the_providers_models(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
     server.default("/v1/models", Reply.json(200, {"data": [{"id": "gpt-4o", "owned_by": "openai"}, {"id": "claude-sonnet-4-5", "type": "model"}]}))
