@@ -42,7 +42,7 @@ def entry_aad(index: int) -> bytes:
     return PURPOSE + b"\x00" + str(index).encode("ascii")
 
 
-class EncryptedFileHistory(History):
+class EncryptedPromptHistory(History):
     """History whose entries are each encrypted; undecryptable entries are skipped."""
 
     def __init__(self, path: Path, cipher: FieldCipher, *, keep: int = KEEP) -> None:
@@ -173,7 +173,7 @@ def open_history(kernel: Kernel) -> tuple[History, str | None]:
     except Exception as exc:  # noqa: BLE001 - a locked keyring must not stop the shell
         reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         return InMemoryHistory(), f"{memory_only} (no encryption key: {reason.splitlines()[0]})"
-    return EncryptedFileHistory(path, cipher), None
+    return EncryptedPromptHistory(path, cipher), None
 
 
 def _store_absent(kernel: Kernel) -> bool:

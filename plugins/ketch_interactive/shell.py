@@ -33,7 +33,7 @@ from prompt_toolkit.styles import Style
 
 from ketch_interactive import slash
 from ketch_interactive.approval import Interrupted, ask_approval, summary_is_long
-from ketch_interactive.history import EncryptedFileHistory, open_history
+from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
 from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offer_trust
 
@@ -328,7 +328,7 @@ class Shell:
             self.busy = None
 
     def history_status(self) -> str:
-        if isinstance(self.history, EncryptedFileHistory):
+        if isinstance(self.history, EncryptedPromptHistory):
             skipped = f"; {self.history.skipped} unreadable entries skipped" if self.history.skipped else ""
             error = f"; {self.history.write_error}" if self.history.write_error else ""
             return f"encrypted at {self.history.path}{skipped}{error}"

@@ -28,7 +28,7 @@ from ketch.events import (
 from ketch.storage import IntegrityError
 from ketch.testing import Harness
 from ketch_interactive import slash
-from ketch_interactive.history import HEADER, EncryptedFileHistory, entry_aad, open_history
+from ketch_interactive.history import HEADER, EncryptedPromptHistory, entry_aad, open_history
 from ketch_interactive.render import Renderer, meter_for
 
 
@@ -56,7 +56,7 @@ class KeyInHandCipher:
         return value
 
 
-def _load(history: EncryptedFileHistory) -> list[str]:
+def _load(history: EncryptedPromptHistory) -> list[str]:
     return list(history.load_history_strings())
 
 
@@ -66,14 +66,14 @@ def _load(history: EncryptedFileHistory) -> list[str]:
 def test_history_round_trips_newest_first_and_never_in_plaintext(tmp_path: Path) -> None:
     cipher = KeyInHandCipher()
     path = tmp_path / "state" / "prompt-history"
-    history = EncryptedFileHistory(path, cipher)
+    history = EncryptedPromptHistory(path, cipher)
     for text in ("first canary-a", "second\nmulti-line canary-b", "third canary-c"):
         history.store_string(text)
     data = path.read_bytes()
     assert data.startswith(HEADER)
     assert b"canary" not in data
     assert path.stat().st_mode & 0o777 == 0o600
-    again = EncryptedFileHistory(path, cipher)
+    again = EncryptedPromptHistory(path, cipher)
     assert _load(again) == ["third canary-c", "second\nmulti-line canary-b", "first canary-a"]
     assert again.skipped == 0
 
@@ -81,65 +81,65 @@ def test_history_round_trips_newest_first_and_never_in_plaintext(tmp_path: Path)
 def test_entries_are_bound_to_their_position_and_purpose(tmp_path: Path) -> None:
     cipher = KeyInHandCipher()
     path = tmp_path / "prompt-history"
-    history = EncryptedFileHistory(path, cipher)
+    history = EncryptedPromptHistory(path, cipher)
     for text in ("zero", "one", "two"):
         history.store_string(text)
     lines = path.read_bytes()[len(HEADER) :].splitlines()
     # Swap two entries: each now sits at another index, so both fail authentication.
     path.write_bytes(HEADER + b"\n".join([lines[1], lines[0], lines[2]]) + b"\n")
-    reloaded = EncryptedFileHistory(path, cipher)
+    reloaded = EncryptedPromptHistory(path, cipher)
     assert _load(reloaded) == ["two"]
     assert reloaded.skipped == 2
     # A ciphertext made for another purpose, even at the right index, is refused too.
     foreign = base64.b64encode(cipher.encrypt(b"smuggled", b"ketch/other-file/v1\x000"))
     path.write_bytes(HEADER + foreign + b"\n")
-    assert _load(EncryptedFileHistory(path, cipher)) == []
+    assert _load(EncryptedPromptHistory(path, cipher)) == []
     assert cipher.decrypt(base64.b64decode(foreign), b"ketch/other-file/v1\x000") == b"smuggled"
 
 
 def test_history_under_another_key_is_skipped_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "prompt-history"
-    EncryptedFileHistory(path, KeyInHandCipher()).store_string("old key")
-    fresh = EncryptedFileHistory(path, KeyInHandCipher())
+    EncryptedPromptHistory(path, KeyInHandCipher()).store_string("old key")
+    fresh = EncryptedPromptHistory(path, KeyInHandCipher())
     assert _load(fresh) == []
     assert fresh.skipped == 1
     fresh.store_string("new key")  # appends at the next index, readable under the new key
-    assert _load(EncryptedFileHistory(path, fresh.cipher)) == ["new key"]
+    assert _load(EncryptedPromptHistory(path, fresh.cipher)) == ["new key"]
 
 
 def test_corrupt_lines_and_foreign_files_are_skipped(tmp_path: Path) -> None:
     cipher = KeyInHandCipher()
     path = tmp_path / "prompt-history"
-    history = EncryptedFileHistory(path, cipher)
+    history = EncryptedPromptHistory(path, cipher)
     history.store_string("kept")
     with path.open("ab") as handle:
         handle.write(b"not base64 at all!!\n" + base64.b64encode(b"short") + b"\n")
-    reloaded = EncryptedFileHistory(path, cipher)
+    reloaded = EncryptedPromptHistory(path, cipher)
     assert _load(reloaded) == ["kept"]
     assert reloaded.skipped == 2
     path.write_text("plain text someone else wrote\n")
-    assert _load(EncryptedFileHistory(path, cipher)) == []
+    assert _load(EncryptedPromptHistory(path, cipher)) == []
 
 
 def test_history_is_trimmed_when_it_grows_past_twice_the_limit(tmp_path: Path) -> None:
     cipher = KeyInHandCipher()
     path = tmp_path / "prompt-history"
-    history = EncryptedFileHistory(path, cipher, keep=3)
+    history = EncryptedPromptHistory(path, cipher, keep=3)
     for n in range(7):
         history.store_string(f"entry {n}")
-    assert _load(EncryptedFileHistory(path, cipher, keep=3)) == ["entry 6", "entry 5", "entry 4"]
+    assert _load(EncryptedPromptHistory(path, cipher, keep=3)) == ["entry 6", "entry 5", "entry 4"]
     assert len(path.read_bytes()[len(HEADER) :].splitlines()) == 3  # rewritten, re-indexed
-    assert _load(EncryptedFileHistory(path, cipher, keep=10)) == ["entry 6", "entry 5", "entry 4"]
+    assert _load(EncryptedPromptHistory(path, cipher, keep=10)) == ["entry 6", "entry 5", "entry 4"]
 
 
 def test_trimming_never_destroys_entries_under_another_key(tmp_path: Path) -> None:
     path = tmp_path / "prompt-history"
-    EncryptedFileHistory(path, KeyInHandCipher()).store_string("under the old key")
+    EncryptedPromptHistory(path, KeyInHandCipher()).store_string("under the old key")
     cipher = KeyInHandCipher()
-    history = EncryptedFileHistory(path, cipher, keep=2)
+    history = EncryptedPromptHistory(path, cipher, keep=2)
     for n in range(6):
         history.store_string(f"entry {n}")
-    reloaded = EncryptedFileHistory(path, cipher, keep=2)
+    reloaded = EncryptedPromptHistory(path, cipher, keep=2)
     assert _load(reloaded) == ["entry 5", "entry 4"]
     assert reloaded.skipped == 1
     assert len(path.read_bytes()[len(HEADER) :].splitlines()) == 7  # nothing rewritten
@@ -151,7 +151,7 @@ def test_a_failing_cipher_never_leaves_plaintext(tmp_path: Path) -> None:
             raise RuntimeError("keyring went away")
 
     path = tmp_path / "prompt-history"
-    history = EncryptedFileHistory(path, Broken())
+    history = EncryptedPromptHistory(path, Broken())
     history.append_string("secret canary")
     history.append_string("another")
     assert history.write_error and "keyring went away" in history.write_error
@@ -187,7 +187,7 @@ def test_open_history_encrypted_with_a_cipher(tmp_path: Path, monkeypatch: pytes
     harness = Harness.create(tmp_path, bundled=False, plugins=[("cipher", _CipherPlugin(KeyInHandCipher()))])
     history, note = open_history(harness.kernel)
     assert note is None
-    assert isinstance(history, EncryptedFileHistory)
+    assert isinstance(history, EncryptedPromptHistory)
     assert history.path == tmp_path / "state" / "prompt-history"
 
 
