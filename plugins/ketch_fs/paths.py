@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from ketch_guards.guards import is_within as is_within  # one definition, the guards'
+
 MAX_PATH_CHARS = 4096
 
 
@@ -55,15 +57,6 @@ def resolve(workspace: Path | str, value: str) -> Path:
     text = os.path.expanduser(value) if value.startswith("~") else value
     joined = os.path.join(os.fspath(workspace_root(workspace)), text)
     return Path(os.path.realpath(joined))
-
-
-def is_within(path: Path, root: Path) -> bool:
-    """Component-wise containment (after both were resolved)."""
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
 
 
 def display(path: Path, workspace: Path | str) -> str:

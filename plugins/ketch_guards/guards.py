@@ -41,11 +41,7 @@ def resolve(path: str | os.PathLike[str]) -> Path:
 
 def is_within(path: Path, root: Path) -> bool:
     """Component-wise containment: /w/proj-evil is not within /w/proj."""
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
+    return path.is_relative_to(root)
 
 
 def looks_secret(path: PurePath) -> bool:

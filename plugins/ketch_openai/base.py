@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ketch.providers import ModelInfo, ProviderConfig, ProviderError, Secret
-from ketch_provider_kit import HttpProvider, config_extra, known_context_window, request_json
+from ketch.providers import (
+    ModelInfo,
+    ProviderConfig,
+    ProviderError,
+    ProviderEvent,
+    ProviderRequest,
+    Secret,
+)
+from ketch_provider_kit import (
+    HttpError,
+    HttpProvider,
+    config_extra,
+    known_context_window,
+    open_stream,
+    request_json,
+)
 
 log = logging.getLogger("ketch.providers.openai")
 
@@ -42,6 +57,39 @@ class OpenAIBase(HttpProvider):
         super().__init__(config, key)
         self.base_url = api_base(config.base_url)
         self._window_learned = False
+
+    # --- streaming, shared by chat completions and responses ---------------------------
+
+    endpoint = ""  # "chat/completions" or "responses"
+    max_tries = 3  # one request plus protocol fallbacks
+
+    def body(self, request: ProviderRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _fallback(self, error: HttpError, body: dict[str, Any]) -> bool:
+        """Adjust what the next body will hold after a rejection this client understands."""
+        return False
+
+    def decode(self, response: Any) -> AsyncIterator[ProviderEvent]:
+        raise NotImplementedError
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        self.check_key()
+        await self.learn_context_window()
+        for attempt in range(self.max_tries):
+            body = self.body(request)  # rebuilt each try: fallbacks change the flags it reads
+            try:
+                async with open_stream(
+                    self._http.get(), self.url(self.endpoint), provider=self.name, json_body=body,
+                    headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
+                ) as response:
+                    async for event in self.decode(response):
+                        yield event
+                return
+            except HttpError as error:
+                if attempt < self.max_tries - 1 and error.status is not None and self._fallback(error, body):
+                    continue
+                raise
 
     def key_required(self) -> bool:
         """The official API always needs a key; local servers (LM Studio, vLLM, llama.cpp)

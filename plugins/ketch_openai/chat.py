@@ -49,7 +49,6 @@ from ketch_provider_kit import (
     as_int,
     classify,
     malformed,
-    open_stream,
     parse_arguments,
     split_late_close_tag,
     sse_json,
@@ -63,6 +62,7 @@ _PREFILLED_THINK = re.compile(r"(^|[/:_-])(deepseek-r1|r1-distill|qwq)|-r1($|[:_
 
 class ChatProvider(OpenAIBase):
     kind = "openai"
+    endpoint = "chat/completions"
 
     def __init__(self, config: Any, key: Any) -> None:
         super().__init__(config, key)
@@ -114,24 +114,6 @@ class ChatProvider(OpenAIBase):
         return False
 
     # --- streaming -------------------------------------------------------------------
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        self.check_key()
-        await self.learn_context_window()
-        body = self.body(request)
-        for attempt in range(3):
-            try:
-                async with open_stream(
-                    self._http.get(), self.url("chat/completions"), provider=self.name, json_body=body,
-                    headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
-                ) as response:
-                    async for event in self.decode(response):
-                        yield event
-                return
-            except HttpError as error:
-                if attempt < 2 and error.status is not None and self._fallback(error, body):
-                    continue
-                raise
 
     async def decode(self, response: Any) -> AsyncIterator[ProviderEvent]:
         """Events from a 200 response: SSE, or one JSON completion from a server that

@@ -46,7 +46,6 @@ from ketch_provider_kit import (
     as_list,
     classify,
     malformed,
-    open_stream,
     parse_arguments,
     sse_json,
 )
@@ -70,6 +69,8 @@ def is_reasoning_model(model: str) -> bool:
 
 class ResponsesProvider(OpenAIBase):
     kind = "openai-responses"
+    endpoint = "responses"
+    max_tries = 4  # three things a server may refuse: effort, summaries, encrypted reasoning
 
     def __init__(self, config: Any, key: Any) -> None:
         super().__init__(config, key)
@@ -106,7 +107,7 @@ class ResponsesProvider(OpenAIBase):
         body.update(extra(self.config, "extra_body") or {})
         return body
 
-    def _fallback(self, error: HttpError) -> bool:
+    def _fallback(self, error: HttpError, body: dict[str, Any]) -> bool:
         """Resend once without what a model or an unverified organisation rejects:
         the reasoning summary, reasoning settings, or encrypted reasoning."""
         if error.status != 400 or error.kind != ErrorKind.BAD_REQUEST or error.detail is None:
@@ -124,23 +125,6 @@ class ResponsesProvider(OpenAIBase):
             self._include_encrypted = False
             return True
         return False
-
-    async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        self.check_key()
-        await self.learn_context_window()
-        for attempt in range(4):
-            try:
-                async with open_stream(
-                    self._http.get(), self.url("responses"), provider=self.name, json_body=self.body(request),
-                    headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
-                ) as response:
-                    async for event in self.decode(response):
-                        yield event
-                return
-            except HttpError as error:
-                if attempt < 3 and error.status is not None and self._fallback(error):
-                    continue
-                raise
 
     async def decode(self, response: Any) -> AsyncIterator[ProviderEvent]:
         assembler = ResponsesAssembler(kind=self.kind, provider=self.name, secrets=self.secrets)

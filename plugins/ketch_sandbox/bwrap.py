@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ketch_guards.guards import is_within
+
 HIDDEN_HOME_DIRS = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", ".config/gcloud", ".local/share/keyrings")
 HIDDEN_HOME_FILES = (".netrc", ".pgpass", ".git-credentials", ".pypirc", ".npmrc")
 HIDDEN_FILES = ("/var/run/docker.sock", "/run/docker.sock")
@@ -56,14 +58,6 @@ def probe(binary: str | None = None) -> Probe:
     return Probe(True, path=path)
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
 def wrap(argv: list[str], workspace: Path, *, network: bool, bwrap: str = "bwrap", home: Path | None = None) -> list[str]:
     """The argv that runs ``argv`` inside the sandbox."""
     root = Path(os.path.realpath(workspace))
@@ -80,14 +74,14 @@ def wrap(argv: list[str], workspace: Path, *, network: bool, bwrap: str = "bwrap
     # workspace at $HOME); a hiding place that contains the workspace is left alone.
     for name in HIDDEN_HOME_DIRS:
         path = home / name
-        if path.is_dir() and not path.is_symlink() and not _inside(root, path):
+        if path.is_dir() and not path.is_symlink() and not is_within(root, path):
             args += ["--tmpfs", str(path)]
     for name in HIDDEN_HOME_FILES:
         path = home / name
         if path.is_file() and not path.is_symlink():
             args += ["--ro-bind", "/dev/null", str(path)]
     runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
-    if os.path.isdir(runtime) and not _inside(root, Path(runtime)):
+    if os.path.isdir(runtime) and not is_within(root, Path(runtime)):
         args += ["--tmpfs", runtime]
     for name in HIDDEN_FILES:
         if os.path.exists(name):
