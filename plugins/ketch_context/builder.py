@@ -20,7 +20,7 @@ from ketch.events import NoticeEvent
 from ketch.prompt import PromptPart
 from ketch_context import environment, instructions, memory, overview
 from ketch_context.config import ContextSettings, load
-from ketch_context.unicode import describe, strip_invisible
+from ketch_text_kit.unicode import describe, strip_invisible
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session

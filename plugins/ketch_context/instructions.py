@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from ketch_context.config import ContextSettings
 from ketch_context.files import Read, display, looks_secret, read_text, resolve, within
-from ketch_context.unicode import strip_invisible
+from ketch_text_kit.unicode import strip_invisible
 
 DOC_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt"}
 _AT_POINTER = re.compile(r"(?:^|(?<=[\s(\[]))@((?:~/|\.{1,2}/|/)?\.?\w[\w.\-/]*)")

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from ketch_context.files import Read, read_text, resolve, within
-from ketch_context.unicode import strip_invisible
+from ketch_text_kit.unicode import strip_invisible
 
 HEADER = (
     "# ketch project memory\n\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ketch_context.files import Read, looks_secret, read_text
-from ketch_context.unicode import strip_invisible
+from ketch_text_kit.unicode import strip_invisible
 
 SKIP_DIRS = {"node_modules", "__pycache__", "venv", "dist", "build", "target", "site-packages"}
 README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")

@@ -10,10 +10,10 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
-from ketch_fs.base import FsTool, PathText, os_error
-from ketch_fs.caps import human_size, tool_settings
-from ketch_fs.paths import PathProblem, is_within
-from ketch_fs.walk import GlobPattern, check_glob, literal_prefix, walk
+from ketch_tool_kit.base import FsTool, PathText, os_error
+from ketch_tool_kit.caps import human_size, tool_settings
+from ketch_tool_kit.paths import PathProblem, is_within
+from ketch_tool_kit.walk import GlobPattern, check_glob, literal_prefix, walk
 
 
 class ListSettings(BaseModel):

@@ -11,9 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
 from ketch_fs import coverage
-from ketch_fs.base import FsTool, PathText, os_error
-from ketch_fs.caps import human_size, tool_settings
-from ketch_fs.paths import (
+from ketch_tool_kit.base import FsTool, PathText, os_error
+from ketch_tool_kit.caps import human_size, tool_settings
+from ketch_tool_kit.paths import (
     PathProblem,
     is_regular,
     is_within,
@@ -22,7 +22,7 @@ from ketch_fs.paths import (
     workspace_root,
 )
 from ketch_fs.reading import Line, ReadResult, read_lines
-from ketch_fs.textfile import describe_binary
+from ketch_tool_kit.textfile import describe_binary
 
 
 class ReadSettings(BaseModel):

@@ -11,7 +11,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
-from ketch_fs.textfile import Encoding, detect, looks_binary
+from ketch_tool_kit.textfile import Encoding, detect, looks_binary
 
 CHUNK = 1 << 20
 DETECT_BYTES = 64 * 1024

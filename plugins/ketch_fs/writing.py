@@ -16,7 +16,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from ketch_fs.paths import PathProblem, is_regular, kind_of, lstat_in, open_nofollow, parent_dir
+from ketch_tool_kit.paths import PathProblem, is_regular, kind_of, lstat_in, open_nofollow, parent_dir
 from ketch_fs.reading import Fingerprint, fingerprint_fd
 
 

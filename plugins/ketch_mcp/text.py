@@ -14,7 +14,7 @@ SCHEMA_STRING_CAP = 1_000  # characters of any one string inside an input schema
 
 
 def strip_invisible(text: str) -> str:
-    from ketch_context.unicode import strip_invisible as strip
+    from ketch_text_kit.unicode import strip_invisible as strip
 
     return strip(text)[0]
 

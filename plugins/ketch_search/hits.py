@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ketch_fs.paths import display
+from ketch_tool_kit.paths import display
 
 
 @dataclass(frozen=True)

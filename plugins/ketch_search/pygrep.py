@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ketch_fs.paths import open_nofollow
-from ketch_fs.textfile import BINARY_SNIFF_BYTES
-from ketch_fs.walk import GlobPattern, walk
+from ketch_tool_kit.paths import open_nofollow
+from ketch_tool_kit.textfile import BINARY_SNIFF_BYTES
+from ketch_tool_kit.walk import GlobPattern, walk
 from ketch_search.hits import Hit, Search
 from ketch_search.ripgrep import SearchError
 

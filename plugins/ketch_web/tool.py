@@ -6,8 +6,8 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
-from ketch_fs.base import CompactSchema
-from ketch_fs.caps import human_size, tool_settings
+from ketch_tool_kit.base import CompactSchema
+from ketch_tool_kit.caps import human_size, tool_settings
 from ketch_web.fetch import BadURL, Fetched, Refused, access_for, fetch, host_of, parse_url
 from ketch_web.text import decode, html_to_text, is_html, is_text
 

@@ -13,7 +13,7 @@ from ketch.testing import text
 from ketch_context.environment import parse_porcelain
 from ketch_context.files import display, resolve
 from ketch_context.instructions import pointers
-from ketch_context.unicode import strip_invisible
+from ketch_text_kit.unicode import strip_invisible
 from tests.context.kit_context import MARKER, harness
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 
 from ketch.tools import Tool, ToolContext, ToolResult
-from ketch_fs.paths import PathProblem, check_path_text, display, resolve
+from ketch_tool_kit.paths import PathProblem, check_path_text, display, resolve
 
 PathText = Annotated[str, AfterValidator(check_path_text)]
 

@@ -103,7 +103,7 @@ class GlobPattern:
 
 def check_glob(pattern: str) -> str:
     """Validate a model-supplied glob: relative, no ``..``, no control characters."""
-    from ketch_fs.paths import check_path_text
+    from ketch_tool_kit.paths import check_path_text
 
     check_path_text(pattern)
     if pattern.startswith(("/", "~")):
