@@ -103,6 +103,17 @@ class Hooks:
         notes = self._hook.ketch_after_tool_use(session=session, call=call, result=result)
         return [n for n in notes if isinstance(n, str) and n]
 
+    def tool_result(self, session: Session, call: ProposedCall, result: ToolResult) -> ToolResult:
+        """Each ``ketch_tool_result`` implementation in turn may replace the result."""
+        from ketch.tools import ToolResult
+
+        for impl in reversed(self._hook.ketch_tool_result.get_hookimpls()):
+            args = {"session": session, "call": call, "result": result}
+            replaced = impl.function(**{k: args[k] for k in impl.argnames})
+            if isinstance(replaced, ToolResult):
+                result = replaced
+        return result
+
     def before_compaction(self, session: Session, reason: str) -> None:
         self._hook.ketch_before_compaction(session=session, reason=reason)
 

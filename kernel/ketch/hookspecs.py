@@ -259,6 +259,18 @@ def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResul
 
 
 @hookspec
+def ketch_tool_result(session: Session, call: ProposedCall, result: ToolResult) -> ToolResult | None:
+    """Filter what a finished tool call returns, before anyone sees it.
+
+    Called once per call that ran, after ``ketch_after_tool_use`` notes were appended
+    and before the ``tool_result`` event: what is returned here is what the model, the
+    journal and the screen get (secret redaction lives here). Return a replacement
+    :class:`ketch.tools.ToolResult`, or None to keep it. Implementations are applied in
+    turn, each seeing the previous one's result.
+    """
+
+
+@hookspec
 def ketch_before_compaction(session: Session, reason: str) -> None:
     """Compaction is about to run (``reason``: auto, overflow, manual). Return ignored."""
 

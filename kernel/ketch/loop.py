@@ -81,6 +81,8 @@ from ketch.providers import (
 from ketch.tools import Access, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Awaitable, Callable
+
     from ketch.events import Event
     from ketch.policy import Approver
     from ketch.session import Session
@@ -495,7 +497,7 @@ class Turn:
         proposed = ProposedCall(
             id=call.id, tool=tool.name, input=call.input, effects=tool.effects, mutating=tool.mutating, accesses=accesses, plugin=tool.plugin
         )
-        allowed, message = await self._authorize(proposed, snapshot, summary=self._summary(tool, args))
+        allowed, message = await self._authorize(proposed, snapshot, summary=self._summary(tool, args), preview=lambda: self._preview(tool, args, ctx))
         if not allowed:
             return ToolResult.error(message), "refused"
         verdicts = self.kernel.hooks.before_tool_use(session, proposed)
@@ -517,6 +519,8 @@ class Turn:
         notes = self.kernel.hooks.after_tool_use(session, proposed, result)
         if notes:
             result = result.model_copy(update={"output": result.output + "\n\n" + "\n".join(notes)})
+        # Last, so a filter (secret redaction) sees everything the model, journal and screen will.
+        result = self.kernel.hooks.tool_result(session, proposed, result)
         return result, ("succeeded" if result.ok else "failed")
 
     def _call_summary(self, call: ToolCallPart) -> str:
@@ -555,7 +559,15 @@ class Turn:
             hooks=self.kernel.hooks,
         )
 
-    async def _authorize(self, proposed: ProposedCall, snapshot: PermissionSnapshot, *, summary: str) -> tuple[bool, str]:
+    async def _preview(self, tool: Tool, args: Any, ctx: ToolContext) -> str | None:
+        try:
+            return await tool.preview(args, ctx)
+        except Exception as exc:  # noqa: BLE001 - a preview bug must not hide the prompt
+            return f"(no preview: {type(exc).__name__}: {exc})"
+
+    async def _authorize(
+        self, proposed: ProposedCall, snapshot: PermissionSnapshot, *, summary: str, preview: Callable[[], Awaitable[str | None]] | None = None
+    ) -> tuple[bool, str]:
         """Combine the votes and, on ask, consult the approver. Returns (allowed, message)."""
         votes = self.kernel.hooks.policy_votes(proposed, snapshot, self.session)
         missing = [name for name, info in self.kernel.pm.infos.items() if info.essential and info.status != "ok"]
@@ -574,7 +586,8 @@ class Turn:
                 f"[ketch] This needs the user's approval ({vote.reason or 'no rule allows it'}), and no one can approve it in "
                 "this mode, so it was not run. Ask the user to allow it, or do without it."
             )
-        answer = await self.approver(ApprovalRequest(call=proposed, reason=vote.reason, summary=summary, scope=vote.scope))
+        shown = await preview() if preview is not None else None
+        answer = await self.approver(ApprovalRequest(call=proposed, reason=vote.reason, summary=summary, scope=vote.scope, preview=shown))
         scope = vote.scope if answer.approved and answer.remember != "once" else None
         if scope and answer.remember == "session" and scope not in self.session.approvals:
             self.session.approvals.append(scope)

@@ -102,6 +102,9 @@ class ApprovalRequest(BaseModel):
     reason: str
     summary: str  # the full command line / path / URL, always shown
     scope: str | None = None  # what "always allow" would be scoped to
+    # What the call would do, from ``Tool.preview`` (a diff for an edit), shown before
+    # the person decides; None when the tool has nothing more to show than the summary.
+    preview: str | None = None
 
 
 class ApprovalAnswer(BaseModel):

@@ -112,6 +112,12 @@ class Tool:
         """One line shown to the user for this call (default: the input as JSON)."""
         return args.model_dump_json(exclude_defaults=True)
 
+    async def preview(self, args: BaseModel, ctx: ToolContext) -> str | None:
+        """What the call would do, shown *before* the person approves it: a unified diff
+        for an edit, the full command line with its cwd for a command. It must not
+        change anything. None (the default): the summary says enough."""
+        return None
+
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 

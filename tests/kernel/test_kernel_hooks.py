@@ -346,6 +346,21 @@ def test_hook_ketch_after_tool_use(tmp_path: Path) -> None:
     assert ("after_tool_use", "echo") in rec.calls
 
 
+def test_hook_ketch_tool_result(tmp_path: Path) -> None:
+    class Upper:
+        @hookimpl
+        def ketch_tool_result(self, result: Any) -> Any:
+            return result.model_copy(update={"output": result.output.upper()})
+
+    rec = Recorder()
+    h = make(tmp_path, [call("echo", {"text": "hi"}), text("ok")], ("rec", rec), ("upper", Upper()))
+    h.run("x")
+    # The filter runs last: it sees the after_tool_use note, and its result is what
+    # the event (journal, screen) and the next request (the model) carry.
+    assert h.of_type("tool_result")[0].output == "HI\n\nNOTE: LINT PASSED"
+    assert h.provider.requests[1].messages[-1].tool_results[0].output == "HI\n\nNOTE: LINT PASSED"
+
+
 def test_hook_ketch_stop(tmp_path: Path) -> None:
     class P:
         @hookimpl
