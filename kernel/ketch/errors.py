@@ -24,3 +24,8 @@ class UsageError(KetchError):
 
 class ConfigError(KetchError):
     exit_code = 2
+
+
+class NoProviderConfigured(KetchError):
+    """No provider is configured, none is implied by the environment, and no local
+    server answered. A frontend may offer a setup instead of printing the message."""

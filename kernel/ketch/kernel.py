@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import KetchError
+from ketch.errors import KetchError, NoProviderConfigured
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 
@@ -234,7 +234,7 @@ class Kernel:
         if not name:
             name = self._detect_local()
         if not name:
-            raise KetchError(first_run_help(kinds))
+            raise NoProviderConfigured(first_run_help(kinds))
         table = dict(settings.providers.get(name, {}))
         kind_name = str(table.get("kind") or name)
         kind = kinds.get(kind_name)
@@ -408,14 +408,14 @@ class Kernel:
 
 
 def first_run_help(kinds: dict[str, Any]) -> str:
-    lines = [
-        "no model provider is configured, and no local Ollama (localhost:11434) or LM Studio (localhost:1234) answered.",
-        "  Set one up in any of these ways:",
-        "    export OPENAI_API_KEY=... [OPENAI_BASE_URL=...]; ketch --provider openai --model gpt-4o",
-        "    export ANTHROPIC_API_KEY=...; ketch --provider anthropic --model claude-sonnet-4-5",
-        "    ketch auth set openai   (stores the key in the OS keyring)",
-        "    or add [providers.NAME] with kind, base_url and model to " + _config_hint(),
-    ]
+    """What to do when nothing is configured, in the loaded provider kinds' own words."""
+    local = [k.local_hint for k in kinds.values() if k.local_hint]
+    head = "no model provider is configured"
+    if local:
+        head += ", and no " + " or ".join(local) + " answered"
+    lines = [head + ".", "  Set one up in any of these ways:"]
+    lines += [f"    {k.setup_hint}" for k in kinds.values() if k.setup_hint]
+    lines.append("    or add [providers.NAME] with kind, base_url and model to " + _config_hint())
     if not kinds:
         lines.append("  (no provider plugin is loaded: check `ketch plugins`)")
     return "\n".join(lines)

@@ -219,6 +219,9 @@ class ProviderKind:
     raise ``ProviderError(ErrorKind.AUTH, ...)`` naming both ways to set one).
     ``env_key``/``env_base_url`` are the ecosystem's usual variables for this kind.
     ``detect``, when given, looks for a local server and returns a config for it.
+    ``setup_hint`` is the kind's own line for a person with nothing configured
+    (``export FOO_API_KEY=...; ketch --provider foo --model M``); ``local_hint`` names
+    what ``detect`` looks for ("a local Ollama (localhost:11434)").
     """
 
     kind: str
@@ -230,4 +233,6 @@ class ProviderKind:
     default_model: str | None = None
     needs_key: bool = True
     detect: Any = None  # Callable[[], Awaitable[ProviderConfig | None]] | None
+    setup_hint: str = ""
+    local_hint: str = ""
     plugin: str = field(default="", compare=False)

@@ -30,6 +30,7 @@ def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     register(
         ProviderKind(
             kind="anthropic",
+            setup_hint="export ANTHROPIC_API_KEY=...; ketch --provider anthropic --model claude-sonnet-4-5",
             create=_create,
             description="Anthropic Messages API (Claude)",
             env_key="ANTHROPIC_API_KEY",

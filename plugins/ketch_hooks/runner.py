@@ -15,7 +15,6 @@ from ketch.verdicts import HookVerdict
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
 
-SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 MAX_OUTPUT = 8_000
 
 
@@ -38,10 +37,9 @@ def matches(matcher: str, subject: str | None) -> bool:
 
 def hook_env(session: Session) -> dict[str, str]:
     """The user's environment minus anything that looks like a secret."""
-    env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
-    env["KETCH_SESSION_ID"] = session.id
-    env["KETCH_WORKSPACE"] = str(session.workspace)
-    return env
+    from ketch.childenv import child_environment
+
+    return child_environment(os.environ, extra={"KETCH_SESSION_ID": session.id, "KETCH_WORKSPACE": str(session.workspace)})
 
 
 def run_hooks(session: Session, event: str, payload: dict[str, Any], subject: str | None = None) -> list[HookRun]:

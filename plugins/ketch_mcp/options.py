@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
-
-# Names that look like credentials never reach a server's process unless configured.
-SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -39,6 +35,6 @@ class McpOptions:
 def child_environment(parent: dict[str, str], configured: dict[str, str]) -> dict[str, str]:
     """The user's environment minus secret-looking variables, plus what the server's
     ``env`` table sets explicitly (those pass whatever their names)."""
-    env = {k: v for k, v in parent.items() if not SECRET_NAME.search(k)}
-    env.update(configured)
-    return env
+    from ketch.childenv import child_environment
+
+    return child_environment(parent, extra=configured)

@@ -38,6 +38,8 @@ def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     register(
         ProviderKind(
             kind="ollama",
+            setup_hint="ollama serve; ketch --provider ollama --model qwen2.5-coder   (OLLAMA_HOST for another address)",
+            local_hint="local Ollama (localhost:11434)",
             create=_create,
             description="Ollama native API (local models)",
             env_key="OLLAMA_API_KEY",

@@ -48,6 +48,8 @@ def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     register(
         ProviderKind(
             kind="openai",
+            setup_hint="export OPENAI_API_KEY=... [OPENAI_BASE_URL=...]; ketch --provider openai --model gpt-4o   (or: ketch auth set openai, to keep the key in the OS keyring)",
+            local_hint="LM Studio (localhost:1234)",
             create=_create_chat,
             description="OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp, LM Studio, OpenRouter, ...)",
             env_key="OPENAI_API_KEY",

@@ -13,10 +13,10 @@ named ones (glob patterns). It is read from the ``[shell]`` table, which a repos
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Mapping
 
-SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
+from ketch.childenv import child_environment, secret_name
+
 CHANGES_PROGRAMS = frozenset(
     {"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "RIPGREP_CONFIG_PATH", "PROMPT_COMMAND", "GIT_EXTERNAL_DIFF"}
 )
@@ -24,23 +24,13 @@ CHANGES_PROGRAMS = frozenset(
 FIXED = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb", "NO_COLOR": "1"}
 
 
-def looks_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(marker in upper for marker in SECRET_MARKERS)
+looks_secret = secret_name
 
 
 def child_env(environ: Mapping[str, str], *, passthrough: Iterable[str] = (), cwd: str | None = None) -> dict[str, str]:
-    patterns = [p for p in passthrough if isinstance(p, str) and p]
-    env: dict[str, str] = {}
-    for name, value in environ.items():
-        kept = any(fnmatch.fnmatchcase(name, p) for p in patterns)
-        if not kept and (looks_secret(name) or name in CHANGES_PROGRAMS or name.startswith("DYLD_")):
-            continue
-        env[name] = value
-    env.update(FIXED)
-    if cwd is not None:
-        env["PWD"] = cwd
-    return env
+    drop = [name for name in environ if name in CHANGES_PROGRAMS or name.startswith("DYLD_")]
+    extra = dict(FIXED) | ({"PWD": cwd} if cwd is not None else {})
+    return child_environment(environ, keep=passthrough, drop=drop, extra=extra)
 
 
 def removed(environ: Mapping[str, str], env: Mapping[str, str]) -> list[str]:

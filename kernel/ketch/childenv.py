@@ -1,0 +1,43 @@
+"""The environment every child process starts with: ketch's own, minus its secrets.
+
+One rule for every process ketch starts (shell commands, user hooks, MCP servers,
+permission-prompt commands): variables whose names look like credentials
+(``*KEY*``, ``*SECRET*``, ``*TOKEN*``, ``*PASSWORD*``, ``*PASSPHRASE*``, ...) are
+removed, so an API key or the store's passphrase in the user's environment never
+reaches a program the model proposed or a repository configured. Callers add what a
+child needs on top (``extra``, which passes whatever its names) and may keep named
+variables the user explicitly passed through (``keep``, glob patterns).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+
+SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
+
+
+def secret_name(name: str) -> bool:
+    """Whether an environment variable's name looks like it holds a credential."""
+    upper = name.upper()
+    return any(marker in upper for marker in SECRET_MARKERS)
+
+
+def child_environment(
+    environ: Mapping[str, str],
+    *,
+    keep: Iterable[str] = (),
+    drop: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """``environ`` without secret-looking variables (and without ``drop``), except those
+    matching a ``keep`` pattern; then ``extra`` on top."""
+    patterns = [p for p in keep if isinstance(p, str) and p]
+    dropped = frozenset(drop)
+    env: dict[str, str] = {}
+    for name, value in environ.items():
+        if any(fnmatch.fnmatchcase(name, p) for p in patterns) or not (secret_name(name) or name in dropped):
+            env[name] = value
+    if extra:
+        env.update(extra)
+    return env
