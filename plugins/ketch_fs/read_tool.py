@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
 from ketch_fs import coverage
+from ketch_fs.reading import Line, ReadResult, read_lines
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
 from ketch_tool_kit.paths import (
@@ -21,7 +22,6 @@ from ketch_tool_kit.paths import (
     open_nofollow,
     workspace_root,
 )
-from ketch_fs.reading import Line, ReadResult, read_lines
 from ketch_tool_kit.textfile import describe_binary
 
 

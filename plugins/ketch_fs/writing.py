@@ -16,8 +16,15 @@ import secrets
 import stat
 from pathlib import Path
 
-from ketch_tool_kit.paths import PathProblem, is_regular, kind_of, lstat_in, open_nofollow, parent_dir
 from ketch_fs.reading import Fingerprint, fingerprint_fd
+from ketch_tool_kit.paths import (
+    PathProblem,
+    is_regular,
+    kind_of,
+    lstat_in,
+    open_nofollow,
+    parent_dir,
+)
 
 
 def read_existing(path: Path) -> tuple[Fingerprint, bytes, os.stat_result] | None:

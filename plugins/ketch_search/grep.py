@@ -16,9 +16,6 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
-from ketch_tool_kit.base import FsTool, PathText
-from ketch_tool_kit.caps import tool_settings
-from ketch_tool_kit.walk import check_glob
 from ketch_search.hits import Limits, Search, render
 from ketch_search.pygrep import candidate_files, compile_pattern, search_files
 from ketch_search.ripgrep import (
@@ -29,6 +26,9 @@ from ketch_search.ripgrep import (
     run_rg,
     search_root,
 )
+from ketch_tool_kit.base import FsTool, PathText
+from ketch_tool_kit.caps import tool_settings
+from ketch_tool_kit.walk import check_glob
 
 
 class GrepSettings(BaseModel):

@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ketch_search.hits import Hit, Search
+from ketch_search.ripgrep import SearchError
 from ketch_tool_kit.paths import open_nofollow
 from ketch_tool_kit.textfile import BINARY_SNIFF_BYTES
 from ketch_tool_kit.walk import GlobPattern, walk
-from ketch_search.hits import Hit, Search
-from ketch_search.ripgrep import SearchError
 
 
 def compile_pattern(pattern: str, *, ignore_case: bool, literal: bool) -> re.Pattern[str]:

@@ -10,13 +10,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
-from ketch_tool_kit.base import CompactSchema
-from ketch_tool_kit.caps import notice, tool_settings
-from ketch_tool_kit.paths import check_path_text, display, is_within, resolve, workspace_root
 from ketch_shell.capture import HeadTail, render
 from ketch_shell.env import child_env
 from ketch_shell.jobs import JOBS, Job
 from ketch_shell.process import run_foreground
+from ketch_tool_kit.base import CompactSchema
+from ketch_tool_kit.caps import notice, tool_settings
+from ketch_tool_kit.paths import check_path_text, display, is_within, resolve, workspace_root
 
 
 class ShellSettings(BaseModel):

@@ -142,8 +142,8 @@ def test_symlink_swapped_in_after_approval_is_not_followed(tools, outside: Path)
 
 def test_planted_symlink_at_final_component_is_refused_at_write_time(tmp_path: Path, outside: Path) -> None:
     """Below the tool: the write primitive itself never follows a symlink."""
-    from ketch_tool_kit.paths import PathProblem
     from ketch_fs.writing import write_atomic
+    from ketch_tool_kit.paths import PathProblem
 
     target = tmp_path / "ws2" / "file.txt"
     target.parent.mkdir()
