@@ -44,8 +44,6 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None] | None = None
     run: Callable[[Kernel, argparse.Namespace], int] | None = None
     slash_run: Callable[[SlashContext], Awaitable[None] | None] | None = None
-    # Whether running it needs the kernel's full setup (settings validated, registries).
-    needs_kernel: bool = True
     plugin: str = field(default="", compare=False)
     aliases: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)

@@ -460,17 +460,3 @@ async def compact(
     )
     kernel.hooks.after_compaction(session, result)
     return result
-
-
-def request_overhead(session: Session) -> tuple[str, list[Any], list[dict[str, Any]], int]:
-    """Outside a turn (``/context``, ``/compact``): the system prompt, its parts, the tool
-    specs offered in the session's mode, and the tokens those take in every request."""
-    from ketch.prompt import join_parts
-
-    kernel = session.kernel
-    parts = kernel.hooks.system_prompt_parts(session)
-    system = join_parts(parts)
-    tools = [t for t in kernel.tools.values() if session.mode != "plan" or not t.mutating]
-    specs = [{"name": t.name, "description": t.description, "input_schema": t.input_schema()} for t in tools]
-    estimator = estimator_for(session)
-    return system, parts, specs, estimator.text(system) + estimator.schemas(specs)

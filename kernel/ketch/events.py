@@ -115,6 +115,26 @@ class ErrorEvent(_Event):
     retry_in: float | None = None  # seconds until the loop retries, when it will
 
 
+class RetryEvent(_Event):
+    """The provider call is being tried again (``attempt`` counts from 1). With
+    ``discard`` the text and reasoning deltas streamed since the last request began
+    belong to a failed attempt: drop them; the new attempt streams its own."""
+
+    type: Literal["retry"] = "retry"
+    attempt: int
+    discard: bool = False
+    reason: str = ""
+
+
+class WaitingEvent(_Event):
+    """Nothing has arrived from the provider for ``elapsed`` seconds (sent every few
+    seconds while it lasts), so a frontend can show that ketch is waiting, not stuck."""
+
+    type: Literal["waiting"] = "waiting"
+    elapsed: float
+    timeout: float | None = None  # when ketch gives up waiting (progress_timeout), if known
+
+
 class MessageEvent(_Event):
     """A message appended to the saved transcript (user, assistant or tool results)."""
 
@@ -155,6 +175,8 @@ Event = Annotated[
     | UsageEvent
     | CompactionEvent
     | ErrorEvent
+    | RetryEvent
+    | WaitingEvent
     | MessageEvent
     | NoticeEvent
     | ModeEvent

@@ -103,6 +103,9 @@ class Tool:
     # True when the same call can rightly give a new result each time (reading a
     # background job's new output): the loop's duplicate-call breaker leaves it alone.
     repeatable: ClassVar[bool] = False
+    # Whether calls may run side by side with other such calls of the same response.
+    # None: read-only tools do, mutating ones do not.
+    concurrent: ClassVar[bool | None] = None
     plugin: str = ""  # filled by the registry: which plugin registered it
 
     def accesses(self, args: BaseModel, ctx: ToolContext) -> list[Access]:

@@ -18,4 +18,4 @@ from ketch.frontends import Frontend
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     from ketch_headless.run import run_headless
 
-    register(Frontend(name="headless", run=run_headless, help="one turn, no interaction"))
+    register(Frontend(name="headless", run=run_headless, help="one turn, no interaction", role="prompt"))

@@ -31,8 +31,13 @@ class TextPrinter:
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
 
+    waiting = False
+
     def __call__(self, event: Event) -> None:
         kind = event.type
+        if self.waiting and kind != "waiting":
+            self.err.write("\r\033[K")
+            self.waiting = False
         if kind == "tool_call":
             args = json.dumps(event.input, ensure_ascii=False)  # type: ignore[union-attr]
             self.err.write(f"• {event.name} {args[:300]}\n")  # type: ignore[union-attr]
@@ -48,6 +53,15 @@ class TextPrinter:
             self.err.write(f"ketch: {event.kind}: {event.message}{retry}\n")  # type: ignore[union-attr]
         elif kind == "notice":
             self.err.write(f"ketch: {event.message}\n")  # type: ignore[union-attr]
+        elif kind == "retry":
+            dropped = "; its partial output is discarded" if event.discard else ""  # type: ignore[union-attr]
+            self.err.write(f"ketch: trying the model again (attempt {event.attempt + 1}){dropped}\n")  # type: ignore[union-attr]
+        elif kind == "waiting":
+            if self.err.isatty():  # one line, rewritten in place; cleared by the next output
+                self.err.write(f"\rketch: waiting for the model… {event.elapsed:.0f} s\033[K")  # type: ignore[union-attr]
+                self.err.flush()
+                self.waiting = True
+            return
         elif kind == "compaction":
             self.err.write(f"ketch: compacted context {event.before_tokens} -> {event.after_tokens} tokens\n")  # type: ignore[union-attr]
         self.err.flush()
@@ -135,9 +149,14 @@ def run_headless(kernel: Kernel) -> int:
         finally:
             await session.provider.aclose()
 
+    from ketch.signals import run_cancellable
+
     try:
-        end = asyncio.run(turn())
+        outcome = run_cancellable(turn)
     finally:
         kernel.end(session, "exit")
-    printer.finish(end, session)
-    return 0 if end.stop_reason == "end_turn" else 1
+    if outcome.value is not None:
+        printer.finish(outcome.value, session)
+    if outcome.exit_code is not None:
+        return outcome.exit_code
+    return 0 if outcome.value is not None and outcome.value.stop_reason == "end_turn" else 1

@@ -285,14 +285,32 @@ def _kind_for(status: int, detail: ErrorDetail, headers: Mapping[str, str], auth
     return ErrorKind.BAD_REQUEST, False, "the request was refused", ""
 
 
-def transport_error(exc: BaseException, *, provider: str, url: str, secrets: tuple[str | None, ...] = ()) -> ProviderError:
-    """A :class:`ProviderError` for an httpx transport failure (no response at all)."""
+def transport_error(
+    exc: BaseException, *, provider: str, url: str, secrets: tuple[str | None, ...] = (), timeouts: Any = None
+) -> ProviderError:
+    """A :class:`ProviderError` for an httpx transport failure (no response at all).
+
+    A connect or read deadline is a retryable ``network`` error that names itself and
+    the setting that controls it (``timeouts``: the client's ``httpx.Timeout``).
+    """
     import httpx
 
     where = origin(url)
     reason = one_line(redact(str(exc) or type(exc).__name__, secrets), 160)
     if isinstance(exc, httpx.ConnectTimeout):
-        return ProviderError(ErrorKind.TIMEOUT, f"{provider}: timed out connecting to {where}", retryable=True)
+        after = _seconds(getattr(timeouts, "connect", None))
+        return ProviderError(
+            ErrorKind.NETWORK,
+            f"{provider}: could not connect to {where}{after} (connect_timeout in [providers.{provider}])",
+            retryable=True,
+        )
+    if isinstance(exc, httpx.ReadTimeout):
+        after = _seconds(getattr(timeouts, "read", None))
+        return ProviderError(
+            ErrorKind.NETWORK,
+            f"{provider}: no data from {where}{after} (read_timeout in [providers.{provider}])",
+            retryable=True,
+        )
     if isinstance(exc, httpx.ConnectError):
         return ProviderError(
             ErrorKind.NETWORK,
@@ -311,6 +329,10 @@ def transport_error(exc: BaseException, *, provider: str, url: str, secrets: tup
     if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
         return ProviderError(ErrorKind.CONFIG, f"{provider}: invalid base_url {where!r}: {reason}")
     return ProviderError(ErrorKind.NETWORK, f"{provider}: network error talking to {where} ({reason})", retryable=True)
+
+
+def _seconds(value: Any) -> str:
+    return f" for {value:g} s" if isinstance(value, int | float) else ""
 
 
 def _connect_reason(exc: BaseException, reason: str) -> str:

@@ -1,0 +1,56 @@
+"""Taking in what the person typed: the prompt that starts a turn, and steers typed
+while it runs (delivered at the next step).
+
+Every prompt goes through ``ketch_user_prompt_submit`` first: a hook may block it
+(the reason is shown), add context for the model, or end the turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ketch.events import ErrorEvent, MessageEvent, NoticeEvent, UserPromptEvent
+from ketch.messages import Message, Part, TextPart
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.session import Session
+
+
+@dataclass(frozen=True)
+class Accepted:
+    ok: bool
+    stop: bool = False  # a hook asked to end the turn (``continue: false``)
+    reason: str = ""
+
+
+async def accept_prompt(session: Session, prompt: str, *, steer: bool, parts: tuple[Part, ...] = ()) -> Accepted:
+    """Run the prompt hooks and append the prompt (with any context they add).
+
+    ``parts`` are attachments that go with the prompt text (files, images)."""
+    kernel = session.kernel
+    verdicts = await kernel.hooks.user_prompt_submit(session, prompt)
+    for verdict in verdicts:
+        if verdict.system_message:
+            kernel.emit(session, NoticeEvent(level="info", message=verdict.system_message))
+    blocked = [v for v in verdicts if v.block]
+    if blocked:
+        reason = "; ".join(v.reason for v in blocked if v.reason) or "blocked by a hook"
+        kernel.emit(session, ErrorEvent(kind="blocked", retryable=False, message=f"prompt blocked: {reason}"))
+        return Accepted(False, reason=reason)
+    kernel.emit(session, UserPromptEvent(text=prompt, steer=steer))
+    content: list[Part] = [TextPart(text=prompt), *parts]
+    content += [TextPart(text=v.context) for v in verdicts if v.context]
+    message = Message(role="user", parts=tuple(content))
+    session.append(message)
+    kernel.emit(session, MessageEvent(message=message))
+    stop = next((v for v in verdicts if v.stop), None)
+    if stop is not None:
+        return Accepted(True, stop=True, reason=stop.stop_reason or stop.reason or "a hook ended the turn")
+    return Accepted(True)
+
+
+async def deliver_steers(session: Session) -> None:
+    """Append what the person typed while the turn ran, in order."""
+    while not session.steers.empty():
+        await accept_prompt(session, session.steers.get_nowait(), steer=True)
