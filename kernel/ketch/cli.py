@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return _main(argv)
+    except _NoWorkingDirectory:
+        _print_error("the current directory no longer exists (was it deleted?); cd into an existing directory and run ketch again")
+        return EXIT_FAILED
     except KetchError as exc:
         _print_error(exc.message)
         return exc.exit_code
@@ -37,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_FAILED
+
+
+class _NoWorkingDirectory(Exception):
+    pass
 
 
 def _print_error(message: str) -> None:
@@ -67,7 +74,7 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ketch",
         description="A terminal coding agent: the model proposes, ketch decides what runs.",
-        epilog="Run `ketch` for the interactive shell, `ketch -p PROMPT` for one headless turn.",
+        epilog="Run `ketch` for an interactive session, `ketch -p PROMPT` for one headless turn.",
     )
     parser.add_argument("-V", "--version", action="version", version=f"ketch {__version__}")
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="run one headless turn with PROMPT and exit (stdin is read when piped)")
@@ -127,9 +134,15 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _main(argv: list[str]) -> int:
+    import os
+
     from ketch import builtin_commands
     from ketch.kernel import Kernel
 
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise _NoWorkingDirectory from None
     kernel = Kernel.boot(cli_disabled=_preparse(argv))
     kernel.register_builtin(builtin_commands, "builtin")
     parser = build_parser(kernel)

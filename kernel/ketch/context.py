@@ -192,6 +192,48 @@ def _message_size(message: Message) -> tuple[float, int]:
     return units, overhead
 
 
+class _HistorySize:
+    """The summed size of the last history measured, extended when the next one only
+    appends to it: a history is a tuple that grows at its end (compaction replaces it
+    with another tuple), so the loop's before-request measurement costs the new
+    messages, not the whole session. Whether the new history starts with the old one
+    is a tuple comparison in C that stops at the first element that is not the same
+    object, so a history rebuilt in the middle is measured again from scratch."""
+
+    __slots__ = ("history", "units", "overhead")
+
+    def __init__(self) -> None:
+        self.history: tuple[Message, ...] = ()
+        self.units = 0.0
+        self.overhead = 0
+
+    def of(self, history: tuple[Message, ...]) -> tuple[float, int]:
+        n = len(self.history)
+        if not (n and len(history) >= n and history[:n] == self.history):
+            n, self.units, self.overhead = 0, 0.0, 0
+        for message in history[n:]:
+            u, o = _message_size(message)
+            self.units += u
+            self.overhead += o
+        self.history = history
+        return self.units, self.overhead
+
+
+_HISTORY = _HistorySize()
+
+
+def history_size(messages: Iterable[Message]) -> tuple[float, int]:
+    """(weighted characters, framing tokens) of many messages; cheap for a growing history."""
+    if isinstance(messages, tuple):
+        return _HISTORY.of(messages)
+    units, overhead = 0.0, 0
+    for message in messages:
+        u, o = _message_size(message)
+        units += u
+        overhead += o
+    return units, overhead
+
+
 def _measure(message: Message) -> tuple[float, int]:
     units = 0.0
     overhead = MESSAGE_OVERHEAD
@@ -237,18 +279,18 @@ class TokenEstimator:
         return self.units(units) + overhead
 
     def messages(self, messages: Iterable[Message]) -> int:
-        return sum(self.message(m) for m in messages)
+        units, overhead = history_size(messages)
+        return self.units(units) + overhead
 
     def schemas(self, schemas: Iterable[Any]) -> int:
         return sum(self.text(json.dumps(s, default=str)) for s in schemas)
 
-    def request(self, system: str, schemas: Sequence[Any], messages: Iterable[Message]) -> RequestSize:
-        units = text_units(system) + sum(text_units(json.dumps(s, default=str)) for s in schemas)
-        overhead = 0
-        for message in messages:
-            u, o = _message_size(message)
-            units += u
-            overhead += o
+    def request(self, system: str, schemas: Sequence[Any], messages: Iterable[Message], *, schema_units: float | None = None) -> RequestSize:
+        """The size of a whole request (``schema_units``: the schemas' size, if known)."""
+        if schema_units is None:
+            schema_units = sum(text_units(json.dumps(s, default=str)) for s in schemas)
+        units, overhead = history_size(messages)
+        units += text_units(system) + schema_units
         return RequestSize(units=units, overhead=overhead, tokens=self.units(units) + overhead)
 
 

@@ -385,7 +385,7 @@ class Kernel:
         return session
 
     def resume_session(self, session_id: str | None = None, *, provider: Provider | None = None, provider_name: str | None = None, model: str | None = None, listeners: list[Callable[[Event], None]] | None = None) -> Session:
-        """Restore knowledge, reset authority: the profile is manual, no approvals survive."""
+        """Restore knowledge, reset authority: the default profile, no approvals survive."""
         from ketch.loop import close_pending_calls
         from ketch.session import Session
 

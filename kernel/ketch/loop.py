@@ -258,7 +258,7 @@ class Turn:
             budget = measure(session, tools)
         if not budget.fits:
             raise _TurnStop("context_overflow", overflow_report(session, budget, settings.keep_recent_turns))
-        self._request_size = estimator_for(session).request(budget.system, [s.model_dump() for s in budget.specs], session.active)
+        self._request_size = estimator_for(session).request(budget.system, (), session.active, schema_units=budget.schema_units)
         max_out = window_and_reserve(session)[1] or self.loop_settings.max_output_tokens
         return ProviderRequest(model=session.model, system=budget.system, messages=session.active, tools=budget.specs, max_output_tokens=max_out)
 

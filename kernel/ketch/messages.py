@@ -35,7 +35,7 @@ class ReasoningPart(_Frozen):
     type: Literal["reasoning"] = "reasoning"
     text: str = ""
     signature: str | None = None
-    redacted: str | None = None  # Anthropic redacted_thinking "data"
+    redacted: str | None = None  # reasoning the provider sent encrypted (replayed, never shown)
     provider: str | None = None  # which provider kind produced it (replay only there)
     provider_data: dict[str, Any] | None = None
 

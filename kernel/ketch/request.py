@@ -63,6 +63,7 @@ class RequestBudget:
     specs: tuple[ToolSpec, ...]
     system_tokens: int
     schema_tokens: int
+    schema_units: float
     message_tokens: int
     capacity: int
     extra: dict[str, Any] = field(default_factory=dict)
@@ -101,6 +102,7 @@ def measure(session: Session, tools: list[Tool] | None = None, *, parts: list[Pr
         specs=specs,
         system_tokens=estimator.text(system),
         schema_tokens=schema_tokens,
+        schema_units=sum(size for _, size in pairs),
         message_tokens=estimator.messages(session.active),
         capacity=context_budget(session).capacity,
     )

@@ -1,7 +1,7 @@
 """A session: one conversation in one workspace, with its knowledge and its authority.
 
 Knowledge (transcript, model, mode, pins, compaction records, usage) survives a
-restart; authority (the profile beyond manual, temporary approvals) never does.
+restart; authority (a profile beyond the default one, temporary approvals) never does.
 The transcript is append-only; ``active`` is the derived context compaction rewrites.
 """
 

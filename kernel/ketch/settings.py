@@ -229,7 +229,7 @@ def load_settings(
                 layer.ignored = dropped
                 notices.append(
                     f"{layer.source}: ignored {', '.join(sorted(dropped))} until you trust this "
-                    "workspace (--trust-workspace, or answer the prompt in the shell)"
+                    "workspace (--trust-workspace, or answer yes when ketch asks)"
                 )
         # A plugin's table that does not validate drops that table of this layer only.
         data = dict(data)

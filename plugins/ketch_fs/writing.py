@@ -12,10 +12,10 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-import secrets
 import stat
 from pathlib import Path
 
+from ketch_fs.leftovers import temp_name
 from ketch_fs.reading import Fingerprint, fingerprint_fd
 from ketch_tool_kit.paths import (
     PathProblem,
@@ -63,7 +63,7 @@ def write_atomic(path: Path, data: bytes, *, previous: os.stat_result | None) ->
         if previous is None and current is not None:
             raise PathProblem(f"{path} appeared while this call was running; read it first, then try again")
         mode = stat.S_IMODE(current.st_mode) if current is not None else 0o666
-        temp = f".{path.name[:200]}.ketch-{secrets.token_hex(4)}.tmp"
+        temp = temp_name(path.name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         try:
             fd = os.open(temp, flags, mode, dir_fd=dir_fd)
