@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
+    from ketch.providers import ModelInfo
     from ketch.session import Session
     from ketch.settings import Settings
     from ketch.storage import FieldCipher, Store
@@ -81,6 +82,12 @@ class Hooks:
     def credential(self, provider: str, kind: str) -> str | None:
         value = self._hook.ketch_get_credential(provider=provider, kind=kind)
         return value if isinstance(value, str) and value else None
+
+    def model_info(self, provider_kind: str, model: str) -> ModelInfo | None:
+        from ketch.providers import ModelInfo
+
+        info = self._hook.ketch_model_info(provider_kind=provider_kind, model=model)
+        return info if isinstance(info, ModelInfo) else None
 
     # --- lifecycle ------------------------------------------------------------------
 

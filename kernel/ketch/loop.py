@@ -67,6 +67,7 @@ from ketch.messages import (
     pending_tool_calls,
 )
 from ketch.policy import ApprovalRequest, PermissionSnapshot, ProposedCall, Vote, combine_votes
+from ketch.pricing import CostTally, charge, fit_images
 from ketch.prompt import PromptPart, join_parts
 from ketch.providers import (
     Completed,
@@ -149,6 +150,7 @@ class Turn:
         self.max_iterations = int(getattr(self.kernel.args, "max_iterations", None) or self.loop_settings.max_iterations)
         self.iterations = 0
         self.usage = Usage()
+        self.cost = CostTally()
         self.recent_calls: list[str] = []  # for the duplicate-call breaker
         self.stop_hook_used = False
         self.overflow_retried = False
@@ -233,6 +235,7 @@ class Turn:
             input_tokens=self.usage.input_tokens,
             output_tokens=self.usage.output_tokens,
             iterations=self.iterations,
+            cost_usd=self.cost.total,
         )
 
     # --- tools offered ------------------------------------------------------------------
@@ -291,7 +294,7 @@ class Turn:
         return ProviderRequest(
             model=session.model,
             system=system,
-            messages=session.active,
+            messages=fit_images(session, session.active),
             tools=specs,
             max_output_tokens=max_out,
         )
@@ -410,6 +413,8 @@ class Turn:
         usage = completed.usage
         self.usage = self.usage + usage
         session.usage = session.usage + usage
+        cost = charge(session, usage)
+        self.cost.add(cost)
         capacity = context_budget(session).capacity
         size = self._request_size
         reported = reported_input_tokens(usage.input_tokens, usage.cached_tokens)
@@ -428,6 +433,7 @@ class Turn:
                 context_utilization=utilization(context_tokens, capacity),
                 context_tokens=context_tokens,
                 effective_capacity=capacity,
+                cost_usd=cost,
             )
         )
 
@@ -460,7 +466,7 @@ class Turn:
         self.emit(
             ToolResultEvent(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome)  # type: ignore[arg-type]
         )
-        return ToolResultPart(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output)
+        return ToolResultPart(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, images=tuple(result.images))
 
     def _refuse(self, call: ToolCallPart, text: str) -> tuple[ToolResult, str]:
         return ToolResult.error(text), "refused"

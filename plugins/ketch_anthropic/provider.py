@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ketch.messages import (
+    ImagePart,
     Message,
     ReasoningPart,
     TextPart,
@@ -40,10 +41,12 @@ from ketch.providers import (
     ToolCallDelta,
 )
 from ketch_provider_kit import (
+    ANTHROPIC_IMAGES,
     HttpProvider,
     as_dict,
     classify,
     config_extra,
+    fit_image,
     known_context_window,
     malformed,
     open_stream,
@@ -212,7 +215,7 @@ def anthropic_messages(request: ProviderRequest, kind: str, *, cache: bool = Fal
             role, blocks = "assistant", _assistant_blocks(message, kind)
         elif message.role == "user":
             role = "user"
-            blocks = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
+            blocks = [_block(p) for p in message.parts if (isinstance(p, TextPart) and p.text) or isinstance(p, ImagePart)]
         else:
             role, blocks = "user", [_tool_result(p) for p in message.parts if isinstance(p, ToolResultPart)]
         if not blocks:
@@ -249,10 +252,17 @@ def _assistant_blocks(message: Message, kind: str) -> list[dict[str, Any]]:
     return blocks
 
 
+def _block(part: TextPart | ImagePart) -> dict[str, Any]:
+    fitted = fit_image(part, ANTHROPIC_IMAGES) if isinstance(part, ImagePart) else part
+    if isinstance(fitted, TextPart):
+        return {"type": "text", "text": fitted.text}
+    return {"type": "image", "source": {"type": "base64", "media_type": fitted.media_type, "data": fitted.base64()}}
+
+
 def _tool_result(part: ToolResultPart) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id}
-    if part.output:
-        block["content"] = [{"type": "text", "text": part.output}]
+    if part.output or part.images:  # a tool_result holds text and image blocks
+        block["content"] = ([{"type": "text", "text": part.output}] if part.output else []) + [_block(i) for i in part.images]
     if not part.ok:
         block["is_error"] = True
     return block
@@ -375,7 +385,10 @@ class MessagesAssembler:
         return Completed(
             message=Message(role="assistant", parts=tuple(parts)),
             stop_reason=STOP_REASONS.get(self.stop_reason or "end_turn", "other"),
-            usage=Usage(input_tokens=total_input, output_tokens=usage.get("output_tokens", 0), cached_tokens=cache_read),
+            usage=Usage(
+                input_tokens=total_input, output_tokens=usage.get("output_tokens", 0), cached_tokens=cache_read,
+                cache_write_tokens=usage.get("cache_creation_input_tokens", 0),
+            ),
         )
 
     def _call(self, block: _Block) -> ToolCallPart:

@@ -30,7 +30,8 @@ from ketch.messages import (
     ToolResultPart,
 )
 from ketch.providers import ToolSpec
-from ketch_provider_kit.images import GEMINI, fit_image
+from ketch_provider_kit import GEMINI_IMAGES as GEMINI
+from ketch_provider_kit import fit_image
 
 KIND = "gemini"
 SKIP_SIGNATURE = "skip_thought_signature_validator"

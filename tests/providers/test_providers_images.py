@@ -1,0 +1,252 @@
+"""Images in each provider's own form, through the real loopback server: a user message
+carrying an image, and an image a tool returned (inside the result where the API allows
+it, right after the results where it does not); images over a provider's limit are
+downscaled; a model without vision (Ollama's capabilities) gets the text and a notice."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from ketch.messages import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
+from ketch.providers import Notice
+
+from .kit import PATHS, make, request, run
+from .loopback import LoopbackServer, Reply
+from .recordings import KINDS, OLLAMA_SHOW, recordings
+
+
+def png(width: int = 4, height: int = 3, colour: tuple[int, int, int] = (200, 30, 30)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), colour).save(out, format="PNG")
+    return out.getvalue()
+
+
+SHOT = ImagePart(media_type="image/png", data=png(), name="shot.png")
+B64 = base64.b64encode(SHOT.data).decode()
+URI = f"data:image/png;base64,{B64}"
+
+
+def serve_plain(server: LoopbackServer, kind: str, show: dict[str, Any] | None = None) -> None:
+    rec = recordings(kind)
+    server.queue(
+        PATHS[kind], Reply(chunks=[rec["streams"]["plain"]], content_type=rec["content_type"])
+    )
+    server.default(
+        "/api/show",
+        Reply.json(200, show or {**OLLAMA_SHOW, "capabilities": ["completion", "tools", "vision"]}),
+        method="POST",
+    )
+
+
+def sent(
+    server: LoopbackServer, kind: str, messages: tuple[Message, ...], **config: Any
+) -> tuple[dict[str, Any], list[Any]]:
+    serve_plain(server, kind, config.pop("show", None))
+    events, error = run(
+        make(kind, server.url, **config), request(kind, messages=messages, tools=(), system="")
+    )
+    assert error is None, error
+    return server.posts(PATHS[kind])[-1], events
+
+
+ASKED = {
+    "openai": [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "what is in this picture?"},
+                {"type": "image_url", "image_url": {"url": URI}},
+            ],
+        }
+    ],
+    "openai-responses": [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "what is in this picture?"},
+                {"type": "input_image", "image_url": URI},
+            ],
+        }
+    ],
+    "anthropic": [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "what is in this picture?"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": B64},
+                    "cache_control": {"type": "ephemeral"},
+                },
+            ],
+        }
+    ],
+    "ollama": [{"role": "user", "content": "what is in this picture?", "images": [B64]}],
+    "gemini": [
+        {
+            "role": "user",
+            "parts": [
+                {"text": "what is in this picture?"},
+                {"inlineData": {"mimeType": "image/png", "data": B64}},
+            ],
+        }
+    ],
+}
+FIELD = {
+    "openai": "messages",
+    "openai-responses": "input",
+    "anthropic": "messages",
+    "ollama": "messages",
+    "gemini": "contents",
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_user_image_is_sent_in_each_providers_form(server: LoopbackServer, kind: str) -> None:
+    asked = Message(role="user", parts=(TextPart(text="what is in this picture?"), SHOT))
+    body, _ = sent(server, kind, (asked,))
+    assert body[FIELD[kind]] == ASKED[kind]
+
+
+CALL = ToolCallPart(id="call_1", name="read_file", input={"path": "shot.png"})
+RESULT = ToolResultPart(
+    tool_call_id="call_1", name="read_file", ok=True, output="[image shot.png]", images=(SHOT,)
+)
+TOOL_TURN = {
+    "openai": [
+        {"role": "tool", "tool_call_id": "call_1", "content": "[image shot.png]"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "(the image(s) returned by read_file, call call_1)"},
+                {"type": "image_url", "image_url": {"url": URI}},
+            ],
+        },
+    ],
+    "openai-responses": [
+        {
+            "type": "function_call_output",
+            "call_id": "call_1",
+            "output": [
+                {"type": "input_text", "text": "[image shot.png]"},
+                {"type": "input_image", "image_url": URI},
+            ],
+        },
+    ],
+    "anthropic": [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "content": [
+                        {"type": "text", "text": "[image shot.png]"},
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": "image/png", "data": B64},
+                        },
+                    ],
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        },
+    ],
+    "ollama": [
+        {
+            "role": "tool",
+            "content": "[image shot.png]",
+            "tool_name": "read_file",
+            "tool_call_id": "call_1",
+        },
+        {"role": "user", "content": "(the image(s) returned by read_file)", "images": [B64]},
+    ],
+    "gemini": [  # Gemini 2.x: the image goes right after the responses, in the same user turn
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "name": "read_file",
+                        "response": {"output": "[image shot.png]"},
+                        "id": "call_1",
+                    }
+                },
+                {"text": "(the image(s) returned by read_file)"},
+                {"inlineData": {"mimeType": "image/png", "data": B64}},
+            ],
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_image_a_tool_returned_reaches_the_model(server: LoopbackServer, kind: str) -> None:
+    history = (
+        Message.user("look at shot.png"),
+        Message(role="assistant", parts=(CALL,)),
+        Message(role="tool", parts=(RESULT,)),
+    )
+    body, _ = sent(server, kind, history)
+    turn = body[FIELD[kind]][-len(TOOL_TURN[kind]) :]
+    assert turn == TOOL_TURN[kind]
+
+
+def test_gemini_3_nests_a_tool_image_inside_the_function_response(server: LoopbackServer) -> None:
+    model = "gemini-3-pro-preview"
+    history = (
+        Message.user("look"),
+        Message(role="assistant", parts=(CALL,)),
+        Message(role="tool", parts=(RESULT,)),
+    )
+    server.queue(
+        f"/v1beta/models/{model}:streamGenerateContent",
+        Reply(chunks=[recordings("gemini")["streams"]["plain"]]),
+    )
+    _, error = run(
+        make("gemini", server.url, model=model),
+        request("gemini", model=model, messages=history, tools=(), system=""),
+    )
+    assert error is None
+    last = server.posts(f"/v1beta/models/{model}:streamGenerateContent")[0]["contents"][-1]
+    assert last == {
+        "role": "user",
+        "parts": [
+            {
+                "functionResponse": {
+                    "name": "read_file",
+                    "response": {"output": "[image shot.png]"},
+                    "id": "call_1",
+                    "parts": [{"inlineData": {"mimeType": "image/png", "data": B64}}],
+                }
+            }
+        ],
+    }
+
+
+def test_an_image_over_the_providers_limit_is_downscaled(server: LoopbackServer) -> None:
+    wide = ImagePart(
+        media_type="image/png", data=png(9000, 60), name="wide.png"
+    )  # Anthropic: 8000 px at most
+    body, _ = sent(server, "anthropic", (Message(role="user", parts=(TextPart(text="see"), wide)),))
+    source = body["messages"][0]["content"][1]["source"]
+    with Image.open(io.BytesIO(base64.b64decode(source["data"]))) as picture:
+        assert picture.size[0] == 8000 and picture.size[1] < 60
+    assert source["media_type"] == "image/jpeg"  # no transparency: re-encoded as JPEG
+
+
+def test_an_ollama_model_without_vision_gets_the_text_and_a_notice(server: LoopbackServer) -> None:
+    asked = Message(role="user", parts=(TextPart(text="what is in this picture?"), SHOT))
+    body, events = sent(
+        server, "ollama", (asked,), show={**OLLAMA_SHOW, "capabilities": ["completion", "tools"]}
+    )
+    (message,) = body["messages"]
+    assert "images" not in message and message["content"].startswith(
+        "what is in this picture?\n\n[image shot.png"
+    )
+    assert any(isinstance(e, Notice) and "does not take images" in e.message for e in events)
