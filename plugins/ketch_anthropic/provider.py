@@ -43,6 +43,7 @@ from ketch.providers import (
 from ketch_provider_kit import (
     ANTHROPIC_IMAGES,
     HttpProvider,
+    alternating,
     as_dict,
     classify,
     config_extra,
@@ -209,26 +210,19 @@ def anthropic_messages(request: ProviderRequest, kind: str, *, cache: bool = Fal
     """Alternating user/assistant messages. Consecutive same-role messages are merged
     (a tool-result message followed by a note becomes one user message, tool_result
     blocks first); the first message is always a user message."""
-    out: list[dict[str, Any]] = []
-    for message in request.messages:
+
+    def turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
         if message.role == "assistant":
-            role, blocks = "assistant", _assistant_blocks(message, kind)
-        elif message.role == "user":
-            role = "user"
-            blocks = [_block(p) for p in message.parts if (isinstance(p, TextPart) and p.text) or isinstance(p, ImagePart)]
-        else:
-            role, blocks = "user", [_tool_result(p) for p in message.parts if isinstance(p, ToolResultPart)]
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"] += blocks
-        else:
-            out.append({"role": role, "content": blocks})
-    for item in out:
-        if item["role"] == "user":  # tool_result blocks must open the user message
-            item["content"].sort(key=lambda b: b["type"] != "tool_result")
-    if out and out[0]["role"] != "user":
-        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(continuing the conversation)"}]})
+            return "assistant", _assistant_blocks(message, kind)
+        if message.role == "user":
+            return "user", [_block(p) for p in message.parts if (isinstance(p, TextPart) and p.text) or isinstance(p, ImagePart)]
+        return "user", [_tool_result(p) for p in message.parts if isinstance(p, ToolResultPart)]
+
+    # tool_result blocks must open the user message
+    out = alternating(
+        (turn(m) for m in request.messages), field="content",
+        is_result=lambda block: block["type"] == "tool_result", opener={"type": "text", "text": "(continuing the conversation)"},
+    )
     if cache and out and out[-1]["role"] == "user":
         out[-1]["content"][-1] = {**out[-1]["content"][-1], "cache_control": {"type": "ephemeral"}}
     return out

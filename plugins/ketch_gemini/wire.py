@@ -31,7 +31,7 @@ from ketch.messages import (
 )
 from ketch.providers import ToolSpec
 from ketch_provider_kit import GEMINI_IMAGES as GEMINI
-from ketch_provider_kit import fit_image
+from ketch_provider_kit import alternating, fit_image
 
 KIND = "gemini"
 SKIP_SIGNATURE = "skip_thought_signature_validator"
@@ -65,26 +65,18 @@ def image_part(image: ImagePart) -> dict[str, Any]:
 
 def contents(messages: History, model: str) -> list[dict[str, Any]]:
     calls = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
-    out: list[dict[str, Any]] = []
-    for message in messages:
+
+    def turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
         if message.role == "assistant":
-            role, parts = "model", _model_parts(message, model)
-        elif message.role == "user":
-            role, parts = "user", _user_parts(message)
-        else:
-            role, parts = "user", _responses(message, calls, model)
-        if not parts:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["parts"] += parts
-        else:
-            out.append({"role": role, "parts": parts})
-    for item in out:
-        if item["role"] == "user":  # function responses open the turn, in call order
-            item["parts"].sort(key=lambda p: "functionResponse" not in p)
-    if out and out[0]["role"] != "user":
-        out.insert(0, {"role": "user", "parts": [{"text": "(continuing the conversation)"}]})
-    return out
+            return "model", _model_parts(message, model)
+        if message.role == "user":
+            return "user", _user_parts(message)
+        return "user", _responses(message, calls, model)
+
+    return alternating(
+        (turn(m) for m in messages), field="parts",
+        is_result=lambda part: "functionResponse" in part, opener={"text": "(continuing the conversation)"},
+    )
 
 
 def _user_parts(message: Message) -> list[dict[str, Any]]:

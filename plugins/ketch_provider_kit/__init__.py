@@ -53,5 +53,6 @@ from ketch_provider_kit.streams import (
     sse_json,
 )
 from ketch_provider_kit.text import as_dict, as_int, as_list, config_extra, one_line, origin, redact
+from ketch_provider_kit.turns import alternating
 
-__all__ = ['ANTHROPIC_IMAGES', 'GEMINI_IMAGES', 'OLLAMA_IMAGES', 'OPENAI_IMAGES', 'ImageLimits', 'fit_image', 'HttpProvider', 'KNOWN_CONTEXT_WINDOWS', 'ContentReader', 'DONE', 'ErrorDetail', 'HttpError', 'LoopClient', 'ThinkTagSplitter', 'as_dict', 'as_int', 'as_list', 'classify', 'config_extra', 'context_numbers', 'error_detail', 'is_context_overflow', 'known_context_window', 'malformed', 'ndjson_lines', 'one_line', 'open_stream', 'origin', 'parse_arguments', 'read_error_body', 'redact', 'request_json', 'retry_after', 'split_late_close_tag', 'sse_events', 'sse_json', 'transport_error']
+__all__ = ['alternating', 'ANTHROPIC_IMAGES', 'GEMINI_IMAGES', 'OLLAMA_IMAGES', 'OPENAI_IMAGES', 'ImageLimits', 'fit_image', 'HttpProvider', 'KNOWN_CONTEXT_WINDOWS', 'ContentReader', 'DONE', 'ErrorDetail', 'HttpError', 'LoopClient', 'ThinkTagSplitter', 'as_dict', 'as_int', 'as_list', 'classify', 'config_extra', 'context_numbers', 'error_detail', 'is_context_overflow', 'known_context_window', 'malformed', 'ndjson_lines', 'one_line', 'open_stream', 'origin', 'parse_arguments', 'read_error_body', 'redact', 'request_json', 'retry_after', 'split_late_close_tag', 'sse_events', 'sse_json', 'transport_error']
