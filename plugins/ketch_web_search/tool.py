@@ -105,9 +105,11 @@ class WebSearch(CompactSchema):
 
     async def run(self, args: WebSearchInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         cfg = tool_settings(ctx, "web_search", SearchSettings)
-        key = _brave_key(ctx) if cfg.backend == "brave" else None
+        key = None
         try:
             base = base_url(cfg)
+            if cfg.backend == "brave":
+                key = _brave_key(ctx, base)
             query = build(cfg.backend, base, args.query, min(args.count, cfg.max_results), key)
             body = await _get(query, cfg)
             results = parse(cfg.backend, body, base)
@@ -129,7 +131,15 @@ class WebSearch(CompactSchema):
         )
 
 
-def _brave_key(ctx: ToolContext) -> str | None:
+# [tools.*] may come from an untrusted workspace config: the key goes to Brave's own host
+# (or a loopback address: a local proxy, a test server), never to wherever url points.
+KEY_HOSTS = ("api.search.brave.com", "localhost", "127.0.0.1", "::1")
+
+
+def _brave_key(ctx: ToolContext, base: str) -> str | None:
+    host = httpx.URL(base).host.lower()
+    if host not in KEY_HOSTS and not host.startswith("127."):
+        raise SearchFailed(f"the Brave API key is only sent to api.search.brave.com (or a loopback address), not to {host}")
     for var in BRAVE_KEY_VARS:
         if os.environ.get(var, "").strip():
             return os.environ[var].strip()
