@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -250,3 +251,34 @@ def test_an_ollama_model_without_vision_gets_the_text_and_a_notice(server: Loopb
         "what is in this picture?\n\n[image shot.png"
     )
     assert any(isinstance(e, Notice) and "does not take images" in e.message for e in events)
+
+
+def test_an_image_is_stored_encrypted_and_comes_back_whole(tmp_path: Path) -> None:
+    """read_file's image goes into the SQLite store sealed like any content: the bytes (raw
+    or base64) are nowhere in the database files, and the resumed session has them exactly."""
+    import os
+
+    from ketch.testing import Harness, approve_all, call, text
+    from ketch.testing.keyring_backend import throwaway_keyring
+
+    noise = bytes(os.urandom(3 * 64 * 64))
+    picture = Image.frombytes("RGB", (64, 64), noise)
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    data = out.getvalue()
+    with throwaway_keyring():
+        h = Harness.create(tmp_path, script=[call("read_file", {"path": "noise.png"}), text("static")], bundled=["store", "crypto", "fs"])
+        (h.workspace / "noise.png").write_bytes(data)
+        h.run("what is in noise.png?", approver=approve_all)
+        h.kernel.end(h.session)
+        state = Path(h.environ["KETCH_STATE_DIR"])
+        files = [p for p in state.rglob("*") if p.is_file()]
+        assert any(p.name == "sessions.db" for p in files)
+        blob = b"".join(p.read_bytes() for p in files)
+        # many short slices: a long value is split over SQLite's overflow pages
+        encoded = base64.b64encode(data)
+        needles = [encoded[i : i + 40] for i in range(0, len(encoded) - 40, 400)] + [data[i : i + 24] for i in range(0, len(data) - 24, 400)]
+        assert len(needles) > 60 and not [n for n in needles if n in blob]
+        record = h.kernel.store.load_session(h.session.id)  # type: ignore[union-attr]
+    (result,) = [r for m in record.transcript for r in m.tool_results]
+    assert result.images[0].data == data and result.images[0].media_type == "image/png"
