@@ -26,10 +26,11 @@ class ImageLimits:
     max_side: int  # the longest side in pixels
 
 
-# Raw bytes (base64 adds a third on the wire). Anthropic: 5 MB per image (of base64),
-# 8000 px; OpenAI: 20 MB, and it works at 2048 px at most; Gemini: 20 MB for the whole
-# inline request; Ollama: the model's own preprocessor resizes, so only the size matters.
-ANTHROPIC = ImageLimits(max_bytes=3_750_000, max_side=8000)
+# Raw bytes (base64 adds a third on the wire). Anthropic: 5 MB per image (of base64), and
+# it resizes anything over 1568 px itself, so larger only costs upload time; OpenAI: 20 MB,
+# and it works at 2048 px at most; Gemini: 20 MB for the whole inline request; Ollama: the
+# model's own preprocessor resizes, so only the size matters.
+ANTHROPIC = ImageLimits(max_bytes=3_750_000, max_side=1568)
 OPENAI = ImageLimits(max_bytes=15_000_000, max_side=2048)
 GEMINI = ImageLimits(max_bytes=7_000_000, max_side=3072)
 OLLAMA = ImageLimits(max_bytes=10_000_000, max_side=2048)
@@ -52,18 +53,17 @@ def fit_image(image: ImagePart, limits: ImageLimits) -> ImagePart | TextPart:
     try:
         from PIL import Image  # HPND licence; only needed when an image must be resized
 
-        with Image.open(io.BytesIO(image.data)) as opened:
+        with Image.open(io.BytesIO(image.data)) as opened:  # reads the header only
+            if len(image.data) <= limits.max_bytes and max(opened.size) <= limits.max_side:
+                return image
+            opened.draft("RGB", (limits.max_side, limits.max_side))  # JPEG: decode smaller
             opened.load()
             picture = opened.copy()
     except Exception as exc:  # noqa: BLE001 - any decoding failure: say so, send the rest
-        if len(image.data) <= limits.max_bytes and size is None:
-            return image  # a JPEG/WebP we cannot measure without Pillow but small enough
         log.info("could not decode %s: %s", image.name or "an image", exc)
         return TextPart(
             text=f"[image {image.label()} could not be read or resized, so it is not shown]"
         )
-    if len(image.data) <= limits.max_bytes and max(picture.size) <= limits.max_side:
-        return image
     alpha = picture.mode in ("RGBA", "LA", "PA") or (
         picture.mode == "P" and "transparency" in picture.info
     )
