@@ -161,3 +161,15 @@ def test_first_run_with_nothing_found_explains_how_to_configure(tmp_path: Path) 
     assert done.returncode != 0
     assert "no model provider is configured" in done.stderr and "ketch auth set" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_ketch_models_lists_gemini_chat_models_with_their_windows(tmp_path: Path, server: LoopbackServer) -> None:
+    listing = {"models": [
+        {"name": "models/gemini-2.5-flash", "inputTokenLimit": 1048576, "outputTokenLimit": 65536, "supportedGenerationMethods": ["generateContent", "countTokens"]},
+        {"name": "models/gemini-embedding-001", "inputTokenLimit": 2048, "supportedGenerationMethods": ["embedContent"]},
+    ]}
+    server.default("/v1beta/models", Reply.json(200, listing))
+    done = ketch(tmp_path, "--provider", "gemini", "models", env=CASES["gemini"](server.url))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["gemini-2.5-flash", "context", "1048576"]
+    assert server.requests[-1].headers["x-goog-api-key"] == CANARY and CANARY not in server.requests[-1].target
