@@ -112,7 +112,7 @@ class CallPipeline:
         else:
             result, outcome = await self.execute(decided)
         self.emit(ToolResultEvent(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome))  # type: ignore[arg-type]
-        self.finished[call.id] = ToolResultPart(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output)
+        self.finished[call.id] = ToolResultPart(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, images=tuple(result.images))
 
     # --- deciding -------------------------------------------------------------------------
 

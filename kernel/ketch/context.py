@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ketch.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ketch.messages import ImagePart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.compaction import CompactionResult
@@ -36,6 +36,7 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # role and framing, per message
 PART_OVERHEAD = 8  # a tool call or result's id, name and framing
+IMAGE_UNITS = 6_000  # an image, in characters (~1.5k tokens at 4 per token)
 # Calibration: only requests this large teach the ratio (framing dominates small ones),
 # and only observed ratios in this band are believed.
 CALIBRATE_MIN_TOKENS = 256
@@ -101,7 +102,7 @@ def window_and_reserve(session: Session) -> tuple[int, int | None, str]:
 
     Precedence: a per-session override (``session.context_window``), then the
     provider's config (``context_window`` in config.toml overrides what the provider
-    reports), then what the provider reported, then the default.
+    reports), then what the provider reported, then the model catalog, then the default.
     """
     config = getattr(session.provider, "config", None)
     settings = session.kernel.settings.loop
@@ -114,6 +115,9 @@ def window_and_reserve(session: Session) -> tuple[int, int | None, str]:
     reported = context_state(session).get("reported_window")
     if isinstance(reported, dict) and reported.get("model") == session.model and reported.get("tokens"):
         return int(reported["tokens"]), reserve, "provider"
+    info = session.kernel.hooks.model_info(str(getattr(session.provider, "kind", "")), session.model)
+    if info is not None and info.context_window:
+        return int(info.context_window), reserve, "catalog"
     return DEFAULT_CONTEXT_WINDOW, reserve, "default"
 
 
@@ -248,6 +252,8 @@ def _measure(message: Message) -> tuple[float, int]:
             overhead += PART_OVERHEAD
         elif isinstance(part, ReasoningPart):
             units += text_units(part.text) + len(part.signature or "") + len(part.redacted or "")
+        if isinstance(part, (ImagePart, ToolResultPart)):  # an image costs ~1.5k tokens to most models
+            units += IMAGE_UNITS * (1 if isinstance(part, ImagePart) else len(part.images))
     return units, overhead
 
 

@@ -97,6 +97,7 @@ class UsageEvent(_Event):
     context_utilization: float
     context_tokens: int = 0
     effective_capacity: int = 0
+    cost_usd: float | None = None  # this response, when the model's price is known
 
 
 class CompactionEvent(_Event):
@@ -161,6 +162,7 @@ class TurnEndEvent(_Event):
     input_tokens: int = 0
     output_tokens: int = 0
     iterations: int = 0
+    cost_usd: float | None = None  # the turn's responses, when every one had a known price
 
 
 Event = Annotated[

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
+    from ketch.providers import ModelInfo
     from ketch.session import Session
     from ketch.settings import Settings
     from ketch.storage import FieldCipher, Store
@@ -225,6 +226,12 @@ class Hooks:
 
     def open_store(self, settings: Settings, cipher: FieldCipher | None) -> Store | None:
         return self._first("ketch_open_store", settings=settings, cipher=cipher)  # type: ignore[no-any-return]
+
+    def model_info(self, provider_kind: str, model: str) -> ModelInfo | None:
+        from ketch.providers import ModelInfo
+
+        info = self._first("ketch_model_info", provider_kind=provider_kind, model=model)
+        return info if isinstance(info, ModelInfo) else None
 
     # --- lifecycle ---------------------------------------------------------------------------
 

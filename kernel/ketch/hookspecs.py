@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.modes import Mode, Profile
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ProviderKind
+    from ketch.providers import ModelInfo, ProviderKind
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
@@ -191,6 +191,20 @@ def ketch_get_credential(provider: str, kind: str) -> str | None:
     Called when a provider is built and its environment variable is not set. Return
     the key, or None when this store has none. Stops at the first non-None result.
     The key is wrapped in :class:`ketch.providers.Secret` at once and never logged.
+    """
+
+
+@hookspec(firstresult=True)
+def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
+    """What is known about ``model`` served by a provider of kind ``provider_kind``.
+
+    Called whenever the kernel needs a model's facts without asking the provider: the
+    context window before the provider reports one, whether to send images, and the
+    prices that turn a response's token usage into its cost (``cost_usd`` on ``usage``
+    and ``turn_end``). Return a :class:`ketch.providers.ModelInfo` (unknown fields None;
+    prices in USD per million tokens; ``source`` naming where the facts come from), or
+    None when this plugin knows nothing of the model. Never fetch anything here: it is
+    called on every request. Stops at the first non-None result.
     """
 
 

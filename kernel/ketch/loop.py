@@ -50,6 +50,7 @@ from ketch.events import (
 )
 from ketch.intake import accept_prompt, deliver_steers
 from ketch.messages import Message, Part, ToolCallPart, ToolResultPart, Usage, pending_tool_calls
+from ketch.pricing import CostTally, charge, fit_images
 from ketch.providers import Completed, ErrorKind, ProviderError, ProviderRequest
 from ketch.request import measure, offered_tools, overflow_report
 from ketch.retry import RetryPolicy, backoff_delay
@@ -115,6 +116,7 @@ class Turn:
         self.max_iterations = int(getattr(self.kernel.args, "max_iterations", None) or self.loop_settings.max_iterations)
         self.iterations = 0
         self.usage = Usage()
+        self.cost = CostTally()
         self.calls = CallPipeline(session, approver, allowed_tools=allowed_tools, duplicate_limit=self.loop_settings.duplicate_call_limit)
         self.stop_hook_ran = False
         self.overflow_retried = False
@@ -232,6 +234,7 @@ class Turn:
             input_tokens=self.usage.input_tokens,
             output_tokens=self.usage.output_tokens,
             iterations=self.iterations,
+            cost_usd=self.cost.total,
         )
 
     # --- the request ---------------------------------------------------------------------
@@ -260,7 +263,9 @@ class Turn:
             raise _TurnStop("context_overflow", overflow_report(session, budget, settings.keep_recent_turns))
         self._request_size = estimator_for(session).request(budget.system, (), session.active, schema_units=budget.schema_units)
         max_out = window_and_reserve(session)[1] or self.loop_settings.max_output_tokens
-        return ProviderRequest(model=session.model, system=budget.system, messages=session.active, tools=budget.specs, max_output_tokens=max_out)
+        return ProviderRequest(
+            model=session.model, system=budget.system, messages=fit_images(session, session.active), tools=budget.specs, max_output_tokens=max_out
+        )
 
     def _arrange_compaction(self, reason: str, capacity: int, instructions: str | None = None) -> bool:
         """Arrange a compaction before the next request is built (where a model summarizer
@@ -317,6 +322,8 @@ class Turn:
         usage = completed.usage
         self.usage = self.usage + usage
         session.usage = session.usage + usage
+        cost = charge(session, usage)
+        self.cost.add(cost)
         budget_capacity = context_budget(session).capacity
         size = self._request_size
         reported = reported_input_tokens(usage.input_tokens, usage.cached_tokens)
@@ -336,6 +343,7 @@ class Turn:
                 context_utilization=utilization(context_tokens, budget_capacity),
                 context_tokens=context_tokens,
                 effective_capacity=budget_capacity,
+                cost_usd=cost,
             )
         )
 

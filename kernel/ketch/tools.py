@@ -27,6 +27,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from ketch.messages import ImagePart
+
 
 class Effect(StrEnum):
     READ = "read"  # reads files
@@ -51,12 +53,14 @@ class Access(BaseModel):
 
 
 class ToolResult(BaseModel):
-    """What a tool returns. ``output`` is what the model sees; ``diff`` is shown to the user."""
+    """What a tool returns. ``output`` is what the model sees; ``diff`` is shown to the user;
+    ``images`` go to the model with the output (to one that takes images)."""
 
     ok: bool = True
     output: str = ""
     diff: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+    images: list[ImagePart] = Field(default_factory=list)
 
     @classmethod
     def success(cls, output: str, **kw: Any) -> ToolResult:

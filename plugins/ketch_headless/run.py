@@ -103,6 +103,7 @@ class JsonPrinter:
             "is_error": end.stop_reason != "end_turn",
             "iterations": end.iterations,
             "usage": {"input_tokens": end.input_tokens, "output_tokens": end.output_tokens},
+            "cost_usd": end.cost_usd,  # null when the model's price is unknown
             "model": session.model,
             "errors": self.errors,
         }

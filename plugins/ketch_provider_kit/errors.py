@@ -60,6 +60,7 @@ class ErrorDetail:
     n_prompt_tokens: int | None = None
     status: int | None = None  # a status the body itself carries (OpenRouter code, Ollama status)
     is_json: bool = True
+    raw: Any = None  # the decoded body, for a provider that reads more of it (Gemini's details)
 
 
 def error_detail(body: Any) -> ErrorDetail:
@@ -76,7 +77,7 @@ def error_detail(body: Any) -> ErrorDetail:
         return ErrorDetail(message=body)
     if not isinstance(body, dict):
         return ErrorDetail(message=json.dumps(body)[:500])
-    detail = ErrorDetail(request_id=_str(body.get("request_id")))
+    detail = ErrorDetail(request_id=_str(body.get("request_id")), raw=body)
     error = body.get("error")
     source: dict[str, Any]
     if isinstance(error, dict):
@@ -126,6 +127,7 @@ _OVERFLOW_PHRASES = (
     "exceeds the available context size",
     "prompt is longer than the context length",
     "input length exceeds the context length",
+    "exceeds the maximum number of tokens allowed",  # Gemini
 )
 
 
@@ -143,6 +145,7 @@ _LIMIT_PATTERNS = (
     re.compile(r"(\d+) tokens > (\d+) maximum"),  # Anthropic: used, limit
     re.compile(r"(\d+) \+ \d+ > (\d+)"),  # Anthropic (older): input + max_tokens > limit
     re.compile(r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"),  # llama.cpp
+    re.compile(r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)"),  # Gemini
 )
 
 

@@ -277,6 +277,29 @@ def test_hook_ketch_get_credential(tmp_path: Path) -> None:
     assert "from-env" not in repr(h.kernel.api_key(config, kind))
 
 
+def test_hook_ketch_model_info(tmp_path: Path) -> None:
+    from ketch.messages import ImagePart, TextPart
+    from ketch.providers import ModelInfo
+
+    class Catalog:
+        @hookimpl
+        def ketch_model_info(self, provider_kind: str, model: str) -> ModelInfo | None:
+            if (provider_kind, model) == ("scripted", "scripted-model"):
+                return ModelInfo(id=model, context_window=50_000, images=False, input_price=2.0, output_price=10.0, source="test")
+            return None
+
+    h = make(tmp_path, [text("ok", usage={"input_tokens": 1000, "output_tokens": 100})], ("cat", Catalog()))
+    session = h.session
+    session.append(Message(role="user", parts=(TextPart(text="see"), ImagePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n"))))
+    end = h.run("x")
+    (usage,) = h.of_type("usage")
+    assert usage.cost_usd == end.cost_usd == 0.003  # 1000 x $2/M + 100 x $10/M
+    assert usage.effective_capacity < 50_000  # the catalog's window, before the provider reports one
+    assert not h.provider.requests[0].messages[0].images  # a text-only model gets no image
+    assert any("does not take images" in n.message for n in h.of_type("notice"))
+    assert h.kernel.hooks.model_info("scripted", "other") is None
+
+
 # --- policy --------------------------------------------------------------------------------------------
 
 
