@@ -11,9 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
 from ketch_fs import coverage
-from ketch_fs.reading import Line, ReadResult, read_lines
+from ketch_fs.reading import Line, ReadResult, read_lines, read_lines_of
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
+from ketch_tool_kit.files import FileBackend, backend_for
 from ketch_tool_kit.paths import (
     PathProblem,
     is_regular,
@@ -72,7 +73,7 @@ class ReadFile(FsTool):
         try:
             # One thread owns the descriptor from open to close (a cancelled call must
             # not close it under a read still running).
-            outcome = await asyncio.to_thread(_read, path, shown, args.offset, args.offset + limit - 1, cfg)
+            outcome = await asyncio.to_thread(_read, path, shown, args.offset, args.offset + limit - 1, cfg, backend_for(ctx.session_id))
         except FileNotFoundError:
             return ToolResult.error(f"{shown} does not exist.{_suggest(path, ctx)}")
         except (OSError, PathProblem) as exc:
@@ -107,7 +108,10 @@ class ReadFile(FsTool):
         return ToolResult.success(body + ("\n" + "\n".join(notes) if notes else ""))
 
 
-def _read(path: Path, shown: str, first: int, last: int, cfg: ReadSettings) -> ReadResult | ToolResult:
+def _read(path: Path, shown: str, first: int, last: int, cfg: ReadSettings, backend: FileBackend | None = None) -> ReadResult | ToolResult:
+    data = backend.read(path) if backend is not None else None
+    if data is not None:  # the editor's buffer, which may be ahead of the disk
+        return read_lines_of(data, first, last, keep_bytes=cfg.max_line_chars * 4 + 4, max_wide_bytes=cfg.max_wide_bytes)
     fd = open_nofollow(path)
     try:
         st = os.fstat(fd)
