@@ -253,6 +253,7 @@ class KetchAgent:
             )
         assert live.session is not None
         live.session.set_mode(mode_id)  # type: ignore[arg-type]
+        await live.flush()
         return SetSessionModeResponse()
 
     async def set_config_option(
@@ -278,6 +279,7 @@ class KetchAgent:
             session.set_mode(value)  # type: ignore[arg-type]
         else:
             session.set_profile(value)  # type: ignore[arg-type]
+        await live.flush()
         return SetSessionConfigOptionResponse(
             config_options=config_options(session.mode, session.profile)
         )  # type: ignore[arg-type]

@@ -307,14 +307,17 @@ class LiveSession:
             )
         call = self.calls.get(request.call.id)
         path = call.path if call else None
-        content = toolcalls.preview_contents(request.preview, self.workspace, path)
-        if content:
+        preview = toolcalls.preview_contents(request.preview, self.workspace, path)
+        if preview:
             # What the person approves is what the tool will do: the tool's own preview.
             self.send(
                 ToolCallProgress(
-                    session_update="tool_call_update", tool_call_id=request.call.id, content=content
+                    session_update="tool_call_update", tool_call_id=request.call.id, content=preview
                 )
             )
+        content = preview or (
+            toolcalls.input_diff(call.name, call.input, self.workspace) if call else []
+        )
         await self.flush()
         tool_call = ToolCallUpdate(
             tool_call_id=request.call.id,

@@ -42,6 +42,9 @@ class RecordingClient:
         buffers: dict[str, str] | None = None,
     ) -> None:
         self.updates: list[Any] = []
+        self.timeline: list[
+            tuple[str, Any]
+        ] = []  # updates and permission requests, in arrival order
         self.permissions: list[tuple[Any, list[Any]]] = []
         self.reads: list[str] = []
         self.writes: list[tuple[str, str]] = []
@@ -53,6 +56,7 @@ class RecordingClient:
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
+        self.timeline.append(("update", update))
         if getattr(update, "session_update", "") == "agent_message_chunk":
             self.first_chunk.set()
 
@@ -60,6 +64,7 @@ class RecordingClient:
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> RequestPermissionResponse:
         self.permissions.append((tool_call, options))
+        self.timeline.append(("permission", tool_call))
         self.permission_asked.set()
         if self.hold is not None:
             await self.hold.wait()
