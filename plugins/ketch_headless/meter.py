@@ -1,6 +1,8 @@
 """What one headless turn cost and refused, for the ``json`` object and the
-``stream-json`` ``result`` line (Claude Code's ``result`` shape, beside ketch's own
-events, which keep their names).
+``stream-json`` ``turn_end`` line, which also carries the turn's totals in Claude
+Code's ``result`` shape (``usage`` with ``cache_read_input_tokens``, ``num_turns``,
+``duration_ms``, ``is_error``, ``subtype``, ``total_cost_usd``, ``permission_denials``)
+beside ketch's own fields, whose names do not change.
 
 ``cost_usd`` appears only when a provider knows the model's price: the turn's
 ``turn_end`` carries it, or else its ``usage`` events do (summed).
@@ -14,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event, TurnEndEvent
-    from ketch.session import Session
 
 # ketch's stop reasons as Claude Code's result subtypes.
 SUBTYPES = {"end_turn": "success", "max_iterations": "error_max_turns"}
@@ -29,6 +30,7 @@ class TurnMeter:
     """Listens to a session's events; ``start()`` before each turn."""
 
     started: float = field(default_factory=time.monotonic)
+    session_id: str = ""
     cached_tokens: int = 0
     usage_cost: float | None = None
     session_cost: float | None = None
@@ -43,7 +45,9 @@ class TurnMeter:
 
     def __call__(self, event: Event) -> None:
         kind = event.type
-        if kind == "usage":
+        if kind == "session":
+            self.session_id = event.session_id  # type: ignore[union-attr]
+        elif kind == "usage":
             self.cached_tokens += int(getattr(event, "cached_tokens", 0) or 0)
             cost = _number(getattr(event, "cost_usd", None))
             if cost is not None:
@@ -70,15 +74,12 @@ class TurnMeter:
             self.session_cost = (self.session_cost or 0.0) + cost
         return cost
 
-    def result(self, end: TurnEndEvent, session: Session, cost: float | None) -> dict[str, Any]:
-        """The ``result`` line: the turn's usage totals, Claude Code's field names."""
+    def totals(self, end: TurnEndEvent, cost: float | None) -> dict[str, Any]:
+        """The turn's totals in Claude Code's ``result`` field names."""
         payload: dict[str, Any] = {
-            "type": "result",
             "subtype": SUBTYPES.get(end.stop_reason, "error_during_execution"),
             "is_error": end.stop_reason != "end_turn",
-            "session_id": session.id,
-            "result": end.text,
-            "stop_reason": end.stop_reason,
+            "session_id": self.session_id,
             "num_turns": end.iterations,
             "duration_ms": int((time.monotonic() - self.started) * 1000),
             "usage": {
@@ -86,7 +87,6 @@ class TurnMeter:
                 "output_tokens": end.output_tokens,
                 "cache_read_input_tokens": self.cached_tokens,
             },
-            "model": session.model,
             "permission_denials": list(self.denials),
         }
         if cost is not None:

@@ -62,7 +62,7 @@ class TextPrinter:
 
 
 class StreamJsonPrinter:
-    """Every event as one JSON line; after each turn a ``result`` line with its totals."""
+    """Every event as one JSON line; each ``turn_end`` also carries the turn's totals."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -70,16 +70,18 @@ class StreamJsonPrinter:
 
     def __call__(self, event: Event) -> None:
         self.meter(event)
-        self.out.write(event.model_dump_json() + "\n")
+        if event.type == "turn_end":
+            line = {**event.model_dump(mode="json"), **self.meter.totals(event, self.meter.finish(event))}  # type: ignore[arg-type]
+            self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        else:
+            self.out.write(event.model_dump_json() + "\n")
         self.out.flush()
 
     def start(self) -> None:
         self.meter.start()
 
     def finish(self, end: TurnEndEvent, session: Session) -> None:
-        result = self.meter.result(end, session, self.meter.finish(end))
-        self.out.write(json.dumps(result, ensure_ascii=False) + "\n")
-        self.out.flush()
+        pass
 
 
 class JsonPrinter:

@@ -1,5 +1,5 @@
 """What headless runs print about a turn: ``json``'s session id and cost, and the
-``stream-json`` ``result`` line with the turn's usage totals."""
+``stream-json`` ``turn_end`` line with the turn's usage totals (Claude Code's names)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_json_output_names_the_session_and_leaves_out_an_unknown_cost(headless: 
     assert "cost_usd" not in payload  # the scripted model has no price
 
 
-def test_the_result_line_carries_the_turns_usage_totals(headless: Headless) -> None:
+def test_the_turn_end_line_carries_the_turns_usage_totals(headless: Headless) -> None:
     headless.script(
         [
             {
@@ -41,30 +41,30 @@ def test_the_result_line_carries_the_turns_usage_totals(headless: Headless) -> N
     proc = headless.run("-p", "look", "--output-format", "stream-json")
     assert proc.returncode == 0, proc.stderr
     out = events(proc.stdout)
-    assert out[-1]["type"] == "result"  # the last line, after ketch's own turn_end
-    assert out[-2]["type"] == "turn_end"
-    result = out[-1]
+    end = out[-1]
     assert (
-        result["subtype"] == "success"
-        and result["is_error"] is False
-        and result["result"] == "found it"
-    )
-    assert result["usage"] == {
+        end["type"] == "turn_end" and end["text"] == "found it"
+    )  # ketch's own event, last, names unchanged
+    assert (end["input_tokens"], end["output_tokens"], end["stop_reason"]) == (250, 50, "end_turn")
+    assert end["usage"] == {
         "input_tokens": 250,
         "output_tokens": 50,
         "cache_read_input_tokens": 150,
     }
-    assert result["num_turns"] == 2 and result["session_id"] == of(out, "session")[0]["session_id"]
-    assert result["permission_denials"] == [] and "total_cost_usd" not in result
+    assert end["subtype"] == "success" and end["is_error"] is False and end["num_turns"] == 2
+    assert end["session_id"] == of(out, "session")[0]["session_id"]
+    assert (
+        end["permission_denials"] == [] and "total_cost_usd" not in end and end["duration_ms"] >= 0
+    )
 
 
-def test_a_failed_turn_is_an_error_result(headless: Headless) -> None:
+def test_a_failed_turn_is_an_error_turn_end(headless: Headless) -> None:
     headless.script([{"error": {"kind": "auth", "message": "bad key", "retryable": False}}])
     proc = headless.run("-p", "hi", "--output-format", "stream-json")
     assert proc.returncode == 1
-    result = events(proc.stdout)[-1]
-    assert result["type"] == "result" and result["is_error"] is True
-    assert result["subtype"] == "error_during_execution" and result["stop_reason"] == "error"
+    end = events(proc.stdout)[-1]
+    assert end["type"] == "turn_end" and end["is_error"] is True
+    assert end["subtype"] == "error_during_execution" and end["stop_reason"] == "error"
 
 
 def _end(**extra: object) -> SimpleNamespace:
@@ -81,17 +81,14 @@ def _end(**extra: object) -> SimpleNamespace:
 
 def test_cost_appears_when_the_provider_prices_the_model() -> None:
     meter = TurnMeter()
-    session = SimpleNamespace(id="ses_x", model="m")
     meter(SimpleNamespace(type="usage", cached_tokens=0, cost_usd=0.01))
     meter(SimpleNamespace(type="usage", cached_tokens=0, cost_usd=0.02))
-    first = meter.result(_end(), session, meter.finish(_end()))
+    first = meter.totals(_end(), meter.finish(_end()))  # type: ignore[arg-type]
     assert first["cost_usd"] == pytest.approx(0.03) and first["total_cost_usd"] == pytest.approx(
         0.03
     )
     meter.start()
-    second = meter.result(
-        _end(cost_usd=0.5), session, meter.finish(_end(cost_usd=0.5))
-    )  # turn_end's own figure wins
+    second = meter.totals(_end(cost_usd=0.5), meter.finish(_end(cost_usd=0.5)))  # type: ignore[arg-type]  # turn_end's own figure wins
     assert second["cost_usd"] == pytest.approx(0.5) and second["total_cost_usd"] == pytest.approx(
         0.53
     )

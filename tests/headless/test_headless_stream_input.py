@@ -24,9 +24,10 @@ def test_two_user_messages_are_two_turns_of_one_session(headless: Headless) -> N
     assert texts(first)[-1] == "first question"
     # The second request carries the first turn, question and answer.
     assert texts(second) == ["first question", "first answer", "second question"]
-    results = of(out, "result")
-    assert [r["result"] for r in results] == ["first answer", "second answer"]
-    assert {r["session_id"] for r in results} == {of(out, "session")[0]["session_id"]}
+    ends = of(out, "turn_end")
+    assert [e["text"] for e in ends] == ["first answer", "second answer"]
+    assert {e["session_id"] for e in ends} == {of(out, "session")[0]["session_id"]}
+    assert [e["usage"]["input_tokens"] for e in ends] == [10, 10]  # per turn, not cumulative
 
 
 def test_an_interrupt_cancels_the_running_turn_and_the_session_goes_on(headless: Headless) -> None:

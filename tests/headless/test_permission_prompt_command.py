@@ -98,8 +98,8 @@ def test_allowing_one_call_and_denying_the_next(headless: Headless) -> None:
     assert "FOO_API_KEY" not in first["env_names"]  # the child environment drops secrets
     denied = tool_results(headless.requests()[-1])[-1]
     assert denied["ok"] is False and "not that one: write to notes.md only" in denied["output"]
-    result = of(events(proc.stdout), "result")[0]
-    assert [d["tool_input"]["path"] for d in result["permission_denials"]] == ["other.md"]
+    end = of(events(proc.stdout), "turn_end")[0]
+    assert [d["tool_input"]["path"] for d in end["permission_denials"]] == ["other.md"]
 
 
 def test_scope_session_allows_the_scope_for_the_rest_of_the_session(headless: Headless) -> None:
