@@ -36,28 +36,30 @@ def mode_state(mode: str) -> SessionModeState:
     )
 
 
+def _select(
+    option_id: str, name: str, current: str, choices: dict[str, tuple[str, str]], **extra: str
+) -> SessionConfigOptionSelect:
+    return SessionConfigOptionSelect(
+        type="select",
+        id=option_id,
+        name=name,
+        current_value=current,
+        options=[
+            SessionConfigSelectOption(value=key, name=label, description=text)
+            for key, (label, text) in choices.items()
+        ],
+        **extra,  # type: ignore[arg-type]
+    )
+
+
 def config_options(mode: str, profile: str) -> list[SessionConfigOptionSelect]:
     return [
-        SessionConfigOptionSelect(
-            type="select",
-            id="mode",
-            name="Mode",
-            category="mode",
-            current_value=mode,
-            options=[
-                SessionConfigSelectOption(value=key, name=name, description=text)
-                for key, (name, text) in MODES.items()
-            ],
-        ),
-        SessionConfigOptionSelect(
-            type="select",
-            id="profile",
-            name="Permissions",
+        _select("mode", "Mode", mode, MODES, category="mode"),
+        _select(
+            "profile",
+            "Permissions",
+            profile,
+            PROFILES,
             description="what runs without asking (a loaded session starts at Manual again)",
-            current_value=profile,
-            options=[
-                SessionConfigSelectOption(value=key, name=name, description=text)
-                for key, (name, text) in PROFILES.items()
-            ],
         ),
     ]

@@ -195,3 +195,28 @@ def prompt(text: str) -> list[Any]:
 def agent_stderr(env: AcpEnv) -> str:
     path = env.scratch / "agent-stderr.log"
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+def run_prompts(
+    env: AcpEnv,
+    client: RecordingClient,
+    *prompts: str | list[Any],
+    args: tuple[str, ...] = (),
+    mcp_servers: list[Any] | None = None,
+    **spawn_options: Any,
+) -> list[str]:
+    """One ``ketch acp`` process, one session, these prompts in turn: their stop reasons.
+    The client keeps everything it received for the test to look at afterwards."""
+
+    async def scenario() -> list[str]:
+        async with spawn(env, client, *args, **spawn_options) as (conn, _proc, _init):
+            session = await conn.new_session(cwd=str(env.workspace), mcp_servers=mcp_servers or [])
+            reasons = []
+            for item in prompts:
+                blocks = prompt(item) if isinstance(item, str) else item
+                reasons.append(
+                    (await conn.prompt(session_id=session.session_id, prompt=blocks)).stop_reason
+                )
+            return reasons
+
+    return asyncio.run(asyncio.wait_for(scenario(), 90))

@@ -16,7 +16,7 @@ import pytest
 from acp import RequestError
 from acp.schema import ImageContentBlock, McpServerStdio
 
-from tests.acp.acp_kit import AcpEnv, RecordingClient, agent_stderr, prompt, spawn
+from tests.acp.acp_kit import AcpEnv, RecordingClient, agent_stderr, prompt, run_prompts, spawn
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -101,69 +101,48 @@ def test_an_edit_asks_permission_with_its_diff_and_allow_once_applies_it(acp_env
     readme = acp_env.workspace / "README.md"
     readme.write_text("teh end\n", encoding="utf-8")
     acp_env.script(edit_script())
-
-    async def scenario() -> None:
-        client = RecordingClient(choose=lambda call, options: "allow_once")
-        async with spawn(acp_env, client) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            result = await conn.prompt(session_id=session.session_id, prompt=prompt("fix the typo"))
-            assert result.stop_reason == "end_turn"
-            (asked,) = client.permissions  # the read ran unasked; the edit asked
-            tool_call, options = asked
-            assert {o.kind for o in options} == {
-                "allow_once",
-                "allow_always",
-                "reject_once",
-                "reject_always",
-            }
-            always = next(o for o in options if o.kind == "allow_always")
-            assert (
-                "write(" in always.name and "workspace" in always.name
-            )  # ketch's scoped always, named
-            # The editor saw the edit (a diff) before it was asked about it.
-            start = next(
-                u for u in client.of("tool_call") if u.tool_call_id == tool_call.tool_call_id
-            )
-            assert start.kind == "edit" and start.locations[0].path == str(readme)
-            diff = next(c for c in start.content if c.type == "diff")
-            assert (diff.path, diff.old_text, diff.new_text) == (str(readme), "teh", "the")
-            order = [item for _, item in client.timeline]
-            assert order.index(start) < order.index(tool_call)
-            assert any(
-                c.type == "diff" for c in tool_call.content
-            )  # and the dialog itself shows it
-            done = [
-                u
-                for u in client.of("tool_call_update")
-                if u.tool_call_id == tool_call.tool_call_id and u.status
-            ]
-            assert [u.status for u in done] == ["in_progress", "completed"]
-            final = next(c for c in done[-1].content if c.type == "diff")
-            assert (final.old_text, final.new_text) == ("teh end\n", "the end\n")
-        assert readme.read_text(encoding="utf-8") == "the end\n"
-
-    run(scenario())
+    client = RecordingClient(choose=lambda call, options: "allow_once")
+    assert run_prompts(acp_env, client, "fix the typo") == ["end_turn"]
+    (asked,) = client.permissions  # the read ran unasked; the edit asked
+    tool_call, options = asked
+    assert {o.kind for o in options} == {
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    }
+    always = next(o for o in options if o.kind == "allow_always")
+    assert "write(" in always.name and "workspace" in always.name  # ketch's scoped always, named
+    # The editor saw the edit (a diff) before it was asked about it, and in the dialog.
+    start = next(u for u in client.of("tool_call") if u.tool_call_id == tool_call.tool_call_id)
+    assert start.kind == "edit" and start.locations[0].path == str(readme)
+    diff = next(c for c in start.content if c.type == "diff")
+    assert (diff.path, diff.old_text, diff.new_text) == (str(readme), "teh", "the")
+    order = [item for _, item in client.timeline]
+    assert order.index(start) < order.index(tool_call)
+    assert any(c.type == "diff" for c in tool_call.content)
+    done = [
+        u
+        for u in client.of("tool_call_update")
+        if u.tool_call_id == tool_call.tool_call_id and u.status
+    ]
+    assert [u.status for u in done] == ["in_progress", "completed"]
+    final = next(c for c in done[-1].content if c.type == "diff")
+    assert (final.old_text, final.new_text) == ("teh end\n", "the end\n")
+    assert readme.read_text(encoding="utf-8") == "the end\n"
 
 
 def test_reject_once_leaves_the_file_unchanged_and_tells_the_model(acp_env: AcpEnv) -> None:
     readme = acp_env.workspace / "README.md"
     readme.write_text("teh end\n", encoding="utf-8")
     acp_env.script(edit_script())
-
-    async def scenario() -> None:
-        client = RecordingClient(choose=lambda call, options: "reject_once")
-        async with spawn(acp_env, client) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            result = await conn.prompt(session_id=session.session_id, prompt=prompt("fix the typo"))
-            assert result.stop_reason == "end_turn"
-            assert len(client.permissions) == 1
-            failed = [u for u in client.of("tool_call_update") if u.status == "failed"]
-            assert len(failed) == 1
-        assert readme.read_text(encoding="utf-8") == "teh end\n"
-        last = tool_results(acp_env.requests()[-1])[-1]
-        assert last["ok"] is False and "declined" in last["output"]
-
-    run(scenario())
+    client = RecordingClient(choose=lambda call, options: "reject_once")
+    assert run_prompts(acp_env, client, "fix the typo") == ["end_turn"]
+    assert len(client.permissions) == 1
+    assert len([u for u in client.of("tool_call_update") if u.status == "failed"]) == 1
+    assert readme.read_text(encoding="utf-8") == "teh end\n"
+    last = tool_results(acp_env.requests()[-1])[-1]
+    assert last["ok"] is False and "declined" in last["output"]
 
 
 def test_allow_always_is_the_policy_scope_saved_for_the_workspace(acp_env: AcpEnv) -> None:
@@ -193,42 +172,23 @@ def test_allow_always_is_the_policy_scope_saved_for_the_workspace(acp_env: AcpEn
 def test_reject_always_rejects_the_same_scope_unasked_for_the_session(acp_env: AcpEnv) -> None:
     readme = acp_env.workspace / "README.md"
     readme.write_text("one\n", encoding="utf-8")
+    edit = {
+        "name": "edit_file",
+        "input": {"path": "README.md", "old_string": "one", "new_string": "two"},
+    }
     acp_env.script(
         [
             {"tool_calls": [{"name": "read_file", "input": {"path": "README.md"}}]},
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_file",
-                        "input": {"path": "README.md", "old_string": "one", "new_string": "two"},
-                    }
-                ]
-            },
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_file",
-                        "input": {"path": "README.md", "old_string": "one", "new_string": "2"},
-                    }
-                ]
-            },
+            {"tool_calls": [edit]},
+            {"tool_calls": [edit]},
             {"text": "giving up"},
         ]
     )
-
-    async def scenario() -> None:
-        client = RecordingClient(choose=lambda call, options: "reject_always")
-        async with spawn(acp_env, client) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            assert (
-                await conn.prompt(session_id=session.session_id, prompt=prompt("edit"))
-            ).stop_reason == "end_turn"
-            assert len(client.permissions) == 1  # the second edit was rejected without asking
-        assert readme.read_text(encoding="utf-8") == "one\n"
-        outputs = [r["output"] for r in tool_results(acp_env.requests()[-1])]
-        assert "do not ask again" in outputs[-1]
-
-    run(scenario())
+    client = RecordingClient(choose=lambda call, options: "reject_always")
+    assert run_prompts(acp_env, client, "edit") == ["end_turn"]
+    assert len(client.permissions) == 1  # the second edit was rejected without asking
+    assert readme.read_text(encoding="utf-8") == "one\n"
+    assert "do not ask again" in tool_results(acp_env.requests()[-1])[-1]["output"]
 
 
 def test_cancel_mid_stream_ends_the_prompt_cancelled(acp_env: AcpEnv) -> None:
@@ -354,48 +314,20 @@ def test_a_client_with_read_text_file_gives_the_model_its_buffer_not_the_disk(
 ) -> None:
     source = acp_env.workspace / "app.py"
     source.write_text("print('on disk')\n", encoding="utf-8")
-    buffers = {str(source): "print('unsaved buffer')\n"}
+    edit = {
+        "name": "edit_file",
+        "input": {"path": "app.py", "old_string": "unsaved buffer", "new_string": "edited"},
+    }
     acp_env.script(
         [
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_file",
-                        "input": {
-                            "path": "app.py",
-                            "old_string": "unsaved buffer",
-                            "new_string": "edited",
-                        },
-                    }
-                ]
-            },
+            {"tool_calls": [edit]},
             {"tool_calls": [{"name": "read_file", "input": {"path": "app.py"}}]},
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_file",
-                        "input": {
-                            "path": "app.py",
-                            "old_string": "unsaved buffer",
-                            "new_string": "edited",
-                        },
-                    }
-                ]
-            },
+            {"tool_calls": [edit]},
             {"text": "done"},
         ]
     )
-
-    async def scenario() -> RecordingClient:
-        client = RecordingClient(buffers=buffers)
-        async with spawn(acp_env, client, read=True, write=True) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            assert (
-                await conn.prompt(session_id=session.session_id, prompt=prompt("edit it"))
-            ).stop_reason == "end_turn"
-        return client
-
-    client = run(scenario())
+    client = RecordingClient(buffers={str(source): "print('unsaved buffer')\n"})
+    assert run_prompts(acp_env, client, "edit it", read=True, write=True) == ["end_turn"]
     results = tool_results(acp_env.requests()[-1])
     # The read-coverage guard still applies to the editor's files: no edit before a read.
     assert results[0]["ok"] is False and "have not read it" in results[0]["output"]
@@ -418,15 +350,8 @@ def test_without_fs_capabilities_ketch_uses_the_disk(acp_env: AcpEnv) -> None:
     acp_env.script(
         [{"tool_calls": [{"name": "read_file", "input": {"path": "app.py"}}]}, {"text": "ok"}]
     )
-
-    async def scenario() -> RecordingClient:
-        client = RecordingClient(buffers={str(source): "print('unsaved')\n"})
-        async with spawn(acp_env, client) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            await conn.prompt(session_id=session.session_id, prompt=prompt("read it"))
-        return client
-
-    client = run(scenario())
+    client = RecordingClient(buffers={str(source): "print('unsaved')\n"})
+    run_prompts(acp_env, client, "read it")
     assert client.reads == []
     assert "on disk" in tool_results(acp_env.requests()[-1])[0]["output"]
 
@@ -435,26 +360,20 @@ def test_embedded_resources_and_links_reach_the_model(acp_env: AcpEnv) -> None:
     from acp import embedded_text_resource, resource_block, resource_link_block, text_block
 
     acp_env.script([{"text": "seen"}])
-    uri = f"file://{acp_env.workspace}/main.py"
-
-    async def scenario() -> None:
-        client = RecordingClient()
-        async with spawn(acp_env, client) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            blocks = [
-                text_block("explain this"),
-                resource_block(
-                    embedded_text_resource(uri, "def selected(): ...", mime_type="text/x-python")
-                ),
-                resource_link_block(
-                    "doc.pdf", f"file://{acp_env.workspace}/doc.pdf", mime_type="application/pdf"
-                ),
-            ]
-            assert (
-                await conn.prompt(session_id=session.session_id, prompt=blocks)
-            ).stop_reason == "end_turn"
-
-    run(scenario())
+    blocks = [
+        text_block("explain this"),
+        resource_block(
+            embedded_text_resource(
+                f"file://{acp_env.workspace}/main.py",
+                "def selected(): ...",
+                mime_type="text/x-python",
+            )
+        ),
+        resource_link_block(
+            "doc.pdf", f"file://{acp_env.workspace}/doc.pdf", mime_type="application/pdf"
+        ),
+    ]
+    assert run_prompts(acp_env, RecordingClient(), blocks) == ["end_turn"]
     text = acp_env.requests()[-1]["messages"][-1]["parts"][0]["text"]
     assert text.startswith("explain this")
     assert f'<context ref="{acp_env.workspace}/main.py">\ndef selected(): ...\n</context>' in text
@@ -523,17 +442,9 @@ def test_nothing_but_protocol_reaches_stdout(acp_env: AcpEnv) -> None:
     acp_env.script(
         [{"tool_calls": [{"name": "noisy", "input": {"text": "NOISE"}}]}, {"text": "quiet again"}]
     )
-
-    async def scenario() -> None:
-        client = RecordingClient()
-        async with spawn(acp_env, client, extra_load=TEST_PLUGIN) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            assert (
-                await conn.prompt(session_id=session.session_id, prompt=prompt("make noise"))
-            ).stop_reason == "end_turn"
-            assert client.answer_text() == "quiet again"
-
-    run(scenario())
+    client = RecordingClient()
+    assert run_prompts(acp_env, client, "make noise", extra_load=TEST_PLUGIN) == ["end_turn"]
+    assert client.answer_text() == "quiet again"
     log = agent_stderr(acp_env)
     for where in ("from print", "from fd 1", "from a child"):
         assert f"NOISE {where}" in log  # it went to stderr, the agent's log
@@ -547,34 +458,21 @@ def test_a_plan_tool_call_becomes_the_editors_plan(acp_env: AcpEnv) -> None:
         ]
     }
     acp_env.script([{"tool_calls": [{"name": "update_plan", "input": plan}]}, {"text": "on it"}])
-
-    async def scenario() -> None:
-        client = RecordingClient()
-        async with spawn(acp_env, client, extra_load=TEST_PLUGIN) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            await conn.prompt(session_id=session.session_id, prompt=prompt("plan it"))
-            (update,) = client.of("plan")
-            assert [(e.content, e.status) for e in update.entries] == [
-                ("Find the bug", "completed"),
-                ("Add a test", "in_progress"),
-            ]
-
-    run(scenario())
+    client = RecordingClient()
+    run_prompts(acp_env, client, "plan it", extra_load=TEST_PLUGIN)
+    (update,) = client.of("plan")
+    assert [(e.content, e.status) for e in update.entries] == [
+        ("Find the bug", "completed"),
+        ("Add a test", "in_progress"),
+    ]
 
 
 def test_slash_commands_run_as_ketchs_commands(acp_env: AcpEnv) -> None:
     acp_env.script([{"text": "unused"}])
-
-    async def scenario() -> None:
-        client = RecordingClient()
-        async with spawn(acp_env, client) as (conn, _proc, _init):
-            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            result = await conn.prompt(session_id=session.session_id, prompt=prompt("/mode plan"))
-            assert result.stop_reason == "end_turn"
-            assert client.of("current_mode_update")[-1].current_mode_id == "plan"
-        assert acp_env.requests() == []  # the model was not asked
-
-    run(scenario())
+    client = RecordingClient()
+    assert run_prompts(acp_env, client, "/mode plan") == ["end_turn"]
+    assert client.of("current_mode_update")[-1].current_mode_id == "plan"
+    assert acp_env.requests() == []  # the model was not asked
 
 
 def _mcp_server(acp_env: AcpEnv) -> McpServerStdio:
@@ -588,25 +486,18 @@ def _mcp_server(acp_env: AcpEnv) -> McpServerStdio:
 
 def test_the_editors_mcp_servers_start_in_a_trusted_workspace(acp_env: AcpEnv) -> None:
     pytest.importorskip("mcp")
+    add = {"name": "mcp__tester__add", "input": {"a": 2, "b": 3}}
     acp_env.script(
         [
-            {"tool_calls": [{"name": "mcp__tester__add", "input": {"a": 2, "b": 3}}]},
+            {"tool_calls": [add]},
             {"tool_calls": [{"name": "mcp__tester__env_names", "input": {}}]},
             {"text": "done"},
         ]
     )
-
-    async def scenario() -> None:
-        client = RecordingClient(choose=lambda call, options: "allow_once")
-        async with spawn(acp_env, client, "--trust-workspace") as (conn, _proc, _init):
-            session = await conn.new_session(
-                cwd=str(acp_env.workspace), mcp_servers=[_mcp_server(acp_env)]
-            )
-            assert (
-                await conn.prompt(session_id=session.session_id, prompt=prompt("add"))
-            ).stop_reason == "end_turn"
-
-    run(scenario())
+    client = RecordingClient(choose=lambda call, options: "allow_once")
+    assert run_prompts(
+        acp_env, client, "add", args=("--trust-workspace",), mcp_servers=[_mcp_server(acp_env)]
+    ) == ["end_turn"]
     requests = acp_env.requests()
     assert "mcp__tester__add" in {t["name"] for t in requests[0]["tools"]}
     outputs = [r["output"] for r in tool_results(requests[-1])]
@@ -616,17 +507,8 @@ def test_the_editors_mcp_servers_start_in_a_trusted_workspace(acp_env: AcpEnv) -
 def test_the_editors_mcp_servers_do_not_start_in_an_untrusted_workspace(acp_env: AcpEnv) -> None:
     pytest.importorskip("mcp")
     acp_env.script([{"text": "no tools"}])
-
-    async def scenario() -> RecordingClient:
-        client = RecordingClient()
-        async with spawn(acp_env, client) as (conn, _proc, _init):
-            session = await conn.new_session(
-                cwd=str(acp_env.workspace), mcp_servers=[_mcp_server(acp_env)]
-            )
-            await conn.prompt(session_id=session.session_id, prompt=prompt("hi"))
-        return client
-
-    client = run(scenario())
+    client = RecordingClient()
+    run_prompts(acp_env, client, "hi", mcp_servers=[_mcp_server(acp_env)])
     assert not (acp_env.scratch / "mcp-started").exists()
     assert not any(t["name"].startswith("mcp__") for t in acp_env.requests()[0]["tools"])
     notes = "".join(u.content.text for u in client.of("agent_thought_chunk"))

@@ -14,6 +14,19 @@ from typing import Any
 SCRIPTED = "ketch.testing.scripted_plugin"
 
 
+def isolated_workspace(tmp_path: Path) -> tuple[Path, Path]:
+    """(workspace, scratch) under ``tmp_path``, with a user config that saves sessions
+    unencrypted (these tests are about the frontends, not the store's key)."""
+    config = Path(os.environ["KETCH_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text('[storage]\nencryption = "off"\n', encoding="utf-8")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    return workspace.resolve(), scratch
+
+
 def user(content: Any, **extra: Any) -> str:
     return json.dumps({"type": "user", "message": {"role": "user", "content": content}, **extra})
 
