@@ -171,14 +171,14 @@ class LiveSession:
                 "could not turn a %s event into an ACP update", getattr(event, "type", "?")
             )
 
-    def _on_event(self, event: Event) -> None:
+    def _on_event(self, event: Any) -> None:
         kind = event.type
         if kind == "text_delta":
-            self.say(event.text)  # type: ignore[union-attr]
+            self.say(event.text)
         elif kind == "reasoning_delta":
             self.send(
                 AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(event.text))
-            )  # type: ignore[union-attr]
+            )
         elif kind == "tool_call":
             self._tool_call(event)
         elif kind == "tool_started":
@@ -188,22 +188,22 @@ class LiveSession:
                     tool_call_id=event.tool_call_id,
                     status="in_progress",
                 )
-            )  # type: ignore[union-attr]
+            )
         elif kind == "tool_result":
             self._tool_result(event)
         elif kind == "usage":
             self._usage(event)
         elif kind == "mode":
-            if event.mode != self.mode:  # type: ignore[union-attr]
-                self.mode = event.mode  # type: ignore[union-attr]
+            if event.mode != self.mode:
+                self.mode = event.mode
                 self.send(
                     CurrentModeUpdate(
                         session_update="current_mode_update", current_mode_id=event.mode
                     )
-                )  # type: ignore[union-attr]
+                )
             self.send(self.options_update())
         elif kind == "notice":
-            message = event.message  # type: ignore[union-attr]
+            message = event.message
             log.warning("%s", message)
             self.last_notice = message
             if self.prompting:
@@ -211,15 +211,15 @@ class LiveSession:
             else:
                 self.held.append(message)
         elif kind == "error":
-            message = f"{event.kind}: {event.message}"  # type: ignore[union-attr]
-            if event.retry_in:  # type: ignore[union-attr]
-                self.note(f"{message} (retrying in {event.retry_in:.1f}s)")  # type: ignore[union-attr]
+            message = f"{event.kind}: {event.message}"
+            if event.retry_in:
+                self.note(f"{message} (retrying in {event.retry_in:.1f}s)")
             else:
                 self.last_error = message
         elif kind == "compaction":
             self.note(
                 f"compacted the context: {event.before_tokens} -> {event.after_tokens} tokens"
-            )  # type: ignore[union-attr]
+            )
 
     def _tool_call(self, event: Any) -> None:
         tool = self.kernel.tools.get(event.name)

@@ -69,7 +69,7 @@ def run_acp(kernel: Kernel) -> int:
         reader, writer = await _streams(reading, writing)
         agent = KetchAgent(kernel)
         try:
-            await run_agent(agent, writer, reader)
+            await run_agent(agent, writer, reader)  # type: ignore[arg-type]  # duck-typed on purpose (agent.py)
         finally:
             await agent.shutdown()
             with contextlib.suppress(Exception):

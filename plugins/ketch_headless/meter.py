@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event, TurnEndEvent
+    from ketch.events import TurnEndEvent
 
 # ketch's stop reasons as Claude Code's result subtypes.
 SUBTYPES = {"end_turn": "success", "max_iterations": "error_max_turns"}
@@ -43,10 +43,10 @@ class TurnMeter:
         self.usage_cost = None
         self.denials = []
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Any) -> None:
         kind = event.type
         if kind == "session":
-            self.session_id = event.session_id  # type: ignore[union-attr]
+            self.session_id = event.session_id
         elif kind == "usage":
             self.cached_tokens += int(getattr(event, "cached_tokens", 0) or 0)
             cost = _number(getattr(event, "cost_usd", None))
@@ -57,9 +57,9 @@ class TurnMeter:
                 "tool_name": event.name,
                 "tool_use_id": event.id,
                 "tool_input": event.input,
-            }  # type: ignore[union-attr]
-        elif kind == "permission" and (event.decision == "deny" or event.approved is False):  # type: ignore[union-attr]
-            call = self.calls.get(event.tool_call_id)  # type: ignore[union-attr]
+            }
+        elif kind == "permission" and (event.decision == "deny" or event.approved is False):
+            call = self.calls.get(event.tool_call_id)
             if call is not None and call not in self.denials:
                 self.denials.append(call)
 

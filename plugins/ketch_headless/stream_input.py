@@ -123,8 +123,8 @@ class StreamSession:
 
     def control(self, data: dict[str, Any]) -> None:
         request_id = data.get("request_id")
-        request = data.get("request") if isinstance(data.get("request"), dict) else {}
-        subtype = request.get("subtype")
+        request = data.get("request")
+        subtype = request.get("subtype") if isinstance(request, dict) else None
         if subtype == "interrupt":
             if self.current is not None and not self.current.done():
                 self.interrupted = True
