@@ -8,19 +8,23 @@ happened on disk.
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp import RequestError
-from acp.schema import ImageContentBlock, McpServerStdio
+from acp.schema import HttpHeader, HttpMcpServer, ImageContentBlock, McpServerStdio
 
 from tests.acp.acp_kit import AcpEnv, RecordingClient, agent_stderr, prompt, run_prompts, spawn
 
 pytestmark = pytest.mark.timeout(120)
 
 TEST_PLUGIN = "tests.acp.acp_test_plugin"
+HEADER_SERVER = Path(__file__).with_name("header_mcp_server.py")
 MCP_SERVER = str(Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py")
 
 
@@ -502,6 +506,50 @@ def test_the_editors_mcp_servers_start_in_a_trusted_workspace(acp_env: AcpEnv) -
     assert "mcp__tester__add" in {t["name"] for t in requests[0]["tools"]}
     outputs = [r["output"] for r in tool_results(requests[-1])]
     assert outputs[0] == "5" and "FROM_THE_EDITOR" in outputs[1].split("\n")
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_an_http_server_from_the_editor_gets_its_headers(acp_env: AcpEnv) -> None:
+    pytest.importorskip("mcp")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = (acp_env.scratch / "http-server.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, str(HEADER_SERVER), str(port)], stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not _listening(port):
+            assert server.poll() is None and time.monotonic() < deadline, (
+                acp_env.scratch / "http-server.log"
+            ).read_text()
+            time.sleep(0.1)
+        acp_env.script(
+            [
+                {"tool_calls": [{"name": "mcp__api__header", "input": {"name": "Authorization"}}]},
+                {"text": "done"},
+            ]
+        )
+        http = HttpMcpServer(
+            type="http",
+            name="api",
+            url=f"http://127.0.0.1:{port}/mcp",
+            headers=[HttpHeader(name="Authorization", value="Bearer editor-token")],
+        )
+        client = RecordingClient(choose=lambda call, options: "allow_once")
+        assert run_prompts(
+            acp_env, client, "who am I", args=("--trust-workspace",), mcp_servers=[http]
+        ) == ["end_turn"]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        log.close()
+    assert tool_results(acp_env.requests()[-1])[0]["output"] == "Bearer editor-token"
 
 
 def test_the_editors_mcp_servers_do_not_start_in_an_untrusted_workspace(acp_env: AcpEnv) -> None:
