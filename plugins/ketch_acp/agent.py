@@ -129,12 +129,14 @@ class KetchAgent:
         await asyncio.to_thread(kernel.configure)
         live = LiveSession(kernel=kernel, conn=self.conn)
         live.start_sender()
+        # Building the session opens the store and may read the keyring: off the loop too.
         try:
             if resume is None:
-                provider = await asyncio.to_thread(kernel.build_provider)
-                session = kernel.new_session(provider=provider, listeners=[live.on_event])
+                session = await asyncio.to_thread(kernel.new_session, listeners=[live.on_event])
             else:
-                session = kernel.resume_session(resume, listeners=[live.on_event])
+                session = await asyncio.to_thread(
+                    kernel.resume_session, resume, listeners=[live.on_event]
+                )
         except BaseException:
             live.sender.cancel()  # type: ignore[union-attr]
             raise

@@ -14,6 +14,7 @@ import asyncio
 import inspect
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,8 @@ class LiveSession:
     last_notice: str = ""
     cost: float | None = None
     mode: str = ""
+    loop: asyncio.AbstractEventLoop | None = None
+    _loop_thread: int = field(default_factory=threading.get_ident)
 
     # --- the wire ------------------------------------------------------------------
 
@@ -101,6 +104,7 @@ class LiveSession:
         return self.kernel.workspace
 
     def start_sender(self) -> None:
+        self.loop = asyncio.get_running_loop()
         self.sender = asyncio.create_task(self._send_loop(), name="ketch-acp-updates")
 
     async def _send_loop(self) -> None:
@@ -117,7 +121,11 @@ class LiveSession:
                 self.queue.task_done()
 
     def send(self, update: Any) -> None:
-        self.queue.put_nowait(update)
+        # Events can come from a worker thread (while a session is being built there).
+        if self.loop is not None and threading.get_ident() != self._loop_thread:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, update)
+        else:
+            self.queue.put_nowait(update)
 
     async def flush(self) -> None:
         """Wait until every queued update is on the wire."""
