@@ -157,19 +157,23 @@ def prompt_timeout(kernel: Kernel) -> float:
     from ketch_headless.prompt_command import DEFAULT_TIMEOUT
 
     value = getattr(kernel.args, "permission_prompt_timeout", None)
+    where = f"--permission-prompt-timeout {value}"
     if value is None:
         value = kernel.settings.section("headless").get("permission_prompt_timeout", DEFAULT_TIMEOUT)
+        where = f"[headless] permission_prompt_timeout = {value!r}"
     try:
         seconds = float(value)
     except (TypeError, ValueError):
         seconds = -1.0
-    if isinstance(value, bool) or seconds <= 0:
-        raise UsageError(f"[headless] permission_prompt_timeout = {value!r} is not a positive number of seconds")
+    if isinstance(value, bool) or not seconds > 0:
+        raise UsageError(f"{where}: the permission prompt timeout must be a positive number of seconds")
     return seconds
 
 
 def run_headless(kernel: Kernel) -> int:
     fmt = kernel.args.output_format
+    if getattr(kernel.args, "permission_prompt_command", None):
+        prompt_timeout(kernel)  # a bad timeout is a usage error before any session starts
     if getattr(kernel.args, "input_format", "text") == "stream-json":
         return run_stream_json_input(kernel, fmt)
     prompt = read_prompt(kernel)

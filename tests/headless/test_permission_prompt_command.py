@@ -188,3 +188,15 @@ def test_anything_but_a_clear_answer_denies(headless: Headless, answer: Any, why
     assert not (headless.workspace / "notes.md").exists()
     assert why in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_bad_timeout_is_a_usage_error(headless: Headless) -> None:
+    proc = headless.run(
+        "-p", "write", "--permission-prompt-command", "true", "--permission-prompt-timeout", "0"
+    )
+    assert (
+        proc.returncode == 2
+        and "--permission-prompt-timeout 0.0: the permission prompt timeout must be a positive number"
+        in proc.stderr
+    )
+    assert headless.requests() == []
