@@ -77,7 +77,8 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
         epilog="Run `ketch` for an interactive session, `ketch -p PROMPT` for one headless turn.",
     )
     parser.add_argument("-V", "--version", action="version", version=f"ketch {__version__}")
-    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="run one headless turn with PROMPT and exit (stdin is read when piped)")
+    # -p alone (Claude Code's `claude -p`): the prompt comes from stdin.
+    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="", help="run one headless turn with PROMPT and exit (stdin is read when piped)")
     parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text", help="headless output (default: text)")
     parser.add_argument("--model", help="model to use")
     parser.add_argument("--provider", help="a provider name from config, or a provider kind (see `ketch models`)")

@@ -156,7 +156,10 @@ async def learn_provider_window(session: Session, timeout: float = PROVIDER_WIND
         try:
             value = ask()
             if inspect.isawaitable(value):
-                value = await asyncio.wait_for(value, timeout)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancel
+                # that lands as the answer arrives (gh-86296), and the turn runs on uncancelled.
+                async with asyncio.timeout(timeout):
+                    value = await value
             tokens = int(value or 0)
         except asyncio.CancelledError:
             raise

@@ -19,6 +19,7 @@ from ketch_fs.reading import Fingerprint, count_lines
 from ketch_fs.writing import diff_stats, read_existing, unified_diff, write_atomic
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
+from ketch_tool_kit.files import backend_for
 from ketch_tool_kit.paths import PathProblem
 from ketch_tool_kit.textfile import BinaryFile, TextFile, unencodable_message
 
@@ -81,7 +82,7 @@ class WriteFile(FsTool):
             return os_error(exc, shown)
 
     def _write(self, path: Path, shown: str, content: str, ctx: ToolContext, cfg: WriteSettings) -> ToolResult:
-        existing = read_existing(path)
+        existing = read_existing(path, backend_for(ctx.session_id))
         old_text: str | None = None
         if existing is None:
             data = content.encode("utf-8")
@@ -103,7 +104,7 @@ class WriteFile(FsTool):
             if data == old_bytes:
                 coverage.record_written(ctx.plugin_state("fs"), path, fp, count_lines(content))
                 return ToolResult.success(f"{shown} already has exactly this content; nothing changed.")
-        new_fp = write_atomic(path, data, previous=previous)
+        new_fp = write_atomic(path, data, previous=previous, backend=backend_for(ctx.session_id))
         lines = count_lines(content)
         coverage.record_written(ctx.plugin_state("fs"), path, new_fp, lines)
         diff = unified_diff(old_text, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars)
@@ -146,7 +147,7 @@ class EditFile(FsTool):
             return os_error(exc, shown)
 
     def _edit(self, path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cfg: WriteSettings) -> ToolResult:
-        existing = read_existing(path)
+        existing = read_existing(path, backend_for(ctx.session_id))
         if existing is None:
             return ToolResult.error(f"{shown} does not exist; create it with write_file.")
         fp, old_bytes, previous = existing
@@ -187,7 +188,7 @@ class EditFile(FsTool):
             data = current.encoding.encode(new_text) if raw_mode else current.to_bytes(new_text)
         except UnicodeEncodeError as exc:
             return ToolResult.error(f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was changed.")
-        new_fp = write_atomic(path, data, previous=previous)
+        new_fp = write_atomic(path, data, previous=previous, backend=backend_for(ctx.session_id))
         shown_new = new_text.replace("\r\n", "\n")
         coverage.record_written(ctx.plugin_state("fs"), path, new_fp, count_lines(shown_new))
         diff = unified_diff(text, shown_new, shown, max_chars=cfg.max_diff_chars)

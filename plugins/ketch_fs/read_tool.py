@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ketch.messages import MAX_IMAGE_BYTES, ImagePart, image_media_type
 from ketch.tools import Access, Effect, ToolContext, ToolResult
 from ketch_fs import coverage
-from ketch_fs.reading import Line, ReadResult, read_lines
+from ketch_fs.reading import Line, ReadResult, read_lines, read_lines_of
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
+from ketch_tool_kit.files import FileBackend, backend_for
 from ketch_tool_kit.paths import (
     PathProblem,
     is_regular,
@@ -73,7 +74,7 @@ class ReadFile(FsTool):
         try:
             # One thread owns the descriptor from open to close (a cancelled call must
             # not close it under a read still running).
-            outcome = await asyncio.to_thread(_read, path, shown, args.offset, args.offset + limit - 1, cfg)
+            outcome = await asyncio.to_thread(_read, path, shown, args.offset, args.offset + limit - 1, cfg, backend_for(ctx.session_id))
         except FileNotFoundError:
             return ToolResult.error(f"{shown} does not exist.{_suggest(path, ctx)}")
         except (OSError, PathProblem) as exc:
@@ -134,7 +135,10 @@ async def _image(path: Path, shown: str) -> ToolResult:
     return ToolResult.success(f"[{shown} is an image ({media}, {human_size(len(data))}); it is attached for you to see]", images=[image])
 
 
-def _read(path: Path, shown: str, first: int, last: int, cfg: ReadSettings) -> ReadResult | ToolResult:
+def _read(path: Path, shown: str, first: int, last: int, cfg: ReadSettings, backend: FileBackend | None = None) -> ReadResult | ToolResult:
+    data = backend.read(path) if backend is not None else None
+    if data is not None:  # the editor's buffer, which may be ahead of the disk
+        return read_lines_of(data, first, last, keep_bytes=cfg.max_line_chars * 4 + 4, max_wide_bytes=cfg.max_wide_bytes)
     fd = open_nofollow(path)
     try:
         st = os.fstat(fd)
