@@ -14,14 +14,14 @@ from tests.headless.headless_kit import Headless, events, of
 pytestmark = pytest.mark.timeout(120)
 
 
-def test_json_output_names_the_session_and_leaves_out_an_unknown_cost(headless: Headless) -> None:
+def test_json_output_names_the_session_and_shows_no_made_up_cost(headless: Headless) -> None:
     headless.script([{"text": "42", "usage": {"input_tokens": 7, "output_tokens": 3}}])
     proc = headless.run("-p", "answer", "--output-format", "json")
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
     assert payload["session_id"].startswith("ses_") and payload["text"] == "42"
     assert payload["usage"] == {"input_tokens": 7, "output_tokens": 3}
-    assert "cost_usd" not in payload  # the scripted model has no price
+    assert payload["cost_usd"] is None  # the scripted model has no price: null, never a guess
 
 
 def test_the_turn_end_line_carries_the_turns_usage_totals(headless: Headless) -> None:
@@ -80,15 +80,18 @@ def _end(**extra: object) -> SimpleNamespace:
 
 
 def test_cost_appears_when_the_provider_prices_the_model() -> None:
+    """The turn's cost is turn_end's own figure (None when a response had no price:
+    a partial sum of usage events would pass for the whole); the session total adds
+    the turns up."""
     meter = TurnMeter()
     meter(SimpleNamespace(type="usage", cached_tokens=0, cost_usd=0.01))
-    meter(SimpleNamespace(type="usage", cached_tokens=0, cost_usd=0.02))
-    first = meter.totals(_end(), meter.finish(_end()))  # type: ignore[arg-type]
-    assert first["cost_usd"] == pytest.approx(0.03) and first["total_cost_usd"] == pytest.approx(
-        0.03
-    )
+    first = meter.totals(_end(cost_usd=0.03), meter.finish(_end(cost_usd=0.03)))  # type: ignore[arg-type]
+    assert first["cost_usd"] == pytest.approx(0.03) and first["total_cost_usd"] == pytest.approx(0.03)
     meter.start()
-    second = meter.totals(_end(cost_usd=0.5), meter.finish(_end(cost_usd=0.5)))  # type: ignore[arg-type]  # turn_end's own figure wins
-    assert second["cost_usd"] == pytest.approx(0.5) and second["total_cost_usd"] == pytest.approx(
-        0.53
-    )
+    second = meter.totals(_end(cost_usd=0.5), meter.finish(_end(cost_usd=0.5)))  # type: ignore[arg-type]
+    assert second["cost_usd"] == pytest.approx(0.5) and second["total_cost_usd"] == pytest.approx(0.53)
+    meter.start()
+    unknown = meter.totals(_end(cost_usd=None), meter.finish(_end(cost_usd=None)))  # type: ignore[arg-type]
+    assert "cost_usd" not in unknown and unknown["total_cost_usd"] == pytest.approx(0.53)
+
+
