@@ -55,6 +55,7 @@ from ketch_provider_kit import (
     request_json,
     sse_json,
 )
+from ketch_provider_kit.wire import per_message
 
 log = logging.getLogger("ketch.providers.anthropic")
 
@@ -211,21 +212,25 @@ def anthropic_messages(request: ProviderRequest, kind: str, *, cache: bool = Fal
     (a tool-result message followed by a note becomes one user message, tool_result
     blocks first); the first message is always a user message."""
 
-    def turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
-        if message.role == "assistant":
-            return "assistant", _assistant_blocks(message, kind)
-        if message.role == "user":
-            return "user", [_block(p) for p in message.parts if (isinstance(p, TextPart) and p.text) or isinstance(p, ImagePart)]
-        return "user", [_tool_result(p) for p in message.parts if isinstance(p, ToolResultPart)]
-
     # tool_result blocks must open the user message
     out = alternating(
-        (turn(m) for m in request.messages), field="content",
+        (_turn(m, kind) for m in request.messages), field="content",
         is_result=lambda block: block["type"] == "tool_result", opener={"type": "text", "text": "(continuing the conversation)"},
     )
     if cache and out and out[-1]["role"] == "user":
         out[-1]["content"][-1] = {**out[-1]["content"][-1], "cache_control": {"type": "ephemeral"}}
     return out
+
+
+@per_message
+def _turn(message: Message, kind: str) -> tuple[str, list[dict[str, Any]]]:
+    """One message as (role, content blocks); cached per message (the blocks are never
+    changed afterwards: the prompt-cache marker replaces the last block's dict)."""
+    if message.role == "assistant":
+        return "assistant", _assistant_blocks(message, kind)
+    if message.role == "user":
+        return "user", [_block(p) for p in message.parts if (isinstance(p, TextPart) and p.text) or isinstance(p, ImagePart)]
+    return "user", [_tool_result(p) for p in message.parts if isinstance(p, ToolResultPart)]
 
 
 def _assistant_blocks(message: Message, kind: str) -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ from ketch.messages import (
 from ketch.providers import ToolSpec
 from ketch_provider_kit import GEMINI_IMAGES as GEMINI
 from ketch_provider_kit import alternating, fit_image
+from ketch_provider_kit.wire import per_message
 
 KIND = "gemini"
 SKIP_SIGNATURE = "skip_thought_signature_validator"
@@ -79,6 +80,7 @@ def contents(messages: History, model: str) -> list[dict[str, Any]]:
     )
 
 
+@per_message
 def _user_parts(message: Message) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for part in message.parts:
@@ -89,6 +91,7 @@ def _user_parts(message: Message) -> list[dict[str, Any]]:
     return parts
 
 
+@per_message
 def _model_parts(message: Message, model: str) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     first_call = True

@@ -63,6 +63,7 @@ from ketch_provider_kit import (
     parse_arguments,
     request_json,
 )
+from ketch_provider_kit.wire import per_message
 
 log = logging.getLogger("ketch.providers.ollama")
 
@@ -335,26 +336,33 @@ def ollama_messages(request: ProviderRequest, kind: str) -> list[dict[str, Any]]
     if request.system:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
-        if message.role == "user":
-            user: dict[str, Any] = {"role": "user", "content": "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))}
-            images = _images(message.images, user)
-            if images:
-                user["images"] = images
-            messages.append(user)
-        elif message.role == "assistant":
-            messages.append(_assistant(message, kind))
-        else:
-            shown: list[ImagePart] = []
-            for part in message.parts:
-                if isinstance(part, ToolResultPart):
-                    messages.append({"role": "tool", "content": part.output, "tool_name": part.name, "tool_call_id": part.tool_call_id})
-                    shown += part.images
-            if shown:  # tool messages carry text: the images follow in a user message
-                names = ", ".join(sorted({p.name for p in message.parts if isinstance(p, ToolResultPart) and p.images}))
-                follow: dict[str, Any] = {"role": "user", "content": f"(the image(s) returned by {names})"}
-                follow["images"] = _images(shown, follow)
-                messages.append(follow)
+        messages += _wire(message, kind)
     return messages
+
+
+@per_message
+def _wire(message: Message, kind: str) -> list[dict[str, Any]]:
+    """One message in Ollama's form (one or more wire messages); cached per message."""
+    if message.role == "user":
+        user: dict[str, Any] = {"role": "user", "content": "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))}
+        images = _images(message.images, user)
+        if images:
+            user["images"] = images
+        return [user]
+    if message.role == "assistant":
+        return [_assistant(message, kind)]
+    out: list[dict[str, Any]] = []
+    shown: list[ImagePart] = []
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            out.append({"role": "tool", "content": part.output, "tool_name": part.name, "tool_call_id": part.tool_call_id})
+            shown += part.images
+    if shown:  # tool messages carry text: the images follow in a user message
+        names = ", ".join(sorted({p.name for p in message.parts if isinstance(p, ToolResultPart) and p.images}))
+        follow: dict[str, Any] = {"role": "user", "content": f"(the image(s) returned by {names})"}
+        follow["images"] = _images(shown, follow)
+        out.append(follow)
+    return out
 
 
 def _images(images: list[ImagePart], message: dict[str, Any]) -> list[str]:

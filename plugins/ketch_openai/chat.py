@@ -56,6 +56,7 @@ from ketch_provider_kit import (
     split_late_close_tag,
     sse_json,
 )
+from ketch_provider_kit.wire import per_message
 
 log = logging.getLogger("ketch.providers.openai")
 
@@ -157,21 +158,28 @@ def chat_messages(request: ProviderRequest, kind: str) -> list[dict[str, Any]]:
     if request.system:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
-        if message.role == "user":
-            messages.append({"role": "user", "content": _user_content(message)})
-        elif message.role == "assistant":
-            messages.append(_assistant(message, kind))
-        else:
-            shown: list[dict[str, Any]] = []
-            for part in message.parts:
-                if isinstance(part, ToolResultPart):
-                    messages.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.output})
-                    if part.images:
-                        shown.append({"type": "text", "text": f"(the image(s) returned by {part.name}, call {part.tool_call_id})"})
-                        shown += [_image(i) for i in part.images]
-            if shown:  # a tool message takes text only: the images follow in a user message
-                messages.append({"role": "user", "content": shown})
+        messages += _wire(message, kind)
     return messages
+
+
+@per_message
+def _wire(message: Message, kind: str) -> list[dict[str, Any]]:
+    """One message in chat-completions form (one or more wire messages); cached."""
+    if message.role == "user":
+        return [{"role": "user", "content": _user_content(message)}]
+    if message.role == "assistant":
+        return [_assistant(message, kind)]
+    out: list[dict[str, Any]] = []
+    shown: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.output})
+            if part.images:
+                shown.append({"type": "text", "text": f"(the image(s) returned by {part.name}, call {part.tool_call_id})"})
+                shown += [_image(i) for i in part.images]
+    if shown:  # a tool message takes text only: the images follow in a user message
+        out.append({"role": "user", "content": shown})
+    return out
 
 
 def _image(image: ImagePart) -> dict[str, Any]:

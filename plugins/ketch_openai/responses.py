@@ -52,6 +52,7 @@ from ketch_provider_kit import (
     parse_arguments,
     sse_json,
 )
+from ketch_provider_kit.wire import per_message
 
 log = logging.getLogger("ketch.providers.openai")
 
@@ -148,18 +149,24 @@ class ResponsesProvider(OpenAIBase):
 def response_items(request: ProviderRequest, kind: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for message in request.messages:
-        if message.role == "user":
-            content = [_input(p) for p in message.parts if isinstance(p, (TextPart, ImagePart))]
-            items.append({"role": "user", "content": content})
-        elif message.role == "assistant":
-            items += _assistant_items(message, kind)
-        else:
-            for part in message.parts:
-                if isinstance(part, ToolResultPart):
-                    output: Any = part.output
-                    if part.images:  # function_call_output takes input_text/input_image parts
-                        output = [{"type": "input_text", "text": part.output}, *(_input(i) for i in part.images)]
-                    items.append({"type": "function_call_output", "call_id": part.tool_call_id, "output": output})
+        items += _items(message, kind)
+    return items
+
+
+@per_message
+def _items(message: Message, kind: str) -> list[dict[str, Any]]:
+    """One message as Responses input items; cached per message."""
+    if message.role == "user":
+        return [{"role": "user", "content": [_input(p) for p in message.parts if isinstance(p, (TextPart, ImagePart))]}]
+    if message.role == "assistant":
+        return _assistant_items(message, kind)
+    items: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            output: Any = part.output
+            if part.images:  # function_call_output takes input_text/input_image parts
+                output = [{"type": "input_text", "text": part.output}, *(_input(i) for i in part.images)]
+            items.append({"type": "function_call_output", "call_id": part.tool_call_id, "output": output})
     return items
 
 
