@@ -167,7 +167,7 @@ class Turn:
             self.iterations += 1
             snapshot = self.session.snapshot()
             await deliver_steers(self.session)
-            completed = await self._request(snapshot)
+            completed = await self._request()
             if await self._handle(completed, snapshot):
                 continue
             if await self._stop_hook_continues():
@@ -242,7 +242,7 @@ class Turn:
     def _tools(self) -> list[Any]:
         return offered_tools(self.session, self.calls.allowed_tools)
 
-    async def _build_request(self, snapshot: PermissionSnapshot) -> ProviderRequest:
+    async def _build_request(self) -> ProviderRequest:
         session = self.session
         settings = self.compaction_settings
         tools = self._tools()
@@ -279,8 +279,8 @@ class Turn:
 
     # --- the provider -------------------------------------------------------------------
 
-    async def _request(self, snapshot: PermissionSnapshot) -> Completed:
-        request = await self._build_request(snapshot)
+    async def _request(self) -> Completed:
+        request = await self._build_request()
         retries = RetryPolicy(self.loop_settings.max_retries)
         while True:
             outcome = StreamOutcome()
@@ -293,7 +293,7 @@ class Turn:
                     window, reserve, _ = window_and_reserve(self.session)
                     if self._arrange_compaction("overflow", effective_capacity(error.context_limit or window, reserve)):
                         self._retry_event(retries.attempts + 1, outcome, "the context was too long: compacted")
-                        request = await self._build_request(snapshot)
+                        request = await self._build_request()
                         continue
                     raise _TurnStop("context_overflow", error.message) from None
                 delay = retries.delay(error)

@@ -1,6 +1,6 @@
 """Anthropic Messages: the request body, and the SSE stream assembled into events.
 
-Wire rules (shared/reference/wire/anthropic_messages_stream.md):
+Wire rules (as the recorded Messages API streams show them):
 
 * dispatch on ``data.type`` (``event:`` lines may be rewritten by proxies); ``ping`` and
   unknown events or delta types are ignored; ``message_stop`` is the only clean end;

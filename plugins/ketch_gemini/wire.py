@@ -1,4 +1,4 @@
-"""ketch's history and tools in Gemini's request shapes (shared/reference/wire/gemini_stream.md §2).
+"""ketch's history and tools in Gemini's request shapes (the generateContent request body).
 
 * ``contents``: ``user``/``model`` turns, consecutive same-role messages merged (function
   responses first), so the roles strictly alternate;

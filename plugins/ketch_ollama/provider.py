@@ -1,6 +1,6 @@
 """Ollama native: ``/api/chat`` NDJSON streaming, ``/api/show``, ``/api/tags``, ``/api/version``.
 
-Wire rules (shared/reference/wire/ollama_chat_stream.md):
+Wire rules (as the recorded /api/chat NDJSON streams show them):
 
 * one JSON object per line; every line is checked for ``error`` first; ``done: true``
   is the only clean end, and its line may still carry content;

@@ -1,6 +1,6 @@
 """OpenAI Chat Completions: the request body, and the SSE stream assembled into events.
 
-Wire rules (shared/reference/wire/openai_chat_stream.md):
+Wire rules (as the recorded chat-completions streams show them):
 
 * ``[DONE]`` is the only clean end; EOF without it is a truncated stream.
 * tool-call fragments are keyed by ``index``; ``id``/``name`` come once; arguments are
