@@ -113,7 +113,7 @@ CONFIG_KEYS = {
 
 
 def apply_config(info: ModelInfo, table: dict[str, Any]) -> ModelInfo:
-    changes = {}
+    changes: dict[str, Any] = {}
     for key, (field, read) in CONFIG_KEYS.items():
         if key in table and read(table[key]) is not None:
             changes[field] = read(table[key])
@@ -136,7 +136,7 @@ def lookup(provider_kind: str, model: str, configured: dict[str, Any]) -> ModelI
         if info is None and isinstance(models.get(name), dict):
             info = from_entry(name, models[name])
     if provider_kind in LOCAL_KINDS:  # runs on this machine: whatever a vendor charges for it
-        free = {
+        free: dict[str, Any] = {
             "input_price": 0.0,
             "output_price": 0.0,
             "cached_input_price": 0.0,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 from ketch.pricing import STATE_KEY, model_info
 
@@ -24,7 +24,8 @@ def cost_report(session: Session) -> str:
     if usage.reasoning_tokens:
         tokens += f" (reasoning {usage.reasoning_tokens:,})"
     lines.append(tokens)
-    state = session.state.get(STATE_KEY) if isinstance(session.state.get(STATE_KEY), dict) else {}
+    found = session.state.get(STATE_KEY)
+    state: dict[str, Any] = found if isinstance(found, dict) else {}
     priced, unpriced = int(state.get("priced", 0)), int(state.get("unpriced", 0))
     total = float(state.get("cost_usd", 0.0))
     info = model_info(session)

@@ -235,7 +235,7 @@ class GeminiProvider(HttpProvider):
                 if info is not None:
                     models.append(info)
             token = (
-                data.get("nextPageToken")
+                data["nextPageToken"]
                 if isinstance(data, dict) and isinstance(data.get("nextPageToken"), str)
                 else ""
             )

@@ -120,7 +120,7 @@ def _duckduckgo(body: bytes, base: str) -> list[Result]:
     soup = BeautifulSoup(body, "html.parser")
     results: list[Result] = []
     for block in soup.select("div.result"):
-        classes = block.get("class") or []
+        classes: list[str] = list(block.get("class") or [])
         if "result--ad" in classes:
             continue
         link = block.select_one("a.result__a")
