@@ -76,6 +76,21 @@ class Fields:
     def index(self, value: str) -> str:
         return self.cipher.index(value)
 
+    def mac(self, purpose: str, data: bytes) -> bytes:
+        """A keyed MAC under a subkey of the data key; unkeyed SHA-256 in plaintext mode
+        (which catches accidents, not tampering: there is no key)."""
+        keyed = getattr(self.cipher, "mac", None)
+        if callable(keyed):
+            return bytes(keyed(purpose, data))
+        return hashlib.sha256(purpose.encode() + b"\x00" + data).digest()
+
+    def opens(self, table: str, column: str, key: str, value: bytes) -> bool:
+        try:
+            self.cipher.decrypt(value, _aad(table, column, key))
+        except IntegrityError:
+            return False
+        return True
+
 
 def dumps(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
