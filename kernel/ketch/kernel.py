@@ -316,7 +316,7 @@ class Kernel:
         from ketch.storage import StoreUnavailable
 
         if getattr(self.args, "no_save", False):
-            self.store_problem = StoreUnavailable("--no-save: nothing of this run is saved", exists=False)
+            self.store_problem = StoreUnavailable("--no-save was given", exists=False)
             return
         try:
             cipher = self.hooks.field_cipher(self.settings)

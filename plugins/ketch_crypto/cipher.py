@@ -106,10 +106,11 @@ class AesGcmFieldCipher:
         other._index_key = self._get(False).index_key if self._index_key is None else self._index_key
         return other
 
-    def bind(self, database: Path) -> None:
-        """The store says where its database is (the wrapped-key file lives beside it)."""
+    def bind(self, database: Path, recorded: str | None = None) -> None:
+        """The store says where its database is (the wrapped-key file lives beside it) and
+        which provider it recorded when it was made."""
         if self.manager is not None:
-            self.manager.bind(database)
+            self.manager.bind(database, recorded)
 
     def unlock(self, *, create: bool) -> None:
         """Load the key now; with ``create``, mint one if the keyring has none."""

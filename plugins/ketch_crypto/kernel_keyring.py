@@ -12,6 +12,13 @@ using the cache ketch moves itself to a fresh session keyring that links everyth
 login session keyring held except ketch's own keys (:func:`detach`): programs ketch
 starts keep e.g. Kerberos tickets kept there, and never see ketch's key.
 
+A login without a session keyring of its own (Debian and Ubuntu do not set one up by
+default: every process then falls back to the per-user "user session" keyring, which any
+of the user's processes can reach) gets one: ketch creates a session keyring, puts the
+key there and hands it to the process that started it (``KEYCTL_SESSION_TO_PARENT``,
+as ``keyctl new_session`` does), so the shell and what it starts next share it. The
+per-user keyring is never used: every program of the user could read it.
+
 Where the calls are missing or refused (not Linux, containers whose seccomp profile
 blocks them, an unknown architecture), :func:`available` is False and ketch asks for
 the passphrase each time.
@@ -44,6 +51,8 @@ _SYSCALLS = {
 }
 
 KEY_SPEC_SESSION_KEYRING = -3
+KEY_SPEC_USER_SESSION_KEYRING = -5
+KEYCTL_GET_KEYRING_ID = 0
 KEYCTL_JOIN_SESSION_KEYRING = 1
 KEYCTL_REVOKE = 3
 KEYCTL_SETPERM = 5
@@ -52,6 +61,7 @@ KEYCTL_LINK = 8
 KEYCTL_SEARCH = 10
 KEYCTL_READ = 11
 KEYCTL_SET_TIMEOUT = 15
+KEYCTL_SESSION_TO_PARENT = 18
 
 # Possessor: view, read, write, search, setattr. User, group, other: nothing.
 POSSESSOR_ONLY = 0x01000000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x20000000
@@ -129,12 +139,23 @@ def read(description: str) -> bytes | None:
         return None  # expired or revoked between the search and the read: not cached
 
 
+def has_own_session() -> bool:
+    """Whether this process has a session keyring (not just the per-user fallback)."""
+    try:
+        return _keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) != _keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_SESSION_KEYRING, 0)
+    except OSError:
+        return False
+
+
 def store(description: str, payload: bytes, timeout: int) -> bool:
     """Put ``payload`` in the session keyring for ``timeout`` seconds; False if it cannot."""
     if not available() or timeout <= 0:
         return False
     libc, (add_key, _, _) = _calls()
+    hand_up = not has_own_session()
     try:
+        if hand_up:
+            _keyctl(KEYCTL_JOIN_SESSION_KEYRING, None)
         serial = _check(
             libc.syscall(
                 ctypes.c_long(add_key),
@@ -147,6 +168,8 @@ def store(description: str, payload: bytes, timeout: int) -> bool:
         )
         _keyctl(KEYCTL_SETPERM, serial, POSSESSOR_ONLY)
         _keyctl(KEYCTL_SET_TIMEOUT, serial, int(timeout))
+        if hand_up:
+            _keyctl(KEYCTL_SESSION_TO_PARENT)
     except OSError:
         return False
     return True

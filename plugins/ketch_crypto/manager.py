@@ -43,12 +43,16 @@ def forget() -> None:
     """Drop every KEK this process holds (tests run many stores in one process)."""
     _KEKS.clear()
     _CHECKED.clear()
+    _FAILED.clear()
     passphrases.forget()
 
 NO_WAY = (
-    "no OS keyring is available here ({why}) and there is no passphrase to wrap the session key with: "
+    "{why}, and there is no passphrase to wrap the session key with: "
     "set KETCH_PASSPHRASE (scripts, CI), run ketch on a terminal to choose one, or set up a Secret Service"
 )
+# Why a passphrase-wrapped key could not be had, per key file: a second cipher in the
+# same process (the prompt history's) fails the same way instead of asking again.
+_FAILED: dict[Path, StoreUnavailable] = {}
 
 
 def key_file(database: Path) -> Path:
@@ -118,6 +122,16 @@ class PassphraseProvider:
     # --- loading -----------------------------------------------------------------------
 
     def load(self, create: bool) -> bytes:
+        failed = _FAILED.get(self.path)
+        if failed is not None:
+            raise failed.with_traceback(None)
+        try:
+            return self._load(create)
+        except StoreUnavailable as exc:
+            _FAILED[self.path] = exc
+            raise
+
+    def _load(self, create: bool) -> bytes:
         current = wrapped.read(self.path)
         if current is None:
             if not create:
@@ -198,13 +212,13 @@ class PassphraseProvider:
         elif passphrases.can_prompt():
             why = f" ({self.creating_because})" if self.creating_because else ""
             chosen = passphrases.ask_new(
-                f"ketch encrypts saved sessions; there is no OS keyring to keep the key{why}.\n"
+                f"ketch encrypts saved sessions, and the OS keyring cannot keep their key here{why}.\n"
                 "Choose a passphrase for them (asked once per login session); an empty line runs this session unsaved."
             )
             if chosen is None:
                 raise StoreUnavailable("no passphrase was chosen, so sessions are not saved", exists=False)
         else:
-            raise StoreUnavailable(NO_WAY.format(why=self.creating_because or "none configured"), exists=False)
+            raise StoreUnavailable(NO_WAY.format(why=self.creating_because or 'storage.key = "passphrase"'), exists=False)
         key = os.urandom(32)
         self.write_new(key, chosen)
         self._leave_session_keyring()
@@ -315,10 +329,12 @@ class KeyManager:
         self.keyring = KeyringProvider()
         self.passphrase = PassphraseProvider(key_file(database), settings.cache_seconds, detach)
         self.provider: Provider | None = None
+        self.recorded: str | None = None  # the provider the store recorded when it was made
 
-    def bind(self, database: Path) -> None:
+    def bind(self, database: Path, recorded: str | None = None) -> None:
         if database != self.database:
             self.__init__(self.settings, database, detach=self.passphrase.detach)  # type: ignore[misc]
+        self.recorded = recorded
 
     # --- which provider -------------------------------------------------------------------
 
@@ -335,8 +351,8 @@ class KeyManager:
                     exists=True,
                 )
             return self.keyring
-        if has_file:
-            return self.passphrase
+        if has_file or (not create and self.recorded == "passphrase"):
+            return self.passphrase  # a missing key file is then recovery-locked, never the keyring
         if not create:
             return self.keyring
         why = keys.usable()

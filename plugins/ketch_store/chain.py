@@ -60,15 +60,18 @@ class Report:
     entries: int = 0
     fields: int = 0
     problems: list[str] = field(default_factory=list)
+    damage: str | None = None  # SQLite's own check found the file damaged (not tampered with)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
+    def shown(self) -> str:
+        return "; ".join(self.problems[:5]) + (f"; and {len(self.problems) - 5} more" if len(self.problems) > 5 else "")
+
     def error(self) -> IntegrityError:
-        shown = "; ".join(self.problems[:5]) + (f"; and {len(self.problems) - 5} more" if len(self.problems) > 5 else "")
         return IntegrityError(
-            f"session {self.session_id} failed its integrity check: {shown}. Nothing was changed; "
+            f"session {self.session_id} failed its integrity check: {self.shown()}. Nothing was changed; "
             f"`ketch sessions verify {self.session_id}` shows the whole report"
         )
 
@@ -85,7 +88,7 @@ def check(
     mac: Mac,
     opens: Opens,
     *,
-    other_sessions: Callable[[], list[str]] = list,
+    other_sessions: Callable[[int], list[tuple[str, str, str]]] = lambda seq: [],
     payload_ok: dict[int, bool] | None = None,
 ) -> Report:
     """Walk a session's journal and name every way it differs from what was written.
@@ -120,11 +123,14 @@ def check(
         prev = row.mac or b""
         expected = max(expected, row.seq + 1)
     last = rows[-1].seq if rows else 0
+    tail_reported = bool(rows) and not where_ok.get(rows[-1].seq, True)
     if last < last_seq:
         span = f"entry {last_seq}" if last_seq - last == 1 else f"entries {last + 1}-{last_seq}"
         report.problems.append(f"{span} at the end {'is' if last_seq - last == 1 else 'are'} missing (the journal was truncated)")
     elif last > last_seq:
         report.problems.append(f"entries after {last_seq}, where the session ends, were added outside ketch")
+    elif tail_reported:
+        pass  # its last entry does not belong there: already said
     elif head is None and rows:
         report.problems.append("the session has no head link (its end cannot be checked)")
     elif rows and rows[-1].mac is not None and mac(HEAD, head_input(session_id, last_seq, rows[-1].mac)) != head:
@@ -132,7 +138,7 @@ def check(
     return report
 
 
-def _misplaced(session_id: str, row: Row, rows: list[Row], where_ok: dict[int, bool], opens: Opens, others: Callable[[], list[str]]) -> str:
+def _misplaced(session_id: str, row: Row, rows: list[Row], where_ok: dict[int, bool], opens: Opens, others: Callable[[int], list[tuple[str, str, str]]]) -> str:
     """Name what an entry that does not authenticate where it sits is."""
     budget = _CLASSIFY_LIMIT
     for other in rows:
@@ -143,10 +149,10 @@ def _misplaced(session_id: str, row: Row, rows: list[Row], where_ok: dict[int, b
             if where_ok.get(other.seq):
                 return f"entry {row.seq} is a replayed copy of entry {other.seq}"
             return f"entry {row.seq} was written as entry {other.seq} (entries were reordered)"
-    for sid in others():
+    for sid, kind, event_id in others(row.seq):
         if sid == session_id or budget <= 0:
             continue
-        budget -= 1
-        if opens(sid, row.seq, row.kind, row.event_id, row.payload):
+        budget -= 2
+        if opens(sid, row.seq, row.kind, row.event_id, row.payload) or opens(sid, row.seq, kind, event_id, row.payload):
             return f"entry {row.seq} was copied from session {sid}"
     return f"entry {row.seq} does not authenticate here (copied from another session, moved, altered, or written under another key)"

@@ -101,8 +101,9 @@ def _when(value: Any) -> str:
 
 
 def _status(kernel: Kernel, manager: Any) -> int:
-    info = manager.status()
     meta = _meta(_database())
+    manager.bind(_database(), meta.get("key_provider"))
+    info = manager.status()
     rows = [
         ("provider", f"{info['provider']} (storage.key = \"{info['setting']}\")"),
         ("where", str(info["where"])),

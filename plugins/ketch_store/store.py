@@ -108,6 +108,18 @@ def writer_wait(settings: Any) -> float:
     return float(value)
 
 
+def workspace_filter_absent(params: tuple[Any, ...]) -> bool:
+    return not params
+
+
+def _remove_if_empty(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == 0:
+            path.unlink()
+            for suffix in ("-wal", "-shm", "-journal"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
 def _has_data(path: Path) -> bool:
     try:
         return path.stat().st_size > 0
@@ -209,17 +221,23 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open the session store {path}: {exc}", exists=not fresh) from None
         try:
+            return cls._open_checked(path, conn, cipher, fresh)
+        except BaseException:
+            conn.close()
+            if fresh:
+                _remove_if_empty(path)  # a store that never opened leaves nothing behind
+            raise
+
+    @classmethod
+    def _open_checked(cls, path: Path, conn: sqlite3.Connection, cipher: FieldCipher | None, fresh: bool) -> SqliteStore:
+        try:
             return cls._open_locked(path, conn, cipher, fresh)
         except sqlite3.DatabaseError as exc:
-            conn.close()
             raise StoreUnavailable(
                 f"cannot open the session store {path}: {exc}. If it is damaged beyond what ketch can read, move it away "
                 "(or restore a backup) and run again; `ketch sessions verify --all` reports what is readable",
                 exists=not fresh,
             ) from None
-        except BaseException:
-            conn.close()
-            raise
 
     @classmethod
     def _open_locked(cls, path: Path, conn: sqlite3.Connection, cipher: FieldCipher | None, fresh: bool) -> SqliteStore:
@@ -240,7 +258,8 @@ class SqliteStore:
             cls._check_mode(path, meta, fields)
         bind = getattr(codec, "bind", None)
         if fields.encrypted and callable(bind):
-            bind(path)
+            recorded = meta.get("key_provider")
+            bind(path, recorded.decode("ascii", "replace") if recorded else None)
         unlock = getattr(codec, "unlock", None)
         if fields.encrypted and callable(unlock):
             unlock(create=fresh)
@@ -265,11 +284,12 @@ class SqliteStore:
                 conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", rows)
         store = cls(path, conn, fields)
         store._settle_keys(fresh)
-        store._chain_unlinked()
-        try:
-            store.recover()
-        except sqlite3.DatabaseError as exc:  # a damaged operations table must not keep every session closed
-            store.notices.append(f"the crash-recovery pass could not read the whole store ({exc}); {DAMAGE_HINT}")
+        # A damaged page somewhere must not keep every session closed: these passes skip it.
+        for step, what in ((store._chain_unlinked, "chaining older journal entries"), (store.recover, "the crash-recovery pass")):
+            try:
+                step()
+            except (sqlite3.DatabaseError, DamagedSession) as exc:
+                store.notices.append(f"{what} could not read the whole store ({exc}); {DAMAGE_HINT}")
         return store
 
     @staticmethod
@@ -575,14 +595,40 @@ class SqliteStore:
         if intact and (expected - 1 != last_seq or (rows and mac(HEAD, head_input(session_id, last_seq, prev)) != head)):
             intact = False
         if not intact:
-            raise self._check(session_id, rows, last_seq, head, fine).error()
+            report = self._check(session_id, rows, last_seq, head, fine)
+            if report.damage:
+                raise DamagedSession(
+                    f"session {session_id} cannot be read: sessions.db is damaged there ({report.damage}; {report.shown()}). {DAMAGE_HINT}"
+                )
+            raise report.error()
         return opened
 
     def _check(self, session_id: str, rows: list[Row], last_seq: int, head: bytes | None, fine: dict[int, bool] | None = None) -> Report:
         def opens(sid: str, seq: int, kind: str, event_id: str, payload: bytes) -> bool:
             return self.fields.opens("journal", "payload", _entry_key(sid, seq, kind, event_id), payload)
 
-        return check(session_id, rows, last_seq, head, self.fields.mac, opens, other_sessions=self.session_ids, payload_ok=fine)
+        def at_the_same_place(seq: int) -> list[tuple[str, str, str]]:
+            with self.lock, contextlib.suppress(sqlite3.DatabaseError):
+                return [tuple(r) for r in self.conn.execute("SELECT session_id, kind, event_id FROM journal WHERE seq = ? AND session_id != ? LIMIT 5000", (seq, session_id))]  # type: ignore[misc]
+            return []
+
+        report = check(session_id, rows, last_seq, head, self.fields.mac, opens, other_sessions=at_the_same_place, payload_ok=fine)
+        if not report.ok:
+            report.damage = self.damage()
+        return report
+
+    def damage(self) -> str | None:
+        """What SQLite's own check finds wrong with the file (None: the file is sound, so a
+        broken chain was done to it, not by the disk)."""
+        try:
+            with self.lock:
+                found = [str(row[0]) for row in self.conn.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        if found == ["ok"]:
+            return None
+        lines = [line.strip() for text in found for line in text.splitlines() if line.strip() and not line.startswith("***")]
+        return "; ".join(lines) or "quick_check failed"
 
     def verify_session(self, session_id: str) -> Report:
         """Check every encrypted field of a session and its journal chain; never raises
@@ -610,12 +656,18 @@ class SqliteStore:
         head = None if header is None or header[4] is None else bytes(header[4])
         journal = self._check(session_id, rows, last_seq, head)
         report.entries, report.fields = journal.entries, report.fields + len(rows)
+        if journal.damage:
+            report.damage = journal.damage
+            journal.problems = [f"the database is damaged there ({journal.damage}): {p}" for p in journal.problems]
         report.problems += journal.problems
         return report
 
     def verify_store(self) -> list[str]:
-        """Problems with the store-wide records: the key check, the index key, approvals."""
+        """Problems with the store-wide records: the file itself, the key check, the index key, approvals."""
         problems: list[str] = []
+        damage = self.damage()
+        if damage:
+            problems.append(f"sessions.db is damaged (SQLite: {damage})")
         try:
             meta = _meta(self.conn)
             if self.encrypted and not _opens_keycheck(self.fields, meta):
@@ -873,11 +925,13 @@ class SqliteStore:
         for sid in self.session_ids():
             try:
                 with self.lock:
-                    row = self.conn.execute(query + " AND id = ?", (*params, sid)).fetchone()
+                    row = self.conn.execute(query.replace("WHERE messages > 0", "WHERE 1") + " AND id = ?", (*params, sid)).fetchone()
             except sqlite3.DatabaseError as exc:
                 errors.append(f"session {sid}: its record sits on a damaged page of sessions.db ({exc})")
                 continue
-            if row is not None:
+            if row is None and workspace_filter_absent(params):
+                errors.append(f"session {sid}: its record sits on a damaged page of sessions.db (the index has it, the table does not)")
+            elif row is not None and row[8] > 0:
                 rows.append(row)
         return sorted(rows, key=lambda r: r[7], reverse=True)
 
