@@ -696,7 +696,8 @@ class SqliteStore:
     # --- forking -----------------------------------------------------------------------------
 
     def fork_session(self, source_id: str) -> str:
-        """A new session with ``source_id``'s whole history, written by this process."""
+        """A new session with ``source_id``'s history up to its last finished turn, written
+        by this process (its entries re-sealed and chained as the new session's own)."""
         source_id = self.resolve_id(source_id)
         with self.lock, reading(f"session {source_id}"):
             row = self.conn.execute(
@@ -715,6 +716,10 @@ class SqliteStore:
         name, title = text("sessions", "name", source_id, name_), text("sessions", "title", source_id, title_)
         rows = self._rows(source_id)
         entries = self.entries(source_id)  # checked: a fork never launders a broken history
+        # Up to the last finished turn: what comes after is the other writer's turn in progress.
+        ends = [i for i, (_, kind, _, _) in enumerate(entries) if kind == "turn_end"]
+        cut = ends[-1] + 1 if ends else 0
+        rows, entries = rows[:cut], entries[:cut]
         fork = new_id("ses_")
         self.claim_now(fork)
         now = time.time()
