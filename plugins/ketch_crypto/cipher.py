@@ -11,9 +11,10 @@ or decrypted under another key fails authentication. Every write draws a fresh r
 12-byte nonce (NIST SP 800-38D allows 2**32 random-nonce encryptions per key; a
 session store stays many orders of magnitude below that).
 
-Keys: one 32-byte data key; the encryption key, the lookup-index key and the key id
-are derived from it with HKDF-SHA-256 under distinct labels, so no key is used for
-two purposes.
+Keys: one 32-byte data key; the encryption key, the key id, the lookup-index key (of
+a new store) and the MAC keys (one per purpose, e.g. the journal chain) are derived
+from it with HKDF-SHA-256 under distinct labels, so no key is used for two purposes. A
+store keeps its lookup-index key sealed and sets it back after a rotation.
 """
 
 from __future__ import annotations
