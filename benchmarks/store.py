@@ -109,7 +109,7 @@ def key_costs(directory: Path) -> list[tuple[str, str, str]]:
 
     rows: list[tuple[str, str, str]] = []
     passphrase = "a benchmark passphrase"
-    for kdf in (wrapped.default_kdf(), wrapped.Kdf("scrypt", {"n": 2**17, "r": 8, "p": 1}, os.urandom(16))):
+    for kdf in (wrapped.default_kdf(), wrapped.Kdf("scrypt", dict(wrapped.SCRYPT_DEFAULT), os.urandom(16))):
         rows.append((f"unwrap with the passphrase: {kdf.describe()}", both(best_of(lambda k=kdf: k.derive(passphrase), repeat=3)), "once per login session (cached)"))
     if not kernel_keyring.join_new_session("ketch-bench"):
         rows.append(("unwrap from the kernel keyring cache", "unavailable here", "-"))

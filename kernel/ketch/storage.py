@@ -116,3 +116,14 @@ class Store(Protocol):
     def remove_approval(self, workspace: str, scope: str) -> bool: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class KeyedDigest(Protocol):
+    """A store that names things by a keyed digest, for plugins that file data outside the
+    store without revealing what it is about (MCP pins name a workspace this way)."""
+
+    def keyed_digest(self, purpose: str, value: str) -> str:
+        """HMAC-SHA-256 (hex) of ``value`` for ``purpose`` under a key derived from the
+        store's data key; stable for the life of the store (key rotations included)."""
+        ...

@@ -38,8 +38,8 @@ FORMAT = "ketch-wrapped-key"
 VERSION = 1
 SALT_BYTES = 16
 
-ARGON2ID_DEFAULT = {"name": "argon2id", "memory_kib": 65536, "iterations": 3, "lanes": 4}
-SCRYPT_DEFAULT = {"name": "scrypt", "n": 2**17, "r": 8, "p": 1}
+ARGON2ID_DEFAULT: dict[str, int] = {"memory_kib": 65536, "iterations": 3, "lanes": 4}
+SCRYPT_DEFAULT: dict[str, int] = {"n": 2**17, "r": 8, "p": 1}
 # What a file may ask for: below, it is not a KDF worth the name; above, a hostile file
 # could make every start take minutes or gigabytes.
 _BOUNDS: dict[str, dict[str, tuple[int, int]]] = {
@@ -86,8 +86,8 @@ def default_kdf(salt: bytes | None = None) -> Kdf:
     """The KDF new wrapped-key files use: Argon2id, or scrypt where there is no Argon2."""
     salt = salt or os.urandom(SALT_BYTES)
     if _argon2_available():
-        return Kdf("argon2id", {k: int(v) for k, v in ARGON2ID_DEFAULT.items() if k != "name"}, salt)
-    return Kdf("scrypt", {k: int(v) for k, v in SCRYPT_DEFAULT.items() if k != "name"}, salt)
+        return Kdf("argon2id", dict(ARGON2ID_DEFAULT), salt)
+    return Kdf("scrypt", dict(SCRYPT_DEFAULT), salt)
 
 
 _ARGON2: bool | None = None

@@ -326,7 +326,7 @@ class SqliteStore:
             if _opens_keycheck(candidate, meta):
                 finish_interrupted(conn, fields, candidate, path.parent / HISTORY_FILE)
                 return candidate
-        where = getattr(manager, "status", lambda: {})().get("where", "its key store") if manager is not None else "the keyring"
+        where = str(manager.status().get("where", "its key store")) if manager is not None else "the keyring"
         raise KeyDoesNotOpen(
             f"the session key in {where} does not open {path} (a different key, or a tampered key check): nothing was "
             "read or written. Restore the key that wrote it (`ketch store key import` takes a recovery code), or move "
