@@ -699,21 +699,13 @@ class SqliteStore:
         """A new session with ``source_id``'s history up to its last finished turn, written
         by this process (its entries re-sealed and chained as the new session's own)."""
         source_id = self.resolve_id(source_id)
+        header = self._header(source_id)
         with self.lock, reading(f"session {source_id}"):
-            row = self.conn.execute(
-                "SELECT workspace, name, title, provider, model, mode, input_tokens, output_tokens, cached_tokens, reasoning_tokens "
-                "FROM sessions WHERE id = ?",
-                (source_id,),
-            ).fetchone()
             ops = self.conn.execute(
                 "SELECT call_key, status, dispatched_seq, finished_seq, updated FROM operations WHERE session_id = ?", (source_id,)
             ).fetchall()
-        if row is None:
-            raise KetchError(f"no session '{source_id}'")
-        workspace_, name_, title_, provider, model, mode, *tokens = row
-        text = self.fields.open_text
-        workspace = text("sessions", "workspace", source_id, workspace_)
-        name, title = text("sessions", "name", source_id, name_), text("sessions", "title", source_id, title_)
+        workspace, name, title = header["workspace"], header["name"], header["title"]
+        tokens = list(header["usage"].values())
         rows = self._rows(source_id)
         entries = self.entries(source_id)  # checked: a fork never launders a broken history
         # Up to the last finished turn: what comes after is the other writer's turn in progress.
@@ -739,9 +731,9 @@ class SqliteStore:
                     self.fields.seal_text("sessions", "workspace", fork, workspace),
                     self.fields.seal_text("sessions", "name", fork, name) if name else None,
                     self.fields.seal_text("sessions", "title", fork, title) if title else None,
-                    provider,
-                    model,
-                    mode,
+                    header["provider"],
+                    header["model"],
+                    header["mode"],
                     now,
                     now,
                     *tokens,
@@ -856,11 +848,8 @@ class SqliteStore:
             self.writers.release(writing)
             raise
 
-    def history(self, session_id: str) -> Any:
-        """The record plus the operation history (:class:`ketch_store.record.Loaded`)."""
-        from ketch_store.record import build
-
-        session_id = self.resolve_id(session_id)
+    def _header(self, session_id: str) -> dict[str, Any]:
+        """A session's row, its sealed fields opened."""
         with self.lock, reading(f"session {session_id}"):
             row = self.conn.execute(
                 "SELECT workspace, name, title, provider, model, mode, created, updated, input_tokens, output_tokens, "
@@ -870,11 +859,12 @@ class SqliteStore:
         if row is None:
             raise KetchError(f"no session '{session_id}'")
         workspace, name, title, provider, model, mode, created, updated, tin, tout, tcached, treason = row
-        header = {
+        text = self.fields.open_text
+        return {
             "id": session_id,
-            "workspace": self.fields.open_text("sessions", "workspace", session_id, workspace),
-            "name": self.fields.open_text("sessions", "name", session_id, name),
-            "title": self.fields.open_text("sessions", "title", session_id, title),
+            "workspace": text("sessions", "workspace", session_id, workspace),
+            "name": text("sessions", "name", session_id, name),
+            "title": text("sessions", "title", session_id, title),
             "provider": provider,
             "model": model,
             "mode": mode,
@@ -882,6 +872,13 @@ class SqliteStore:
             "updated": updated,
             "usage": {"input_tokens": tin, "output_tokens": tout, "cached_tokens": tcached, "reasoning_tokens": treason},
         }
+
+    def history(self, session_id: str) -> Any:
+        """The record plus the operation history (:class:`ketch_store.record.Loaded`)."""
+        from ketch_store.record import build
+
+        session_id = self.resolve_id(session_id)
+        header = self._header(session_id)
         with _gc_paused():  # thousands of small objects at once: collection would only slow it
             return build(header, self.entries(session_id), self.operation_statuses(session_id), self.call_key)
 

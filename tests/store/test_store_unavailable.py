@@ -16,7 +16,14 @@ from ketch.storage import RecoveryLocked, StoreUnavailable
 from ketch.testing import Harness, text
 from ketch.testing.harness import patched_environ
 from ketch.testing.keyring_backend import LockedKeyring
-from tests.store.conftest import STORE_PLUGINS, cli_env, db_path, logged_requests, run_ketch, state_dir
+from tests.store.conftest import (
+    STORE_PLUGINS,
+    cli_env,
+    db_path,
+    logged_requests,
+    run_ketch,
+    state_dir,
+)
 
 
 def locked_harness(tmp_path: Path, script: list[dict[str, object]]) -> Harness:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ketch.testing import call, text
@@ -23,6 +24,15 @@ def start(tmp_path: Path, workspace: Path, n: int, *args: str, delay: float = 0.
         [sys.executable, "-m", "ketch", "-p", f"prompt {n}", "--provider", "scripted", "--continue", "--output-format", "stream-json", *args],
         cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
+
+
+def holding(holder: subprocess.Popen[str], session_id: str) -> None:
+    """Wait until ``holder`` has taken the session's writer lock (the file names its pid)."""
+    lock = Path(os.environ["KETCH_STATE_DIR"]) / "writers" / f"{session_id}.lock"
+    deadline = time.monotonic() + 30
+    while not (lock.exists() and lock.read_text().strip() == str(holder.pid)):
+        assert time.monotonic() < deadline and holder.poll() is None, "the first writer never took the session"
+        time.sleep(0.05)
 
 
 def events(out: str) -> list[dict[str, object]]:
@@ -105,11 +115,7 @@ def test_past_writer_wait_the_second_writer_forks(tmp_path: Path) -> None:
     original = json.loads(first.stdout)["session_id"]
     holder = start(tmp_path, workspace, 1, delay=4)
     # Wait until the first one holds the session (its lock file names its pid).
-    lock = Path(os.environ["KETCH_STATE_DIR"]) / "writers" / f"{original}.lock"
-    for _ in range(200):
-        if lock.exists() and lock.read_text().strip() == str(holder.pid):
-            break
-        subprocess.run(["sleep", "0.05"])
+    holding(holder, original)
     second = start(tmp_path, workspace, 2)
     results = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for p in (holder, second)]  # type: ignore[union-attr]
     assert [code for code, _, _ in results] == [0, 0], [err for _, _, err in results]
@@ -134,11 +140,7 @@ def test_a_session_open_elsewhere_is_not_deleted(tmp_path: Path) -> None:
     first = run_ketch("-p", "prompt 0", "--provider", "scripted", "--output-format", "json", cwd=workspace, env=cli_env(tmp_path, [text("answer 0")]))
     original = json.loads(first.stdout)["session_id"]
     holder = start(tmp_path, workspace, 1, delay=4)
-    lock = Path(os.environ["KETCH_STATE_DIR"]) / "writers" / f"{original}.lock"
-    for _ in range(200):
-        if lock.exists() and lock.read_text().strip() == str(holder.pid):
-            break
-        subprocess.run(["sleep", "0.05"])
+    holding(holder, original)
     refused = run_ketch("sessions", "delete", original, cwd=workspace, env=cli_env(tmp_path))
     assert holder.wait(timeout=60) == 0
     assert refused.returncode == 1 and f"session {original} is open in another ketch (pid {holder.pid}); close it first" in refused.stderr
