@@ -99,7 +99,10 @@ def _check(result: int) -> int:
 
 def _keyctl(op: int, *args: object) -> int:
     libc, (_, _, keyctl) = _calls()
-    converted = [a if isinstance(a, (bytes, ctypes.Array)) or a is None else ctypes.c_long(int(a)) for a in args]  # type: ignore[call-overload]
+    converted = [
+        a if isinstance(a, (bytes, ctypes.Array)) or a is None else ctypes.c_long(int(a))
+        for a in args
+    ]  # type: ignore[call-overload]
     return _check(libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(op), *converted))
 
 
@@ -108,7 +111,9 @@ def available() -> bool:
     global _probed
     if _probed is None:
         try:
-            _keyctl(KEYCTL_DESCRIBE, KEY_SPEC_SESSION_KEYRING, ctypes.create_string_buffer(256), 256)
+            _keyctl(
+                KEYCTL_DESCRIBE, KEY_SPEC_SESSION_KEYRING, ctypes.create_string_buffer(256), 256
+            )
             _probed = True
         except OSError:
             _probed = False
@@ -119,7 +124,13 @@ def _search(description: str) -> int | None:
     try:
         return _keyctl(KEYCTL_SEARCH, KEY_SPEC_SESSION_KEYRING, b"user", description.encode(), 0)
     except OSError as exc:
-        if exc.errno in (errno.ENOKEY, errno.EKEYEXPIRED, errno.EKEYREVOKED, errno.EACCES, errno.ENOENT):
+        if exc.errno in (
+            errno.ENOKEY,
+            errno.EKEYEXPIRED,
+            errno.EKEYREVOKED,
+            errno.EACCES,
+            errno.ENOENT,
+        ):
             return None
         raise
 
@@ -142,7 +153,9 @@ def read(description: str) -> bytes | None:
 def has_own_session() -> bool:
     """Whether this process has a session keyring (not just the per-user fallback)."""
     try:
-        return _keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) != _keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_SESSION_KEYRING, 0)
+        return _keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) != _keyctl(
+            KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_SESSION_KEYRING, 0
+        )
     except OSError:
         return False
 
@@ -212,7 +225,11 @@ def detach() -> bool:
     if not available():
         return False
     try:
-        keep = [s for s in _members(KEY_SPEC_SESSION_KEYRING) if not _safe_description(s).startswith(PREFIX)]
+        keep = [
+            s
+            for s in _members(KEY_SPEC_SESSION_KEYRING)
+            if not _safe_description(s).startswith(PREFIX)
+        ]
     except OSError:
         keep = []
     try:

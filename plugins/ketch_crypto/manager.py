@@ -46,6 +46,7 @@ def forget() -> None:
     _FAILED.clear()
     passphrases.forget()
 
+
 NO_WAY = (
     "{why}, and there is no passphrase to wrap the session key with: "
     "set KETCH_PASSPHRASE (scripts, CI), run ketch on a terminal to choose one, or set up a Secret Service"
@@ -148,7 +149,9 @@ class PassphraseProvider:
 
     def _unwrap(self, current: WrappedKey) -> bytes:
         explicit = passphrases.take()
-        if explicit is not None:  # a passphrase given explicitly is always checked (once per process)
+        if (
+            explicit is not None
+        ):  # a passphrase given explicitly is always checked (once per process)
             kek = _KEKS.get(current.kdf.salt) if current.kdf.salt in _CHECKED else None
             kek = kek or current.kdf.derive(explicit)
             key = current.unwrap(kek, self.path)
@@ -185,7 +188,9 @@ class PassphraseProvider:
                 raise
             self._remember(current, kek)
             return key
-        raise StoreUnavailable("no passphrase was typed: the session store stays closed", exists=True)
+        raise StoreUnavailable(
+            "no passphrase was typed: the session store stays closed", exists=True
+        )
 
     def _cached(self, current: WrappedKey) -> bytes | None:
         if self.cache_seconds <= 0:
@@ -208,7 +213,10 @@ class PassphraseProvider:
         if chosen is not None:
             problem = passphrases.too_short(chosen)
             if problem:
-                raise StoreUnavailable(f"KETCH_PASSPHRASE is too short to protect the session store ({problem})", exists=False)
+                raise StoreUnavailable(
+                    f"KETCH_PASSPHRASE is too short to protect the session store ({problem})",
+                    exists=False,
+                )
         elif passphrases.can_prompt():
             why = f" ({self.creating_because})" if self.creating_because else ""
             chosen = passphrases.ask_new(
@@ -216,9 +224,14 @@ class PassphraseProvider:
                 "Choose a passphrase for them (asked once per login session); an empty line runs this session unsaved."
             )
             if chosen is None:
-                raise StoreUnavailable("no passphrase was chosen, so sessions are not saved", exists=False)
+                raise StoreUnavailable(
+                    "no passphrase was chosen, so sessions are not saved", exists=False
+                )
         else:
-            raise StoreUnavailable(NO_WAY.format(why=self.creating_because or 'storage.key = "passphrase"'), exists=False)
+            raise StoreUnavailable(
+                NO_WAY.format(why=self.creating_because or 'storage.key = "passphrase"'),
+                exists=False,
+            )
         key = os.urandom(32)
         self.write_new(key, chosen)
         self._leave_session_keyring()
@@ -299,13 +312,19 @@ class PassphraseProvider:
         info["created"] = current.created
         info["kdf"] = current.kdf.describe()
         if not kernel_keyring.available():
-            info["cache"] = "unavailable here (no kernel keyring): the passphrase is asked at every start"
+            info["cache"] = (
+                "unavailable here (no kernel keyring): the passphrase is asked at every start"
+            )
         elif self.cache_seconds <= 0:
             info["cache"] = "off (key_cache_timeout = 0)"
         elif kernel_keyring.read(cache_name(current.kdf.salt)) is not None:
-            info["cache"] = f"unlocked in the kernel session keyring (for up to {_hours(self.cache_seconds)} from unlocking)"
+            info["cache"] = (
+                f"unlocked in the kernel session keyring (for up to {_hours(self.cache_seconds)} from unlocking)"
+            )
         else:
-            info["cache"] = f"not unlocked in this login session (cached for {_hours(self.cache_seconds)} once typed)"
+            info["cache"] = (
+                f"not unlocked in this login session (cached for {_hours(self.cache_seconds)} once typed)"
+            )
         return info
 
 
@@ -403,7 +422,9 @@ class KeyManager:
         """Keep ``key`` with ``target`` ("keyring" or "passphrase") and remove it from the other."""
         source = self.current()
         if target == source.name:
-            raise KetchError(f"the session key is already kept by the {target} provider", exit_code=2)
+            raise KetchError(
+                f"the session key is already kept by the {target} provider", exit_code=2
+            )
         if target == "keyring":
             why = keys.usable()
             if why:
@@ -426,13 +447,15 @@ class KeyManager:
         provider = self.provider or self.choose(True)
         if provider is self.passphrase:
             if not passphrase:
-                raise KetchError("a passphrase is needed to keep the imported key; nothing was imported", exit_code=2)
+                raise KetchError(
+                    "a passphrase is needed to keep the imported key; nothing was imported",
+                    exit_code=2,
+                )
             self.passphrase.install(key, passphrase)
         else:
             keys.write_entry(key)
         self.provider = provider
         return provider.name
-
 
     # --- what the key commands need --------------------------------------------------------
 
@@ -458,10 +481,15 @@ class KeyManager:
     def new_passphrase(self, purpose: str, *, env_fallback: bool = False) -> str:
         """A new passphrase: ``KETCH_NEW_PASSPHRASE`` (or, with ``env_fallback``,
         ``KETCH_PASSPHRASE``), else typed twice on the terminal."""
-        chosen = passphrases.take(passphrases.NEW_ENV) or (passphrases.take() if env_fallback else None)
+        chosen = passphrases.take(passphrases.NEW_ENV) or (
+            passphrases.take() if env_fallback else None
+        )
         if chosen is None:
             if not passphrases.can_prompt():
-                raise KetchError(f"no new passphrase: set {passphrases.NEW_ENV}, or run this on a terminal", exit_code=2)
+                raise KetchError(
+                    f"no new passphrase: set {passphrases.NEW_ENV}, or run this on a terminal",
+                    exit_code=2,
+                )
             chosen = passphrases.ask_new(purpose)
             if chosen is None:
                 raise KetchError("no passphrase was chosen; nothing was changed", exit_code=1)
@@ -472,7 +500,10 @@ class KeyManager:
 
     def change_passphrase(self, key: bytes, passphrase: str) -> None:
         if self.current() is not self.passphrase:
-            raise KetchError("the session key is in the OS keyring, not under a passphrase: `--to passphrase` moves it", exit_code=2)
+            raise KetchError(
+                "the session key is in the OS keyring, not under a passphrase: `--to passphrase` moves it",
+                exit_code=2,
+            )
         self.passphrase.write_new(key, passphrase)
 
 

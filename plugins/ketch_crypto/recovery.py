@@ -31,8 +31,14 @@ def decode(text: str) -> bytes:
     try:
         raw = base64.b32decode(body + "=" * (-len(body) % 8))
     except ValueError:
-        raise KetchError("the recovery code has characters that are not in it (letters A-Z and digits 2-7); check it", exit_code=2) from None
+        raise KetchError(
+            "the recovery code has characters that are not in it (letters A-Z and digits 2-7); check it",
+            exit_code=2,
+        ) from None
     key, check = raw[:-_CHECK], raw[-_CHECK:]
     if len(key) != 32 or hashlib.sha256(key).digest()[:_CHECK] != check:
-        raise KetchError("the recovery code does not check out (a character is wrong or missing); check it", exit_code=2)
+        raise KetchError(
+            "the recovery code does not check out (a character is wrong or missing); check it",
+            exit_code=2,
+        )
     return key

@@ -62,7 +62,11 @@ class Kdf:
     salt: bytes
 
     def record(self) -> dict[str, Any]:
-        return {"name": self.name, **self.params, "salt": base64.b64encode(self.salt).decode("ascii")}
+        return {
+            "name": self.name,
+            **self.params,
+            "salt": base64.b64encode(self.salt).decode("ascii"),
+        }
 
     def derive(self, passphrase: str) -> bytes:
         secret = passphrase.encode("utf-8")
@@ -70,7 +74,13 @@ class Kdf:
             from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 
             p = self.params
-            return Argon2id(salt=self.salt, length=32, iterations=p["iterations"], lanes=p["lanes"], memory_cost=p["memory_kib"]).derive(secret)
+            return Argon2id(
+                salt=self.salt,
+                length=32,
+                iterations=p["iterations"],
+                lanes=p["lanes"],
+                memory_cost=p["memory_kib"],
+            ).derive(secret)
         from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
         p = self.params
@@ -99,7 +109,9 @@ def _argon2_available() -> bool:
         try:
             from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 
-            Argon2id(salt=b"\0" * 16, length=32, iterations=1, lanes=1, memory_cost=8).derive(b"probe")
+            Argon2id(salt=b"\0" * 16, length=32, iterations=1, lanes=1, memory_cost=8).derive(
+                b"probe"
+            )
             _ARGON2 = True
         except (ImportError, UnsupportedAlgorithm):
             _ARGON2 = False
@@ -114,13 +126,22 @@ class WrappedKey:
     created: float = field(default_factory=time.time)
 
     def header(self) -> dict[str, Any]:
-        return {"format": FORMAT, "version": VERSION, "created": self.created, "kdf": self.kdf.record()}
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "created": self.created,
+            "kdf": self.kdf.record(),
+        }
 
     def aad(self) -> bytes:
         return json.dumps(self.header(), sort_keys=True, separators=(",", ":")).encode("utf-8")
 
     def to_json(self) -> str:
-        wrap = {"algorithm": "AES-256-GCM", "nonce": _b64(self.nonce), "ciphertext": _b64(self.ciphertext)}
+        wrap = {
+            "algorithm": "AES-256-GCM",
+            "nonce": _b64(self.nonce),
+            "ciphertext": _b64(self.ciphertext),
+        }
         return json.dumps({**self.header(), "wrap": wrap}, indent=1, sort_keys=True) + "\n"
 
     def unwrap(self, kek: bytes, where: Path) -> bytes:
@@ -133,7 +154,9 @@ class WrappedKey:
                 "a recovery code from `ketch store key export` can be restored with `ketch store key import`."
             ) from None
         if len(key) != 32:
-            raise RecoveryLocked(f"{where} holds a malformed key; restore it from a recovery code (`ketch store key import`)")
+            raise RecoveryLocked(
+                f"{where} holds a malformed key; restore it from a recovery code (`ketch store key import`)"
+            )
         return key
 
     def rewrapped(self, key: bytes, kek: bytes) -> WrappedKey:
@@ -143,8 +166,15 @@ class WrappedKey:
 
 def seal(key: bytes, kek: bytes, kdf: Kdf, created: float | None = None) -> WrappedKey:
     nonce = os.urandom(12)
-    draft = WrappedKey(kdf=kdf, nonce=nonce, ciphertext=b"", created=time.time() if created is None else created)
-    return WrappedKey(kdf=kdf, nonce=nonce, ciphertext=AESGCM(kek).encrypt(nonce, key, draft.aad()), created=draft.created)
+    draft = WrappedKey(
+        kdf=kdf, nonce=nonce, ciphertext=b"", created=time.time() if created is None else created
+    )
+    return WrappedKey(
+        kdf=kdf,
+        nonce=nonce,
+        ciphertext=AESGCM(kek).encrypt(nonce, key, draft.aad()),
+        created=draft.created,
+    )
 
 
 def _b64(data: bytes) -> str:
@@ -155,7 +185,9 @@ def _unb64(value: Any, what: str, where: Path) -> bytes:
     try:
         return base64.b64decode(str(value), validate=True)
     except (ValueError, TypeError):
-        raise RecoveryLocked(f"{where} is damaged ({what} is not base64); restore it from a recovery code (`ketch store key import`)") from None
+        raise RecoveryLocked(
+            f"{where} is damaged ({what} is not base64); restore it from a recovery code (`ketch store key import`)"
+        ) from None
 
 
 def parse(text: str, where: Path) -> WrappedKey:
@@ -168,9 +200,15 @@ def parse(text: str, where: Path) -> WrappedKey:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise RecoveryLocked(damaged)
     if data.get("version") != VERSION:
-        raise RecoveryLocked(f"{where} was written by another ketch (wrapped-key version {data.get('version')!r}); upgrade ketch to open it")
+        raise RecoveryLocked(
+            f"{where} was written by another ketch (wrapped-key version {data.get('version')!r}); upgrade ketch to open it"
+        )
     kdf, wrap = data.get("kdf"), data.get("wrap")
-    if not isinstance(kdf, dict) or not isinstance(wrap, dict) or not isinstance(data.get("created"), (int, float)):
+    if (
+        not isinstance(kdf, dict)
+        or not isinstance(wrap, dict)
+        or not isinstance(data.get("created"), (int, float))
+    ):
         raise RecoveryLocked(damaged)
     name = kdf.get("name")
     bounds = _BOUNDS.get(str(name))
@@ -180,7 +218,9 @@ def parse(text: str, where: Path) -> WrappedKey:
     for key, (low, high) in bounds.items():
         value = kdf.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise RecoveryLocked(f"{where}: the {name} parameter {key} = {value!r} is outside {low}..{high}; refusing to use it")
+            raise RecoveryLocked(
+                f"{where}: the {name} parameter {key} = {value!r} is outside {low}..{high}; refusing to use it"
+            )
         params[key] = value
     if name == "scrypt" and params["n"] & (params["n"] - 1):
         raise RecoveryLocked(f"{where}: the scrypt parameter n must be a power of two")

@@ -34,12 +34,25 @@ def _frame(*parts: bytes) -> bytes:
     return b"".join(struct.pack(">I", len(p)) + p for p in parts)
 
 
-def link_input(session_id: str, seq: int, kind: str, event_id: str, ts: float, payload: bytes, prev: bytes) -> bytes:
-    return _frame(b"ketch/journal/v1", session_id.encode(), struct.pack(">q", seq), kind.encode(), event_id.encode(), struct.pack(">d", ts), bytes(payload), prev)
+def link_input(
+    session_id: str, seq: int, kind: str, event_id: str, ts: float, payload: bytes, prev: bytes
+) -> bytes:
+    return _frame(
+        b"ketch/journal/v1",
+        session_id.encode(),
+        struct.pack(">q", seq),
+        kind.encode(),
+        event_id.encode(),
+        struct.pack(">d", ts),
+        bytes(payload),
+        prev,
+    )
 
 
 def head_input(session_id: str, last_seq: int, last_mac: bytes) -> bytes:
-    return _frame(b"ketch/journal-head/v1", session_id.encode(), struct.pack(">q", last_seq), last_mac)
+    return _frame(
+        b"ketch/journal-head/v1", session_id.encode(), struct.pack(">q", last_seq), last_mac
+    )
 
 
 @dataclass
@@ -67,7 +80,9 @@ class Report:
         return not self.problems
 
     def shown(self) -> str:
-        return "; ".join(self.problems[:5]) + (f"; and {len(self.problems) - 5} more" if len(self.problems) > 5 else "")
+        return "; ".join(self.problems[:5]) + (
+            f"; and {len(self.problems) - 5} more" if len(self.problems) > 5 else ""
+        )
 
     def error(self) -> IntegrityError:
         return IntegrityError(
@@ -77,7 +92,9 @@ class Report:
 
 
 Mac = Callable[[str, bytes], bytes]
-Opens = Callable[[str, int, str, str, bytes], bool]  # (session, seq, kind, event id, payload) -> authenticates
+Opens = Callable[
+    [str, int, str, str, bytes], bool
+]  # (session, seq, kind, event id, payload) -> authenticates
 
 
 def check(
@@ -100,52 +117,92 @@ def check(
     expected, prev = 1, b""
     where_ok: dict[int, bool] = {}
     for row in rows:
-        here = payload_ok[row.seq] if payload_ok is not None and row.seq in payload_ok else opens(session_id, row.seq, row.kind, row.event_id, row.payload)
+        here = (
+            payload_ok[row.seq]
+            if payload_ok is not None and row.seq in payload_ok
+            else opens(session_id, row.seq, row.kind, row.event_id, row.payload)
+        )
         where_ok[row.seq] = here
     for index, row in enumerate(rows):
         if row.seq > expected:
-            span = f"entry {expected}" if row.seq - expected == 1 else f"entries {expected}-{row.seq - 1}"
-            report.problems.append(f"{span} {'is' if row.seq - expected == 1 else 'are'} missing (deleted)")
+            span = (
+                f"entry {expected}"
+                if row.seq - expected == 1
+                else f"entries {expected}-{row.seq - 1}"
+            )
+            report.problems.append(
+                f"{span} {'is' if row.seq - expected == 1 else 'are'} missing (deleted)"
+            )
             prev = b"?"  # the link into the first entry after a gap cannot match
         elif row.seq < expected:
             report.problems.append(f"entry {row.seq} appears more than once")
         here = where_ok[row.seq]
         if not here:
-            report.problems.append(_misplaced(session_id, row, rows, where_ok, opens, other_sessions))
+            report.problems.append(
+                _misplaced(session_id, row, rows, where_ok, opens, other_sessions)
+            )
         elif row.mac is None:
             report.problems.append(f"entry {row.seq} has no chain link (added outside ketch)")
-        elif prev != b"?" and mac(CHAIN, link_input(session_id, row.seq, row.kind, row.event_id, row.ts, row.payload, prev)) != row.mac:
+        elif (
+            prev != b"?"
+            and mac(
+                CHAIN,
+                link_input(session_id, row.seq, row.kind, row.event_id, row.ts, row.payload, prev),
+            )
+            != row.mac
+        ):
             previous = rows[index - 1] if index else None
             if previous is not None and not where_ok.get(previous.seq, True):
                 pass  # already reported: the entry before it does not belong there
             else:
-                report.problems.append(f"entry {row.seq}: its chain link does not match (its timestamp, kind or link was altered, or an entry before it was replaced)")
+                report.problems.append(
+                    f"entry {row.seq}: its chain link does not match (its timestamp, kind or link was altered, or an entry before it was replaced)"
+                )
         prev = row.mac or b""
         expected = max(expected, row.seq + 1)
     last = rows[-1].seq if rows else 0
     tail_reported = bool(rows) and not where_ok.get(rows[-1].seq, True)
     if last < last_seq:
         span = f"entry {last_seq}" if last_seq - last == 1 else f"entries {last + 1}-{last_seq}"
-        report.problems.append(f"{span} at the end {'is' if last_seq - last == 1 else 'are'} missing (the journal was truncated)")
+        report.problems.append(
+            f"{span} at the end {'is' if last_seq - last == 1 else 'are'} missing (the journal was truncated)"
+        )
     elif last > last_seq:
-        report.problems.append(f"entries after {last_seq}, where the session ends, were added outside ketch")
+        report.problems.append(
+            f"entries after {last_seq}, where the session ends, were added outside ketch"
+        )
     elif tail_reported:
         pass  # its last entry does not belong there: already said
     elif head is None and rows:
         report.problems.append("the session has no head link (its end cannot be checked)")
-    elif rows and rows[-1].mac is not None and mac(HEAD, head_input(session_id, last_seq, rows[-1].mac)) != head:
-        report.problems.append("the session's head does not match its last entry (truncated, or its end was rewritten)")
+    elif (
+        rows
+        and rows[-1].mac is not None
+        and mac(HEAD, head_input(session_id, last_seq, rows[-1].mac)) != head
+    ):
+        report.problems.append(
+            "the session's head does not match its last entry (truncated, or its end was rewritten)"
+        )
     return report
 
 
-def _misplaced(session_id: str, row: Row, rows: list[Row], where_ok: dict[int, bool], opens: Opens, others: Callable[[int], list[tuple[str, str, str]]]) -> str:
+def _misplaced(
+    session_id: str,
+    row: Row,
+    rows: list[Row],
+    where_ok: dict[int, bool],
+    opens: Opens,
+    others: Callable[[int], list[tuple[str, str, str]]],
+) -> str:
     """Name what an entry that does not authenticate where it sits is."""
     budget = _CLASSIFY_LIMIT
     for other in rows:
         if other.seq == row.seq or budget <= 0:
             continue
         budget -= 2
-        if opens(session_id, other.seq, row.kind, row.event_id, row.payload) or opens(session_id, other.seq, other.kind, other.event_id, row.payload):
+        if opens(session_id, other.seq, row.kind, row.event_id, row.payload) or opens(
+            session_id, other.seq, other.kind, other.event_id, row.payload
+        ):
             if where_ok.get(other.seq):
                 return f"entry {row.seq} is a replayed copy of entry {other.seq}"
             return f"entry {row.seq} was written as entry {other.seq} (entries were reordered)"
@@ -153,6 +210,8 @@ def _misplaced(session_id: str, row: Row, rows: list[Row], where_ok: dict[int, b
         if sid == session_id or budget <= 0:
             continue
         budget -= 2
-        if opens(sid, row.seq, row.kind, row.event_id, row.payload) or opens(sid, row.seq, kind, event_id, row.payload):
+        if opens(sid, row.seq, row.kind, row.event_id, row.payload) or opens(
+            sid, row.seq, kind, event_id, row.payload
+        ):
             return f"entry {row.seq} was copied from session {sid}"
     return f"entry {row.seq} does not authenticate here (copied from another session, moved, altered, or written under another key)"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,15 +28,40 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="store_area", metavar="AREA", required=True)
     key = sub.add_parser("key", help="the data key sessions are encrypted with")
     actions = key.add_subparsers(dest="key_action", metavar="ACTION", required=True)
-    actions.add_parser("status", help="where the key is, which provider keeps it, when it was made (never asks for it)")
-    export = actions.add_parser("export", help="print a recovery code for the key (it decrypts every saved session)")
-    export.add_argument("--yes", action="store_true", help="confirm without a terminal prompt (you understand what the code can do)")
-    export.add_argument("-o", "--output", metavar="FILE", help="write the code to FILE (owner-only) instead of stdout")
-    imp = actions.add_parser("import", help="restore the key from a recovery code (FILE, or stdin, or typed)")
-    imp.add_argument("file", metavar="FILE", nargs="?", help="a file holding the code; '-' reads stdin")
-    actions.add_parser("rotate", help="re-encrypt every saved field under a new key, then retire the old one")
-    passphrase = actions.add_parser("passphrase", help="change the passphrase, or move the key between the OS keyring and a passphrase")
-    passphrase.add_argument("--to", choices=["keyring", "passphrase"], help="move the key to this provider")
+    actions.add_parser(
+        "status",
+        help="where the key is, which provider keeps it, when it was made (never asks for it)",
+    )
+    export = actions.add_parser(
+        "export", help="print a recovery code for the key (it decrypts every saved session)"
+    )
+    export.add_argument(
+        "--yes",
+        action="store_true",
+        help="confirm without a terminal prompt (you understand what the code can do)",
+    )
+    export.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the code to FILE (owner-only) instead of stdout",
+    )
+    imp = actions.add_parser(
+        "import", help="restore the key from a recovery code (FILE, or stdin, or typed)"
+    )
+    imp.add_argument(
+        "file", metavar="FILE", nargs="?", help="a file holding the code; '-' reads stdin"
+    )
+    actions.add_parser(
+        "rotate", help="re-encrypt every saved field under a new key, then retire the old one"
+    )
+    passphrase = actions.add_parser(
+        "passphrase",
+        help="change the passphrase, or move the key between the OS keyring and a passphrase",
+    )
+    passphrase.add_argument(
+        "--to", choices=["keyring", "passphrase"], help="move the key to this provider"
+    )
 
 
 def run(kernel: Kernel, args: argparse.Namespace) -> int:
@@ -51,7 +75,11 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
         return _import(kernel, cipher, args)
     store = _open(cipher)
     try:
-        return int({"export": _export, "rotate": _rotate, "passphrase": _passphrase}[action](store, manager, args))
+        return int(
+            {"export": _export, "rotate": _rotate, "passphrase": _passphrase}[action](
+                store, manager, args
+            )
+        )
     finally:
         store.close()
 
@@ -64,10 +92,16 @@ def _database() -> Path:
 
 def _cipher(kernel: Kernel) -> Any:
     if kernel.settings.storage.encryption == "off":
-        raise KetchError('storage.encryption is "off": sessions are not encrypted, so there is no key to manage', exit_code=2)
+        raise KetchError(
+            'storage.encryption is "off": sessions are not encrypted, so there is no key to manage',
+            exit_code=2,
+        )
     cipher = kernel.hooks.field_cipher(kernel.settings)
     if cipher is None or getattr(cipher, "manager", None) is None:
-        raise KetchError("no encryption plugin with key management is loaded (is the 'crypto' plugin disabled?)", exit_code=2)
+        raise KetchError(
+            "no encryption plugin with key management is loaded (is the 'crypto' plugin disabled?)",
+            exit_code=2,
+        )
     return cipher
 
 
@@ -75,20 +109,30 @@ def _open(cipher: Any) -> SqliteStore:
     from ketch_store.store import SqliteStore
 
     if not _database().exists():
-        raise KetchError(f"there is no session store yet ({_database()}); it is made by the first saved session", exit_code=1)
+        raise KetchError(
+            f"there is no session store yet ({_database()}); it is made by the first saved session",
+            exit_code=1,
+        )
     return SqliteStore.open(_database(), cipher)
 
 
 def _meta(path: Path) -> dict[str, str]:
     """The store's plain meta values, read-only, without any key."""
+    import sqlite3
+
     if not path.exists():
         return {}
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-            rows = conn.execute("SELECT key, value FROM meta WHERE key IN ('created', 'rotated', 'rotating', 'key_provider', 'encryption')").fetchall()
+            rows = conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('created', 'rotated', 'rotating', 'key_provider', 'encryption')"
+            ).fetchall()
     except sqlite3.Error:
         return {}
-    return {key: (bytes(value).decode("utf-8", "replace") if not isinstance(value, str) else value) for key, value in rows}
+    return {
+        key: (bytes(value).decode("utf-8", "replace") if not isinstance(value, str) else value)
+        for key, value in rows
+    }
 
 
 def _when(value: Any) -> str:
@@ -105,7 +149,7 @@ def _status(kernel: Kernel, manager: Any) -> int:
     manager.bind(_database(), meta.get("key_provider"))
     info = manager.status()
     rows = [
-        ("provider", f"{info['provider']} (storage.key = \"{info['setting']}\")"),
+        ("provider", f'{info["provider"]} (storage.key = "{info["setting"]}")'),
         ("where", str(info["where"])),
         ("database", f"{_database()}" + ("" if meta else " (not made yet)")),
     ]
@@ -119,7 +163,12 @@ def _status(kernel: Kernel, manager: Any) -> int:
     if "cache" in info:
         rows.append(("cache", str(info["cache"])))
     if meta.get("rotating") == "1":
-        rows.append(("note", "a key rotation was interrupted; the next start (or `ketch store key rotate`) finishes it"))
+        rows.append(
+            (
+                "note",
+                "a key rotation was interrupted; the next start (or `ketch store key rotate`) finishes it",
+            )
+        )
     width = max(len(name) for name, _ in rows) + 2
     for name, value in rows:
         print(f"{name:<{width}}{value}")
@@ -136,7 +185,10 @@ def _export(store: SqliteStore, manager: Any, args: argparse.Namespace) -> int:
     )
     if not args.yes:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
-            raise KetchError("exporting the key needs a confirmation: run it on a terminal, or add --yes if you understand that the code decrypts every session", exit_code=2)
+            raise KetchError(
+                "exporting the key needs a confirmation: run it on a terminal, or add --yes if you understand that the code decrypts every session",
+                exit_code=2,
+            )
         print(warning, file=sys.stderr)
         try:
             answer = input(f"Type '{CONFIRM_WORD}' to show the recovery code: ")
@@ -163,7 +215,9 @@ def _read_code(args: argparse.Namespace) -> str:
         try:
             return Path(args.file).read_text(encoding="utf-8")
         except OSError as exc:
-            raise KetchError(f"cannot read {args.file}: {exc.strerror or exc}", exit_code=2) from None
+            raise KetchError(
+                f"cannot read {args.file}: {exc.strerror or exc}", exit_code=2
+            ) from None
     if args.file is None and sys.stdin.isatty():
         import getpass
 
@@ -175,6 +229,8 @@ def _read_code(args: argparse.Namespace) -> str:
 
 
 def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
+    import sqlite3
+
     from ketch.storage import StoreUnavailable
     from ketch_store.codec import Fields
     from ketch_store.store import SqliteStore, _opens_keycheck
@@ -187,7 +243,9 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
         try:
             store = SqliteStore.open(path, cipher)
         except StoreUnavailable:
-            store = None  # recovery-locked, a wrong or lost passphrase, another key: what import is for
+            store = (
+                None  # recovery-locked, a wrong or lost passphrase, another key: what import is for
+            )
         if store is not None:
             try:
                 same = store.cipher.data_key() == key  # type: ignore[attr-defined]
@@ -196,15 +254,21 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
             if same:
                 print("the recovery code is the key the store already opens with; nothing to do")
                 return 0
-            raise KetchError("the store already opens with its current key, and the recovery code is another key; nothing was imported")
+            raise KetchError(
+                "the store already opens with its current key, and the recovery code is another key; nothing was imported"
+            )
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
             opens = _opens_keycheck(Fields(manager.cipher_for(key)), meta_of(conn))
         if not opens:
-            raise KetchError(f"the recovery code does not open {path} (it is another store's key); nothing was imported")
+            raise KetchError(
+                f"the recovery code does not open {path} (it is another store's key); nothing was imported"
+            )
     provider = manager.provider or manager.choose(True)
     passphrase = None
     if provider.name == "passphrase":
-        passphrase = manager.new_passphrase("Choose the passphrase the imported key will be kept under.", env_fallback=True)
+        passphrase = manager.new_passphrase(
+            "Choose the passphrase the imported key will be kept under.", env_fallback=True
+        )
     where = manager.install(key, passphrase)
     print(f"imported the key; it is kept by the {where} provider")
     return 0
@@ -231,17 +295,32 @@ def _passphrase(store: SqliteStore, manager: Any, args: argparse.Namespace) -> i
     if target and target != current:
         passphrase = None
         if target == "passphrase":
-            passphrase = manager.new_passphrase("Choose a passphrase to keep the session key under (instead of the OS keyring).")
+            passphrase = manager.new_passphrase(
+                "Choose a passphrase to keep the session key under (instead of the OS keyring)."
+            )
         manager.move(key, target, passphrase)
         _record_provider(store, target)
-        print(f"moved the session key to the {target} provider" + (f" ({manager.passphrase.path})" if target == "passphrase" else ""))
+        print(
+            f"moved the session key to the {target} provider"
+            + (f" ({manager.passphrase.path})" if target == "passphrase" else "")
+        )
         if store_setting_conflicts(manager, target):
-            print(f'note: your config says storage.key = "{manager.settings.provider}"; set it to "{target}" or "auto"', file=sys.stderr)
+            print(
+                f'note: your config says storage.key = "{manager.settings.provider}"; set it to "{target}" or "auto"',
+                file=sys.stderr,
+            )
         return 0
     if current != "passphrase":
-        raise KetchError("the session key is in the OS keyring; `ketch store key passphrase --to passphrase` moves it under a passphrase", exit_code=2)
-    manager.change_passphrase(key, manager.new_passphrase("Choose the new passphrase for ketch's saved sessions."))
-    print("changed the passphrase (the key itself is unchanged: `ketch store key rotate` replaces it)")
+        raise KetchError(
+            "the session key is in the OS keyring; `ketch store key passphrase --to passphrase` moves it under a passphrase",
+            exit_code=2,
+        )
+    manager.change_passphrase(
+        key, manager.new_passphrase("Choose the new passphrase for ketch's saved sessions.")
+    )
+    print(
+        "changed the passphrase (the key itself is unchanged: `ketch store key rotate` replaces it)"
+    )
     return 0
 
 
@@ -251,4 +330,6 @@ def store_setting_conflicts(manager: Any, target: str) -> bool:
 
 def _record_provider(store: SqliteStore, name: str) -> None:
     with store.transaction() as conn:
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('key_provider', ?)", (name.encode(),))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('key_provider', ?)", (name.encode(),)
+        )

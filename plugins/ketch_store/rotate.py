@@ -64,7 +64,9 @@ def _set_flag(conn: sqlite3.Connection, value: bytes | None) -> None:
         if value is None:
             conn.execute("DELETE FROM meta WHERE key = 'rotating'")
         else:
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rotating', ?)", (value,))
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('rotating', ?)", (value,)
+            )
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
@@ -72,7 +74,9 @@ def _set_flag(conn: sqlite3.Connection, value: bytes | None) -> None:
         raise
 
 
-def finish_interrupted(conn: sqlite3.Connection, old: Fields, new: Fields | None, history: Path | None = None) -> None:
+def finish_interrupted(
+    conn: sqlite3.Connection, old: Fields, new: Fields | None, history: Path | None = None
+) -> None:
     """Open after a killed rotation: ``new`` None means it died before its commit (drop
     the staged key); else the database is under ``new`` (finish steps 4-6)."""
     manager = old.cipher.manager  # type: ignore[attr-defined]
@@ -88,7 +92,10 @@ def rotate(store: SqliteStore, say: Callable[[str], None]) -> dict[str, Any]:
     cipher = store.cipher
     manager = getattr(cipher, "manager", None)
     if not store.encrypted or manager is None or not hasattr(cipher, "with_key"):
-        raise KetchError("this session store has no rotatable key (storage.encryption is off, or the cipher is not ketch's)", exit_code=2)
+        raise KetchError(
+            "this session store has no rotatable key (storage.encryption is off, or the cipher is not ketch's)",
+            exit_code=2,
+        )
     if store._users is None or not owners.make_exclusive(store._users):
         raise KetchError(
             "other ketch processes have the session store open (a shell, a headless run, `ketch sessions`); "
@@ -117,7 +124,9 @@ def rotate(store: SqliteStore, say: Callable[[str], None]) -> dict[str, Any]:
     return counts
 
 
-def _reseal_database(conn: sqlite3.Connection, old: Fields, new: Fields, say: Callable[[str], None]) -> dict[str, Any]:
+def _reseal_database(
+    conn: sqlite3.Connection, old: Fields, new: Fields, say: Callable[[str], None]
+) -> dict[str, Any]:
     def again(table: str, column: str, key: str, value: bytes | None) -> bytes | None:
         if value is None:
             return None
@@ -125,7 +134,9 @@ def _reseal_database(conn: sqlite3.Connection, old: Fields, new: Fields, say: Ca
 
     sessions = conn.execute("SELECT id, workspace, name, title, last_seq FROM sessions").fetchall()
     total = int(conn.execute("SELECT count(*) FROM journal").fetchone()[0])
-    say(f"re-encrypting {len(sessions):,} sessions and {total:,} journal entries under a new key (one transaction)")
+    say(
+        f"re-encrypting {len(sessions):,} sessions and {total:,} journal entries under a new key (one transaction)"
+    )
     done = 0
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("BEGIN IMMEDIATE")
@@ -134,7 +145,10 @@ def _reseal_database(conn: sqlite3.Connection, old: Fields, new: Fields, say: Ca
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         for name in ("keycheck", "index_key"):
             if name in meta:
-                conn.execute("UPDATE meta SET value = ? WHERE key = ?", (again("meta", name, "store", meta[name]), name))
+                conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = ?",
+                    (again("meta", name, "store", meta[name]), name),
+                )
         for session_id, workspace, name, title, last_seq in sessions:
             conn.execute(
                 "UPDATE sessions SET workspace = ?, name = ?, title = ? WHERE id = ?",
@@ -146,24 +160,38 @@ def _reseal_database(conn: sqlite3.Connection, old: Fields, new: Fields, say: Ca
                 ),
             )
             prev = b""
-            rows = conn.execute("SELECT seq, event_id, kind, ts, payload FROM journal WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+            rows = conn.execute(
+                "SELECT seq, event_id, kind, ts, payload FROM journal WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            ).fetchall()
             for seq, event_id, kind, ts, payload in rows:
                 entry = f"{session_id}/{seq}/{kind}/{event_id}"
                 sealed = again("journal", "payload", entry, payload)
                 assert sealed is not None
                 prev = new.mac(CHAIN, link_input(session_id, seq, kind, event_id, ts, sealed, prev))
-                conn.execute("UPDATE journal SET payload = ?, mac = ? WHERE session_id = ? AND seq = ?", (sealed, prev, session_id, seq))
+                conn.execute(
+                    "UPDATE journal SET payload = ?, mac = ? WHERE session_id = ? AND seq = ?",
+                    (sealed, prev, session_id, seq),
+                )
                 done += 1
                 pause_at(f"journal:{done}")
-            conn.execute("UPDATE sessions SET head = ? WHERE id = ?", (new.mac(HEAD, head_input(session_id, last_seq, prev)), session_id))
+            conn.execute(
+                "UPDATE sessions SET head = ? WHERE id = ?",
+                (new.mac(HEAD, head_input(session_id, last_seq, prev)), session_id),
+            )
         pause_at("sessions-done")
-        approvals = conn.execute("SELECT workspace_index, scope_index, scope FROM approvals").fetchall()
+        approvals = conn.execute(
+            "SELECT workspace_index, scope_index, scope FROM approvals"
+        ).fetchall()
         for index, key, scope in approvals:
             conn.execute(
                 "UPDATE approvals SET scope = ? WHERE workspace_index = ? AND scope_index = ?",
                 (again("approvals", "scope", f"{index}/{key}", scope), index, key),
             )
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rotated', ?)", (str(time.time()).encode(),))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('rotated', ?)",
+            (str(time.time()).encode(),),
+        )
         restore_triggers(conn)
         conn.execute("COMMIT")
     except IntegrityError as exc:

@@ -75,7 +75,9 @@ class Writers:
         self.held[session_id] = path
         return True
 
-    def claim(self, session_id: str, wait: float, on_wait: Callable[[str], None] | None = None) -> bool:
+    def claim(
+        self, session_id: str, wait: float, on_wait: Callable[[str], None] | None = None
+    ) -> bool:
         """Take the lock, waiting up to ``wait`` seconds; ``on_wait(holder)`` once if busy."""
         if self.try_claim(session_id):
             return True

@@ -13,6 +13,7 @@ import contextlib
 import json
 import random
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,7 +33,16 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def session(tmp_path: Path, workspace: Path, prompt: str) -> str:
-    run = run_ketch("-p", prompt, "--provider", "scripted", "--output-format", "json", cwd=workspace, env=cli_env(tmp_path, WORKSPACE_TURNS))
+    run = run_ketch(
+        "-p",
+        prompt,
+        "--provider",
+        "scripted",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        env=cli_env(tmp_path, WORKSPACE_TURNS),
+    )
     assert run.returncode == 0, run.stderr
     return str(json.loads(run.stdout)["session_id"])
 
@@ -57,7 +67,16 @@ def verify(tmp_path: Path, workspace: Path, *args: str) -> tuple[int, dict[str, 
 
 
 def resume(tmp_path: Path, workspace: Path, session_id: str) -> str:
-    run = run_ketch("-p", "go on", "--provider", "scripted", "--resume", session_id, cwd=workspace, env=cli_env(tmp_path, [text("x")]))
+    run = run_ketch(
+        "-p",
+        "go on",
+        "--provider",
+        "scripted",
+        "--resume",
+        session_id,
+        cwd=workspace,
+        env=cli_env(tmp_path, [text("x")]),
+    )
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert f"session {session_id} failed its integrity check" in run.stderr
@@ -65,7 +84,9 @@ def resume(tmp_path: Path, workspace: Path, session_id: str) -> str:
 
 
 def last_seq(raw: sqlite3.Connection, session_id: str) -> int:
-    return int(raw.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()[0])
+    return int(
+        raw.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+    )
 
 
 def test_an_untouched_store_verifies(tmp_path: Path, workspace: Path) -> None:
@@ -97,7 +118,9 @@ def test_a_truncated_journal_is_named(tmp_path: Path, workspace: Path) -> None:
         end = last_seq(raw, a)
         raw.execute("DELETE FROM journal WHERE session_id = ? AND seq > ?", (a, end - 2))
     code, problems, _ = verify(tmp_path, workspace, a)
-    assert code == 1 and problems[a] == [f"entries {end - 1}-{end} at the end are missing (the journal was truncated)"]
+    assert code == 1 and problems[a] == [
+        f"entries {end - 1}-{end} at the end are missing (the journal was truncated)"
+    ]
     resume(tmp_path, workspace, a)
     # Cutting the session's end marker too does not hide it: the head is a MAC of the last entry.
     with tamper() as raw:
@@ -115,7 +138,10 @@ def test_reordered_entries_are_named(tmp_path: Path, workspace: Path) -> None:
         raw.execute("UPDATE journal SET seq = 5 WHERE session_id = ? AND seq = -1", (a,))
     code, problems, _ = verify(tmp_path, workspace, a)
     assert code == 1
-    assert problems[a] == ["entry 4 was written as entry 5 (entries were reordered)", "entry 5 was written as entry 4 (entries were reordered)"]
+    assert problems[a] == [
+        "entry 4 was written as entry 5 (entries were reordered)",
+        "entry 5 was written as entry 4 (entries were reordered)",
+    ]
     assert "reordered" in resume(tmp_path, workspace, a)
 
 
@@ -147,32 +173,51 @@ def test_an_entry_copied_from_another_session_is_named(tmp_path: Path, workspace
     code, problems, _ = verify(tmp_path, workspace, "--all")
     assert code == 1 and problems[b] == []
     assert len(problems[a]) == 1 and problems[a][0].startswith(f"entry {end + 1} ")
-    assert "copied from another session" in problems[a][0] or f"copied from session {b}" in problems[a][0]
+    assert (
+        "copied from another session" in problems[a][0]
+        or f"copied from session {b}" in problems[a][0]
+    )
     assert f"entry {end + 1}" in resume(tmp_path, workspace, a)
 
 
-def test_a_copied_entry_in_the_same_place_is_named_with_its_session(tmp_path: Path, workspace: Path) -> None:
+def test_a_copied_entry_in_the_same_place_is_named_with_its_session(
+    tmp_path: Path, workspace: Path
+) -> None:
     """The copy keeps its sequence number: the classifier finds where it came from."""
     a, b = session(tmp_path, workspace, "first"), session(tmp_path, workspace, "second")
     with tamper() as raw:
         raw.execute("DELETE FROM journal WHERE session_id = ? AND seq = 3", (a,))
         # event ids are unique store-wide, so the copy needs another one
-        raw.execute("INSERT INTO journal SELECT ?, seq, event_id || '-x', kind, ts, payload, mac FROM journal WHERE session_id = ? AND seq = 3", (a, b))
+        raw.execute(
+            "INSERT INTO journal SELECT ?, seq, event_id || '-x', kind, ts, payload, mac FROM journal WHERE session_id = ? AND seq = 3",
+            (a, b),
+        )
     code, problems, _ = verify(tmp_path, workspace, a)
     assert code == 1 and problems[a] == [f"entry 3 was copied from session {b}"], problems
 
 
 def test_every_encrypted_field_is_checked(tmp_path: Path, workspace: Path) -> None:
     a, b = session(tmp_path, workspace, "first"), session(tmp_path, workspace, "second")
-    assert run_ketch("sessions", "rename", a, "alpha", cwd=workspace, env=cli_env(tmp_path)).returncode == 0
+    assert (
+        run_ketch("sessions", "rename", a, "alpha", cwd=workspace, env=cli_env(tmp_path)).returncode
+        == 0
+    )
     with tamper() as raw:
         (name,) = raw.execute("SELECT name FROM sessions WHERE id = ?", (a,)).fetchone()
-        raw.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, b))  # moved to another record
-        raw.execute("UPDATE journal SET ts = ts + 1 WHERE session_id = ? AND seq = 2", (a,))  # a plain column
+        raw.execute(
+            "UPDATE sessions SET name = ? WHERE id = ?", (name, b)
+        )  # moved to another record
+        raw.execute(
+            "UPDATE journal SET ts = ts + 1 WHERE session_id = ? AND seq = 2", (a,)
+        )  # a plain column
     code, problems, _ = verify(tmp_path, workspace, "--all")
     assert code == 1
-    assert problems[b] == ["its name does not authenticate (altered, moved from another session, or another key)"]
-    assert problems[a] == ["entry 2: its chain link does not match (its timestamp, kind or link was altered, or an entry before it was replaced)"]
+    assert problems[b] == [
+        "its name does not authenticate (altered, moved from another session, or another key)"
+    ]
+    assert problems[a] == [
+        "entry 2: its chain link does not match (its timestamp, kind or link was altered, or an entry before it was replaced)"
+    ]
 
 
 def test_an_upgraded_store_chains_its_old_entries(tmp_path: Path, workspace: Path) -> None:
@@ -196,7 +241,12 @@ def damage_a_page_of(table: str, only: str, others: list[str]) -> int:
     with contextlib.closing(sqlite3.connect(db_path())) as raw:
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         try:
-            pages = [row[0] for row in raw.execute("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (table,))]
+            pages = [
+                row[0]
+                for row in raw.execute(
+                    "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (table,)
+                )
+            ]
         except sqlite3.OperationalError:
             pytest.skip("this SQLite has no dbstat table to find a page of one table")
         size = raw.execute("PRAGMA page_size").fetchone()[0]
@@ -211,10 +261,24 @@ def damage_a_page_of(table: str, only: str, others: list[str]) -> int:
     pytest.fail(f"no leaf page of {table} holds only {only}'s rows: {pages}")
 
 
-def test_a_damaged_journal_page_names_the_session_and_keeps_the_rest(tmp_path: Path, workspace: Path) -> None:
+def test_a_damaged_journal_page_names_the_session_and_keeps_the_rest(
+    tmp_path: Path, workspace: Path
+) -> None:
     big = "x" * 1500
     small = [text("small")]
-    run = lambda prompt, script: run_ketch("-p", prompt, "--provider", "scripted", "--output-format", "json", cwd=workspace, env=cli_env(tmp_path, script))  # noqa: E731
+
+    def run(prompt: str, script: list[dict[str, object]]) -> subprocess.CompletedProcess[str]:
+        return run_ketch(
+            "-p",
+            prompt,
+            "--provider",
+            "scripted",
+            "--output-format",
+            "json",
+            cwd=workspace,
+            env=cli_env(tmp_path, script),
+        )
+
     a = json.loads(run("first", small).stdout)["session_id"]
     script = [call("note", {"text": f"{n} {big}"}) for n in range(25)] + [text("big done")]
     b = json.loads(run("second", script).stdout)["session_id"]
@@ -225,33 +289,60 @@ def test_a_damaged_journal_page_names_the_session_and_keeps_the_rest(tmp_path: P
     listing = run_ketch("sessions", "list", cwd=workspace, env=env)
     assert listing.returncode == 0 and all(s in listing.stdout for s in (a, b, c)), listing.stderr
     for readable in (a, c):
-        export = run_ketch("sessions", "export", readable, "--format", "json", cwd=workspace, env=env)
+        export = run_ketch(
+            "sessions", "export", readable, "--format", "json", cwd=workspace, env=env
+        )
         assert export.returncode == 0 and json.loads(export.stdout)["id"] == readable, export.stderr
-    for action in (["sessions", "export", b], ["sessions", "show", b], ["-p", "more", "--provider", "scripted", "--resume", b]):
+    for action in (
+        ["sessions", "export", b],
+        ["sessions", "show", b],
+        ["-p", "more", "--provider", "scripted", "--resume", b],
+    ):
         broken = run_ketch(*action, cwd=workspace, env=env)
         assert broken.returncode == 1 and "Traceback" not in broken.stderr, broken.stderr
         assert len(broken.stderr.strip().splitlines()) == 1, broken.stderr
-        assert f"session {b} cannot be read: sessions.db is damaged there" in broken.stderr and "verify --all" in broken.stderr
+        assert (
+            f"session {b} cannot be read: sessions.db is damaged there" in broken.stderr
+            and "verify --all" in broken.stderr
+        )
     code, problems, _ = verify(tmp_path, workspace, "--all")
     assert code == 1 and problems[a] == [] and problems[c] == []
-    assert problems[b] and all("the database is damaged there" in p for p in problems[b]), problems[b]
+    assert problems[b] and all("the database is damaged there" in p for p in problems[b]), problems[
+        b
+    ]
     # The store still opens. Whether SQLite can still write depends on where the new rows
     # fall in the damaged tree; when it cannot, the turn stops with the same clear error.
     fresh = run_ketch("-p", "new work", "--provider", "scripted", cwd=workspace, env=env)
     assert "Traceback" not in fresh.stderr
     if fresh.returncode:
-        assert fresh.returncode == 1 and "sessions.db is damaged" in fresh.stderr and "verify --all" in fresh.stderr, fresh.stderr
+        assert (
+            fresh.returncode == 1
+            and "sessions.db is damaged" in fresh.stderr
+            and "verify --all" in fresh.stderr
+        ), fresh.stderr
     else:
         assert fresh.stdout.strip() == "after the damage", fresh.stderr
 
 
-def test_a_damaged_page_of_the_session_list_names_what_it_cannot_read(tmp_path: Path, workspace: Path) -> None:
+def test_a_damaged_page_of_the_session_list_names_what_it_cannot_read(
+    tmp_path: Path, workspace: Path
+) -> None:
     ids = [session(tmp_path, workspace, f"prompt {n} " + "y" * 60) for n in range(40)]
     for sid in ids:  # long names make the sessions table span several pages
-        assert run_ketch("sessions", "rename", sid, "n" * 900, cwd=workspace, env=cli_env(tmp_path)).returncode == 0
+        assert (
+            run_ketch(
+                "sessions", "rename", sid, "n" * 900, cwd=workspace, env=cli_env(tmp_path)
+            ).returncode
+            == 0
+        )
     with contextlib.closing(sqlite3.connect(db_path())) as raw:
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        pages = [r[0] for r in raw.execute("SELECT pageno FROM dbstat WHERE name = 'sessions' AND pagetype = 'leaf'")]
+        pages = [
+            r[0]
+            for r in raw.execute(
+                "SELECT pageno FROM dbstat WHERE name = 'sessions' AND pagetype = 'leaf'"
+            )
+        ]
         size = raw.execute("PRAGMA page_size").fetchone()[0]
     assert len(pages) > 2, pages
     data = bytearray(db_path().read_bytes())
@@ -262,7 +353,9 @@ def test_a_damaged_page_of_the_session_list_names_what_it_cannot_read(tmp_path: 
     db_path().write_bytes(bytes(data))
     listing = run_ketch("sessions", "list", "--all", cwd=workspace, env=cli_env(tmp_path))
     assert listing.returncode == 1 and "Traceback" not in listing.stderr, listing.stderr
-    assert lost and all(f"session {sid}: its record sits on a damaged page" in listing.stderr for sid in lost)
+    assert lost and all(
+        f"session {sid}: its record sits on a damaged page" in listing.stderr for sid in lost
+    )
     kept = [sid for sid in ids if sid not in lost]
     assert all(sid in listing.stdout for sid in kept)
     export = run_ketch("sessions", "export", kept[0], cwd=workspace, env=cli_env(tmp_path))

@@ -23,7 +23,9 @@ NEW = "the second long passphrase"
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
-    first = run_ketch("-p", "keep me", "--provider", "scripted", cwd=ws, env=cli_env(tmp_path, [text("kept")]))
+    first = run_ketch(
+        "-p", "keep me", "--provider", "scripted", cwd=ws, env=cli_env(tmp_path, [text("kept")])
+    )
     assert first.returncode == 0, first.stderr
     return ws
 
@@ -45,15 +47,21 @@ def test_status_says_where_the_key_is_and_never_shows_it(tmp_path: Path, workspa
     assert code == 0, err
     assert re.search(r'^provider\s+keyring \(storage.key = "auto"\)$', out, re.M), out
     assert 'service "ketch", user "data-key"' in out
-    assert re.search(r"^made\s+\d{4}-\d\d-\d\d \d\d:\d\d$", out, re.M) and re.search(r"^rotated\s+never$", out, re.M), out
+    assert re.search(r"^made\s+\d{4}-\d\d-\d\d \d\d:\d\d$", out, re.M) and re.search(
+        r"^rotated\s+never$", out, re.M
+    ), out
     key = keyring_key(tmp_path)
     assert key is not None and key.hex() not in out and recovery.encode(key) not in out
 
 
-def test_export_needs_a_confirmation_and_the_code_restores_a_lost_key(tmp_path: Path, workspace: Path) -> None:
+def test_export_needs_a_confirmation_and_the_code_restores_a_lost_key(
+    tmp_path: Path, workspace: Path
+) -> None:
     code, out, err = ketch(tmp_path, workspace, "store", "key", "export")
     assert code == 2 and out == "" and "needs a confirmation" in err
-    code, out, err = ketch(tmp_path, workspace, "store", "key", "export", "--yes", "-o", str(tmp_path / "recovery.txt"))
+    code, out, err = ketch(
+        tmp_path, workspace, "store", "key", "export", "--yes", "-o", str(tmp_path / "recovery.txt")
+    )
     assert code == 0 and out == "" and "decrypts every session" in err
     saved = tmp_path / "recovery.txt"
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
@@ -74,7 +82,11 @@ def test_export_needs_a_confirmation_and_the_code_restores_a_lost_key(tmp_path: 
     (tmp_path / "keyring.json").write_text("{}")
     code, _, err = ketch(tmp_path, workspace, "store", "key", "import", str(other))
     assert code == 1 and "does not open" in err and keyring_key(tmp_path) is None
-    mistyped = saved.read_text().replace("A", "B", 1) if "A" in saved.read_text()[7:] else saved.read_text().replace("2", "3", 1)
+    mistyped = (
+        saved.read_text().replace("A", "B", 1)
+        if "A" in saved.read_text()[7:]
+        else saved.read_text().replace("2", "3", 1)
+    )
     (tmp_path / "typo.txt").write_text(mistyped)
     code, _, err = ketch(tmp_path, workspace, "store", "key", "import", str(tmp_path / "typo.txt"))
     assert code == 2 and "does not check out" in err
@@ -83,9 +95,20 @@ def test_export_needs_a_confirmation_and_the_code_restores_a_lost_key(tmp_path: 
 def test_passphrase_moves_changes_and_moves_back(tmp_path: Path, workspace: Path) -> None:
     config = Path(os.environ["KETCH_CONFIG_DIR"])
     config.mkdir(parents=True, exist_ok=True)
-    (config / "config.toml").write_text("[storage]\nkey_cache_timeout = 0\n")  # every run must show its passphrase
+    (config / "config.toml").write_text(
+        "[storage]\nkey_cache_timeout = 0\n"
+    )  # every run must show its passphrase
     key = keyring_key(tmp_path)
-    code, out, err = ketch(tmp_path, workspace, "store", "key", "passphrase", "--to", "passphrase", KETCH_NEW_PASSPHRASE=PASSPHRASE)
+    code, out, err = ketch(
+        tmp_path,
+        workspace,
+        "store",
+        "key",
+        "passphrase",
+        "--to",
+        "passphrase",
+        KETCH_NEW_PASSPHRASE=PASSPHRASE,
+    )
     assert code == 0 and "moved the session key to the passphrase provider" in out, err
     wrapped = state_dir() / "sessions.key"
     assert wrapped.exists() and keyring_key(tmp_path) is None
@@ -93,28 +116,62 @@ def test_passphrase_moves_changes_and_moves_back(tmp_path: Path, workspace: Path
     code, out, _ = ketch(tmp_path, workspace, "sessions", "list", KETCH_PASSPHRASE=PASSPHRASE)
     assert code == 0 and "keep me" in out
     status = ketch(tmp_path, workspace, "store", "key", "status")[1]
-    assert "passphrase" in status and str(wrapped) in status and ("Argon2id" in status or "scrypt" in status)
+    assert (
+        "passphrase" in status
+        and str(wrapped) in status
+        and ("Argon2id" in status or "scrypt" in status)
+    )
 
-    code, out, err = ketch(tmp_path, workspace, "store", "key", "passphrase", KETCH_PASSPHRASE=PASSPHRASE, KETCH_NEW_PASSPHRASE=NEW)
+    code, out, err = ketch(
+        tmp_path,
+        workspace,
+        "store",
+        "key",
+        "passphrase",
+        KETCH_PASSPHRASE=PASSPHRASE,
+        KETCH_NEW_PASSPHRASE=NEW,
+    )
     assert code == 0 and "changed the passphrase" in out, err
     code, _, err = ketch(tmp_path, workspace, "sessions", "list", KETCH_PASSPHRASE=PASSPHRASE)
     assert code == 1 and "wrong passphrase" in err
     assert ketch(tmp_path, workspace, "sessions", "list", KETCH_PASSPHRASE=NEW)[0] == 0
 
-    code, out, err = ketch(tmp_path, workspace, "store", "key", "passphrase", "--to", "keyring", KETCH_PASSPHRASE=NEW)
+    code, out, err = ketch(
+        tmp_path, workspace, "store", "key", "passphrase", "--to", "keyring", KETCH_PASSPHRASE=NEW
+    )
     assert code == 0 and "moved the session key to the keyring provider" in out, err
     assert not wrapped.exists() and keyring_key(tmp_path) == key  # the same data key all along
     assert ketch(tmp_path, workspace, "sessions", "list")[0] == 0
 
 
 def test_a_forgotten_passphrase_is_recovered_with_the_code(tmp_path: Path, workspace: Path) -> None:
-    ketch(tmp_path, workspace, "store", "key", "passphrase", "--to", "passphrase", KETCH_NEW_PASSPHRASE=PASSPHRASE)
-    code, out, _ = ketch(tmp_path, workspace, "store", "key", "export", "--yes", KETCH_PASSPHRASE=PASSPHRASE)
+    ketch(
+        tmp_path,
+        workspace,
+        "store",
+        "key",
+        "passphrase",
+        "--to",
+        "passphrase",
+        KETCH_NEW_PASSPHRASE=PASSPHRASE,
+    )
+    code, out, _ = ketch(
+        tmp_path, workspace, "store", "key", "export", "--yes", KETCH_PASSPHRASE=PASSPHRASE
+    )
     assert code == 0
     saved = tmp_path / "code.txt"
     saved.write_text(out)
     # The passphrase is forgotten; the code comes back with a new one.
-    code, out, err = ketch(tmp_path, workspace, "store", "key", "import", str(saved), KETCH_PASSPHRASE="nobody remembers this", KETCH_NEW_PASSPHRASE=NEW)
+    code, out, err = ketch(
+        tmp_path,
+        workspace,
+        "store",
+        "key",
+        "import",
+        str(saved),
+        KETCH_PASSPHRASE="nobody remembers this",
+        KETCH_NEW_PASSPHRASE=NEW,
+    )
     assert code == 0 and "passphrase provider" in out, err
     code, out, _ = ketch(tmp_path, workspace, "sessions", "list", KETCH_PASSPHRASE=NEW)
     assert code == 0 and "keep me" in out

@@ -46,14 +46,24 @@ def test_pins_are_named_by_a_keyed_digest(tmp_path: Path) -> None:
     # A rotation re-encrypts everything but keeps the lookup-index key: pins stay found.
     new_key = os.urandom(32)
     with again.lock:
-        _reseal_database(again.conn, again.fields, Fields(again.fields.cipher.with_key(new_key)), lambda line: None)  # type: ignore[attr-defined]
+        _reseal_database(
+            again.conn,
+            again.fields,
+            Fields(again.fields.cipher.with_key(new_key)),
+            lambda line: None,
+        )  # type: ignore[attr-defined]
     again.close()
     after = store_for(new_key)
     assert after.fields.cipher.key_id != AesGcmFieldCipher.from_key(key).key_id  # type: ignore[attr-defined]
     assert PinStore(pins_file, WORKSPACE, keyed_name(SimpleNamespace(store=after))).key == name
     after.close()
-    other_key_store = SqliteStore.open(tmp_path / "other.db", AesGcmFieldCipher.from_key(os.urandom(32)))
-    assert PinStore(pins_file, WORKSPACE, keyed_name(SimpleNamespace(store=other_key_store))).key != name
+    other_key_store = SqliteStore.open(
+        tmp_path / "other.db", AesGcmFieldCipher.from_key(os.urandom(32))
+    )
+    assert (
+        PinStore(pins_file, WORKSPACE, keyed_name(SimpleNamespace(store=other_key_store))).key
+        != name
+    )
     other_key_store.close()
 
 
@@ -69,7 +79,10 @@ def test_unkeyed_pins_move_under_the_keyed_name(tmp_path: Path) -> None:
     data[keyed.key] = {"mcp__s__both": {"hash": "h-keyed"}}
     pins_file.write_text(json.dumps(data))
     entries = keyed.entries()
-    assert entries == {"mcp__s__old": {"hash": "h-old"}, "mcp__s__both": {"hash": "h-keyed"}}  # a keyed pin wins
+    assert entries == {
+        "mcp__s__old": {"hash": "h-old"},
+        "mcp__s__both": {"hash": "h-keyed"},
+    }  # a keyed pin wins
     assert workspace_key(WORKSPACE) not in json.loads(pins_file.read_text())
     store.close()
 

@@ -45,7 +45,11 @@ def stored_keys(tmp_path: Path) -> dict[str, bytes]:
         data = json.loads(keyring_file(tmp_path).read_text())
     except (OSError, ValueError):
         return {}
-    return {name.split("\x00", 1)[1]: decode_key(value) for name, value in data.items() if name.startswith(SERVICE + "\x00")}
+    return {
+        name.split("\x00", 1)[1]: decode_key(value)
+        for name, value in data.items()
+        if name.startswith(SERVICE + "\x00")
+    }
 
 
 def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SqliteStore:
@@ -60,10 +64,28 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SqliteStore:
     body = "a line of the transcript that is long enough to look real " * 4
     for s in range(SESSIONS):
         sid = f"ses_{s:04d}"
-        store.ensure_session(sid, workspace=f"/home/me/project{s % 3}", provider="p", model="m", mode="build", created=1.0)
+        store.ensure_session(
+            sid,
+            workspace=f"/home/me/project{s % 3}",
+            provider="p",
+            model="m",
+            mode="build",
+            created=1.0,
+        )
         for n in range(ENTRIES):
-            message = {"id": f"msg_{s}_{n}", "role": ("user", "assistant")[n % 2], "parts": [{"type": "text", "text": f"{n} {body}"}]}
-            store.append(sid, "message", message, event_id=store.event_id(sid, str(n)), ts=2.0 + n, messages=1)
+            message = {
+                "id": f"msg_{s}_{n}",
+                "role": ("user", "assistant")[n % 2],
+                "parts": [{"type": "text", "text": f"{n} {body}"}],
+            }
+            store.append(
+                sid,
+                "message",
+                message,
+                event_id=store.event_id(sid, str(n)),
+                ts=2.0 + n,
+                messages=1,
+            )
         store.set_title(sid, f"title {s}")
         store.rename_session(sid, f"name {s}")
         store.release(sid)
@@ -88,7 +110,11 @@ def opens_with(key: bytes, where: Path) -> bool:
         return False
     try:
         ids = store.session_ids()
-        return len(ids) == SESSIONS and all(store.verify_session(sid).ok for sid in ids) and not store.verify_store()
+        return (
+            len(ids) == SESSIONS
+            and all(store.verify_session(sid).ok for sid in ids)
+            and not store.verify_store()
+        )
     finally:
         store.close()
 
@@ -98,16 +124,22 @@ def decrypts_anything(key: bytes) -> list[str]:
     fields = Fields(AesGcmFieldCipher.from_key(key))
     opened: list[str] = []
     with contextlib.closing(sqlite3.connect(db_path())) as raw:
-        for name, value in raw.execute("SELECT key, value FROM meta WHERE key IN ('keycheck', 'index_key')"):
+        for name, value in raw.execute(
+            "SELECT key, value FROM meta WHERE key IN ('keycheck', 'index_key')"
+        ):
             opened += [f"meta {name}"] if fields.opens("meta", name, "store", value) else []
         for sid, ws, name, title in raw.execute("SELECT id, workspace, name, title FROM sessions"):
             for column, value in (("workspace", ws), ("name", name), ("title", title)):
                 if value is not None and fields.opens("sessions", column, sid, value):
                     opened.append(f"{sid} {column}")
-        for sid, seq, event_id, kind, payload in raw.execute("SELECT session_id, seq, event_id, kind, payload FROM journal"):
+        for sid, seq, event_id, kind, payload in raw.execute(
+            "SELECT session_id, seq, event_id, kind, payload FROM journal"
+        ):
             if fields.opens("journal", "payload", f"{sid}/{seq}/{kind}/{event_id}", payload):
                 opened.append(f"{sid} entry {seq}")
-        for index, scope_index, scope in raw.execute("SELECT workspace_index, scope_index, scope FROM approvals"):
+        for index, scope_index, scope in raw.execute(
+            "SELECT workspace_index, scope_index, scope FROM approvals"
+        ):
             if fields.opens("approvals", "scope", f"{index}/{scope_index}", scope):
                 opened.append("approval")
     return opened
@@ -118,8 +150,14 @@ def rotate_process(tmp_path: Path, pause: str | None) -> subprocess.Popen[str]:
     if pause:
         env[PAUSE_ENV] = pause
     return subprocess.Popen(
-        [sys.executable, "-m", "ketch", "store", "key", "rotate"], cwd=tmp_path, env=env,
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [sys.executable, "-m", "ketch", "store", "key", "rotate"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
@@ -141,11 +179,24 @@ def kill_at(tmp_path: Path, pause: str | None, after: float | None) -> str:
     return proc.stderr.read() if proc.stderr else ""
 
 
-def test_rotation_survives_sigkill_at_20_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rotation_survives_sigkill_at_20_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = build(tmp_path, monkeypatch)
     store.close()
     total = SESSIONS * ENTRIES
-    phases = ["locked", "marked", "staged", "journal:1", f"journal:{total // 2}", f"journal:{total}", "sessions-done", "committed", "history", "promoted"]
+    phases = [
+        "locked",
+        "marked",
+        "staged",
+        "journal:1",
+        f"journal:{total // 2}",
+        f"journal:{total}",
+        "sessions-done",
+        "committed",
+        "history",
+        "promoted",
+    ]
     began = time.monotonic()
     timing = rotate_process(tmp_path, None)
     assert timing.wait(timeout=120) == 0, timing.communicate()
@@ -175,18 +226,29 @@ def test_rotation_survives_sigkill_at_20_points(tmp_path: Path, monkeypatch: pyt
     assert current not in seen
     for old in set(seen):
         assert decrypts_anything(old) == []
-    assert len(decrypts_anything(current)) == 2 + SESSIONS * (3 + ENTRIES) + 1  # every field opens under the new key
-    history = EncryptedPromptHistory(state_dir() / "prompt-history", AesGcmFieldCipher.from_key(current))
+    assert (
+        len(decrypts_anything(current)) == 2 + SESSIONS * (3 + ENTRIES) + 1
+    )  # every field opens under the new key
+    history = EncryptedPromptHistory(
+        state_dir() / "prompt-history", AesGcmFieldCipher.from_key(current)
+    )
     assert list(history.load_history_strings()) == ["second thing I typed", "first thing I typed"]
     listing = run_ketch("sessions", "list", "--all", cwd=tmp_path, env=cli_env(tmp_path))
-    assert listing.returncode == 0 and listing.stdout.count("ses_") == SESSIONS  # indexes stayed valid
+    assert (
+        listing.returncode == 0 and listing.stdout.count("ses_") == SESSIONS
+    )  # indexes stayed valid
 
 
-def test_rotate_refuses_while_another_ketch_has_the_store_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rotate_refuses_while_another_ketch_has_the_store_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = build(tmp_path, monkeypatch)  # this process keeps it open
     before = stored_keys(tmp_path)
     refused = run_ketch("store", "key", "rotate", cwd=tmp_path, env=cli_env(tmp_path))
-    assert refused.returncode == 1 and "other ketch processes have the session store open" in refused.stderr
+    assert (
+        refused.returncode == 1
+        and "other ketch processes have the session store open" in refused.stderr
+    )
     assert stored_keys(tmp_path) == before
     store.close()
     assert run_ketch("store", "key", "rotate", cwd=tmp_path, env=cli_env(tmp_path)).returncode == 0
@@ -196,7 +258,9 @@ def test_a_passphrase_store_rotates_without_asking_again(tmp_path: Path) -> None
     workspace = tmp_path / "ws"
     workspace.mkdir()
     old = make_passphrase_store("a long enough passphrase")
-    env = {k: v for k, v in cli_env(tmp_path, [text("saved")]).items() if k != "PYTHON_KEYRING_BACKEND"}
+    env = {
+        k: v for k, v in cli_env(tmp_path, [text("saved")]).items() if k != "PYTHON_KEYRING_BACKEND"
+    }
     env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
     env["KETCH_PASSPHRASE"] = "a long enough passphrase"
     assert run_ketch("-p", "one", "--provider", "scripted", cwd=workspace, env=env).returncode == 0
@@ -204,8 +268,18 @@ def test_a_passphrase_store_rotates_without_asking_again(tmp_path: Path) -> None
     salt_before = json.loads(key_file.read_text())["kdf"]["salt"]
     rotated = run_ketch("store", "key", "rotate", cwd=workspace, env=env)
     assert rotated.returncode == 0, rotated.stderr
-    assert json.loads(key_file.read_text())["kdf"]["salt"] == salt_before  # same passphrase, same KEK
+    assert (
+        json.loads(key_file.read_text())["kdf"]["salt"] == salt_before
+    )  # same passphrase, same KEK
     assert decrypts_anything(old) == []
-    again = run_ketch("-p", "two", "--provider", "scripted", "--continue", cwd=workspace, env={**env, "KETCH_SCRIPT": env["KETCH_SCRIPT"]})
+    again = run_ketch(
+        "-p",
+        "two",
+        "--provider",
+        "scripted",
+        "--continue",
+        cwd=workspace,
+        env={**env, "KETCH_SCRIPT": env["KETCH_SCRIPT"]},
+    )
     assert again.returncode == 0, again.stderr
     assert not (state_dir() / "sessions.key.next").exists()

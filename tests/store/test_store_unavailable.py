@@ -42,48 +42,103 @@ def test_the_reason_is_kept_and_shown_at_every_later_use(tmp_path: Path) -> None
     with patched_environ({k: v for k, v in h.environ.items() if k.startswith("KETCH_")}):
         with pytest.raises(RecoveryLocked, match="locked") as first:
             _ = h.kernel.store
-        assert isinstance(h.kernel.store_problem, StoreUnavailable) and h.kernel.store_problem.exists
-        with pytest.raises(RecoveryLocked) as again:  # not None, not "is the 'store' plugin disabled?"
+        assert (
+            isinstance(h.kernel.store_problem, StoreUnavailable) and h.kernel.store_problem.exists
+        )
+        with pytest.raises(
+            RecoveryLocked
+        ) as again:  # not None, not "is the 'store' plugin disabled?"
             _ = h.kernel.store
     assert again.value.message == first.value.message
     with pytest.raises(KetchError) as resumed:
         h.resume(None)
-    assert resumed.value.message.startswith("cannot resume: recovery-locked") and "disabled" not in resumed.value.message
+    assert (
+        resumed.value.message.startswith("cannot resume: recovery-locked")
+        and "disabled" not in resumed.value.message
+    )
     end = h.run("two")
     assert end.stop_reason == "end_turn"
     notices = [e.message for e in h.of_type("notice")]
     assert len([n for n in notices if "locked" in n]) == 1, notices  # one notice for the one cause
     assert notices[0].startswith("this session is not being saved: recovery-locked")
     said = remember_always(h.session, "shell(git status)")
-    assert said is not None and "holds for this session only" in said and "locked" in said and "disabled" not in said
+    assert (
+        said is not None
+        and "holds for this session only" in said
+        and "locked" in said
+        and "disabled" not in said
+    )
 
 
 def test_no_save_opens_nothing_and_writes_nothing(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    run = run_ketch("-p", "hi", "--provider", "scripted", "--no-save", cwd=workspace, env=cli_env(tmp_path, [text("unsaved")]))
+    run = run_ketch(
+        "-p",
+        "hi",
+        "--provider",
+        "scripted",
+        "--no-save",
+        cwd=workspace,
+        env=cli_env(tmp_path, [text("unsaved")]),
+    )
     assert run.returncode == 0 and run.stdout.strip() == "unsaved", run.stderr
     assert run.stderr.count("not being saved") == 1 and "--no-save" in run.stderr
     assert not state_dir().exists() or not any(state_dir().iterdir())
     assert not (tmp_path / "keyring.json").exists()  # no key minted either
-    both = run_ketch("-p", "hi", "--provider", "scripted", "--no-save", "--continue", cwd=workspace, env=cli_env(tmp_path, [text("x")]))
+    both = run_ketch(
+        "-p",
+        "hi",
+        "--provider",
+        "scripted",
+        "--no-save",
+        "--continue",
+        cwd=workspace,
+        env=cli_env(tmp_path, [text("x")]),
+    )
     assert both.returncode == 2 and "nothing to resume" in both.stderr
 
 
 def test_a_damaged_store_stops_a_headless_run_before_the_model(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    assert run_ketch("-p", "hi", "--provider", "scripted", cwd=workspace, env=cli_env(tmp_path, [text("saved")])).returncode == 0
+    assert (
+        run_ketch(
+            "-p",
+            "hi",
+            "--provider",
+            "scripted",
+            cwd=workspace,
+            env=cli_env(tmp_path, [text("saved")]),
+        ).returncode
+        == 0
+    )
     db_path().write_bytes(b"this is no database at all" * 200)
     for name in ("sessions.db-wal", "sessions.db-shm"):
         (state_dir() / name).unlink(missing_ok=True)
-    before, sent = hashlib.sha256(db_path().read_bytes()).hexdigest(), len(logged_requests(tmp_path))
-    run = run_ketch("-p", "more", "--provider", "scripted", cwd=workspace, env=cli_env(tmp_path, [text("x")]))
-    assert run.returncode == 1 and "cannot open the session store" in run.stderr and "--no-save" in run.stderr
+    before, sent = (
+        hashlib.sha256(db_path().read_bytes()).hexdigest(),
+        len(logged_requests(tmp_path)),
+    )
+    run = run_ketch(
+        "-p", "more", "--provider", "scripted", cwd=workspace, env=cli_env(tmp_path, [text("x")])
+    )
+    assert (
+        run.returncode == 1
+        and "cannot open the session store" in run.stderr
+        and "--no-save" in run.stderr
+    )
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
-    assert len(logged_requests(tmp_path)) == sent and hashlib.sha256(db_path().read_bytes()).hexdigest() == before
+    assert (
+        len(logged_requests(tmp_path)) == sent
+        and hashlib.sha256(db_path().read_bytes()).hexdigest() == before
+    )
     listing = run_ketch("sessions", "list", cwd=workspace, env=cli_env(tmp_path))
-    assert listing.returncode == 1 and "cannot open the session store" in listing.stderr and "Traceback" not in listing.stderr
+    assert (
+        listing.returncode == 1
+        and "cannot open the session store" in listing.stderr
+        and "Traceback" not in listing.stderr
+    )
 
 
 # --- the interactive shell ------------------------------------------------------------------
@@ -92,17 +147,28 @@ def test_a_damaged_store_stops_a_headless_run_before_the_model(tmp_path: Path) -
 def _terminal(tmp_path: Path, name: str) -> object:
     from tests.interactive.interactive_kit import Terminal, needs_tmux  # noqa: F401
 
-    return Terminal(tmp_path / name, script=[text("answered unsaved")], plugins="interactive,store,crypto,guards", home=tmp_path / "home")
+    return Terminal(
+        tmp_path / name,
+        script=[text("answered unsaved")],
+        plugins="interactive,store,crypto,guards",
+        home=tmp_path / "home",
+    )
 
 
-@pytest.mark.skipif(__import__("shutil").which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+@pytest.mark.skipif(
+    __import__("shutil").which("tmux") is None, reason="tmux is not installed (.ci/run installs it)"
+)
 def test_the_shell_asks_before_running_unsaved(tmp_path: Path) -> None:
     from ketch.testing.harness import isolated_env
 
     home = tmp_path / "home"
     workspace = tmp_path / "first" / "ws"
     workspace.mkdir(parents=True)
-    env = {**cli_env(tmp_path, [text("saved")]), **isolated_env(home), "KETCH_TEST_KEYRING_FILE": str(home / "keyring.json")}
+    env = {
+        **cli_env(tmp_path, [text("saved")]),
+        **isolated_env(home),
+        "KETCH_TEST_KEYRING_FILE": str(home / "keyring.json"),
+    }
     assert run_ketch("-p", "keep", "--provider", "scripted", cwd=workspace, env=env).returncode == 0
     (home / "keyring.json").write_text("{}")  # recovery-locked from now on
     db = home / "state" / "sessions.db"
@@ -124,7 +190,10 @@ def test_the_shell_asks_before_running_unsaved(tmp_path: Path) -> None:
         accept.ready()  # type: ignore[attr-defined]
         accept.type("hello")  # type: ignore[attr-defined]
         screen = accept.wait_for("answered unsaved")  # type: ignore[attr-defined]
-        assert screen.count("not being saved") == 1 and "prompt history is kept in memory" not in screen
+        assert (
+            screen.count("not being saved") == 1
+            and "prompt history is kept in memory" not in screen
+        )
         accept.keys("C-d")  # type: ignore[attr-defined]
         assert accept.exit_code() == 0  # type: ignore[attr-defined]
     finally:

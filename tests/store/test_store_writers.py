@@ -14,15 +14,38 @@ from ketch.testing import call, text
 from tests.store.conftest import cli_env, run_ketch
 
 
-def start(tmp_path: Path, workspace: Path, n: int, *args: str, delay: float = 0.4) -> subprocess.Popen[str]:
+def start(
+    tmp_path: Path, workspace: Path, n: int, *args: str, delay: float = 0.4
+) -> subprocess.Popen[str]:
     """A ``ketch -p --continue`` whose turn takes a while (a tool call, then a slow answer)."""
     scratch = tmp_path / f"run{n}"
     scratch.mkdir()
-    env = cli_env(scratch, [call("note", {"text": f"work {n}"}, id=f"call_{n}"), text(f"answer {n}", delay=delay)])
+    env = cli_env(
+        scratch,
+        [call("note", {"text": f"work {n}"}, id=f"call_{n}"), text(f"answer {n}", delay=delay)],
+    )
     env["KETCH_TEST_KEYRING_FILE"] = str(tmp_path / "keyring.json")
     return subprocess.Popen(
-        [sys.executable, "-m", "ketch", "-p", f"prompt {n}", "--provider", "scripted", "--continue", "--output-format", "stream-json", *args],
-        cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "ketch",
+            "-p",
+            f"prompt {n}",
+            "--provider",
+            "scripted",
+            "--continue",
+            "--output-format",
+            "stream-json",
+            *args,
+        ],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
@@ -31,7 +54,9 @@ def holding(holder: subprocess.Popen[str], session_id: str) -> None:
     lock = Path(os.environ["KETCH_STATE_DIR"]) / "writers" / f"{session_id}.lock"
     deadline = time.monotonic() + 30
     while not (lock.exists() and lock.read_text().strip() == str(holder.pid)):
-        assert time.monotonic() < deadline and holder.poll() is None, "the first writer never took the session"
+        assert time.monotonic() < deadline and holder.poll() is None, (
+            "the first writer never took the session"
+        )
         time.sleep(0.05)
 
 
@@ -48,12 +73,16 @@ def notices(out: str) -> str:
 
 
 def transcript(tmp_path: Path, workspace: Path, session_id: str) -> list[tuple[str, str]]:
-    shown = run_ketch("sessions", "show", session_id, "--json", cwd=workspace, env=cli_env(tmp_path))
+    shown = run_ketch(
+        "sessions", "show", session_id, "--json", cwd=workspace, env=cli_env(tmp_path)
+    )
     assert shown.returncode == 0, shown.stderr
     out = []
     for message in json.loads(shown.stdout)["transcript"]:
         for part in message["parts"]:
-            value = part.get("text") or part.get("input", {}).get("text") or part.get("output") or ""
+            value = (
+                part.get("text") or part.get("input", {}).get("text") or part.get("output") or ""
+            )
             out.append((message["role"], value))
     return out
 
@@ -69,14 +98,27 @@ def turns(rows: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
 
 
 def well_formed(turn: list[tuple[str, str]], n: int) -> bool:
-    return turn == [("user", f"prompt {n}"), ("assistant", f"work {n}"), ("tool", f"noted: work {n}"), ("assistant", f"answer {n}")]
+    return turn == [
+        ("user", f"prompt {n}"),
+        ("assistant", f"work {n}"),
+        ("tool", f"noted: work {n}"),
+        ("assistant", f"answer {n}"),
+    ]
 
 
 def test_four_concurrent_continues_wait_their_turn(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    first = run_ketch("-p", "prompt 0", "--provider", "scripted", "--output-format", "json", cwd=workspace,
-                      env=cli_env(tmp_path, [call("note", {"text": "work 0"}, id="call_0"), text("answer 0")]))
+    first = run_ketch(
+        "-p",
+        "prompt 0",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        env=cli_env(tmp_path, [call("note", {"text": "work 0"}, id="call_0"), text("answer 0")]),
+    )
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout)["session_id"]
     runs = [start(tmp_path, workspace, n) for n in range(1, 5)]
@@ -87,7 +129,9 @@ def test_four_concurrent_continues_wait_their_turn(tmp_path: Path) -> None:
     waited = [err for _, _, err in results if "is being written by another ketch" in err]
     assert len(waited) >= 1, [r[2] for r in results]  # the notice while waiting
     assert all("waiting up to 60s" in err for err in waited)
-    assert any("waited" in notices(out) for _, out, _ in results)  # and, in the event stream, for how long
+    assert any(
+        "waited" in notices(out) for _, out, _ in results
+    )  # and, in the event stream, for how long
 
     rows = transcript(tmp_path, workspace, session_id)
     split = turns(rows)
@@ -98,7 +142,10 @@ def test_four_concurrent_continues_wait_their_turn(tmp_path: Path) -> None:
         assert well_formed(turn, n), turn  # no interleaving: each turn whole, in one piece
     # Each run sent the model the whole history before it, its own prompt last.
     for n in range(1, 5):
-        sent = [json.loads(line) for line in (tmp_path / f"run{n}" / "requests.jsonl").read_text().splitlines()][0]["messages"]
+        sent = [
+            json.loads(line)
+            for line in (tmp_path / f"run{n}" / "requests.jsonl").read_text().splitlines()
+        ][0]["messages"]
         earlier = [m for m in sent if m["role"] == "user"]
         assert [m["parts"][0]["text"] for m in earlier][-1] == f"prompt {n}"
         assert len(earlier) == order.index(n) + 1
@@ -110,8 +157,16 @@ def test_past_writer_wait_the_second_writer_forks(tmp_path: Path) -> None:
     config = Path(os.environ["KETCH_CONFIG_DIR"])
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.toml").write_text("[storage]\nwriter_wait = 0\n")
-    first = run_ketch("-p", "prompt 0", "--provider", "scripted", "--output-format", "json", cwd=workspace,
-                      env=cli_env(tmp_path, [call("note", {"text": "work 0"}, id="call_0"), text("answer 0")]))
+    first = run_ketch(
+        "-p",
+        "prompt 0",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        env=cli_env(tmp_path, [call("note", {"text": "work 0"}, id="call_0"), text("answer 0")]),
+    )
     original = json.loads(first.stdout)["session_id"]
     holder = start(tmp_path, workspace, 1, delay=4)
     # Wait until the first one holds the session (its lock file names its pid).
@@ -137,11 +192,27 @@ def test_past_writer_wait_the_second_writer_forks(tmp_path: Path) -> None:
 def test_a_session_open_elsewhere_is_not_deleted(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    first = run_ketch("-p", "prompt 0", "--provider", "scripted", "--output-format", "json", cwd=workspace, env=cli_env(tmp_path, [text("answer 0")]))
+    first = run_ketch(
+        "-p",
+        "prompt 0",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        env=cli_env(tmp_path, [text("answer 0")]),
+    )
     original = json.loads(first.stdout)["session_id"]
     holder = start(tmp_path, workspace, 1, delay=4)
     holding(holder, original)
     refused = run_ketch("sessions", "delete", original, cwd=workspace, env=cli_env(tmp_path))
     assert holder.wait(timeout=60) == 0
-    assert refused.returncode == 1 and f"session {original} is open in another ketch (pid {holder.pid}); close it first" in refused.stderr
-    assert run_ketch("sessions", "delete", original, cwd=workspace, env=cli_env(tmp_path)).returncode == 0
+    assert (
+        refused.returncode == 1
+        and f"session {original} is open in another ketch (pid {holder.pid}); close it first"
+        in refused.stderr
+    )
+    assert (
+        run_ketch("sessions", "delete", original, cwd=workspace, env=cli_env(tmp_path)).returncode
+        == 0
+    )
