@@ -169,4 +169,7 @@ class AesGcmFieldCipher:
 
     def mac(self, purpose: str, data: bytes) -> bytes:
         """HMAC-SHA-256 of ``data`` under a subkey of the data key kept for ``purpose``."""
-        return hmac.digest(self._get(True).mac_key(purpose), data, "sha256")
+        return hmac.digest(self.mac_key(purpose), data, "sha256")
+
+    def mac_key(self, purpose: str) -> bytes:
+        return self._get(True).mac_key(purpose)

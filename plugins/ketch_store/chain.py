@@ -30,22 +30,38 @@ HEAD = "journal-head"
 _CLASSIFY_LIMIT = 20_000  # decryption attempts spent naming one broken entry
 
 
+_LEN = struct.Struct(">I").pack
+_NUMBER = struct.Struct(">Iq").pack  # a framed 8-byte sequence number
+_TIME = struct.Struct(">Id").pack  # a framed 8-byte timestamp
+_LINK_TAG = _LEN(16) + b"ketch/journal/v1"
+
+
 def _frame(*parts: bytes) -> bytes:
-    return b"".join(struct.pack(">I", len(p)) + p for p in parts)
+    return b"".join(_LEN(len(p)) + p for p in parts)
 
 
 def link_input(
     session_id: str, seq: int, kind: str, event_id: str, ts: float, payload: bytes, prev: bytes
 ) -> bytes:
-    return _frame(
-        b"ketch/journal/v1",
-        session_id.encode(),
-        struct.pack(">q", seq),
-        kind.encode(),
-        event_id.encode(),
-        struct.pack(">d", ts),
-        bytes(payload),
-        prev,
+    """What entry ``seq``'s link authenticates: each part length-prefixed (:func:`_frame`),
+    written out because it runs once per entry on every load."""
+    sid, k, e = session_id.encode(), kind.encode(), event_id.encode()
+    return b"".join(
+        (
+            _LINK_TAG,
+            _LEN(len(sid)),
+            sid,
+            _NUMBER(8, seq),
+            _LEN(len(k)),
+            k,
+            _LEN(len(e)),
+            e,
+            _TIME(8, ts),
+            _LEN(len(payload)),
+            payload,
+            _LEN(len(prev)),
+            prev,
+        )
     )
 
 

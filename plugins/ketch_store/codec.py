@@ -8,7 +8,9 @@ value is only readable in the place it was written.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ketch.storage import FieldCipher, IntegrityError
@@ -83,6 +85,14 @@ class Fields:
         if callable(keyed):
             return bytes(keyed(purpose, data))
         return hashlib.sha256(purpose.encode() + b"\x00" + data).digest()
+
+    def mac_for(self, purpose: str) -> Callable[[bytes], bytes]:
+        """:meth:`mac` for one purpose, its key looked up once (the journal's hot loop)."""
+        subkey = getattr(self.cipher, "mac_key", None)
+        if callable(subkey):
+            key = bytes(subkey(purpose))
+            return lambda data: hmac.digest(key, data, "sha256")
+        return lambda data: self.mac(purpose, data)
 
     def opens(self, table: str, column: str, key: str, value: bytes) -> bool:
         try:

@@ -579,7 +579,7 @@ class SqliteStore:
         last_seq, head = self._end(session_id)
         opened: list[tuple[int, str, float, bytes]] = []
         fine: dict[int, bool] = {}
-        mac, seal_open = self.fields.mac, self.fields.open
+        link, seal_open = self.fields.mac_for(CHAIN), self.fields.open
         intact, prev, expected = True, b"", 1
         for row in rows:
             try:
@@ -588,11 +588,11 @@ class SqliteStore:
                 fine[row.seq] = intact = False
                 continue
             fine[row.seq] = True
-            if row.seq != expected or row.mac is None or mac(CHAIN, link_input(session_id, row.seq, row.kind, row.event_id, row.ts, row.payload, prev)) != row.mac:
+            if row.seq != expected or row.mac is None or link(link_input(session_id, row.seq, row.kind, row.event_id, row.ts, row.payload, prev)) != row.mac:
                 intact = False
             prev, expected = row.mac or b"", row.seq + 1
             opened.append((row.seq, row.kind, row.ts, plain))
-        if intact and (expected - 1 != last_seq or (rows and mac(HEAD, head_input(session_id, last_seq, prev)) != head)):
+        if intact and (expected - 1 != last_seq or (rows and self.fields.mac(HEAD, head_input(session_id, last_seq, prev)) != head)):
             intact = False
         if not intact:
             report = self._check(session_id, rows, last_seq, head, fine)
