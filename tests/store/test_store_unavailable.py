@@ -201,3 +201,77 @@ def test_the_shell_asks_before_running_unsaved(tmp_path: Path) -> None:
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
     assert json.loads((home / "keyring.json").read_text()) == {}
     assert os.path.exists(db)
+
+
+@pytest.mark.skipif(
+    __import__("shutil").which("tmux") is None, reason="tmux is not installed (.ci/run installs it)"
+)
+def test_the_shell_asks_for_the_passphrase_on_the_terminal(tmp_path: Path) -> None:
+    """No keyring: the first run chooses a passphrase (typed twice); the next asks for it,
+    a wrong one is named and asked again. Typed on the terminal, never echoed."""
+    from tests.interactive.interactive_kit import Terminal
+
+    home = tmp_path / "home"
+    config = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "config.toml").write_text(
+        "[storage]\nkey_cache_timeout = 0\n"
+    )  # ask every time
+    plugins = "interactive,store,crypto,guards"
+    workspace = tmp_path / "ws"
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+    first = Terminal(
+        tmp_path / "one",
+        script=[text("first answer")],
+        plugins=plugins,
+        home=home,
+        env=config,
+        workspace=workspace,
+    )
+    try:
+        first.wait_for("Choose a passphrase")
+        first.type("short")
+        first.wait_for("at least 8 characters")
+        first.type("a terminal passphrase")
+        first.wait_for("Type it again:")
+        first.type("a terminal passphrase")
+        first.ready()
+        first.type("remember the terminal")
+        screen = first.wait_for("first answer")
+        assert "a terminal passphrase" not in screen and "not being saved" not in screen
+        first.keys("C-d")
+        assert first.exit_code() == 0
+    finally:
+        first.close()
+    assert (home / "state" / "sessions.key").exists()
+
+    second = Terminal(
+        tmp_path / "two",
+        script=[text("second answer")],
+        plugins=plugins,
+        home=home,
+        env=config,
+        args=("--continue",),
+        workspace=workspace,
+    )
+    try:
+        second.wait_for("Passphrase for ketch's saved sessions:")
+        second.type("not it at all")
+        second.wait_for("wrong passphrase; try again")
+        second.type("a terminal passphrase")
+        second.ready()
+        second.type("and now?")
+        screen = second.wait_for("second answer")
+        assert "not it at all" not in screen and "a terminal passphrase" not in screen
+        second.keys("C-d")
+        assert second.exit_code() == 0
+    finally:
+        second.close()
+    sent = [
+        json.loads(line) for line in (tmp_path / "two" / "requests.jsonl").read_text().splitlines()
+    ][-1]["messages"]
+    assert [p["text"] for m in sent if m["role"] == "user" for p in m["parts"]] == [
+        "remember the terminal",
+        "and now?",
+    ]
