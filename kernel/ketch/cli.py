@@ -90,6 +90,7 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     parser.add_argument("--max-iterations", type=_positive_int, metavar="N", help="stop a turn after N model calls")
     parser.add_argument("--continue", dest="continue_session", action="store_true", help="continue the latest session of this workspace")
     parser.add_argument("--resume", metavar="ID", help="resume session ID")
+    parser.add_argument("--no-save", action="store_true", help="open no session store and save nothing of this run")
     parser.add_argument("--no-plugin", action="append", default=[], metavar="NAME", help="do not load plugin NAME (repeatable)")
     parser.add_argument("--trust-workspace", action="store_true", help="apply this workspace's .ketch/config.toml in full (it can add rules, hooks, servers)")
     parser.add_argument("--frontend", help=argparse.SUPPRESS)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import KetchError, NoProviderConfigured
+from ketch.errors import KetchError, NoProviderConfigured, UsageError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.providers import Provider, ProviderConfig, ProviderKind
     from ketch.session import Session
     from ketch.settings import LoadedSettings, Settings, SettingsSection
-    from ketch.storage import Store
+    from ketch.storage import Store, StoreUnavailable
     from ketch.tools import Tool
 
 
@@ -56,6 +56,8 @@ class Kernel:
         self._trusted = trusted
         self._store: Store | None = None
         self._store_opened = False
+        # Why the store could not be opened (kept, and raised again at every later use).
+        self.store_problem: StoreUnavailable | None = None
         self._configured = False
         self.stash = Stash()  # plugins' in-memory state (ketch.stash.StashKey)
 
@@ -358,11 +360,32 @@ class Kernel:
 
     @property
     def store(self) -> Store | None:
+        """The session store (opened on first use), or None when no plugin provides one.
+
+        A store that cannot be opened raises :class:`ketch.storage.StoreUnavailable`
+        here, now and at every later use, with the reason it failed the first time
+        (``store_problem``). ``--no-save`` opens nothing.
+        """
         if not self._store_opened:
             self._store_opened = True
+            self._open_store()
+        if self.store_problem is not None:
+            raise self.store_problem.with_traceback(None)
+        return self._store
+
+    def _open_store(self) -> None:
+        from ketch.storage import StoreUnavailable
+
+        if getattr(self.args, "no_save", False):
+            self.store_problem = StoreUnavailable("--no-save was given", exists=False)
+            return
+        try:
             cipher = self.hooks.field_cipher(self.settings)
             self._store = self.hooks.open_store(self.settings, cipher)
-        return self._store
+        except StoreUnavailable as exc:
+            self.store_problem = exc
+        except KetchError as exc:  # any other refusal: assume there was data it should have opened
+            self.store_problem = StoreUnavailable(exc.message, exists=True)
 
     # --- sessions ----------------------------------------------------------------------------
 
@@ -390,7 +413,12 @@ class Kernel:
         from ketch.session import Session
 
         self.configure()
-        store = self.store
+        if getattr(self.args, "no_save", False):
+            raise UsageError("--no-save opens no session store, so there is nothing to resume; drop --no-save or --continue/--resume")
+        try:
+            store = self.store
+        except KetchError as exc:
+            raise KetchError(f"cannot resume: {exc.message}", exit_code=exc.exit_code) from None
         if store is None:
             raise KetchError("cannot resume: no session store is loaded (is the 'store' plugin disabled?)")
         if session_id is None:

@@ -20,8 +20,27 @@ class IntegrityError(KetchError):
     """Stored data failed authentication (tampered, moved, or the wrong key)."""
 
 
-class RecoveryLocked(KetchError):
+class StoreUnavailable(KetchError):
+    """The session store cannot be used; the message says why and what to do.
+
+    ``exists`` tells whether there is data that should have opened (recovery-locked,
+    damaged, a wrong passphrase): a headless run then stops before calling the model
+    unless ``--no-save``, because continuing would silently not keep the user's work.
+    Without data (no store yet and no way to make one) the run continues unsaved and
+    says so once. The store and cipher hooks raise it; the kernel keeps it
+    (``Kernel.store_problem``) and raises it again wherever the store is used later.
+    """
+
+    def __init__(self, message: str, *, exists: bool, exit_code: int | None = None) -> None:
+        super().__init__(message, exit_code=exit_code)
+        self.exists = exists
+
+
+class RecoveryLocked(StoreUnavailable):
     """The data exists but its key cannot be had: the store refuses to open."""
+
+    def __init__(self, message: str, *, exists: bool = True, exit_code: int | None = None) -> None:
+        super().__init__(message, exists=exists, exit_code=exit_code)
 
 
 @runtime_checkable
@@ -97,3 +116,14 @@ class Store(Protocol):
     def remove_approval(self, workspace: str, scope: str) -> bool: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class KeyedDigest(Protocol):
+    """A store that names things by a keyed digest, for plugins that file data outside the
+    store without revealing what it is about (MCP pins name a workspace this way)."""
+
+    def keyed_digest(self, purpose: str, value: str) -> str:
+        """HMAC-SHA-256 (hex) of ``value`` for ``purpose`` under a key derived from the
+        store's data key; stable for the life of the store (key rotations included)."""
+        ...

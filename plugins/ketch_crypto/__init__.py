@@ -1,9 +1,11 @@
-"""ketch_crypto: AES-256-GCM field encryption for the session store, key in the OS keyring.
+"""ketch_crypto: AES-256-GCM field encryption for the session store, and where its key lives.
 
-Implements ``ketch_field_cipher``. The cipher is lazy: the keyring is touched only when
-the store opens (``cipher.unlock(create=...)``) or first encrypts, never at import.
-With ``storage.encryption = "off"`` it provides nothing, and the store runs in
-plaintext, saying so.
+Implements ``ketch_field_cipher``. The cipher is lazy: no keyring, key file or
+passphrase is touched until the store opens (``cipher.unlock(create=...)``) or first
+encrypts, never at import. The key lives where ``[storage] key`` says (``auto``, the
+default: the OS keyring when a safe one is there, else wrapped under a passphrase; see
+:mod:`ketch_crypto.manager`). With ``storage.encryption = "off"`` it provides nothing,
+and the store runs in plaintext, saying so.
 """
 
 from __future__ import annotations
@@ -13,15 +15,35 @@ from typing import TYPE_CHECKING
 from ketch import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
     from ketch.settings import Settings
     from ketch.storage import FieldCipher
+
+
+@hookimpl
+def ketch_configure(kernel: Kernel) -> None:
+    from ketch_crypto.passphrases import ENV, NEW_ENV, take
+
+    # Out of the kernel's copy of the environment as early as possible (os.environ too).
+    for name in (ENV, NEW_ENV):
+        if name in kernel.environ:
+            take(name, kernel.environ)
 
 
 @hookimpl
 def ketch_field_cipher(settings: Settings) -> FieldCipher | None:
     if settings.section("storage").get("encryption", "on") == "off":
         return None
-    from ketch_crypto.cipher import AesGcmFieldCipher, DerivedKeys
-    from ketch_crypto.keys import load_data_key
+    return make_cipher(settings)
 
-    return AesGcmFieldCipher(lambda create: DerivedKeys(load_data_key(create)))
+
+def make_cipher(settings: Settings, *, detach: bool = True) -> FieldCipher:
+    """The cipher for the store in the state dir; ``detach=False`` for key commands that
+    must still reach the kernel keyring after unlocking."""
+    from ketch.paths import state_dir
+    from ketch_crypto.cipher import AesGcmFieldCipher, DerivedKeys
+    from ketch_crypto.manager import KeyManager
+    from ketch_crypto.settings import key_settings
+
+    manager = KeyManager(key_settings(settings), state_dir() / "sessions.db", detach=detach)
+    return AesGcmFieldCipher(lambda create: DerivedKeys(manager.load(create)), manager)

@@ -18,6 +18,7 @@ from ketch.storage import RecoveryLocked
 
 SERVICE = "ketch"
 USERNAME = "data-key"
+PENDING = "data-key-next"  # a rotation's new key, until the database is re-encrypted under it
 _PREFIX = "ketch-data-key:v1:"
 _WHERE = f'the OS keyring (service "{SERVICE}", user "{USERNAME}")'
 _OFF_HINT = 'or set storage.encryption = "off" in config.toml to keep sessions unencrypted'
@@ -94,7 +95,8 @@ def load_data_key(create: bool) -> bytes:
     if not create:
         raise RecoveryLocked(
             f"recovery-locked: the session database exists but its key is missing from {_WHERE}. "
-            "Restore the key (or unlock the keyring that holds it) and run again; ketch will not create a new key "
+            "Restore the key (unlock the keyring that holds it, or `ketch store key import` a recovery code) and run again; "
+            "ketch will not create a new key "
             "over existing sessions. To start over, move sessions.db away (its sessions stay unreadable without the key)."
         )
     why = insecure_backend(backend)
@@ -110,3 +112,68 @@ def load_data_key(create: bool) -> bytes:
         raise KetchError(f"the keyring did not keep the session key ({type(backend).__name__}); {_OFF_HINT}")
     # Another process may have minted first: whatever the keyring holds is the key.
     return decode_key(stored)
+
+
+def read_entry(username: str = USERNAME) -> bytes | None:
+    """A key stored under ``username``, or None; a keyring failure is ``RecoveryLocked``."""
+    import keyring
+
+    try:
+        value = keyring.get_password(SERVICE, username)
+    except _keyring_errors() as exc:
+        raise RecoveryLocked(f"cannot read the session key from {_WHERE}: {_explain(exc)}") from None
+    return None if value is None else decode_key(value)
+
+
+def write_entry(key: bytes, username: str = USERNAME) -> None:
+    """Store ``key`` under ``username`` (refusing a keyring that cannot keep it safely)."""
+    import keyring
+
+    try:
+        why = insecure_backend(keyring.get_keyring())
+        if why:
+            raise KetchError(f"cannot keep the session key safely: {why}")
+        keyring.set_password(SERVICE, username, encode_key(key))
+        stored = keyring.get_password(SERVICE, username)
+    except _keyring_errors() as exc:
+        raise KetchError(f"cannot store the session key in {_WHERE}: {_explain(exc)}") from None
+    if stored is None or decode_key(stored) != key:
+        raise KetchError("the OS keyring did not keep the session key")
+
+
+def delete_entry(username: str = USERNAME) -> bool:
+    import keyring
+    from keyring.errors import PasswordDeleteError
+
+    try:
+        if keyring.get_password(SERVICE, username) is None:
+            return False
+        keyring.delete_password(SERVICE, username)
+    except PasswordDeleteError:
+        return False
+    except _keyring_errors() as exc:
+        raise KetchError(f"cannot remove the session key from {_WHERE}: {_explain(exc)}") from None
+    return True
+
+
+def usable() -> str | None:
+    """Why the OS keyring cannot hold a new data key here, or None when it can."""
+    import keyring
+
+    try:
+        return insecure_backend(keyring.get_keyring())
+    except _keyring_errors() as exc:
+        return _explain(exc)
+    except Exception as exc:  # noqa: BLE001 - a broken PYTHON_KEYRING_BACKEND
+        return f"the keyring backend could not be loaded ({type(exc).__name__})"
+
+
+def where() -> str:
+    import keyring
+
+    try:
+        backend = keyring.get_keyring()
+        name = getattr(backend, "name", None) or type(backend).__name__
+    except Exception:  # noqa: BLE001
+        name = "unavailable"
+    return f'{_WHERE}, backend {name}'

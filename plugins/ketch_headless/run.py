@@ -183,6 +183,20 @@ def prompt_timeout(kernel: Kernel) -> float:
     return seconds
 
 
+def store_preflight(kernel: Kernel) -> None:
+    """Before the model is called: a store that exists but cannot be opened stops the run
+    (the work would silently not be kept), unless ``--no-save``; no store at all is said
+    once by the session's notice, and the run goes on unsaved."""
+    from ketch.errors import KetchError
+    from ketch.storage import StoreUnavailable
+
+    try:
+        _ = kernel.store
+    except StoreUnavailable as exc:
+        if exc.exists and not getattr(kernel.args, "no_save", False):
+            raise KetchError(f"{exc.message} (nothing was sent to the model; --no-save runs the turn without saving it)") from None
+
+
 def run_headless(kernel: Kernel) -> int:
     fmt = kernel.args.output_format
     if getattr(kernel.args, "permission_prompt_command", None):
@@ -190,6 +204,7 @@ def run_headless(kernel: Kernel) -> int:
     if getattr(kernel.args, "input_format", "text") == "stream-json":
         return run_stream_json_input(kernel, fmt)
     prompt = read_prompt(kernel)
+    store_preflight(kernel)
     printer: Any
     if fmt == "stream-json":
         printer = StreamJsonPrinter(sys.stdout)

@@ -155,6 +155,8 @@ def open_history(kernel: Kernel) -> tuple[History, str | None]:
     existing data, it only mints when there is neither a store nor a history file.
     """
     memory_only = "prompt history is kept in memory only"
+    if getattr(kernel, "store_problem", None) is not None:
+        return InMemoryHistory(), None  # the session's notice already says nothing is saved, and why
     if str(kernel.settings.section("storage").get("encryption", "on")) == "off":
         return InMemoryHistory(), f"{memory_only} (storage.encryption is off)"
     path = history_path()

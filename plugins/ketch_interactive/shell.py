@@ -36,6 +36,7 @@ from ketch_interactive.approval import Interrupted, ask_approval, summary_is_lon
 from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
 from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offer_trust
+from ketch_interactive.unsaved import continue_unsaved
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -83,6 +84,8 @@ class Shell:
         layer = ignored_workspace_layer(self.kernel)
         if layer is not None:  # the trust prompt below says it better than the notice
             self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
+        if not continue_unsaved(self.kernel):
+            return 1
         self.session = self.kernel.open_session([self.renderer.on_event])
         loop = asyncio.get_running_loop()
         try:

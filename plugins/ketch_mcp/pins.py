@@ -4,7 +4,11 @@ The first time a tool is seen in a workspace, the hash of its description and in
 schema is pinned; later, a different hash means the server changed what the model
 would read (a "rug pull"), so the tool is not offered until the user approves the
 new definition (``/mcp approve TOOL``). Pins live in the user state directory,
-keyed by a hash of the workspace path: the file never shows the path itself.
+under a name for the workspace that is an HMAC of its path under a key derived from
+the session store's data key (``Store.keyed_digest``): without the key, the file does
+not even confirm a guessed path. When no store is open (``--no-save``, no key), the
+older unkeyed name is used, so pins keep protecting; entries under it move to the keyed
+name the next time the store is open.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,23 +31,49 @@ def definition_hash(description: str | None, schema: dict[str, Any]) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+PURPOSE = "mcp-pins/workspace"
+
+
 def workspace_key(workspace: Path) -> str:
+    """The unkeyed name (when no store key is at hand, and how older ketch named it)."""
     return hashlib.sha256(b"ketch-mcp-pins\x00" + str(workspace).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-class PinStore:
-    """``{workspace key: {tool: {"hash": pinned, "pending": changed-to}}}`` in one JSON file."""
+def keyed_name(kernel: Any) -> Callable[[str], str] | None:
+    """The store's keyed digest for pin names, or None when no store is open."""
+    try:
+        store = kernel.store
+    except Exception:  # noqa: BLE001 - a store that cannot open: the unkeyed name
+        return None
+    digest = getattr(store, "keyed_digest", None)
+    if not callable(digest):
+        return None
+    return lambda value: "k1-" + str(digest(PURPOSE, value))
 
-    def __init__(self, path: Path, workspace: Path) -> None:
+
+class PinStore:
+    """``{workspace name: {tool: {"hash": pinned, "pending": changed-to}}}`` in one JSON file."""
+
+    def __init__(self, path: Path, workspace: Path, keyed: Callable[[str], str] | None = None) -> None:
         self.path = path
-        self.key = workspace_key(workspace)
+        self.legacy = workspace_key(workspace)
+        self.key = keyed(str(workspace)) if keyed is not None else self.legacy
 
     def _read(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        if self.key != self.legacy and isinstance(data.get(self.legacy), dict):
+            # Pins made under the unkeyed name move to the keyed one; a keyed pin wins.
+            moved = data.pop(self.legacy)
+            entries = data.setdefault(self.key, {})
+            for tool, entry in moved.items():
+                entries.setdefault(tool, entry)
+            self._write(data)
+        return data
 
     def _write(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

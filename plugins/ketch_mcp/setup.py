@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ketch_mcp.options import McpOptions
-from ketch_mcp.pins import PINS_FILE, PinStore, definition_hash
+from ketch_mcp.pins import PINS_FILE, PinStore, definition_hash, keyed_name
 from ketch_mcp.runtime import McpRuntime
 from ketch_mcp.settings import McpServers
 from ketch_mcp.tools import McpTool
@@ -56,7 +56,7 @@ def state_of(kernel: Any) -> McpState:
     if state is None:
         from ketch.paths import state_dir
 
-        state = McpState(kernel=kernel, pins=PinStore(state_dir() / PINS_FILE, kernel.workspace))
+        state = McpState(kernel=kernel, pins=PinStore(state_dir() / PINS_FILE, kernel.workspace, keyed_name(kernel)))
         _STATES[kernel] = state
     return state
 

@@ -3,11 +3,14 @@
 Implements ``ketch_open_store`` (one database in the user state dir, fields sealed by
 the cipher ``ketch_field_cipher`` provides), observes sessions through ``ketch_event``
 (the journal), flushes pins/state at ``ketch_session_end``, and registers the
-``ketch sessions`` command. Everything heavy is imported inside the hooks.
+``ketch sessions`` and ``ketch store`` commands. Everything heavy is imported inside
+the hooks.
 
-A store that refuses to open (recovery-locked, no keyring, plaintext not allowed)
-does not stop a new session: the session runs unsaved and says so. Resuming, and the
-``sessions`` command, fail with the store's explanation instead.
+A store that refuses to open raises ``StoreUnavailable``; the kernel keeps the reason
+(``Kernel.store_problem``). A frontend decides what that means before the session
+starts (a headless run stops when there was a store to open); a session that runs
+anyway runs unsaved and says so once. Resuming, and the ``sessions`` command, fail
+with the store's explanation.
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | 
     from ketch.paths import state_dir
     from ketch_store.recorder import Recorder
     from ketch_store.settings import StorageSettings
-    from ketch_store.store import SqliteStore
+    from ketch_store.store import SqliteStore, writer_wait
 
+    wait = writer_wait(settings)  # a bad value is a config error before anything opens
     store = SqliteStore.open(state_dir() / "sessions.db", cipher, encryption=settings.of(StorageSettings).encryption)
+    store.writer_wait = wait
     store.recorder = Recorder(store)
     return store
 
@@ -49,16 +54,12 @@ def _recorder(session: Session) -> Any:
     from ketch.errors import KetchError
 
     kernel = session.kernel
-    failed = getattr(kernel, "_ketch_store_failed", None)
-    if failed is not None:
+    if getattr(kernel, "store_problem", None) is not None:
         return None
     try:
         store = kernel.store
-    except KetchError as exc:
-        # Said once the session has started (ketch_session_start), so that the session
-        # event stays the first one a frontend sees.
-        kernel._ketch_store_failed = exc.message  # type: ignore[attr-defined]
-        return None
+    except KetchError:
+        return None  # kept as kernel.store_problem; said once at session start
     return getattr(store, "recorder", None)
 
 
@@ -66,15 +67,19 @@ def _recorder(session: Session) -> Any:
 def ketch_session_start(session: Session) -> None:
     from ketch.events import NoticeEvent
 
-    failed = getattr(session.kernel, "_ketch_store_failed", None)
-    if failed is not None:
-        message = f"this session is not being saved: {failed}"
-    else:
-        recorder = _recorder(session)
-        if recorder is None or recorder.store.encrypted:
-            return
-        message = f'storage.encryption = "off": this session is saved unencrypted in {recorder.store.path}'
-    session.kernel.emit(session, NoticeEvent(level="warning", message=message))
+    recorder = _recorder(session)
+    problem = getattr(session.kernel, "store_problem", None)
+    messages: list[str] = []
+    if problem is not None:
+        messages.append(f"this session is not being saved: {problem.message}")
+    elif recorder is not None:
+        store = recorder.store
+        messages += store.notices
+        store.notices = []
+        if not store.encrypted:
+            messages.append(f'storage.encryption = "off": this session is saved unencrypted in {store.path}')
+    for message in messages:
+        session.kernel.emit(session, NoticeEvent(level="warning", message=message))
 
 
 @hookimpl
@@ -106,14 +111,23 @@ def ketch_session_end(session: Session, reason: str) -> None:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    from ketch_store.commands import configure, run
+    from ketch_store import commands, keycmd
 
     register(
         Command(
             name="sessions",
-            help="list, show, export, rename or delete saved sessions",
+            help="list, show, export, verify, rename or delete saved sessions",
             cli=True,
-            configure=configure,
-            run=run,
+            configure=commands.configure,
+            run=commands.run,
+        )
+    )
+    register(
+        Command(
+            name="store",
+            help="the session store's key: status, export, import, rotate, passphrase",
+            cli=True,
+            configure=keycmd.configure,
+            run=keycmd.run,
         )
     )

@@ -8,7 +8,9 @@ value is only readable in the place it was written.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ketch.storage import FieldCipher, IntegrityError
@@ -75,6 +77,29 @@ class Fields:
 
     def index(self, value: str) -> str:
         return self.cipher.index(value)
+
+    def mac(self, purpose: str, data: bytes) -> bytes:
+        """A keyed MAC under a subkey of the data key; unkeyed SHA-256 in plaintext mode
+        (which catches accidents, not tampering: there is no key)."""
+        keyed = getattr(self.cipher, "mac", None)
+        if callable(keyed):
+            return bytes(keyed(purpose, data))
+        return hashlib.sha256(purpose.encode() + b"\x00" + data).digest()
+
+    def mac_for(self, purpose: str) -> Callable[[bytes], bytes]:
+        """:meth:`mac` for one purpose, its key looked up once (the journal's hot loop)."""
+        subkey = getattr(self.cipher, "mac_key", None)
+        if callable(subkey):
+            key = bytes(subkey(purpose))
+            return lambda data: hmac.digest(key, data, "sha256")
+        return lambda data: self.mac(purpose, data)
+
+    def opens(self, table: str, column: str, key: str, value: bytes) -> bool:
+        try:
+            self.cipher.decrypt(value, _aad(table, column, key))
+        except IntegrityError:
+            return False
+        return True
 
 
 def dumps(data: Any) -> bytes:

@@ -1,4 +1,4 @@
-"""``ketch sessions list|show|export|delete|rename``.
+"""``ketch sessions list|show|export|verify|delete|rename``.
 
 Kept import-light at module level (``ketch --help`` imports it to build the parser);
 the store and the renderers load inside :func:`run`.
@@ -29,6 +29,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     export.add_argument("id", metavar="ID")
     export.add_argument("--format", choices=["md", "json"], default="md")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    verify = sub.add_parser("verify", help="check every encrypted field and the journal chain of sessions")
+    verify.add_argument("id", metavar="ID", nargs="?", help="one session (default: this workspace's)")
+    verify.add_argument("--all", action="store_true", help="every session in the store")
+    verify.add_argument("--json", action="store_true", help="print a JSON report")
     delete = sub.add_parser("delete", help="delete a session and its journal")
     delete.add_argument("id", metavar="ID")
     rename = sub.add_parser("rename", help="give a session a name")
@@ -65,7 +69,7 @@ def _list(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
     errors: list[str] = []
     rows = store.list_sessions(None if show_all else str(kernel.workspace), errors=errors)
     for error in errors:
-        print(f"ketch: integrity error: {error}", file=sys.stderr)
+        print(f"ketch: {error}", file=sys.stderr)
     if getattr(args, "json", False):
         print(json.dumps([row.model_dump() for row in rows], indent=2, ensure_ascii=False))
     elif not rows:
@@ -127,4 +131,40 @@ def _rename(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
     return 0
 
 
-_ACTIONS: dict[str, Any] = {"list": _list, "show": _show, "export": _export, "delete": _delete, "rename": _rename}
+def _verify(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
+    from ketch_store.chain import Report
+
+    errors: list[str] = []
+    if args.id:
+        ids = [store.resolve_id(args.id)]
+    elif args.all:
+        ids = store.session_ids()
+    else:
+        ids = [s.id for s in store.list_sessions(str(kernel.workspace), errors=errors)]
+    reports: list[Report] = [store.verify_session(sid) for sid in ids]
+    store_problems = store.verify_store() if (args.all or not args.id) else []
+    failed = [r for r in reports if not r.ok]
+    if args.json:
+        data = {
+            "sessions": [{"id": r.session_id, "ok": r.ok, "entries": r.entries, "fields": r.fields, "problems": r.problems} for r in reports],
+            "store": store_problems + errors,
+            "ok": not failed and not store_problems and not errors,
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        for r in reports:
+            if r.ok:
+                print(f"ok      {r.session_id}  {r.entries} entries, {r.fields} encrypted fields")
+            else:
+                print(f"FAILED  {r.session_id}  " + "; ".join(r.problems))
+        for problem in store_problems + errors:
+            print(f"FAILED  store  {problem}")
+        if not reports and not args.id:
+            where = "the store" if args.all else f"{kernel.workspace} (--all checks every workspace)"
+            print(f"no saved sessions in {where}")
+        total = len(failed) + len(store_problems) + len(errors)
+        print(f"{len(reports) - len(failed)} of {len(reports)} sessions intact" + (f"; {total} problem(s)" if total else ""), file=sys.stderr)
+    return 1 if failed or store_problems or errors else 0
+
+
+_ACTIONS: dict[str, Any] = {"list": _list, "show": _show, "export": _export, "verify": _verify, "delete": _delete, "rename": _rename}

@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 try:
@@ -76,6 +77,40 @@ def _pid_alive(owner: str) -> bool:  # pragma: no cover - Windows
         pid = int(owner.split("-", 1)[0])
         os.kill(pid, 0)
     except (ValueError, OSError):
+        return False
+    return True
+
+
+def shared(path: Path, wait: float, on_wait: Callable[[], None] | None = None) -> int:
+    """A shared lock on ``path`` for as long as the returned descriptor stays open (every
+    open store holds one); waits up to ``wait`` seconds while someone holds it
+    exclusively, then raises ``TimeoutError``."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    if fcntl is None:  # pragma: no cover
+        return fd
+    deadline, told = time.monotonic() + wait, False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise TimeoutError(str(path)) from None
+            if not told and on_wait is not None:
+                on_wait()
+                told = True
+            time.sleep(0.05)
+
+
+def make_exclusive(fd: int) -> bool:
+    """Turn a shared lock into an exclusive one, if no one else holds it (else keep it shared)."""
+    if fcntl is None:  # pragma: no cover
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # a failed conversion may have dropped it: take it back
         return False
     return True
 

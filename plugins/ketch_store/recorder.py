@@ -81,11 +81,14 @@ class Recorder:
             tracker.active_ids = [m.id for m in session.active]
 
     def end(self, session: Session) -> None:
-        if self.store.has_session(session.id) and not self.store.message_count(session.id):
-            self.store.delete_session(session.id)  # nothing was said: nothing to keep
-        else:
-            self.flush(session)
-        self.trackers.pop(session.id, None)
+        try:
+            if self.store.has_session(session.id) and not self.store.message_count(session.id):
+                self.store.delete_session(session.id)  # nothing was said: nothing to keep
+            else:
+                self.flush(session)
+        finally:
+            self.trackers.pop(session.id, None)
+            self.store.release(session.id)  # the next writer of this session may go on
 
     # --- per event -------------------------------------------------------------------------------
 

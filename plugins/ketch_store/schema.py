@@ -12,9 +12,23 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-_V1 = """
+# The triggers that keep the journal append-only; a rotation (re-encrypting every entry)
+# and the version-2 chaining lift them inside their own transaction.
+TRIGGERS = """
+CREATE TRIGGER journal_append_only BEFORE UPDATE ON journal
+BEGIN
+    SELECT RAISE(ABORT, 'the journal is append-only');
+END;
+CREATE TRIGGER journal_keeps_live_sessions BEFORE DELETE ON journal
+WHEN EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
+BEGIN
+    SELECT RAISE(ABORT, 'journal entries go only with their session');
+END;
+"""
+
+_V1 = f"""
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
     value BLOB NOT NULL
@@ -51,16 +65,7 @@ CREATE TABLE journal (
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX journal_by_event_id ON journal (event_id);
-CREATE TRIGGER journal_append_only BEFORE UPDATE ON journal
-BEGIN
-    SELECT RAISE(ABORT, 'the journal is append-only');
-END;
-CREATE TRIGGER journal_keeps_live_sessions BEFORE DELETE ON journal
-WHEN EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
-BEGIN
-    SELECT RAISE(ABORT, 'journal entries go only with their session');
-END;
-
+{TRIGGERS}
 -- Tool effects: dispatched before they run, finished after; unknown_outcome after a crash.
 CREATE TABLE operations (
     session_id TEXT NOT NULL,
@@ -84,8 +89,27 @@ CREATE TABLE approvals (
 ) WITHOUT ROWID;
 """
 
+# Version 2: the journal is a MAC chain. Each entry's ``mac`` binds its identity, its
+# timestamp, its sealed payload and the previous entry's ``mac``; the session's ``head``
+# binds its last sequence number to its last ``mac`` (so a cut-off tail shows). Entries
+# written before version 2 are chained when the store first opens with its key.
+_V2 = """
+ALTER TABLE journal ADD COLUMN mac BLOB;
+ALTER TABLE sessions ADD COLUMN head BLOB;
+"""
+
 # MIGRATIONS[n] takes a database at version n-1 to version n.
-MIGRATIONS: dict[int, str] = {1: _V1}
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+
+
+def lift_triggers(conn: sqlite3.Connection) -> None:
+    conn.execute("DROP TRIGGER IF EXISTS journal_append_only")
+    conn.execute("DROP TRIGGER IF EXISTS journal_keeps_live_sessions")
+
+
+def restore_triggers(conn: sqlite3.Connection) -> None:
+    for statement in _statements(TRIGGERS):
+        conn.execute(statement)
 
 
 class SchemaTooNew(Exception):

@@ -122,9 +122,18 @@ def test_recovery_locked_from_the_command_line(tmp_path: Path, workspaces: tuple
     assert listing.stderr.startswith("ketch: recovery-locked") and "Traceback" not in listing.stderr
     resumed = run_ketch("-p", "again", "--provider", "scripted", "--continue", cwd=a, env=cli_env(tmp_path, [text("x")]))
     assert resumed.returncode == 1 and "recovery-locked" in resumed.stderr
+    # A new headless turn stops before the model is called: its work would silently not be kept.
+    requests_before = len(logged_requests(tmp_path))
     fresh = run_ketch("-p", "new work", "--provider", "scripted", cwd=a, env=cli_env(tmp_path, [text("answer")]))
-    assert fresh.returncode == 0 and fresh.stdout.strip() == "answer"
-    assert "not being saved" in fresh.stderr and "recovery-locked" in fresh.stderr
+    assert fresh.returncode == 1 and fresh.stdout == ""
+    assert fresh.stderr.startswith("ketch: recovery-locked") and "--no-save" in fresh.stderr
+    assert len(fresh.stderr.strip().splitlines()) == 1 and "Traceback" not in fresh.stderr
+    assert len(logged_requests(tmp_path)) == requests_before  # no request reached the model
+    # --no-save: the user chose to run unsaved; it runs, says so once, and writes nothing.
+    unsaved = run_ketch("-p", "new work", "--provider", "scripted", "--no-save", cwd=a, env=cli_env(tmp_path, [text("answer")]))
+    assert unsaved.returncode == 0 and unsaved.stdout.strip() == "answer", unsaved.stderr
+    assert unsaved.stderr.count("not being saved") == 1 and "recovery-locked" not in unsaved.stderr
+    assert len(logged_requests(tmp_path)) == requests_before + 1
     assert json.loads((tmp_path / "keyring.json").read_text()) == {}  # no key was minted
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 

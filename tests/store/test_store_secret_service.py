@@ -75,3 +75,42 @@ def test_cli_uses_the_secret_service_by_default(tmp_path: Path, secret_service: 
     assert secret_service.get_password(SERVICE, USERNAME) is not None  # type: ignore[attr-defined]
     listing = run_ketch("sessions", "list", cwd=workspace, env=env)
     assert listing.returncode == 0 and "hello" in listing.stdout
+
+
+def _real_env(tmp_path: Path, script: list[dict[str, object]] | None = None) -> dict[str, str]:
+    env = cli_env(tmp_path, script)
+    del env["PYTHON_KEYRING_BACKEND"]  # keyring's own detection: the Secret Service on D-Bus
+    return env
+
+
+def test_rotation_retires_the_old_key_in_the_secret_service(tmp_path: Path, secret_service: object) -> None:
+    from ketch_crypto.keys import PENDING, decode_key
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    assert run_ketch("-p", "hello", "--provider", "scripted", cwd=workspace, env=_real_env(tmp_path, [text("one")])).returncode == 0
+    old = decode_key(secret_service.get_password(SERVICE, USERNAME))  # type: ignore[attr-defined]
+    rotated = run_ketch("store", "key", "rotate", cwd=workspace, env=_real_env(tmp_path))
+    assert rotated.returncode == 0, rotated.stderr
+    new = decode_key(secret_service.get_password(SERVICE, USERNAME))  # type: ignore[attr-defined]
+    assert new != old and secret_service.get_password(SERVICE, PENDING) is None  # type: ignore[attr-defined]
+    again = run_ketch("-p", "again", "--provider", "scripted", "--continue", cwd=workspace, env=_real_env(tmp_path, [text("two")]))
+    assert again.returncode == 0, again.stderr
+    verify = run_ketch("sessions", "verify", "--all", cwd=workspace, env=_real_env(tmp_path))
+    assert verify.returncode == 0, verify.stdout
+
+
+def test_the_key_moves_from_the_secret_service_to_a_passphrase_and_back(tmp_path: Path, secret_service: object) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    assert run_ketch("-p", "hello", "--provider", "scripted", cwd=workspace, env=_real_env(tmp_path, [text("one")])).returncode == 0
+    env = {**_real_env(tmp_path), "KETCH_NEW_PASSPHRASE": "a passphrase for the move"}
+    moved = run_ketch("store", "key", "passphrase", "--to", "passphrase", cwd=workspace, env=env)
+    assert moved.returncode == 0, moved.stderr
+    assert secret_service.get_password(SERVICE, USERNAME) is None  # type: ignore[attr-defined]
+    env = {**_real_env(tmp_path), "KETCH_PASSPHRASE": "a passphrase for the move"}
+    back = run_ketch("store", "key", "passphrase", "--to", "keyring", cwd=workspace, env=env)
+    assert back.returncode == 0, back.stderr
+    assert secret_service.get_password(SERVICE, USERNAME) is not None  # type: ignore[attr-defined]
+    listing = run_ketch("sessions", "list", cwd=workspace, env=_real_env(tmp_path))
+    assert listing.returncode == 0 and "hello" in listing.stdout
