@@ -282,8 +282,13 @@ def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | 
     Called once per process, lazily, when a session needs storing or loading.
     ``cipher`` is what ``ketch_field_cipher`` returned (None when no encryption
     plugin is loaded). Return a :class:`ketch.storage.Store`, or None when this
-    plugin does not provide storage. Raise ``KetchError`` to refuse (e.g. the key is
-    missing: recovery-locked). Stops at the first non-None result.
+    plugin does not provide storage. Raise :class:`ketch.storage.StoreUnavailable`
+    to refuse, with ``exists=True`` when there is a store that cannot be opened
+    (recovery-locked, damaged, a wrong passphrase: a headless run then stops before the
+    model is called, unless ``--no-save``) and ``exists=False`` when there is none and
+    none can be made (the run goes on unsaved, said once). The kernel keeps the reason
+    (``kernel.store_problem``) and shows it wherever the store is used later. Stops at
+    the first non-None result.
     """
 
 
@@ -292,8 +297,9 @@ def ketch_field_cipher(settings: Settings) -> FieldCipher | None:
     """Provide the field cipher the store encrypts with.
 
     Called once per process, just before ``ketch_open_store``. Return a
-    :class:`ketch.storage.FieldCipher`, or None. Raise ``KetchError`` when the key
-    exists but cannot be read (locked keyring). Stops at the first non-None result.
+    :class:`ketch.storage.FieldCipher`, or None. Raise
+    :class:`ketch.storage.StoreUnavailable` when the key exists but cannot be had (a
+    locked keyring, a wrong passphrase). Stops at the first non-None result.
     """
 
 
