@@ -283,10 +283,14 @@ def test_allow_list_keeps_essential(tmp_path: Path) -> None:
 
 
 def test_trace_plugins_writes_hook_calls_to_stderr(tmp_path: Path) -> None:
-    env = scripted_env(tmp_path, [{"text": "ok"}], KETCH_TRACE_PLUGINS="1")
+    """Every implementation call, with what it returned: votes included."""
+    (tmp_path / "notes.txt").write_text("hello\n")
+    script = [{"tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]}, {"text": "ok"}]
+    env = scripted_env(tmp_path, script, KETCH_TRACE_PLUGINS="1")
     proc = ketch("-p", "hi", "--provider", "scripted", cwd=tmp_path, env=env)
     assert proc.returncode == 0
-    assert "ketch_event" in proc.stderr and "ketch_register_frontends" in proc.stderr
+    assert "ketch: trace: ketch_register_frontends [headless]" in proc.stderr
+    assert "ketch: trace: ketch_policy_vote [guards] -> " in proc.stderr
 
 
 def test_tests_do_not_autoload_foreign_plugins(tmp_path: Path) -> None:
