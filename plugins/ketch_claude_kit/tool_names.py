@@ -31,7 +31,18 @@ KETCH_TOOLS: dict[str, tuple[str, ...]] = {
 }
 
 # A ketch tool -> Claude Code's name for it (where Claude Code has one).
-CLAUDE_NAME: dict[str, str] = {"shell": "Bash", "shell_job": "BashOutput", "read_file": "Read", "write_file": "Write", "edit_file": "Edit", "glob": "Glob", "grep": "Grep", "list_dir": "LS", "web_fetch": "WebFetch", "agent": "Agent"}
+CLAUDE_NAME: dict[str, str] = {
+    "shell": "Bash",
+    "shell_job": "BashOutput",
+    "read_file": "Read",
+    "write_file": "Write",
+    "edit_file": "Edit",
+    "glob": "Glob",
+    "grep": "Grep",
+    "list_dir": "LS",
+    "web_fetch": "WebFetch",
+    "agent": "Agent",
+}
 
 
 def claude_name(tool: str) -> str | None:

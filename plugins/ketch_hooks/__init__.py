@@ -58,7 +58,15 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
     from ketch_hooks.commands import configure, run
 
-    register(Command(name="hooks", help="import Claude Code hooks from .claude/settings.json into ketch's config", cli=True, configure=configure, run=run))
+    register(
+        Command(
+            name="hooks",
+            help="import Claude Code hooks from .claude/settings.json into ketch's config",
+            cli=True,
+            configure=configure,
+            run=run,
+        )
+    )
 
 
 @hookimpl
@@ -99,7 +107,9 @@ async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict
 
     pending = session.stash.pop(START_CONTEXT, None)
     start = (await pending) if isinstance(pending, asyncio.Future) else pending
-    verdict = await user_prompt_submit(session, prompt) if _has(session, "UserPromptSubmit") else None
+    verdict = (
+        await user_prompt_submit(session, prompt) if _has(session, "UserPromptSubmit") else None
+    )
     if not start:
         return verdict
     if verdict is None:
@@ -107,7 +117,11 @@ async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict
     if verdict.block:
         session.stash[START_CONTEXT] = start  # kept for the prompt that gets through
         return verdict
-    return HookVerdict(context="\n" + "\n".join(c.strip() for c in (start, verdict.context) if c), stop=verdict.stop, stop_reason=verdict.stop_reason)
+    return HookVerdict(
+        context="\n" + "\n".join(c.strip() for c in (start, verdict.context) if c),
+        stop=verdict.stop,
+        stop_reason=verdict.stop_reason,
+    )
 
 
 @hookimpl
@@ -126,7 +140,9 @@ def ketch_event(session: Session, event: Event) -> None:
 
 
 @hookimpl
-async def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> HookVerdict | None:
+async def ketch_after_tool_use(
+    session: Session, call: ProposedCall, result: ToolResult
+) -> HookVerdict | None:
     started = session.stash.get(STARTED, {}).pop(call.id, None)
     if not _has(session, "PostToolUse" if result.ok else "PostToolUseFailure"):
         return None

@@ -31,7 +31,9 @@ def detach(session: Session, work: Awaitable[Any]) -> None:
     task.add_done_callback(pending.discard)
 
 
-def fire(session: Session, make: Callable[[], Awaitable[Any]], *, outlive_loop: bool = False) -> None:
+def fire(
+    session: Session, make: Callable[[], Awaitable[Any]], *, outlive_loop: bool = False
+) -> None:
     """Start ``make()`` from synchronous code: detached on the running loop, in a
     thread of its own (``outlive_loop``: the process waits for it at exit), or to
     completion now when no loop runs."""
@@ -41,7 +43,9 @@ def fire(session: Session, make: Callable[[], Awaitable[Any]], *, outlive_loop: 
         asyncio.run(_run(make))
         return
     if outlive_loop:
-        threading.Thread(target=lambda: asyncio.run(_run(make)), name="ketch-hook", daemon=False).start()
+        threading.Thread(
+            target=lambda: asyncio.run(_run(make)), name="ketch-hook", daemon=False
+        ).start()
     else:
         detach(session, make())
 

@@ -45,10 +45,24 @@ NOTIFICATION_TYPES = {"permission": "permission_prompt", "idle": "idle_prompt"}
 SESSION_END_REASONS = frozenset({"clear", "resume", "logout", "prompt_input_exit", "other"})
 
 
-async def _answers(session: Session, event: str, make: Any, names: tuple[str, ...] | None = None, *, blocking: bool = True, quiet: bool = False) -> list[Answer]:
+async def _answers(
+    session: Session,
+    event: str,
+    make: Any,
+    names: tuple[str, ...] | None = None,
+    *,
+    blocking: bool = True,
+    quiet: bool = False,
+) -> list[Answer]:
     """Run the event's hooks and report problems; ``make(hook)`` builds each one's input.
     ``blocking``: whether exit 2 means something for this event (else it is reported)."""
-    runs = await run_event(session, event, make, names, detach=lambda work: background.detach(session, _reported(session, event, work, quiet)))
+    runs = await run_event(
+        session,
+        event,
+        make,
+        names,
+        detach=lambda work: background.detach(session, _reported(session, event, work, quiet)),
+    )
     answers = [read(run) for run in runs]
     if not quiet:
         report(session, event, answers, blocking=blocking)
@@ -68,11 +82,22 @@ def report(session: Session, event: str, answers: list[Answer], *, blocking: boo
     for answer in answers:
         if answer.problem:
             tail = "; the turn goes on" if not answer.finished else ""
-            emit(session, NoticeEvent(level="warning", message=f"{event} hook `{answer.run.label}` {answer.problem}{tail}"))
+            emit(
+                session,
+                NoticeEvent(
+                    level="warning",
+                    message=f"{event} hook `{answer.run.label}` {answer.problem}{tail}",
+                ),
+            )
         if answer.system_message:
             emit(session, NoticeEvent(level="info", message=answer.system_message))
         if answer.blocks and not blocking and answer.stderr:
-            emit(session, NoticeEvent(level="warning", message=f"{event} hook `{answer.run.label}`: {answer.stderr}"))
+            emit(
+                session,
+                NoticeEvent(
+                    level="warning", message=f"{event} hook `{answer.run.label}`: {answer.stderr}"
+                ),
+            )
 
 
 def _simple(session: Session, event: str, **fields: Any) -> Any:
@@ -88,16 +113,27 @@ def _stop_of(answers: list[Answer]) -> Answer | None:
 
 
 async def pre_tool_use(session: Session, call: ProposedCall) -> HookVerdict | None:
-    answers = await _answers(session, "PreToolUse", lambda hook: payload.tool_call(session, "PreToolUse", call, hook), names_for(call.tool))
+    answers = await _answers(
+        session,
+        "PreToolUse",
+        lambda hook: payload.tool_call(session, "PreToolUse", call, hook),
+        names_for(call.tool),
+    )
     if not answers:
         return None
     stop = _stop_of(answers)
     if stop is not None:
-        return HookVerdict(stop=True, stop_reason=stop.stop_reason or f"PreToolUse hook `{stop.run.label}` said continue: false")
+        return HookVerdict(
+            stop=True,
+            stop_reason=stop.stop_reason
+            or f"PreToolUse hook `{stop.run.label}` said continue: false",
+        )
     decisions: list[tuple[str, str]] = []
     for answer in answers:
         if answer.blocks:
-            decisions.append(("deny", answer.stderr or f"PreToolUse hook `{answer.run.label}` blocked it"))
+            decisions.append(
+                ("deny", answer.stderr or f"PreToolUse hook `{answer.run.label}` blocked it")
+            )
             continue
         specific = answer.specific
         decision = specific.get("permissionDecision")
@@ -107,19 +143,32 @@ async def pre_tool_use(session: Session, call: ProposedCall) -> HookVerdict | No
         if decision == "defer":
             decision = "ask"
         if decision in ("allow", "deny", "ask"):
-            decisions.append((str(decision), reason or f"PreToolUse hook `{answer.run.label}` said {decision}"))
-    updated = next((a.specific["updatedInput"] for a in answers if isinstance(a.specific.get("updatedInput"), dict)), None)
+            decisions.append(
+                (str(decision), reason or f"PreToolUse hook `{answer.run.label}` said {decision}")
+            )
+    updated = next(
+        (
+            a.specific["updatedInput"]
+            for a in answers
+            if isinstance(a.specific.get("updatedInput"), dict)
+        ),
+        None,
+    )
     chosen = next((d for rank in ("deny", "ask", "allow") for d in decisions if d[0] == rank), None)
     if chosen is None and updated is None:
         return None
     return HookVerdict(
         decision=chosen[0] if chosen else None,  # type: ignore[arg-type]
         reason=chosen[1] if chosen else "",
-        updated_input=payload.updated_input(session, call.tool, call.input, updated) if updated is not None else None,
+        updated_input=payload.updated_input(session, call.tool, call.input, updated)
+        if updated is not None
+        else None,
     )
 
 
-async def post_tool_use(session: Session, call: ProposedCall, result: ToolResult, duration_ms: int | None) -> HookVerdict | None:
+async def post_tool_use(
+    session: Session, call: ProposedCall, result: ToolResult, duration_ms: int | None
+) -> HookVerdict | None:
     event = "PostToolUse" if result.ok else "PostToolUseFailure"
 
     def make(hook: HookCommand) -> dict[str, Any]:
@@ -141,25 +190,51 @@ async def post_tool_use(session: Session, call: ProposedCall, result: ToolResult
     stop = _stop_of(answers)
     if not notes and stop is None:
         return None
-    return HookVerdict(context="\n".join(notes) or None, stop=stop is not None, stop_reason=stop.stop_reason if stop else "")
+    return HookVerdict(
+        context="\n".join(notes) or None,
+        stop=stop is not None,
+        stop_reason=stop.stop_reason if stop else "",
+    )
 
 
 # --- prompts and turns ----------------------------------------------------------------------
 
 
 async def user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
-    answers = await _answers(session, "UserPromptSubmit", _simple(session, "UserPromptSubmit", prompt=prompt))
+    answers = await _answers(
+        session, "UserPromptSubmit", _simple(session, "UserPromptSubmit", prompt=prompt)
+    )
     blocked = [a.stderr or f"`{a.run.label}` said no" for a in answers if a.blocks]
-    blocked += [a.reason or f"`{a.run.label}` blocked it" for a in answers if not a.blocks and a.decision == "block"]
+    blocked += [
+        a.reason or f"`{a.run.label}` blocked it"
+        for a in answers
+        if not a.blocks and a.decision == "block"
+    ]
     if blocked:
         return HookVerdict(block=True, reason="; ".join(blocked))
-    context = "\n".join(t for a in answers if a.finished and not a.blocks for t in (a.context, a.text if a.run.code == 0 else "") if t)
+    context = "\n".join(
+        t
+        for a in answers
+        if a.finished and not a.blocks
+        for t in (a.context, a.text if a.run.code == 0 else "")
+        if t
+    )
     stop = _stop_of(answers)
     if stop is not None:
-        session.kernel.emit(session, NoticeEvent(level="warning", message=f"a UserPromptSubmit hook ended the turn: {stop.stop_reason or 'continue: false'}"))
+        session.kernel.emit(
+            session,
+            NoticeEvent(
+                level="warning",
+                message=f"a UserPromptSubmit hook ended the turn: {stop.stop_reason or 'continue: false'}",
+            ),
+        )
     if not context and stop is None:
         return None
-    return HookVerdict(context=("\n" + context) if context else None, stop=stop is not None, stop_reason=stop.stop_reason if stop else "")
+    return HookVerdict(
+        context=("\n" + context) if context else None,
+        stop=stop is not None,
+        stop_reason=stop.stop_reason if stop else "",
+    )
 
 
 def _keeps_going(answers: list[Answer]) -> HookVerdict | None:
@@ -176,7 +251,12 @@ def _keeps_going(answers: list[Answer]) -> HookVerdict | None:
 
 
 async def stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
-    fields = {"stop_hook_active": False, "last_assistant_message": event.text, "stop_reason": event.stop_reason, "text": event.text}
+    fields = {
+        "stop_hook_active": False,
+        "last_assistant_message": event.text,
+        "stop_reason": event.stop_reason,
+        "text": event.text,
+    }
     return _keeps_going(await _answers(session, "Stop", _simple(session, "Stop", **fields)))
 
 
@@ -188,14 +268,24 @@ def _agent_fields(agent: Subagent) -> dict[str, Any]:
 
 
 async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
-    answers = await _answers(session, "SubagentStart", _simple(session, "SubagentStart", **_agent_fields(agent)), (agent.name,), blocking=False)
+    answers = await _answers(
+        session,
+        "SubagentStart",
+        _simple(session, "SubagentStart", **_agent_fields(agent)),
+        (agent.name,),
+        blocking=False,
+    )
     context = "\n".join(a.context for a in answers if a.context)
     return HookVerdict(context=context) if context else None
 
 
 async def subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
     fields = {**_agent_fields(agent), "stop_hook_active": False, "last_assistant_message": result}
-    return _keeps_going(await _answers(session, "SubagentStop", _simple(session, "SubagentStop", **fields), (agent.name,)))
+    return _keeps_going(
+        await _answers(
+            session, "SubagentStop", _simple(session, "SubagentStop", **fields), (agent.name,)
+        )
+    )
 
 
 # --- the session ---------------------------------------------------------------------------------
@@ -204,19 +294,38 @@ async def subagent_stop(session: Session, agent: Subagent, result: str) -> HookV
 async def session_start(session: Session) -> str:
     """The context SessionStart hooks give the model (with the next prompt)."""
     source = "resume" if session.resumed else "startup"
-    answers = await _answers(session, "SessionStart", _simple(session, "SessionStart", source=source, model=session.model), (source,), blocking=False)
+    answers = await _answers(
+        session,
+        "SessionStart",
+        _simple(session, "SessionStart", source=source, model=session.model),
+        (source,),
+        blocking=False,
+    )
     return "\n".join(t for a in answers if a.run.code == 0 for t in (a.context, a.text) if t)
 
 
 async def session_end(session: Session, reason: str, *, quiet: bool) -> None:
     claude_reason = reason if reason in SESSION_END_REASONS else "other"
-    await _answers(session, "SessionEnd", _simple(session, "SessionEnd", reason=claude_reason, ketch_reason=reason), (claude_reason,), blocking=False, quiet=quiet)
+    await _answers(
+        session,
+        "SessionEnd",
+        _simple(session, "SessionEnd", reason=claude_reason, ketch_reason=reason),
+        (claude_reason,),
+        blocking=False,
+        quiet=quiet,
+    )
 
 
 async def notification(session: Session, message: str, kind: str) -> None:
     kind_name = NOTIFICATION_TYPES.get(kind, kind)
     fields = {"message": message, "title": "ketch", "notification_type": kind_name}
-    await _answers(session, "Notification", _simple(session, "Notification", **fields), (kind_name,), blocking=False)
+    await _answers(
+        session,
+        "Notification",
+        _simple(session, "Notification", **fields),
+        (kind_name,),
+        blocking=False,
+    )
 
 
 def _trigger(reason: str) -> str:
@@ -226,11 +335,25 @@ def _trigger(reason: str) -> str:
 async def pre_compact(session: Session, reason: str) -> None:
     trigger = _trigger(reason)
     fields = {"trigger": trigger, "custom_instructions": "", "ketch_reason": reason}
-    await _answers(session, "PreCompact", _simple(session, "PreCompact", **fields), (trigger,), blocking=False)
+    await _answers(
+        session, "PreCompact", _simple(session, "PreCompact", **fields), (trigger,), blocking=False
+    )
 
 
 async def post_compact(session: Session, result: CompactionResult) -> None:
     reason = str(session.compactions[-1].get("reason", "auto")) if session.compactions else "auto"
     trigger = _trigger(reason)
-    fields = {"trigger": trigger, "compact_summary": result.summary, "ketch_reason": reason, "before_tokens": result.before_tokens, "after_tokens": result.after_tokens}
-    await _answers(session, "PostCompact", _simple(session, "PostCompact", **fields), (trigger,), blocking=False)
+    fields = {
+        "trigger": trigger,
+        "compact_summary": result.summary,
+        "ketch_reason": reason,
+        "before_tokens": result.before_tokens,
+        "after_tokens": result.after_tokens,
+    }
+    await _answers(
+        session,
+        "PostCompact",
+        _simple(session, "PostCompact", **fields),
+        (trigger,),
+        blocking=False,
+    )

@@ -60,7 +60,9 @@ def read_settings(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise KetchError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); nothing was imported") from None
+        raise KetchError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); nothing was imported"
+        ) from None
     if not isinstance(data, dict):
         raise KetchError(f"{path}: not a settings object; nothing was imported")
     return data
@@ -83,10 +85,14 @@ def convert(path: Path, settings: dict[str, Any]) -> Conversion:
                 continue
             matcher, dropped = map_matcher(event, group.get("matcher"))
             if matcher is None:
-                out.skipped.append(f"{event} matcher {group.get('matcher')!r}: names no tool ketch has ({', '.join(dropped)})")
+                out.skipped.append(
+                    f"{event} matcher {group.get('matcher')!r}: names no tool ketch has ({', '.join(dropped)})"
+                )
                 continue
             if dropped:
-                out.skipped.append(f"{event} matcher {group.get('matcher')!r}: {', '.join(dropped)} left out (no such tool in ketch)")
+                out.skipped.append(
+                    f"{event} matcher {group.get('matcher')!r}: {', '.join(dropped)} left out (no such tool in ketch)"
+                )
             for handler in group.get("hooks") or []:
                 table, problem = map_handler(handler)
                 if table is None:
@@ -133,7 +139,10 @@ def map_handler(handler: Any) -> tuple[dict[str, Any] | None, str]:
     if not isinstance(command, str) or not command.strip():
         return None, "a command handler without a command"
     if "if" in handler:
-        return None, f"{shown!r} not imported: ketch has no `if` conditions (check inside the script, or narrow the matcher)"
+        return (
+            None,
+            f"{shown!r} not imported: ketch has no `if` conditions (check inside the script, or narrow the matcher)",
+        )
     if str(handler.get("shell", "bash")).lower() == "powershell":
         return None, f"{shown!r} not imported: ketch runs hooks with sh, not PowerShell"
     table: dict[str, Any] = {"command": command}
@@ -181,10 +190,18 @@ def _key(event: str, table: dict[str, Any]) -> tuple[Any, ...]:
 def existing_keys(text: str) -> set[tuple[Any, ...]]:
     data = tomllib.loads(text) if text.strip() else {}
     hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
-    return {_key(event, t) for event, tables in hooks.items() if isinstance(tables, list) for t in tables if isinstance(t, dict)}
+    return {
+        _key(event, t)
+        for event, tables in hooks.items()
+        if isinstance(tables, list)
+        for t in tables
+        if isinstance(t, dict)
+    }
 
 
-def merge(target: Path, conversion: Conversion, *, dry_run: bool) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+def merge(
+    target: Path, conversion: Conversion, *, dry_run: bool
+) -> tuple[list[tuple[str, dict[str, Any]]], str]:
     """The entries that are new to ``target`` and the text that adds them; written
     (atomically, only if the result parses) unless ``dry_run``."""
     try:
@@ -206,7 +223,9 @@ def merge(target: Path, conversion: Conversion, *, dry_run: bool) -> tuple[list[
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise KetchError(f"{target}: adding the hooks would not parse ({exc}); does it define [hooks] some other way? Nothing was imported") from None
+        raise KetchError(
+            f"{target}: adding the hooks would not parse ({exc}); does it define [hooks] some other way? Nothing was imported"
+        ) from None
     if not dry_run:
         _write(target, text)
     return new, addition

@@ -63,12 +63,18 @@ def common(session: Session, event: str) -> dict[str, Any]:
 def tool_input(session: Session, tool: str, data: dict[str, Any]) -> dict[str, Any]:
     """The input as the hook sees it: ketch's, plus Claude Code's ``file_path``."""
     shown = dict(data)
-    if claude_name(tool) in FILE_TOOLS and isinstance(data.get("path"), str) and "file_path" not in data:
+    if (
+        claude_name(tool) in FILE_TOOLS
+        and isinstance(data.get("path"), str)
+        and "file_path" not in data
+    ):
         shown["file_path"] = str((Path(session.workspace) / data["path"]).resolve())
     return shown
 
 
-def updated_input(session: Session, tool: str, original: dict[str, Any], updated: dict[str, Any]) -> dict[str, Any]:
+def updated_input(
+    session: Session, tool: str, original: dict[str, Any], updated: dict[str, Any]
+) -> dict[str, Any]:
     """A hook's ``updatedInput`` as ketch's input: a changed ``file_path`` is the new
     ``path``; the alias itself goes (ketch's tools would refuse an unknown key)."""
     shown = tool_input(session, tool, original)
@@ -80,7 +86,9 @@ def updated_input(session: Session, tool: str, original: dict[str, Any], updated
     return result
 
 
-def tool_call(session: Session, event: str, call: ProposedCall, hook: HookCommand) -> dict[str, Any]:
+def tool_call(
+    session: Session, event: str, call: ProposedCall, hook: HookCommand
+) -> dict[str, Any]:
     data = common(session, event)
     name = call.tool
     data["tool_name"] = (claude_name(name) or name) if hook.claude_names else name

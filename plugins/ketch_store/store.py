@@ -425,8 +425,13 @@ class SqliteStore:
             "updated": updated,
             "usage": {"input_tokens": tin, "output_tokens": tout, "cached_tokens": tcached, "reasoning_tokens": treason},
         }
+        from ketch_store.children import children
+
         with _gc_paused():  # thousands of small objects at once: collection would only slow it
-            return build(header, self.entries(session_id), self.operation_statuses(session_id), self.call_key)
+            entries, statuses = self.entries(session_id), self.operation_statuses(session_id)
+            loaded = build(header, entries, statuses, self.call_key)
+            loaded.children = children(header, entries, statuses, self.call_key)
+            return loaded
 
     def list_sessions(self, workspace: str | None = None, *, errors: list[str] | None = None) -> list[SessionSummary]:
         """Sessions, newest first. With ``errors``, a record that fails authentication is
