@@ -73,12 +73,15 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
 def ketch_session_start(session: Session) -> None:
     if session.agent is not None or not _has(session, "SessionStart"):
         return  # a subagent's start is SubagentStart
+    from ketch_hooks.background import complete
     from ketch_hooks.handlers import session_start
 
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        session.stash[START_CONTEXT] = asyncio.run(session_start(session))
+        session.stash[START_CONTEXT] = asyncio.run(
+            complete(session, lambda: session_start(session))
+        )
         return
     session.stash[START_CONTEXT] = asyncio.ensure_future(session_start(session))
 

@@ -40,24 +40,33 @@ def fire(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        asyncio.run(_run(make))
+        asyncio.run(complete(session, make))
         return
     if outlive_loop:
         threading.Thread(
-            target=lambda: asyncio.run(_run(make)), name="ketch-hook", daemon=False
+            target=lambda: asyncio.run(complete(session, make)), name="ketch-hook", daemon=False
         ).start()
     else:
         detach(session, make())
 
 
-async def _run(make: Callable[[], Awaitable[Any]]) -> Any:
-    return await make()
+async def complete(session: Session, make: Callable[[], Awaitable[Any]]) -> Any:
+    """``make()`` and the ``async`` hooks it started: this loop ends when they are done."""
+    try:
+        return await make()
+    finally:
+        await settle(session)
 
 
 async def settle(session: Session) -> None:
-    """Wait for this session's detached hooks (each is bounded by its timeout)."""
+    """Wait for this session's detached hooks on this loop (each is bounded by its
+    timeout); those of a loop that has ended went with it."""
     pending = session.stash.get(PENDING)
+    loop = asyncio.get_running_loop()
     while pending:
-        batch = list(pending)
-        await asyncio.gather(*batch, return_exceptions=True)
-        pending.difference_update(batch)
+        pending.difference_update([task for task in pending if task.get_loop() is not loop])
+        mine = list(pending)
+        if not mine:
+            return
+        await asyncio.gather(*mine, return_exceptions=True)
+        pending.difference_update(mine)

@@ -15,6 +15,7 @@ from ketch.testing.cli import CliResult, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = "agenttools=tests.agents.agent_test_tools"
+SCRIPTED = "ketch.testing.scripted_plugin"
 
 
 class Cli:
