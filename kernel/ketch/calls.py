@@ -19,8 +19,10 @@ are cancelled before the turn ends: nothing goes on running unobserved.
 
 A hook that asks to end the turn (``HookVerdict.stop``, Claude Code's ``continue:
 false``) before a call refuses it; after a call, the step finishes and the turn ends.
-While a tool runs, :func:`running_call` tells it which session, approver and tool
-narrowing it runs under (a subagent's turn inherits exactly those).
+A tool that declares ``delegates = True`` (it runs a turn of its own on the person's
+behalf: a subagent) can ask :func:`running_call` which session, approver and tool
+narrowing its call runs under, and passes exactly those on. Other tools get None:
+they have no approver, and their only door back to policy is ``ctx.authorize``.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ _RUNNING: ContextVar[RunningCall | None] = ContextVar("ketch_running_call", defa
 
 
 def running_call() -> RunningCall | None:
-    """The call whose tool is running in this task (None outside ``Tool.run``)."""
+    """The call whose delegating tool is running in this task (None outside the
+    ``run`` of a tool that declares ``delegates = True``)."""
     return _RUNNING.get()
 
 
@@ -317,7 +320,8 @@ class CallPipeline:
     async def execute(self, ready: Ready) -> tuple[ToolResult, str]:
         call, tool, ctx = ready.call, ready.tool, ready.ctx
         self.emit(ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input))
-        token = _RUNNING.set(RunningCall(self.session, call.id, self.approver, self.allowed_tools))
+        delegates = getattr(tool, "delegates", False) is True
+        token = _RUNNING.set(RunningCall(self.session, call.id, self.approver, self.allowed_tools) if delegates else None)
         try:
             result = await tool.run(ready.args, ctx)
             if not isinstance(result, ToolResult):

@@ -49,6 +49,9 @@ class AgentTool(Tool):
     )  # it touches nothing itself: its subagent's calls are checked one by one
     mutating: ClassVar[bool] = False  # offered in plan mode too, where its subagents can only read
     concurrent: ClassVar[bool | None] = True
+    # It runs a turn of its own for the person: the kernel tells it the call's session,
+    # approver and tool narrowing (ketch.calls.running_call), which it passes on unchanged.
+    delegates: ClassVar[bool] = True
 
     def __init__(self, definitions: dict[str, Definition]) -> None:
         from ketch_agents.definitions import listing
