@@ -143,26 +143,15 @@ class Child:
                     Outcome(self.agent, "error", "", problem=str(getattr(exc, "message", exc)))
                 )
             child = self._session(provider)
-            self._emit_parent(
-                SubagentEvent(
-                    status="started",
-                    subagent_id=self.agent.id,
-                    name=self.agent.name,
-                    description=self.agent.description,
-                    tool_call_id=self.agent.tool_call_id,
-                    background=self.agent.background,
-                    session_id=child.id,
-                )
-            )
+            self._emit_parent(self._event("started", session_id=child.id))
             self._start(child)
             try:
                 end = await self._turns(child)
             finally:
                 with contextlib.suppress(Exception):
                     self.kernel.end(child, "subagent")
-                self.parent.usage = (
-                    self.parent.usage + child.usage
-                )  # the parent's spend includes its children's
+                # The parent's spend includes its children's.
+                self.parent.usage = self.parent.usage + child.usage
                 if owned:
                     with contextlib.suppress(Exception):
                         await provider.aclose()
@@ -179,20 +168,28 @@ class Child:
             )
 
     def _finished(self, outcome: Outcome) -> Outcome:
+        result = outcome.text if not outcome.problem else outcome.report()
         self._emit_parent(
-            SubagentEvent(
-                status="finished",
-                subagent_id=self.agent.id,
-                name=self.agent.name,
-                description=self.agent.description,
-                tool_call_id=self.agent.tool_call_id,
-                background=self.agent.background,
+            self._event(
+                "finished",
                 stop_reason=outcome.stop_reason,
-                result=outcome.text if not outcome.problem else outcome.report(),
+                result=result,
                 files_changed=outcome.changed,
             )
         )
         return outcome
+
+    def _event(self, status: str, **extra: Any) -> SubagentEvent:
+        agent = self.agent
+        return SubagentEvent(
+            status=status,
+            subagent_id=agent.id,
+            name=agent.name,
+            description=agent.description,
+            tool_call_id=agent.tool_call_id,
+            background=agent.background,
+            **extra,
+        )  # type: ignore[arg-type]
 
     async def _turns(self, child: ChildSession) -> TurnEndEvent:
         from ketch.loop import Turn

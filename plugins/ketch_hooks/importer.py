@@ -189,7 +189,9 @@ def _key(event: str, table: dict[str, Any]) -> tuple[Any, ...]:
 
 def existing_keys(text: str) -> set[tuple[Any, ...]]:
     data = tomllib.loads(text) if text.strip() else {}
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return set()
     return {
         _key(event, t)
         for event, tables in hooks.items()

@@ -65,7 +65,9 @@ def children(
     root = header["id"]
     for agent_id, mine in own.items():
         meta = info.get(agent_id, {})
-        session = next((json.loads(raw) for _, kind, _, raw in mine if kind == "session"), {})
+        session: dict[str, Any] = next(
+            (json.loads(raw) for _, kind, _, raw in mine if kind == "session"), {}
+        )
         child_header = {
             **header,
             "id": meta.get("session_id") or agent_id,

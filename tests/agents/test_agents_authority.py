@@ -192,10 +192,18 @@ def test_sigint_through_the_cli_cancels_the_children(cli: Cli) -> None:
     assert len(log.read_text().splitlines()) == 2
 
 
-def test_a_definitions_model_runs_on_the_parents_provider_and_explore_only_reads(tmp_path: Path) -> None:
+def test_a_definitions_model_runs_on_the_parents_provider_and_explore_only_reads(
+    tmp_path: Path,
+) -> None:
     scripts: dict[str, list[dict[str, Any]]] = {
         "big-model": [
-            when("PARENT", calls(agent("TASK-S summarize", "small"), ("agent", {"description": "look", "prompt": "TASK-E look", "agent": "explore"}))),
+            when(
+                "PARENT",
+                calls(
+                    agent("TASK-S summarize", "small"),
+                    ("agent", {"description": "look", "prompt": "TASK-E look", "agent": "explore"}),
+                ),
+            ),
             when("TASK-E", text("explored")),
             when("PARENT", text("done")),
         ],
@@ -204,28 +212,50 @@ def test_a_definitions_model_runs_on_the_parents_provider_and_explore_only_reads
     built: list[ScriptedProvider] = []
 
     def create(config: Any, key: Any) -> ScriptedProvider:
-        provider = ScriptedProvider(scripts[config.model], name=config.name, model=config.model, config=config)
+        provider = ScriptedProvider(
+            scripts[config.model], name=config.name, model=config.model, config=config
+        )
         built.append(provider)
         return provider
 
     class Kind:
         @hookimpl
         def ketch_register_providers(self, register: Any) -> None:
-            register(ProviderKind(kind="recorded", create=create, needs_key=False, default_model="big-model"))
+            register(
+                ProviderKind(
+                    kind="recorded", create=create, needs_key=False, default_model="big-model"
+                )
+            )
 
     agents = tmp_path / "ws" / ".ketch" / "agents"
     agents.mkdir(parents=True)
-    (agents / "summarizer.md").write_text("---\nname: summarizer\ndescription: Summarizes.\nmodel: haiku\n---\nBe brief.\n")
+    (agents / "summarizer.md").write_text(
+        "---\nname: summarizer\ndescription: Summarizes.\nmodel: haiku\n---\nBe brief.\n"
+    )
     config = '[providers.recorded]\nkind = "recorded"\nmodel = "big-model"\n[agents.models]\nhaiku = "small-model"\n'
-    h = Harness.create(tmp_path, bundled=PLUGINS, plugins=[("recorded", Kind())], config=config, provider_name="recorded")
+    h = Harness.create(
+        tmp_path,
+        bundled=PLUGINS,
+        plugins=[("recorded", Kind())],
+        config=config,
+        provider_name="recorded",
+    )
     scripts["big-model"][0]["tool_calls"][0]["input"]["agent"] = "summarizer"
     end = h.run("PARENT go")
     assert end.stop_reason == "end_turn" and end.text == "done"
     parent, small = built[0], next(p for p in built if p.model == "small-model")
     (request,) = small.requests
-    assert request.model == "small-model" and request.messages[0].text.startswith("TASK-S") and small.closed == 1
+    assert (
+        request.model == "small-model"
+        and request.messages[0].text.startswith("TASK-S")
+        and small.closed == 1
+    )
     explore = next(r for r in parent.requests if r.messages[0].text.startswith("TASK-E"))
     offered = {t.name for t in explore.tools}
-    assert offered and all(not h.kernel.tools[name].mutating for name in offered) and "read_file" in offered
+    assert (
+        offered
+        and all(not h.kernel.tools[name].mutating for name in offered)
+        and "read_file" in offered
+    )
     results = parent.requests[-1].messages[-1].tool_results
     assert "summary from the small model" in results[0].output and "explored" in results[1].output

@@ -163,24 +163,54 @@ class Plugin:
 def harness(tmp_path: Path, script: list[dict[str, Any]]) -> Harness:
     Waiter.finished.clear()
     Waiter.scopes.clear()
-    return Harness.create(tmp_path, script=script, plugins=[("waiting", Plugin())], bundled=["guards"])
+    return Harness.create(
+        tmp_path, script=script, plugins=[("waiting", Plugin())], bundled=["guards"]
+    )
 
 
-def test_when_one_of_the_calls_running_together_fails_the_turn_the_others_are_cancelled(tmp_path: Path) -> None:
-    h = harness(tmp_path, [calls(("waiter", {"label": "slow", "seconds": 5}), ("waiter", {"label": "fail-the-turn", "seconds": 0})), text("never")])
+def test_when_one_of_the_calls_running_together_fails_the_turn_the_others_are_cancelled(
+    tmp_path: Path,
+) -> None:
+    h = harness(
+        tmp_path,
+        [
+            calls(
+                ("waiter", {"label": "slow", "seconds": 5}),
+                ("waiter", {"label": "fail-the-turn", "seconds": 0}),
+            ),
+            text("never"),
+        ],
+    )
     began = time.monotonic()
     end = h.run("x")
     assert end.stop_reason == "error" and time.monotonic() - began < 4
-    assert Waiter.finished == ["fail-the-turn"]  # the slow one never finished: cancelled, not left running
+    assert Waiter.finished == [
+        "fail-the-turn"
+    ]  # the slow one never finished: cancelled, not left running
     types = [(e.type, getattr(e, "outcome", None)) for e in h.events]
-    assert types.index(("tool_result", "cancelled")) < types.index(("turn_end", None))  # ended before the turn did
+    assert types.index(("tool_result", "cancelled")) < types.index(
+        ("turn_end", None)
+    )  # ended before the turn did
     assert len(h.provider.requests) == 1
 
 
 def test_only_a_delegating_tool_learns_the_calls_session_and_approver(tmp_path: Path) -> None:
-    h = harness(tmp_path, [calls(("waiter", {"label": "a", "seconds": 0}), ("delegator", {"label": "b", "seconds": 0})), text("ok")])
+    h = harness(
+        tmp_path,
+        [
+            calls(
+                ("waiter", {"label": "a", "seconds": 0}),
+                ("delegator", {"label": "b", "seconds": 0}),
+            ),
+            text("ok"),
+        ],
+    )
     h.run("x", approver=approve_all)
     plain, delegating = Waiter.scopes
     assert plain is None
-    assert isinstance(delegating, RunningCall) and delegating.session is h.session and delegating.approver is approve_all
+    assert (
+        isinstance(delegating, RunningCall)
+        and delegating.session is h.session
+        and delegating.approver is approve_all
+    )
     assert running_call() is None  # nothing leaks out of the call
