@@ -18,8 +18,6 @@ hooks over.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +71,8 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
 def ketch_session_start(session: Session) -> None:
     if session.agent is not None or not _has(session, "SessionStart"):
         return  # a subagent's start is SubagentStart
+    import asyncio
+
     from ketch_hooks.background import complete
     from ketch_hooks.handlers import session_start
 
@@ -90,6 +90,8 @@ def ketch_session_start(session: Session) -> None:
 def ketch_session_end(session: Session, reason: str) -> None:
     if session.agent is not None or not _has(session, "SessionEnd"):
         return
+    import asyncio
+
     from ketch_hooks.background import fire
     from ketch_hooks.handlers import session_end
 
@@ -105,6 +107,8 @@ def ketch_session_end(session: Session, reason: str) -> None:
 async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     if session.agent is not None:
         return None  # a subagent's task is not something the person typed
+    import asyncio
+
     from ketch.verdicts import HookVerdict
     from ketch_hooks.handlers import user_prompt_submit
 
@@ -139,6 +143,8 @@ async def ketch_before_tool_use(session: Session, call: ProposedCall) -> HookVer
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
     if event.type == "tool_started":
+        import time
+
         session.stash.setdefault(STARTED, {})[event.tool_call_id] = time.monotonic()  # type: ignore[union-attr]
 
 
@@ -149,6 +155,8 @@ async def ketch_after_tool_use(
     started = session.stash.get(STARTED, {}).pop(call.id, None)
     if not _has(session, "PostToolUse" if result.ok else "PostToolUseFailure"):
         return None
+    import time
+
     from ketch_hooks.handlers import post_tool_use
 
     duration = int((time.monotonic() - started) * 1000) if started is not None else None
