@@ -11,20 +11,37 @@ after-hooks' notes, and pass the result through the result filters. A tool error
 never ends the turn: it is the result the model gets.
 
 Calls whose tools are safe to run side by side (read-only tools, and tools that
-declare ``concurrent``) run concurrently when they come one after another; every
-other call runs alone, in order, after the approvals it needs. Results always go
-back to the model in call order.
+declare ``concurrent``) run concurrently when they come one after another (at most
+:data:`MAX_CONCURRENT` at once); every other call runs alone, in order, after the
+approvals it needs. Results always go back to the model in call order. When one of
+the calls running together fails the turn (a store that cannot record), the others
+are cancelled before the turn ends: nothing goes on running unobserved.
+
+A hook that asks to end the turn (``HookVerdict.stop``, Claude Code's ``continue:
+false``) before a call refuses it; after a call, the step finishes and the turn ends.
+A tool that declares ``delegates = True`` (it runs a turn of its own on the person's
+behalf: a subagent) can ask :func:`running_call` which session, approver and tool
+narrowing its call runs under, and passes exactly those on. Other tools get None:
+they have no approver, and their only door back to policy is ``ctx.authorize``.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ketch.events import PermissionEvent, ToolCallEvent, ToolResultEvent, ToolStartedEvent
+from ketch.events import (
+    NoticeEvent,
+    PermissionEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolStartedEvent,
+)
 from ketch.messages import ToolCallPart, ToolResultPart
 from ketch.policy import ApprovalRequest, PermissionSnapshot, ProposedCall, Vote, combine_votes
 from ketch.request import offered_tools
@@ -37,6 +54,30 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
 
 CANCELLED = "[ketch] Cancelled by the user before this call finished."
+STOPPED_BY_HOOK = "[ketch] Not run: a hook ended the turn ({reason})."
+# Calls of one response running side by side at most (a response may propose dozens of reads).
+MAX_CONCURRENT = 10
+
+
+@dataclass(frozen=True)
+class RunningCall:
+    """What a running tool acts under: its session, the call, the turn's approver and
+    the turn's tool narrowing. A tool that runs a turn of its own on the person's behalf
+    (a subagent) passes exactly these on, so it never has more authority than the turn."""
+
+    session: Session
+    call_id: str
+    approver: Approver | None
+    allowed_tools: frozenset[str] | None
+
+
+_RUNNING: ContextVar[RunningCall | None] = ContextVar("ketch_running_call", default=None)
+
+
+def running_call() -> RunningCall | None:
+    """The call whose delegating tool is running in this task (None outside the
+    ``run`` of a tool that declares ``delegates = True``)."""
+    return _RUNNING.get()
 
 
 @dataclass
@@ -64,6 +105,7 @@ class CallPipeline:
     duplicate_limit: int = 3
     recent_calls: list[str] = field(default_factory=list)  # for the duplicate-call breaker
     finished: dict[str, ToolResultPart] = field(default_factory=dict)  # this step's results so far
+    stop_reason: str | None = None  # a hook ended the turn: the step finishes, nothing more runs
 
     @property
     def kernel(self) -> Any:
@@ -89,8 +131,17 @@ class CallPipeline:
                 continue
             # Decide in order (approvals one at a time), then run side by side.
             decided = [await self._decide_announced(call, snapshot) for call in batch]
-            await asyncio.gather(*(self._finish(call, d) for call, d in zip(batch, decided, strict=True)))
+            limit = asyncio.Semaphore(MAX_CONCURRENT)
+            await _together([self._finish(call, d, limit) for call, d in zip(batch, decided, strict=True)])
+        if self.stop_reason is not None:
+            self._end_turn_for_hook()
         return [self.finished[c.id] for c in calls]
+
+    def _end_turn_for_hook(self) -> None:
+        from ketch.loop import _TurnStop  # the loop's own way to end a turn; it closes the step
+
+        self.emit(NoticeEvent(level="warning", message=f"a hook ended the turn: {self.stop_reason}"))
+        raise _TurnStop("end_turn", self.stop_reason or "")
 
     def _concurrent(self, call: ToolCallPart) -> bool:
         tool = self.kernel.tools.get(call.name)
@@ -104,11 +155,16 @@ class CallPipeline:
 
     async def _decide_announced(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> Ready | Refused:
         self.emit(ToolCallEvent(id=call.id, name=call.name, input=call.input, summary=self._call_summary(call)))
+        if self.stop_reason is not None:
+            return Refused(ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked")
         return await self.decide(call, snapshot)
 
-    async def _finish(self, call: ToolCallPart, decided: Ready | Refused) -> None:
+    async def _finish(self, call: ToolCallPart, decided: Ready | Refused, limit: asyncio.Semaphore | None = None) -> None:
         if isinstance(decided, Refused):
             result, outcome = decided.result, decided.outcome
+        elif limit is not None:
+            async with limit:
+                result, outcome = await self.execute(decided)
         else:
             result, outcome = await self.execute(decided)
         self.emit(ToolResultEvent(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome))  # type: ignore[arg-type]
@@ -189,6 +245,12 @@ class CallPipeline:
         if vote.decision == "deny":
             return self._denied(proposed, vote.reason)
         verdicts = await self.kernel.hooks.before_tool_use(self.session, proposed, vote.decision)
+        self._show_messages(verdicts)
+        stopper = next((v for v in verdicts if v.stop), None)
+        if stopper is not None:
+            self.stop_reason = stopper.stop_reason or stopper.reason or "a hook asked to stop"
+            self.emit(PermissionEvent(tool_call_id=call.id, decision="deny", reason=f"a hook ended the turn: {self.stop_reason}"))
+            return Refused(ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked")
         denial = next((v for v in verdicts if v.denies), None)
         if denial is not None:
             reason = denial.reason or "blocked by a hook"
@@ -216,6 +278,11 @@ class CallPipeline:
         if not allowed:
             return Refused(ToolResult.error(message))
         return Ready(call, tool, args, ctx, proposed)
+
+    def _show_messages(self, verdicts: list[Any]) -> None:
+        for verdict in verdicts:
+            if verdict.system_message:
+                self.emit(NoticeEvent(level="info", message=verdict.system_message))
 
     def _denied(self, proposed: ProposedCall, reason: str) -> Refused:
         self.emit(PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=reason))
@@ -253,6 +320,8 @@ class CallPipeline:
     async def execute(self, ready: Ready) -> tuple[ToolResult, str]:
         call, tool, ctx = ready.call, ready.tool, ready.ctx
         self.emit(ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input))
+        delegates = getattr(tool, "delegates", False) is True
+        token = _RUNNING.set(RunningCall(self.session, call.id, self.approver, self.allowed_tools) if delegates else None)
         try:
             result = await tool.run(ready.args, ctx)
             if not isinstance(result, ToolResult):
@@ -264,9 +333,16 @@ class CallPipeline:
             raise
         except Exception as exc:  # noqa: BLE001 - a tool never raises into the loop
             result = ToolResult.error(f"[ketch] Tool '{call.name}' failed: {type(exc).__name__}: {exc}")
-        notes = await self.kernel.hooks.after_tool_use(self.session, ready.proposed, result)
+        finally:
+            _RUNNING.reset(token)
+        verdicts = await self.kernel.hooks.after_tool_use(self.session, ready.proposed, result)
+        self._show_messages(verdicts)
+        notes = [v.context or v.reason for v in verdicts if v.context or v.reason]
         if notes:
             result = result.model_copy(update={"output": result.output + "\n\n" + "\n".join(notes)})
+        stopper = next((v for v in verdicts if v.stop), None)
+        if stopper is not None and self.stop_reason is None:
+            self.stop_reason = stopper.stop_reason or stopper.reason or "a hook asked to stop"
         # Last, so a filter (secret redaction) sees everything the model, journal and screen will.
         result = self.kernel.hooks.tool_result(self.session, ready.proposed, result)
         return result, ("succeeded" if result.ok else "failed")
@@ -319,3 +395,16 @@ class CallPipeline:
             tool_call_id=call.id,
             hooks=self.kernel.hooks,
         )
+
+
+async def _together(runs: list[Coroutine[Any, Any, None]]) -> None:
+    """Run side by side. When one fails (or the turn is cancelled), the rest are
+    cancelled and waited for before the failure goes on: none keeps running unseen."""
+    tasks = [asyncio.ensure_future(run) for run in runs]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

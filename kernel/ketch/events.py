@@ -3,8 +3,11 @@
 Frontends, storage, user hooks and tests observe a turn only through these. The
 ``stream-json`` output writes each as one JSON line (``event.model_dump_json()``).
 The design's required types and fields are all here with those meanings; the rest
-(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``) are additions
-for storage and frontends.
+(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``, ``subagent``)
+are additions for storage and frontends.
+
+Every event of a subagent's session carries that subagent's ``agent_id`` (the kernel
+stamps it); the root session's events have none, and it is left out of their JSON.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ketch.messages import Message
 
@@ -24,6 +27,15 @@ class _Event(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     ts: float = Field(default_factory=time.time)
+    # The subagent whose session emitted this event (None: the root session).
+    agent_id: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_root_agent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("agent_id", "") is None:
+            del data["agent_id"]  # absent for the root, as the design's event table says
+        return data
 
 
 class SessionEvent(_Event):
@@ -155,6 +167,25 @@ class ModeEvent(_Event):
     profile: str
 
 
+class SubagentEvent(_Event):
+    """A subagent started or finished, on its parent's stream. ``subagent_id`` is what
+    every event of the subagent's own session carries as ``agent_id``; ``tool_call_id``
+    is the parent's call that started it. When ``finished``: how its turn ended, its
+    final answer and the files it changed."""
+
+    type: Literal["subagent"] = "subagent"
+    status: Literal["started", "finished"]
+    subagent_id: str
+    name: str
+    description: str = ""
+    tool_call_id: str = ""
+    background: bool = False
+    session_id: str = ""  # the subagent's own session
+    stop_reason: str | None = None
+    result: str = ""
+    files_changed: list[str] = Field(default_factory=list)
+
+
 class TurnEndEvent(_Event):
     type: Literal["turn_end"] = "turn_end"
     text: str
@@ -182,6 +213,7 @@ Event = Annotated[
     | MessageEvent
     | NoticeEvent
     | ModeEvent
+    | SubagentEvent
     | TurnEndEvent,
     Field(discriminator="type"),
 ]

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
     from ketch.providers import ModelInfo
-    from ketch.session import Session
+    from ketch.session import Session, Subagent
     from ketch.settings import Settings
     from ketch.storage import FieldCipher, Store
     from ketch.tools import ToolResult
@@ -254,9 +254,12 @@ class Hooks:
             verdicts.append(value)
         return verdicts
 
-    async def after_tool_use(self, session: Session, call: ProposedCall, result: ToolResult) -> list[str]:
-        notes = await self._collect_async("ketch_after_tool_use", session=session, call=call, result=result)
-        return [n for _, n in notes if isinstance(n, str) and n]
+    async def after_tool_use(self, session: Session, call: ProposedCall, result: ToolResult) -> list[HookVerdict]:
+        """Every implementation's answer as a verdict (a plain note becomes ``context``)."""
+        from ketch.verdicts import HookVerdict
+
+        answers = await self._collect_async("ketch_after_tool_use", session=session, call=call, result=result)
+        return [HookVerdict(context=a, plugin=p) if isinstance(a, str) else a for p, a in answers if (isinstance(a, str) and a) or isinstance(a, HookVerdict)]
 
     def tool_result(self, session: Session, call: ProposedCall, result: ToolResult) -> ToolResult:
         """Each ``ketch_tool_result`` implementation in turn may replace the result."""
@@ -284,6 +287,12 @@ class Hooks:
 
     def event(self, session: Session, event: Event) -> None:
         self._collect("ketch_event", session=session, event=event)
+
+    async def subagent_start(self, session: Session, agent: Subagent) -> list[HookVerdict]:
+        return _verdicts(await self._collect_async("ketch_subagent_start", session=session, agent=agent))
+
+    async def subagent_stop(self, session: Session, agent: Subagent, result: str) -> list[HookVerdict]:
+        return _verdicts(await self._collect_async("ketch_subagent_stop", session=session, agent=agent, result=result))
 
 
 def _verdicts(values: list[tuple[str, Any]]) -> list[HookVerdict]:

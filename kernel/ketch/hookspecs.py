@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
     from ketch.providers import ModelInfo, ProviderKind
-    from ketch.session import Session
+    from ketch.session import Session, Subagent
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
     from ketch.tools import Tool, ToolResult
@@ -345,12 +345,14 @@ def ketch_before_tool_use(session: Session, call: ProposedCall, decision: str) -
 
 
 @hookspec
-def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> str | None:
+def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> str | HookVerdict | None:
     """A tool call finished (successfully or not: see ``result.ok``).
 
     Called once per call that ran; may be awaited. Return a note to append to the
     result the model sees (e.g. "lint failed: ..."), or None. Notes from all plugins
-    are appended.
+    are appended. A :class:`ketch.verdicts.HookVerdict` may be returned instead: its
+    ``context`` (or ``reason``) is the note, and ``stop=True`` ends the turn once this
+    step's calls have finished (``stop_reason`` is shown to the person).
     """
 
 
@@ -404,4 +406,27 @@ def ketch_event(session: Session, event: Event) -> None:
     Called for every event, in order, synchronously: when it returns, the event has
     been handled (storage relies on this to journal a dispatch before the effect).
     Keep it fast. The return value is ignored.
+    """
+
+
+@hookspec
+def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+    """A subagent is about to start its task.
+
+    Called once per subagent, in the parent ``session``, after the subagent's own
+    session exists and before its first request; may be awaited. ``agent`` says who
+    it is (``agent.id`` is the ``agent_id`` its events carry, ``agent.name`` its
+    definition). Return ``HookVerdict(context=...)`` to add text to the task the
+    subagent gets; None adds nothing. All verdicts' contexts are added.
+    """
+
+
+@hookspec
+def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+    """A subagent finished its task with ``result`` (its final answer).
+
+    Called once per subagent turn, in the parent ``session``, before the result goes
+    back to the parent (for a cancelled subagent it is not called); may be awaited.
+    Return ``HookVerdict(block=True, reason=...)`` to keep the subagent going once more
+    with ``reason`` as its next instruction; None to let it finish.
     """

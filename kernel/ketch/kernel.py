@@ -490,7 +490,11 @@ class Kernel:
 
         The listeners (frontends) get the event even when an observer stops with a
         ``KetchError`` (a store that cannot write), which then propagates: the turn
-        ends with an error the frontend sees."""
+        ends with an error the frontend sees. A subagent's events are stamped with its
+        ``agent_id`` first."""
+        agent = session.agent
+        if agent is not None and getattr(event, "agent_id", "") is None:
+            event = event.model_copy(update={"agent_id": agent.id})
         try:
             self.hooks.event(session, event)
         finally:

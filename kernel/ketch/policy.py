@@ -111,6 +111,9 @@ class ApprovalRequest(BaseModel):
     # What the call would do, from ``Tool.preview`` (a diff for an edit), shown before
     # the person decides; None when the tool has nothing more to show than the summary.
     preview: str | None = None
+    # Which subagent asks ("reviewer: check the diff"), None for the root session: a
+    # subagent's asks go to its parent's approver, and the person sees who is asking.
+    agent: str | None = None
 
 
 class ApprovalAnswer(BaseModel):

@@ -3,6 +3,9 @@
 Knowledge (transcript, model, mode, pins, compaction records, usage) survives a
 restart; authority (a profile beyond the default one, temporary approvals) never does.
 The transcript is append-only; ``active`` is the derived context compaction rewrites.
+
+A subagent runs in a session of its own (``agent`` says who it is): its events carry
+its ``agent_id`` and reach its parent's frontends; its authority is its parent's.
 """
 
 from __future__ import annotations
@@ -21,6 +24,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event
     from ketch.kernel import Kernel
     from ketch.providers import Provider
+
+
+@dataclass(frozen=True)
+class Subagent:
+    """Who a subagent's session is: ``id`` (its events carry it as ``agent_id``), the
+    name of its definition, the task's short description, its parent session and the
+    parent's tool call that started it."""
+
+    id: str
+    name: str
+    parent_id: str
+    description: str = ""
+    tool_call_id: str = ""
+    background: bool = False
 
 
 @dataclass
@@ -46,6 +63,7 @@ class Session:
     steers: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
     listeners: list[Callable[[Event], None]] = field(default_factory=list)
     context_window: int | None = None
+    agent: Subagent | None = None  # set for a subagent's session (None: a root session)
 
     @property
     def model(self) -> str:

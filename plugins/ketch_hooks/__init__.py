@@ -1,93 +1,223 @@
-"""User hooks: shell commands the user configures to run at lifecycle events.
+"""User hooks: commands the user configures to run at lifecycle events, compatible
+with Claude Code's hooks (docs/hooks.md)::
 
     [[hooks.PreToolUse]]
-    matcher = "shell|write_file"     # tool names: a regular expression, or "*"
-    command = "./scripts/check.sh"
-    timeout = 30
+    matcher = "Bash|write_file"      # ketch's or Claude Code's tool names, or a regex
+    command = "./scripts/check.sh"   # gets the event as JSON on stdin
+    timeout = 30                     # seconds (default 60)
 
-The event goes to the command as JSON on stdin. Exit 0: carry on (for UserPromptSubmit,
-stdout is added as context for the model). Exit 2: block — PreToolUse refuses the call
-and stderr goes to the model; PostToolUse feeds stderr to the model; UserPromptSubmit
-drops the prompt and shows stderr to the user; Stop keeps the turn going with stderr as
-the next instruction. Any other exit: a warning, nothing blocked.
-
-Events: SessionStart, SessionEnd, UserPromptSubmit, PreToolUse, PostToolUse, PreCompact,
-PostCompact, Stop. A workspace's ``.ketch/config.toml`` cannot add hooks until the
-workspace is trusted (the settings loader drops them with a notice).
+Events: SessionStart, SessionEnd, UserPromptSubmit, PreToolUse, PostToolUse,
+PostToolUseFailure, Notification, Stop, SubagentStart, SubagentStop, PreCompact,
+PostCompact. The JSON on stdin and the JSON a hook prints follow Claude Code's
+contract (``payload``, ``output``, ``handlers``); exit 2 blocks with stderr as the
+reason. Hooks run as asynchronous subprocesses, side by side, with a timeout and
+capped output. A workspace's ``.ketch/config.toml`` cannot add hooks until the
+workspace is trusted. ``ketch hooks import`` brings a ``.claude/settings.json``'s
+hooks over.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
+from ketch.commands import Command
+from ketch.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.compaction import CompactionResult
-    from ketch.events import TurnEndEvent
+    from ketch.events import Event, TurnEndEvent
     from ketch.policy import ProposedCall
-    from ketch.session import Session
+    from ketch.session import Session, Subagent
     from ketch.tools import ToolResult
     from ketch.verdicts import HookVerdict
 
+# What SessionStart hooks said for the model (or the task still running them).
+START_CONTEXT = StashKey[Any]()
+# When each running call started (for duration_ms after it).
+STARTED = StashKey[dict[str, float]]()
 
-def _run(session: Session, event: str, payload: dict[str, Any], matcher_subject: str | None = None) -> list[Any]:
-    from ketch_hooks.runner import run_hooks
 
-    return run_hooks(session, event, payload, matcher_subject)
+def _has(session: Session, event: str) -> bool:
+    from ketch_hooks.runner import configured
+
+    return bool(configured(session, event))
 
 
 @hookimpl
-def ketch_register_settings(register: Any) -> None:
+def ketch_register_settings(register: Callable[[Any], None]) -> None:
     from ketch_hooks.settings import HOOKS
 
     register(HOOKS)
 
 
 @hookimpl
+def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    from ketch_hooks.commands import configure, run
+
+    register(
+        Command(
+            name="hooks",
+            help="import Claude Code hooks from .claude/settings.json into ketch's config",
+            cli=True,
+            configure=configure,
+            run=run,
+        )
+    )
+
+
+@hookimpl
 def ketch_session_start(session: Session) -> None:
-    _run(session, "SessionStart", {"resumed": session.resumed})
+    if session.agent is not None or not _has(session, "SessionStart"):
+        return  # a subagent's start is SubagentStart
+    import asyncio
+
+    from ketch_hooks.background import complete
+    from ketch_hooks.handlers import session_start
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        session.stash[START_CONTEXT] = asyncio.run(
+            complete(session, lambda: session_start(session))
+        )
+        return
+    session.stash[START_CONTEXT] = asyncio.ensure_future(session_start(session))
 
 
 @hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
-    _run(session, "SessionEnd", {"reason": reason})
+    if session.agent is not None or not _has(session, "SessionEnd"):
+        return
+    import asyncio
+
+    from ketch_hooks.background import fire
+    from ketch_hooks.handlers import session_end
+
+    try:
+        asyncio.get_running_loop()
+        quiet = True  # it runs in a thread of its own: no events from there
+    except RuntimeError:
+        quiet = False
+    fire(session, lambda: session_end(session, reason, quiet=quiet), outlive_loop=True)
 
 
 @hookimpl
-def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
-    from ketch_hooks.runner import verdict
+async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
+    if session.agent is not None:
+        return None  # a subagent's task is not something the person typed
+    import asyncio
 
-    return verdict(_run(session, "UserPromptSubmit", {"prompt": prompt}), context_from_stdout=True)
+    from ketch.verdicts import HookVerdict
+    from ketch_hooks.handlers import user_prompt_submit
+
+    pending = session.stash.pop(START_CONTEXT, None)
+    start = (await pending) if isinstance(pending, asyncio.Future) else pending
+    verdict = (
+        await user_prompt_submit(session, prompt) if _has(session, "UserPromptSubmit") else None
+    )
+    if not start:
+        return verdict
+    if verdict is None:
+        return HookVerdict(context="\n" + start)
+    if verdict.block:
+        session.stash[START_CONTEXT] = start  # kept for the prompt that gets through
+        return verdict
+    return HookVerdict(
+        context="\n" + "\n".join(c.strip() for c in (start, verdict.context) if c),
+        stop=verdict.stop,
+        stop_reason=verdict.stop_reason,
+    )
 
 
 @hookimpl
-def ketch_before_tool_use(session: Session, call: ProposedCall) -> HookVerdict | None:
-    from ketch_hooks.runner import verdict
+async def ketch_before_tool_use(session: Session, call: ProposedCall) -> HookVerdict | None:
+    if not _has(session, "PreToolUse"):
+        return None
+    from ketch_hooks.handlers import pre_tool_use
 
-    payload = {"tool_name": call.tool, "tool_input": call.input, "tool_call_id": call.id}
-    return verdict(_run(session, "PreToolUse", payload, call.tool))
+    return await pre_tool_use(session, call)
 
 
 @hookimpl
-def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> str | None:
-    payload = {"tool_name": call.tool, "tool_input": call.input, "tool_call_id": call.id, "ok": result.ok, "output": result.output}
-    notes = [r.stderr.strip() for r in _run(session, "PostToolUse", payload, call.tool) if r.code == 2 and r.stderr.strip()]
-    return "\n".join(notes) or None
+def ketch_event(session: Session, event: Event) -> None:
+    if event.type == "tool_started":
+        import time
+
+        session.stash.setdefault(STARTED, {})[event.tool_call_id] = time.monotonic()  # type: ignore[union-attr]
+
+
+@hookimpl
+async def ketch_after_tool_use(
+    session: Session, call: ProposedCall, result: ToolResult
+) -> HookVerdict | None:
+    started = session.stash.get(STARTED, {}).pop(call.id, None)
+    if not _has(session, "PostToolUse" if result.ok else "PostToolUseFailure"):
+        return None
+    import time
+
+    from ketch_hooks.handlers import post_tool_use
+
+    duration = int((time.monotonic() - started) * 1000) if started is not None else None
+    return await post_tool_use(session, call, result, duration)
+
+
+@hookimpl
+def ketch_notification(session: Session, message: str, kind: str) -> None:
+    if not _has(session, "Notification"):
+        return
+    from ketch_hooks.background import detach
+    from ketch_hooks.handlers import notification
+
+    detach(session, notification(session, message, kind))  # the person is not kept waiting
 
 
 @hookimpl
 def ketch_before_compaction(session: Session, reason: str) -> None:
-    _run(session, "PreCompact", {"reason": reason})
+    if not _has(session, "PreCompact"):
+        return
+    from ketch_hooks.background import fire
+    from ketch_hooks.handlers import pre_compact
+
+    fire(session, lambda: pre_compact(session, reason))
 
 
 @hookimpl
 def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
-    _run(session, "PostCompact", {"before_tokens": result.before_tokens, "after_tokens": result.after_tokens})
+    if not _has(session, "PostCompact"):
+        return
+    from ketch_hooks.background import fire
+    from ketch_hooks.handlers import post_compact
+
+    fire(session, lambda: post_compact(session, result))
 
 
 @hookimpl
-def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
-    from ketch_hooks.runner import verdict
+async def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
+    from ketch_hooks.background import settle
 
-    return verdict(_run(session, "Stop", {"stop_reason": event.stop_reason, "text": event.text}))
+    await settle(session)  # hooks started meanwhile finish before the turn ends
+    if session.agent is not None or not _has(session, "Stop"):
+        return None  # a subagent's stop is SubagentStop
+    from ketch_hooks.handlers import stop
+
+    return await stop(session, event)
+
+
+@hookimpl
+async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+    if not _has(session, "SubagentStart"):
+        return None
+    from ketch_hooks.handlers import subagent_start
+
+    return await subagent_start(session, agent)
+
+
+@hookimpl
+async def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+    if not _has(session, "SubagentStop"):
+        return None
+    from ketch_hooks.handlers import subagent_stop
+
+    return await subagent_stop(session, agent, result)

@@ -1,80 +1,151 @@
-"""Running configured hook commands and turning their exits into verdicts."""
+"""Running hook commands: asynchronously, side by side, bounded in time and output.
+
+Each matching hook of an event starts as its own process (``asyncio`` subprocesses:
+the turn's event loop is never blocked), in its own process group, in the workspace,
+with the child environment every process ketch starts gets (no secret-looking
+variables; ``CLAUDE_PROJECT_DIR`` and ``KETCH_*`` added). The event's JSON goes to
+its stdin. A hook still running at its timeout is killed with its whole group and
+its output discarded; stdout and stderr are kept up to :data:`MAX_OUTPUT` bytes each.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
-import re
-import subprocess
+import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ketch.events import NoticeEvent
-from ketch.verdicts import HookVerdict
+from ketch_hooks.matching import matches
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
+    from ketch_hooks.settings import HookCommand
 
-MAX_OUTPUT = 8_000
+MAX_OUTPUT = 64 * 1024  # bytes kept of each of stdout and stderr
+CUT = "\n[ketch: output cut at {n} bytes]"
 
 
 @dataclass(frozen=True)
 class HookRun:
-    command: str
-    code: int
-    stdout: str
-    stderr: str
+    hook: HookCommand
+    code: int | None  # None: it did not finish (timed out, could not start)
+    stdout: str = ""
+    stderr: str = ""
+    problem: str = ""  # why there is no exit code
+
+    @property
+    def label(self) -> str:
+        return self.hook.label
 
 
-def matches(matcher: str, subject: str | None) -> bool:
-    if subject is None or matcher in ("", "*"):
-        return True
-    try:
-        return re.fullmatch(matcher, subject) is not None
-    except re.error:
-        return matcher == subject
-
-
-def hook_env(session: Session) -> dict[str, str]:
-    """The user's environment minus anything that looks like a secret."""
+def hook_env(session: Session, event: str) -> dict[str, str]:
+    """ketch's environment minus anything that looks like a secret, plus where and what."""
     from ketch.childenv import child_environment
 
-    return child_environment(os.environ, extra={"KETCH_SESSION_ID": session.id, "KETCH_WORKSPACE": str(session.workspace)})
+    extra = {
+        "CLAUDE_PROJECT_DIR": str(session.workspace),
+        "KETCH_SESSION_ID": session.id,
+        "KETCH_WORKSPACE": str(session.workspace),
+        "KETCH_HOOK_EVENT": event,
+    }
+    return child_environment(session.kernel.environ, extra=extra)
 
 
-def run_hooks(session: Session, event: str, payload: dict[str, Any], subject: str | None = None) -> list[HookRun]:
+def configured(session: Session, event: str) -> list[HookCommand]:
     from ketch_hooks.settings import HooksSettings
 
-    configured = session.kernel.settings.of(HooksSettings).get(event)
-    runs: list[HookRun] = []
-    body = json.dumps({"event": event, "session_id": session.id, "workspace": str(session.workspace), **payload}, default=str)
-    for hook in configured:
-        if not matches(hook.matcher, subject):
-            continue
-        try:
-            done = subprocess.run(
-                ["/bin/sh", "-c", hook.command], input=body, capture_output=True, text=True,
-                timeout=hook.timeout, cwd=session.workspace, env=hook_env(session), errors="replace",
-            )
-            run = HookRun(hook.command, done.returncode, done.stdout[:MAX_OUTPUT], done.stderr[:MAX_OUTPUT])
-        except subprocess.TimeoutExpired:
-            run = HookRun(hook.command, -1, "", f"timed out after {hook.timeout:g}s")
-        except OSError as exc:
-            run = HookRun(hook.command, -1, "", f"could not start: {exc}")
-        if run.code not in (0, 2):
-            detail = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit {run.code}"
-            session.kernel.emit(session, NoticeEvent(level="warning", message=f"{event} hook `{hook.command}` failed ({detail}); not blocking"))
-        runs.append(run)
-    return runs
+    return session.kernel.settings.of(HooksSettings).get(event)
 
 
-def verdict(runs: list[HookRun], *, context_from_stdout: bool = False) -> HookVerdict | None:
-    blocked = [r for r in runs if r.code == 2]
-    if blocked:
-        reason = "; ".join(r.stderr.strip() or f"`{r.command}` said no" for r in blocked)
-        return HookVerdict(block=True, reason=reason)
-    if context_from_stdout:
-        context = "\n".join(r.stdout.strip() for r in runs if r.code == 0 and r.stdout.strip())
-        if context:
-            return HookVerdict(context="\n" + context)
-    return None
+async def run_event(
+    session: Session,
+    event: str,
+    payload: Callable[[HookCommand], dict[str, Any]],
+    names: tuple[str, ...] | None = None,
+    *,
+    detach: Callable[[Any], None] | None = None,
+) -> list[HookRun]:
+    """Run every hook of ``event`` whose matcher accepts ``names``, all at once, and
+    return their runs in configuration order. ``payload(hook)`` is the JSON each gets.
+    ``async`` hooks are handed to ``detach`` (started, never waited for)."""
+    hooks = [h for h in configured(session, event) if matches(h.matcher, names)]
+    if not hooks:
+        return []
+    env = hook_env(session, event)
+    waited = []
+    for hook in hooks:
+        body = json.dumps(payload(hook), default=str, ensure_ascii=False).encode("utf-8")
+        run = run_command(hook, body, str(session.workspace), env)
+        if hook.background and detach is not None:
+            detach(run)
+        else:
+            waited.append(run)
+    return list(await asyncio.gather(*waited))
+
+
+async def run_command(hook: HookCommand, body: bytes, cwd: str, env: dict[str, str]) -> HookRun:
+    argv = [hook.command, *hook.args] if hook.args is not None else ["/bin/sh", "-c", hook.command]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,  # its own process group: a timeout kills all of it
+        )
+    except OSError as exc:
+        return HookRun(hook, None, problem=f"could not start ({exc.strerror or exc})")
+    try:
+        out, err, code = await asyncio.wait_for(_communicate(proc, body), hook.timeout)
+    except TimeoutError:
+        await _kill(proc)
+        return HookRun(hook, None, problem=f"timed out after {hook.timeout:g} s")
+    except BaseException:
+        await asyncio.shield(_kill(proc))
+        raise
+    return HookRun(hook, code, _text(out), _text(err))
+
+
+async def _communicate(proc: asyncio.subprocess.Process, body: bytes) -> tuple[bytes, bytes, int]:
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+
+    async def feed() -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.write(body)  # type: ignore[union-attr]
+            await proc.stdin.drain()  # type: ignore[union-attr]
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.close()  # type: ignore[union-attr]
+
+    _, out, err = await asyncio.gather(feed(), _read_capped(proc.stdout), _read_capped(proc.stderr))
+    return out, err, await proc.wait()
+
+
+async def _read_capped(stream: asyncio.StreamReader) -> bytes:
+    """Everything up to MAX_OUTPUT; the rest is read and dropped (the hook must not
+    stall on a full pipe)."""
+    kept = bytearray()
+    dropped = False
+    while chunk := await stream.read(65536):
+        room = MAX_OUTPUT - len(kept)
+        if room > 0:
+            kept += chunk[:room]
+        dropped = dropped or len(chunk) > room
+    return bytes(kept) + (CUT.format(n=MAX_OUTPUT).encode() if dropped else b"")
+
+
+async def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        await proc.wait()
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")

@@ -1,4 +1,18 @@
-"""The ``[hooks]`` table: ``[[hooks.EVENT]]`` entries, each a matcher and a command."""
+"""The ``[hooks]`` table: ``[[hooks.EVENT]]`` entries, each a matcher and a command.
+
+Keys of an entry (Claude Code's handler fields where they exist):
+
+* ``matcher``: what the hook is for (tool names for tool events, see ``matching``);
+* ``command``: a shell command line (``sh -c``), or with ``args`` the program to run
+  with those arguments and no shell;
+* ``timeout``: seconds before the hook is stopped and ignored (default 60);
+* ``async``: run it without waiting for it (its answer is not read);
+* ``claude_names``: give it Claude Code's tool names on stdin (``Bash``, not
+  ``shell``); ``ketch hooks import`` sets it for hooks it brings over.
+
+Event names ketch does not know are accepted and never run (a Claude Code settings
+file may name newer events).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +20,24 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from ketch.settings import SettingsSection
 
+DEFAULT_TIMEOUT = 60.0
+
 
 class HookCommand(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     matcher: str = "*"
-    command: str
-    timeout: float = Field(30.0, gt=0)
+    command: str = Field(min_length=1)
+    args: list[str] | None = None
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, le=3600)
+    background: bool = Field(False, alias="async")
+    claude_names: bool = False
+
+    @property
+    def label(self) -> str:
+        """How the hook is named in messages: its command line, shortened."""
+        text = " ".join([self.command, *(self.args or [])])
+        return text if len(text) <= 80 else text[:77] + "..."
 
 
 class HooksSettings(RootModel[dict[str, list[HookCommand]]]):

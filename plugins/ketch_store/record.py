@@ -64,6 +64,7 @@ class Loaded:
     updated: float
     operations: list[Operation]
     timeline: list[dict[str, Any]]  # every non-message entry: (seq, kind, ts, data)
+    children: list[Any] = field(default_factory=list)  # subagents (ketch_store.children.Child)
 
 
 def build(
@@ -72,7 +73,10 @@ def build(
     statuses: dict[str, str],
     call_key: Callable[[str, str], str],
 ) -> Loaded:
+    from ketch_store.children import is_child
+
     session_id = header["id"]
+    entries = [entry for entry in entries if not is_child(entry[1])]  # subagents' entries: see children
     message_rows = [(seq, raw) for seq, kind, _, raw in entries if kind == "message"]
     messages = _MESSAGES.validate_json(b"[" + b",".join(raw for _, raw in message_rows) + b"]") if message_rows else []
     by_seq = {seq: message for (seq, _), message in zip(message_rows, messages, strict=True)}

@@ -11,6 +11,9 @@ context (when something other than a compaction changed it) and the model are
 compared at each turn end and session end, and journaled when they changed. Streaming
 deltas, notices and the duplicate ``tool_call``/``user_prompt`` events are not stored:
 the messages carry them.
+
+A subagent's session is kept under its parent's (``children``): its entries go into
+the parent's journal, tagged with its agent id, and change nothing of the parent's.
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ class Recorder:
         kind = event.type
         if kind in IGNORED:
             return
+        if session.agent is not None:
+            self._observe_child(session, event)
+            return
         tracker = self._tracker(session)
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
@@ -81,6 +87,8 @@ class Recorder:
             tracker.active_ids = [m.id for m in session.active]
 
     def end(self, session: Session) -> None:
+        if session.agent is not None:
+            return  # a subagent's entries live in its parent's journal: nothing to close
         try:
             if self.store.has_session(session.id) and not self.store.message_count(session.id):
                 self.store.delete_session(session.id)  # nothing was said: nothing to keep
@@ -108,8 +116,12 @@ class Recorder:
             self.store.set_title(session.id, first)  # the prompt itself, not context hooks added
 
     def _on_tool_started(self, session: Session, tracker: Tracker, event: Any) -> None:
+        payload = {"tool_call_id": event.tool_call_id, "name": event.name, "input": event.input}
+        self._append(session, "tool_started", payload, event, durable=True, extra=self._dispatched(session.id, event))
+
+    def _dispatched(self, session_id: str, event: Any) -> Any:
         store = self.store
-        key = store.call_key(session.id, event.tool_call_id)
+        key = store.call_key(session_id, event.tool_call_id)
         owner = store.owner_id()
 
         def dispatched(conn: sqlite3.Connection, seq: int) -> None:
@@ -117,25 +129,42 @@ class Recorder:
                 "INSERT INTO operations (session_id, call_key, status, owner, dispatched_seq, updated) VALUES (?, ?, 'dispatched', ?, ?, ?) "
                 "ON CONFLICT (session_id, call_key) DO UPDATE SET status = 'dispatched', owner = excluded.owner, "
                 "dispatched_seq = excluded.dispatched_seq, finished_seq = NULL, updated = excluded.updated",
-                (session.id, key, owner, seq, event.ts),
+                (session_id, key, owner, seq, event.ts),
             )
 
-        payload = {"tool_call_id": event.tool_call_id, "name": event.name, "input": event.input}
-        self._append(session, "tool_started", payload, event, durable=True, extra=dispatched)
+        return dispatched
 
     def _on_tool_result(self, session: Session, tracker: Tracker, event: Any) -> None:
-        key = self.store.call_key(session.id, event.tool_call_id)
+        payload = event.model_dump(mode="json", exclude={"type", "ts"})
+        self._append(session, "tool_result", payload, event, durable=True, extra=self._finished(session.id, event))
+
+    def _finished(self, session_id: str, event: Any) -> Any:
+        key = self.store.call_key(session_id, event.tool_call_id)
 
         def finished(conn: sqlite3.Connection, seq: int) -> None:
             conn.execute(
                 "INSERT INTO operations (session_id, call_key, status, finished_seq, updated) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id, call_key) DO UPDATE SET status = excluded.status, "
                 "finished_seq = excluded.finished_seq, updated = excluded.updated",
-                (session.id, key, event.outcome, seq, event.ts),
+                (session_id, key, event.outcome, seq, event.ts),
             )
 
-        payload = event.model_dump(mode="json", exclude={"type", "ts"})
-        self._append(session, "tool_result", payload, event, durable=True, extra=finished)
+        return finished
+
+    def _observe_child(self, session: Session, event: Any) -> None:
+        """A subagent's event, journaled in its parent's journal under its agent id
+        (dispatches and outcomes as durably, and in the same operations table)."""
+        from ketch_store.children import child_kind
+
+        agent = session.agent
+        assert agent is not None
+        root, kind = agent.parent_id, event.type
+        if kind == "message":
+            data: Any = event.message.model_dump_json().encode("utf-8")
+        else:
+            data = event.model_dump(mode="json", exclude={"type", "ts"})
+        extra = self._dispatched(root, event) if kind == "tool_started" else self._finished(root, event) if kind == "tool_result" else None
+        self._journal(root, child_kind(agent.id, kind), data, event, durable=extra is not None, extra=extra)
 
     def _on_usage(self, session: Session, tracker: Tracker, event: Any) -> None:
         usage = session.usage
@@ -202,11 +231,14 @@ class Recorder:
         return tracker
 
     def _append(self, session: Session, kind: str, data: Any, event: Any, **kwargs: Any) -> int | None:
+        return self._journal(session.id, kind, data, event, **kwargs)
+
+    def _journal(self, session_id: str, kind: str, data: Any, event: Any, **kwargs: Any) -> int | None:
         payload = data if isinstance(data, bytes) else dumps(data)
         # The event id is a keyed digest of the event (its timestamp included), so the
         # same event delivered twice is journaled once.
-        event_id = self.store.event_id(session.id, f"{kind}\x00{event.ts!r}\x00" + payload.decode("utf-8", "replace"))
-        return self.store.append(session.id, kind, payload, event_id=event_id, ts=event.ts, **kwargs)
+        event_id = self.store.event_id(session_id, f"{kind}\x00{event.ts!r}\x00" + payload.decode("utf-8", "replace"))
+        return self.store.append(session_id, kind, payload, event_id=event_id, ts=event.ts, **kwargs)
 
     def _append_plain(self, session: Session, kind: str, data: Any) -> int | None:
         from ketch.messages import new_id

@@ -47,6 +47,10 @@ def to_json(loaded: Loaded) -> dict[str, Any]:
     data["updated"] = loaded.updated
     data["operations"] = [op.as_dict() for op in loaded.operations]
     data["timeline"] = loaded.timeline
+    data["subagents"] = [
+        {"agent_id": child.agent_id, **child.info, "transcript": [m.model_dump(mode="json") for m in child.loaded.record.transcript], "operations": [op.as_dict() for op in child.loaded.operations]}
+        for child in loaded.children
+    ]
     return data
 
 
@@ -80,17 +84,36 @@ def text_view(loaded: Loaded, *, clip: int | None = 12) -> str:
     for message in record.transcript:
         out.append(_message_text(message, clip))
     out += ["", "── operations ──"]
+    out += _operation_lines(loaded)
+    if record.unknown_outcomes:
+        out += ["", f"{len(record.unknown_outcomes)} operation(s) with an unknown outcome: check their effects before repeating them."]
+    for child in loaded.children:
+        out += ["", f"── subagent {_child_title(child)} ──"]
+        out += [_indent(_message_text(message, clip), "  ") for message in child.loaded.record.transcript]
+        out += [_indent(line, "  ") for line in _operation_lines(child.loaded)]
+    return "\n".join(out)
+
+
+def _operation_lines(loaded: Loaded) -> list[str]:
     if not loaded.operations:
-        out.append("(no tool calls)")
+        return ["(no tool calls)"]
+    out = []
     for op in loaded.operations:
         note = STATUS_NOTES.get(op.status, "")
         args = json.dumps(op.input, ensure_ascii=False)
         if len(args) > 120:
             args = args[:117] + "..."
         out.append(f"{when(op.dispatched_at or op.finished_at):<16}  {op.name:<16} {op.status:<16} {args}" + (f"   ← {note}" if note else ""))
-    if record.unknown_outcomes:
-        out += ["", f"{len(record.unknown_outcomes)} operation(s) with an unknown outcome: check their effects before repeating them."]
-    return "\n".join(out)
+    return out
+
+
+def _child_title(child: Any) -> str:
+    info = child.info
+    title = f"{info.get('name') or '?'} ({child.agent_id})"
+    if info.get("description"):
+        title += f": {info['description']}"
+    ended = info.get("stop_reason") or ("running when ketch stopped" if info.get("status") != "finished" else "")
+    return title + (f" · {ended}" if ended else "")
 
 
 def _message_text(message: Message, clip: int | None) -> str:
@@ -122,9 +145,18 @@ def markdown(loaded: Loaded) -> str:
         f"- tokens: input {record.usage.input_tokens}, output {record.usage.output_tokens}, cached {record.usage.cached_tokens}",
         "",
     ]
-    for message in record.transcript:
+    out += _markdown_body(loaded, "##")
+    for child in loaded.children:
+        out += [f"## Subagent {_child_title(child)}", ""]
+        out += _markdown_body(child.loaded, "###")
+    return "\n".join(out)
+
+
+def _markdown_body(loaded: Loaded, level: str) -> list[str]:
+    out: list[str] = []
+    for message in loaded.record.transcript:
         heading = {"user": "User", "assistant": "Assistant", "tool": "Tool results"}[message.role]
-        out.append(f"## {heading}" + (" (added by ketch)" if message.synthetic else ""))
+        out.append(f"{level} {heading}" + (" (added by ketch)" if message.synthetic else ""))
         out.append("")
         for part in message.parts:
             if isinstance(part, TextPart):
@@ -136,11 +168,11 @@ def markdown(loaded: Loaded) -> str:
             elif isinstance(part, ToolResultPart):
                 out += [f"**{part.name}** {'ok' if part.ok else 'error'} (`{part.tool_call_id}`)", "", _fence(part.output), ""]
     if loaded.operations:
-        out += ["## Operations", "", "| time | tool | status |", "|---|---|---|"]
+        out += [f"{level} Operations", "", "| time | tool | status |", "|---|---|---|"]
         for op in loaded.operations:
             out.append(f"| {when(op.dispatched_at or op.finished_at)} | {op.name} | {op.status} |")
         out.append("")
-    return "\n".join(out)
+    return out
 
 
 def _fence(text: str, lang: str = "") -> str:

@@ -875,12 +875,16 @@ class SqliteStore:
 
     def history(self, session_id: str) -> Any:
         """The record plus the operation history (:class:`ketch_store.record.Loaded`)."""
+        from ketch_store.children import children
         from ketch_store.record import build
 
         session_id = self.resolve_id(session_id)
         header = self._header(session_id)
         with _gc_paused():  # thousands of small objects at once: collection would only slow it
-            return build(header, self.entries(session_id), self.operation_statuses(session_id), self.call_key)
+            entries, statuses = self.entries(session_id), self.operation_statuses(session_id)
+            loaded = build(header, entries, statuses, self.call_key)
+            loaded.children = children(header, entries, statuses, self.call_key)
+            return loaded
 
     def list_sessions(self, workspace: str | None = None, *, errors: list[str] | None = None) -> list[SessionSummary]:
         """Sessions, newest first. With ``errors``, a record that fails authentication or

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.kernel.kit import Echo, tools_plugins
 
 import ketch_hooks
 from ketch.testing import Harness, call, text
+from tests.kernel.kit import Echo, tools_plugins
 
 
 def harness(tmp_path: Path, script: list[dict[str, Any]], config: str, **kw: Any) -> Harness:

@@ -604,6 +604,55 @@ def test_hook_ketch_event(tmp_path: Path) -> None:
     assert observed == h.types()
 
 
+class SubagentWatcher:
+    """Implements the subagent hooks: adds context to the task, keeps it going once."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str]] = []
+
+    @hookimpl
+    async def ketch_subagent_start(self, session: Any, agent: Any) -> HookVerdict:
+        self.calls.append(("start", session.id, agent.name))
+        return HookVerdict(context="[context from a subagent_start hook]")
+
+    @hookimpl
+    def ketch_subagent_stop(self, session: Any, agent: Any, result: str) -> HookVerdict | None:
+        self.calls.append(("stop", agent.id, result))
+        return HookVerdict(block=True, reason="check once more") if result == "first" else None
+
+
+def subagent_harness(tmp_path: Path, watcher: SubagentWatcher) -> Harness:
+    import ketch_agents
+
+    script = [
+        {**call("agent", {"description": "look", "prompt": "TASK look around"}), "when": "PARENT"},
+        {**text("first"), "when": "TASK"},
+        {**text("second"), "when": "TASK"},
+        {**text("done"), "when": "PARENT"},
+    ]
+    return make(tmp_path, script, ("agents", ketch_agents), ("watcher", watcher))
+
+
+def test_hook_ketch_subagent_start(tmp_path: Path) -> None:
+    watcher = SubagentWatcher()
+    h = subagent_harness(tmp_path, watcher)
+    h.run("PARENT go")
+    assert watcher.calls[0] == ("start", h.session.id, "general-purpose")
+    task = h.provider.requests[1].messages[0].text
+    assert task.startswith("TASK look around") and "[context from a subagent_start hook]" in task
+
+
+def test_hook_ketch_subagent_stop(tmp_path: Path) -> None:
+    watcher = SubagentWatcher()
+    h = subagent_harness(tmp_path, watcher)
+    h.run("PARENT go")
+    stops = [c for c in watcher.calls if c[0] == "stop"]
+    started = next(e for e in h.events if e.type == "subagent")
+    assert stops == [("stop", started.subagent_id, "first")]  # called once; its block kept the child going
+    assert "check once more" in h.provider.requests[2].messages[-1].text
+    assert "second" in h.provider.requests[-1].messages[-1].tool_results[0].output
+
+
 def test_a_raising_observer_is_isolated(tmp_path: Path) -> None:
     class Bad:
         @hookimpl

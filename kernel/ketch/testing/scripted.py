@@ -12,7 +12,15 @@ A script is a list of responses, one per provider call. Each response is a dict 
 * ``error``: ``{"kind": "rate_limit", "message": .., "retryable": true, "retry_after": 0}``
   raised instead of answering (``after_text`` streams some text first);
 * ``delay``: seconds to wait before completing (for cancellation tests);
-* ``truncate``: end the stream without a completed response.
+* ``truncate``: end the stream without a completed response;
+* ``when``: text the request's first user message must contain for this response to
+  answer it (the prompt of the root session, or the task a subagent got).
+
+Requests are answered in order of arrival, each with the first remaining response
+whose ``when`` it matches (a response without ``when`` matches any request): sessions
+that run side by side (subagents) each get their own responses, whatever order their
+requests arrive in. Every request is recorded with the time it arrived
+(``received``; ``received_at`` in the log).
 
 When the script runs out, the provider answers "(script exhausted)".
 The same script can drive a CLI subprocess: load :mod:`ketch.testing.scripted_plugin`
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -77,6 +86,7 @@ class ScriptedProvider:
         self.model = model
         self.config = config or ProviderConfig(name=name, kind="scripted", model=model)
         self.requests: list[ProviderRequest] = []
+        self.received: list[float] = []  # when each request arrived (time.time())
         self.log_path = log_path
         self.closed = 0
         self.listeners: list[Callable[[ProviderRequest], None]] = []
@@ -86,10 +96,11 @@ class ScriptedProvider:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         self.requests.append(request)
+        self.received.append(time.time())
         if self.log_path is not None:
             with self.log_path.open("a", encoding="utf-8") as log:
-                log.write(request.model_dump_json() + "\n")
-        step: dict[str, Any] = self.script.pop(0) if self.script else {"text": "(script exhausted)"}
+                log.write(json.dumps({**request.model_dump(mode="json"), "received_at": self.received[-1]}) + "\n")
+        step = self._next_step(request)
         if step.get("delay"):
             await asyncio.sleep(float(step["delay"]))
         if step.get("reasoning"):
@@ -128,6 +139,15 @@ class ScriptedProvider:
         stop = step.get("stop_reason") or ("tool_use" if tool_calls else "end_turn")
         usage = Usage(**(step.get("usage") or {"input_tokens": 10, "output_tokens": 5}))
         yield Completed(message=Message(role="assistant", parts=tuple(parts)), stop_reason=stop, usage=usage)  # type: ignore[arg-type]
+
+    def _next_step(self, request: ProviderRequest) -> dict[str, Any]:
+        """The first remaining response whose ``when`` this request matches."""
+        first = next((m for m in request.messages if m.role == "user"), None)
+        prompt = first.text if first is not None else ""
+        for index, step in enumerate(self.script):
+            if not step.get("when") or str(step["when"]) in prompt:
+                return self.script.pop(index)
+        return {"text": "(script exhausted)"}
 
     async def list_models(self) -> list[ModelInfo]:
         return [ModelInfo(id=self.model, context_window=self.config.context_window)]

@@ -1,0 +1,140 @@
+"""Agent definitions: Markdown files with front matter, as Claude Code writes them.
+
+Looked for in the workspace's ``.ketch/agents/`` and ``.claude/agents/``, then the user
+config dir's ``agents/`` and ``~/.claude/agents/`` (each searched recursively; a
+project's definition shadows a user's of the same name)::
+
+    ---
+    name: reviewer
+    description: Reviews a change for bugs. Use after edits.
+    tools: Read, Grep, Glob          # Claude Code's or ketch's names; omitted: all
+    model: inherit                   # or a model of the parent's provider
+    ---
+    You are a careful code reviewer. ...
+
+The body is the subagent's instructions. A definition only ever narrows: ``tools``,
+``disallowedTools`` and ``permissionMode: plan`` take tools away, ``maxTurns`` lowers
+the step limit; nothing in a file (least of all a repository's) grants anything.
+Two definitions are built in: ``general-purpose`` (every tool the parent has) and
+``explore`` (read-only tools).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ketch_claude_kit.tool_names import split_list
+
+DEFAULT = "general-purpose"
+MAX_FILES = 500  # per folder: a repository cannot make ketch read forever
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    description: str
+    prompt: str = ""
+    tools: tuple[str, ...] | None = None  # the entries as written; None: the parent's tools
+    disallowed: tuple[str, ...] = ()
+    read_only: bool = False
+    model: str | None = None
+    max_turns: int | None = None
+    source: str = "built-in"
+
+
+BUILT_IN = (
+    Definition(
+        DEFAULT,
+        "General-purpose agent for research and multi-step tasks, with every tool you have.",
+    ),
+    Definition(
+        "explore",
+        "Read-only agent for finding things out: searches and reads files, runs no command that changes anything.",
+        prompt="You explore and report. You cannot change files: find what was asked, and say where (file:line) and why it matters.",
+        read_only=True,
+    ),
+)
+
+
+def load(workspace: Path) -> tuple[dict[str, Definition], list[str]]:
+    """Every definition by name (project first, then the user's, then the built-ins)
+    and the problems found (one line each)."""
+    from ketch_prompt_kit.markdown_files import folders, read
+
+    found: dict[str, Definition] = {}
+    problems: list[str] = []
+    for folder in folders(workspace, "agents"):
+        if not folder.path.is_dir():
+            continue
+        for path in sorted(folder.path.rglob("*.md"))[:MAX_FILES]:
+            file = read(path, folder)
+            if file is None:
+                problems.append(
+                    f"agent definition {path}: cannot be read as UTF-8 text (or is too big); skipped"
+                )
+                continue
+            definition, problem = parse(
+                file.meta,
+                file.body,
+                path,
+                f"{folder.label}/{path.relative_to(folder.path)}",
+                file.problem,
+            )
+            if problem:
+                problems.append(f"agent definition {path}: {problem}")
+            if definition is not None and definition.name not in found:
+                found[definition.name] = definition
+    for definition in BUILT_IN:
+        found.setdefault(definition.name, definition)
+    return found, problems
+
+
+def parse(
+    meta: dict[str, Any], body: str, path: Path, source: str, problem: str = ""
+) -> tuple[Definition | None, str]:
+    """The definition in one file (None when it cannot be one) and what was wrong."""
+    if problem:
+        return None, f"{problem}; skipped"
+    name = str(meta.get("name") or path.stem).strip()
+    if not _NAME.fullmatch(name):
+        return None, f"name {name!r} is not a plain name (letters, digits, - _ .); skipped"
+    description = " ".join(str(meta.get("description") or "").split())
+    if not description:
+        from ketch_prompt_kit.markdown_files import first_line
+
+        description = first_line(body) or name
+    tools = meta.get("tools")
+    disallowed = meta.get("disallowedTools", meta.get("disallowed-tools"))
+    model = meta.get("model")
+    max_turns = meta.get("maxTurns", meta.get("max-turns"))
+    notes: list[str] = []
+    if max_turns is not None and not (
+        isinstance(max_turns, int) and not isinstance(max_turns, bool) and max_turns > 0
+    ):
+        notes.append(f"maxTurns {max_turns!r} is not a positive number; ignored")
+        max_turns = None
+    definition = Definition(
+        name=name,
+        description=description[:500],
+        prompt=body.strip(),
+        tools=tuple(split_list(tools)) if tools is not None else None,
+        disallowed=tuple(split_list(disallowed)),
+        read_only=str(meta.get("permissionMode", "")).strip() == "plan",
+        model=str(model).strip() if model not in (None, "") else None,
+        max_turns=max_turns,
+        source=source,
+    )
+    return definition, "; ".join(notes)
+
+
+def listing(definitions: dict[str, Definition]) -> str:
+    """The definitions for the tool's description: name, what it is for."""
+    lines = []
+    for definition in definitions.values():
+        default = " (the default)" if definition.name == DEFAULT else ""
+        lines.append(f"- {definition.name}{default}: {definition.description}")
+    return "\n".join(lines)
