@@ -344,7 +344,7 @@ def test_approval_without_a_scope_offers_no_remembering() -> None:
 
     answer = _answer(_request(None), "say")  # "s" and "a" are not options here: they do nothing
     assert (answer.approved, answer.remember) == (True, "once")
-    text = "".join(t for _, t in approval_message(_request(None)))
+    text = "".join(t for _, t in approval_message(_request(None))[0])
     assert "rm -rf build" in text and "running programs asks" in text
 
 
@@ -358,5 +358,5 @@ def test_a_long_summary_is_not_squeezed_into_the_list() -> None:
 
     long = _request(None, "\n".join(f"echo {i}" for i in range(40)))
     assert summary_is_long(long) and not summary_is_long(_request(None))
-    text = "".join(t for _, t in approval_message(long))
+    text = "".join(t for _, t in approval_message(long)[0])
     assert "shown above" in text and "echo 39" not in text
