@@ -51,8 +51,6 @@ STYLE = Style.from_dict(
         "steer": "ansicyan",
         "status": "ansicyan",
         "hint": "ansibrightblack",
-        "live": "",
-        "live-reasoning": "italic ansibrightblack",
         "rprompt": "ansibrightblack",
     }
 )
@@ -367,7 +365,7 @@ class Shell:
             event.current_buffer.insert_text("\n")
 
         completer = WordCompleter(lambda: slash.completions(self), sentence=True)
-        return PromptSession(
+        session: PromptSession[Any] = PromptSession(
             history=self.history,
             key_bindings=bindings,
             style=STYLE,
@@ -377,6 +375,10 @@ class Shell:
             enable_history_search=False,
             interrupt_exception=Interrupted,
         )
+        # A burst of tokens redraws the live block at most 25 times a second (no flicker,
+        # and the cost of a token does not include a full redraw).
+        session.app.min_redraw_interval = 0.04
+        return session
 
     def _invalidate(self) -> None:
         prompt = self.prompt
@@ -402,11 +404,15 @@ class Shell:
         )
 
     def _steer_message(self) -> FormattedText:
+        from prompt_toolkit.formatted_text import ANSI, to_formatted_text
+
         renderer = self.renderer
         parts: list[tuple[str, str]] = []
         if renderer.live:
-            style = "class:live-reasoning" if renderer.live_kind == "reasoning" else "class:live"
-            parts.append((style, renderer.live + "\n"))
+            size = self.prompt.app.output.get_size()
+            rendered = renderer.live_ansi(size.columns, max(size.rows - 4, 1))
+            if rendered:
+                parts.extend(to_formatted_text(ANSI(rendered + "\n")))  # type: ignore[arg-type]
         parts.append(("class:status", renderer.status()))
         parts.append(("class:hint", "  · Enter steers · Ctrl-C cancels\n"))
         parts.append(("class:steer", "↳ "))

@@ -109,12 +109,27 @@ async def _status(shell: Shell, argument: str) -> bool:
     return False
 
 
+async def _reasoning(shell: Shell, argument: str) -> bool:
+    renderer = shell.renderer
+    words = argument.split()
+    if words and words[0] in ("on", "off"):
+        renderer.show_reasoning = words[0] == "on"
+        renderer.say(f"reasoning: {'streamed as it comes (dimmed)' if renderer.show_reasoning else 'collapsed to one line'}")
+        return False
+    if not renderer.reasoning.strip():
+        renderer.say("no reasoning yet in this session (the model may not reason, or not show it)")
+        return False
+    renderer.line(renderer.reasoning.strip(), "dim italic")
+    return False
+
+
 BUILTINS: list[Builtin] = [
     Builtin("help", "list the commands and keys", _help, during_turn=True),
     Builtin("exit", "leave the shell (also Ctrl-D)", _exit, during_turn=True, aliases=("quit",)),
     Builtin("clear", "start a new session (the current one stays saved)", _clear),
     Builtin("model", "show the model, or switch: /model MODEL, /model PROVIDER MODEL", _model),
     Builtin("status", "session, model, mode, profile and the context meter", _status, during_turn=True),
+    Builtin("reasoning", "show the model's last reasoning; /reasoning on|off streams it or keeps it collapsed", _reasoning, during_turn=True),
 ]
 
 

@@ -88,6 +88,10 @@ class Terminal:
         """Everything on the terminal, scrollback included, wrapped lines joined."""
         return self._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main")
 
+    def escapes(self) -> str:
+        """The whole screen with its escape sequences (colours, bold) kept."""
+        return self._tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", "main")
+
     def visible(self) -> str:
         return self._tmux("capture-pane", "-p", "-J", "-t", "main")
 

@@ -242,16 +242,23 @@ def _renderer(tmp_path: Path) -> tuple[Renderer, io.StringIO, Harness]:
     return Renderer(console, harness.kernel), out, harness
 
 
-def test_streaming_text_prints_whole_lines_and_keeps_the_live_line(tmp_path: Path) -> None:
+def test_streaming_markdown_prints_finished_blocks_once_and_keeps_the_last_live(tmp_path: Path) -> None:
     renderer, out, _ = _renderer(tmp_path)
-    renderer.on_event(TextDeltaEvent(text="Hel"))
-    renderer.on_event(TextDeltaEvent(text="lo\nwor"))
-    assert out.getvalue() == "Hello\n"
-    assert renderer.live == "wor"
-    renderer.on_event(TextDeltaEvent(text="ld"))
-    renderer.on_event(TurnEndEvent(text="Hello\nworld", stop_reason="end_turn", input_tokens=12, output_tokens=3))
+    renderer.on_event(TextDeltaEvent(text="# Ti"))
+    renderer.on_event(TextDeltaEvent(text="tle\n\nSome **bo"))
+    assert out.getvalue() == ""  # a block is known to be finished once the next one has a line
+    assert "Title" in renderer.live_ansi(80, 10) and "#" not in renderer.live_ansi(80, 10)
+    renderer.on_event(TextDeltaEvent(text="ld** text\nand a second line"))
+    assert "Title" in out.getvalue() and "#" not in out.getvalue()  # the heading block is done
+    assert renderer.live == "Some **bold** text\nand a second line"
+    assert "bold" not in out.getvalue()  # the paragraph is still the live block
+    live = renderer.live_ansi(80, 10)
+    assert "bold text" in live and "**" not in live
+    renderer.on_event(TurnEndEvent(text="…", stop_reason="end_turn", input_tokens=12, output_tokens=3))
     text = out.getvalue()
-    assert text.startswith("Hello\nworld\n")
+    assert text.count("Title") == 1  # printed once, never re-rendered
+    lines = [line.rstrip() for line in text.splitlines()]
+    assert "Some bold text" in lines and "and a second line" in lines  # a newline stays a line break
     assert "in 12 · out 3" in text
     assert renderer.live == ""
 
