@@ -14,17 +14,32 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.session import Session
+    from ketch.tools import ToolFilter
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """A prompt a slash command hands to the frontend to send as a turn (a Markdown
+    command's expanded text). ``model``: that turn's model; ``tool_filter`` narrows that
+    turn's tools (never widens); ``source`` says where it came from, for the user."""
+
+    text: str
+    model: str | None = None
+    tool_filter: ToolFilter | None = None
+    source: str = ""
 
 
 @dataclass
 class SlashContext:
     """What a slash command gets: the kernel, the live session, its argument text,
-    and ``print`` to show output to the user (the frontend decides how)."""
+    ``print`` to show output to the user (the frontend decides how), and ``submit`` to
+    send a prompt as the next turn (None where the frontend cannot)."""
 
     kernel: Kernel
     session: Session
     argument: str
     print: Callable[[str], None]
+    submit: Callable[[PromptRequest], None] | None = None
 
 
 @dataclass

@@ -96,6 +96,10 @@ class Hooks:
     def user_prompt_submit(self, session: Session, prompt: str) -> list[HookVerdict]:
         return _verdicts(self._hook.ketch_user_prompt_submit(session=session, prompt=prompt))
 
+    def expand_prompt(self, session: Session, prompt: str, intake: Any) -> list[Any]:
+        """What each ``ketch_expand_prompt`` implementation returned (lists, or awaitables of them)."""
+        return [v for v in self._hook.ketch_expand_prompt(session=session, prompt=prompt, intake=intake) if v is not None]
+
     def before_tool_use(self, session: Session, call: ProposedCall) -> list[HookVerdict]:
         return _verdicts(self._hook.ketch_before_tool_use(session=session, call=call))
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
     from ketch.settings import LoadedSettings, Settings
     from ketch.storage import Store
-    from ketch.tools import Tool
+    from ketch.tools import Tool, ToolFilter
 
 
 class Kernel:
@@ -401,10 +401,11 @@ class Kernel:
         for listener in list(session.listeners):
             listener(event)
 
-    async def run_turn(self, session: Session, prompt: str, *, approver: Approver | None = None) -> Any:
+    async def run_turn(self, session: Session, prompt: str, *, approver: Approver | None = None, tool_filter: ToolFilter | None = None) -> Any:
+        """One turn. ``tool_filter`` narrows the tools of this turn only (never widens)."""
         from ketch.loop import run_turn
 
-        return await run_turn(session, prompt, approver=approver)
+        return await run_turn(session, prompt, approver=approver, tool_filter=tool_filter)
 
 
 def first_run_help(kinds: dict[str, Any]) -> str:

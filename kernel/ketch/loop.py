@@ -21,6 +21,7 @@ a new tuple.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -58,12 +59,15 @@ from ketch.events import (
     UsageEvent,
     UserPromptEvent,
 )
+from ketch.intake import PromptIntake
 from ketch.messages import (
     Message,
+    Part,
     TextPart,
     ToolCallPart,
     ToolResultPart,
     Usage,
+    new_id,
     pending_tool_calls,
 )
 from ketch.policy import ApprovalRequest, PermissionSnapshot, ProposedCall, Vote, combine_votes
@@ -78,7 +82,7 @@ from ketch.providers import (
     TextDelta,
     ToolSpec,
 )
-from ketch.tools import Access, Tool, ToolContext, ToolResult
+from ketch.tools import Access, Tool, ToolContext, ToolFilter, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Awaitable, Callable
@@ -121,8 +125,8 @@ class _TurnStop(Exception):
         self.message = message
 
 
-async def run_turn(session: Session, prompt: str, *, approver: Approver | None = None) -> TurnEndEvent:
-    return await Turn(session, approver).run(prompt)
+async def run_turn(session: Session, prompt: str, *, approver: Approver | None = None, tool_filter: ToolFilter | None = None) -> TurnEndEvent:
+    return await Turn(session, approver, tool_filter).run(prompt)
 
 
 def close_pending_calls(session: Session, output: str = UNKNOWN_OUTCOME) -> None:
@@ -139,10 +143,11 @@ def close_pending_calls(session: Session, output: str = UNKNOWN_OUTCOME) -> None
 
 
 class Turn:
-    def __init__(self, session: Session, approver: Approver | None) -> None:
+    def __init__(self, session: Session, approver: Approver | None, tool_filter: ToolFilter | None = None) -> None:
         self.session = session
         self.kernel = session.kernel
         self.approver = approver
+        self.tool_filter = tool_filter  # narrows this turn's tools (a command's allowed-tools)
         settings = self.kernel.settings
         self.loop_settings = settings.loop
         self.compaction_settings = settings.compaction
@@ -164,7 +169,7 @@ class Turn:
 
     async def run(self, prompt: str) -> TurnEndEvent:
         try:
-            if not self._accept_prompt(prompt, steer=False):
+            if not await self._accept_prompt(prompt, steer=False):
                 return self._end("error", "")
             while True:
                 if self.iterations >= self.max_iterations:
@@ -172,7 +177,7 @@ class Turn:
                     return self._end("max_iterations")
                 self.iterations += 1
                 snapshot = self.session.snapshot()
-                self._deliver_steers()
+                await self._deliver_steers()
                 completed = await self._request(snapshot)
                 if not await self._handle(completed, snapshot):
                     verdicts = self.kernel.hooks.stop(self.session, self._turn_end_event("end_turn"))
@@ -193,7 +198,7 @@ class Turn:
             close_pending_calls(self.session, CANCELLED)
             return self._end("cancelled")
 
-    def _accept_prompt(self, prompt: str, *, steer: bool) -> bool:
+    async def _accept_prompt(self, prompt: str, *, steer: bool) -> bool:
         verdicts = self.kernel.hooks.user_prompt_submit(self.session, prompt)
         blocked = [v for v in verdicts if v.block]
         if blocked:
@@ -201,14 +206,41 @@ class Turn:
             self.emit(ErrorEvent(kind="blocked", retryable=False, message=f"prompt blocked: {reason}"))
             return False
         self.emit(UserPromptEvent(text=prompt, steer=steer))
-        parts: list[TextPart] = [TextPart(text=prompt)]
+        parts: list[Part] = [TextPart(text=prompt)]
+        if not steer:
+            parts += await self._expand_prompt(prompt)
         parts += [TextPart(text=v.context) for v in verdicts if v.context]
         self.append(Message(role="user", parts=tuple(parts)))
         return True
 
-    def _deliver_steers(self) -> None:
+    async def _expand_prompt(self, prompt: str) -> list[Part]:
+        """Parts plugins attach to the prompt (``ketch_expand_prompt``); the tool calls they
+        make for it run through the same path as the model's."""
+        snapshot = self.session.snapshot()
+
+        async def call_tool(name: str, data: dict[str, Any]) -> ToolResult:
+            call = ToolCallPart(id=new_id("prompt_"), name=name, input=data)
+            self.emit(ToolCallEvent(id=call.id, name=call.name, input=call.input, summary=self._call_summary(call)))
+            result, outcome = await self._decide_and_run(call, snapshot, filtered=False)
+            self.emit(ToolResultEvent(tool_call_id=call.id, name=name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome))  # type: ignore[arg-type]
+            return result
+
+        intake = PromptIntake(call_tool=call_tool, notice=lambda text: self.emit(NoticeEvent(level="warning", message=text)), has_tool=lambda name: name in self.kernel.tools)
+        parts: list[Part] = []
+        for value in self.kernel.hooks.expand_prompt(self.session, prompt, intake):
+            try:
+                found = await value if inspect.isawaitable(value) else value
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an attachment plugin's bug must not lose the prompt
+                self.emit(NoticeEvent(level="warning", message=f"a prompt expansion failed ({type(exc).__name__}: {exc}); the prompt was sent without it"))
+                continue
+            parts += [p for p in found or () if getattr(p, "type", None)]  # message parts (text, images)
+        return parts
+
+    async def _deliver_steers(self) -> None:
         while not self.session.steers.empty():
-            self._accept_prompt(self.session.steers.get_nowait(), steer=True)
+            await self._accept_prompt(self.session.steers.get_nowait(), steer=True)
 
     def _end(self, reason: TurnStopReason, message: str = "") -> TurnEndEvent:
         event = self._turn_end_event(reason)
@@ -238,10 +270,10 @@ class Turn:
     # --- tools offered ------------------------------------------------------------------
 
     def offered_tools(self, snapshot: PermissionSnapshot) -> list[Tool]:
-        tools = self.kernel.tools.values()
+        tools = [t for t in self.kernel.tools.values() if self.tool_filter is None or t.name in self.tool_filter.tools]
         if snapshot.mode == "plan":
             return [t for t in tools if not t.mutating]
-        return list(tools)
+        return tools
 
     # --- context ---------------------------------------------------------------------------
 
@@ -465,7 +497,7 @@ class Turn:
     def _refuse(self, call: ToolCallPart, text: str) -> tuple[ToolResult, str]:
         return ToolResult.error(text), "refused"
 
-    async def _decide_and_run(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> tuple[ToolResult, str]:
+    async def _decide_and_run(self, call: ToolCallPart, snapshot: PermissionSnapshot, *, filtered: bool = True) -> tuple[ToolResult, str]:
         session = self.session
         if call.input_error:
             return self._refuse(call, f"[ketch] The arguments of this call were not valid JSON ({call.input_error}); it was not run. Send it again with valid JSON arguments.")
@@ -473,6 +505,9 @@ class Turn:
         if tool is None:
             offered = ", ".join(t.name for t in self.offered_tools(snapshot)) or "none"
             return self._refuse(call, f"[ketch] There is no tool named '{call.name}'. Tools available: {offered}.")
+        refusal = self.tool_filter.refusal(call.name, call.input) if filtered and self.tool_filter is not None else None
+        if refusal:
+            return self._refuse(call, f"[ketch] {refusal}; it was not run. Do without it, or ask the user.")
         if snapshot.mode == "plan" and tool.mutating:
             return self._refuse(call, f"[ketch] '{call.name}' changes things, and this session is in plan mode, where only read-only tools may run. It was not run. Propose the change in your answer instead; the user can switch to build mode.")
         try:

@@ -87,6 +87,28 @@ class ToolContext:
         return self.state.setdefault(key, {})
 
 
+@dataclass(frozen=True)
+class ToolFilter:
+    """Narrows the tools of one turn (a command's or a skill's ``allowed-tools``): it can
+    only take tools away, never add one or relax the policy.
+
+    ``tools``: the names offered and resolved in that turn. ``check(name, input)``: None,
+    or why this particular call is refused (a narrower scope than the tool, such as
+    ``shell(git status:*)``). ``source`` names where the limit comes from.
+    """
+
+    tools: frozenset[str]
+    check: Callable[[str, dict[str, Any]], str | None] | None = None
+    source: str = ""
+
+    def refusal(self, name: str, data: dict[str, Any]) -> str | None:
+        """Why this call may not run in this turn, or None."""
+        if name not in self.tools:
+            allowed = ", ".join(sorted(self.tools)) or "none"
+            return f"'{name}' is not available in this turn ({self.source or 'the command'} allows only: {allowed})"
+        return self.check(name, data) if self.check is not None else None
+
+
 class Tool:
     """Base class for tools with full control.
 
