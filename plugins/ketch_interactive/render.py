@@ -145,6 +145,24 @@ def meter_for(session: Session, last: UsageEvent | None) -> Meter:
     return Meter(min(tokens / capacity, 1.0), tokens, capacity, estimated=True)
 
 
+def _rstrip(line: list[Any]) -> list[Any]:
+    """A rendered line without the padding rich adds up to the width (kept where it is
+    coloured, as a code block's background)."""
+    from rich.segment import Segment
+
+    out = list(line)
+    while out:
+        last = out[-1]
+        if last.style is not None and last.style.bgcolor is not None:
+            break
+        stripped = last.text.rstrip(" ")
+        if stripped:
+            out[-1] = Segment(stripped, last.style, last.control)
+            break
+        out.pop()
+    return out
+
+
 def _section(kernel: Kernel) -> dict[str, Any]:
     try:
         section = kernel.settings.section("interactive")
@@ -280,7 +298,7 @@ class Renderer:
             self.console.print()
         segments: list[Segment] = []
         for line in lines:
-            segments.extend(line)
+            segments.extend(_rstrip(line))
             segments.append(Segment.line())
         self.console.print(Segments(segments), end="")
         self.blocks_printed += 1

@@ -25,7 +25,6 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
@@ -133,11 +132,49 @@ class Shell:
                 return
 
     async def submit(self, text: str) -> bool:
-        """A line from the main prompt: a command or a request. True: leave the shell."""
+        """A line from the main prompt: a command, ``!command`` or a request. True: leave the shell."""
         command = slash.parse(text)
         if command is not None:
             return await slash.dispatch(self, *command, during_turn=False)
+        if text.startswith("!") and text[1:].strip():
+            await self.run_cancellable(self.run_user_command(text[1:].strip()))
+            return False
         return await self.run_turn(text)
+
+    async def run_user_command(self, command: str) -> None:
+        """``!command``: the person's own command, in their shell, in the workspace (not
+        through the policy: the model proposed nothing). Its output is shown, and the
+        command with its output is recorded in the transcript, where the next request
+        carries it to the model."""
+        from ketch.events import MessageEvent
+        from ketch.messages import Message
+        from ketch_prompt_kit.user_shell import run_user_command
+
+        renderer = self.renderer
+        renderer.line(f"$ {command}", "bold")
+        pending = [""]
+
+        def show(text: str) -> None:
+            pending[0] += text
+            *lines, pending[0] = pending[0].split("\n")
+            for line in lines:
+                renderer.say(line)
+
+        result = None
+        try:
+            result = await run_user_command(command, self.session.workspace, on_output=show)
+        except OSError as exc:
+            renderer.line(f"! could not run it: {exc.strerror or exc}", "red")
+            return
+        finally:  # cancelled (Ctrl-C): the command was stopped, and nothing is recorded
+            if pending[0]:
+                renderer.say(pending[0])
+        status = f"exit code {result.exit_code}" if result.exit_code is not None else "stopped"
+        renderer.line(f"  ⎿ {status} · the model sees this with your next message", "dim")
+        text = "[The user ran this command in their own shell, in the workspace; its output follows.]\n" + result.transcript_text()
+        message = Message.user(text, synthetic=True)
+        self.session.append(message)
+        self.kernel.emit(self.session, MessageEvent(message=message))
 
     # --- one turn, with the steer prompt open --------------------------------------------
 
@@ -364,13 +401,15 @@ class Shell:
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
-        completer = WordCompleter(lambda: slash.completions(self), sentence=True)
+        from ketch_interactive.completion import ShellCompleter
+
+        completer = ShellCompleter(self.kernel.workspace, lambda: slash.completions(self))
         session: PromptSession[Any] = PromptSession(
             history=self.history,
             key_bindings=bindings,
             style=STYLE,
             completer=completer,
-            complete_while_typing=False,
+            complete_while_typing=True,
             prompt_continuation=lambda width, line, soft: "… ".rjust(width),
             enable_history_search=False,
             interrupt_exception=Interrupted,

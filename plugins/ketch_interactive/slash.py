@@ -49,7 +49,7 @@ class Builtin:
 async def _help(shell: Shell, argument: str) -> bool:
     say = shell.renderer.say
     rows = [(f"/{b.name}", b.help) for b in BUILTINS] + [
-        (f"/{c.name}", c.help + (f"  ({c.plugin})" if c.plugin else "")) for c in plugin_commands(shell)
+        (f"/{c.name}", command_meta(c)) for c in plugin_commands(shell)
     ]
     width = max(len(name) for name, _ in rows) + 2
     say("commands:")
@@ -150,9 +150,19 @@ def plugin_command(shell: Shell, name: str) -> Command | None:
     return None
 
 
-def completions(shell: Shell) -> list[str]:
-    names = [f"/{b.name}" for b in BUILTINS] + [f"/{c.name}" for c in plugin_commands(shell)]
-    return sorted(set(names))
+def completions(shell: Shell) -> list[tuple[str, str]]:
+    """(``/name``, what to show beside it) for every command the shell can run."""
+    rows = {f"/{b.name}": b.help for b in BUILTINS}
+    for command in plugin_commands(shell):
+        rows.setdefault(f"/{command.name}", command_meta(command))
+    return sorted(rows.items())
+
+
+def command_meta(command: Command) -> str:
+    """A command's help line with its argument hint and where it comes from."""
+    hint = command.extra.get("argument_hint") or ""
+    source = command.extra.get("source") or command.plugin
+    return " ".join(filter(None, [hint, command.help, f"({source})" if source else ""]))
 
 
 async def run_plugin_command(shell: Shell, command: Command, argument: str) -> None:

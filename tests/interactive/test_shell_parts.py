@@ -367,3 +367,28 @@ def test_a_long_summary_is_not_squeezed_into_the_list() -> None:
     assert summary_is_long(long) and not summary_is_long(_request(None))
     text = "".join(t for _, t in approval_message(long)[0])
     assert "shown above" in text and "echo 39" not in text
+
+
+def test_completion_offers_commands_and_at_paths(tmp_path: Path) -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from ketch_interactive.completion import ShellCompleter
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("")
+    (tmp_path / "src" / "my notes.txt").write_text("")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".env").write_text("")
+    completer = ShellCompleter(tmp_path, lambda: [("/review", "[path] review code (project .ketch/commands)"), ("/help", "help")])
+
+    def complete(text: str) -> list[tuple[str, int]]:
+        return [(c.text, c.start_position) for c in completer.get_completions(Document(text), CompleteEvent())]
+
+    assert complete("/re") == [("/review", -3)]
+    assert complete("look at @sr") == [("src/", -2)]
+    assert complete("look at @src/ma") == [("main.py", -2)]
+    assert complete("@src/my") == [('"src/my notes.txt"', -6)]
+    assert complete("@") == [("src/", 0)]  # no hidden entries, never .git
+    assert complete("@.") == [(".env", -1)]
+    assert complete("mail me@x") == [] and complete("plain words") == []
