@@ -37,7 +37,9 @@ from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, mete
 from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offer_trust
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ketch.commands import PromptRequest
     from ketch.kernel import Kernel
+    from ketch.tools import ToolFilter
     from ketch.policy import ApprovalAnswer, ApprovalRequest
     from ketch.providers import Provider
     from ketch.session import Session
@@ -178,10 +180,33 @@ class Shell:
 
     # --- one turn, with the steer prompt open --------------------------------------------
 
-    async def run_turn(self, text: str) -> bool:
+    async def run_prompt_request(self, request: PromptRequest) -> bool:
+        """A prompt a command submitted: its turn, with its model and narrowed tools."""
+        from ketch.errors import KetchError
+
+        narrowed = ""
+        if request.tool_filter is not None:
+            narrowed = " · tools this turn: " + (", ".join(sorted(request.tool_filter.tools)) or "none")
+        self.renderer.line(f"↳ {request.source or 'command'}: sending its prompt{narrowed}", "dim italic")
+        session = self.session
+        if not request.model or request.model == session.model:
+            return await self.run_turn(request.text, tool_filter=request.tool_filter)
+        try:
+            provider = self.kernel.build_provider(session.provider.name, request.model)
+        except KetchError as exc:
+            self.renderer.line(f"ketch: {request.source}: model {request.model}: {exc.message.splitlines()[0]}", "red")
+            return False
+        old, session.provider = session.provider, provider
+        try:
+            return await self.run_turn(request.text, tool_filter=request.tool_filter)
+        finally:
+            session.provider = old
+            await self.close_provider(provider)
+
+    async def run_turn(self, text: str, *, tool_filter: ToolFilter | None = None) -> bool:
         """Run a turn to its end; answer approvals and take steers meanwhile. True: exit."""
         self.renderer.turn_started = time.monotonic()
-        task = asyncio.ensure_future(self.kernel.run_turn(self.session, text, approver=self._approve))
+        task = asyncio.ensure_future(self.kernel.run_turn(self.session, text, approver=self._approve, tool_filter=tool_filter))
         self.busy = task
         saved, leave = "", False
         try:

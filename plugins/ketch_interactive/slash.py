@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ketch.commands import Command, SlashContext
+from ketch.commands import Command, PromptRequest, SlashContext
 from ketch.errors import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -165,18 +165,26 @@ def command_meta(command: Command) -> str:
     return " ".join(filter(None, [hint, command.help, f"({source})" if source else ""]))
 
 
-async def run_plugin_command(shell: Shell, command: Command, argument: str) -> None:
-    """Run one plugin command; its failure is one line, never a traceback."""
+async def run_plugin_command(shell: Shell, command: Command, argument: str) -> bool:
+    """Run one plugin command, then the prompt it submitted, if any (a Markdown command's).
+    Its failure is one line, never a traceback. True: leave the shell."""
     assert command.slash_run is not None
-    ctx = SlashContext(kernel=shell.kernel, session=shell.session, argument=argument, print=shell.renderer.say)
+    queued: list[PromptRequest] = []
+    ctx = SlashContext(kernel=shell.kernel, session=shell.session, argument=argument, print=shell.renderer.say, submit=queued.append)
     try:
         result = command.slash_run(ctx)
         if inspect.isawaitable(result):
             await shell.run_cancellable(result)
     except KetchError as exc:
         shell.renderer.line(f"/{command.name}: {exc.message}", "red")
+        return False
     except Exception as exc:  # noqa: BLE001 - a plugin's bug must not end the shell
         shell.renderer.line(f"/{command.name} failed: {type(exc).__name__}: {exc}", "red")
+        return False
+    for request in queued:
+        if await shell.run_prompt_request(request):
+            return True
+    return False
 
 
 async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool) -> bool:
@@ -194,5 +202,4 @@ async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool)
     if during_turn:
         shell.renderer.line(f"/{name} has to wait until the turn ends (or press Ctrl-C to cancel it)", "yellow")
         return False
-    await run_plugin_command(shell, command, argument)
-    return False
+    return await run_plugin_command(shell, command, argument)

@@ -1,0 +1,64 @@
+"""ketch_skills: Agent Skills (``SKILL.md`` with ``name`` and ``description``).
+
+From ``.ketch/skills/`` and ``.claude/skills/`` in the workspace, the user config dir's
+``skills/`` and ``~/.claude/skills/``. Only each skill's name and description go into
+the system prompt; the body (and the list of files beside it) is loaded when the model
+calls the ``skill`` tool, or when the person types ``/NAME``. A skill's
+``allowed-tools`` narrows, never widens: typed, it narrows that turn's tools; loaded by
+the model, it narrows the rest of that turn (calls to other tools are refused). See
+docs/skills.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ketch import hookimpl
+from ketch.commands import Command
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.events import Event
+    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
+    from ketch.prompt import PromptPart
+    from ketch.session import Session
+
+
+@hookimpl
+def ketch_register_tools(register: Callable[[Any], None]) -> None:
+    from ketch_skills.skills import SkillTool
+
+    register(SkillTool())
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    kernel: Any = getattr(register, "kernel", None)
+    if kernel is None:
+        return
+    from ketch_skills.skills import skill_commands
+
+    for command in skill_commands(kernel):
+        register(command)
+
+
+@hookimpl
+def ketch_system_prompt(session: Session) -> PromptPart | None:
+    from ketch_skills.skills import prompt_part
+
+    return prompt_part(session)
+
+
+@hookimpl
+def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+    from ketch_skills.skills import narrowing_vote
+
+    return narrowing_vote(call, session)
+
+
+@hookimpl
+def ketch_event(session: Session, event: Event) -> None:
+    if event.type == "turn_end":
+        state = session.state.get("skills")
+        if isinstance(state, dict):
+            state.pop("narrow", None)  # a model-loaded skill narrows only the rest of its turn
