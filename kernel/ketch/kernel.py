@@ -266,11 +266,24 @@ class Kernel:
     def _detect_local(self) -> str | None:
         import asyncio
 
+        def run_detect(detect: Any) -> Any:
+            if not asyncio.iscoroutinefunction(detect):
+                return detect()
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(detect())
+            # Called from a running loop (the interactive shell): asyncio.run cannot nest there.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                return pool.submit(lambda: asyncio.run(detect())).result()
+
         for kind in self.provider_kinds.values():
             if kind.detect is None:
                 continue
             try:
-                found = asyncio.run(kind.detect()) if asyncio.iscoroutinefunction(kind.detect) else kind.detect()
+                found = run_detect(kind.detect)
             except Exception:  # noqa: BLE001 - detection is best effort
                 found = None
             if found is not None:

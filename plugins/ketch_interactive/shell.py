@@ -82,9 +82,12 @@ class Shell:
         layer = ignored_workspace_layer(self.kernel)
         if layer is not None:  # the trust prompt below says it better than the notice
             self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
-        self.session = self.kernel.open_session([self.renderer.on_event])
         loop = asyncio.get_running_loop()
+        opened = False
         try:
+            opened = await self._open_session()
+            if not opened:
+                return 1
             self.history, self.history_note = open_history(self.kernel)
             self.prompt = self._make_prompt()
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -104,9 +107,39 @@ class Shell:
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
-            self._end_session(self.session, "exit")
-            await self.close_provider(self.session.provider)
+            if opened:
+                self._end_session(self.session, "exit")
+                await self.close_provider(self.session.provider)
         return 0
+
+    async def _open_session(self) -> bool:
+        """The session the command line asks for; with no provider configured, the
+        first-run setup first. False: there is no session (the reason was shown)."""
+        from ketch.errors import KetchError, NoProviderConfigured
+        from ketch_interactive.setup import first_run_setup
+
+        notices = len(self.kernel.notices)
+        try:
+            self.session = self.kernel.open_session([self.renderer.on_event])
+            return True
+        except KetchError as exc:
+            del self.kernel.notices[notices:]  # what the failed attempt guessed no longer holds
+            settings = self.kernel.settings
+            nothing_configured = not (settings.providers or settings.default_provider or getattr(self.kernel.args, "provider", None))
+            if not isinstance(exc, NoProviderConfigured) and not nothing_configured:
+                self.renderer.line(f"ketch: {exc.message}", "bold red")
+                return False
+            if not isinstance(exc, NoProviderConfigured):  # e.g. a key in the environment, but no model
+                self.renderer.line(f"· {exc.message.splitlines()[0]}", "dim")
+            if not await first_run_setup(self):
+                self.renderer.line(f"ketch: {exc.message}", "")
+                return False
+        try:
+            self.session = self.kernel.open_session([self.renderer.on_event])
+        except KetchError as exc:
+            self.renderer.line(f"ketch: {exc.message}", "bold red")
+            return False
+        return True
 
     async def _read_loop(self) -> None:
         while True:
