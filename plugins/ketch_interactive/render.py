@@ -228,6 +228,8 @@ class Renderer:
         self.shown_summary: dict[str, str] = {}  # tool call id -> the summary its line showed
         self.hidden_notice_prefixes: list[str] = []
         self.failed = False
+        self.changes: list[tuple[str, str]] = []  # (tool, diff) of every change this session made
+        self.turn_cost: float | None = None  # USD, summed over the turn's usage events that carry one
 
     # --- output --------------------------------------------------------------------------
 
@@ -407,6 +409,8 @@ class Renderer:
             return  # the permission line already said so
         if event.diff:
             self.line(diff_text(event.diff))
+            if event.ok:
+                self.changes.append((event.name, event.diff))
         lines = event.output.splitlines() or [""]
         preview = lines[:RESULT_PREVIEW_LINES]
         more = f"  … {len(lines) - len(preview)} more lines" if len(lines) > len(preview) else ""
@@ -420,6 +424,9 @@ class Renderer:
 
     def _on_usage(self, event: Any) -> None:
         self.last_usage = event
+        cost = getattr(event, "cost_usd", None)
+        if cost is not None:
+            self.turn_cost = (self.turn_cost or 0.0) + float(cost)
 
     def _on_compaction(self, event: Any) -> None:
         by = f" ({event.compactor})" if event.compactor else ""
@@ -459,6 +466,9 @@ class Renderer:
         if self.turn_started:
             footer.append(f"{time.monotonic() - self.turn_started:.1f}s · ", style="dim")
         footer.append(f"in {event.input_tokens:,} · out {event.output_tokens:,}", style="dim")
+        if self.turn_cost is not None:
+            footer.append(f" · ${self.turn_cost:.4f}" if self.turn_cost < 1 else f" · ${self.turn_cost:.2f}", style="dim")
+        self.turn_cost = None
         if self.last_usage is not None:
             meter = Meter(self.last_usage.context_utilization, self.last_usage.context_tokens, self.last_usage.effective_capacity)
             footer.append(" · ", style="dim")

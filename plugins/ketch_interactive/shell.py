@@ -72,6 +72,7 @@ class Shell:
         self.busy: asyncio.Future[Any] | None = None  # the turn or command Ctrl-C cancels
         self.approvals: asyncio.Queue[tuple[ApprovalRequest, asyncio.Future[ApprovalAnswer]]] = asyncio.Queue()
         self.next_default = ""  # text to put back into the next prompt
+        self.last_prompt = ""  # the last request sent (Esc Esc puts it back)
         self._meter_cache: tuple[Any, Any] = (None, None)
 
     # --- the whole run -----------------------------------------------------------------
@@ -174,6 +175,7 @@ class Shell:
         if text.startswith("!") and text[1:].strip():
             await self.run_cancellable(self.run_user_command(text[1:].strip()))
             return False
+        self.last_prompt = text
         return await self.run_turn(text)
 
     async def run_user_command(self, command: str) -> None:
@@ -393,7 +395,21 @@ class Shell:
         old = self.session
         self._end_session(old, "clear")
         self.renderer.last_usage = None
+        self.renderer.changes = []
         self.session = self.kernel.new_session(provider=old.provider, listeners=[self.renderer.on_event])
+
+    async def switch_session(self, session_id: str) -> None:
+        """/resume: end this session (it stays saved) and continue another of this workspace.
+        Knowledge comes back; authority does not (the profile is manual again)."""
+        new = self.kernel.resume_session(session_id, listeners=[self.renderer.on_event])
+        old = self.session
+        self._end_session(old, "resume")
+        self.session = new
+        self.renderer.last_usage = None
+        self.renderer.changes = []
+        if old.provider is not new.provider:
+            await self.close_provider(old.provider)
+        self._recap()
 
     def _end_session(self, session: Session, reason: str) -> None:
         try:
@@ -458,6 +474,20 @@ class Shell:
         @bindings.add("escape", "enter")
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
+
+        @bindings.add("escape", "escape")
+        def _edit_previous(event: Any) -> None:
+            # The previous prompt back in the line, to edit and send again (a new request).
+            if self.last_prompt:
+                event.current_buffer.text = self.last_prompt
+                event.current_buffer.cursor_position = len(self.last_prompt)
+
+        @bindings.add("s-tab")
+        def _toggle_mode(event: Any) -> None:
+            if self.busy is not None:  # the mode of a running turn's steps stays as it was
+                return
+            session = self.session
+            session.set_mode("build" if session.mode == "plan" else "plan")  # type: ignore[arg-type]
 
         from ketch_interactive.completion import ShellCompleter
 

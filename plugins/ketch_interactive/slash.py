@@ -23,9 +23,11 @@ if TYPE_CHECKING:  # pragma: no cover
 _SLASH = re.compile(r"/([A-Za-z][\w-]*)(?:\s+(.*))?", re.DOTALL)
 
 KEYS_HELP = (
-    "keys: Enter sends · Alt-Enter (Esc Enter) adds a line · ↑/↓ history · Tab completes /commands\n"
-    "      Ctrl-C cancels a running turn or clears the line · Ctrl-D quits\n"
-    "      while a turn runs, type and press Enter to steer: the model gets it at its next step"
+    "keys: Enter sends · Alt-Enter (Esc Enter) adds a line · ↑/↓ history · Ctrl-R searches the history\n"
+    "      Tab completes /commands and @paths · Esc Esc puts your previous prompt back to edit\n"
+    "      Shift-Tab switches plan/build mode · Ctrl-C cancels a running turn or clears the line · Ctrl-D quits\n"
+    "      while a turn runs, type and press Enter to steer: the model gets it at its next step\n"
+    "in a prompt: @path attaches a file (@dir/ a listing) · !command runs your own command in the workspace"
 )
 
 
@@ -123,12 +125,40 @@ async def _reasoning(shell: Shell, argument: str) -> bool:
     return False
 
 
+async def _sessions(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.sessions import sessions_command
+
+    return await sessions_command(shell, argument)
+
+
+async def _resume(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.sessions import resume_command
+
+    return await resume_command(shell, argument)
+
+
+async def _rename(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.sessions import rename_command
+
+    return await rename_command(shell, argument)
+
+
+async def _diff(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.sessions import diff_command
+
+    return await diff_command(shell, argument)
+
+
 BUILTINS: list[Builtin] = [
     Builtin("help", "list the commands and keys", _help, during_turn=True),
     Builtin("exit", "leave the shell (also Ctrl-D)", _exit, during_turn=True, aliases=("quit",)),
     Builtin("clear", "start a new session (the current one stays saved)", _clear),
     Builtin("model", "show the model, or switch: /model MODEL, /model PROVIDER MODEL", _model),
     Builtin("status", "session, model, mode, profile and the context meter", _status, during_turn=True),
+    Builtin("sessions", "this workspace's saved sessions: name, age, first prompt", _sessions, during_turn=True),
+    Builtin("resume", "pick a session of this workspace to continue (/resume ID goes straight there)", _resume),
+    Builtin("rename", "name this session: /rename NAME", _rename),
+    Builtin("diff", "every file change this session made (/diff PATH: only that file)", _diff, during_turn=True),
     Builtin("reasoning", "show the model's last reasoning; /reasoning on|off streams it or keeps it collapsed", _reasoning, during_turn=True),
 ]
 
