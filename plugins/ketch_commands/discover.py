@@ -19,7 +19,7 @@ def skill_names(kernel: Kernel) -> set[str]:
     info = kernel.pm.infos.get("skills")
     if info is None or info.status != "ok":
         return set()
-    names = set()
+    names: set[str] = set()
     for folder in folders(kernel.workspace, "skills"):
         if folder.path.is_dir():
             names.update(p.parent.name.lower() for p in folder.path.glob("*/SKILL.md"))

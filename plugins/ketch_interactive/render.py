@@ -268,7 +268,7 @@ class Renderer:
 
         buffer = io.StringIO()
         console = Console(
-            file=buffer, width=max(width, 20), force_terminal=self.console.is_terminal, color_system=self.console.color_system,
+            file=buffer, width=max(width, 20), force_terminal=self.console.is_terminal, color_system=self.console.color_system,  # type: ignore[arg-type]
             no_color=self.console.no_color, highlight=False, emoji=False, markup=False,
         )
         console.print(renderable)

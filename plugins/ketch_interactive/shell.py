@@ -39,10 +39,10 @@ from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offe
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.commands import PromptRequest
     from ketch.kernel import Kernel
-    from ketch.tools import ToolFilter
     from ketch.policy import ApprovalAnswer, ApprovalRequest
     from ketch.providers import Provider
     from ketch.session import Session
+    from ketch.tools import ToolFilter
 
 CLOSED = object()  # the result of a prompt the shell closed itself (not the user's input)
 

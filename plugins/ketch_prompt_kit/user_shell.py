@@ -80,7 +80,7 @@ async def run_user_command(command: str, cwd: Path, *, on_output: Callable[[str]
     try:
         await asyncio.wait_for(pump(), timeout)
         code: int | None = await process.wait()
-    except asyncio.TimeoutError:
+    except TimeoutError:
         timed_out, code = True, None
         await _stop(process)
     except asyncio.CancelledError:
@@ -97,5 +97,5 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
         try:
             await asyncio.wait_for(process.wait(), wait)
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             continue

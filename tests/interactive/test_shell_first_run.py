@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from interactive_kit import Terminal, needs_tmux, no_traceback
-
 from tests.providers.loopback import LoopbackServer, Reply
 from tests.providers.recordings import sse
 

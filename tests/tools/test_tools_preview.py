@@ -7,8 +7,9 @@ sandboxed. A declined call leaves the file as it was.
 
 from __future__ import annotations
 
-from ketch.policy import ApprovalAnswer
 from ketch_tools_testkit import Recorder
+
+from ketch.policy import ApprovalAnswer
 
 
 class DeclineChanges(Recorder):
