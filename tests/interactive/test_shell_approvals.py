@@ -4,30 +4,17 @@ of it; the file is unchanged until the answer, and unchanged after ``n``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interactive_kit import Terminal, needs_tmux, no_traceback
+from interactive_kit import needs_tmux, no_traceback
 
 pytestmark = [needs_tmux, pytest.mark.slow]
 
 PLUGINS = "interactive,fs,policy"
 
 
-@pytest.fixture
-def start(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
-    opened: list[Terminal] = []
-
-    def start(**kwargs):  # type: ignore[no-untyped-def]
-        terminal = Terminal(tmp_path, plugins=PLUGINS, width=80, height=24, **kwargs)
-        opened.append(terminal)
-        terminal.ready()
-        return terminal
-
-    yield start
-    for terminal in opened:
-        terminal.close()
+TERMINAL_DEFAULTS = {"plugins": PLUGINS, "width": 80, "height": 24}
 
 
 def _edit_script(old: str, new: str, answer: str) -> list[dict]:  # type: ignore[type-arg]

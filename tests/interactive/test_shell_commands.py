@@ -4,30 +4,15 @@ prompt, and allowed-tools narrows the tools of that turn; a typed skill sends it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interactive_kit import Terminal, message_texts, needs_tmux, no_traceback
+from interactive_kit import message_texts, needs_tmux, no_traceback
 
 pytestmark = [needs_tmux, pytest.mark.slow]
 
 
-@pytest.fixture
-def start(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
-    opened: list[Terminal] = []
-
-    def start(**kwargs):  # type: ignore[no-untyped-def]
-        home = tmp_path / "home"
-        home.mkdir(exist_ok=True)
-        terminal = Terminal(tmp_path, plugins="interactive,fs,search,policy,commands,skills", env={"HOME": str(home)}, **kwargs)
-        opened.append(terminal)
-        terminal.ready()
-        return terminal
-
-    yield start
-    for terminal in opened:
-        terminal.close()
+TERMINAL_DEFAULTS = {"plugins": "interactive,fs,search,policy,commands,skills", "isolated_home": True}
 
 
 def write(path: Path, text: str) -> None:

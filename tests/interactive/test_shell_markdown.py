@@ -4,7 +4,6 @@ fenced code show no raw markup; reasoning is dimmed and collapsed; NO_COLOR is r
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,6 @@ ANSWER = (
 
 def _chunks(text: str, size: int = 7) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-@pytest.fixture
-def start(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
-    opened: list[Terminal] = []
-
-    def start(**kwargs):  # type: ignore[no-untyped-def]
-        terminal = Terminal(tmp_path, **kwargs)
-        opened.append(terminal)
-        terminal.ready()
-        return terminal
-
-    yield start
-    for terminal in opened:
-        terminal.close()
 
 
 def _colours(text: str) -> list[str]:

@@ -4,29 +4,15 @@ next request carries it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interactive_kit import Terminal, message_texts, needs_tmux, no_traceback
+from interactive_kit import message_texts, needs_tmux, no_traceback
 
 pytestmark = [needs_tmux, pytest.mark.slow]
 
 
-@pytest.fixture
-def start(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
-    opened: list[Terminal] = []
-
-    def start(**kwargs):  # type: ignore[no-untyped-def]
-        kwargs.setdefault("plugins", "interactive,fs,policy,attach")
-        terminal = Terminal(tmp_path, **kwargs)
-        opened.append(terminal)
-        terminal.ready()
-        return terminal
-
-    yield start
-    for terminal in opened:
-        terminal.close()
+TERMINAL_DEFAULTS = {"plugins": "interactive,fs,policy,attach"}
 
 
 def test_at_file_is_attached_and_completes_as_typed(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

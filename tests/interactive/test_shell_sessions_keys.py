@@ -4,28 +4,12 @@ searches the history."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interactive_kit import Terminal, message_texts, needs_tmux, no_traceback
+from interactive_kit import message_texts, needs_tmux, no_traceback
 
 pytestmark = [needs_tmux, pytest.mark.slow]
-
-
-@pytest.fixture
-def start(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
-    opened: list[Terminal] = []
-
-    def start(**kwargs):  # type: ignore[no-untyped-def]
-        terminal = Terminal(tmp_path, **kwargs)
-        opened.append(terminal)
-        terminal.ready()
-        return terminal
-
-    yield start
-    for terminal in opened:
-        terminal.close()
 
 
 def test_sessions_rename_and_resume_picker(start) -> None:  # type: ignore[no-untyped-def]
