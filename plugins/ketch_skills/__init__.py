@@ -26,8 +26,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @hookimpl
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
+    from ketch_skills.discovery import skills
     from ketch_skills.skills import SkillTool
 
+    kernel: Any = getattr(register, "kernel", None)
+    if kernel is not None and not any(s.model_invocable for s in skills(kernel.workspace)):
+        return  # no skill to load: no tool (and no schema tokens) for the model
     register(SkillTool())
 
 
@@ -36,7 +40,7 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
     kernel: Any = getattr(register, "kernel", None)
     if kernel is None:
         return
-    from ketch_skills.skills import skill_commands
+    from ketch_skills.discovery import skill_commands
 
     for command in skill_commands(kernel):
         register(command)

@@ -1,77 +1,22 @@
-"""Finding skills, the system-prompt listing, the ``skill`` tool and ``/NAME``."""
+"""What the model sees of skills: the system-prompt listing, the ``skill`` tool, and the
+narrowing after a skill with ``allowed-tools`` was loaded."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.commands import Command, PromptRequest, SlashContext
 from ketch.policy import Vote
 from ketch.prompt import PromptPart
 from ketch.tools import Tool, ToolContext, ToolResult
 from ketch_prompt_kit.allowed_tools import tool_filter
 from ketch_prompt_kit.arguments import expand_arguments
-from ketch_prompt_kit.markdown_files import MarkdownFile, first_line, folders, read
+from ketch_skills.discovery import MAX_FILES_LISTED, Skill, find, skills
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
     from ketch.policy import ProposedCall
     from ketch.session import Session
-
-MAX_SKILLS = 200
-MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit
-MAX_FILES_LISTED = 50
-
-
-@dataclass(frozen=True)
-class Skill:
-    name: str
-    description: str
-    markdown: MarkdownFile
-
-    @property
-    def directory(self) -> Path:
-        return self.markdown.path.parent
-
-    @property
-    def user_invocable(self) -> bool:
-        return self.markdown.meta.get("user-invocable", True) is not False
-
-    @property
-    def model_invocable(self) -> bool:
-        return self.markdown.meta.get("disable-model-invocation", False) is not True
-
-
-@lru_cache(maxsize=8)
-def _discover(workspace: Path) -> tuple[Skill, ...]:
-    found: dict[str, Skill] = {}
-    for folder in folders(workspace, "skills"):
-        if not folder.path.is_dir():
-            continue
-        for path in sorted(folder.path.glob("*/SKILL.md"))[:MAX_SKILLS]:
-            name = path.parent.name.lower()
-            if name in found or " " in name or name.startswith("."):
-                continue  # a project skill shadows a user skill of the same name
-            markdown = read(path, folder)
-            if markdown is None:
-                continue
-            description = (markdown.text("description") or first_line(markdown.body))[:MAX_DESCRIPTION]
-            found[name] = Skill(name, description, markdown)
-    return tuple(found.values())
-
-
-def skills(workspace: Path) -> tuple[Skill, ...]:
-    return _discover(Path(workspace))
-
-
-def find(workspace: Path, name: str) -> Skill | None:
-    wanted = name.strip().lstrip("/").lower()
-    return next((s for s in skills(workspace) if s.name == wanted), None)
-
 
 # --- what the model sees ------------------------------------------------------------------
 
@@ -139,38 +84,3 @@ def narrowing_vote(call: ProposedCall, session: Session) -> Vote | None:
         return None
     refusal = limit.refusal(call.tool, call.input)
     return Vote(decision="deny", reason=refusal, plugin="skills") if refusal else None
-
-
-# --- /NAME --------------------------------------------------------------------------------
-
-
-def skill_commands(kernel: Kernel) -> list[Command]:
-    commands = []
-    for skill in skills(kernel.workspace):
-        if not skill.user_invocable:
-            continue
-
-        def run(ctx: SlashContext, skill: Skill = skill) -> None:
-            run_skill(ctx, skill)
-
-        commands.append(
-            Command(
-                name=skill.name,
-                help=skill.description or "a skill",
-                slash=True,
-                slash_run=run,
-                extra={"source": f"skill, {skill.markdown.folder.label}", "argument_hint": skill.markdown.text("argument-hint"), "prompt": True},
-            )
-        )
-    return commands
-
-
-def run_skill(ctx: SlashContext, skill: Skill) -> None:
-    if ctx.submit is None:
-        ctx.print(f"/{skill.name}: this frontend cannot send a skill's prompt")
-        return
-    narrow, unknown = tool_filter(skill.markdown.meta.get("allowed-tools"), ctx.kernel.tools, f"the skill {skill.name}")
-    if unknown:
-        ctx.print(f"/{skill.name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)")
-    text = f"Use the skill {skill.name} for this request." + (f"\n\n{ctx.argument}" if ctx.argument.strip() else "") + "\n\n" + body_for(skill, ctx.argument)
-    ctx.submit(PromptRequest(text=text, model=skill.markdown.text("model") or None, tool_filter=narrow, source=f"/{skill.name}"))
