@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return _main(argv)
+    except _NoWorkingDirectory:
+        _print_error("the current directory no longer exists (was it deleted?); cd into an existing directory and run ketch again")
+        return EXIT_FAILED
     except KetchError as exc:
         _print_error(exc.message)
         return exc.exit_code
@@ -37,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_FAILED
+
+
+class _NoWorkingDirectory(Exception):
+    pass
 
 
 def _print_error(message: str) -> None:
@@ -67,22 +74,26 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ketch",
         description="A terminal coding agent: the model proposes, ketch decides what runs.",
-        epilog="Run `ketch` for the interactive shell, `ketch -p PROMPT` for one headless turn.",
+        epilog="Run `ketch` for an interactive session, `ketch -p PROMPT` for one headless turn.",
     )
     parser.add_argument("-V", "--version", action="version", version=f"ketch {__version__}")
-    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="run one headless turn with PROMPT and exit (stdin is read when piped)")
+    # -p alone (Claude Code's `claude -p`): the prompt comes from stdin.
+    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="", help="run one headless turn with PROMPT and exit (stdin is read when piped)")
     parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text", help="headless output (default: text)")
     parser.add_argument("--model", help="model to use")
-    parser.add_argument("--provider", help="provider name from config, or a kind (openai, anthropic, ollama)")
-    parser.add_argument("--mode", choices=["plan", "build"], help="plan: read-only tools only; build (default): all tools")
-    parser.add_argument("--profile", choices=["manual", "assisted", "full-access"], help="what runs without asking (default: manual)")
+    parser.add_argument("--provider", help="a provider name from config, or a provider kind (see `ketch models`)")
+    if kernel.modes:
+        modes = ", ".join(f"{m.name}: {m.description}" if m.description else m.name for m in kernel.modes.values())
+        parser.add_argument("--mode", choices=list(kernel.modes), help=f"{modes} (default: {kernel.default_mode()})")
+    if kernel.profiles:
+        parser.add_argument("--profile", choices=list(kernel.profiles), help=f"what runs without asking (default: {kernel.default_profile()})")
     parser.add_argument("--max-iterations", type=_positive_int, metavar="N", help="stop a turn after N model calls")
     parser.add_argument("--continue", dest="continue_session", action="store_true", help="continue the latest session of this workspace")
     parser.add_argument("--resume", metavar="ID", help="resume session ID")
     parser.add_argument("--no-plugin", action="append", default=[], metavar="NAME", help="do not load plugin NAME (repeatable)")
     parser.add_argument("--trust-workspace", action="store_true", help="apply this workspace's .ketch/config.toml in full (it can add rules, hooks, servers)")
     parser.add_argument("--frontend", help=argparse.SUPPRESS)
-    kernel.pm.hook.ketch_add_cli_options(parser=parser)
+    kernel.hooks.add_cli_options(parser, kernel)
     # Options that also work after a subcommand (`ketch plugins --no-plugin web`).
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--no-plugin", action="append", default=argparse.SUPPRESS, metavar="NAME", help=argparse.SUPPRESS)
@@ -124,10 +135,15 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _main(argv: list[str]) -> int:
+    import os
+
     from ketch import builtin_commands
-    from ketch.errors import KetchError
     from ketch.kernel import Kernel
 
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise _NoWorkingDirectory from None
     kernel = Kernel.boot(cli_disabled=_preparse(argv))
     kernel.register_builtin(builtin_commands, "builtin")
     parser = build_parser(kernel)
@@ -141,13 +157,29 @@ def _main(argv: list[str]) -> int:
         command = kernel.commands[name]
         assert command.run is not None
         return int(command.run(kernel, args) or 0)
-    frontend_name = args.frontend or ("headless" if args.prompt is not None or not sys.stdin.isatty() else "shell")
-    frontend = kernel.frontends.get(frontend_name)
-    if frontend is None:
-        available = ", ".join(sorted(kernel.frontends)) or "none"
-        hint = " (use -p PROMPT for a headless turn)" if frontend_name == "shell" else ""
-        raise KetchError(f"no '{frontend_name}' frontend is loaded{hint}; loaded frontends: {available}. See `ketch plugins`.")
+    frontend = _frontend(kernel, args)
     return int(frontend.run(kernel) or 0)
+
+
+def _frontend(kernel: Kernel, args: argparse.Namespace) -> Any:
+    """``--frontend NAME``, else the frontend whose role fits: a prompt (``-p`` or piped
+    stdin) or an interactive terminal."""
+    from ketch.errors import KetchError
+
+    if args.frontend:
+        frontend = kernel.frontends.get(args.frontend)
+        if frontend is None:
+            available = ", ".join(sorted(kernel.frontends)) or "none"
+            raise KetchError(f"no '{args.frontend}' frontend is loaded; loaded frontends: {available}. See `ketch plugins`.", exit_code=2)
+        return frontend
+    role = "prompt" if args.prompt is not None or not sys.stdin.isatty() else "terminal"
+    frontend = next((f for f in kernel.frontends.values() if f.role == role), None)
+    if frontend is None:
+        hint = " (use -p PROMPT for a headless turn)" if role == "terminal" else ""
+        what = "headless (-p)" if role == "prompt" else "interactive"
+        available = ", ".join(sorted(kernel.frontends)) or "none"
+        raise KetchError(f"no {what} frontend is loaded{hint}; loaded frontends: {available}. See `ketch plugins`.")
+    return frontend
 
 
 if __name__ == "__main__":  # pragma: no cover

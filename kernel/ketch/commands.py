@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.session import Session
-    from ketch.tools import ToolFilter
 
 
 @dataclass(frozen=True)
 class PromptRequest:
     """A prompt a slash command hands to the frontend to send as a turn (a Markdown
-    command's expanded text). ``model``: that turn's model; ``tool_filter`` narrows that
-    turn's tools (never widens); ``source`` says where it came from, for the user."""
+    command's expanded text). ``model``: that turn's model; ``allowed_tools`` narrows that
+    turn's tools (never widens: ``Kernel.run_turn(allowed_tools=...)``); ``source`` says
+    where it came from, for the user."""
 
     text: str
     model: str | None = None
-    tool_filter: ToolFilter | None = None
+    allowed_tools: frozenset[str] | None = None
     source: str = ""
 
 
@@ -59,8 +59,6 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None] | None = None
     run: Callable[[Kernel, argparse.Namespace], int] | None = None
     slash_run: Callable[[SlashContext], Awaitable[None] | None] | None = None
-    # Whether running it needs the kernel's full setup (settings validated, registries).
-    needs_kernel: bool = True
     plugin: str = field(default="", compare=False)
     aliases: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)

@@ -17,7 +17,7 @@ class CompactionRequest(BaseModel):
     system_tokens: int = 0  # system prompt + tool schemas, which compaction cannot shrink
     target_tokens: int  # bring messages + system_tokens to at most this
     capacity_tokens: int  # effective capacity
-    reason: Literal["auto", "overflow", "manual"] = "auto"
+    reason: Literal["auto", "overflow", "command"] = "auto"  # command: /compact
     instructions: str | None = None  # from /compact [instructions]
     pinned: frozenset[str] = frozenset()  # message ids that must stay verbatim
 

@@ -26,12 +26,22 @@ class Layer:
     ignored: list[str] = field(default_factory=list)  # keys dropped (e.g. untrusted)
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a config file larger than this is refused, unread
+
+
 def read_toml_layer(name: str, path: Path) -> Layer:
-    """Read one TOML file. A missing file is an empty layer; a broken one says where."""
+    """Read one TOML file. A missing file is an empty layer; a broken one says where.
+
+    A file over 1 MiB, or one nested deeper than the parser's recursion allows, is
+    refused with a notice: a repository's config must not stall or crash startup."""
     import tomllib
 
     layer = Layer(name=name, source=str(path))
     try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            layer.error = f"{path}: {size:,} bytes, more than the {MAX_CONFIG_BYTES:,} a config file may have; ignoring this file"
+            return layer
         raw = path.read_bytes()
     except FileNotFoundError:
         return layer
@@ -46,6 +56,8 @@ def read_toml_layer(name: str, path: Path) -> Layer:
         return layer
     try:
         layer.data = tomllib.loads(text)
+    except RecursionError:
+        layer.error = f"{path}: nested too deeply to read; ignoring this file, fix it to use it"
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         match = re.search(r"\(at line (\d+), column (\d+)\)", message)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ketch.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ketch.messages import ImagePart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.compaction import CompactionResult
@@ -36,6 +36,7 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # role and framing, per message
 PART_OVERHEAD = 8  # a tool call or result's id, name and framing
+IMAGE_UNITS = 6_000  # an image, in characters (~1.5k tokens at 4 per token)
 # Calibration: only requests this large teach the ratio (framing dominates small ones),
 # and only observed ratios in this band are believed.
 CALIBRATE_MIN_TOKENS = 256
@@ -101,7 +102,7 @@ def window_and_reserve(session: Session) -> tuple[int, int | None, str]:
 
     Precedence: a per-session override (``session.context_window``), then the
     provider's config (``context_window`` in config.toml overrides what the provider
-    reports), then what the provider reported, then the default.
+    reports), then what the provider reported, then the model catalog, then the default.
     """
     config = getattr(session.provider, "config", None)
     settings = session.kernel.settings.loop
@@ -114,6 +115,9 @@ def window_and_reserve(session: Session) -> tuple[int, int | None, str]:
     reported = context_state(session).get("reported_window")
     if isinstance(reported, dict) and reported.get("model") == session.model and reported.get("tokens"):
         return int(reported["tokens"]), reserve, "provider"
+    info = session.kernel.hooks.model_info(str(getattr(session.provider, "kind", "")), session.model)
+    if info is not None and info.context_window:
+        return int(info.context_window), reserve, "catalog"
     return DEFAULT_CONTEXT_WINDOW, reserve, "default"
 
 
@@ -152,7 +156,10 @@ async def learn_provider_window(session: Session, timeout: float = PROVIDER_WIND
         try:
             value = ask()
             if inspect.isawaitable(value):
-                value = await asyncio.wait_for(value, timeout)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancel
+                # that lands as the answer arrives (gh-86296), and the turn runs on uncancelled.
+                async with asyncio.timeout(timeout):
+                    value = await value
             tokens = int(value or 0)
         except asyncio.CancelledError:
             raise
@@ -192,6 +199,48 @@ def _message_size(message: Message) -> tuple[float, int]:
     return units, overhead
 
 
+class _HistorySize:
+    """The summed size of the last history measured, extended when the next one only
+    appends to it: a history is a tuple that grows at its end (compaction replaces it
+    with another tuple), so the loop's before-request measurement costs the new
+    messages, not the whole session. Whether the new history starts with the old one
+    is a tuple comparison in C that stops at the first element that is not the same
+    object, so a history rebuilt in the middle is measured again from scratch."""
+
+    __slots__ = ("history", "units", "overhead")
+
+    def __init__(self) -> None:
+        self.history: tuple[Message, ...] = ()
+        self.units = 0.0
+        self.overhead = 0
+
+    def of(self, history: tuple[Message, ...]) -> tuple[float, int]:
+        n = len(self.history)
+        if not (n and len(history) >= n and history[:n] == self.history):
+            n, self.units, self.overhead = 0, 0.0, 0
+        for message in history[n:]:
+            u, o = _message_size(message)
+            self.units += u
+            self.overhead += o
+        self.history = history
+        return self.units, self.overhead
+
+
+_HISTORY = _HistorySize()
+
+
+def history_size(messages: Iterable[Message]) -> tuple[float, int]:
+    """(weighted characters, framing tokens) of many messages; cheap for a growing history."""
+    if isinstance(messages, tuple):
+        return _HISTORY.of(messages)
+    units, overhead = 0.0, 0
+    for message in messages:
+        u, o = _message_size(message)
+        units += u
+        overhead += o
+    return units, overhead
+
+
 def _measure(message: Message) -> tuple[float, int]:
     units = 0.0
     overhead = MESSAGE_OVERHEAD
@@ -206,6 +255,8 @@ def _measure(message: Message) -> tuple[float, int]:
             overhead += PART_OVERHEAD
         elif isinstance(part, ReasoningPart):
             units += text_units(part.text) + len(part.signature or "") + len(part.redacted or "")
+        if isinstance(part, (ImagePart, ToolResultPart)):  # an image costs ~1.5k tokens to most models
+            units += IMAGE_UNITS * (1 if isinstance(part, ImagePart) else len(part.images))
     return units, overhead
 
 
@@ -237,18 +288,18 @@ class TokenEstimator:
         return self.units(units) + overhead
 
     def messages(self, messages: Iterable[Message]) -> int:
-        return sum(self.message(m) for m in messages)
+        units, overhead = history_size(messages)
+        return self.units(units) + overhead
 
     def schemas(self, schemas: Iterable[Any]) -> int:
         return sum(self.text(json.dumps(s, default=str)) for s in schemas)
 
-    def request(self, system: str, schemas: Sequence[Any], messages: Iterable[Message]) -> RequestSize:
-        units = text_units(system) + sum(text_units(json.dumps(s, default=str)) for s in schemas)
-        overhead = 0
-        for message in messages:
-            u, o = _message_size(message)
-            units += u
-            overhead += o
+    def request(self, system: str, schemas: Sequence[Any], messages: Iterable[Message], *, schema_units: float | None = None) -> RequestSize:
+        """The size of a whole request (``schema_units``: the schemas' size, if known)."""
+        if schema_units is None:
+            schema_units = sum(text_units(json.dumps(s, default=str)) for s in schemas)
+        units, overhead = history_size(messages)
+        units += text_units(system) + schema_units
         return RequestSize(units=units, overhead=overhead, tokens=self.units(units) + overhead)
 
 
@@ -460,17 +511,3 @@ async def compact(
     )
     kernel.hooks.after_compaction(session, result)
     return result
-
-
-def request_overhead(session: Session) -> tuple[str, list[Any], list[dict[str, Any]], int]:
-    """Outside a turn (``/context``, ``/compact``): the system prompt, its parts, the tool
-    specs offered in the session's mode, and the tokens those take in every request."""
-    from ketch.prompt import join_parts
-
-    kernel = session.kernel
-    parts = kernel.hooks.system_prompt_parts(session)
-    system = join_parts(parts)
-    tools = [t for t in kernel.tools.values() if session.mode != "plan" or not t.mutating]
-    specs = [{"name": t.name, "description": t.description, "input_schema": t.input_schema()} for t in tools]
-    estimator = estimator_for(session)
-    return system, parts, specs, estimator.text(system) + estimator.schemas(specs)

@@ -97,6 +97,7 @@ class UsageEvent(_Event):
     context_utilization: float
     context_tokens: int = 0
     effective_capacity: int = 0
+    cost_usd: float | None = None  # this response, when the model's price is known
 
 
 class CompactionEvent(_Event):
@@ -113,6 +114,26 @@ class ErrorEvent(_Event):
     retryable: bool
     message: str
     retry_in: float | None = None  # seconds until the loop retries, when it will
+
+
+class RetryEvent(_Event):
+    """The provider call is being tried again (``attempt`` counts from 1). With
+    ``discard`` the text and reasoning deltas streamed since the last request began
+    belong to a failed attempt: drop them; the new attempt streams its own."""
+
+    type: Literal["retry"] = "retry"
+    attempt: int
+    discard: bool = False
+    reason: str = ""
+
+
+class WaitingEvent(_Event):
+    """Nothing has arrived from the provider for ``elapsed`` seconds (sent every few
+    seconds while it lasts), so a frontend can show that ketch is waiting, not stuck."""
+
+    type: Literal["waiting"] = "waiting"
+    elapsed: float
+    timeout: float | None = None  # when ketch gives up waiting (progress_timeout), if known
 
 
 class MessageEvent(_Event):
@@ -141,6 +162,7 @@ class TurnEndEvent(_Event):
     input_tokens: int = 0
     output_tokens: int = 0
     iterations: int = 0
+    cost_usd: float | None = None  # the turn's responses, when every one had a known price
 
 
 Event = Annotated[
@@ -155,6 +177,8 @@ Event = Annotated[
     | UsageEvent
     | CompactionEvent
     | ErrorEvent
+    | RetryEvent
+    | WaitingEvent
     | MessageEvent
     | NoticeEvent
     | ModeEvent

@@ -2,18 +2,33 @@
 
 Conventions, as in pytest:
 
-* Hooks named ``ketch_register_*`` take a ``register`` callback and are called once per
-  process, right after plugins load. A plugin whose registration raises is reported
-  as failed and removed; what it registered before raising is discarded.
+* Hooks named ``ketch_register_*`` take a ``register`` callback (and, when they want
+  it, the ``kernel``) and are called once per process. A plugin whose registration
+  raises is reported as failed and removed; what it registered before raising is
+  discarded.
 * "firstresult" hooks stop at the first implementation that returns something other
   than None; that value is the result.
 * Every other hook collects the non-None returns of all implementations into a list.
-* An implementation that raises is isolated: the error is reported (``ketch plugins``
-  and stderr), and the call goes on as if it had returned None, except for
-  ``ketch_policy_vote``, where a raise counts as a deny vote (fail closed).
+* Arguments are passed by keyword; an implementation may accept any subset of them.
+* Hooks marked "may be awaited" accept an awaitable as an implementation's return;
+  the kernel awaits it inside the turn's event loop (run a subprocess without
+  blocking the turn).
+* The kernel calls every hook through one façade (:mod:`ketch.hooks`), which applies
+  one error policy per hook. An implementation that raises is reported once
+  (``ketch plugins`` and stderr) and then:
+
+  - **fails closed** where authority is at stake: a raising ``ketch_policy_vote``
+    counts as a deny vote, a raising ``ketch_before_tool_use`` denies the call, a
+    raising ``ketch_sandbox_command`` refuses to run the command (never "run it
+    unsandboxed"), and a raising ``ketch_tool_result`` withholds the output (never
+    "show it unfiltered");
+  - is **reported and skipped** everywhere else: the call goes on as if it had
+    returned None.
+
   Raising :class:`ketch.errors.KetchError` is the deliberate way to stop with a
   message (e.g. a store that is recovery-locked): it propagates.
-* Arguments are passed by keyword; an implementation may accept any subset of them.
+* Hook wrappers (``wrapper=True``/``hookwrapper=True``) are not supported: the façade
+  calls implementations one by one so that each can fail on its own.
 
 Hook modules should stay light: a plugin's entry module is imported whenever
 plugins load (``ketch --help`` included), so import heavy modules inside hooks.
@@ -37,11 +52,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.intake import PromptIntake
     from ketch.kernel import Kernel
     from ketch.messages import Part
+    from ketch.modes import Mode, Profile
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ProviderKind
+    from ketch.providers import ModelInfo, ProviderKind
     from ketch.session import Session
-    from ketch.settings import Settings
+    from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
     from ketch.tools import Tool, ToolResult
     from ketch.verdicts import HookVerdict
@@ -51,7 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookspec
-def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
+def ketch_register_providers(register: Callable[[ProviderKind], None], kernel: Kernel) -> None:
     """Register provider kinds.
 
     Called once per process, when the kernel first needs providers (a turn, ``ketch
@@ -63,7 +79,7 @@ def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
 
 
 @hookspec
-def ketch_register_tools(register: Callable[[Tool | Callable[..., Any]], None]) -> None:
+def ketch_register_tools(register: Callable[[Tool | Callable[..., Any]], None], kernel: Kernel) -> None:
     """Register tools.
 
     Called once per process, before the first turn (and by ``ketch plugins``).
@@ -72,23 +88,25 @@ def ketch_register_tools(register: Callable[[Tool | Callable[..., Any]], None]) 
     docstring the description; decorate it with ``@ketch.tool(effects=...)`` to
     declare effects). Name clashes between plugins are reported in ``ketch plugins``;
     the tool from the plugin that loaded first is kept. A plugin whose tools depend on
-    configuration (MCP servers) reads it from ``register.kernel.settings``; every
-    ``register`` callback carries the kernel that way. The return value is ignored.
+    configuration (MCP servers) reads it from ``kernel.settings``. The return value is
+    ignored.
     """
 
 
 @hookspec
-def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
+def ketch_register_frontends(register: Callable[[Frontend], None], kernel: Kernel) -> None:
     """Register frontends (the interactive shell, the headless print mode, ...).
 
-    Called once per process, before the CLI hands over to a frontend. The CLI picks the
-    frontend by name: ``headless`` for ``-p`` or piped stdin, ``shell`` otherwise
-    (``--frontend NAME`` overrides). The return value is ignored.
+    Called once per process, before the CLI hands over to a frontend. A
+    :class:`ketch.frontends.Frontend` says when it is the default: ``role="prompt"``
+    for ``-p`` or piped stdin, ``role="terminal"`` for an interactive terminal, or no
+    role (chosen only by name: ``--frontend NAME`` or a subcommand). The return value
+    is ignored.
     """
 
 
 @hookspec
-def ketch_register_commands(register: Callable[[Command], None]) -> None:
+def ketch_register_commands(register: Callable[[Command], None], kernel: Kernel) -> None:
     """Register commands: CLI subcommands (``ketch NAME ...``) and/or slash commands.
 
     Called once per process, before the command line is parsed (so ``ketch --help``
@@ -98,7 +116,46 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
 
 
 @hookspec
-def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
+def ketch_register_settings(register: Callable[[SettingsSection], None], kernel: Kernel) -> None:
+    """Declare the configuration sections this plugin owns.
+
+    Called once per process, before settings are validated. Call
+    ``register(SettingsSection(name, model, workspace_safe=...))`` once per table: the
+    layered data of ``[name]`` (user < workspace < environment < command line) is
+    validated with the pydantic ``model``, a bad value in one layer is reported as
+    ``path:line: key: what`` and that layer's table dropped (never a traceback), and
+    ``kernel.settings.of(model)`` returns the typed result. ``workspace_safe`` names
+    the keys a repository's ``.ketch/config.toml`` may set before the user trusts the
+    workspace (default: none). Two plugins may extend one table with different keys.
+    The return value is ignored.
+    """
+
+
+@hookspec
+def ketch_register_modes(register: Callable[[Mode], None]) -> None:
+    """Declare session modes (``register(Mode(name, description, read_only=...))``).
+
+    Called once per process, when the command line is built. A ``read_only`` mode
+    offers no mutating tool and refuses one structurally, before any vote. The mode
+    marked ``default`` is what a new session starts in. With no mode declared at all,
+    sessions have no mode and nothing is refused by mode. The return value is ignored.
+    """
+
+
+@hookspec
+def ketch_register_profiles(register: Callable[[Profile], None]) -> None:
+    """Declare permission profiles (``register(Profile(name, description, default=...))``).
+
+    Called once per process, when the command line is built. Profiles are the policy
+    plugins' vocabulary: the kernel only keeps the session's current one in the
+    permission snapshot. The profile marked ``default`` is what a new session starts
+    with and what a resumed one is reset to (authority is never restored). The return
+    value is ignored.
+    """
+
+
+@hookspec
+def ketch_add_cli_options(parser: argparse.ArgumentParser, kernel: Kernel) -> None:
     """Add options to the main ``ketch`` command line.
 
     Called once per process, before arguments are parsed, with the main parser.
@@ -139,6 +196,20 @@ def ketch_get_credential(provider: str, kind: str) -> str | None:
     """
 
 
+@hookspec(firstresult=True)
+def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
+    """What is known about ``model`` served by a provider of kind ``provider_kind``.
+
+    Called whenever the kernel needs a model's facts without asking the provider: the
+    context window before the provider reports one, whether to send images, and the
+    prices that turn a response's token usage into its cost (``cost_usd`` on ``usage``
+    and ``turn_end``). Return a :class:`ketch.providers.ModelInfo` (unknown fields None;
+    prices in USD per million tokens; ``source`` naming where the facts come from), or
+    None when this plugin knows nothing of the model. Never fetch anything here: it is
+    called on every request. Stops at the first non-None result.
+    """
+
+
 # --- policy --------------------------------------------------------------------------------
 
 
@@ -151,6 +222,17 @@ def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session:
     :class:`ketch.policy.Vote` (allow, ask or deny, with a reason), or None to abstain.
     All votes are combined: deny beats ask beats allow; no vote at all means ask. An
     implementation that raises counts as a deny vote.
+    """
+
+
+@hookspec
+def ketch_permission_rules(session: Session) -> dict[str, list[str]] | None:
+    """Contribute permission rules to the snapshot of one step.
+
+    Called once per step, when the permission snapshot is taken (and by commands that
+    show the rules). Return ``{"allow": [...], "ask": [...], "deny": [...]}`` (any
+    subset) in the rule syntax the policy plugins share, or None. The kernel
+    concatenates every contribution, in plugin order, into ``snapshot.rules``.
     """
 
 
@@ -234,10 +316,11 @@ def ketch_session_end(session: Session, reason: str) -> None:
 def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     """The user submitted a prompt; it is not in the history yet.
 
-    Called once per prompt (steers included). Return a
+    Called once per prompt (steers included); may be awaited. Return a
     :class:`ketch.verdicts.HookVerdict` to block the prompt (``block=True``, the reason
-    is shown to the user) or to add context for the model (``context``); None to let
-    it through unchanged. All verdicts are combined: any block blocks.
+    is shown to the user), to add context for the model (``context``), or to end the
+    session's turn (``stop=True``); None to let it through unchanged. All verdicts are
+    combined: any block blocks.
     """
 
 
@@ -257,21 +340,38 @@ def ketch_expand_prompt(session: Session, prompt: str, intake: PromptIntake) -> 
 
 
 @hookspec
-def ketch_before_tool_use(session: Session, call: ProposedCall) -> HookVerdict | None:
-    """A tool call was allowed and is about to run.
+def ketch_before_tool_use(session: Session, call: ProposedCall, decision: str) -> HookVerdict | None:
+    """A tool call is about to be decided: the policy has voted, nobody was asked yet.
 
-    Called once per call, after the policy allowed it and before it is journaled as
-    dispatched. Return a ``HookVerdict(block=True, reason=...)`` to stop it (the reason
-    goes to the model as the tool's error), or None. Any block blocks.
+    Called once per call that validated and that no deny vote refused, with the
+    combined vote's ``decision`` (allow or ask), *before* the approval prompt, so a
+    hook can spare the person a question; may be awaited. Return a
+    :class:`ketch.verdicts.HookVerdict`: ``decision="deny"`` (or ``block=True``) refuses
+    the call with ``reason`` for the model, and always wins; ``decision="allow"`` turns
+    an ask into a run, except an ask from the essential guards (a hard guard is the
+    person's to answer); ``decision="ask"`` makes the call ask even where the policy
+    allowed it; ``updated_input`` replaces the input, which is validated and voted on
+    again. None: no opinion. Raising denies (fail closed).
     """
 
 
 @hookspec
 def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> str | None:
-    """A tool call finished (successfully or not).
+    """A tool call finished (successfully or not: see ``result.ok``).
 
-    Called once per call that ran. Return a note to append to the result the model
-    sees (e.g. "lint failed: ..."), or None. Notes from all plugins are appended.
+    Called once per call that ran; may be awaited. Return a note to append to the
+    result the model sees (e.g. "lint failed: ..."), or None. Notes from all plugins
+    are appended.
+    """
+
+
+@hookspec
+def ketch_notification(session: Session, message: str, kind: str) -> None:
+    """ketch needs the person's attention (``kind``: ``permission`` when a call waits
+    for approval, ``idle`` when a frontend waits for input).
+
+    Called when it happens, before the frontend asks; may be awaited (the kernel does
+    not wait for it longer than it takes to start). The return value is ignored.
     """
 
 
@@ -289,7 +389,7 @@ def ketch_tool_result(session: Session, call: ProposedCall, result: ToolResult) 
 
 @hookspec
 def ketch_before_compaction(session: Session, reason: str) -> None:
-    """Compaction is about to run (``reason``: auto, overflow, manual). Return ignored."""
+    """Compaction is about to run (``reason``: auto, overflow, command). Return ignored."""
 
 
 @hookspec
@@ -301,9 +401,10 @@ def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
 def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
     """A turn is about to end with ``event``.
 
-    Called once per turn. Return ``HookVerdict(block=True, reason=...)`` to keep the
-    turn going with ``reason`` as a new user note (only honoured for ``end_turn``, and
-    at most once per turn); None to let it end.
+    Called once per turn, when the model first answers without a tool call; may be
+    awaited. Return ``HookVerdict(block=True, reason=...)`` to keep the turn going with
+    ``reason`` as a new user note (only honoured for ``end_turn``); None to let it end.
+    The hook is not called again in the same turn.
     """
 
 

@@ -19,17 +19,19 @@ from ketch.config import Layer
 from ketch.errors import KetchError, NoProviderConfigured
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
+from ketch.stash import Stash
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.commands import Command
     from ketch.events import Event
     from ketch.frontends import Frontend
+    from ketch.modes import Mode, Profile
     from ketch.policy import Approver
     from ketch.providers import Provider, ProviderConfig, ProviderKind
     from ketch.session import Session
-    from ketch.settings import LoadedSettings, Settings
+    from ketch.settings import LoadedSettings, Settings, SettingsSection
     from ketch.storage import Store
-    from ketch.tools import Tool, ToolFilter
+    from ketch.tools import Tool
 
 
 class Kernel:
@@ -55,6 +57,7 @@ class Kernel:
         self._store: Store | None = None
         self._store_opened = False
         self._configured = False
+        self.stash = Stash()  # plugins' in-memory state (ketch.stash.StashKey)
 
     # --- building -------------------------------------------------------------------
 
@@ -119,7 +122,7 @@ class Kernel:
     def loaded_settings(self) -> LoadedSettings:
         from ketch.settings import load_settings
 
-        loaded = load_settings(self.workspace, trusted=self.trusted, layers=self._layers)
+        loaded = load_settings(self.workspace, trusted=self.trusted, layers=self._layers, sections=list(self.settings_sections.values()))
         self.notices.extend(loaded.notices)
         return loaded
 
@@ -159,29 +162,26 @@ class Kernel:
             def register(obj: Any) -> None:
                 bucket.append(convert(obj) if convert else obj)
 
-            # The kernel rides along on the callback (signature unchanged) for plugins
-            # whose registrations depend on settings (MCP servers' tools).
-            register.kernel = self  # type: ignore[attr-defined]
-            return {"register": register}
+            return {"register": register, "kernel": self}
 
         table: dict[str, Any] = {}
         owners: dict[str, str] = {}
-        for plugin, _, error in self.pm.call_each(hook, make_kwargs):
+        for plugin, error in self.hooks.register_each(hook, make_kwargs):
             if error is not None:
                 self.pm.fail(plugin, f"{hook} raised: {type(error).__name__}: {error}")
                 continue
             info = self.pm.infos.get(plugin)
             for obj in staged.get(plugin, []):
-                name = key(obj)
                 if hasattr(obj, "plugin"):
-                    with contextlib.suppress(AttributeError, TypeError):
-                        obj.plugin = plugin
+                    with contextlib.suppress(AttributeError, TypeError, ValueError):
+                        object.__setattr__(obj, "plugin", plugin)
+                name = key(obj)
                 if name in table:
                     self._report_clash(kind, name, plugin, owners[name])
                     continue
                 table[name] = obj
                 owners[name] = plugin
-                if info is not None:
+                if info is not None and kind in _SHOWN_KINDS:
                     info.provides.setdefault(kind + "s", []).append(name)
         return table
 
@@ -192,6 +192,47 @@ class Kernel:
             info = self.pm.infos.get(who)
             if info is not None and message not in info.warnings:
                 info.warnings.append(message)
+
+    @cached_property
+    def settings_sections(self) -> dict[str, SettingsSection]:
+        """Every config table a plugin declared, keyed ``NAME@plugin``."""
+        return self._collect("ketch_register_settings", "settings section", lambda s: f"{s.name}@{s.plugin or id(s)}")
+
+    @cached_property
+    def modes(self) -> dict[str, Mode]:
+        return self._collect("ketch_register_modes", "mode", lambda m: m.name)
+
+    @cached_property
+    def profiles(self) -> dict[str, Profile]:
+        return self._collect("ketch_register_profiles", "profile", lambda p: p.name)
+
+    def default_mode(self) -> str:
+        """The mode new sessions start in: config/CLI's, else the one declared default."""
+        return next((m.name for m in self.modes.values() if m.default), next(iter(self.modes), ""))
+
+    def default_profile(self) -> str:
+        return next((p.name for p in self.profiles.values() if p.default), next(iter(self.profiles), ""))
+
+    def check_mode(self, name: str | None, where: str = "mode") -> str:
+        """A registered mode's name (the default for None), or a usage error naming the known ones."""
+        if not name:
+            return self.default_mode()
+        if name not in self.modes:
+            known = ", ".join(self.modes) or "none (no plugin declares modes)"
+            raise KetchError(f"unknown {where} '{name}'; known modes: {known}", exit_code=2)
+        return name
+
+    def check_profile(self, name: str | None, where: str = "profile") -> str:
+        if not name:
+            return self.default_profile()
+        if name not in self.profiles:
+            known = ", ".join(self.profiles) or "none (no policy plugin is loaded)"
+            raise KetchError(f"unknown {where} '{name}'; known profiles: {known}", exit_code=2)
+        return name
+
+    def read_only_mode(self, name: str) -> bool:
+        mode = self.modes.get(name)
+        return bool(mode and mode.read_only)
 
     @cached_property
     def commands(self) -> dict[str, Command]:
@@ -253,7 +294,29 @@ class Kernel:
                 exit_code=2,
             )
         table["model"] = chosen_model
-        return ProviderConfig.model_validate(table), kind
+        from pydantic import ValidationError
+
+        model_class = kind.config_model or ProviderConfig
+        try:
+            return model_class.model_validate(table), kind
+        except ValidationError as exc:
+            raise KetchError(self._config_problem(f"providers.{name}", exc), exit_code=2) from None
+
+    def _config_problem(self, table: str, exc: Any) -> str:
+        """One line for a bad value in a config table: where, which key, what is wrong."""
+        from ketch.config import line_of_key
+
+        first = exc.errors()[0]
+        loc = tuple(str(k) for k in first.get("loc", ()))
+        key = ".".join((table, *loc))
+        where = ""
+        for layer in reversed(self._layers or []):
+            if layer.name in ("user", "workspace") and loc:
+                line = line_of_key(layer.source, (*table.split("."), *loc))
+                if line:
+                    where = f"{layer.source}:{line}: "
+                    break
+        return f"{where}{key}: {first.get('msg', 'invalid value')} (got {first.get('input')!r}); fix the value in the config file"
 
     def _provider_from_environment(self) -> str | None:
         """Nothing configured, but a kind's usual key variable is set: use that kind."""
@@ -264,26 +327,11 @@ class Kernel:
         return None
 
     def _detect_local(self) -> str | None:
-        import asyncio
-
-        def run_detect(detect: Any) -> Any:
-            if not asyncio.iscoroutinefunction(detect):
-                return detect()
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return asyncio.run(detect())
-            # Called from a running loop (the interactive shell): asyncio.run cannot nest there.
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                return pool.submit(lambda: asyncio.run(detect())).result()
-
         for kind in self.provider_kinds.values():
             if kind.detect is None:
                 continue
             try:
-                found = run_detect(kind.detect)
+                found = _call_maybe_async(kind.detect)
             except Exception:  # noqa: BLE001 - detection is best effort
                 found = None
             if found is not None:
@@ -328,8 +376,8 @@ class Kernel:
             kernel=self,
             provider=provider,
             workspace=self.workspace,
-            mode=settings.mode,
-            profile=settings.profile,
+            mode=self.check_mode(settings.mode),
+            profile=self.check_profile(settings.profile),
             trusted_workspace=self.trusted,
             listeners=list(listeners or []),
         )
@@ -337,7 +385,7 @@ class Kernel:
         return session
 
     def resume_session(self, session_id: str | None = None, *, provider: Provider | None = None, provider_name: str | None = None, model: str | None = None, listeners: list[Callable[[Event], None]] | None = None) -> Session:
-        """Restore knowledge, reset authority: the profile is manual, no approvals survive."""
+        """Restore knowledge, reset authority: the default profile, no approvals survive."""
         from ketch.loop import close_pending_calls
         from ketch.session import Session
 
@@ -361,9 +409,10 @@ class Kernel:
             workspace=self.workspace,
             id=record.id,
             name=record.name,
-            mode=record.mode if record.mode in ("plan", "build") else "build",  # type: ignore[arg-type]
-            # Authority is never restored: manual, unless the user passes --profile right now.
-            profile=getattr(self.args, "profile", None) or "manual",
+            mode=record.mode if record.mode in self.modes else self.default_mode(),
+            # Authority is never restored: the default profile, unless the user passes
+            # --profile on this very command line.
+            profile=self.check_profile(getattr(self.args, "profile", None)),
             transcript=record.transcript,
             active=record.active if record.active is not None else record.transcript,
             pins=set(record.pins),
@@ -409,16 +458,54 @@ class Kernel:
         self.hooks.session_end(session, reason)
 
     def emit(self, session: Session, event: Event) -> None:
-        """Deliver one event to observer plugins (storage first in line), then listeners."""
-        self.hooks.event(session, event)
-        for listener in list(session.listeners):
-            listener(event)
+        """Deliver one event to observer plugins (storage first in line), then listeners.
 
-    async def run_turn(self, session: Session, prompt: str, *, approver: Approver | None = None, tool_filter: ToolFilter | None = None) -> Any:
-        """One turn. ``tool_filter`` narrows the tools of this turn only (never widens)."""
+        The listeners (frontends) get the event even when an observer stops with a
+        ``KetchError`` (a store that cannot write), which then propagates: the turn
+        ends with an error the frontend sees."""
+        try:
+            self.hooks.event(session, event)
+        finally:
+            for listener in list(session.listeners):
+                listener(event)
+
+    async def run_turn(
+        self,
+        session: Session,
+        prompt: str,
+        *,
+        approver: Approver | None = None,
+        parts: tuple[Any, ...] = (),
+        allowed_tools: frozenset[str] | None = None,
+    ) -> Any:
+        """Run one turn. ``parts`` go with the prompt (attachments); ``allowed_tools``
+        narrows the tools this turn offers and may run (never widens them)."""
         from ketch.loop import run_turn
 
-        return await run_turn(session, prompt, approver=approver, tool_filter=tool_filter)
+        return await run_turn(session, prompt, approver=approver, parts=parts, allowed_tools=allowed_tools)
+
+
+def _call_maybe_async(fn: Callable[[], Any]) -> Any:
+    """Call ``fn``; if it is a coroutine function, run it to completion, also when an
+    event loop is already running in this thread (the interactive shell): then in a
+    worker thread with its own loop, never ``asyncio.run`` inside the running one."""
+    import asyncio
+    import inspect
+
+    if not inspect.iscoroutinefunction(fn):
+        return fn()
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(fn())
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(fn())).result()
+
+
+# Registries whose entries ``ketch plugins`` lists as what a plugin provides.
+_SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile"})
 
 
 def first_run_help(kinds: dict[str, Any]) -> str:

@@ -8,11 +8,12 @@ kernel.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 
 def new_id(prefix: str = "") -> str:
@@ -27,6 +28,72 @@ class _Frozen(BaseModel):
 class TextPart(_Frozen):
     type: Literal["text"] = "text"
     text: str
+    provider_data: dict[str, Any] | None = None  # e.g. a Gemini thoughtSignature, replayed as-is
+
+
+# --- images ----------------------------------------------------------------------------
+
+MAX_IMAGE_BYTES = 20 << 20  # one image in the history; providers downscale to their own limits
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def image_media_type(data: bytes) -> str | None:
+    """The media type of PNG, JPEG, GIF or WebP bytes, from their signature; else None."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+class ImagePart(_Frozen):
+    """An image: its bytes (base64 in JSON, so the store keeps it like any content),
+    media type and a name to mention it by. Capped at :data:`MAX_IMAGE_BYTES`."""
+
+    type: Literal["image"] = "image"
+    media_type: str
+    data: bytes
+    name: str = ""
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _decode(cls, value: Any) -> Any:
+        if isinstance(value, str):  # from JSON: base64
+            return base64.b64decode(value, validate=True)
+        return value
+
+    @field_validator("data")
+    @classmethod
+    def _cap(cls, value: bytes) -> bytes:
+        if len(value) > MAX_IMAGE_BYTES:
+            raise ValueError(f"image of {len(value):,} bytes is over the {MAX_IMAGE_BYTES:,}-byte limit")
+        return value
+
+    @field_validator("media_type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in IMAGE_TYPES:
+            raise ValueError(f"unsupported image type {value!r} (PNG, JPEG, GIF or WebP)")
+        return value
+
+    @field_serializer("data", when_used="json")
+    def _encode(self, value: bytes) -> str:
+        return base64.b64encode(value).decode("ascii")
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_uri(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+    def label(self) -> str:
+        """How the image is named in text: ``shot.png (image/png, 52 KB)``."""
+        size = f"{len(self.data) / 1024:,.0f} KB" if len(self.data) >= 1024 else f"{len(self.data)} bytes"
+        return f"{self.name or 'image'} ({self.media_type}, {size})"
 
 
 class ReasoningPart(_Frozen):
@@ -35,7 +102,7 @@ class ReasoningPart(_Frozen):
     type: Literal["reasoning"] = "reasoning"
     text: str = ""
     signature: str | None = None
-    redacted: str | None = None  # Anthropic redacted_thinking "data"
+    redacted: str | None = None  # reasoning the provider sent encrypted (replayed, never shown)
     provider: str | None = None  # which provider kind produced it (replay only there)
     provider_data: dict[str, Any] | None = None
 
@@ -62,10 +129,11 @@ class ToolResultPart(_Frozen):
     name: str
     ok: bool
     output: str
+    images: tuple[ImagePart, ...] = ()  # images the tool returned (read_file on a picture)
 
 
 Part = Annotated[
-    TextPart | ReasoningPart | ToolCallPart | ToolResultPart, Field(discriminator="type")
+    TextPart | ReasoningPart | ToolCallPart | ToolResultPart | ImagePart, Field(discriminator="type")
 ]
 
 Role = Literal["user", "assistant", "tool"]
@@ -93,6 +161,10 @@ class Message(_Frozen):
     def tool_results(self) -> list[ToolResultPart]:
         return [p for p in self.parts if isinstance(p, ToolResultPart)]
 
+    @property
+    def images(self) -> list[ImagePart]:
+        return [p for p in self.parts if isinstance(p, ImagePart)]
+
     @classmethod
     def user(cls, text: str, *, synthetic: bool = False) -> Message:
         return cls(role="user", parts=(TextPart(text=text),), synthetic=synthetic)
@@ -103,6 +175,32 @@ class Message(_Frozen):
 
 
 History = tuple[Message, ...]
+
+
+def without_images(history: History) -> tuple[History, int]:
+    """The history with every image replaced by a note naming it (for a model that
+    takes no images), and how many were replaced. Messages without images are kept as
+    they are (the same objects)."""
+    dropped = 0
+    out: list[Message] = []
+    for message in history:
+        parts: list[Any] = []
+        changed = False
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                parts.append(TextPart(text=f"[image {part.label()} not shown: this model takes no images]"))
+                dropped += 1
+                changed = True
+            elif isinstance(part, ToolResultPart) and part.images:
+                names = ", ".join(i.label() for i in part.images)
+                note = f"\n[image(s) {names} not shown: this model takes no images]"
+                parts.append(part.model_copy(update={"images": (), "output": part.output + note}))
+                dropped += len(part.images)
+                changed = True
+            else:
+                parts.append(part)
+        out.append(message.model_copy(update={"parts": tuple(parts)}) if changed else message)
+    return tuple(out), dropped
 
 
 def pending_tool_calls(history: History) -> list[ToolCallPart]:
@@ -117,8 +215,9 @@ def pending_tool_calls(history: History) -> list[ToolCallPart]:
 class Usage(_Frozen):
     input_tokens: int = 0
     output_tokens: int = 0
-    cached_tokens: int = 0
+    cached_tokens: int = 0  # of input_tokens, read from the prompt cache
     reasoning_tokens: int = 0
+    cache_write_tokens: int = 0  # of input_tokens, written to the prompt cache (Anthropic)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -126,4 +225,5 @@ class Usage(_Frozen):
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )

@@ -81,6 +81,7 @@ class HookFailure:
     plugin: str
     hook: str
     error: str
+    count: int = 1  # how many calls failed this way (recorded once, counted after)
 
 
 @dataclass
@@ -199,9 +200,6 @@ class PluginManager(pluggy.PluginManager):
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
-        if os.environ.get(TRACE_ENV, "") not in ("", "0"):
-            self.trace.root.setwriter(sys.stderr.write)
-            self.enable_tracing()
 
     # --- loading ------------------------------------------------------------------
 
@@ -262,8 +260,18 @@ class PluginManager(pluggy.PluginManager):
             info.status = "failed"
             info.error = f"implements unknown hook(s) {', '.join(sorted(unknown))} (a typo, or a ketch version mismatch?)"
             return False
+        wrappers = sorted(
+            caller.name
+            for caller in self.get_hookcallers(plugin) or []
+            for impl in caller.get_hookimpls()
+            if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper)
+        )
+        if wrappers:
+            self.unregister(plugin)
+            info.status = "failed"
+            info.error = f"uses hook wrappers ({', '.join(wrappers)}), which ketch does not support: implement the hook plainly"
+            return False
         info.hooks = sorted(caller.name for caller in self.get_hookcallers(plugin) or [])
-        self._isolate(plugin, info.name)
         return True
 
     def fail(self, name: str, error: str) -> None:
@@ -275,67 +283,27 @@ class PluginManager(pluggy.PluginManager):
         if info is not None:
             info.status, info.error = "failed", error
 
-    # --- isolation ----------------------------------------------------------------
+    # --- failures -------------------------------------------------------------------
 
-    def _isolate(self, plugin: Any, name: str) -> None:
-        for caller in self.get_hookcallers(plugin) or []:
-            for impl in caller.get_hookimpls():
-                if impl.plugin is not plugin or impl.wrapper or impl.hookwrapper:
-                    continue
-                # HookImpl.function is Final in pluggy's stubs; replacing it keeps pluggy's
-                # call machinery (argnames were computed from the original) intact.
-                impl.function = self._guarded(impl.function, name, caller.name)  # type: ignore[misc]
-
-    def _guarded(self, fn: Callable[..., Any], plugin: str, hook: str) -> Callable[..., Any]:
-        from ketch.errors import KetchError
-
-        manager = self
-
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except KetchError:
-                raise
-            except Exception as exc:
-                manager.record_failure(plugin, hook, exc)
-                return fail_closed_result(hook, plugin, exc)
-
-        guarded.__wrapped__ = fn  # type: ignore[attr-defined]
-        guarded.__name__ = getattr(fn, "__name__", hook)
-        return guarded
-
-    def record_failure(self, plugin: str, hook: str, exc: BaseException) -> None:
+    def record_failure(self, plugin: str, hook: str, exc: BaseException, *, closed: bool = False) -> None:
+        """Keep and report a failure once per (plugin, hook, message); count repeats.
+        ``closed``: the hook failed closed (the call was denied or withheld)."""
         message = _one_line(exc, "")
+        known = next((f for f in self.failures if (f.plugin, f.hook, f.error) == (plugin, hook, message)), None)
+        if known is not None:
+            known.count += 1
+            return
         self.failures.append(HookFailure(plugin, hook, message))
         info = self.infos.get(plugin)
-        if info is not None and message not in info.warnings:
-            info.warnings.append(f"{hook}: {message}")
+        warning = f"{hook}: {message}"
+        if info is not None and warning not in info.warnings:
+            info.warnings.append(warning)
         if (plugin, hook) not in self._reported:
             self._reported.add((plugin, hook))
-            self.report(f"plugin '{plugin}' failed in {hook}: {message} (continuing without it)")
+            consequence = "failing closed: what it was asked about is refused" if closed else "continuing without it"
+            self.report(f"plugin '{plugin}' failed in {hook}: {message} ({consequence})")
             if os.environ.get(TRACE_ENV, "") not in ("", "0"):
                 traceback.print_exception(exc, file=sys.stderr)
-
-    def call_each(self, hook: str, make_kwargs: Callable[[str], dict[str, Any]]) -> list[tuple[str, Any, BaseException | None]]:
-        """Call every implementation of ``hook`` on its own, in call order (registration hooks).
-
-        ``make_kwargs(plugin_name)`` gives each implementation its own arguments. Returns
-        (plugin name, result, exception) per implementation; an exception does not stop
-        the others.
-        """
-        caller = getattr(self.hook, hook)
-        results: list[tuple[str, Any, BaseException | None]] = []
-        tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
-        for impl in self.in_load_order(caller.get_hookimpls()):
-            fn = getattr(impl.function, "__wrapped__", impl.function)
-            kwargs = make_kwargs(impl.plugin_name)
-            if tracing:
-                sys.stderr.write(f"  {hook} [{impl.plugin_name}]\n")
-            try:
-                results.append((impl.plugin_name, fn(**{k: kwargs[k] for k in impl.argnames if k in kwargs}), None))
-            except Exception as exc:  # noqa: BLE001 - isolation is the point
-                results.append((impl.plugin_name, None, exc))
-        return results
 
     def in_load_order(self, impls: list[Any]) -> list[Any]:
         """Kernel-internal plugins first, then the order plugins loaded in (bundled, then
@@ -352,19 +320,6 @@ class PluginManager(pluggy.PluginManager):
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]
-
-
-def fail_closed_result(hook: str, plugin: str, exc: BaseException) -> Any:
-    if hook == "ketch_sandbox_command":
-        # None would mean "run it unsandboxed": refuse instead; the tool reports it.
-        from ketch.errors import KetchError
-
-        raise KetchError(f"sandbox plugin '{plugin}' failed ({type(exc).__name__}: {exc}); the command was not run")
-    if hook == "ketch_policy_vote":
-        from ketch.policy import Vote
-
-        return Vote(decision="deny", reason=f"policy plugin '{plugin}' failed ({type(exc).__name__}); denied to be safe", plugin=plugin)
-    return None
 
 
 def _one_line(exc: BaseException, prefix: str) -> str:

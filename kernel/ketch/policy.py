@@ -14,13 +14,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ketch.modes import Mode, Profile
 from ketch.tools import Access, Effect
 
+__all__ = ["Mode", "Profile"]  # kept here too: authority's vocabulary, declared by plugins
+
 Decision = Literal["allow", "ask", "deny"]
-Mode = Literal["plan", "build"]
-Profile = Literal["manual", "assisted", "full-access"]
-MODES: tuple[Mode, ...] = ("plan", "build")
-PROFILES: tuple[Profile, ...] = ("manual", "assisted", "full-access")
+
 
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 # Joins the scopes of several voters (or several rules) into one approval scope.
@@ -35,6 +35,9 @@ class Vote(BaseModel):
     plugin: str = ""
     # For ask: the scope an "always allow" answer would grant (e.g. "shell(git status:*)").
     scope: str | None = None
+    # A hard ask is the person's to answer: no hook's "allow" turns it into a run. The
+    # kernel marks every ask from an essential plugin (the guards) hard.
+    hard: bool = False
 
 
 class PermissionSnapshot(BaseModel):
@@ -42,8 +45,8 @@ class PermissionSnapshot(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    mode: Mode
-    profile: Profile
+    mode: str  # a registered Mode's name ("" when no plugin declares modes)
+    profile: str  # a registered Profile's name (the policy plugins' vocabulary)
     workspace: Path
     trusted_workspace: bool = False
     rules: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # allow/ask/deny
@@ -68,11 +71,13 @@ class ProposedCall(BaseModel):
 def combine_votes(votes: Iterable[Vote | None]) -> Vote:
     """deny > ask > allow; no vote at all means ask."""
     best: Vote | None = None
+    votes_seen: list[Vote] = []
     reasons: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     scopes: list[str | None] = []
     for vote in votes:
         if vote is None:
             continue
+        votes_seen.append(vote)
         if vote.decision == "ask":
             scopes.append(vote.scope)
         if vote.reason:
@@ -86,6 +91,7 @@ def combine_votes(votes: Iterable[Vote | None]) -> Vote:
         joined = "; ".join(dict.fromkeys(reasons[best.decision]))
         update: dict[str, object] = {"reason": joined or best.reason}
         if best.decision == "ask":
+            update["hard"] = any(v.hard for v in votes_seen if v.decision == "ask")
             # "Always allow" must satisfy every voter that asked: all their scopes, or
             # none at all when one of them offers no scope (it would ask again anyway).
             update["scope"] = SCOPE_SEPARATOR.join(dict.fromkeys(s for s in scopes if s)) if scopes and None not in scopes else None

@@ -11,14 +11,14 @@ class PromptPart:
 
     Conventional orders: 0 identity, 100 environment, 200 instruction files,
     300 repository overview, 400 memory, 500 tools, 900 anything else.
-    ``protected`` parts are never dropped when the context is tight.
+    The system prompt is never compacted: when it alone does not fit, the turn stops
+    with a breakdown of its largest parts.
     """
 
     text: str
     title: str = ""
     order: int = 900
     source: str = ""  # the plugin or file it came from
-    protected: bool = True
 
     def render(self) -> str:
         return f"# {self.title}\n\n{self.text}" if self.title else self.text

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ketch.messages import History, Message, Usage
 
@@ -50,7 +50,7 @@ class Secret:
 class ProviderConfig(BaseModel):
     """One ``[providers.NAME]`` table, after layering. Never holds the key itself."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     name: str
     kind: str
@@ -59,8 +59,12 @@ class ProviderConfig(BaseModel):
     context_window: int | None = None
     max_output_tokens: int | None = None
     api_key_env: str | None = None
-    timeout: float = 600.0
-    connect_timeout: float = 5.0
+    # Three deadlines, each a retryable ``network`` error naming itself (docs/providers.md):
+    # connecting; no bytes at all (``timeout`` is the old name); no non-empty text,
+    # reasoning or tool-call delta (a server that only sends keep-alives or empty deltas).
+    connect_timeout: float = Field(10.0, gt=0)
+    read_timeout: float = Field(240.0, gt=0, validation_alias=AliasChoices("read_timeout", "timeout"))
+    progress_timeout: float = Field(480.0, gt=0)
 
 
 class ToolSpec(BaseModel):
@@ -180,10 +184,37 @@ class ProviderError(Exception):
 
 
 @dataclass(frozen=True)
+class PriceTier:
+    """Prices that apply to a whole request once its prompt is over ``above_tokens``."""
+
+    above_tokens: int
+    input_price: float | None = None
+    output_price: float | None = None
+    cached_input_price: float | None = None
+
+
+@dataclass(frozen=True)
 class ModelInfo:
+    """What is known about one model: from a provider's model list, or a model catalog
+    (``ketch_model_info``). None means unknown, never "no". Prices are USD per million
+    tokens; ``source`` says where the facts come from (and their date)."""
+
     id: str
     context_window: int | None = None
     owned_by: str | None = None
+    max_output_tokens: int | None = None
+    tools: bool | None = None
+    images: bool | None = None
+    input_price: float | None = None
+    output_price: float | None = None
+    cached_input_price: float | None = None  # reading from the prompt cache
+    cache_write_price: float | None = None  # writing to it (Anthropic)
+    tiers: tuple[PriceTier, ...] = ()
+    source: str | None = None
+
+    @property
+    def priced(self) -> bool:
+        return self.input_price is not None and self.output_price is not None
 
 
 @runtime_checkable
@@ -219,7 +250,8 @@ class ProviderKind:
     raise ``ProviderError(ErrorKind.AUTH, ...)`` naming both ways to set one).
     ``env_key``/``env_base_url`` are the ecosystem's usual variables for this kind.
     ``detect``, when given, looks for a local server and returns a config for it.
-    ``setup_hint`` is the kind's own line for a person with nothing configured
+    ``config_model`` validates the kind's own config keys (a wrong type is a one-line
+    error naming the key, before anything is sent). ``setup_hint`` is the kind's own line for a person with nothing configured
     (``export FOO_API_KEY=...; ketch --provider foo --model M``); ``local_hint`` names
     what ``detect`` looks for ("a local Ollama (localhost:11434)").
     """
@@ -235,4 +267,7 @@ class ProviderKind:
     detect: Any = None  # Callable[[], Awaitable[ProviderConfig | None]] | None
     setup_hint: str = ""
     local_hint: str = ""
+    # The kind's own ``[providers.NAME]`` keys, validated before ``create`` is called
+    # (a subclass of ProviderConfig); None: the common keys only.
+    config_model: Any = None
     plugin: str = field(default="", compare=False)

@@ -1,7 +1,7 @@
 """A session: one conversation in one workspace, with its knowledge and its authority.
 
 Knowledge (transcript, model, mode, pins, compaction records, usage) survives a
-restart; authority (the profile beyond manual, temporary approvals) never does.
+restart; authority (a profile beyond the default one, temporary approvals) never does.
 The transcript is append-only; ``active`` is the derived context compaction rewrites.
 """
 
@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.messages import History, Message, Usage, new_id
-from ketch.policy import Mode, PermissionSnapshot, Profile
+from ketch.policy import PermissionSnapshot
+from ketch.stash import Stash
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event
@@ -27,8 +28,8 @@ class Session:
     kernel: Kernel
     provider: Provider
     workspace: Path
-    mode: Mode = "build"
-    profile: Profile = "manual"
+    mode: str = ""  # a registered mode (kernel.modes); "" when no plugin declares modes
+    profile: str = ""  # a registered profile (kernel.profiles): the policy's vocabulary
     id: str = field(default_factory=lambda: new_id("ses_"))
     name: str = ""
     transcript: History = ()
@@ -36,9 +37,9 @@ class Session:
     pins: set[str] = field(default_factory=set)
     approvals: list[str] = field(default_factory=list)  # scopes allowed for this session only
     usage: Usage = field(default_factory=Usage)
-    last_input_tokens: int = 0
     compactions: list[dict[str, Any]] = field(default_factory=list)
-    state: dict[str, Any] = field(default_factory=dict)  # per-plugin state
+    state: dict[str, Any] = field(default_factory=dict)  # per-plugin state, JSON, persisted
+    stash: Stash = field(default_factory=Stash)  # per-plugin state in memory (ketch.stash)
     trusted_workspace: bool = False
     resumed: bool = False
     sandboxed: bool = False
@@ -59,27 +60,33 @@ class Session:
         """Queue input typed while a turn runs; the loop delivers it at the next step."""
         self.steers.put_nowait(text)
 
-    def set_mode(self, mode: Mode) -> None:
+    @property
+    def read_only(self) -> bool:
+        """Whether the current mode offers only read-only tools (structurally)."""
+        return self.kernel.read_only_mode(self.mode)
+
+    def set_mode(self, mode: str) -> None:
+        """Switch modes (a registered one: an unknown name is a KetchError)."""
         from ketch.events import ModeEvent
 
-        self.mode = mode
+        self.mode = self.kernel.check_mode(mode)
         self.kernel.emit(self, ModeEvent(mode=self.mode, profile=self.profile))
 
-    def set_profile(self, profile: Profile) -> None:
+    def set_profile(self, profile: str) -> None:
+        """Switch profiles (a registered one: an unknown name is a KetchError)."""
         from ketch.events import ModeEvent
 
-        self.profile = profile
+        self.profile = self.kernel.check_profile(profile)
         self.kernel.emit(self, ModeEvent(mode=self.mode, profile=self.profile))
 
     def snapshot(self) -> PermissionSnapshot:
         """The authority for one step, frozen: nothing during the step can relax it."""
-        perms = self.kernel.settings.permissions
         return PermissionSnapshot(
             mode=self.mode,
             profile=self.profile,
             workspace=self.workspace,
             trusted_workspace=self.trusted_workspace,
-            rules={"allow": tuple(perms.allow), "ask": tuple(perms.ask), "deny": tuple(perms.deny)},
+            rules=self.kernel.hooks.permission_rules(self),
             approvals=tuple(self.approvals),
             sandboxed=self.sandboxed,
         )

@@ -1,113 +1,137 @@
 """Typed settings, loaded in layers: defaults < user < workspace < environment < CLI.
 
+The kernel validates only its own keys (:class:`Settings`: providers, plugins, the
+loop, the context budget, and the session's mode and profile *names*). Every other
+table belongs to the plugin that declares it with ``ketch_register_settings``
+(a :class:`SettingsSection`): the kernel validates each such table with the plugin's
+model, reports a bad value as ``path:line: key: what`` and drops that layer's table,
+and ``settings.of(Model)`` (or ``settings.NAME``) returns the typed result.
+
 The workspace layer (``.ketch/config.toml``) comes from the repository, which ketch
 does not trust: until the user trusts the workspace, only keys that cannot raise
-authority are read from it (see :data:`WORKSPACE_SAFE_KEYS`); the rest are ignored
-with a notice. A layer that is corrupt or fails validation is reported with its path
-and line and dropped, never fatal.
+authority are read from it (the kernel's :data:`WORKSPACE_SAFE_KEYS` plus what each
+section declares safe); the rest are ignored with a notice. A layer that is corrupt
+is reported with its path and line and dropped, never fatal.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ketch.config import Layer, deep_merge, line_of_key, read_layers
 
+M = TypeVar("M", bound=BaseModel)
 
-class _Section(BaseModel):
+
+class Section(BaseModel):
+    """Base for a settings table: unknown keys are kept (a newer config on an older ketch)."""
+
     model_config = ConfigDict(extra="allow")
 
 
-class PluginsSettings(_Section):
+class PluginsSettings(Section):
     disable: list[str] = Field(default_factory=list)
     # Allow-list form: only these (plus the essential set) load. None = all.
     only: list[str] | None = None
 
 
-class PermissionsSettings(_Section):
-    allow: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-
-
-class HookCommand(_Section):
-    matcher: str = "*"
-    command: str
-    timeout: float = 30.0
-
-
-class McpServer(_Section):
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    url: str | None = None
-
-
-class LoopSettings(_Section):
+class LoopSettings(Section):
     max_iterations: int = Field(100, ge=1)
     # The same call with the same input this many times in a row is refused.
     duplicate_call_limit: int = Field(3, ge=2)
     max_retries: int = Field(3, ge=0)
-    max_output_tokens: int | None = None
+    max_output_tokens: int | None = Field(None, ge=1)
 
 
-class CompactionSettings(_Section):
+class CompactionSettings(Section):
+    """The context budget the loop keeps (compactors may add keys of their own)."""
+
     trigger: float = Field(0.70, gt=0, le=1)
     target: float = Field(0.50, gt=0, le=1)
-    compactor: str = "deterministic"
     keep_recent_turns: int = Field(1, ge=1)
-    # Old tool results larger than this (estimated tokens) are pruned first.
-    prune_min_tokens: int = Field(200, ge=20)
-    # A summary never takes more than this many tokens (it also fits the target).
-    summary_max_tokens: int = Field(4_000, ge=200)
-    # The model summarizer gives up after this many seconds (then the deterministic one runs).
-    model_timeout: float = Field(120.0, gt=0)
-    # Tools whose successful calls count as "files changed" (their path argument).
-    changed_file_tools: list[str] = Field(default_factory=lambda: ["write_file", "edit_file", "multi_edit", "apply_patch", "create_file"])
-    # When protected turns alone overflow, prune old tool outputs of the current turn
-    # (never its latest step) instead of stopping.
-    prune_current_turn: bool = True
 
 
-class StorageSettings(_Section):
-    encryption: Literal["on", "off"] = "on"
+@dataclass(frozen=True)
+class SettingsSection:
+    """A configuration table a plugin owns (registered with ``ketch_register_settings``).
+
+    ``workspace_safe`` says which keys an untrusted workspace config may set: ``True``
+    for all, a set of key names, or a nested dict in :func:`restrict`'s format.
+    """
+
+    name: str
+    model: type[BaseModel]
+    workspace_safe: bool | frozenset[str] | dict[str, Any] = False
+    doc: str = ""
+    plugin: str = field(default="", compare=False)
+
+    def safe_rule(self) -> Any:
+        if self.workspace_safe is True:
+            return True
+        if isinstance(self.workspace_safe, dict):
+            return self.workspace_safe
+        if self.workspace_safe:
+            return {key: True for key in self.workspace_safe}
+        return None
 
 
 class Settings(BaseModel):
-    """Every setting ketch reads. Plugins may keep their own tables (extra keys allowed)."""
+    """The kernel's own settings. Plugins' tables are validated by their own models."""
 
     model_config = ConfigDict(extra="allow")
 
     default_provider: str | None = None
     provider: str | None = None  # chosen for this run (--provider / KETCH_PROVIDER)
     model: str | None = None
-    mode: Literal["plan", "build"] = "build"
-    profile: Literal["manual", "assisted", "full-access"] = "manual"
+    mode: str | None = None  # a mode a plugin registered (ketch_register_modes)
+    profile: str | None = None  # a profile a plugin registered (ketch_register_profiles)
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     plugins: PluginsSettings = Field(default_factory=PluginsSettings)
-    permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
-    hooks: dict[str, list[HookCommand]] = Field(default_factory=dict)
-    mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
     loop: LoopSettings = Field(default_factory=LoopSettings)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
-    storage: StorageSettings = Field(default_factory=StorageSettings)
+    # ``[tools.NAME]``: each tool's own table (caps and the like), read by the tool.
     tools: dict[str, Any] = Field(default_factory=dict)
 
+    _typed: dict[type[BaseModel], BaseModel] = PrivateAttr(default_factory=dict)
+    _by_name: dict[str, list[type[BaseModel]]] = PrivateAttr(default_factory=dict)
+
+    def of(self, model: type[M]) -> M:
+        """A plugin's typed section (its defaults when the section is absent or broken)."""
+        found = self._typed.get(model)
+        if found is None:
+            found = model()
+            self._typed[model] = found
+        return found  # type: ignore[return-value]
+
     def section(self, name: str) -> dict[str, Any]:
-        """A plugin's own table (``[NAME]``), as a dict (empty when absent)."""
-        value = getattr(self, name, None)
-        if value is None:
-            value = (self.model_extra or {}).get(name)
-        if isinstance(value, BaseModel):
-            return value.model_dump()
-        return dict(value) if isinstance(value, dict) else {}
+        """A table (``[NAME]``) as a plain dict: the kernel's keys and every declaring
+        plugin's, validated; a table nobody declared, as it was written."""
+        if name in type(self).model_fields:
+            value = getattr(self, name)
+            table = value.model_dump() if isinstance(value, BaseModel) else dict(value) if isinstance(value, dict) else {}
+        else:
+            raw = (self.model_extra or {}).get(name)
+            table = dict(raw) if isinstance(raw, dict) else {}
+        for model in self._by_name.get(name, []):
+            table.update(self.of(model).model_dump())
+        return table
+
+    def __getattr__(self, name: str) -> Any:
+        # ``settings.permissions`` is the section its plugin declared, typed.
+        private = object.__getattribute__(self, "__pydantic_private__") or {}
+        models = private.get("_by_name", {}).get(name)
+        if models:
+            return self.of(models[0])
+        return super().__getattr__(name)  # type: ignore[misc]
 
 
-# Keys a workspace config may set before the workspace is trusted: none of them can
-# raise authority, change which code runs, or send data elsewhere.
+# Kernel keys a workspace config may set before the workspace is trusted: none of
+# them can raise authority, change which code runs, or send data elsewhere. Plugin
+# sections add theirs (``SettingsSection.workspace_safe``).
 WORKSPACE_SAFE_KEYS: dict[str, Any] = {
     "model": True,
     "mode": True,
@@ -115,9 +139,23 @@ WORKSPACE_SAFE_KEYS: dict[str, Any] = {
     "loop": True,
     "compaction": True,
     "tools": True,
-    "permissions": {"ask": True, "deny": True},
     "providers": {"*": {"model": True, "context_window": True, "max_output_tokens": True}},
 }
+
+
+def safe_keys(sections: list[SettingsSection]) -> dict[str, Any]:
+    """The kernel's safe keys plus every section's."""
+    allowed = dict(WORKSPACE_SAFE_KEYS)
+    for section in sections:
+        rule = section.safe_rule()
+        if rule is None:
+            continue
+        current = allowed.get(section.name)
+        if current is True or rule is True:
+            allowed[section.name] = True
+        else:
+            allowed[section.name] = {**(current or {}), **rule}
+    return allowed
 
 
 def restrict(data: dict[str, Any], allowed: Any, prefix: str = "") -> tuple[dict[str, Any], list[str]]:
@@ -150,6 +188,18 @@ class LoadedSettings(BaseModel):
     notices: list[str]
 
 
+def _problem(layer: Layer, exc: ValidationError, prefix: tuple[str, ...] = ()) -> str:
+    first = exc.errors()[0]
+    loc = prefix + tuple(str(k) for k in first.get("loc", ()))
+    key = ".".join(loc)
+    line = line_of_key(layer.source, loc) if layer.name in ("user", "workspace") else None
+    where = f"{layer.source}:{line}" if line else layer.source
+    what = "file" if layer.name in ("user", "workspace") else "layer"
+    if prefix:
+        return f"{where}: {key}: {first.get('msg', 'invalid value')}; ignoring [{prefix[0]}] in this {what}"
+    return f"{where}: {key}: {first.get('msg', 'invalid value')}; ignoring this {what}"
+
+
 def load_settings(
     workspace: Path,
     *,
@@ -158,9 +208,14 @@ def load_settings(
     environ: dict[str, str] | None = None,
     user_file: Path | None = None,
     layers: list[Layer] | None = None,
+    sections: list[SettingsSection] | None = None,
 ) -> LoadedSettings:
     """Validate and merge the layers. Never raises for a bad file: it reports and skips it."""
     layers = layers if layers is not None else read_layers(workspace, cli=cli, environ=environ, user_file=user_file)
+    sections = list(sections or [])
+    allowed = safe_keys(sections)
+    # Tables only plugins validate (a plugin may also extend a kernel table, e.g. [compaction]).
+    owned = {s.name for s in sections} - set(Settings.model_fields)
     notices: list[str] = []
     merged: dict[str, Any] = {}
     for layer in layers:
@@ -169,23 +224,38 @@ def load_settings(
             continue
         data = layer.data
         if layer.name == "workspace" and data and not trusted:
-            data, dropped = restrict(data, WORKSPACE_SAFE_KEYS)
+            data, dropped = restrict(data, allowed)
             if dropped:
                 layer.ignored = dropped
                 notices.append(
                     f"{layer.source}: ignored {', '.join(sorted(dropped))} until you trust this "
-                    "workspace (--trust-workspace, or answer the prompt in the shell)"
+                    "workspace (--trust-workspace, or answer yes when ketch asks)"
                 )
+        # A plugin's table that does not validate drops that table of this layer only.
+        data = dict(data)
+        for section in sections:
+            table = data.get(section.name)
+            if table is None:
+                continue
+            if not isinstance(table, dict):
+                notices.append(f"{layer.source}: [{section.name}] must be a table, not {type(table).__name__}; ignoring it in this layer")
+                data.pop(section.name)
+                continue
+            try:
+                section.model.model_validate(deep_merge(merged.get(section.name) or {}, table))
+            except ValidationError as exc:
+                notices.append(_problem(layer, exc, (section.name,)))
+                data.pop(section.name)
+        kernel_part = {k: v for k, v in data.items() if k not in owned}
         try:
-            Settings.model_validate(deep_merge(merged, data))
+            Settings.model_validate(deep_merge({k: v for k, v in merged.items() if k not in owned}, kernel_part))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = tuple(first.get("loc", ()))
-            key = ".".join(str(k) for k in loc)
-            line = line_of_key(layer.source, loc) if layer.name in ("user", "workspace") else None
-            where = f"{layer.source}:{line}" if line else layer.source
-            layer.error = f"{where}: {key}: {first.get('msg', 'invalid value')}; ignoring this {'file' if layer.name in ('user', 'workspace') else 'layer'}"
+            layer.error = _problem(layer, exc)
             notices.append(layer.error)
             continue
         merged = deep_merge(merged, data)
-    return LoadedSettings(settings=Settings.model_validate(merged), layers=layers, notices=notices)
+    settings = Settings.model_validate(merged)
+    for section in sections:
+        settings._by_name.setdefault(section.name, []).append(section.model)
+        settings._typed[section.model] = section.model.model_validate(merged.get(section.name) or {})
+    return LoadedSettings(settings=settings, layers=layers, notices=notices)

@@ -48,7 +48,7 @@ class SessionSummary(BaseModel):
     name: str = ""
     title: str = ""  # the session's first prompt, shortened (for lists when it has no name)
     model: str = ""
-    mode: str = "build"
+    mode: str = ""
     created: float = 0.0
     updated: float = 0.0
     messages: int = 0
@@ -65,7 +65,7 @@ class SessionRecord(BaseModel):
     workspace: str = ""
     provider: str = ""
     model: str = ""
-    mode: str = "build"
+    mode: str = ""
     transcript: History = ()
     active: History | None = None  # the derived context after the last compaction
     pins: tuple[str, ...] = ()

@@ -27,6 +27,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from ketch.messages import ImagePart
+
 
 class Effect(StrEnum):
     READ = "read"  # reads files
@@ -51,12 +53,14 @@ class Access(BaseModel):
 
 
 class ToolResult(BaseModel):
-    """What a tool returns. ``output`` is what the model sees; ``diff`` is shown to the user."""
+    """What a tool returns. ``output`` is what the model sees; ``diff`` is shown to the user;
+    ``images`` go to the model with the output (to one that takes images)."""
 
     ok: bool = True
     output: str = ""
     diff: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+    images: list[ImagePart] = Field(default_factory=list)
 
     @classmethod
     def success(cls, output: str, **kw: Any) -> ToolResult:
@@ -87,28 +91,6 @@ class ToolContext:
         return self.state.setdefault(key, {})
 
 
-@dataclass(frozen=True)
-class ToolFilter:
-    """Narrows the tools of one turn (a command's or a skill's ``allowed-tools``): it can
-    only take tools away, never add one or relax the policy.
-
-    ``tools``: the names offered and resolved in that turn. ``check(name, input)``: None,
-    or why this particular call is refused (a narrower scope than the tool, such as
-    ``shell(git status:*)``). ``source`` names where the limit comes from.
-    """
-
-    tools: frozenset[str]
-    check: Callable[[str, dict[str, Any]], str | None] | None = None
-    source: str = ""
-
-    def refusal(self, name: str, data: dict[str, Any]) -> str | None:
-        """Why this call may not run in this turn, or None."""
-        if name not in self.tools:
-            allowed = ", ".join(sorted(self.tools)) or "none"
-            return f"'{name}' is not available in this turn ({self.source or 'the command'} allows only: {allowed})"
-        return self.check(name, data) if self.check is not None else None
-
-
 class Tool:
     """Base class for tools with full control.
 
@@ -125,6 +107,9 @@ class Tool:
     # True when the same call can rightly give a new result each time (reading a
     # background job's new output): the loop's duplicate-call breaker leaves it alone.
     repeatable: ClassVar[bool] = False
+    # Whether calls may run side by side with other such calls of the same response.
+    # None: read-only tools do, mutating ones do not.
+    concurrent: ClassVar[bool | None] = None
     plugin: str = ""  # filled by the registry: which plugin registered it
 
     def accesses(self, args: BaseModel, ctx: ToolContext) -> list[Access]:

@@ -26,10 +26,12 @@ def _create(config: ProviderConfig, key: Secret | None) -> Any:
 @hookimpl
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     from ketch.providers import ProviderKind
+    from ketch_provider_kit.base import HttpProviderConfig
 
     register(
         ProviderKind(
             kind="anthropic",
+            config_model=HttpProviderConfig,
             setup_hint="export ANTHROPIC_API_KEY=...; ketch --provider anthropic --model claude-sonnet-4-5",
             create=_create,
             description="Anthropic Messages API (Claude)",

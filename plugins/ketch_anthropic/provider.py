@@ -1,6 +1,6 @@
 """Anthropic Messages: the request body, and the SSE stream assembled into events.
 
-Wire rules (shared/reference/wire/anthropic_messages_stream.md):
+Wire rules (as the recorded Messages API streams show them):
 
 * dispatch on ``data.type`` (``event:`` lines may be rewritten by proxies); ``ping`` and
   unknown events or delta types are ignored; ``message_stop`` is the only clean end;
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ketch.messages import (
+    ImagePart,
     Message,
     ReasoningPart,
     TextPart,
@@ -40,10 +41,13 @@ from ketch.providers import (
     ToolCallDelta,
 )
 from ketch_provider_kit import (
+    ANTHROPIC_IMAGES,
     HttpProvider,
+    alternating,
     as_dict,
     classify,
     config_extra,
+    fit_image,
     known_context_window,
     malformed,
     open_stream,
@@ -51,6 +55,7 @@ from ketch_provider_kit import (
     request_json,
     sse_json,
 )
+from ketch_provider_kit.wire import per_message
 
 log = logging.getLogger("ketch.providers.anthropic")
 
@@ -206,29 +211,26 @@ def anthropic_messages(request: ProviderRequest, kind: str, *, cache: bool = Fal
     """Alternating user/assistant messages. Consecutive same-role messages are merged
     (a tool-result message followed by a note becomes one user message, tool_result
     blocks first); the first message is always a user message."""
-    out: list[dict[str, Any]] = []
-    for message in request.messages:
-        if message.role == "assistant":
-            role, blocks = "assistant", _assistant_blocks(message, kind)
-        elif message.role == "user":
-            role = "user"
-            blocks = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
-        else:
-            role, blocks = "user", [_tool_result(p) for p in message.parts if isinstance(p, ToolResultPart)]
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"] += blocks
-        else:
-            out.append({"role": role, "content": blocks})
-    for item in out:
-        if item["role"] == "user":  # tool_result blocks must open the user message
-            item["content"].sort(key=lambda b: b["type"] != "tool_result")
-    if out and out[0]["role"] != "user":
-        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(continuing the conversation)"}]})
+
+    # tool_result blocks must open the user message
+    out = alternating(
+        (_turn(m, kind) for m in request.messages), field="content",
+        is_result=lambda block: block["type"] == "tool_result", opener={"type": "text", "text": "(continuing the conversation)"},
+    )
     if cache and out and out[-1]["role"] == "user":
         out[-1]["content"][-1] = {**out[-1]["content"][-1], "cache_control": {"type": "ephemeral"}}
     return out
+
+
+@per_message
+def _turn(message: Message, kind: str) -> tuple[str, list[dict[str, Any]]]:
+    """One message as (role, content blocks); cached per message (the blocks are never
+    changed afterwards: the prompt-cache marker replaces the last block's dict)."""
+    if message.role == "assistant":
+        return "assistant", _assistant_blocks(message, kind)
+    if message.role == "user":
+        return "user", [_block(p) for p in message.parts if (isinstance(p, TextPart) and p.text) or isinstance(p, ImagePart)]
+    return "user", [_tool_result(p) for p in message.parts if isinstance(p, ToolResultPart)]
 
 
 def _assistant_blocks(message: Message, kind: str) -> list[dict[str, Any]]:
@@ -249,10 +251,17 @@ def _assistant_blocks(message: Message, kind: str) -> list[dict[str, Any]]:
     return blocks
 
 
+def _block(part: TextPart | ImagePart) -> dict[str, Any]:
+    fitted = fit_image(part, ANTHROPIC_IMAGES) if isinstance(part, ImagePart) else part
+    if isinstance(fitted, TextPart):
+        return {"type": "text", "text": fitted.text}
+    return {"type": "image", "source": {"type": "base64", "media_type": fitted.media_type, "data": fitted.base64()}}
+
+
 def _tool_result(part: ToolResultPart) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id}
-    if part.output:
-        block["content"] = [{"type": "text", "text": part.output}]
+    if part.output or part.images:  # a tool_result holds text and image blocks
+        block["content"] = ([{"type": "text", "text": part.output}] if part.output else []) + [_block(i) for i in part.images]
     if not part.ok:
         block["is_error"] = True
     return block
@@ -375,7 +384,10 @@ class MessagesAssembler:
         return Completed(
             message=Message(role="assistant", parts=tuple(parts)),
             stop_reason=STOP_REASONS.get(self.stop_reason or "end_turn", "other"),
-            usage=Usage(input_tokens=total_input, output_tokens=usage.get("output_tokens", 0), cached_tokens=cache_read),
+            usage=Usage(
+                input_tokens=total_input, output_tokens=usage.get("output_tokens", 0), cached_tokens=cache_read,
+                cache_write_tokens=usage.get("cache_creation_input_tokens", 0),
+            ),
         )
 
     def _call(self, block: _Block) -> ToolCallPart:

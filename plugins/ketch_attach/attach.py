@@ -13,7 +13,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.intake import PromptIntake
     from ketch.session import Session
 
-IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 MAX_MENTIONS = 20  # a prompt naming more is probably a pasted log, not a request
 
 
@@ -32,9 +31,6 @@ async def attach_mentions(session: Session, prompt: str, intake: PromptIntake) -
         if target in seen:
             continue
         seen.add(target)
-        if target.suffix.lower() in IMAGE_SUFFIXES:
-            parts.append(_not_attached(intake, mention.path, "it is an image, and this build of ketch cannot attach images to a request yet"))
-            continue
         tool = "list_dir" if target.is_dir() else "read_file"
         if not intake.has_tool(tool):
             parts.append(_not_attached(intake, mention.path, f"the {tool} tool is not loaded (is the fs plugin disabled?)"))
@@ -42,6 +38,10 @@ async def attach_mentions(session: Session, prompt: str, intake: PromptIntake) -
         result = await intake.call_tool(tool, {"path": mention.path})
         if not result.ok:
             parts.append(_not_attached(intake, mention.path, _reason(result.output)))
+            continue
+        if result.images:  # a picture: read_file gives the image itself (a model without vision gets a note)
+            parts.append(TextPart(text=f'<attachment mention="@{mention.path}" content="an image">{result.output}</attachment>'))
+            parts.extend(result.images)
             continue
         kind = "a listing of the directory" if tool == "list_dir" else "the file, as read_file shows it (numbered lines)"
         parts.append(TextPart(text=f'<attachment mention="@{mention.path}" content="{kind}">\n{result.output}\n</attachment>'))

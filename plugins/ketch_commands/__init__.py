@@ -13,18 +13,41 @@ See docs/commands.md.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
 from ketch.commands import Command
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.events import Event
+    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
+    from ketch.session import Session
+
 
 @hookimpl
-def ketch_register_commands(register: Callable[[Command], None]) -> None:
+def ketch_register_commands(register: Callable[[Command], None], kernel: Any) -> None:
     from ketch_commands.discover import discover
 
-    kernel: Any = getattr(register, "kernel", None)
     if kernel is None:
         return
     for command in discover(kernel):
         register(command)
+
+
+@hookimpl
+def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+    """A command's scoped allowed-tools (``Bash(git status:*)``) refuses other uses of
+    that tool in its turn: a deny vote, which can never allow anything."""
+    if "commands" not in session.state:
+        return None
+    from ketch_prompt_kit.allowed_tools import narrowing_vote
+
+    return narrowing_vote(call, session, "commands")
+
+
+@hookimpl
+def ketch_event(session: Session, event: Event) -> None:
+    if event.type == "turn_end" and "commands" in session.state:
+        from ketch_prompt_kit.allowed_tools import end_of_turn
+
+        end_of_turn(session, "commands")

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ketch.commands import PromptRequest
-from ketch_prompt_kit.allowed_tools import tool_filter
+from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing
 from ketch_prompt_kit.arguments import expand_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # Claude Code's inline form: !`command`, at the start of a line or after whitespace.
 BANG = re.compile(r"(?:(?<=^)|(?<=\s))!`([^`\n]+)`", re.MULTILINE)
 BANG_TIMEOUT = 120.0
+STATE_KEY = "commands"  # this plugin's part of the session state
 
 
 def may_run_commands(ctx: SlashContext, markdown: MarkdownFile) -> bool:
@@ -31,11 +32,14 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
         ctx.print(f"/{name}: {markdown.path}: {markdown.problem}; using the file without it")
     text = expand_arguments(markdown.body, ctx.argument)
     text = await run_bang_lines(ctx, name, markdown, text)
-    narrow, unknown = tool_filter(markdown.meta.get("allowed-tools"), ctx.kernel.tools, f"/{name}")
+    allowed = markdown.meta.get("allowed-tools")
+    narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"/{name}")
     if unknown:
         ctx.print(f"/{name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)")
+    if narrow is not None and narrow.scoped:  # Bash(git status:*): enforced call by call
+        narrow_rest_of_turn(ctx.session, STATE_KEY, f"/{name}", allowed)
     model = markdown.text("model") or None
-    ctx.submit(PromptRequest(text=text, model=model, tool_filter=narrow, source=f"/{name}"))
+    ctx.submit(PromptRequest(text=text, model=model, allowed_tools=narrow.tools if narrow else None, source=f"/{name}"))
 
 
 async def run_bang_lines(ctx: SlashContext, name: str, markdown: MarkdownFile, text: str) -> str:

@@ -20,6 +20,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.compaction import CompactionRequest
 
 
+@hookimpl
+def ketch_register_settings(register: Callable[[Any], None]) -> None:
+    from ketch_compact.settings import COMPACTION
+
+    register(COMPACTION)
+
+
 @hookimpl(trylast=True)
 def ketch_compact(request: CompactionRequest) -> Any:
     from ketch_compact.compactor import run

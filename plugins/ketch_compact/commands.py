@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING
 from ketch.context import (
     Span,
     compact,
-    context_budget,
     prompt_numbers,
-    request_overhead,
     split_turns,
 )
 from ketch.events import NoticeEvent
@@ -29,9 +27,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 async def slash_compact(ctx: SlashContext) -> None:
     session = ctx.session
-    _, _, _, fixed = request_overhead(session)
-    capacity = context_budget(session).capacity
-    result = await compact(session, "manual", system_tokens=fixed, capacity=capacity, instructions=ctx.argument.strip() or None)
+    from ketch.request import measure
+
+    budget = measure(session)
+    result = await compact(session, "command", system_tokens=budget.fixed, capacity=budget.capacity, instructions=ctx.argument.strip() or None)
     if result is None:
         ctx.print("nothing to compact: only the recent and pinned turns are left, or the older ones are smaller than a summary of them")
         return

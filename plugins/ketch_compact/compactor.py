@@ -13,7 +13,9 @@ KNOWN = ("deterministic", "model")
 
 def run(request: CompactionRequest) -> CompactionResult | Awaitable[CompactionResult]:
     session = request.session
-    name = session.kernel.settings.compaction.compactor
+    from ketch_compact.settings import CompactorSettings
+
+    name = session.kernel.settings.of(CompactorSettings).compactor
     plan = make_plan(request)
     for note in plan.notes:
         session.kernel.emit(session, NoticeEvent(level="warning", message=note))

@@ -31,6 +31,7 @@ from ketch.context import TokenEstimator, estimator_for, origins, prompt_numbers
 from ketch.messages import Message, ToolResultPart
 from ketch_compact.changes import describe, files_changed
 from ketch_compact.render import FULL, SUMMARY_MARK, TurnView, clip, fit
+from ketch_compact.settings import CompactorSettings
 
 MIN_SUMMARY_TOKENS = 300
 
@@ -62,8 +63,8 @@ class Plan:
     _pruned_size: dict[int, int] = field(default_factory=dict)
 
     @property
-    def settings(self) -> Any:
-        return self.request.session.kernel.settings.compaction
+    def settings(self) -> CompactorSettings:
+        return self.request.session.kernel.settings.of(CompactorSettings)
 
     def span_size(self, s: int, *, pruned: bool = False) -> int:
         span = self.spans[s]
@@ -118,15 +119,15 @@ def make_plan(request: CompactionRequest) -> Plan:
     transcript = getattr(session, "transcript", messages)
     spans = split_turns(messages, prompt_numbers(transcript))
     sizes = [estimator.message(m) for m in messages]
-    settings = session.kernel.settings.compaction
-    recent = list(range(max(len(spans) - settings.keep_recent_turns, 0), len(spans)))
+    settings = session.kernel.settings.of(CompactorSettings)
+    recent = list(range(max(len(spans) - session.kernel.settings.compaction.keep_recent_turns, 0), len(spans)))
     pinned = [i for i, span in enumerate(spans) if request.pinned.intersection(span.ids) and i not in recent]
     plan = Plan(request, estimator, messages, spans, sizes, sorted(set(recent) | set(pinned)), pinned)
     old = [i for i in range(len(spans)) if i not in plan.protected]
     if all(spans[i].number is None for i in old):
         old = []  # only an earlier summary is left: summarizing it again gains nothing
     target = request.target_tokens
-    manual = request.reason == "manual"
+    manual = request.reason == "command"
     known = origins(getattr(session, "compactions", []))
 
     candidates = _prune_candidates(plan, old, known)

@@ -125,7 +125,7 @@ def _memory(session: Session, cache: Cache) -> str:
 
 
 def _tools(session: Session) -> str:
-    tools = [t for t in session.kernel.tools.values() if session.mode != "plan" or not t.mutating]
+    tools = [t for t in session.kernel.tools.values() if not session.read_only or not t.mutating]
     lines = [MODE_NOTES.get(session.mode, "")]
     for tool in sorted(tools, key=lambda t: t.name):
         description, _ = strip_invisible(tool.description or "")

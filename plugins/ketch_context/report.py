@@ -21,8 +21,6 @@ from ketch.context import (
     estimator_for,
     origins,
     prompt_numbers,
-    request_overhead,
-    utilization,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,12 +57,15 @@ def turn_of(transcript: Iterable[object]) -> dict[str, int]:
 
 
 def report(session: Session) -> str:
+    from ketch.request import measure
+
     estimator = estimator_for(session)
     budget = context_budget(session)
-    system, parts, specs, fixed = request_overhead(session)
-    messages_tokens = estimator.messages(session.active)
-    total = fixed + messages_tokens
-    share = utilization(total, budget.capacity)
+    request = measure(session)
+    system, parts, specs = request.system, request.parts, request.specs
+    messages_tokens = request.message_tokens
+    total = request.projected
+    share = request.utilization
     lines = [
         f"Context window {budget.window:,} tokens ({budget.source}); effective capacity {budget.capacity:,} "
         f"(output reserve {budget.reserved:,}, overhead {budget.overhead:,}"
@@ -73,7 +74,7 @@ def report(session: Session) -> str:
         f"Next request ~{total:,} tokens: {share:.0%} ({band(share)}); compaction at {session.kernel.settings.compaction.trigger:.0%}",
         f"  system prompt ~{estimator.text(system):,}: "
         + ", ".join(f"{p.title or p.source or 'untitled'} ~{estimator.text(p.render()):,}" for p in sorted(parts, key=lambda p: p.order) if p.text.strip()),
-        f"  tool schemas  ~{fixed - estimator.text(system):,} ({len(specs)} tool{'s' if len(specs) != 1 else ''}, {session.mode} mode)",
+        f"  tool schemas  ~{request.schema_tokens:,} ({len(specs)} tool{'s' if len(specs) != 1 else ''}, {session.mode} mode)",
         f"  messages      ~{messages_tokens:,} ({len(session.active)} messages)",
     ]
     lines += turns_section(session)

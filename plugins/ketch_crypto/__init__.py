@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @hookimpl
 def ketch_field_cipher(settings: Settings) -> FieldCipher | None:
-    if settings.storage.encryption == "off":
+    if settings.section("storage").get("encryption", "on") == "off":
         return None
     from ketch_crypto.cipher import AesGcmFieldCipher, DerivedKeys
     from ketch_crypto.keys import load_data_key

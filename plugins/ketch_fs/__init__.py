@@ -14,6 +14,14 @@ from ketch import hookimpl
 
 
 @hookimpl
+def ketch_session_start(session: Any) -> None:
+    # What a killed write left behind last time is swept while the session starts.
+    from ketch_fs.leftovers import sweep_in_background
+
+    sweep_in_background(session.workspace)
+
+
+@hookimpl
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_fs.edit_tools import EditFile, WriteFile
     from ketch_fs.listing import Glob, ListDir

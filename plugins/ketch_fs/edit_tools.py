@@ -21,6 +21,7 @@ from ketch_fs.reading import Fingerprint, count_lines
 from ketch_fs.writing import diff_stats, read_existing, unified_diff, write_atomic
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
+from ketch_tool_kit.files import backend_for
 from ketch_tool_kit.paths import PathProblem
 from ketch_tool_kit.textfile import BinaryFile, TextFile, unencodable_message
 
@@ -97,7 +98,7 @@ class WriteFile(FsTool):
             assert plan.fingerprint is not None
             coverage.record_written(ctx.plugin_state("fs"), path, plan.fingerprint, plan.lines)
             return ToolResult.success(f"{shown} already has exactly this content; nothing changed.")
-        new_fp = write_atomic(path, plan.data, previous=plan.previous)
+        new_fp = write_atomic(path, plan.data, previous=plan.previous, backend=backend_for(ctx.session_id))
         coverage.record_written(ctx.plugin_state("fs"), path, new_fp, plan.lines)
         lines = plan.lines
         if plan.created:
@@ -129,7 +130,7 @@ def _preview_text(plan: WritePlan | ToolResult) -> str:
 
 
 def _plan_write(path: Path, shown: str, content: str, ctx: ToolContext, cfg: WriteSettings) -> WritePlan | ToolResult:
-    existing = read_existing(path)
+    existing = read_existing(path, backend_for(ctx.session_id))
     lines = count_lines(content)
     if existing is None:
         diff = unified_diff(None, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars)
@@ -197,13 +198,13 @@ class EditFile(FsTool):
         if isinstance(plan, ToolResult):
             return plan
         assert plan.data is not None
-        new_fp = write_atomic(path, plan.data, previous=plan.previous)
+        new_fp = write_atomic(path, plan.data, previous=plan.previous, backend=backend_for(ctx.session_id))
         coverage.record_written(ctx.plugin_state("fs"), path, new_fp, plan.lines)
         return ToolResult.success(plan.message, diff=plan.diff)
 
 
 def _plan_edit(path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cfg: WriteSettings) -> WritePlan | ToolResult:
-    existing = read_existing(path)
+    existing = read_existing(path, backend_for(ctx.session_id))
     if existing is None:
         return ToolResult.error(f"{shown} does not exist; create it with write_file.")
     fp, old_bytes, previous = existing

@@ -9,11 +9,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ketch.messages import MAX_IMAGE_BYTES, ImagePart, image_media_type
 from ketch.tools import Access, Effect, ToolContext, ToolResult
 from ketch_fs import coverage
-from ketch_fs.reading import Line, ReadResult, read_lines
+from ketch_fs.reading import Line, ReadResult, read_lines, read_lines_of
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
+from ketch_tool_kit.files import FileBackend, backend_for
 from ketch_tool_kit.paths import (
     PathProblem,
     is_regular,
@@ -45,7 +47,7 @@ class ReadFile(FsTool):
     description = (
         "Read a text file. Lines come numbered (number, tab, text); the numbers are not part of the file. "
         "Long files come in pages: the note at the end says how to continue (offset). "
-        "Binary files are refused. Before you overwrite or edit an existing file, every line of it "
+        "Images (PNG, JPEG, GIF, WebP) are shown to you as pictures; other binary files are refused. Before you overwrite or edit an existing file, every line of it "
         "must have been shown to you by this tool in this session."
     )
     input_model = ReadFileInput
@@ -72,7 +74,7 @@ class ReadFile(FsTool):
         try:
             # One thread owns the descriptor from open to close (a cancelled call must
             # not close it under a read still running).
-            outcome = await asyncio.to_thread(_read, path, shown, args.offset, args.offset + limit - 1, cfg)
+            outcome = await asyncio.to_thread(_read, path, shown, args.offset, args.offset + limit - 1, cfg, backend_for(ctx.session_id))
         except FileNotFoundError:
             return ToolResult.error(f"{shown} does not exist.{_suggest(path, ctx)}")
         except (OSError, PathProblem) as exc:
@@ -80,6 +82,8 @@ class ReadFile(FsTool):
         if isinstance(outcome, ToolResult):
             return outcome
         result = outcome
+        if result.encoding is None and image_media_type(result.binary_head):
+            return await _image(path, shown)
         if result.encoding is None:
             what = describe_binary(result.binary_head)
             return ToolResult.error(
@@ -107,7 +111,34 @@ class ReadFile(FsTool):
         return ToolResult.success(body + ("\n" + "\n".join(notes) if notes else ""))
 
 
-def _read(path: Path, shown: str, first: int, last: int, cfg: ReadSettings) -> ReadResult | ToolResult:
+async def _image(path: Path, shown: str) -> ToolResult:
+    """A PNG/JPEG/GIF/WebP file as an image part (a model without vision gets a note instead)."""
+
+    def read() -> bytes | None:
+        fd = open_nofollow(path)
+        try:
+            if os.fstat(fd).st_size > MAX_IMAGE_BYTES:
+                return None
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                return handle.read(MAX_IMAGE_BYTES + 1)
+        finally:
+            os.close(fd)
+
+    try:
+        data = await asyncio.to_thread(read)
+    except (OSError, PathProblem) as exc:
+        return os_error(exc, shown)
+    if data is None or len(data) > MAX_IMAGE_BYTES:
+        return ToolResult.error(f"{shown} is an image over {human_size(MAX_IMAGE_BYTES)}; it is too large to show.")
+    media = image_media_type(data) or "image/png"
+    image = ImagePart(media_type=media, data=data, name=path.name)
+    return ToolResult.success(f"[{shown} is an image ({media}, {human_size(len(data))}); it is attached for you to see]", images=[image])
+
+
+def _read(path: Path, shown: str, first: int, last: int, cfg: ReadSettings, backend: FileBackend | None = None) -> ReadResult | ToolResult:
+    data = backend.read(path) if backend is not None else None
+    if data is not None:  # the editor's buffer, which may be ahead of the disk
+        return read_lines_of(data, first, last, keep_bytes=cfg.max_line_chars * 4 + 4, max_wide_bytes=cfg.max_wide_bytes)
     fd = open_nofollow(path)
     try:
         st = os.fstat(fd)

@@ -8,7 +8,9 @@ counted, and an over-long line keeps only its first few kilobytes.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ketch_tool_kit.textfile import Encoding, detect, looks_binary
@@ -119,7 +121,15 @@ def read_lines(fd: int, first: int, last: int, *, keep_bytes: int, max_wide_byte
 
     The whole file is streamed once: it is hashed and its lines counted.
     """
-    st = os.fstat(fd)
+    return _scan(lambda size: os.read(fd, size), os.fstat(fd).st_mtime_ns, first, last, keep_bytes=keep_bytes, max_wide_bytes=max_wide_bytes)
+
+
+def read_lines_of(data: bytes, first: int, last: int, *, keep_bytes: int, max_wide_bytes: int) -> ReadResult:
+    """The same for content a file backend returned (an editor's buffer): no mtime."""
+    return _scan(io.BytesIO(data).read, 0, first, last, keep_bytes=keep_bytes, max_wide_bytes=max_wide_bytes)
+
+
+def _scan(read: Callable[[int], bytes], mtime_ns: int, first: int, last: int, *, keep_bytes: int, max_wide_bytes: int) -> ReadResult:
     digest = hashlib.sha256()
     size = 0
     scanner = _Scanner(first, last, keep_bytes)
@@ -128,7 +138,7 @@ def read_lines(fd: int, first: int, last: int, *, keep_bytes: int, max_wide_byte
     wide_buffer: bytearray | None = None
     notes: list[str] = []
     while True:
-        chunk = os.read(fd, CHUNK)
+        chunk = read(CHUNK)
         if not chunk:
             break
         digest.update(chunk)
@@ -136,10 +146,10 @@ def read_lines(fd: int, first: int, last: int, *, keep_bytes: int, max_wide_byte
         if encoding is None and not head:
             head = chunk[:DETECT_BYTES]
             if looks_binary(head):
-                while chunk := os.read(fd, CHUNK):  # finish the fingerprint
+                while chunk := read(CHUNK):  # finish the fingerprint
                     digest.update(chunk)
                     size += len(chunk)
-                fp = Fingerprint(size, st.st_mtime_ns, digest.hexdigest())
+                fp = Fingerprint(size, mtime_ns, digest.hexdigest())
                 return ReadResult([], 0, fp, None, binary_head=head)
             encoding = detect(head, complete=len(chunk) < CHUNK and len(head) == len(chunk))
             if encoding.wide:
@@ -148,14 +158,14 @@ def read_lines(fd: int, first: int, last: int, *, keep_bytes: int, max_wide_byte
             if len(wide_buffer) + len(chunk) > max_wide_bytes:
                 notes.append(f"the file is {encoding.label if encoding else ''} and larger than {max_wide_bytes} bytes; only its start was decoded")
                 wide_buffer = wide_buffer + chunk[: max(0, max_wide_bytes - len(wide_buffer))]
-                while chunk := os.read(fd, CHUNK):
+                while chunk := read(CHUNK):
                     digest.update(chunk)
                     size += len(chunk)
                 break
             wide_buffer += chunk
             continue
         scanner.feed(chunk)
-    fp = Fingerprint(size, st.st_mtime_ns, digest.hexdigest())
+    fp = Fingerprint(size, mtime_ns, digest.hexdigest())
     if encoding is None:
         encoding = detect(b"")
     decode_as = encoding

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import hashlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
+from ketch_fs.leftovers import temp_name
 from ketch_fs.reading import Fingerprint, fingerprint_fd
+from ketch_tool_kit.files import FileBackend
 from ketch_tool_kit.paths import (
     PathProblem,
     is_regular,
@@ -27,8 +29,17 @@ from ketch_tool_kit.paths import (
 )
 
 
-def read_existing(path: Path) -> tuple[Fingerprint, bytes, os.stat_result] | None:
-    """The current content of ``path``, or None when it does not exist."""
+def read_existing(path: Path, backend: FileBackend | None = None) -> tuple[Fingerprint, bytes, os.stat_result | None] | None:
+    """The current content of ``path`` (through the session's file backend when it has
+    one), or None when it does not exist."""
+    if backend is not None:
+        try:
+            data = backend.read(path)
+        except FileNotFoundError:
+            return None
+        if data is not None:
+            fp = Fingerprint(len(data), 0, hashlib.sha256(data).hexdigest())
+            return fp, data, lstat_or_none(path)
     try:
         fd = open_nofollow(path)
     except FileNotFoundError:
@@ -43,6 +54,13 @@ def read_existing(path: Path) -> tuple[Fingerprint, bytes, os.stat_result] | Non
         os.close(fd)
 
 
+def lstat_or_none(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -50,10 +68,11 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def write_atomic(path: Path, data: bytes, *, previous: os.stat_result | None) -> Fingerprint:
-    """Replace (or create) ``path`` with ``data``; returns the new fingerprint."""
-    import hashlib
-
+def write_atomic(path: Path, data: bytes, *, previous: os.stat_result | None, backend: FileBackend | None = None) -> Fingerprint:
+    """Replace (or create) ``path`` with ``data``; returns the new fingerprint. A session's
+    file backend (an editor) takes the write when it has one."""
+    if backend is not None and backend.write(path, data):
+        return Fingerprint(len(data), 0, hashlib.sha256(data).hexdigest())
     with parent_dir(path, create=True) as dir_fd:
         current = lstat_in(dir_fd, path.name)
         if current is not None and stat.S_ISLNK(current.st_mode):
@@ -63,7 +82,7 @@ def write_atomic(path: Path, data: bytes, *, previous: os.stat_result | None) ->
         if previous is None and current is not None:
             raise PathProblem(f"{path} appeared while this call was running; read it first, then try again")
         mode = stat.S_IMODE(current.st_mode) if current is not None else 0o666
-        temp = f".{path.name[:200]}.ketch-{secrets.token_hex(4)}.tmp"
+        temp = temp_name(path.name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         try:
             fd = os.open(temp, flags, mode, dir_fd=dir_fd)
@@ -90,8 +109,6 @@ def write_atomic(path: Path, data: bytes, *, previous: os.stat_result | None) ->
 
 
 def _write_in_place(dir_fd: int, path: Path, data: bytes) -> Fingerprint:
-    import hashlib
-
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path.name, flags, 0o666, dir_fd=dir_fd)
     try:

@@ -8,17 +8,18 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ketch.errors import UsageError
+from ketch_headless.meter import TurnMeter
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event, TurnEndEvent
     from ketch.kernel import Kernel
-    from ketch.policy import ApprovalAnswer, ApprovalRequest
+    from ketch.policy import ApprovalAnswer, ApprovalRequest, Approver
     from ketch.session import Session
 
 
 def read_prompt(kernel: Kernel) -> str:
     prompt = kernel.args.prompt
-    if prompt is None:
+    if not prompt:  # no -p, or -p without text (Claude Code's spelling): a piped prompt
         prompt = sys.stdin.read() if not sys.stdin.isatty() else ""
     if not prompt.strip():
         raise UsageError("no prompt: pass -p PROMPT, or pipe the prompt on stdin")
@@ -31,8 +32,13 @@ class TextPrinter:
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
 
+    waiting = False
+
     def __call__(self, event: Event) -> None:
         kind = event.type
+        if self.waiting and kind != "waiting":
+            self.err.write("\r\033[K")
+            self.waiting = False
         if kind == "tool_call":
             args = json.dumps(event.input, ensure_ascii=False)  # type: ignore[union-attr]
             self.err.write(f"• {event.name} {args[:300]}\n")  # type: ignore[union-attr]
@@ -48,6 +54,15 @@ class TextPrinter:
             self.err.write(f"ketch: {event.kind}: {event.message}{retry}\n")  # type: ignore[union-attr]
         elif kind == "notice":
             self.err.write(f"ketch: {event.message}\n")  # type: ignore[union-attr]
+        elif kind == "retry":
+            dropped = "; its partial output is discarded" if event.discard else ""  # type: ignore[union-attr]
+            self.err.write(f"ketch: trying the model again (attempt {event.attempt + 1}){dropped}\n")  # type: ignore[union-attr]
+        elif kind == "waiting":
+            if self.err.isatty():  # one line, rewritten in place; cleared by the next output
+                self.err.write(f"\rketch: waiting for the model… {event.elapsed:.0f} s\033[K")  # type: ignore[union-attr]
+                self.err.flush()
+                self.waiting = True
+            return
         elif kind == "compaction":
             self.err.write(f"ketch: compacted context {event.before_tokens} -> {event.after_tokens} tokens\n")  # type: ignore[union-attr]
         self.err.flush()
@@ -61,12 +76,23 @@ class TextPrinter:
 
 
 class StreamJsonPrinter:
+    """Every event as one JSON line; each ``turn_end`` also carries the turn's totals."""
+
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.meter = TurnMeter()
 
     def __call__(self, event: Event) -> None:
-        self.out.write(event.model_dump_json() + "\n")
+        self.meter(event)
+        if event.type == "turn_end":
+            line = {**event.model_dump(mode="json"), **self.meter.totals(event, self.meter.finish(event))}  # type: ignore[arg-type]
+            self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        else:
+            self.out.write(event.model_dump_json() + "\n")
         self.out.flush()
+
+    def start(self) -> None:
+        self.meter.start()
 
     def finish(self, end: TurnEndEvent, session: Session) -> None:
         pass
@@ -76,8 +102,10 @@ class JsonPrinter:
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
         self.errors: list[dict[str, Any]] = []
+        self.meter = TurnMeter()
 
     def __call__(self, event: Event) -> None:
+        self.meter(event)
         if event.type == "error":
             self.errors.append(event.model_dump(exclude={"ts", "type"}))
 
@@ -92,6 +120,8 @@ class JsonPrinter:
             "model": session.model,
             "errors": self.errors,
         }
+        cost = self.meter.finish(end)
+        payload["cost_usd"] = round(cost, 6) if cost is not None else None  # unknown price: null, never made up
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
         self.out.flush()
 
@@ -116,8 +146,49 @@ def terminal_approver() -> Any:
     return approve
 
 
+def choose_approver(kernel: Kernel, session: Session, *, interactive: bool) -> Approver | None:
+    """Who answers an ask: ``--permission-prompt-command``, else the terminal (text
+    output with a TTY), else no one (asks are denied)."""
+    command = getattr(kernel.args, "permission_prompt_command", None)
+    if command:
+        from ketch.events import NoticeEvent
+        from ketch_headless.prompt_command import PromptCommand
+
+        return PromptCommand(
+            command,
+            session_id=session.id,
+            workspace=session.workspace,
+            environ=kernel.environ,
+            timeout=prompt_timeout(kernel),
+            notice=lambda message: kernel.emit(session, NoticeEvent(level="warning", message=message)),
+        )
+    return terminal_approver() if interactive else None
+
+
+def prompt_timeout(kernel: Kernel) -> float:
+    """``--permission-prompt-timeout``, else ``[headless] permission_prompt_timeout``, else 60 s."""
+    from ketch_headless.prompt_command import DEFAULT_TIMEOUT
+
+    value = getattr(kernel.args, "permission_prompt_timeout", None)
+    where = f"--permission-prompt-timeout {value}"
+    if value is None:
+        value = kernel.settings.section("headless").get("permission_prompt_timeout", DEFAULT_TIMEOUT)
+        where = f"[headless] permission_prompt_timeout = {value!r}"
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if isinstance(value, bool) or not seconds > 0:
+        raise UsageError(f"{where}: the permission prompt timeout must be a positive number of seconds")
+    return seconds
+
+
 def run_headless(kernel: Kernel) -> int:
     fmt = kernel.args.output_format
+    if getattr(kernel.args, "permission_prompt_command", None):
+        prompt_timeout(kernel)  # a bad timeout is a usage error before any session starts
+    if getattr(kernel.args, "input_format", "text") == "stream-json":
+        return run_stream_json_input(kernel, fmt)
     prompt = read_prompt(kernel)
     printer: Any
     if fmt == "stream-json":
@@ -127,7 +198,7 @@ def run_headless(kernel: Kernel) -> int:
     else:
         printer = TextPrinter(sys.stdout, sys.stderr)
     session = kernel.open_session([printer])
-    approver = terminal_approver() if fmt == "text" else None
+    approver = choose_approver(kernel, session, interactive=fmt == "text")
 
     async def turn() -> TurnEndEvent:
         try:
@@ -135,9 +206,33 @@ def run_headless(kernel: Kernel) -> int:
         finally:
             await session.provider.aclose()
 
+    from ketch.signals import run_cancellable
+
     try:
-        end = asyncio.run(turn())
+        outcome = run_cancellable(turn)
     finally:
         kernel.end(session, "exit")
-    printer.finish(end, session)
-    return 0 if end.stop_reason == "end_turn" else 1
+    if outcome.value is not None:
+        printer.finish(outcome.value, session)
+    if outcome.exit_code is not None:
+        return outcome.exit_code
+    return 0 if outcome.value is not None and outcome.value.stop_reason == "end_turn" else 1
+
+
+def run_stream_json_input(kernel: Kernel, fmt: str) -> int:
+    """``--input-format stream-json``: a session of turns read from stdin (see stream_input)."""
+    from ketch_headless.stream_input import run_stream_input
+
+    if fmt != "stream-json":
+        raise UsageError("--input-format stream-json needs --output-format stream-json")
+    if kernel.args.prompt:
+        raise UsageError("--input-format stream-json reads the prompts from stdin; drop the -p PROMPT text")
+    if sys.stdin.isatty():
+        raise UsageError("--input-format stream-json reads JSON lines from stdin; pipe them in")
+    printer = StreamJsonPrinter(sys.stdout)
+    session = kernel.open_session([printer])
+    try:
+        ok = run_stream_input(kernel, session, printer, choose_approver(kernel, session, interactive=False))
+    finally:
+        kernel.end(session, "exit")
+    return 0 if ok else 1

@@ -38,6 +38,13 @@ def _run(session: Session, event: str, payload: dict[str, Any], matcher_subject:
 
 
 @hookimpl
+def ketch_register_settings(register: Any) -> None:
+    from ketch_hooks.settings import HOOKS
+
+    register(HOOKS)
+
+
+@hookimpl
 def ketch_session_start(session: Session) -> None:
     _run(session, "SessionStart", {"resumed": session.resumed})
 

@@ -43,7 +43,9 @@ def hook_env(session: Session) -> dict[str, str]:
 
 
 def run_hooks(session: Session, event: str, payload: dict[str, Any], subject: str | None = None) -> list[HookRun]:
-    configured = session.kernel.settings.hooks.get(event) or []
+    from ketch_hooks.settings import HooksSettings
+
+    configured = session.kernel.settings.of(HooksSettings).get(event)
     runs: list[HookRun] = []
     body = json.dumps({"event": event, "session_id": session.id, "workspace": str(session.workspace), **payload}, default=str)
     for hook in configured:

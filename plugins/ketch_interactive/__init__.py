@@ -24,4 +24,4 @@ def run_shell(kernel: Kernel) -> int:
 
 @hookimpl
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
-    register(Frontend(name="shell", run=run_shell, help="the interactive shell"))
+    register(Frontend(name="shell", run=run_shell, help="the interactive shell", role="terminal"))

@@ -155,7 +155,7 @@ def open_history(kernel: Kernel) -> tuple[History, str | None]:
     existing data, it only mints when there is neither a store nor a history file.
     """
     memory_only = "prompt history is kept in memory only"
-    if str(getattr(kernel.settings.storage, "encryption", "on")) == "off":
+    if str(kernel.settings.section("storage").get("encryption", "on")) == "off":
         return InMemoryHistory(), f"{memory_only} (storage.encryption is off)"
     path = history_path()
     try:

@@ -42,7 +42,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import ApprovalAnswer, ApprovalRequest
     from ketch.providers import Provider
     from ketch.session import Session
-    from ketch.tools import ToolFilter
 
 CLOSED = object()  # the result of a prompt the shell closed itself (not the user's input)
 
@@ -220,12 +219,12 @@ class Shell:
         from ketch.errors import KetchError
 
         narrowed = ""
-        if request.tool_filter is not None:
-            narrowed = " · tools this turn: " + (", ".join(sorted(request.tool_filter.tools)) or "none")
+        if request.allowed_tools is not None:
+            narrowed = " · tools this turn: " + (", ".join(sorted(request.allowed_tools)) or "none")
         self.renderer.line(f"↳ {request.source or 'command'}: sending its prompt{narrowed}", "dim italic")
         session = self.session
         if not request.model or request.model == session.model:
-            return await self.run_turn(request.text, tool_filter=request.tool_filter)
+            return await self.run_turn(request.text, allowed_tools=request.allowed_tools)
         try:
             provider = self.kernel.build_provider(session.provider.name, request.model)
         except KetchError as exc:
@@ -233,15 +232,15 @@ class Shell:
             return False
         old, session.provider = session.provider, provider
         try:
-            return await self.run_turn(request.text, tool_filter=request.tool_filter)
+            return await self.run_turn(request.text, allowed_tools=request.allowed_tools)
         finally:
             session.provider = old
             await self.close_provider(provider)
 
-    async def run_turn(self, text: str, *, tool_filter: ToolFilter | None = None) -> bool:
+    async def run_turn(self, text: str, *, allowed_tools: frozenset[str] | None = None) -> bool:
         """Run a turn to its end; answer approvals and take steers meanwhile. True: exit."""
         self.renderer.turn_started = time.monotonic()
-        task = asyncio.ensure_future(self.kernel.run_turn(self.session, text, approver=self._approve, tool_filter=tool_filter))
+        task = asyncio.ensure_future(self.kernel.run_turn(self.session, text, approver=self._approve, allowed_tools=allowed_tools))
         self.busy = task
         saved, leave = "", False
         try:
@@ -483,11 +482,16 @@ class Shell:
                 event.current_buffer.cursor_position = len(self.last_prompt)
 
         @bindings.add("s-tab")
-        def _toggle_mode(event: Any) -> None:
+        def _next_mode(event: Any) -> None:
+            # The next of the modes plugins declare (plan ↔ build with the policy plugin).
             if self.busy is not None:  # the mode of a running turn's steps stays as it was
                 return
-            session = self.session
-            session.set_mode("build" if session.mode == "plan" else "plan")  # type: ignore[arg-type]
+            names = list(self.kernel.modes)
+            if len(names) < 2:
+                self.renderer.line("· no other mode to switch to (no plugin declares more than one)", "dim")
+                return
+            current = self.session.mode
+            self.session.set_mode(names[(names.index(current) + 1) % len(names)] if current in names else names[0])
 
         from ketch_interactive.completion import ShellCompleter
 

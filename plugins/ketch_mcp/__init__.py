@@ -15,9 +15,17 @@ from ketch.commands import Command
 
 
 @hookimpl
-def ketch_register_tools(register: Callable[[Any], None]) -> None:
-    kernel = getattr(register, "kernel", None)
-    if kernel is None or not kernel.settings.mcp_servers:
+def ketch_register_settings(register: Callable[[Any], None]) -> None:
+    from ketch_mcp.settings import MCP_SERVERS
+
+    register(MCP_SERVERS)
+
+
+@hookimpl
+def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
+    from ketch_mcp.settings import McpServers
+
+    if not kernel.settings.of(McpServers):
         return
     from ketch_mcp.setup import register_tools
 

@@ -16,7 +16,9 @@ def report(kernel: Any) -> list[str]:
     from ketch_mcp.tools import ketch_name
 
     state = state_of(kernel)
-    servers = kernel.settings.mcp_servers
+    from ketch_mcp.settings import McpServers
+
+    servers = kernel.settings.of(McpServers)
     if not servers:
         return ["no MCP servers configured ([mcp_servers.NAME] in config.toml; a workspace's own config counts only once trusted)"]
     lines: list[str] = []

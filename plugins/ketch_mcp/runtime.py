@@ -143,6 +143,9 @@ class McpRuntime:
         if config.url:
             from mcp.client.streamable_http import streamable_http_client
 
+            headers = _headers(config)
+            if headers:
+                return _http_with_headers(config.url, headers)
             return streamable_http_client(config.url)
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -208,6 +211,21 @@ class McpRuntime:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=2)
+
+
+def _headers(config: Any) -> dict[str, str]:
+    """``headers = {NAME = "value"}`` of an HTTP server (an editor passes its servers'
+    headers this way, e.g. ``Authorization``)."""
+    raw = getattr(config, "headers", None) or {}
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+
+@contextlib.asynccontextmanager
+async def _http_with_headers(url: str, headers: dict[str, str]) -> Any:
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    async with create_mcp_http_client(headers=headers) as client, streamable_http_client(url, http_client=client) as streams:
+        yield streams
 
 
 async def _list_tools(session: Any) -> list[Any]:

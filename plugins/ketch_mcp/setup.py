@@ -15,6 +15,7 @@ from typing import Any
 from ketch_mcp.options import McpOptions
 from ketch_mcp.pins import PINS_FILE, PinStore, definition_hash
 from ketch_mcp.runtime import McpRuntime
+from ketch_mcp.settings import McpServers
 from ketch_mcp.tools import McpTool
 
 PLUGIN_MODULE = "ketch_mcp"
@@ -77,7 +78,7 @@ def sdk_installed() -> bool:
 
 
 def register_tools(kernel: Any, register: Callable[[Any], None]) -> None:
-    servers = kernel.settings.mcp_servers
+    servers = kernel.settings.of(McpServers)
     if not servers:
         return
     state = state_of(kernel)

@@ -34,10 +34,12 @@ async def _detect() -> Any:
 @hookimpl
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     from ketch.providers import ProviderKind
+    from ketch_provider_kit.base import HttpProviderConfig
 
     register(
         ProviderKind(
             kind="ollama",
+            config_model=HttpProviderConfig,
             setup_hint="ollama serve; ketch --provider ollama --model qwen2.5-coder   (OLLAMA_HOST for another address)",
             local_hint="local Ollama (localhost:11434)",
             create=_create,

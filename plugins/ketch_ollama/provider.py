@@ -1,6 +1,6 @@
 """Ollama native: ``/api/chat`` NDJSON streaming, ``/api/show``, ``/api/tags``, ``/api/version``.
 
-Wire rules (shared/reference/wire/ollama_chat_stream.md):
+Wire rules (as the recorded /api/chat NDJSON streams show them):
 
 * one JSON object per line; every line is checked for ``error`` first; ``done: true``
   is the only clean end, and its line may still carry content;
@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ketch.messages import (
+    ImagePart,
     Message,
     ReasoningPart,
     TextPart,
@@ -31,6 +32,7 @@ from ketch.messages import (
     ToolResultPart,
     Usage,
     new_id,
+    without_images,
 )
 from ketch.providers import (
     Completed,
@@ -47,18 +49,21 @@ from ketch.providers import (
     ToolCallDelta,
 )
 from ketch_provider_kit import (
+    OLLAMA_IMAGES,
     ContentReader,
     HttpProvider,
     as_dict,
     as_int,
     classify,
     config_extra,
+    fit_image,
     malformed,
     ndjson_lines,
     open_stream,
     parse_arguments,
     request_json,
 )
+from ketch_provider_kit.wire import per_message
 
 log = logging.getLogger("ketch.providers.ollama")
 
@@ -139,6 +144,7 @@ class OllamaProvider(HttpProvider):
         self.base_url = ollama_base(config.base_url)
         self._facts: ModelFacts | None = None
         self._warned_tools = False
+        self._warned_images = False
         self._pending_notices: list[str] = []
 
     def url(self, path: str) -> str:
@@ -195,6 +201,17 @@ class OllamaProvider(HttpProvider):
             options["num_predict"] = request.max_output_tokens
         options.update(config_extra(self.config, "options") or {})
         options["num_ctx"] = self.num_ctx(facts)  # always ours: see the module docstring
+        capabilities = facts.capabilities
+        if capabilities is not None and "vision" not in capabilities:
+            history, dropped = without_images(request.messages)
+            if dropped:
+                request = request.model_copy(update={"messages": history})
+                if not self._warned_images:
+                    self._warned_images = True
+                    self._pending_notices.append(
+                        f"{self.name}: model '{self.model}' does not take images (ollama show lists no 'vision' capability); "
+                        "sending the text alone. Pick a vision model (llava, qwen2.5vl, gemma3) to show it pictures."
+                    )
         body: dict[str, Any] = {
             "model": request.model or self.model,
             "messages": ollama_messages(request, self.kind),
@@ -202,7 +219,6 @@ class OllamaProvider(HttpProvider):
             "options": options,
             "truncate": False,
         }
-        capabilities = facts.capabilities
         if request.tools:
             if capabilities is None or "tools" in capabilities:
                 body["tools"] = [
@@ -320,15 +336,45 @@ def ollama_messages(request: ProviderRequest, kind: str) -> list[dict[str, Any]]
     if request.system:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
-        if message.role == "user":
-            messages.append({"role": "user", "content": "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))})
-        elif message.role == "assistant":
-            messages.append(_assistant(message, kind))
-        else:
-            for part in message.parts:
-                if isinstance(part, ToolResultPart):
-                    messages.append({"role": "tool", "content": part.output, "tool_name": part.name, "tool_call_id": part.tool_call_id})
+        messages += _wire(message, kind)
     return messages
+
+
+@per_message
+def _wire(message: Message, kind: str) -> list[dict[str, Any]]:
+    """One message in Ollama's form (one or more wire messages); cached per message."""
+    if message.role == "user":
+        user: dict[str, Any] = {"role": "user", "content": "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))}
+        images = _images(message.images, user)
+        if images:
+            user["images"] = images
+        return [user]
+    if message.role == "assistant":
+        return [_assistant(message, kind)]
+    out: list[dict[str, Any]] = []
+    shown: list[ImagePart] = []
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            out.append({"role": "tool", "content": part.output, "tool_name": part.name, "tool_call_id": part.tool_call_id})
+            shown += part.images
+    if shown:  # tool messages carry text: the images follow in a user message
+        names = ", ".join(sorted({p.name for p in message.parts if isinstance(p, ToolResultPart) and p.images}))
+        follow: dict[str, Any] = {"role": "user", "content": f"(the image(s) returned by {names})"}
+        follow["images"] = _images(shown, follow)
+        out.append(follow)
+    return out
+
+
+def _images(images: list[ImagePart], message: dict[str, Any]) -> list[str]:
+    """Base64 images for ``images``; one that cannot be sent adds its note to the content."""
+    out: list[str] = []
+    for image in images:
+        fitted = fit_image(image, OLLAMA_IMAGES)
+        if isinstance(fitted, TextPart):
+            message["content"] = f"{message['content']}\n{fitted.text}".strip()
+        else:
+            out.append(fitted.base64())
+    return out
 
 
 def _assistant(message: Message, kind: str) -> dict[str, Any]:

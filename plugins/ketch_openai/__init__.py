@@ -44,10 +44,12 @@ async def _detect_lmstudio() -> Any:
 @hookimpl
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     from ketch.providers import ProviderKind
+    from ketch_provider_kit.base import HttpProviderConfig
 
     register(
         ProviderKind(
             kind="openai",
+            config_model=HttpProviderConfig,
             setup_hint="export OPENAI_API_KEY=... [OPENAI_BASE_URL=...]; ketch --provider openai --model gpt-4o   (or: ketch auth set openai, to keep the key in the OS keyring)",
             local_hint="LM Studio (localhost:1234)",
             create=_create_chat,
@@ -62,6 +64,7 @@ def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     register(
         ProviderKind(
             kind="openai-responses",
+            config_model=HttpProviderConfig,
             create=_create_responses,
             description="OpenAI Responses API (reasoning models; store: false)",
             env_key="OPENAI_API_KEY",

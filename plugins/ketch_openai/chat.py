@@ -1,6 +1,6 @@
 """OpenAI Chat Completions: the request body, and the SSE stream assembled into events.
 
-Wire rules (shared/reference/wire/openai_chat_stream.md):
+Wire rules (as the recorded chat-completions streams show them):
 
 * ``[DONE]`` is the only clean end; EOF without it is a truncated stream.
 * tool-call fragments are keyed by ``index``; ``id``/``name`` come once; arguments are
@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ketch.messages import (
+    ImagePart,
     Message,
     ReasoningPart,
     TextPart,
@@ -43,16 +44,19 @@ from ketch.providers import (
 from ketch_openai.base import OFFICIAL_HOST, OpenAIBase, extra
 from ketch_provider_kit import (
     DONE,
+    OPENAI_IMAGES,
     ContentReader,
     HttpError,
     as_dict,
     as_int,
     classify,
+    fit_image,
     malformed,
     parse_arguments,
     split_late_close_tag,
     sse_json,
 )
+from ketch_provider_kit.wire import per_message
 
 log = logging.getLogger("ketch.providers.openai")
 
@@ -154,15 +158,48 @@ def chat_messages(request: ProviderRequest, kind: str) -> list[dict[str, Any]]:
     if request.system:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
-        if message.role == "user":
-            messages.append({"role": "user", "content": "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))})
-        elif message.role == "assistant":
-            messages.append(_assistant(message, kind))
-        else:
-            for part in message.parts:
-                if isinstance(part, ToolResultPart):
-                    messages.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.output})
+        messages += _wire(message, kind)
     return messages
+
+
+@per_message
+def _wire(message: Message, kind: str) -> list[dict[str, Any]]:
+    """One message in chat-completions form (one or more wire messages); cached."""
+    if message.role == "user":
+        return [{"role": "user", "content": _user_content(message)}]
+    if message.role == "assistant":
+        return [_assistant(message, kind)]
+    out: list[dict[str, Any]] = []
+    shown: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.output})
+            if part.images:
+                shown.append({"type": "text", "text": f"(the image(s) returned by {part.name}, call {part.tool_call_id})"})
+                shown += [_image(i) for i in part.images]
+    if shown:  # a tool message takes text only: the images follow in a user message
+        out.append({"role": "user", "content": shown})
+    return out
+
+
+def _image(image: ImagePart) -> dict[str, Any]:
+    fitted = fit_image(image, OPENAI_IMAGES)
+    if isinstance(fitted, TextPart):
+        return {"type": "text", "text": fitted.text}
+    return {"type": "image_url", "image_url": {"url": fitted.data_uri()}}
+
+
+def _user_content(message: Message) -> str | list[dict[str, Any]]:
+    """A plain string, or the content-part array once the message carries an image."""
+    if not message.images:
+        return "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart) and part.text:
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            content.append(_image(part))
+    return content
 
 
 def _assistant(message: Message, kind: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ketch.messages import (
+    ImagePart,
     Message,
     ReasoningPart,
     TextPart,
@@ -40,15 +41,18 @@ from ketch.providers import (
 from ketch_openai.base import OpenAIBase, extra
 from ketch_openai.chat import tool_arguments
 from ketch_provider_kit import (
+    OPENAI_IMAGES,
     HttpError,
     as_dict,
     as_int,
     as_list,
     classify,
+    fit_image,
     malformed,
     parse_arguments,
     sse_json,
 )
+from ketch_provider_kit.wire import per_message
 
 log = logging.getLogger("ketch.providers.openai")
 
@@ -145,16 +149,32 @@ class ResponsesProvider(OpenAIBase):
 def response_items(request: ProviderRequest, kind: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for message in request.messages:
-        if message.role == "user":
-            texts = [p.text for p in message.parts if isinstance(p, TextPart)]
-            items.append({"role": "user", "content": [{"type": "input_text", "text": t} for t in texts]})
-        elif message.role == "assistant":
-            items += _assistant_items(message, kind)
-        else:
-            for part in message.parts:
-                if isinstance(part, ToolResultPart):
-                    items.append({"type": "function_call_output", "call_id": part.tool_call_id, "output": part.output})
+        items += _items(message, kind)
     return items
+
+
+@per_message
+def _items(message: Message, kind: str) -> list[dict[str, Any]]:
+    """One message as Responses input items; cached per message."""
+    if message.role == "user":
+        return [{"role": "user", "content": [_input(p) for p in message.parts if isinstance(p, (TextPart, ImagePart))]}]
+    if message.role == "assistant":
+        return _assistant_items(message, kind)
+    items: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            output: Any = part.output
+            if part.images:  # function_call_output takes input_text/input_image parts
+                output = [{"type": "input_text", "text": part.output}, *(_input(i) for i in part.images)]
+            items.append({"type": "function_call_output", "call_id": part.tool_call_id, "output": output})
+    return items
+
+
+def _input(part: TextPart | ImagePart) -> dict[str, Any]:
+    fitted = fit_image(part, OPENAI_IMAGES) if isinstance(part, ImagePart) else part
+    if isinstance(fitted, TextPart):
+        return {"type": "input_text", "text": fitted.text}
+    return {"type": "input_image", "image_url": fitted.data_uri()}
 
 
 def _assistant_items(message: Message, kind: str) -> list[dict[str, Any]]:

@@ -19,8 +19,41 @@ from ketch.commands import Command
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event
+    from ketch.modes import Mode, Profile
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.session import Session
+    from ketch.settings import SettingsSection
+
+
+@hookimpl
+def ketch_register_modes(register: Callable[[Mode], None]) -> None:
+    from ketch_policy.vocabulary import MODES
+
+    for mode in MODES:
+        register(mode)
+
+
+@hookimpl
+def ketch_register_profiles(register: Callable[[Profile], None]) -> None:
+    from ketch_policy.vocabulary import PROFILES
+
+    for profile in PROFILES:
+        register(profile)
+
+
+@hookimpl
+def ketch_register_settings(register: Callable[[SettingsSection], None]) -> None:
+    from ketch_policy.settings import PERMISSIONS
+
+    register(PERMISSIONS)
+
+
+@hookimpl
+def ketch_permission_rules(session: Session) -> dict[str, list[str]]:
+    from ketch_policy.settings import PermissionsSettings
+
+    perms = session.kernel.settings.of(PermissionsSettings)
+    return {"allow": perms.allow, "ask": perms.ask, "deny": perms.deny}
 
 
 @hookimpl

@@ -85,10 +85,10 @@ def slash_trust(ctx: SlashContext) -> None:
     settings = ctx.kernel.reload_settings(trusted=True)
     ctx.session.trusted_workspace = True
     applied = []
-    if settings.profile != ctx.session.profile:
+    if settings.profile and settings.profile != ctx.session.profile:
         ctx.session.set_profile(settings.profile)
         applied.append(f"profile {settings.profile}")
-    if settings.mode != ctx.session.mode:
+    if settings.mode and settings.mode != ctx.session.mode:
         ctx.session.set_mode(settings.mode)
         applied.append(f"mode {settings.mode}")
     now = f" (now: {', '.join(applied)})" if applied else ""

@@ -3,6 +3,6 @@
 ``@path`` mentions (``mentions``: the attachments plugin expands them, the shell
 completes them), Markdown files with YAML front matter and where they are found
 (``markdown_files``: commands and skills), argument substitution (``arguments``),
-``allowed-tools`` as a per-turn :class:`ketch.tools.ToolFilter` (``allowed_tools``) and
+``allowed-tools`` as a narrowing of one turn (``allowed_tools``) and
 running a command the person asked for, in their shell (``user_shell``).
 """

@@ -1,6 +1,7 @@
-"""``allowed-tools`` of a command or skill, as a :class:`ketch.tools.ToolFilter` for the
-turn it starts. In ketch it only *narrows*: the turn is offered those tools and no
-others, and a scoped entry (``Bash(git status:*)``) refuses other uses of that tool.
+"""``allowed-tools`` of a command or skill, as a :class:`Narrowing` of the turn it starts.
+In ketch it only *narrows*: the turn is offered those tools and no others (the kernel's
+``run_turn(allowed_tools=...)``), and a scoped entry (``Bash(git status:*)``) refuses
+other uses of that tool (a deny vote of the plugin, until the turn ends).
 It never approves anything: the policy still decides, and asks, as in any turn (Claude
 Code treats the same key as a pre-approval; ketch never lets a file widen authority).
 
@@ -13,10 +14,31 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ketch.tools import ToolFilter
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.policy import ProposedCall, Vote
+    from ketch.session import Session
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """The tools one turn may use (``tools``), and ``check(name, input)``: None, or why a
+    particular call is outside a scoped entry. ``source`` names where it comes from."""
+
+    tools: frozenset[str]
+    check: Callable[[str, dict[str, Any]], str | None] | None = None
+    source: str = ""
+    scoped: bool = False  # some entry narrows a tool to a scope (only a vote can enforce it)
+
+    def refusal(self, name: str, data: dict[str, Any]) -> str | None:
+        """Why this call may not run in this turn, or None."""
+        if name not in self.tools:
+            allowed = ", ".join(sorted(self.tools)) or "none"
+            return f"'{name}' is not available in this turn ({self.source} allows only: {allowed})"
+        return self.check(name, data) if self.check is not None else None
 
 CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
     "bash": ("shell", "shell_job"),
@@ -58,8 +80,8 @@ def entries(value: Any) -> list[str]:
     return out
 
 
-def tool_filter(value: Any, known: Iterable[str], source: str) -> tuple[ToolFilter | None, list[str]]:
-    """The filter for ``value`` (None when there is no ``allowed-tools`` at all), and the
+def narrowing(value: Any, known: Iterable[str], source: str) -> tuple[Narrowing | None, list[str]]:
+    """The narrowing for ``value`` (None when there is no ``allowed-tools`` at all), and the
     entries that name no loaded tool (they allow nothing)."""
     items = entries(value)
     if value is None:
@@ -98,7 +120,7 @@ def tool_filter(value: Any, known: Iterable[str], source: str) -> tuple[ToolFilt
             return None
         return f"{source} allows {name} only for: {', '.join(allowed)}"
 
-    return ToolFilter(tools=frozenset(tools), check=check, source=source), unknown
+    return Narrowing(tools=frozenset(tools), check=check, source=source, scoped=bool(scopes)), unknown
 
 
 def _matches(scope: str, subject: str, *, is_command: bool) -> bool:
@@ -110,3 +132,34 @@ def _matches(scope: str, subject: str, *, is_command: bool) -> bool:
             return subject.startswith(scope[:-1])
         return subject.strip() == scope
     return fnmatch.fnmatchcase(subject.lstrip("./"), scope.lstrip("./"))
+
+
+# --- for the rest of a turn: kept in the session's state, enforced by a deny vote -------
+
+
+def narrow_rest_of_turn(session: Session, key: str, source: str, value: Any) -> None:
+    """Narrow what remains of this turn (or the next one, when no turn runs yet) to
+    ``value``; the plugin owning ``key`` votes with :func:`narrowing_vote` and calls
+    :func:`end_of_turn` when a turn ends. Kept as plain data (the state is saved)."""
+    session.state.setdefault(key, {})["narrow"] = {"source": source, "allowed": value}
+
+
+def narrowing_vote(call: ProposedCall, session: Session, key: str) -> Vote | None:
+    """Deny a call outside the narrowing in force (it can never allow anything)."""
+    from ketch.policy import Vote
+
+    state = session.state.get(key)
+    narrow = state.get("narrow") if isinstance(state, dict) else None
+    if not narrow:
+        return None
+    limit, _ = narrowing(narrow.get("allowed"), session.kernel.tools, str(narrow.get("source") or "this turn"))
+    if limit is None or call.tool == "skill":
+        return None
+    refusal = limit.refusal(call.tool, call.input)
+    return Vote(decision="deny", reason=refusal) if refusal else None
+
+
+def end_of_turn(session: Session, key: str) -> None:
+    state = session.state.get(key)
+    if isinstance(state, dict):
+        state.pop("narrow", None)

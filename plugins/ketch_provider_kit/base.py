@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import Field
+
 from ketch.providers import ErrorKind, ProviderConfig, ProviderError, Secret
 from ketch_provider_kit.models import known_context_window
 from ketch_provider_kit.streams import LoopClient
 from ketch_provider_kit.text import config_extra
+
+
+class HttpProviderConfig(ProviderConfig):
+    """The ``[providers.NAME]`` keys every HTTP provider understands (validated: a wrong
+    type is a one-line error before any request). Kinds subclass it for their own."""
+
+    headers: dict[str, str] = Field(default_factory=dict)  # sent with every request
+    extra_body: dict[str, Any] = Field(default_factory=dict)  # merged into every request body
+    api_key_required: bool | None = None  # None: the kind decides (local servers need none)
 
 
 class HttpProvider:
@@ -24,7 +37,7 @@ class HttpProvider:
         self.model = config.model or ""
         # Strip stray whitespace: a key pasted with its newline is an illegal header.
         self._key = key.reveal().strip() if key else None
-        self._http = LoopClient(timeout=config.timeout, connect_timeout=config.connect_timeout)
+        self._http = LoopClient(timeout=config.read_timeout, connect_timeout=config.connect_timeout)
         if self.config.context_window is None:
             self.config.context_window = known_context_window(self.model)
 

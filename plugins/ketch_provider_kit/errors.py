@@ -60,6 +60,7 @@ class ErrorDetail:
     n_prompt_tokens: int | None = None
     status: int | None = None  # a status the body itself carries (OpenRouter code, Ollama status)
     is_json: bool = True
+    raw: Any = None  # the decoded body, for a provider that reads more of it (Gemini's details)
 
 
 def error_detail(body: Any) -> ErrorDetail:
@@ -76,7 +77,7 @@ def error_detail(body: Any) -> ErrorDetail:
         return ErrorDetail(message=body)
     if not isinstance(body, dict):
         return ErrorDetail(message=json.dumps(body)[:500])
-    detail = ErrorDetail(request_id=_str(body.get("request_id")))
+    detail = ErrorDetail(request_id=_str(body.get("request_id")), raw=body)
     error = body.get("error")
     source: dict[str, Any]
     if isinstance(error, dict):
@@ -126,6 +127,7 @@ _OVERFLOW_PHRASES = (
     "exceeds the available context size",
     "prompt is longer than the context length",
     "input length exceeds the context length",
+    "exceeds the maximum number of tokens allowed",  # Gemini
 )
 
 
@@ -143,6 +145,7 @@ _LIMIT_PATTERNS = (
     re.compile(r"(\d+) tokens > (\d+) maximum"),  # Anthropic: used, limit
     re.compile(r"(\d+) \+ \d+ > (\d+)"),  # Anthropic (older): input + max_tokens > limit
     re.compile(r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"),  # llama.cpp
+    re.compile(r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)"),  # Gemini
 )
 
 
@@ -285,14 +288,32 @@ def _kind_for(status: int, detail: ErrorDetail, headers: Mapping[str, str], auth
     return ErrorKind.BAD_REQUEST, False, "the request was refused", ""
 
 
-def transport_error(exc: BaseException, *, provider: str, url: str, secrets: tuple[str | None, ...] = ()) -> ProviderError:
-    """A :class:`ProviderError` for an httpx transport failure (no response at all)."""
+def transport_error(
+    exc: BaseException, *, provider: str, url: str, secrets: tuple[str | None, ...] = (), timeouts: Any = None
+) -> ProviderError:
+    """A :class:`ProviderError` for an httpx transport failure (no response at all).
+
+    A connect or read deadline is a retryable ``network`` error that names itself and
+    the setting that controls it (``timeouts``: the client's ``httpx.Timeout``).
+    """
     import httpx
 
     where = origin(url)
     reason = one_line(redact(str(exc) or type(exc).__name__, secrets), 160)
     if isinstance(exc, httpx.ConnectTimeout):
-        return ProviderError(ErrorKind.TIMEOUT, f"{provider}: timed out connecting to {where}", retryable=True)
+        after = _seconds(getattr(timeouts, "connect", None))
+        return ProviderError(
+            ErrorKind.NETWORK,
+            f"{provider}: could not connect to {where}{after} (connect_timeout in [providers.{provider}])",
+            retryable=True,
+        )
+    if isinstance(exc, httpx.ReadTimeout):
+        after = _seconds(getattr(timeouts, "read", None))
+        return ProviderError(
+            ErrorKind.NETWORK,
+            f"{provider}: no data from {where}{after} (read_timeout in [providers.{provider}])",
+            retryable=True,
+        )
     if isinstance(exc, httpx.ConnectError):
         return ProviderError(
             ErrorKind.NETWORK,
@@ -311,6 +332,10 @@ def transport_error(exc: BaseException, *, provider: str, url: str, secrets: tup
     if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
         return ProviderError(ErrorKind.CONFIG, f"{provider}: invalid base_url {where!r}: {reason}")
     return ProviderError(ErrorKind.NETWORK, f"{provider}: network error talking to {where} ({reason})", retryable=True)
+
+
+def _seconds(value: Any) -> str:
+    return f" for {value:g} s" if isinstance(value, int | float) else ""
 
 
 def _connect_reason(exc: BaseException, reason: str) -> str:

@@ -146,7 +146,7 @@ async def open_stream(
                 raise classify(response.status_code, body, response.headers, provider=provider, secrets=secrets, auth_hint=auth_hint)
             yield response
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise transport_error(exc, provider=provider, url=url, secrets=secrets) from None
+        raise transport_error(exc, provider=provider, url=url, secrets=secrets, timeouts=client.timeout) from None
 
 
 async def request_json(
@@ -168,7 +168,7 @@ async def request_json(
     try:
         response = await client.request(method, url, json=json_body, headers=dict(headers or {}), **extra)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise transport_error(exc, provider=provider, url=url, secrets=secrets) from None
+        raise transport_error(exc, provider=provider, url=url, secrets=secrets, timeouts=client.timeout) from None
     if response.status_code >= 400:
         raise classify(response.status_code, response.content[:65536], response.headers, provider=provider, secrets=secrets, auth_hint=auth_hint)
     try:

@@ -48,7 +48,11 @@ def as_int(value: Any) -> int:
 
 
 def config_extra(config: Any, name: str, default: Any = None) -> Any:
-    """A key of a ``[providers.NAME]`` table beyond the common ones (``temperature = 0.2``)."""
+    """A key of a ``[providers.NAME]`` table beyond the kernel's (``temperature = 0.2``):
+    a field the kind's config model declares, else the table's raw value."""
+    if name in type(config).model_fields:
+        value = getattr(config, name)
+        return default if value is None else value
     return (getattr(config, "model_extra", None) or {}).get(name, default)
 
 

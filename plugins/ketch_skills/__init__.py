@@ -25,19 +25,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
-def ketch_register_tools(register: Callable[[Any], None]) -> None:
+def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
     from ketch_skills.discovery import skills
     from ketch_skills.skills import SkillTool
 
-    kernel: Any = getattr(register, "kernel", None)
     if kernel is not None and not any(s.model_invocable for s in skills(kernel.workspace)):
         return  # no skill to load: no tool (and no schema tokens) for the model
     register(SkillTool())
 
 
 @hookimpl
-def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    kernel: Any = getattr(register, "kernel", None)
+def ketch_register_commands(register: Callable[[Command], None], kernel: Any) -> None:
     if kernel is None:
         return
     from ketch_skills.discovery import skill_commands
@@ -55,14 +53,17 @@ def ketch_system_prompt(session: Session) -> PromptPart | None:
 
 @hookimpl
 def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
-    from ketch_skills.skills import narrowing_vote
+    """After a skill with allowed-tools was loaded, other calls in its turn are denied."""
+    if "skills" not in session.state:
+        return None
+    from ketch_prompt_kit.allowed_tools import narrowing_vote
 
-    return narrowing_vote(call, session)
+    return narrowing_vote(call, session, "skills")
 
 
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
-    if event.type == "turn_end":
-        state = session.state.get("skills")
-        if isinstance(state, dict):
-            state.pop("narrow", None)  # a model-loaded skill narrows only the rest of its turn
+    if event.type == "turn_end" and "skills" in session.state:  # a skill narrows only its own turn
+        from ketch_prompt_kit.allowed_tools import end_of_turn
+
+        end_of_turn(session, "skills")

@@ -90,14 +90,17 @@ def skill_commands(kernel: Kernel) -> list[Command]:
 
 
 def run_skill(ctx: SlashContext, skill: Skill) -> None:
-    from ketch_prompt_kit.allowed_tools import tool_filter
+    from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing
     from ketch_skills.skills import body_for
 
     if ctx.submit is None:
         ctx.print(f"/{skill.name}: this frontend cannot send a skill's prompt")
         return
-    narrow, unknown = tool_filter(skill.markdown.meta.get("allowed-tools"), ctx.kernel.tools, f"the skill {skill.name}")
+    allowed = skill.markdown.meta.get("allowed-tools")
+    narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"the skill {skill.name}")
     if unknown:
         ctx.print(f"/{skill.name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)")
+    if narrow is not None and narrow.scoped:
+        narrow_rest_of_turn(ctx.session, "skills", f"the skill {skill.name}", allowed)
     text = f"Use the skill {skill.name} for this request." + (f"\n\n{ctx.argument}" if ctx.argument.strip() else "") + "\n\n" + body_for(skill, ctx.argument)
-    ctx.submit(PromptRequest(text=text, model=skill.markdown.text("model") or None, tool_filter=narrow, source=f"/{skill.name}"))
+    ctx.submit(PromptRequest(text=text, model=skill.markdown.text("model") or None, allowed_tools=narrow.tools if narrow else None, source=f"/{skill.name}"))

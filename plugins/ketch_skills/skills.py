@@ -7,15 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.policy import Vote
 from ketch.prompt import PromptPart
 from ketch.tools import Tool, ToolContext, ToolResult
-from ketch_prompt_kit.allowed_tools import tool_filter
 from ketch_prompt_kit.arguments import expand_arguments
 from ketch_skills.discovery import MAX_FILES_LISTED, Skill, find, skills
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall
     from ketch.session import Session
 
 # --- what the model sees ------------------------------------------------------------------
@@ -66,21 +63,6 @@ class SkillTool(Tool):
             names = ", ".join(s.name for s in skills(ctx.workspace) if s.model_invocable) or "none"
             return ToolResult.error(f"There is no skill named {args.name!r}. Skills: {names}.")
         allowed = skill.markdown.meta.get("allowed-tools")
-        if allowed is not None:
-            ctx.plugin_state("skills")["narrow"] = {"skill": skill.name, "allowed": allowed}
+        if allowed is not None:  # the rest of this turn may use only those (a deny vote)
+            ctx.plugin_state("skills")["narrow"] = {"source": f"the skill {skill.name}", "allowed": allowed}
         return ToolResult.success(body_for(skill))
-
-
-def narrowing_vote(call: ProposedCall, session: Session) -> Vote | None:
-    """After the model loaded a skill with ``allowed-tools``, the rest of that turn may use
-    only those tools: other calls are denied (a deny vote; it can never allow anything)."""
-    state = session.state.get("skills")
-    narrow = state.get("narrow") if isinstance(state, dict) else None
-    if not narrow:
-        return None
-    source = f"the skill {narrow.get('skill')}"
-    limit, _ = tool_filter(narrow.get("allowed"), session.kernel.tools, source)
-    if limit is None or call.tool == "skill":
-        return None
-    refusal = limit.refusal(call.tool, call.input)
-    return Vote(decision="deny", reason=refusal, plugin="skills") if refusal else None

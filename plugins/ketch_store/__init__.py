@@ -26,12 +26,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
+def ketch_register_settings(register: Callable[[Any], None]) -> None:
+    from ketch_store.settings import STORAGE
+
+    register(STORAGE)
+
+
+@hookimpl
 def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | None:
     from ketch.paths import state_dir
     from ketch_store.recorder import Recorder
+    from ketch_store.settings import StorageSettings
     from ketch_store.store import SqliteStore
 
-    store = SqliteStore.open(state_dir() / "sessions.db", cipher, encryption=settings.storage.encryption)
+    store = SqliteStore.open(state_dir() / "sessions.db", cipher, encryption=settings.of(StorageSettings).encryption)
     store.recorder = Recorder(store)
     return store
 

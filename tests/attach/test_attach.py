@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ketch import hookimpl
 from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.testing import Harness, call, isolated_env, text
 from ketch.testing.cli import run_cli
@@ -105,3 +106,38 @@ def test_headless_attaches_and_denies_a_secret_clearly(tmp_path: Path) -> None:
     assert "headless-secret-13" not in sent
     assert "@.env was not attached: reading it needs your approval" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a48b0000000049454e44ae426082")
+
+
+class Catalog:
+    """A model catalog that says whether the scripted model takes images."""
+
+    def __init__(self, images: bool) -> None:
+        self.images = images
+
+    @hookimpl
+    def ketch_model_info(self, provider_kind: str, model: str) -> Any:
+        from ketch.providers import ModelInfo
+
+        return ModelInfo(id=model, images=self.images, source="test catalog")
+
+
+def test_image_mention_attaches_the_image_for_a_model_with_vision(tmp_path: Path) -> None:
+    h = Harness.create(tmp_path, script=[text("a red pixel")], bundled=PLUGINS, plugins=[("catalog", Catalog(images=True))])
+    (h.workspace / "shot.png").write_bytes(PNG)
+    h.run("what is in @shot.png")
+    parts = h.provider.requests[0].messages[-1].parts
+    images = [p for p in parts if p.type == "image"]
+    assert len(images) == 1 and images[0].data == PNG and images[0].media_type == "image/png"
+    assert any(p.type == "text" and 'mention="@shot.png"' in p.text for p in parts)
+
+
+def test_image_mention_for_a_model_without_vision_is_a_clear_notice(tmp_path: Path) -> None:
+    h = Harness.create(tmp_path, script=[text("I cannot see it")], bundled=PLUGINS, plugins=[("catalog", Catalog(images=False))])
+    (h.workspace / "shot.png").write_bytes(PNG)
+    h.run("what is in @shot.png")
+    sent = h.provider.requests[0].messages[-1].parts
+    assert not [p for p in sent if p.type == "image"]  # not sent to a model that cannot take it
+    assert any("does not take images" in e.message for e in h.of_type("notice"))

@@ -13,7 +13,7 @@ import pytest
 from ketch.commands import PromptRequest, SlashContext
 from ketch.policy import ApprovalAnswer
 from ketch.testing import Harness, call, text
-from ketch_prompt_kit.allowed_tools import tool_filter
+from ketch_prompt_kit.allowed_tools import narrowing
 from ketch_prompt_kit.arguments import expand_arguments
 
 PLUGINS = ["commands", "skills", "fs", "shell", "policy"]
@@ -101,26 +101,26 @@ def test_allowed_tools_narrows_the_turn_and_never_approves(tmp_path: Path) -> No
     write(ws / ".ketch/commands/look.md", "---\nallowed-tools: Read, Bash(git status:*)\n---\nLook at $ARGUMENTS\n")
     h = make(tmp_path, script=[call("shell", {"command": "git status"}), call("shell", {"command": "rm -rf x"}), call("write_file", {"path": "x", "content": "y"}), text("done")])
     (request,), _ = run_slash(h, "look", "it")
-    assert request.tool_filter is not None and request.tool_filter.tools == {"read_file", "shell"}
+    assert request.allowed_tools == {"read_file", "shell"}
     asked: list[str] = []
 
     async def approver(req: Any) -> ApprovalAnswer:
         asked.append(req.call.input.get("command", req.call.tool))
         return ApprovalAnswer(approved=False)  # the filter allowed it; the policy still asks
 
-    asyncio.run(h.kernel.run_turn(h.session, request.text, approver=approver, tool_filter=request.tool_filter))
+    asyncio.run(h.kernel.run_turn(h.session, request.text, approver=approver, allowed_tools=request.allowed_tools))
     assert sorted(t.name for t in h.provider.requests[0].tools) == ["read_file", "shell"]
     outcomes = [(e.name, e.ok, e.output) for e in h.of_type("tool_result")]
     assert "git status" in asked  # not pre-approved: the policy asked
     assert "rm -rf x" not in asked and "allows shell only for: git status:*" in outcomes[1][2]
-    assert "not available in this turn" in outcomes[2][2]
+    assert "no tool named 'write_file' in this turn" in outcomes[2][2]
     assert not (ws / "x").exists()
 
 
 def test_unknown_allowed_tools_allow_nothing() -> None:
-    narrow, unknown = tool_filter("Frobnicate, Read", ["read_file", "shell"], "/x")
+    narrow, unknown = narrowing("Frobnicate, Read", ["read_file", "shell"], "/x")
     assert narrow is not None and narrow.tools == {"read_file"} and unknown == ["Frobnicate"]
-    assert tool_filter(None, ["read_file"], "/x") == (None, [])
+    assert narrowing(None, ["read_file"], "/x") == (None, [])
 
 
 def test_skill_description_is_in_the_system_prompt_and_its_body_only_once_used(tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_typed_skill_sends_its_body_and_a_skill_beats_a_command(tmp_path: Path) 
     assert h.kernel.commands["deploy"].extra["source"].startswith("skill")
     (request,), _ = run_slash(h, "deploy", "staging")
     assert "Run make deploy for staging." in request.text and "the command loses" not in request.text
-    assert request.tool_filter is not None and request.tool_filter.tools == {"shell"}
+    assert request.allowed_tools == {"shell"}
 
 
 def test_a_skill_loaded_by_the_model_narrows_the_rest_of_its_turn(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_manual_compact_with_instructions(tmp_path: Path) -> None:
     assert len(h.session.active) < before
     summary = h.session.active[0]
     assert "focus on: keep the database decisions" in summary.text
-    assert h.session.compactions[-1]["reason"] == "manual"
+    assert h.session.compactions[-1]["reason"] == "command"
     assert h.of_type("compaction")[-1].after_tokens < h.of_type("compaction")[-1].before_tokens
     # The last turn stays; a second /compact finds nothing more to do.
     assert h.session.active[-1].text == "answer 2"

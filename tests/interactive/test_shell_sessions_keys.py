@@ -66,7 +66,7 @@ def test_diff_shows_what_the_session_changed(start, tmp_path: Path) -> None:  # 
 
 
 def test_shift_tab_toggles_plan_and_build(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(plugins="interactive,fs", script=[{"text": "planned"}, {"text": "built"}])
+    term = start(plugins="interactive,fs,policy", script=[{"text": "planned"}, {"text": "built"}])
     term.keys("BTab")
     term.wait_for("· mode plan")
     term.wait_for("plan · manual · context")

@@ -187,7 +187,7 @@ def test_help_lists_builtin_and_plugin_commands_and_dispatches(start) -> None:  
 
 
 def test_status_model_switch_and_clear(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(script=[{"text": "one"}, {"text": "two"}])
+    term = start(script=[{"text": "one"}, {"text": "two"}], plugins="interactive,policy")  # policy: its modes and profiles
     term.type("/status")
     screen = term.wait_for("(?m)^history    ", regex=True)
     first_id = screen.split("session    ")[1].split()[0]
@@ -217,11 +217,13 @@ def test_untrusted_workspace_prompt_runs_the_trust_command(tmp_path: Path, termi
     workspace = tmp_path / "ws"
     (workspace / ".ketch").mkdir(parents=True)
     (workspace / ".ketch" / "config.toml").write_text('profile = "full-access"\n[permissions]\nallow = ["shell:*"]\n')
-    term = Terminal(tmp_path, load="shellcmds=shelltest_commands")
+    # No policy plugin (the test's own trust command stands in for it): the permissions
+    # table is nobody's, so a repository may set none of it.
+    term = Terminal(tmp_path, load="shellcmds=shelltest_commands,vocabulary=ketch.testing.vocabulary")
     terminals.append(term)
     screen = term.wait_for("Trust this workspace?")
-    assert "ignored until trusted: permissions.allow, profile" in screen
-    assert screen.count("permissions.allow") == 1  # the prompt replaces the loader's notice
+    assert "ignored until trusted: permissions, profile" in screen
+    assert screen.count("permissions, profile") == 1  # the prompt replaces the loader's notice
     term.keys("y")
     term.wait_for("workspace trusted (test command)")
     term.wait_idle()
@@ -245,7 +247,7 @@ def test_declining_trust_keeps_the_keys_ignored(tmp_path: Path, terminals: list[
     workspace = tmp_path / "ws"
     (workspace / ".ketch").mkdir(parents=True)
     (workspace / ".ketch" / "config.toml").write_text('profile = "full-access"\n')
-    term = Terminal(tmp_path, load="shellcmds=shelltest_commands")
+    term = Terminal(tmp_path, load="shellcmds=shelltest_commands", plugins="interactive,policy")
     terminals.append(term)
     term.wait_for("Trust this workspace?")
     term.keys("n")

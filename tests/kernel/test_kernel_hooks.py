@@ -15,9 +15,10 @@ import pytest
 
 from ketch import hookimpl, hookspecs
 from ketch.compaction import CompactionRequest, CompactionResult
+from ketch.errors import KetchError
 from ketch.messages import Message
 from ketch.prompt import PromptPart
-from ketch.testing import Harness, approve_all, call, text
+from ketch.testing import Harness, approve_all, call, deny_all, text
 from ketch.verdicts import HookVerdict
 from tests.kernel.kit import tools_plugins
 
@@ -129,6 +130,109 @@ def test_hook_ketch_add_cli_options(tmp_path: Path) -> None:
     assert build_parser(h.kernel).parse_args(["--colour", "red"]).colour == "red"
 
 
+def test_hook_ketch_register_settings(tmp_path: Path) -> None:
+    from pydantic import Field
+
+    from ketch.settings import Section, SettingsSection
+
+    class Colours(Section):
+        colour: str = "none"
+        depth: int = Field(1, ge=1)
+
+    class P:
+        @hookimpl
+        def ketch_register_settings(self, register: Any) -> None:
+            register(SettingsSection("paint", Colours, workspace_safe={"colour"}))
+
+    config = 'model = "m"\n[paint]\ncolour = "red"\ndepth = 3\n'
+    h = make(tmp_path / "a", [], ("paint", P()), config=config, workspace_config='[paint]\ncolour = "blue"\ndepth = 9\n')
+    paint = h.kernel.settings.of(Colours)
+    # typed; the workspace set its safe key (colour), not the other one (depth)
+    assert isinstance(paint, Colours) and paint.colour == "blue" and paint.depth == 3
+    assert h.kernel.settings.paint is paint and h.kernel.settings.section("paint") == {"colour": "blue", "depth": 3}
+    assert any("paint.depth" in n and "until you trust" in n for n in h.kernel.loaded_settings.notices)
+    bad = make(tmp_path / "b", [], ("paint", P()), config='model = "kept"\n[paint]\ndepth = "deep"\n')
+    assert bad.kernel.settings.model == "kept" and bad.kernel.settings.of(Colours).depth == 1
+    (problem,) = [n for n in bad.kernel.loaded_settings.notices if "paint" in n]
+    assert ":3: paint.depth:" in problem and "ignoring [paint]" in problem
+
+
+def test_hook_ketch_register_modes(tmp_path: Path) -> None:
+    from ketch.cli import build_parser
+    from ketch.modes import Mode
+
+    class P:
+        @hookimpl
+        def ketch_register_modes(self, register: Any) -> None:
+            register(Mode("look", "read-only", read_only=True))
+            register(Mode("work", "everything", default=True))
+
+    h = make(tmp_path, [call("touch", {"path": "x"}), text("ok")], ("modes", P()), settings={"mode": "look"})
+    assert set(h.kernel.modes) == {"look", "work"} and h.kernel.default_mode() == "work"
+    assert build_parser(h.kernel).parse_args(["--mode", "look"]).mode == "look"
+    h.run("x", approver=approve_all)
+    assert "touch" not in [t.name for t in h.provider.requests[0].tools]  # offered: none mutating
+    (result,) = h.of_type("tool_result")
+    assert result.outcome == "refused" and "look mode" in result.output and not (h.workspace / "x").exists()
+    with pytest.raises(KetchError, match="unknown mode 'plan'; known modes: look, work"):
+        h.session.set_mode("plan")
+
+
+def test_hook_ketch_register_profiles(tmp_path: Path) -> None:
+    from ketch.cli import build_parser
+    from ketch.modes import Profile
+
+    class P:
+        @hookimpl
+        def ketch_register_profiles(self, register: Any) -> None:
+            register(Profile("careful", "asks", default=True))
+            register(Profile("bold", "does not"))
+
+    h = make(tmp_path, [], ("profiles", P()))
+    assert h.session.profile == "careful" and h.session.snapshot().profile == "careful"
+    assert build_parser(h.kernel).parse_args(["--profile", "bold"]).profile == "bold"
+    h.session.set_profile("bold")
+    assert h.session.snapshot().profile == "bold"
+    with pytest.raises(KetchError, match="unknown profile 'reckless'"):
+        h.session.set_profile("reckless")
+
+
+def test_hook_ketch_permission_rules(tmp_path: Path) -> None:
+    class P:
+        @hookimpl
+        def ketch_permission_rules(self, session: Any) -> dict[str, list[str]]:
+            return {"allow": ["echo(*)"], "deny": ["touch(secret)"]}
+
+    class Q:
+        @hookimpl
+        def ketch_permission_rules(self, session: Any) -> dict[str, list[str]]:
+            return {"ask": ["touch(*)"]}
+
+    plugins, voter = tools_plugins("allow")
+    h = Harness.create(tmp_path, script=[call("echo", {"text": "x"}), text("ok")], plugins=[*plugins, ("p", P()), ("q", Q())], bundled=["guards"])
+    h.run("x")
+    rules = voter.snapshots[0].rules
+    assert rules["allow"] == ("echo(*)",) and rules["deny"] == ("touch(secret)",) and rules["ask"] == ("touch(*)",)
+
+
+def test_hook_ketch_notification(tmp_path: Path) -> None:
+    order: list[str] = []
+
+    class P:
+        @hookimpl
+        async def ketch_notification(self, session: Any, message: str, kind: str) -> None:
+            order.append(f"notification:{kind}:{message}")
+
+    async def approver(request: Any) -> Any:
+        order.append("asked")
+        return await approve_all(request)
+
+    plugins, _ = tools_plugins("ask")
+    h = Harness.create(tmp_path, script=[call("echo", {"text": "x"}), text("ok")], plugins=[*plugins, ("n", P())], bundled=["guards"])
+    h.run("x", approver=approver)
+    assert order == ["notification:permission:ketch needs your permission to use echo", "asked"]
+
+
 # --- configuration -------------------------------------------------------------------------------
 
 
@@ -155,7 +259,7 @@ def test_hook_ketch_workspace_trusted(tmp_path: Path) -> None:
     h = make(tmp_path, [], ("trust", P()), workspace_config='profile = "assisted"\n')
     assert h.kernel.trusted and h.kernel.settings.profile == "assisted"
     untrusted = make(tmp_path / "other", [], workspace_config='profile = "assisted"\n')
-    assert not untrusted.kernel.trusted and untrusted.kernel.settings.profile == "manual"
+    assert not untrusted.kernel.trusted and untrusted.kernel.settings.profile is None  # dropped: not safe
 
 
 def test_hook_ketch_get_credential(tmp_path: Path) -> None:
@@ -171,6 +275,29 @@ def test_hook_ketch_get_credential(tmp_path: Path) -> None:
     h.kernel.environ["SCRIPTED_KEY"] = "from-env"
     assert h.kernel.api_key(config, kind).reveal() == "from-env"
     assert "from-env" not in repr(h.kernel.api_key(config, kind))
+
+
+def test_hook_ketch_model_info(tmp_path: Path) -> None:
+    from ketch.messages import ImagePart, TextPart
+    from ketch.providers import ModelInfo
+
+    class Catalog:
+        @hookimpl
+        def ketch_model_info(self, provider_kind: str, model: str) -> ModelInfo | None:
+            if (provider_kind, model) == ("scripted", "scripted-model"):
+                return ModelInfo(id=model, context_window=50_000, images=False, input_price=2.0, output_price=10.0, source="test")
+            return None
+
+    h = make(tmp_path, [text("ok", usage={"input_tokens": 1000, "output_tokens": 100})], ("cat", Catalog()))
+    session = h.session
+    session.append(Message(role="user", parts=(TextPart(text="see"), ImagePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n"))))
+    end = h.run("x")
+    (usage,) = h.of_type("usage")
+    assert usage.cost_usd == end.cost_usd == 0.003  # 1000 x $2/M + 100 x $10/M
+    assert usage.effective_capacity < 50_000  # the catalog's window, before the provider reports one
+    assert not h.provider.requests[0].messages[0].images  # a text-only model gets no image
+    assert any("does not take images" in n.message for n in h.of_type("notice"))
+    assert h.kernel.hooks.model_info("scripted", "other") is None
 
 
 # --- policy --------------------------------------------------------------------------------------------
@@ -356,6 +483,102 @@ def test_hook_ketch_before_tool_use(tmp_path: Path) -> None:
     (result,) = h.of_type("tool_result")
     assert not result.ok and result.outcome == "blocked" and "the hook says no" in result.output
     assert "tool_started" not in h.types()  # never dispatched
+
+
+class Decider:
+    """A before-tool-use hook that answers ``decision`` (and may rewrite the input)."""
+
+    def __init__(self, decision: str | None, updated: dict[str, Any] | None = None) -> None:
+        self.decision, self.updated = decision, updated
+        self.seen: list[str] = []
+
+    @hookimpl
+    async def ketch_before_tool_use(self, call: Any, decision: str) -> HookVerdict:
+        self.seen.append(decision)
+        return HookVerdict(decision=self.decision, reason=f"hook says {self.decision}", updated_input=self.updated)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("policy", "hook", "approved", "ran", "asked"),
+    [
+        ("ask", "allow", False, True, False),  # the hook spares the person the question
+        ("allow", "ask", True, True, True),  # the hook wants a person to confirm
+        ("allow", "ask", False, False, True),
+        ("allow", "deny", True, False, False),  # its deny always wins
+        ("deny", "allow", True, False, False),  # and its allow never beats a deny
+    ],
+)
+def test_before_tool_use_runs_before_the_approval_and_weighs_in(tmp_path: Path, policy: str, hook: str, approved: bool, ran: bool, asked: bool) -> None:
+    from tests.kernel.kit import Echo
+
+    Echo.runs.clear()
+    asks: list[Any] = []
+
+    async def approver(request: Any) -> Any:
+        asks.append(request)
+        return await (approve_all if approved else deny_all)(request)
+
+    plugins, _ = tools_plugins(policy)
+    decider = Decider(hook)
+    h = Harness.create(tmp_path, script=[call("echo", {"text": "x"}), text("ok")], plugins=[*plugins, ("d", decider)], bundled=["guards"])
+    h.run("x", approver=approver)
+    assert (Echo.runs == ["x"]) is ran and bool(asks) is asked
+    assert decider.seen == ([] if policy == "deny" else [policy])  # a denied call never reaches the hook
+
+
+def test_a_hook_allow_does_not_override_a_hard_guard(tmp_path: Path) -> None:
+    """An ask from the essential guards (a write outside the workspace) is the person's:
+    a hook's allow cannot turn it into a run."""
+    outside = tmp_path / "outside.txt"
+    plugins, _ = tools_plugins("allow")
+    h = Harness.create(
+        tmp_path, script=[call("touch", {"path": str(outside)}), text("ok")], plugins=[*plugins, ("d", Decider("allow"))], bundled=["guards"]
+    )
+    h.run("x")  # no approver: an ask is denied
+    assert not outside.exists()
+    (permission,) = h.of_type("permission")
+    assert permission.decision == "ask" and permission.approved is False and "outside the workspace" in permission.reason
+
+
+def test_a_hook_updated_input_is_validated_and_voted_again(tmp_path: Path) -> None:
+    from tests.kernel.kit import Echo
+
+    Echo.runs.clear()
+    plugins, voter = tools_plugins("allow", per_tool={})
+    h = Harness.create(
+        tmp_path, script=[call("echo", {"text": "original"}), text("ok")], plugins=[*plugins, ("d", Decider(None, {"text": "rewritten"}))], bundled=["guards"]
+    )
+    h.run("x")
+    assert Echo.runs == ["rewritten"] and [c.input for c in voter.calls] == [{"text": "original"}, {"text": "rewritten"}]
+    bad = Harness.create(tmp_path / "bad", script=[call("echo", {"text": "o"}), text("ok")], plugins=[*tools_plugins("allow")[0], ("d", Decider(None, {"nope": 1}))], bundled=["guards"])
+    bad.run("x")
+    (result,) = bad.of_type("tool_result")
+    assert result.outcome == "refused" and "Invalid input" in result.output
+
+
+def test_a_raising_before_tool_use_or_policy_plugin_denies(tmp_path: Path) -> None:
+    """Fail closed where authority is at stake: a hook or voter that raises is a deny."""
+    from tests.kernel.kit import Echo
+
+    class RaisingHook:
+        @hookimpl
+        def ketch_before_tool_use(self, call: Any) -> None:
+            raise RuntimeError("hook bug")
+
+    class RaisingVoter:
+        @hookimpl
+        def ketch_policy_vote(self, call: Any) -> None:
+            raise RuntimeError("voter bug")
+
+    for name, plugin in (("hook", RaisingHook()), ("voter", RaisingVoter())):
+        Echo.runs.clear()
+        plugins, _ = tools_plugins("allow")
+        h = Harness.create(tmp_path / name, script=[call("echo", {"text": "x"}), text("ok")], plugins=[*plugins, (name, plugin)], bundled=["guards"])
+        h.run("x", approver=approve_all)
+        assert Echo.runs == [], name
+        (result,) = h.of_type("tool_result")
+        assert not result.ok and "failed" in result.output, name
+        assert [f.plugin for f in h.kernel.pm.failures] == [name]
 
 
 def test_hook_ketch_after_tool_use(tmp_path: Path) -> None:

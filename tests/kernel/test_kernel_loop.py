@@ -75,26 +75,6 @@ def test_mode_switch_mid_session_changes_offer(tmp_path: Path) -> None:
 # --- validation, unknown tools, tool errors -------------------------------------------------
 
 
-def test_a_turn_tool_filter_narrows_what_is_offered_and_what_runs(tmp_path: Path) -> None:
-    from ketch.tools import ToolFilter
-
-    def only_hi(name: str, data: dict[str, Any]) -> str | None:
-        return None if data.get("text") == "hi" else "echo(hi) only"
-
-    narrow = ToolFilter(tools=frozenset({"echo"}), check=only_hi, source="/review")
-    h, voter = harness(tmp_path, [calls(("touch", {"path": "x"}), ("echo", {"text": "no"}), ("echo", {"text": "hi"})), text("done"), text("next")])
-    asyncio.run(h.kernel.run_turn(h.session, "narrow", tool_filter=narrow))
-    assert tool_names(h.provider.requests[0]) == ["echo"]
-    touch, wrong, right = results(h)
-    assert not touch.ok and "not available in this turn (/review allows only: echo)" in touch.output
-    assert not wrong.ok and "echo(hi) only" in wrong.output
-    assert right.ok and right.output == "hi"
-    assert not (h.workspace / "x").exists()
-    assert [c.tool for c in voter.calls] == ["echo"]  # refused calls never reached the policy
-    h.run("the next turn is not narrowed")
-    assert "touch" in tool_names(h.provider.requests[-1])
-
-
 def test_invalid_input_is_fed_back_not_run(tmp_path: Path) -> None:
     Echo.runs.clear()
     h, _ = harness(tmp_path, [call("echo", {"txt": "wrong field"}), text("sorry")])

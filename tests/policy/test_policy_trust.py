@@ -56,10 +56,10 @@ def test_a_hostile_workspace_config_changes_nothing_until_trusted(tmp_path: Path
     h.run("hello")
     settings = h.kernel.settings
     assert not h.kernel.trusted
-    assert h.session.profile == "manual" and settings.profile == "manual"
+    assert h.session.profile == "manual" and settings.profile is None  # the workspace's profile: dropped
     assert settings.permissions.allow == []
     assert settings.permissions.deny == ["shell(rm:*)"], "restricting rules apply even untrusted"
-    assert settings.hooks == {} and settings.mcp_servers == {}
+    assert not settings.hooks and settings.section("mcp_servers") == {}
     assert "base_url" not in settings.providers.get("scripted", {})
     assert settings.section("sandbox") == {}
     assert not marker.exists(), "the workspace's hook ran"
@@ -126,7 +126,7 @@ def test_cli_trust_and_the_trust_flag(tmp_path: Path) -> None:
     (ws / ".ketch" / "config.toml").write_text('profile = "full-access"\n[permissions]\nallow = ["shell(*)"]\n')
     shown = _ketch(["config", "show", "--json"], ws)
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout)["settings"]["profile"] == "manual"
+    assert json.loads(shown.stdout)["settings"]["profile"] is None  # the workspace's full-access: dropped
     # --trust-workspace trusts for this run only: nothing is recorded
     flagged = _ketch(["--trust-workspace", "config", "show", "--json"], ws)
     assert json.loads(flagged.stdout)["settings"]["profile"] == "full-access"
@@ -139,7 +139,7 @@ def test_cli_trust_and_the_trust_flag(tmp_path: Path) -> None:
     assert json.loads(_ketch(["config", "show", "--json"], ws).stdout)["settings"]["profile"] == "full-access"
     revoked = _ketch(["trust", "--revoke", str(ws)], ws)
     assert revoked.returncode == 0 and "trust withdrawn" in revoked.stdout
-    assert json.loads(_ketch(["config", "show", "--json"], ws).stdout)["settings"]["profile"] == "manual"
+    assert json.loads(_ketch(["config", "show", "--json"], ws).stdout)["settings"]["profile"] is None
     missing = _ketch(["trust", str(tmp_path / "nope")], ws)
     assert missing.returncode == 2 and "is not a directory" in missing.stderr
     assert "Traceback" not in missing.stderr

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 import ketch_anthropic
+import ketch_gemini
 import ketch_ollama
 import ketch_openai
 from ketch.messages import ToolCallPart
@@ -25,14 +26,25 @@ from ketch.providers import (
 from .loopback import LoopbackServer, Reply
 from .recordings import CANARY, MODEL, OLLAMA_SHOW, SYSTEM, WEATHER_SCHEMA, history
 
-PATHS = {"openai": "/v1/chat/completions", "openai-responses": "/v1/responses", "anthropic": "/v1/messages", "ollama": "/api/chat"}
-ENV = {"openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"), "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"), "ollama": ("OLLAMA_API_KEY", "OLLAMA_HOST")}
+PATHS = {
+    "openai": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+    "ollama": "/api/chat",
+    "gemini": f"/v1beta/models/{MODEL['gemini']}:streamGenerateContent",
+}
+ENV = {
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "ollama": ("OLLAMA_API_KEY", "OLLAMA_HOST"),
+    "gemini": ("GEMINI_API_KEY", "GEMINI_BASE_URL"),
+}
 
 
 def provider_kinds() -> dict[str, ProviderKind]:
-    """The kinds exactly as the three plugins register them."""
+    """The kinds exactly as the provider plugins register them."""
     kinds: dict[str, ProviderKind] = {}
-    for plugin in (ketch_openai, ketch_anthropic, ketch_ollama):
+    for plugin in (ketch_openai, ketch_anthropic, ketch_ollama, ketch_gemini):
         plugin.ketch_register_providers(register=lambda kind: kinds.__setitem__(kind.kind, kind))
     return kinds
 

@@ -11,7 +11,7 @@ from typing import Any
 from ketch.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart, Usage
 from ketch.providers import Completed, ReasoningDelta, TextDelta, ToolCallDelta
 
-KINDS = ("openai", "openai-responses", "anthropic", "ollama")
+KINDS = ("openai", "openai-responses", "anthropic", "ollama", "gemini")
 CANARY = "sk-canary-7f3a9c1e5b2d4f6a8c0e"
 
 
@@ -76,7 +76,10 @@ def history(kind: str) -> tuple[Message, ...]:
         ),
         "anthropic": ReasoningPart(text="Need both.", signature="EtYDCkYICxgC", provider="anthropic"),
         "ollama": ReasoningPart(text="Need both.", provider="ollama"),
+        "gemini": ReasoningPart(text="Need both.", signature="EtYDCkYICxgC", provider="gemini"),
     }[kind]
+    # Gemini signs the first call of a step; the others carry nothing (and keep it that way).
+    signed = {"thoughtSignature": "Es8FCswF", "id": True} if kind == "gemini" else None
     return (
         Message.user("Weather in Florence and Rome?"),
         Message(
@@ -85,7 +88,7 @@ def history(kind: str) -> tuple[Message, ...]:
                 ReasoningPart(text="someone else's thoughts", provider="elsewhere", signature="zzz"),
                 reasoning,
                 TextPart(text="Checking both."),
-                ToolCallPart(id="call_1", name="weather", input={"location": "Florence"}),
+                ToolCallPart(id="call_1", name="weather", input={"location": "Florence"}, provider_data=signed),
                 ToolCallPart(id="call_2", name="weather", input={"location": "Rome"}),
             ),
         ),
@@ -100,12 +103,39 @@ def history(kind: str) -> tuple[Message, ...]:
     )
 
 
-MODEL = {"openai": "m", "openai-responses": "gpt-5-mini", "anthropic": "m", "ollama": "m"}
+MODEL = {"openai": "m", "openai-responses": "gpt-5-mini", "anthropic": "m", "ollama": "m", "gemini": "gemini-2.5-flash"}
 
 
 def expected_body(kind: str) -> dict[str, Any]:
     """The exact JSON body each kind must send for the request above."""
     florence, rome = '{"location": "Florence"}', '{"location": "Rome"}'
+    if kind == "gemini":
+        return {
+            "contents": [
+                {"role": "user", "parts": [{"text": "Weather in Florence and Rome?"}]},
+                {
+                    "role": "model",
+                    "parts": [
+                        {"text": "Need both.", "thought": True, "thoughtSignature": "EtYDCkYICxgC"},
+                        {"text": "Checking both."},
+                        {"functionCall": {"name": "weather", "args": {"location": "Florence"}, "id": "call_1"}, "thoughtSignature": "Es8FCswF"},
+                        {"functionCall": {"name": "weather", "args": {"location": "Rome"}, "id": "call_2"}},
+                    ],
+                },
+                {
+                    "role": "user",
+                    "parts": [
+                        {"functionResponse": {"name": "weather", "response": {"output": "40 C"}, "id": "call_1"}},
+                        {"functionResponse": {"name": "weather", "response": {"error": "error: station offline"}, "id": "call_2"}},
+                        {"text": "And tomorrow?"},
+                    ],
+                },
+            ],
+            "systemInstruction": {"parts": [{"text": SYSTEM}]},
+            "tools": [{"functionDeclarations": [{"name": "weather", "description": "Get weather information for a location", "parametersJsonSchema": WEATHER_SCHEMA}]}],
+            "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+            "generationConfig": {"maxOutputTokens": 1000, "thinkingConfig": {"includeThoughts": True}},
+        }
     if kind == "openai":
         return {
             "model": "m",
@@ -791,4 +821,8 @@ def ollama() -> dict[str, Any]:
 
 
 def recordings(kind: str) -> dict[str, Any]:
+    if kind == "gemini":
+        from .recordings_gemini import gemini
+
+        return gemini()
     return {"openai": openai, "openai-responses": responses, "anthropic": anthropic, "ollama": ollama}[kind]()

@@ -268,3 +268,17 @@ def test_auth_status_without_any_keyring_points_to_the_environment(tmp_path: Pat
     assert done.returncode == 1
     assert "openai            none: set OPENAI_API_KEY (no OS keyring here)" in done.stdout
     assert done.stderr.count("\n") == 1 and "no OS keyring is available" in done.stderr
+
+
+def test_auth_set_gemini_needs_no_keyring_change_and_the_key_is_used(tmp_path: Path, server: LoopbackServer) -> None:
+    """A new provider kind works with ``ketch auth`` as it registers: no keyring plugin edit."""
+    env = file_env(tmp_path / "keys.json")
+    done = ketch(tmp_path, "auth", "set", "gemini", env=env, stdin=KEY + "\n")
+    assert done.returncode == 0 and "stored the API key for 'gemini'" in done.stdout, done.stderr
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in ketch(tmp_path, "auth", "status", env=env).stdout.splitlines()}
+    assert rows["gemini"].startswith("keyring (")
+    rec = recordings("gemini")
+    server.queue(PATHS["gemini"], Reply(chunks=[rec["streams"]["plain"]]))
+    turn = ketch(tmp_path, "-p", "hi", "--provider", "gemini", "--model", "gemini-2.5-flash", env={**env, "GEMINI_BASE_URL": server.url})
+    assert turn.returncode == 0, turn.stderr
+    assert server.requests[-1].headers["x-goog-api-key"] == KEY and KEY not in turn.stdout + turn.stderr

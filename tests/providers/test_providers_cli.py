@@ -17,11 +17,11 @@ from .kit import PATHS
 from .loopback import LoopbackServer, Reply, free_port
 from .recordings import CANARY, OLLAMA_SHOW, recordings
 
-PLUGINS = "openai,anthropic,ollama,headless,keyring"
+PLUGINS = "openai,anthropic,ollama,gemini,headless,keyring"
 
 
 def ketch(tmp_path: Path, *args: str, env: dict[str, str] | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "OLLAMA_"))}
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "OLLAMA_", "GEMINI_", "GOOGLE_"))}
     merged = {
         **base,
         "KETCH_PLUGINS": PLUGINS,
@@ -42,16 +42,18 @@ CASES = {
     "openai-responses": lambda url: {"OPENAI_API_KEY": CANARY, "OPENAI_BASE_URL": url},  # no /v1: added
     "anthropic": lambda url: {"ANTHROPIC_API_KEY": CANARY, "ANTHROPIC_BASE_URL": url},
     "ollama": lambda url: {"OLLAMA_HOST": url.removeprefix("http://")},  # host:port, as people write it
+    "gemini": lambda url: {"GEMINI_API_KEY": CANARY, "GEMINI_BASE_URL": url},
 }
 ANSWERS = {
     "openai": "I'm unable to provide real-time weather updates.",
     "openai-responses": "I'm unable to provide real-time weather updates.",
     "anthropic": "Hello there!",
     "ollama": "The sky is blue.",
+    "gemini": "\n".join(str(n) for n in range(1, 31)),
 }
 
 
-@pytest.mark.parametrize("kind", list(CASES))
+@pytest.mark.parametrize("kind", [k for k in CASES if k != "gemini"])
 def test_headless_stream_json_with_only_environment_variables(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
     rec = recordings(kind)
     server.queue(PATHS[kind], Reply(chunks=[rec["streams"]["plain"]], content_type=rec["content_type"]))
@@ -68,6 +70,27 @@ def test_headless_stream_json_with_only_environment_variables(tmp_path: Path, se
     if kind != "ollama":
         sent = server.requests[-1].headers
         assert CANARY in (sent.get("authorization", "") + sent.get("x-api-key", ""))
+
+
+def test_gemini_headless_with_only_gemini_api_key_and_base_url(tmp_path: Path, server: LoopbackServer) -> None:
+    rec = recordings("gemini")
+    path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    server.queue(path, Reply(chunks=[rec["streams"]["plain"]], content_type=rec["content_type"]))
+    server.default("/v1beta/models/gemini-2.5-flash", Reply.json(200, {"name": "models/gemini-2.5-flash", "inputTokenLimit": 1048576, "outputTokenLimit": 65536, "supportedGenerationMethods": ["generateContent"]}))
+    done = ketch(tmp_path, "-p", "hi", "--provider", "gemini", "--model", "gemini-2.5-flash", "--output-format", "stream-json", env=CASES["gemini"](server.url))
+    assert done.returncode == 0, done.stderr
+    events = lines(done.stdout)
+    assert events[0]["type"] == "session" and events[0]["provider"] == "gemini" and events[0]["model"] == "gemini-2.5-flash"
+    assert events[-1]["type"] == "turn_end" and events[-1]["text"] == ANSWERS["gemini"] and events[-1]["stop_reason"] == "end_turn"
+    (sent,) = [r for r in server.requests if r.path == path]
+    assert sent.target == f"{path}?alt=sse" and CANARY not in sent.target  # the key is never in the URL
+    assert sent.headers["x-goog-api-key"] == CANARY
+    assert sent.json["contents"][-1] == {"role": "user", "parts": [{"text": "hi"}]}
+    assert CANARY not in done.stdout + done.stderr
+    # With neither variable set, the error names both ways to give a key.
+    missing = ketch(tmp_path, "-p", "hi", "--provider", "gemini", "--model", "gemini-2.5-flash", "--output-format", "json", env={"GEMINI_BASE_URL": server.url})
+    assert missing.returncode == 1 and "GEMINI_API_KEY" in missing.stdout and "ketch auth set gemini" in missing.stdout
+    assert "Traceback" not in missing.stderr
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
@@ -138,3 +161,15 @@ def test_first_run_with_nothing_found_explains_how_to_configure(tmp_path: Path) 
     assert done.returncode != 0
     assert "no model provider is configured" in done.stderr and "ketch auth set" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_ketch_models_lists_gemini_chat_models_with_their_windows(tmp_path: Path, server: LoopbackServer) -> None:
+    listing = {"models": [
+        {"name": "models/gemini-2.5-flash", "inputTokenLimit": 1048576, "outputTokenLimit": 65536, "supportedGenerationMethods": ["generateContent", "countTokens"]},
+        {"name": "models/gemini-embedding-001", "inputTokenLimit": 2048, "supportedGenerationMethods": ["embedContent"]},
+    ]}
+    server.default("/v1beta/models", Reply.json(200, listing))
+    done = ketch(tmp_path, "--provider", "gemini", "models", env=CASES["gemini"](server.url))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["gemini-2.5-flash", "context", "1048576"]
+    assert server.requests[-1].headers["x-goog-api-key"] == CANARY and CANARY not in server.requests[-1].target

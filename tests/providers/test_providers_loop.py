@@ -20,6 +20,7 @@ from .loopback import LoopbackServer, Reply
 from .recordings import CANARY, KINDS, recordings
 
 PLAIN_TEXT = {
+    "gemini": "\n".join(str(n) for n in range(1, 31)),
     "openai": "I'm unable to provide real-time weather updates.",
     "openai-responses": "I'm unable to provide real-time weather updates.",
     "anthropic": "Hello there!",
@@ -126,7 +127,7 @@ def test_the_canary_key_appears_nowhere(tmp_path: Path, server: LoopbackServer, 
     caplog.set_level(logging.DEBUG)
     rec = recordings(kind)
     midstream = rec["streams"]["midstream_error"]
-    for phrase in (b"Overloaded", b"an error was", b"Sorry about that!"):
+    for phrase in (b"Overloaded", b"an error was", b"Sorry about that!", b"An internal error"):
         midstream = midstream.replace(phrase, CANARY.encode())
     assert CANARY.encode() in midstream
     server.queue(
@@ -151,7 +152,7 @@ def test_the_canary_key_appears_nowhere(tmp_path: Path, server: LoopbackServer, 
 def test_cancelling_the_turn_closes_the_connection_promptly(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
     rec = recordings(kind)
     data = rec["streams"]["plain"]
-    first_token = data.index(PLAIN_TEXT[kind][:3].encode())
+    first_token = data.index(json.dumps(PLAIN_TEXT[kind][:3])[1:-1].encode())  # as it is escaped in the JSON
     head = data.index(b"\n", first_token) + 2  # everything up to the first text delta, at once
     chunks = [data[:head], *(data[i : i + 40] for i in range(head, len(data), 40))]
     server.queue(PATHS[kind], Reply(chunks=chunks, content_type=rec["content_type"], pause=0.25))

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from ketch.testing.harness import Harness, approve_all, deny_all, isolated_env
 from ketch.testing.scripted import ScriptedProvider, call, calls, error, scripted_kind, text
+from ketch.testing.vocabulary import TestVocabulary
 
 __all__ = [
     "Harness",
     "ScriptedProvider",
+    "TestVocabulary",
     "approve_all",
     "call",
     "calls",

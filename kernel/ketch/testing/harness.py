@@ -12,6 +12,7 @@ from typing import Any
 from ketch.events import Event, TurnEndEvent
 from ketch.kernel import Kernel
 from ketch.markers import hookimpl
+from ketch.plugins import PluginInfo
 from ketch.policy import ApprovalAnswer, ApprovalRequest, Approver
 from ketch.providers import ProviderKind
 from ketch.session import Session
@@ -135,6 +136,14 @@ class Harness:
                 cli_settings={"provider": provider_name or "scripted", **(settings or {})},
                 trusted=trusted,
             )
+        if not kernel.modes and not kernel.profiles:
+            # No policy plugin in this test: give it the usual words (plan, build,
+            # manual, full-access) so settings and sessions can name them.
+            from ketch.testing.vocabulary import TestVocabulary
+
+            kernel.pm.add_plugin(TestVocabulary(), PluginInfo(name="vocabulary", module=__name__, distribution="(in-process)"))
+            for cached in ("modes", "profiles"):
+                kernel.__dict__.pop(cached, None)
         harness = cls(kernel, provider, workspace)
         harness.environ = environ
         harness.provider_name = provider_name

@@ -1,0 +1,321 @@
+"""The per-call pipeline: the only place where a proposed tool call becomes an effect.
+
+For each call of a response, in order: resolve the tool (a mutating tool in a
+read-only mode is refused, structurally), validate the input, break loops of
+identical calls, ask every policy plugin (deny > ask > allow; no vote means ask; a
+missing essential plugin asks), let ``ketch_before_tool_use`` hooks weigh in before
+anyone is asked (a hook's deny always wins; its allow turns only a soft ask into a
+run; a changed input is validated and voted on again), ask the approver on ask (no
+approver: denied), journal the dispatch (``tool_started``), run, append the
+after-hooks' notes, and pass the result through the result filters. A tool error
+never ends the turn: it is the result the model gets.
+
+Calls whose tools are safe to run side by side (read-only tools, and tools that
+declare ``concurrent``) run concurrently when they come one after another; every
+other call runs alone, in order, after the approvals it needs. Results always go
+back to the model in call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ketch.events import PermissionEvent, ToolCallEvent, ToolResultEvent, ToolStartedEvent
+from ketch.messages import ToolCallPart, ToolResultPart
+from ketch.policy import ApprovalRequest, PermissionSnapshot, ProposedCall, Vote, combine_votes
+from ketch.request import offered_tools
+from ketch.tools import Access, Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Awaitable, Callable
+
+    from ketch.policy import Approver
+    from ketch.session import Session
+
+CANCELLED = "[ketch] Cancelled by the user before this call finished."
+
+
+@dataclass
+class Ready:
+    """A call that may run: everything the run needs, decided."""
+
+    call: ToolCallPart
+    tool: Tool
+    args: Any
+    ctx: ToolContext
+    proposed: ProposedCall
+
+
+@dataclass
+class Refused:
+    result: ToolResult
+    outcome: str = "refused"  # refused | blocked
+
+
+@dataclass
+class CallPipeline:
+    session: Session
+    approver: Approver | None
+    allowed_tools: frozenset[str] | None = None  # the turn's narrowing (a command's allowed-tools)
+    duplicate_limit: int = 3
+    recent_calls: list[str] = field(default_factory=list)  # for the duplicate-call breaker
+    finished: dict[str, ToolResultPart] = field(default_factory=dict)  # this step's results so far
+
+    @property
+    def kernel(self) -> Any:
+        return self.session.kernel
+
+    def emit(self, event: Any) -> None:
+        self.kernel.emit(self.session, event)
+
+    # --- a step -------------------------------------------------------------------------
+
+    async def run_step(self, calls: list[ToolCallPart], snapshot: PermissionSnapshot) -> list[ToolResultPart]:
+        """Run one response's calls; the results in call order."""
+        self.finished = {}
+        index = 0
+        while index < len(calls):
+            batch = [calls[index]]
+            if self._concurrent(calls[index]):
+                while index + len(batch) < len(calls) and self._concurrent(calls[index + len(batch)]):
+                    batch.append(calls[index + len(batch)])
+            index += len(batch)
+            if len(batch) == 1:
+                await self._one(batch[0], snapshot)
+                continue
+            # Decide in order (approvals one at a time), then run side by side.
+            decided = [await self._decide_announced(call, snapshot) for call in batch]
+            await asyncio.gather(*(self._finish(call, d) for call, d in zip(batch, decided, strict=True)))
+        return [self.finished[c.id] for c in calls]
+
+    def _concurrent(self, call: ToolCallPart) -> bool:
+        tool = self.kernel.tools.get(call.name)
+        if tool is None or call.input_error:
+            return False
+        declared = getattr(tool, "concurrent", None)
+        return bool(declared) if declared is not None else not tool.mutating
+
+    async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> None:
+        await self._finish(call, await self._decide_announced(call, snapshot))
+
+    async def _decide_announced(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> Ready | Refused:
+        self.emit(ToolCallEvent(id=call.id, name=call.name, input=call.input, summary=self._call_summary(call)))
+        return await self.decide(call, snapshot)
+
+    async def _finish(self, call: ToolCallPart, decided: Ready | Refused) -> None:
+        if isinstance(decided, Refused):
+            result, outcome = decided.result, decided.outcome
+        else:
+            result, outcome = await self.execute(decided)
+        self.emit(ToolResultEvent(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome))  # type: ignore[arg-type]
+        self.finished[call.id] = ToolResultPart(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, images=tuple(result.images))
+
+    # --- deciding -------------------------------------------------------------------------
+
+    def resolve(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> Tool | Refused:
+        if call.input_error:
+            return Refused(ToolResult.error(f"[ketch] The arguments of this call were not valid JSON ({call.input_error}); it was not run. Send it again with valid JSON arguments."))
+        tool = self.kernel.tools.get(call.name)
+        offered = offered_tools(self.session, self.allowed_tools)
+        if tool is None or (self.allowed_tools is not None and tool.name not in self.allowed_tools):
+            names = ", ".join(t.name for t in offered) or "none"
+            return Refused(ToolResult.error(f"[ketch] There is no tool named '{call.name}' in this turn. Tools available: {names}."))
+        if self.kernel.read_only_mode(snapshot.mode) and tool.mutating:
+            return Refused(
+                ToolResult.error(
+                    f"[ketch] '{call.name}' changes things, and this session is in {snapshot.mode} mode, where only "
+                    "read-only tools may run. It was not run. Propose the change in your answer instead; the user can switch modes."
+                )
+            )
+        return tool
+
+    def validate(self, tool: Tool, raw: dict[str, Any]) -> Any:
+        try:
+            return tool.input_model.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()[:8])
+            return Refused(ToolResult.error(f"[ketch] Invalid input for '{tool.name}': {problems}. Fix the arguments and call it again."))
+
+    def _repeated(self, call: ToolCallPart, tool: Tool) -> Refused | None:
+        key = f"{call.name}\x00{call.canonical_input()}"
+        streak = 0
+        for previous in reversed(self.recent_calls):
+            if previous != key:
+                break
+            streak += 1
+        self.recent_calls.append(key)
+        if streak + 1 >= self.duplicate_limit and not tool.repeatable:
+            return Refused(
+                ToolResult.error(
+                    f"[ketch] You have made this exact call {streak + 1} times in a row; it was not run again. Its result "
+                    "will not change: use the earlier result, or try something different."
+                )
+            )
+        return None
+
+    def _propose(self, call: ToolCallPart, tool: Tool, args: Any, ctx: ToolContext, raw: dict[str, Any]) -> ProposedCall | Refused:
+        try:
+            accesses = tuple(tool.accesses(args, ctx))
+        except Exception as exc:  # noqa: BLE001 - a tool bug must not bypass policy
+            return Refused(ToolResult.error(f"[ketch] '{call.name}' could not describe what it would touch ({type(exc).__name__}: {exc}); it was not run."))
+        return ProposedCall(id=call.id, tool=tool.name, input=raw, effects=tool.effects, mutating=tool.mutating, accesses=accesses, plugin=tool.plugin)
+
+    def votes(self, proposed: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
+        votes = self.kernel.hooks.policy_votes(proposed, snapshot, self.session)
+        missing = [name for name, info in self.kernel.pm.infos.items() if info.essential and info.status != "ok"]
+        if missing:
+            votes.append(Vote(decision="ask", reason=f"essential plugin(s) {', '.join(missing)} not loaded", plugin="kernel", hard=True))
+        return combine_votes(votes)
+
+    async def decide(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> Ready | Refused:
+        tool = self.resolve(call, snapshot)
+        if isinstance(tool, Refused):
+            return tool
+        args = self.validate(tool, call.input)
+        if isinstance(args, Refused):
+            return args
+        repeated = self._repeated(call, tool)
+        if repeated is not None:
+            return repeated
+        ctx = self._tool_context(call, snapshot, tool)
+        proposed = self._propose(call, tool, args, ctx, call.input)
+        if isinstance(proposed, Refused):
+            return proposed
+        vote = self.votes(proposed, snapshot)
+        if vote.decision == "deny":
+            return self._denied(proposed, vote.reason)
+        verdicts = await self.kernel.hooks.before_tool_use(self.session, proposed, vote.decision)
+        denial = next((v for v in verdicts if v.denies), None)
+        if denial is not None:
+            reason = denial.reason or "blocked by a hook"
+            self.emit(PermissionEvent(tool_call_id=call.id, decision="deny", reason=f"a hook denied it: {reason}"))
+            return Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
+        updated = next((v.updated_input for v in verdicts if v.updated_input is not None), None)
+        if updated is not None:
+            # A hook rewrote the input: it is a new call as far as authority goes.
+            args = self.validate(tool, updated)
+            if isinstance(args, Refused):
+                return args
+            proposed = self._propose(call, tool, args, ctx, dict(updated))
+            if isinstance(proposed, Refused):
+                return proposed
+            vote = self.votes(proposed, snapshot)
+            if vote.decision == "deny":
+                return self._denied(proposed, vote.reason)
+        if any(v.decision == "ask" for v in verdicts) and vote.decision == "allow":
+            reason = next((v.reason for v in verdicts if v.decision == "ask" and v.reason), "") or "a hook asks for confirmation"
+            vote = Vote(decision="ask", reason=reason, plugin="hooks")
+        elif vote.decision == "ask" and not vote.hard and any(v.decision == "allow" for v in verdicts):
+            reason = next((v.reason for v in verdicts if v.decision == "allow" and v.reason), "") or "a hook allowed it"
+            vote = Vote(decision="allow", reason=reason, plugin="hooks")
+        allowed, message = await self.authorize(proposed, vote, summary=self._summary(tool, args), preview=lambda: self._preview(tool, args, ctx))
+        if not allowed:
+            return Refused(ToolResult.error(message))
+        return Ready(call, tool, args, ctx, proposed)
+
+    def _denied(self, proposed: ProposedCall, reason: str) -> Refused:
+        self.emit(PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=reason))
+        return Refused(ToolResult.error(f"[ketch] Permission denied: {reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."))
+
+    async def authorize(self, proposed: ProposedCall, vote: Vote, *, summary: str, preview: Callable[[], Awaitable[str | None]] | None = None) -> tuple[bool, str]:
+        """Act on a combined vote: allow, deny, or ask the approver. Returns (allowed, message)."""
+        session = self.session
+        if vote.decision == "deny":
+            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=vote.reason))
+            return False, f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
+        if vote.decision == "allow":
+            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="allow", reason=vote.reason))
+            return True, ""
+        if self.approver is None:
+            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="ask", reason=vote.reason, approved=False))
+            return False, (
+                f"[ketch] This needs the user's approval ({vote.reason or 'no rule allows it'}), and no one can approve it in "
+                "this mode, so it was not run. Ask the user to allow it, or do without it."
+            )
+        shown = await preview() if preview is not None else None
+        await self.kernel.hooks.notification(session, f"ketch needs your permission to use {proposed.tool}", "permission")
+        answer = await self.approver(ApprovalRequest(call=proposed, reason=vote.reason, summary=summary, scope=vote.scope, preview=shown))
+        scope = vote.scope if answer.approved and answer.remember != "once" else None
+        if scope and answer.remember == "session" and scope not in session.approvals:
+            session.approvals.append(scope)
+        self.emit(PermissionEvent(tool_call_id=proposed.id, decision="ask", reason=vote.reason, approved=answer.approved, scope=scope if answer.remember == "always" else None))
+        if answer.approved:
+            return True, ""
+        note = f" The user said: {answer.message}" if answer.message else ""
+        return False, f"[ketch] The user declined this call.{note}"
+
+    # --- running ----------------------------------------------------------------------------
+
+    async def execute(self, ready: Ready) -> tuple[ToolResult, str]:
+        call, tool, ctx = ready.call, ready.tool, ready.ctx
+        self.emit(ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input))
+        try:
+            result = await tool.run(ready.args, ctx)
+            if not isinstance(result, ToolResult):
+                result = ToolResult.error(f"[ketch] Tool '{call.name}' returned {type(result).__name__}, not a result")
+        except asyncio.CancelledError:
+            ctx.cancelled.set()
+            self.emit(ToolResultEvent(tool_call_id=call.id, name=call.name, ok=False, output=CANCELLED, outcome="cancelled"))
+            self.finished[call.id] = ToolResultPart(tool_call_id=call.id, name=call.name, ok=False, output=CANCELLED)
+            raise
+        except Exception as exc:  # noqa: BLE001 - a tool never raises into the loop
+            result = ToolResult.error(f"[ketch] Tool '{call.name}' failed: {type(exc).__name__}: {exc}")
+        notes = await self.kernel.hooks.after_tool_use(self.session, ready.proposed, result)
+        if notes:
+            result = result.model_copy(update={"output": result.output + "\n\n" + "\n".join(notes)})
+        # Last, so a filter (secret redaction) sees everything the model, journal and screen will.
+        result = self.kernel.hooks.tool_result(self.session, ready.proposed, result)
+        return result, ("succeeded" if result.ok else "failed")
+
+    # --- what the person sees -----------------------------------------------------------------
+
+    def _call_summary(self, call: ToolCallPart) -> str:
+        """The one line shown for a call (the full command line for shell), when it validates."""
+        tool = self.kernel.tools.get(call.name)
+        if tool is None or call.input_error:
+            return ""
+        try:
+            return self._summary(tool, tool.input_model.model_validate(call.input))
+        except ValidationError:
+            return ""
+
+    def _summary(self, tool: Tool, args: Any) -> str:
+        try:
+            return tool.summary(args)
+        except Exception:  # noqa: BLE001
+            return str(args.model_dump_json())
+
+    async def _preview(self, tool: Tool, args: Any, ctx: ToolContext) -> str | None:
+        try:
+            return await tool.preview(args, ctx)
+        except Exception as exc:  # noqa: BLE001 - a preview bug must not hide the prompt
+            return f"(no preview: {type(exc).__name__}: {exc})"
+
+    def _tool_context(self, call: ToolCallPart, snapshot: PermissionSnapshot, tool: Tool) -> ToolContext:
+        async def authorize(access: Access) -> bool:
+            proposed = ProposedCall(
+                id=call.id,
+                tool=tool.name,
+                input=call.input,
+                effects=frozenset({access.effect}) | tool.effects,
+                mutating=tool.mutating,
+                accesses=(access,),
+                plugin=tool.plugin,
+            )
+            allowed, _ = await self.authorize(proposed, self.votes(proposed, snapshot), summary=f"{access.effect.value} {access.target}")
+            return allowed
+
+        return ToolContext(
+            workspace=self.session.workspace,
+            session_id=self.session.id,
+            settings=self.kernel.settings,
+            state=self.session.state,
+            authorize=authorize,
+            emit=self.emit,
+            tool_call_id=call.id,
+            hooks=self.kernel.hooks,
+        )

@@ -1,0 +1,95 @@
+"""One kernel per ACP session: the client's ``cwd`` is that session's workspace.
+
+A workspace decides a lot (its ``.ketch/config.toml``, whether it is trusted, the
+MCP servers and their tools), and a kernel holds exactly one. So each session gets a
+kernel booted as the command line boots one, in the client's folder, with the same
+options and plugin choices as ``ketch acp`` itself.
+
+The client's MCP servers join that kernel's settings as part of the command-line
+layer (the editor speaks for the person at it) and start through ketch's MCP plugin
+like any configured server, description pins included. An editor also passes servers
+from the project's own settings, so they start only in a trusted workspace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ketch.errors import KetchError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+
+
+def session_args(base: argparse.Namespace) -> argparse.Namespace:
+    """The options ``ketch acp`` was started with, as if it were a frontend run (the MCP
+    plugin starts no server for a subcommand)."""
+    args = copy.copy(base)
+    for name in ("_command", "command"):
+        if hasattr(args, name):
+            delattr(args, name)
+    return args
+
+
+def mcp_settings(servers: list[Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """ACP ``mcpServers`` as ``[mcp_servers]`` tables, and a note for each one skipped."""
+    tables: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    for server in servers or []:
+        name = str(getattr(server, "name", "") or "").strip()
+        if not name:
+            notes.append("an MCP server from the editor has no name; skipped")
+            continue
+        kind = type(server).__name__
+        if hasattr(server, "command"):
+            env = {item.name: item.value for item in getattr(server, "env", None) or []}
+            tables[name] = {"command": server.command, "args": list(server.args or []), "env": env}
+        elif kind.startswith("Http") or kind == "McpServerHttp":
+            headers = {item.name: item.value for item in getattr(server, "headers", None) or []}
+            tables[name] = {"url": server.url, "headers": headers}
+        else:
+            notes.append(
+                f"MCP server '{name}' from the editor uses a transport ketch does not speak ({kind}); skipped"
+            )
+    return tables, notes
+
+
+def boot_session_kernel(base: Kernel, cwd: str, mcp_servers: list[Any]) -> tuple[Kernel, list[str]]:
+    """A kernel for one session in ``cwd``, and notices about the editor's MCP servers.
+
+    Settings are not validated yet (that happens when the session is built, in a
+    worker thread, since starting MCP servers blocks)."""
+    from ketch import builtin_commands
+    from ketch.cli import cli_settings
+    from ketch.kernel import Kernel
+
+    workspace = Path(cwd)
+    if not workspace.is_absolute():
+        raise KetchError(f"cwd must be an absolute path, got {cwd!r}")
+    if not workspace.is_dir():
+        raise KetchError(f"cwd {cwd} is not a directory")
+    args = session_args(base.args)
+    kernel = Kernel.boot(
+        workspace=workspace,
+        cli_disabled=list(getattr(args, "no_plugin", None) or []),
+        environ=dict(base.environ),
+        args=args,
+    )
+    kernel.register_builtin(builtin_commands, "builtin")
+    cli = cli_settings(args)
+    tables, notes = mcp_settings(mcp_servers)
+    if tables:
+        if kernel.trusted:
+            cli["mcp_servers"] = tables
+        else:
+            notes.append(
+                f"the editor's MCP server(s) {', '.join(sorted(tables))} were not started: {kernel.workspace} is not a trusted "
+                f"workspace (an editor passes servers from the project's own settings too); trust it with `ketch trust {kernel.workspace}`"
+            )
+    for layer in kernel._layers or []:
+        if layer.name == "cli":
+            layer.data = cli
+    return kernel, notes

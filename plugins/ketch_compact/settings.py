@@ -1,0 +1,26 @@
+"""The compactors' keys in ``[compaction]`` (the kernel owns trigger, target and
+keep_recent_turns in the same table: when to compact and what to keep)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ketch.settings import Section, SettingsSection
+
+
+class CompactorSettings(Section):
+    compactor: str = "deterministic"  # or "model": a structured summary from the session's model
+    # Old tool results larger than this (estimated tokens) are pruned first.
+    prune_min_tokens: int = Field(200, ge=20)
+    # A summary never takes more than this many tokens (it also fits the target).
+    summary_max_tokens: int = Field(4_000, ge=200)
+    # The model summarizer gives up after this many seconds (then the deterministic one runs).
+    model_timeout: float = Field(120.0, gt=0)
+    # Tools whose successful calls count as "files changed" (their path argument).
+    changed_file_tools: list[str] = Field(default_factory=lambda: ["write_file", "edit_file", "multi_edit", "apply_patch", "create_file"])
+    # When protected turns alone overflow, prune old tool outputs of the current turn
+    # (never its latest step) instead of stopping.
+    prune_current_turn: bool = True
+
+
+COMPACTION = SettingsSection("compaction", CompactorSettings, workspace_safe=True)

@@ -1,0 +1,219 @@
+"""``--input-format stream-json``: Claude Code's user-message lines on stdin, one
+session, one turn per message, ``stream-json`` out.
+
+Each stdin line is one JSON object:
+
+* ``{"type": "user", "message": {"role": "user", "content": "..." | [blocks]}}``
+  is a turn (text blocks only). Messages that arrive while a turn runs wait their turn.
+  ``"shouldQuery": false`` adds the message to the conversation without a turn.
+* ``{"type": "control_request", "request_id": "...", "request": {"subtype": "interrupt"}}``
+  cancels the running turn and is answered with a ``control_response`` line.
+* EOF: the turns already sent finish, then the session ends.
+
+A line that is not one of these gets an ``error`` event (kind ``bad_input``) and is
+skipped; the session goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.events import TurnEndEvent
+    from ketch.kernel import Kernel
+    from ketch.policy import Approver
+    from ketch.session import Session
+
+
+class BadLine(ValueError):
+    pass
+
+
+@dataclass
+class UserLine:
+    text: str
+    query: bool = True
+
+
+def parse_user_content(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise BadLine("message.content must be a string or a list of content blocks")
+    texts: list[str] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        else:
+            raise BadLine(
+                f"content block of type {kind!r} is not supported (ketch takes text blocks)"
+            )
+    return "\n".join(texts)
+
+
+def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
+    """A user message, or a control request (the object itself)."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BadLine(f"not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise BadLine("not a JSON object")
+    kind = data.get("type")
+    if kind == "control_request":
+        return data
+    if kind != "user":
+        raise BadLine(
+            f'type {kind!r} is not accepted on stdin (expected "user" or "control_request")'
+        )
+    message = data.get("message")
+    if not isinstance(message, dict) or message.get("role", "user") != "user":
+        raise BadLine('a "user" line needs message: {"role": "user", "content": ...}')
+    text = parse_user_content(message.get("content"))
+    if not text.strip():
+        raise BadLine("the message is empty")
+    return UserLine(text, query=data.get("shouldQuery", True) is not False)
+
+
+def _reader(
+    loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[bytes | None], stream: BinaryIO
+) -> None:
+    """Blocking reads on a thread (stdin may be a file, a pipe or a terminal)."""
+    try:
+        for line in iter(stream.readline, b""):
+            loop.call_soon_threadsafe(inbox.put_nowait, line)
+    except (OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(RuntimeError):  # the loop already closed
+            loop.call_soon_threadsafe(inbox.put_nowait, None)
+
+
+class StreamSession:
+    """Runs the turns the stdin lines ask for, in order, in one session."""
+
+    def __init__(
+        self, kernel: Kernel, session: Session, printer: Any, approver: Approver | None, write: Any
+    ) -> None:
+        self.kernel, self.session, self.printer, self.approver = kernel, session, printer, approver
+        self.write = write  # writes one JSON object as a stdout line
+        self.jobs: asyncio.Queue[UserLine | None] = asyncio.Queue()
+        self.current: asyncio.Task[TurnEndEvent] | None = None
+        self.interrupted = False  # the running turn was cancelled on request: not a failure
+        self.failed = False
+
+    def bad_input(self, number: int, problem: str) -> None:
+        from ketch.events import ErrorEvent
+
+        self.failed = True
+        self.printer(
+            ErrorEvent(
+                kind="bad_input",
+                retryable=False,
+                message=f"stdin line {number}: {problem}; line skipped",
+            )
+        )
+
+    def control(self, data: dict[str, Any]) -> None:
+        request_id = data.get("request_id")
+        request = data.get("request")
+        subtype = request.get("subtype") if isinstance(request, dict) else None
+        if subtype == "interrupt":
+            if self.current is not None and not self.current.done():
+                self.interrupted = True
+                self.current.cancel()
+            self.write(
+                {
+                    "type": "control_response",
+                    "response": {"subtype": "success", "request_id": request_id, "response": {}},
+                }
+            )
+            return
+        self.write(
+            {
+                "type": "control_response",
+                "response": {
+                    "subtype": "error",
+                    "request_id": request_id,
+                    "error": f"ketch does not support control request {subtype!r} (only interrupt)",
+                },
+            }
+        )
+
+    async def worker(self) -> None:
+        from ketch.events import MessageEvent
+        from ketch.messages import Message
+
+        while (job := await self.jobs.get()) is not None:
+            if not job.query:
+                message = Message.user(job.text)
+                self.session.append(message)
+                self.kernel.emit(self.session, MessageEvent(message=message))
+                continue
+            self.printer.start()
+            self.interrupted = False
+            self.current = asyncio.create_task(
+                self.kernel.run_turn(self.session, job.text, approver=self.approver)
+            )
+            end = await self.current
+            self.current = None
+            self.printer.finish(end, self.session)
+            if end.stop_reason != "end_turn" and not (
+                end.stop_reason == "cancelled" and self.interrupted
+            ):
+                self.failed = True
+
+    async def run(self, stream: BinaryIO) -> None:
+        loop = asyncio.get_running_loop()
+        inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        threading.Thread(
+            target=_reader, args=(loop, inbox, stream), name="ketch-stdin", daemon=True
+        ).start()
+        worker = asyncio.create_task(self.worker())
+        number = 0
+        while (raw := await inbox.get()) is not None:
+            number += 1
+            if not raw.strip():
+                continue
+            try:
+                parsed = parse_line(raw)
+            except BadLine as exc:
+                self.bad_input(number, str(exc))
+                continue
+            if isinstance(parsed, UserLine):
+                self.jobs.put_nowait(parsed)
+            else:
+                self.control(parsed)
+            if worker.done():
+                break
+        self.jobs.put_nowait(None)
+        await worker
+
+
+def run_stream_input(
+    kernel: Kernel, session: Session, printer: Any, approver: Approver | None
+) -> bool:
+    """Serve stdin until EOF. True when every line was good and every turn ended
+    normally (or was interrupted on request)."""
+
+    def write(obj: dict[str, Any]) -> None:
+        printer.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        printer.out.flush()
+
+    runner = StreamSession(kernel, session, printer, approver, write)
+
+    async def serve() -> None:
+        try:
+            await runner.run(sys.stdin.buffer)
+        finally:
+            await session.provider.aclose()
+
+    asyncio.run(serve())
+    return not runner.failed

@@ -1,0 +1,120 @@
+"""Meta-tests of ketch's shape (in the manner of datasette's): the kernel knows no
+feature, and a disabled plugin is really not there.
+
+* The kernel package names no provider kind, profile, mode or tool that a bundled
+  plugin registers, outside docstrings and comments (which may document extension
+  points): the names are collected from the plugins themselves, so a new plugin's
+  vocabulary is covered without editing this test.
+* For every non-essential bundled plugin, ``--no-plugin NAME`` leaves no module of
+  that plugin's package imported, through a real headless turn.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from ketch.plugins import ESSENTIAL
+from ketch.testing import Harness, isolated_env
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = ROOT / "kernel" / "ketch"
+
+
+def _vocabulary(tmp_path: Path) -> dict[str, set[str]]:
+    h = Harness.create(tmp_path)
+    kernel = h.kernel
+    kinds = {k for k, v in kernel.provider_kinds.items() if v.plugin != "scripted"}
+    tools = {name for name, tool in kernel.tools.items() if not tool.plugin.startswith(("scripted", "vocabulary"))}
+    return {"provider": kinds, "profile": set(kernel.profiles), "mode": set(kernel.modes), "tool": tools}
+
+
+def _code_strings_and_names(path: Path) -> list[tuple[int, str, bool]]:
+    """Every string literal that is not a docstring, and every identifier, with its line
+    (and whether it is an identifier)."""
+    source = path.read_text(encoding="utf-8")
+    found: list[tuple[int, str, bool]] = []
+    previous = tokenize.INDENT
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.STRING:
+            # A docstring: a string that is a statement of its own (after a newline/indent).
+            if previous not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL):
+                found.append((token.start[0], token.string, False))
+        elif token.type == tokenize.NAME:
+            found.append((token.start[0], token.string, True))
+        if token.type not in (tokenize.COMMENT, tokenize.NL):
+            previous = token.type
+    return found
+
+
+def test_the_kernel_names_no_provider_profile_mode_or_tool(tmp_path: Path) -> None:
+    vocabulary = _vocabulary(tmp_path)
+    assert vocabulary["provider"] and vocabulary["profile"] and vocabulary["tool"], vocabulary
+    patterns = {
+        (kind, name): re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+        for kind, names in vocabulary.items()
+        for name in names
+    }
+    hits = []
+    for path in sorted(KERNEL.rglob("*.py")):
+        if "testing" in path.relative_to(KERNEL).parts:
+            continue  # the test kit may speak the bundled plugins' language
+        for line, text, identifier in _code_strings_and_names(path):
+            for (kind, name), pattern in patterns.items():
+                # An identifier that happens to be an English word a tool is also named
+                # after (``answer.remember``) names nothing; a provider or profile does.
+                if identifier and kind in ("tool", "mode"):
+                    continue
+                if pattern.search(text):
+                    hits.append(f"{path.relative_to(ROOT)}:{line}: {kind} '{name}' in {text[:80]!r}")
+    assert not hits, "the kernel names a feature:\n" + "\n".join(hits)
+
+
+def _bundled_plugins() -> list[tuple[str, str]]:
+    from importlib.metadata import entry_points
+
+    return sorted(
+        (ep.name, ep.value.split(".")[0])
+        for ep in entry_points(group="ketch")
+        if ep.dist is not None and ep.dist.metadata["Name"] == "ketch" and ep.name not in ESSENTIAL
+    )
+
+
+PROBE = """
+import json, sys
+from ketch.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.__stderr__)
+"""
+
+
+@pytest.mark.parametrize(("name", "package"), _bundled_plugins())
+def test_no_plugin_leaves_no_module_of_its_package_imported(tmp_path: Path, name: str, package: str) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "fine"}]))
+    env = {
+        **isolated_env(tmp_path),
+        "PATH": "/usr/bin:/bin",
+        "KETCH_LOAD": "scripted=ketch.testing.scripted_plugin",
+        "KETCH_SCRIPT": str(script),
+    }
+    env.pop("KETCH_PLUGINS", None)
+    (tmp_path / "ws").mkdir()
+    # A turn, except without the headless frontend, where a command must do.
+    command = ["plugins"] if name == "headless" else ["--provider", "scripted", "-p", "hello"]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "--no-plugin", name, *command],
+        cwd=tmp_path / "ws", env=env, capture_output=True, text=True, timeout=60,
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, done.stderr
+    leaked = [m for m in report["modules"] if m == package or m.startswith(package + ".")]
+    assert not leaked, f"--no-plugin {name} still imported {leaked}"
+    assert name == "headless" or done.stdout.strip() == "fine"
