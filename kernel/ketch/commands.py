@@ -16,15 +16,30 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
 
 
+@dataclass(frozen=True)
+class PromptRequest:
+    """A prompt a slash command hands to the frontend to send as a turn (a Markdown
+    command's expanded text). ``model``: that turn's model; ``allowed_tools`` narrows that
+    turn's tools (never widens: ``Kernel.run_turn(allowed_tools=...)``); ``source`` says
+    where it came from, for the user."""
+
+    text: str
+    model: str | None = None
+    allowed_tools: frozenset[str] | None = None
+    source: str = ""
+
+
 @dataclass
 class SlashContext:
     """What a slash command gets: the kernel, the live session, its argument text,
-    and ``print`` to show output to the user (the frontend decides how)."""
+    ``print`` to show output to the user (the frontend decides how), and ``submit`` to
+    send a prompt as the next turn (None where the frontend cannot)."""
 
     kernel: Kernel
     session: Session
     argument: str
     print: Callable[[str], None]
+    submit: Callable[[PromptRequest], None] | None = None
 
 
 @dataclass

@@ -244,6 +244,15 @@ class Hooks:
     async def user_prompt_submit(self, session: Session, prompt: str) -> list[HookVerdict]:
         return _verdicts(await self._collect_async("ketch_user_prompt_submit", session=session, prompt=prompt))
 
+    async def expand_prompt(self, session: Session, prompt: str, intake: Any) -> list[Any]:
+        """The parts every ``ketch_expand_prompt`` implementation added, in plugin order
+        (awaited; one that raises is isolated and adds nothing)."""
+        parts: list[Any] = []
+        for _, value in await self._collect_async("ketch_expand_prompt", session=session, prompt=prompt, intake=intake):
+            if isinstance(value, list | tuple):
+                parts.extend(p for p in value if getattr(p, "type", None))  # message parts (text, images)
+        return parts
+
     async def before_tool_use(self, session: Session, call: ProposedCall, decision: str) -> list[HookVerdict]:
         from ketch.verdicts import HookVerdict
 

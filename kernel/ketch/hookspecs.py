@@ -49,7 +49,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.compaction import CompactionRequest, CompactionResult
     from ketch.events import Event, TurnEndEvent
     from ketch.frontends import Frontend
+    from ketch.intake import PromptIntake
     from ketch.kernel import Kernel
+    from ketch.messages import Part
     from ketch.modes import Mode, Profile
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
@@ -325,6 +327,21 @@ def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | Non
     is shown to the user), to add context for the model (``context``), or to end the
     session's turn (``stop=True``); None to let it through unchanged. All verdicts are
     combined: any block blocks.
+    """
+
+
+@hookspec
+def ketch_expand_prompt(session: Session, prompt: str, intake: PromptIntake) -> list[Part] | None:
+    """Add parts to a prompt the user submitted (attachments such as ``@file``).
+
+    Called once per prompt (not for steers), after ``ketch_user_prompt_submit`` let it
+    through and before it enters the history. ``intake.call_tool(name, input)`` runs a
+    tool call on the user's behalf through the same path as the model's calls (mode,
+    policy and approval, hooks, journal, events) and returns its
+    :class:`ketch.tools.ToolResult`; ``intake.notice(text)`` tells the user something.
+    Return parts (:class:`ketch.messages.TextPart`, ...) to append to the prompt's
+    message, an awaitable of such a list, or None. The parts of every implementation
+    are appended in plugin order.
     """
 
 

@@ -2,19 +2,35 @@
 while it runs (delivered at the next step).
 
 Every prompt goes through ``ketch_user_prompt_submit`` first: a hook may block it
-(the reason is shown), add context for the model, or end the turn.
+(the reason is shown), add context for the model, or end the turn. Then plugins may
+attach parts to it (``ketch_expand_prompt``: ``@file`` mentions); reading what is
+attached is still an action with effects, so the tool calls they make for it go
+through the same path as the model's (the mode, the policy and the approver, the
+hooks, the journal, the events): :class:`PromptIntake`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ketch.events import ErrorEvent, MessageEvent, NoticeEvent, UserPromptEvent
 from ketch.messages import Message, Part, TextPart
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
+    from ketch.tools import ToolResult
+
+
+@dataclass(frozen=True)
+class PromptIntake:
+    """What ``ketch_expand_prompt`` gets: run tool calls on the user's behalf while their
+    prompt is taken in, and tell the user something."""
+
+    call_tool: Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
+    notice: Callable[[str], None]
+    has_tool: Callable[[str], bool]
 
 
 @dataclass(frozen=True)
@@ -24,10 +40,13 @@ class Accepted:
     reason: str = ""
 
 
-async def accept_prompt(session: Session, prompt: str, *, steer: bool, parts: tuple[Part, ...] = ()) -> Accepted:
+async def accept_prompt(
+    session: Session, prompt: str, *, steer: bool, parts: tuple[Part, ...] = (), expand: Callable[[str], Awaitable[list[Part]]] | None = None
+) -> Accepted:
     """Run the prompt hooks and append the prompt (with any context they add).
 
-    ``parts`` are attachments that go with the prompt text (files, images)."""
+    ``parts`` are attachments that go with the prompt text (files, images); ``expand``
+    adds the ones plugins attach (``ketch_expand_prompt``), once the prompt got through."""
     kernel = session.kernel
     verdicts = await kernel.hooks.user_prompt_submit(session, prompt)
     for verdict in verdicts:
@@ -39,6 +58,8 @@ async def accept_prompt(session: Session, prompt: str, *, steer: bool, parts: tu
         kernel.emit(session, ErrorEvent(kind="blocked", retryable=False, message=f"prompt blocked: {reason}"))
         return Accepted(False, reason=reason)
     kernel.emit(session, UserPromptEvent(text=prompt, steer=steer))
+    if expand is not None and not steer:
+        parts = (*parts, *await expand(prompt))
     content: list[Part] = [TextPart(text=prompt), *parts]
     content += [TextPart(text=v.context) for v in verdicts if v.context]
     message = Message(role="user", parts=tuple(content))

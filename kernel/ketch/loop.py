@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ketch.calls import CANCELLED, CallPipeline
+from ketch.calls import CANCELLED, CallPipeline, Refused
 from ketch.context import (
     calibrate,
     compact,
@@ -44,12 +44,22 @@ from ketch.events import (
     MessageEvent,
     NoticeEvent,
     RetryEvent,
+    ToolCallEvent,
+    ToolResultEvent,
     TurnEndEvent,
     TurnStopReason,
     UsageEvent,
 )
-from ketch.intake import accept_prompt, deliver_steers
-from ketch.messages import Message, Part, ToolCallPart, ToolResultPart, Usage, pending_tool_calls
+from ketch.intake import PromptIntake, accept_prompt, deliver_steers
+from ketch.messages import (
+    Message,
+    Part,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    new_id,
+    pending_tool_calls,
+)
 from ketch.pricing import CostTally, charge, fit_images
 from ketch.providers import Completed, ErrorKind, ProviderError, ProviderRequest
 from ketch.request import measure, offered_tools, overflow_report
@@ -60,6 +70,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event
     from ketch.policy import Approver, PermissionSnapshot
     from ketch.session import Session
+    from ketch.tools import ToolResult
 
 __all__ = ["CANCELLED", "Turn", "backoff_delay", "close_pending_calls", "run_turn"]
 
@@ -139,6 +150,25 @@ class Turn:
 
     # --- the turn -------------------------------------------------------------------
 
+    async def _expand_prompt(self, prompt: str) -> list[Part]:
+        """Parts plugins attach to the prompt (``ketch_expand_prompt``); the tool calls they
+        make for it are decided and run by the same pipeline as the model's."""
+        snapshot = self.session.snapshot()
+
+        async def call_tool(name: str, data: dict[str, Any]) -> ToolResult:
+            call = ToolCallPart(id=new_id("prompt_"), name=name, input=data)
+            self.emit(ToolCallEvent(id=call.id, name=name, input=data, summary=self.calls._call_summary(call)))
+            decided = await self.calls.decide(call, snapshot)
+            if isinstance(decided, Refused):
+                result, outcome = decided.result, decided.outcome
+            else:
+                result, outcome = await self.calls.execute(decided)
+            self.emit(ToolResultEvent(tool_call_id=call.id, name=name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome))  # type: ignore[arg-type]
+            return result
+
+        intake = PromptIntake(call_tool=call_tool, notice=lambda text: self.emit(NoticeEvent(level="warning", message=text)), has_tool=lambda name: name in self.kernel.tools)
+        return await self.kernel.hooks.expand_prompt(self.session, prompt, intake)
+
     async def run(self, prompt: str, *, parts: tuple[Part, ...] = ()) -> TurnEndEvent:
         try:
             return await self._run(prompt, parts)
@@ -155,7 +185,7 @@ class Turn:
             return self._close("error", "", error=("internal", f"{type(exc).__name__}: {exc}"))
 
     async def _run(self, prompt: str, parts: tuple[Part, ...]) -> TurnEndEvent:
-        accepted = await accept_prompt(self.session, prompt, steer=False, parts=parts)
+        accepted = await accept_prompt(self.session, prompt, steer=False, parts=parts, expand=self._expand_prompt)
         if not accepted.ok:
             return self._end("error")
         if accepted.stop:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -70,6 +72,13 @@ class WriteFile(FsTool):
     def summary(self, args: WriteFileInput) -> str:  # type: ignore[override]
         return f"write {args.path} ({count_lines(args.content)} lines)"
 
+    async def preview(self, args: WriteFileInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
+        """The diff this call would write (computed exactly as ``run`` does, nothing written)."""
+        path = self.target(args, ctx)
+        cfg = tool_settings(ctx, "write_file", WriteSettings)
+        plan = await asyncio.to_thread(_plan_write, path, self.shown(path, ctx), args.content, ctx, cfg)
+        return _preview_text(plan)
+
     async def run(self, args: WriteFileInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
@@ -82,36 +91,67 @@ class WriteFile(FsTool):
             return os_error(exc, shown)
 
     def _write(self, path: Path, shown: str, content: str, ctx: ToolContext, cfg: WriteSettings) -> ToolResult:
-        existing = read_existing(path, backend_for(ctx.session_id))
-        old_text: str | None = None
-        if existing is None:
-            data = content.encode("utf-8")
-            previous = None
-        else:
-            fp, old_bytes, previous = existing
-            try:
-                current = TextFile.from_bytes(old_bytes)
-            except BinaryFile as exc:
-                return ToolResult.error(f"{shown} is a binary file ({exc}); write_file will not replace it with text.")
-            refusal = _guard(ctx, path, shown, fp, current)
-            if refusal:
-                return ToolResult.error(refusal)
-            old_text = current.lf_text()
-            try:
-                data = current.to_bytes(content)
-            except UnicodeEncodeError as exc:
-                return ToolResult.error(f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was written.")
-            if data == old_bytes:
-                coverage.record_written(ctx.plugin_state("fs"), path, fp, count_lines(content))
-                return ToolResult.success(f"{shown} already has exactly this content; nothing changed.")
-        new_fp = write_atomic(path, data, previous=previous, backend=backend_for(ctx.session_id))
-        lines = count_lines(content)
-        coverage.record_written(ctx.plugin_state("fs"), path, new_fp, lines)
-        diff = unified_diff(old_text, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars)
-        if old_text is None:
-            return ToolResult.success(f"Created {shown} ({lines} line{'s' if lines != 1 else ''}, {human_size(len(data))}).", diff=diff)
-        added, removed = diff_stats(diff)
-        return ToolResult.success(f"Overwrote {shown} (+{added} -{removed} lines; now {lines} lines).", diff=diff)
+        plan = _plan_write(path, shown, content, ctx, cfg)
+        if isinstance(plan, ToolResult):
+            return plan
+        if plan.data is None:  # the same content: nothing to write
+            assert plan.fingerprint is not None
+            coverage.record_written(ctx.plugin_state("fs"), path, plan.fingerprint, plan.lines)
+            return ToolResult.success(f"{shown} already has exactly this content; nothing changed.")
+        new_fp = write_atomic(path, plan.data, previous=plan.previous, backend=backend_for(ctx.session_id))
+        coverage.record_written(ctx.plugin_state("fs"), path, new_fp, plan.lines)
+        lines = plan.lines
+        if plan.created:
+            return ToolResult.success(f"Created {shown} ({lines} line{'s' if lines != 1 else ''}, {human_size(len(plan.data))}).", diff=plan.diff)
+        added, removed = diff_stats(plan.diff)
+        return ToolResult.success(f"Overwrote {shown} (+{added} -{removed} lines; now {lines} lines).", diff=plan.diff)
+
+
+@dataclass
+class WritePlan:
+    """What a write or an edit will do, worked out without touching the file: the bytes
+    to write (None: nothing changes), the diff, and what ``run`` needs to finish."""
+
+    data: bytes | None
+    diff: str
+    lines: int  # lines of the new content
+    previous: os.stat_result | None = None
+    fingerprint: Fingerprint | None = None  # the current file's, when it exists
+    created: bool = False
+    message: str = ""  # extra detail for the result (an edit's replaced count and snippet)
+
+
+def _preview_text(plan: WritePlan | ToolResult) -> str:
+    if isinstance(plan, ToolResult):  # the call would fail: say so before anyone approves it
+        return f"(this call will fail: {plan.output})"
+    if plan.data is None:
+        return "(no change: the file already has exactly this content)"
+    return plan.diff or "(no visible change)"
+
+
+def _plan_write(path: Path, shown: str, content: str, ctx: ToolContext, cfg: WriteSettings) -> WritePlan | ToolResult:
+    existing = read_existing(path, backend_for(ctx.session_id))
+    lines = count_lines(content)
+    if existing is None:
+        diff = unified_diff(None, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars)
+        return WritePlan(data=content.encode("utf-8"), diff=diff, lines=lines, created=True)
+    fp, old_bytes, previous = existing
+    try:
+        current = TextFile.from_bytes(old_bytes)
+    except BinaryFile as exc:
+        return ToolResult.error(f"{shown} is a binary file ({exc}); write_file will not replace it with text.")
+    refusal = _guard(ctx, path, shown, fp, current)
+    if refusal:
+        return ToolResult.error(refusal)
+    old_text = current.lf_text()
+    try:
+        data = current.to_bytes(content)
+    except UnicodeEncodeError as exc:
+        return ToolResult.error(f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was written.")
+    if data == old_bytes:
+        return WritePlan(data=None, diff="", lines=lines, previous=previous, fingerprint=fp)
+    diff = unified_diff(old_text, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars)
+    return WritePlan(data=data, diff=diff, lines=lines, previous=previous, fingerprint=fp)
 
 
 class EditFile(FsTool):
@@ -135,6 +175,13 @@ class EditFile(FsTool):
     def summary(self, args: EditFileInput) -> str:  # type: ignore[override]
         return f"edit {args.path}" + (" (every occurrence)" if args.replace_all else "")
 
+    async def preview(self, args: EditFileInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
+        """The diff this edit would make (computed exactly as ``run`` does, nothing written)."""
+        path = self.target(args, ctx)
+        cfg = tool_settings(ctx, "write_file", WriteSettings)
+        plan = await asyncio.to_thread(_plan_edit, path, self.shown(path, ctx), args, ctx, cfg)
+        return _preview_text(plan)
+
     async def run(self, args: EditFileInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
@@ -147,56 +194,65 @@ class EditFile(FsTool):
             return os_error(exc, shown)
 
     def _edit(self, path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cfg: WriteSettings) -> ToolResult:
-        existing = read_existing(path, backend_for(ctx.session_id))
-        if existing is None:
-            return ToolResult.error(f"{shown} does not exist; create it with write_file.")
-        fp, old_bytes, previous = existing
-        if fp.size > cfg.max_edit_bytes:
-            return ToolResult.error(f"{shown} is {human_size(fp.size)}, more than edit_file handles ({human_size(cfg.max_edit_bytes)}).")
-        try:
-            current = TextFile.from_bytes(old_bytes)
-        except BinaryFile as exc:
-            return ToolResult.error(f"{shown} is a binary file ({exc}); edit_file edits text only.")
-        refusal = _guard(ctx, path, shown, fp, current)
-        if refusal:
-            return ToolResult.error(refusal)
-        if args.old_string == args.new_string:
-            return ToolResult.error("old_string and new_string are the same; there is nothing to change.")
-        text = current.lf_text()
-        old, new = args.old_string, args.new_string
-        raw_mode = False  # mixed line endings: match the file's own bytes, CRLF form
-        if current.crlf:
-            old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
-        count = text.count(old)
-        if count == 0 and not current.crlf and "\n" in old and "\r\n" in text:
-            crlf_old = old.replace("\r\n", "\n").replace("\n", "\r\n")
-            if text.count(crlf_old):
-                old, new, raw_mode = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n"), True
-                count = text.count(old)
-        if count == 0:
-            return ToolResult.error(_not_found(shown, text, old, current))
-        if count > 1 and not args.replace_all:
-            lines = _match_lines(text, old)
-            where = ", ".join(str(n) for n in lines[:10]) + (" ..." if len(lines) > 10 else "")
-            return ToolResult.error(
-                f"old_string occurs {count} times in {shown} (at lines {where}), so nothing was changed. "
-                "Include more surrounding lines to make it unique, or set replace_all to true to change every one."
-            )
-        first = text.index(old)
-        new_text = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
-        try:
-            data = current.encoding.encode(new_text) if raw_mode else current.to_bytes(new_text)
-        except UnicodeEncodeError as exc:
-            return ToolResult.error(f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was changed.")
-        new_fp = write_atomic(path, data, previous=previous, backend=backend_for(ctx.session_id))
-        shown_new = new_text.replace("\r\n", "\n")
-        coverage.record_written(ctx.plugin_state("fs"), path, new_fp, count_lines(shown_new))
-        diff = unified_diff(text, shown_new, shown, max_chars=cfg.max_diff_chars)
-        added, removed = diff_stats(diff)
-        replaced = f"{count} occurrences" if args.replace_all and count > 1 else "1 occurrence"
-        head = f"Edited {shown}: replaced {replaced} (+{added} -{removed} lines)."
-        snippet = _snippet(shown_new, text[:first].replace("\r\n", "\n").count("\n") + 1, new.replace("\r\n", "\n").count("\n") + 1, cfg)
-        return ToolResult.success(head + ("\n" + snippet if snippet else ""), diff=diff)
+        plan = _plan_edit(path, shown, args, ctx, cfg)
+        if isinstance(plan, ToolResult):
+            return plan
+        assert plan.data is not None
+        new_fp = write_atomic(path, plan.data, previous=plan.previous, backend=backend_for(ctx.session_id))
+        coverage.record_written(ctx.plugin_state("fs"), path, new_fp, plan.lines)
+        return ToolResult.success(plan.message, diff=plan.diff)
+
+
+def _plan_edit(path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cfg: WriteSettings) -> WritePlan | ToolResult:
+    existing = read_existing(path, backend_for(ctx.session_id))
+    if existing is None:
+        return ToolResult.error(f"{shown} does not exist; create it with write_file.")
+    fp, old_bytes, previous = existing
+    if fp.size > cfg.max_edit_bytes:
+        return ToolResult.error(f"{shown} is {human_size(fp.size)}, more than edit_file handles ({human_size(cfg.max_edit_bytes)}).")
+    try:
+        current = TextFile.from_bytes(old_bytes)
+    except BinaryFile as exc:
+        return ToolResult.error(f"{shown} is a binary file ({exc}); edit_file edits text only.")
+    refusal = _guard(ctx, path, shown, fp, current)
+    if refusal:
+        return ToolResult.error(refusal)
+    if args.old_string == args.new_string:
+        return ToolResult.error("old_string and new_string are the same; there is nothing to change.")
+    text = current.lf_text()
+    old, new = args.old_string, args.new_string
+    raw_mode = False  # mixed line endings: match the file's own bytes, CRLF form
+    if current.crlf:
+        old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    count = text.count(old)
+    if count == 0 and not current.crlf and "\n" in old and "\r\n" in text:
+        crlf_old = old.replace("\r\n", "\n").replace("\n", "\r\n")
+        if text.count(crlf_old):
+            old, new, raw_mode = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n"), True
+            count = text.count(old)
+    if count == 0:
+        return ToolResult.error(_not_found(shown, text, old, current))
+    if count > 1 and not args.replace_all:
+        lines = _match_lines(text, old)
+        where = ", ".join(str(n) for n in lines[:10]) + (" ..." if len(lines) > 10 else "")
+        return ToolResult.error(
+            f"old_string occurs {count} times in {shown} (at lines {where}), so nothing was changed. "
+            "Include more surrounding lines to make it unique, or set replace_all to true to change every one."
+        )
+    first = text.index(old)
+    new_text = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
+    try:
+        data = current.encoding.encode(new_text) if raw_mode else current.to_bytes(new_text)
+    except UnicodeEncodeError as exc:
+        return ToolResult.error(f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was changed.")
+    shown_new = new_text.replace("\r\n", "\n")
+    diff = unified_diff(text, shown_new, shown, max_chars=cfg.max_diff_chars)
+    added, removed = diff_stats(diff)
+    replaced = f"{count} occurrences" if args.replace_all and count > 1 else "1 occurrence"
+    head = f"Edited {shown}: replaced {replaced} (+{added} -{removed} lines)."
+    snippet = _snippet(shown_new, text[:first].replace("\r\n", "\n").count("\n") + 1, new.replace("\r\n", "\n").count("\n") + 1, cfg)
+    message = head + ("\n" + snippet if snippet else "")
+    return WritePlan(data=data, diff=diff, lines=count_lines(shown_new), previous=previous, fingerprint=fp, message=message)
 
 
 def _match_lines(text: str, needle: str) -> list[int]:

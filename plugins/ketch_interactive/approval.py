@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
-from prompt_toolkit.styles import Style
+from prompt_toolkit.styles import BaseStyle, Style
 
 if TYPE_CHECKING:  # pragma: no cover
     from prompt_toolkit.application import Application
@@ -26,17 +26,25 @@ class Interrupted(Exception):  # noqa: N818 - named for what the user did
     """Ctrl-C at a prompt. Not ``KeyboardInterrupt``: that one, escaping an asyncio task,
     stops the whole event loop, and the steer prompt runs as a task."""
 
-STYLE = Style.from_dict(
-    {
-        "title": "bold",
-        "tool": "bold ansicyan",
-        "summary": "",
-        "reason": "ansiyellow",
-        "scope": "ansicyan",
-        "selected-option": "bold",
-        "number": "ansibrightblack",
-    }
-)
+def _style() -> BaseStyle:
+    from prompt_toolkit.styles import merge_styles, style_from_pygments_cls
+    from pygments.styles import get_style_by_name
+
+    from ketch_interactive.diffview import DIFF_STYLE
+
+    own = Style.from_dict(
+        {
+            "title": "bold",
+            "tool": "bold ansicyan",
+            "summary": "",
+            "reason": "ansiyellow",
+            "scope": "ansicyan",
+            "selected-option": "bold",
+            "number": "ansibrightblack",
+            **DIFF_STYLE,
+        }
+    )
+    return merge_styles([style_from_pygments_cls(get_style_by_name("monokai")), own])
 
 
 class _ErasingChoice(ChoiceInput[T]):
@@ -48,17 +56,20 @@ class _ErasingChoice(ChoiceInput[T]):
         return app
 
 
-async def choose(message: FormattedText, options: list[tuple[T, str, str]], *, cancel: T | None = None) -> T:
-    """Pick one of ``(value, label, key)``; pressing ``key`` answers at once, Esc picks ``cancel``."""
+async def choose(message: FormattedText, options: list[tuple[T, str, str]], *, cancel: T | None = None, keys: dict[str, T] | None = None) -> T:
+    """Pick one of ``(value, label, key)``; pressing ``key`` answers at once, Esc picks
+    ``cancel``; ``keys`` are more one-key answers that are not listed as options."""
     bindings = KeyBindings()
     for value, _, key in options:
         if key:
             bindings.add(key, eager=True)(lambda event, v=value: event.app.exit(result=v))
+    for key, value in (keys or {}).items():
+        bindings.add(key, eager=True)(lambda event, v=value: event.app.exit(result=v))
     if cancel is not None:
         bindings.add("escape", eager=True)(lambda event: event.app.exit(result=cancel))
     labels = [(value, f"{label}  ({key})" if key else label) for value, label, key in options]
     prompt: _ErasingChoice[T] = _ErasingChoice(
-        message=message, options=labels, style=STYLE, key_bindings=bindings, symbol="›", interrupt_exception=Interrupted
+        message=message, options=labels, style=_style(), key_bindings=bindings, symbol="›", interrupt_exception=Interrupted
     )
     return await prompt.prompt_async()
 
@@ -71,24 +82,45 @@ def summary_is_long(request: ApprovalRequest) -> bool:
     return len(request.summary.splitlines()) > LONG_SUMMARY_LINES or len(request.summary) > 1200
 
 
-def approval_message(request: ApprovalRequest) -> FormattedText:
-    """The tool, the full summary (command line / path / URL), the reason, and the scope."""
+def preview_room(request: ApprovalRequest, options: int, rows: int) -> int:
+    """How many preview lines fit above the choice list on a ``rows``-high screen."""
+    summary = 1 if summary_is_long(request) else len((request.summary or "-").splitlines())
+    fixed = 1 + summary + (1 if request.reason else 0) + options + 3  # title, fold line, margins
+    return max(rows - fixed, 3)
+
+
+def approval_message(request: ApprovalRequest, *, preview_lines: int = 12, width: int = 80) -> tuple[FormattedText, bool]:
+    """The tool, the full summary (command line / path / URL), what it would do (the
+    preview: a diff, folded to ``preview_lines``), the reason. True: the preview is folded."""
+    from ketch_interactive.diffview import folded
+
     parts: list[tuple[str, str]] = [("class:title", "Allow "), ("class:tool", request.call.tool), ("class:title", "?\n")]
     if summary_is_long(request):
         parts.append(("class:summary", "  (the full call is shown above)\n"))
     for line in [] if summary_is_long(request) else (request.summary or "(no details)").splitlines() or [""]:
         parts.append(("class:summary", f"  {line}\n"))
+    cut = 0
+    if request.preview:
+        fragments, cut = folded(request.preview, max_lines=preview_lines, width=width)
+        parts.extend(fragments)  # type: ignore[arg-type]
+        if cut:
+            parts.append(("class:diff.fold", f"  … {cut} more lines · press v to see all of it\n"))
     if request.reason:
         parts.append(("class:reason", f"  why it asks: {request.reason}\n"))
-    return FormattedText(parts)
+    return FormattedText(parts), bool(cut)
 
 
 async def ask_approval(request: ApprovalRequest, read_note: Any) -> ApprovalAnswer:
     """Yes / no / yes for this session / always (when the request has a scope) / no with a note.
 
+    The preview (a diff) is shown in the question, folded to fit the screen; ``v``
+    opens all of it in a pager and comes back to the question.
     ``read_note`` is an async callable that reads one line (the note for the model).
     """
+    import shutil
+
     from ketch.policy import ApprovalAnswer
+    from ketch_interactive.diffview import page
 
     options: list[tuple[str, str, str]] = [("yes", "Yes, run it", "y")]
     if request.scope:
@@ -96,7 +128,13 @@ async def ask_approval(request: ApprovalRequest, read_note: Any) -> ApprovalAnsw
         options.append(("always", f"Always allow {request.scope} in this workspace", "a"))
     options.append(("no", "No", "n"))
     options.append(("note", "No, and tell the model what to do instead", "t"))
-    picked = await choose(approval_message(request), options, cancel="no")
+    while True:
+        size = shutil.get_terminal_size((80, 24))
+        message, is_folded = approval_message(request, preview_lines=preview_room(request, len(options), size.lines), width=size.columns)
+        picked = await choose(message, options, cancel="no", keys={"v": "view"} if is_folded else None)
+        if picked != "view":
+            break
+        await page(request.preview or "", f"{request.call.tool}: {request.summary.splitlines()[0] if request.summary else ''}")
     if picked == "yes":
         return ApprovalAnswer(approved=True, remember="once")
     if picked in ("session", "always"):

@@ -1,9 +1,11 @@
 """Turning turn events into terminal output (rich), one event at a time.
 
-Complete lines are printed (above the prompt, through prompt_toolkit's stdout patch);
-the unfinished last line of a streaming answer is kept here as the *live line*, which
-the shell shows inside its prompt so text streams character by character without the
-prompt and the answer fighting over the cursor.
+An answer is Markdown, rendered as it streams: every finished top-level block is
+rendered once and printed (above the prompt, through prompt_toolkit's stdout patch);
+the block still growing is the *live block*, which the shell shows inside its prompt,
+rendered too, so text streams without raw ``**`` or fences and without the prompt and
+the answer fighting over the cursor. Reasoning is collapsed to one dim line unless
+``[interactive] show_reasoning = true``; ``/reasoning`` shows the last one.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.text import Text
 
 from ketch.context import DEFAULT_CONTEXT_WINDOW, band, effective_capacity, estimate_messages
@@ -31,6 +34,22 @@ BAND_STYLE = {"green": "green", "amber": "yellow", "orange": "dark_orange", "red
 BAND_PT_STYLE = {"green": "ansigreen", "amber": "ansiyellow", "orange": "#ff8700", "red": "ansired bold"}
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 RESULT_PREVIEW_LINES = 3
+CODE_THEME = "monokai"
+
+
+class AnswerMarkdown(Markdown):
+    """rich's Markdown, with a single newline kept as a line break (models write lines
+    they mean as lines; CommonMark would join them)."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__(markup, code_theme=CODE_THEME)
+        from markdown_it import MarkdownIt
+
+        self.parsed = MarkdownIt().enable(["strikethrough", "table"]).parse(markup)
+        for token in self.parsed:
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
 
 
 class TerminalWriter:
@@ -126,6 +145,32 @@ def meter_for(session: Session, last: UsageEvent | None) -> Meter:
     return Meter(min(tokens / capacity, 1.0), tokens, capacity, estimated=True)
 
 
+def _rstrip(line: list[Any]) -> list[Any]:
+    """A rendered line without the padding rich adds up to the width (kept where it is
+    coloured, as a code block's background)."""
+    from rich.segment import Segment
+
+    out = list(line)
+    while out:
+        last = out[-1]
+        if last.style is not None and last.style.bgcolor is not None:
+            break
+        stripped = last.text.rstrip(" ")
+        if stripped:
+            out[-1] = Segment(stripped, last.style, last.control)
+            break
+        out.pop()
+    return out
+
+
+def _section(kernel: Kernel) -> dict[str, Any]:
+    try:
+        section = kernel.settings.section("interactive")
+    except Exception:  # noqa: BLE001 - settings that do not validate are reported elsewhere
+        return {}
+    return section if isinstance(section, dict) else {}
+
+
 def tool_summary(kernel: Kernel, name: str, data: dict[str, Any], given: str = "") -> str:
     """What the tool itself says one call does (a shell tool: the full command line)."""
     if given:
@@ -165,8 +210,15 @@ class Renderer:
         self.console = console
         self.kernel = kernel
         self.invalidate = invalidate
-        self.live = ""  # the unfinished last line of the streaming text
-        self.live_kind = ""  # "text" or "reasoning"
+        from ketch_interactive.markdown_stream import BlockSplitter
+
+        self.answer = BlockSplitter()  # the streaming answer: finished blocks out, the last one live
+        self.blocks_printed = 0  # blocks printed of the current answer (a blank line between them)
+        self.live_kind = ""  # "text", "reasoning" (shown) or "thinking" (collapsed)
+        self.reasoning = ""  # the reasoning of the current (or last) step
+        self.reasoning_started = 0.0
+        self.show_reasoning = bool(_section(kernel).get("show_reasoning", False))
+        self._live_cache: tuple[Any, str] = (None, "")
         self.last_usage: UsageEvent | None = None
         self.turn_started = 0.0
         self.retry_until: float | None = None
@@ -176,6 +228,8 @@ class Renderer:
         self.shown_summary: dict[str, str] = {}  # tool call id -> the summary its line showed
         self.hidden_notice_prefixes: list[str] = []
         self.failed = False
+        self.changes: list[tuple[str, str]] = []  # (tool, diff) of every change this session made
+        self.turn_cost: float | None = None  # USD, summed over the turn's usage events that carry one
 
     # --- output --------------------------------------------------------------------------
 
@@ -187,24 +241,90 @@ class Renderer:
         """What slash commands print: plain text, never markup."""
         self.line(Text(text))
 
+    @property
+    def live(self) -> str:
+        """The text still streaming (the live block, or shown reasoning's last line)."""
+        if self.live_kind == "thinking":
+            return f"✻ thinking… ({len(self.reasoning.split())} words)"
+        return self.answer.tail
+
+    def live_ansi(self, width: int, max_lines: int) -> str:
+        """The live block rendered as it will be printed (ANSI), its last ``max_lines`` lines."""
+        tail = self.live
+        key = (tail, width, max_lines, self.live_kind)
+        if self._live_cache[0] == key:
+            return self._live_cache[1]
+        if self.live_kind == "text":
+            rendered = self._render_ansi(AnswerMarkdown(tail.strip("\n")), width) if tail.strip() else ""
+        else:
+            rendered = self._render_ansi(Text(tail, style="dim italic"), width)
+        lines = rendered.rstrip("\n").split("\n")
+        text = "\n".join(lines[-max_lines:]) if rendered else ""
+        self._live_cache = (key, text)
+        return text
+
+    def _render_ansi(self, renderable: Any, width: int) -> str:
+        import io
+
+        buffer = io.StringIO()
+        console = Console(
+            file=buffer, width=max(width, 20), force_terminal=self.console.is_terminal, color_system=self.console.color_system,  # type: ignore[arg-type]
+            no_color=self.console.no_color, highlight=False, emoji=False, markup=False,
+        )
+        console.print(renderable)
+        return buffer.getvalue()
+
     def flush_live(self) -> None:
-        if self.live:
-            text, self.live = self.live, ""
-            self.console.print(Text(text, style=self._stream_style()))
+        """Print what is still live: the answer's last block, or the reasoning's summary line."""
+        if self.live_kind == "thinking":
+            self._close_reasoning()
+        elif self.live_kind == "reasoning" and self.answer.tail:
+            self.console.print(Text(self.answer.finish(), style="dim italic"))
+            self.invalidate()
+        elif self.answer.tail:
+            self._print_blocks(self.answer.finish())
             self.invalidate()
 
-    def _stream_style(self) -> str:
-        return "dim italic" if self.live_kind == "reasoning" else ""
+    def _print_blocks(self, text: str) -> None:
+        """Render finished blocks once and print them, one blank line between blocks."""
+        from rich.segment import Segment, Segments
+
+        if not text.strip():
+            return
+        lines = self.console.render_lines(AnswerMarkdown(text.strip("\n")), self.console.options, pad=False, new_lines=False)
+        while lines and not "".join(seg.text for seg in lines[-1]).strip():
+            lines.pop()
+        while lines and not "".join(seg.text for seg in lines[0]).strip():
+            lines.pop(0)
+        if self.blocks_printed:
+            self.console.print()
+        segments: list[Segment] = []
+        for line in lines:
+            segments.extend(_rstrip(line))
+            segments.append(Segment.line())
+        self.console.print(Segments(segments), end="")
+        self.blocks_printed += 1
+
+    def _close_reasoning(self) -> None:
+        took = time.monotonic() - self.reasoning_started if self.reasoning_started else 0.0
+        self.live_kind = ""
+        self.console.print(Text(f"✻ thought for {took:.0f}s · {len(self.reasoning.split())} words (/reasoning shows it)", style="dim italic"))
+        self.invalidate()
 
     def _stream(self, kind: str, chunk: str) -> None:
         if kind != self.live_kind:
             self.flush_live()
             self.live_kind = kind
-        self.live += chunk
-        if "\n" in self.live:
-            *done, self.live = self.live.split("\n")
-            for text in done:
-                self.console.print(Text(text, style=self._stream_style()))
+            self.blocks_printed = 0
+        if kind == "text":
+            done = self.answer.feed(chunk)
+            if done:
+                self._print_blocks(done)
+        elif kind == "reasoning":  # shown: plain dim lines, as they complete
+            self.answer.pending += chunk
+            if "\n" in self.answer.pending:
+                *lines, self.answer.pending = self.answer.pending.split("\n")
+                self.console.print(Text("\n".join(lines), style="dim italic"))
         self.invalidate()
 
     # --- events -----------------------------------------------------------------------------
@@ -244,7 +364,15 @@ class Renderer:
 
     def _on_reasoning_delta(self, event: Any) -> None:
         self.retry_until = None
-        self._stream("reasoning", event.text)
+        if self.live_kind not in ("thinking", "reasoning"):
+            self.reasoning, self.reasoning_started = "", time.monotonic()
+        self.reasoning += event.text
+        if self.show_reasoning:
+            self._stream("reasoning", event.text)
+        elif self.live_kind != "thinking":
+            self.flush_live()
+            self.live_kind = "thinking"
+        self.invalidate()
 
     def _on_tool_call(self, event: Any) -> None:
         summary = tool_summary(self.kernel, event.name, event.input, getattr(event, "summary", ""))
@@ -281,6 +409,8 @@ class Renderer:
             return  # the permission line already said so
         if event.diff:
             self.line(diff_text(event.diff))
+            if event.ok:
+                self.changes.append((event.name, event.diff))
         lines = event.output.splitlines() or [""]
         preview = lines[:RESULT_PREVIEW_LINES]
         more = f"  … {len(lines) - len(preview)} more lines" if len(lines) > len(preview) else ""
@@ -294,6 +424,9 @@ class Renderer:
 
     def _on_usage(self, event: Any) -> None:
         self.last_usage = event
+        cost = getattr(event, "cost_usd", None)
+        if cost is not None:
+            self.turn_cost = (self.turn_cost or 0.0) + float(cost)
 
     def _on_compaction(self, event: Any) -> None:
         by = f" ({event.compactor})" if event.compactor else ""
@@ -333,6 +466,9 @@ class Renderer:
         if self.turn_started:
             footer.append(f"{time.monotonic() - self.turn_started:.1f}s · ", style="dim")
         footer.append(f"in {event.input_tokens:,} · out {event.output_tokens:,}", style="dim")
+        if self.turn_cost is not None:
+            footer.append(f" · ${self.turn_cost:.4f}" if self.turn_cost < 1 else f" · ${self.turn_cost:.2f}", style="dim")
+        self.turn_cost = None
         if self.last_usage is not None:
             meter = Meter(self.last_usage.context_utilization, self.last_usage.context_tokens, self.last_usage.effective_capacity)
             footer.append(" · ", style="dim")

@@ -25,7 +25,6 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
@@ -39,6 +38,7 @@ from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offe
 from ketch_interactive.unsaved import continue_unsaved
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ketch.commands import PromptRequest
     from ketch.kernel import Kernel
     from ketch.policy import ApprovalAnswer, ApprovalRequest
     from ketch.providers import Provider
@@ -52,8 +52,6 @@ STYLE = Style.from_dict(
         "steer": "ansicyan",
         "status": "ansicyan",
         "hint": "ansibrightblack",
-        "live": "",
-        "live-reasoning": "italic ansibrightblack",
         "rprompt": "ansibrightblack",
     }
 )
@@ -74,6 +72,7 @@ class Shell:
         self.busy: asyncio.Future[Any] | None = None  # the turn or command Ctrl-C cancels
         self.approvals: asyncio.Queue[tuple[ApprovalRequest, asyncio.Future[ApprovalAnswer]]] = asyncio.Queue()
         self.next_default = ""  # text to put back into the next prompt
+        self.last_prompt = ""  # the last request sent (Esc Esc puts it back)
         self._meter_cache: tuple[Any, Any] = (None, None)
 
     # --- the whole run -----------------------------------------------------------------
@@ -86,9 +85,12 @@ class Shell:
             self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
         if not continue_unsaved(self.kernel):
             return 1
-        self.session = self.kernel.open_session([self.renderer.on_event])
         loop = asyncio.get_running_loop()
+        opened = False
         try:
+            opened = await self._open_session()
+            if not opened:
+                return 1
             self.history, self.history_note = open_history(self.kernel)
             self.prompt = self._make_prompt()
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -108,9 +110,39 @@ class Shell:
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
-            self._end_session(self.session, "exit")
-            await self.close_provider(self.session.provider)
+            if opened:
+                self._end_session(self.session, "exit")
+                await self.close_provider(self.session.provider)
         return 0
+
+    async def _open_session(self) -> bool:
+        """The session the command line asks for; with no provider configured, the
+        first-run setup first. False: there is no session (the reason was shown)."""
+        from ketch.errors import KetchError, NoProviderConfigured
+        from ketch_interactive.setup import first_run_setup
+
+        notices = len(self.kernel.notices)
+        try:
+            self.session = self.kernel.open_session([self.renderer.on_event])
+            return True
+        except KetchError as exc:
+            del self.kernel.notices[notices:]  # what the failed attempt guessed no longer holds
+            settings = self.kernel.settings
+            nothing_configured = not (settings.providers or settings.default_provider or getattr(self.kernel.args, "provider", None))
+            if not isinstance(exc, NoProviderConfigured) and not nothing_configured:
+                self.renderer.line(f"ketch: {exc.message}", "bold red")
+                return False
+            if not isinstance(exc, NoProviderConfigured):  # e.g. a key in the environment, but no model
+                self.renderer.line(f"· {exc.message.splitlines()[0]}", "dim")
+            if not await first_run_setup(self):
+                self.renderer.line(f"ketch: {exc.message}", "")
+                return False
+        try:
+            self.session = self.kernel.open_session([self.renderer.on_event])
+        except KetchError as exc:
+            self.renderer.line(f"ketch: {exc.message}", "bold red")
+            return False
+        return True
 
     async def _read_loop(self) -> None:
         while True:
@@ -138,18 +170,80 @@ class Shell:
                 return
 
     async def submit(self, text: str) -> bool:
-        """A line from the main prompt: a command or a request. True: leave the shell."""
+        """A line from the main prompt: a command, ``!command`` or a request. True: leave the shell."""
         command = slash.parse(text)
         if command is not None:
             return await slash.dispatch(self, *command, during_turn=False)
+        if text.startswith("!") and text[1:].strip():
+            await self.run_cancellable(self.run_user_command(text[1:].strip()))
+            return False
+        self.last_prompt = text
         return await self.run_turn(text)
+
+    async def run_user_command(self, command: str) -> None:
+        """``!command``: the person's own command, in their shell, in the workspace (not
+        through the policy: the model proposed nothing). Its output is shown, and the
+        command with its output is recorded in the transcript, where the next request
+        carries it to the model."""
+        from ketch.events import MessageEvent
+        from ketch.messages import Message
+        from ketch_prompt_kit.user_shell import run_user_command
+
+        renderer = self.renderer
+        renderer.line(f"$ {command}", "bold")
+        pending = [""]
+
+        def show(text: str) -> None:
+            pending[0] += text
+            *lines, pending[0] = pending[0].split("\n")
+            for line in lines:
+                renderer.say(line)
+
+        result = None
+        try:
+            result = await run_user_command(command, self.session.workspace, on_output=show)
+        except OSError as exc:
+            renderer.line(f"! could not run it: {exc.strerror or exc}", "red")
+            return
+        finally:  # cancelled (Ctrl-C): the command was stopped, and nothing is recorded
+            if pending[0]:
+                renderer.say(pending[0])
+        status = f"exit code {result.exit_code}" if result.exit_code is not None else "stopped"
+        renderer.line(f"  ⎿ {status} · the model sees this with your next message", "dim")
+        text = "[The user ran this command in their own shell, in the workspace; its output follows.]\n" + result.transcript_text()
+        message = Message.user(text, synthetic=True)
+        self.session.append(message)
+        self.kernel.emit(self.session, MessageEvent(message=message))
 
     # --- one turn, with the steer prompt open --------------------------------------------
 
-    async def run_turn(self, text: str) -> bool:
+    async def run_prompt_request(self, request: PromptRequest) -> bool:
+        """A prompt a command submitted: its turn, with its model and narrowed tools."""
+        from ketch.errors import KetchError
+
+        narrowed = ""
+        if request.allowed_tools is not None:
+            narrowed = " · tools this turn: " + (", ".join(sorted(request.allowed_tools)) or "none")
+        self.renderer.line(f"↳ {request.source or 'command'}: sending its prompt{narrowed}", "dim italic")
+        session = self.session
+        if not request.model or request.model == session.model:
+            return await self.run_turn(request.text, allowed_tools=request.allowed_tools)
+        try:
+            provider = self.kernel.build_provider(session.provider.name, request.model)
+        except KetchError as exc:
+            self.renderer.line(f"ketch: {request.source}: model {request.model}: {exc.message.splitlines()[0]}", "red")
+            return False
+        old, session.provider = session.provider, provider
+        try:
+            return await self.run_turn(request.text, allowed_tools=request.allowed_tools)
+        finally:
+            session.provider = old
+            await self.close_provider(provider)
+
+    async def run_turn(self, text: str, *, allowed_tools: frozenset[str] | None = None) -> bool:
         """Run a turn to its end; answer approvals and take steers meanwhile. True: exit."""
         self.renderer.turn_started = time.monotonic()
-        task = asyncio.ensure_future(self.kernel.run_turn(self.session, text, approver=self._approve))
+        task = asyncio.ensure_future(self.kernel.run_turn(self.session, text, approver=self._approve, allowed_tools=allowed_tools))
         self.busy = task
         saved, leave = "", False
         try:
@@ -303,7 +397,21 @@ class Shell:
         old = self.session
         self._end_session(old, "clear")
         self.renderer.last_usage = None
+        self.renderer.changes = []
         self.session = self.kernel.new_session(provider=old.provider, listeners=[self.renderer.on_event])
+
+    async def switch_session(self, session_id: str) -> None:
+        """/resume: end this session (it stays saved) and continue another of this workspace.
+        Knowledge comes back; authority does not (the profile is manual again)."""
+        new = self.kernel.resume_session(session_id, listeners=[self.renderer.on_event])
+        old = self.session
+        self._end_session(old, "resume")
+        self.session = new
+        self.renderer.last_usage = None
+        self.renderer.changes = []
+        if old.provider is not new.provider:
+            await self.close_provider(old.provider)
+        self._recap()
 
     def _end_session(self, session: Session, reason: str) -> None:
         try:
@@ -369,17 +477,42 @@ class Shell:
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
-        completer = WordCompleter(lambda: slash.completions(self), sentence=True)
-        return PromptSession(
+        @bindings.add("escape", "escape")
+        def _edit_previous(event: Any) -> None:
+            # The previous prompt back in the line, to edit and send again (a new request).
+            if self.last_prompt:
+                event.current_buffer.text = self.last_prompt
+                event.current_buffer.cursor_position = len(self.last_prompt)
+
+        @bindings.add("s-tab")
+        def _next_mode(event: Any) -> None:
+            # The next of the modes plugins declare (plan ↔ build with the policy plugin).
+            if self.busy is not None:  # the mode of a running turn's steps stays as it was
+                return
+            names = list(self.kernel.modes)
+            if len(names) < 2:
+                self.renderer.line("· no other mode to switch to (no plugin declares more than one)", "dim")
+                return
+            current = self.session.mode
+            self.session.set_mode(names[(names.index(current) + 1) % len(names)] if current in names else names[0])
+
+        from ketch_interactive.completion import ShellCompleter
+
+        completer = ShellCompleter(self.kernel.workspace, lambda: slash.completions(self))
+        session: PromptSession[Any] = PromptSession(
             history=self.history,
             key_bindings=bindings,
             style=STYLE,
             completer=completer,
-            complete_while_typing=False,
+            complete_while_typing=True,
             prompt_continuation=lambda width, line, soft: "… ".rjust(width),
             enable_history_search=False,
             interrupt_exception=Interrupted,
         )
+        # A burst of tokens redraws the live block at most 25 times a second (no flicker,
+        # and the cost of a token does not include a full redraw).
+        session.app.min_redraw_interval = 0.04
+        return session
 
     def _invalidate(self) -> None:
         prompt = self.prompt
@@ -405,11 +538,15 @@ class Shell:
         )
 
     def _steer_message(self) -> FormattedText:
+        from prompt_toolkit.formatted_text import ANSI, to_formatted_text
+
         renderer = self.renderer
         parts: list[tuple[str, str]] = []
         if renderer.live:
-            style = "class:live-reasoning" if renderer.live_kind == "reasoning" else "class:live"
-            parts.append((style, renderer.live + "\n"))
+            size = self.prompt.app.output.get_size()
+            rendered = renderer.live_ansi(size.columns, max(size.rows - 4, 1))
+            if rendered:
+                parts.extend(to_formatted_text(ANSI(rendered + "\n")))  # type: ignore[arg-type]
         parts.append(("class:status", renderer.status()))
         parts.append(("class:hint", "  · Enter steers · Ctrl-C cancels\n"))
         parts.append(("class:steer", "↳ "))

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ketch.commands import Command, SlashContext
+from ketch.commands import Command, PromptRequest, SlashContext
 from ketch.errors import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,9 +23,11 @@ if TYPE_CHECKING:  # pragma: no cover
 _SLASH = re.compile(r"/([A-Za-z][\w-]*)(?:\s+(.*))?", re.DOTALL)
 
 KEYS_HELP = (
-    "keys: Enter sends · Alt-Enter (Esc Enter) adds a line · ↑/↓ history · Tab completes /commands\n"
-    "      Ctrl-C cancels a running turn or clears the line · Ctrl-D quits\n"
-    "      while a turn runs, type and press Enter to steer: the model gets it at its next step"
+    "keys: Enter sends · Alt-Enter (Esc Enter) adds a line · ↑/↓ history · Ctrl-R searches the history\n"
+    "      Tab completes /commands and @paths · Esc Esc puts your previous prompt back to edit\n"
+    "      Shift-Tab switches plan/build mode · Ctrl-C cancels a running turn or clears the line · Ctrl-D quits\n"
+    "      while a turn runs, type and press Enter to steer: the model gets it at its next step\n"
+    "in a prompt: @path attaches a file (@dir/ a listing) · !command runs your own command in the workspace"
 )
 
 
@@ -49,7 +51,7 @@ class Builtin:
 async def _help(shell: Shell, argument: str) -> bool:
     say = shell.renderer.say
     rows = [(f"/{b.name}", b.help) for b in BUILTINS] + [
-        (f"/{c.name}", c.help + (f"  ({c.plugin})" if c.plugin else "")) for c in plugin_commands(shell)
+        (f"/{c.name}", command_meta(c)) for c in plugin_commands(shell)
     ]
     width = max(len(name) for name, _ in rows) + 2
     say("commands:")
@@ -109,12 +111,55 @@ async def _status(shell: Shell, argument: str) -> bool:
     return False
 
 
+async def _reasoning(shell: Shell, argument: str) -> bool:
+    renderer = shell.renderer
+    words = argument.split()
+    if words and words[0] in ("on", "off"):
+        renderer.show_reasoning = words[0] == "on"
+        renderer.say(f"reasoning: {'streamed as it comes (dimmed)' if renderer.show_reasoning else 'collapsed to one line'}")
+        return False
+    if not renderer.reasoning.strip():
+        renderer.say("no reasoning yet in this session (the model may not reason, or not show it)")
+        return False
+    renderer.line(renderer.reasoning.strip(), "dim italic")
+    return False
+
+
+async def _sessions(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.sessions import sessions_command
+
+    return await sessions_command(shell, argument)
+
+
+async def _resume(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.sessions import resume_command
+
+    return await resume_command(shell, argument)
+
+
+async def _rename(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.sessions import rename_command
+
+    return await rename_command(shell, argument)
+
+
+async def _diff(shell: Shell, argument: str) -> bool:
+    from ketch_interactive.sessions import diff_command
+
+    return await diff_command(shell, argument)
+
+
 BUILTINS: list[Builtin] = [
     Builtin("help", "list the commands and keys", _help, during_turn=True),
     Builtin("exit", "leave the shell (also Ctrl-D)", _exit, during_turn=True, aliases=("quit",)),
     Builtin("clear", "start a new session (the current one stays saved)", _clear),
     Builtin("model", "show the model, or switch: /model MODEL, /model PROVIDER MODEL", _model),
     Builtin("status", "session, model, mode, profile and the context meter", _status, during_turn=True),
+    Builtin("sessions", "this workspace's saved sessions: name, age, first prompt", _sessions, during_turn=True),
+    Builtin("resume", "pick a session of this workspace to continue (/resume ID goes straight there)", _resume),
+    Builtin("rename", "name this session: /rename NAME", _rename),
+    Builtin("diff", "every file change this session made (/diff PATH: only that file)", _diff, during_turn=True),
+    Builtin("reasoning", "show the model's last reasoning; /reasoning on|off streams it or keeps it collapsed", _reasoning, during_turn=True),
 ]
 
 
@@ -135,23 +180,41 @@ def plugin_command(shell: Shell, name: str) -> Command | None:
     return None
 
 
-def completions(shell: Shell) -> list[str]:
-    names = [f"/{b.name}" for b in BUILTINS] + [f"/{c.name}" for c in plugin_commands(shell)]
-    return sorted(set(names))
+def completions(shell: Shell) -> list[tuple[str, str]]:
+    """(``/name``, what to show beside it) for every command the shell can run."""
+    rows = {f"/{b.name}": b.help for b in BUILTINS}
+    for command in plugin_commands(shell):
+        rows.setdefault(f"/{command.name}", command_meta(command))
+    return sorted(rows.items())
 
 
-async def run_plugin_command(shell: Shell, command: Command, argument: str) -> None:
-    """Run one plugin command; its failure is one line, never a traceback."""
+def command_meta(command: Command) -> str:
+    """A command's help line with its argument hint and where it comes from."""
+    hint = command.extra.get("argument_hint") or ""
+    source = command.extra.get("source") or command.plugin
+    return " ".join(filter(None, [hint, command.help, f"({source})" if source else ""]))
+
+
+async def run_plugin_command(shell: Shell, command: Command, argument: str) -> bool:
+    """Run one plugin command, then the prompt it submitted, if any (a Markdown command's).
+    Its failure is one line, never a traceback. True: leave the shell."""
     assert command.slash_run is not None
-    ctx = SlashContext(kernel=shell.kernel, session=shell.session, argument=argument, print=shell.renderer.say)
+    queued: list[PromptRequest] = []
+    ctx = SlashContext(kernel=shell.kernel, session=shell.session, argument=argument, print=shell.renderer.say, submit=queued.append)
     try:
         result = command.slash_run(ctx)
         if inspect.isawaitable(result):
             await shell.run_cancellable(result)
     except KetchError as exc:
         shell.renderer.line(f"/{command.name}: {exc.message}", "red")
+        return False
     except Exception as exc:  # noqa: BLE001 - a plugin's bug must not end the shell
         shell.renderer.line(f"/{command.name} failed: {type(exc).__name__}: {exc}", "red")
+        return False
+    for request in queued:
+        if await shell.run_prompt_request(request):
+            return True
+    return False
 
 
 async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool) -> bool:
@@ -169,5 +232,4 @@ async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool)
     if during_turn:
         shell.renderer.line(f"/{name} has to wait until the turn ends (or press Ctrl-C to cancel it)", "yellow")
         return False
-    await run_plugin_command(shell, command, argument)
-    return False
+    return await run_plugin_command(shell, command, argument)

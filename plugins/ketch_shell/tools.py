@@ -119,6 +119,24 @@ class Shell(CompactSchema):
             extras.append("background job")
         return args.command + (f"   [{', '.join(extras)}]" if extras else "")
 
+    async def preview(self, args: ShellInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
+        """The full command line, where it runs, and whether the sandbox wraps it (the
+        same sandbox hook ``run`` calls; asking it starts nothing)."""
+        _, network = authority(ctx)
+        cwd = self._cwd(args, ctx)
+        where = display(resolve(ctx.workspace, cwd), ctx.workspace) if args.cwd else "the workspace root"
+        hooks = getattr(ctx, "hooks", None)
+        try:
+            wrapped = hooks.sandbox_command([_shell(), "-c", args.command], workspace_root(ctx.workspace), network) if hooks is not None else None
+        except Exception as exc:  # noqa: BLE001 - run() refuses in this case too
+            sandbox = f"sandbox failed ({type(exc).__name__}); it will not run"
+        else:
+            sandbox = ("sandboxed" + (" with network" if network else ", no network")) if wrapped else "NOT sandboxed: it runs with your full access"
+        lines = [f"$ {args.command}", f"in {where} ({cwd})", sandbox]
+        if args.background:
+            lines.append("as a background job")
+        return "\n".join(lines)
+
     def prepare(self, args: ShellInput, ctx: ToolContext) -> tuple[list[str], str, dict[str, str]] | ToolResult:
         cwd = self._cwd(args, ctx)
         root = workspace_root(ctx.workspace)

@@ -41,7 +41,8 @@ class Terminal:
 
     def __init__(self, root: Path, *, script: list[dict[str, Any]] | None = None, plugins: str | None = "interactive",
                  load: str = "", env: dict[str, str] | None = None, args: tuple[str, ...] = (),
-                 width: int = 110, height: int = 40, home: Path | None = None, workspace: Path | None = None) -> None:
+                 width: int = 110, height: int = 40, home: Path | None = None, workspace: Path | None = None,
+                 provider: str | None = "scripted") -> None:
         self.root = root
         self.home = home or root / "home"
         self.workspace = workspace or root / "ws"
@@ -66,7 +67,7 @@ class Terminal:
         if plugins is not None:  # an allow-list: only these (plus the essential set and ours) load
             self.env["KETCH_PLUGINS"] = ",".join([*filter(None, plugins.split(",")), *names])
         self.server = f"ketch-test-{uuid.uuid4().hex[:10]}"
-        command = [sys.executable, "-m", "ketch", "--provider", "scripted", *args]
+        command = [sys.executable, "-m", "ketch", *(["--provider", provider] if provider else []), *args]
         launcher = root / f"launch-{self.server}.sh"
         exports = "".join(f"export {key}={shlex.quote(value)}\n" for key, value in self.env.items())
         launcher.write_text(
@@ -87,6 +88,10 @@ class Terminal:
     def screen(self) -> str:
         """Everything on the terminal, scrollback included, wrapped lines joined."""
         return self._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main")
+
+    def escapes(self) -> str:
+        """The whole screen with its escape sequences (colours, bold) kept."""
+        return self._tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", "main")
 
     def visible(self) -> str:
         return self._tmux("capture-pane", "-p", "-J", "-t", "main")

@@ -242,16 +242,23 @@ def _renderer(tmp_path: Path) -> tuple[Renderer, io.StringIO, Harness]:
     return Renderer(console, harness.kernel), out, harness
 
 
-def test_streaming_text_prints_whole_lines_and_keeps_the_live_line(tmp_path: Path) -> None:
+def test_streaming_markdown_prints_finished_blocks_once_and_keeps_the_last_live(tmp_path: Path) -> None:
     renderer, out, _ = _renderer(tmp_path)
-    renderer.on_event(TextDeltaEvent(text="Hel"))
-    renderer.on_event(TextDeltaEvent(text="lo\nwor"))
-    assert out.getvalue() == "Hello\n"
-    assert renderer.live == "wor"
-    renderer.on_event(TextDeltaEvent(text="ld"))
-    renderer.on_event(TurnEndEvent(text="Hello\nworld", stop_reason="end_turn", input_tokens=12, output_tokens=3))
+    renderer.on_event(TextDeltaEvent(text="# Ti"))
+    renderer.on_event(TextDeltaEvent(text="tle\n\nSome **bo"))
+    assert out.getvalue() == ""  # a block is known to be finished once the next one has a line
+    assert "Title" in renderer.live_ansi(80, 10) and "#" not in renderer.live_ansi(80, 10)
+    renderer.on_event(TextDeltaEvent(text="ld** text\nand a second line"))
+    assert "Title" in out.getvalue() and "#" not in out.getvalue()  # the heading block is done
+    assert renderer.live == "Some **bold** text\nand a second line"
+    assert "bold" not in out.getvalue()  # the paragraph is still the live block
+    live = renderer.live_ansi(80, 10)
+    assert "bold text" in live and "**" not in live
+    renderer.on_event(TurnEndEvent(text="…", stop_reason="end_turn", input_tokens=12, output_tokens=3))
     text = out.getvalue()
-    assert text.startswith("Hello\nworld\n")
+    assert text.count("Title") == 1  # printed once, never re-rendered
+    lines = [line.rstrip() for line in text.splitlines()]
+    assert "Some bold text" in lines and "and a second line" in lines  # a newline stays a line break
     assert "in 12 · out 3" in text
     assert renderer.live == ""
 
@@ -344,7 +351,7 @@ def test_approval_without_a_scope_offers_no_remembering() -> None:
 
     answer = _answer(_request(None), "say")  # "s" and "a" are not options here: they do nothing
     assert (answer.approved, answer.remember) == (True, "once")
-    text = "".join(t for _, t in approval_message(_request(None)))
+    text = "".join(t for _, t in approval_message(_request(None))[0])
     assert "rm -rf build" in text and "running programs asks" in text
 
 
@@ -358,5 +365,44 @@ def test_a_long_summary_is_not_squeezed_into_the_list() -> None:
 
     long = _request(None, "\n".join(f"echo {i}" for i in range(40)))
     assert summary_is_long(long) and not summary_is_long(_request(None))
-    text = "".join(t for _, t in approval_message(long))
+    text = "".join(t for _, t in approval_message(long)[0])
     assert "shown above" in text and "echo 39" not in text
+
+
+def test_completion_offers_commands_and_at_paths(tmp_path: Path) -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from ketch_interactive.completion import ShellCompleter
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("")
+    (tmp_path / "src" / "my notes.txt").write_text("")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".env").write_text("")
+    completer = ShellCompleter(tmp_path, lambda: [("/review", "[path] review code (project .ketch/commands)"), ("/help", "help")])
+
+    def complete(text: str) -> list[tuple[str, int]]:
+        return [(c.text, c.start_position) for c in completer.get_completions(Document(text), CompleteEvent())]
+
+    assert complete("/re") == [("/review", -3)]
+    assert complete("look at @sr") == [("src/", -2)]
+    assert complete("look at @src/ma") == [("main.py", -2)]
+    assert complete("@src/my") == [('"src/my notes.txt"', -6)]
+    assert complete("@") == [("src/", 0)]  # no hidden entries, never .git
+    assert complete("@.") == [(".env", -1)]
+    assert complete("mail me@x") == [] and complete("plain words") == []
+
+
+def test_turn_footer_shows_cost_when_usage_carries_it(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    renderer, out, _ = _renderer(tmp_path)
+    usage = {"input_tokens": 10, "output_tokens": 5, "cached_tokens": 0, "context_utilization": 0.1, "context_tokens": 100, "effective_capacity": 1000}
+    renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.0125, **usage))  # type: ignore[arg-type]
+    renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.0025, **usage))  # type: ignore[arg-type]
+    renderer.on_event(TurnEndEvent(text="", stop_reason="end_turn", input_tokens=20, output_tokens=10))
+    assert "in 20 · out 10 · $0.0150" in out.getvalue()
+    renderer.on_event(SimpleNamespace(type="usage", **usage))  # type: ignore[arg-type]
+    renderer.on_event(TurnEndEvent(text="", stop_reason="end_turn", input_tokens=1, output_tokens=1))
+    assert "in 1 · out 1 · context" in out.getvalue()  # no price known: no cost shown

@@ -3,32 +3,12 @@ Ctrl-C, steering, slash commands, the trust prompt, and encrypted prompt history
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from interactive_kit import Terminal, message_texts, needs_tmux, no_traceback
 
 pytestmark = [needs_tmux, pytest.mark.slow]
-
-
-@pytest.fixture
-def terminals(tmp_path: Path) -> Iterator[list[Terminal]]:
-    opened: list[Terminal] = []
-    yield opened
-    for terminal in opened:
-        terminal.close()
-
-
-@pytest.fixture
-def start(tmp_path: Path, terminals: list[Terminal]):  # type: ignore[no-untyped-def]
-    def start(**kwargs):  # type: ignore[no-untyped-def]
-        terminal = Terminal(tmp_path, **kwargs)
-        terminals.append(terminal)
-        terminal.ready()
-        return terminal
-
-    return start
 
 
 def test_prompt_streams_the_answer_and_exit_quits(start) -> None:  # type: ignore[no-untyped-def]

@@ -456,6 +456,26 @@ def test_hook_ketch_user_prompt_submit(tmp_path: Path) -> None:
     assert "[the prompt had 5 characters]" in h.provider.requests[0].messages[-1].text
 
 
+def test_hook_ketch_expand_prompt(tmp_path: Path) -> None:
+    from ketch.messages import TextPart
+
+    class P:
+        @hookimpl
+        async def ketch_expand_prompt(self, session: Any, prompt: str, intake: Any) -> list[Any]:
+            assert intake.has_tool("echo") and not intake.has_tool("nope")
+            result = await intake.call_tool("echo", {"text": prompt.upper()})  # through the policy, journaled
+            intake.notice("attached one thing")
+            return [TextPart(text=f"[attached: {result.output}]")]
+
+    h = make(tmp_path, [text("ok")], ("expand", P()))
+    h.run("hello")
+    sent = h.provider.requests[0].messages[-1]
+    assert [p.text for p in sent.parts] == ["hello", "[attached: HELLO]"]
+    assert h.of_type("tool_call")[0].name == "echo" and h.of_type("permission")[0].decision == "allow"
+    assert h.of_type("tool_result")[0].ok and "attached one thing" in [e.message for e in h.of_type("notice")]
+    assert h.of_type("user_prompt")[0].text == "hello"  # the typed prompt, as typed
+
+
 def test_hook_ketch_before_tool_use(tmp_path: Path) -> None:
     rec = Recorder()
     h = make(tmp_path, [call("echo", {"text": "blocked"}), text("ok")], ("rec", rec))

@@ -1,0 +1,53 @@
+"""ketch_commands: your own slash commands from Markdown files.
+
+``.ketch/commands/`` and ``.claude/commands/`` in the workspace, the user config dir's
+``commands/`` and ``~/.claude/commands/``: ``review.md`` is ``/review``,
+``git/commit.md`` is ``/git:commit`` (and ``/commit`` when no other command has that
+name). Front matter ``description``, ``argument-hint``, ``model`` and
+``allowed-tools`` (it only narrows that turn's tools); ``$ARGUMENTS``, ``$0``...;
+``@file`` references are attached like any prompt's; ``!`cmd``` runs before sending
+only from the user's own folders or a trusted workspace. A skill of the same name wins.
+See docs/commands.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ketch import hookimpl
+from ketch.commands import Command
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.events import Event
+    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
+    from ketch.session import Session
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None], kernel: Any) -> None:
+    from ketch_commands.discover import discover
+
+    if kernel is None:
+        return
+    for command in discover(kernel):
+        register(command)
+
+
+@hookimpl
+def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+    """A command's scoped allowed-tools (``Bash(git status:*)``) refuses other uses of
+    that tool in its turn: a deny vote, which can never allow anything."""
+    if "commands" not in session.state:
+        return None
+    from ketch_prompt_kit.allowed_tools import narrowing_vote
+
+    return narrowing_vote(call, session, "commands")
+
+
+@hookimpl
+def ketch_event(session: Session, event: Event) -> None:
+    if event.type == "turn_end" and "commands" in session.state:
+        from ketch_prompt_kit.allowed_tools import end_of_turn
+
+        end_of_turn(session, "commands")

@@ -1,0 +1,79 @@
+"""Finding the command files and turning each into a slash command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ketch.commands import Command, SlashContext
+from ketch_prompt_kit.markdown_files import Folder, MarkdownFile, first_line, folders, read
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+
+MAX_COMMANDS = 500
+
+
+def skill_names(kernel: Kernel) -> set[str]:
+    """Names the skills plugin takes (a skill beats a command), when it is loaded."""
+    info = kernel.pm.infos.get("skills")
+    if info is None or info.status != "ok":
+        return set()
+    names: set[str] = set()
+    for folder in folders(kernel.workspace, "skills"):
+        if folder.path.is_dir():
+            names.update(p.parent.name.lower() for p in folder.path.glob("*/SKILL.md"))
+    return names
+
+
+def discover(kernel: Kernel) -> list[Command]:
+    taken = skill_names(kernel)
+    found: dict[str, MarkdownFile] = {}
+    for folder in folders(kernel.workspace, "commands"):
+        if not folder.path.is_dir():
+            continue
+        for path in sorted(folder.path.rglob("*.md"))[:MAX_COMMANDS]:
+            name = _name(path, folder)
+            if name is None or name in found or name in taken:
+                continue  # an earlier folder (the project) shadows a later one
+            markdown = read(path, folder)
+            if markdown is not None:
+                found[name] = markdown
+    short_counts: dict[str, int] = {}
+    for name in found:
+        short_counts[name.rsplit(":", 1)[-1]] = short_counts.get(name.rsplit(":", 1)[-1], 0) + 1
+    commands = []
+    for name, markdown in found.items():
+        short = name.rsplit(":", 1)[-1]
+        aliases = (short,) if ":" in name and short_counts[short] == 1 and short not in found else ()
+        commands.append(_command(name, markdown, aliases))
+    return commands
+
+
+def _name(path: Path, folder: Folder) -> str | None:
+    relative = path.relative_to(folder.path).with_suffix("")
+    parts = [p.lower() for p in relative.parts]
+    if any(not p or p.startswith(".") or " " in p for p in parts):
+        return None
+    return ":".join(parts)
+
+
+def _command(name: str, markdown: MarkdownFile, aliases: tuple[str, ...]) -> Command:
+    description = markdown.text("description") or first_line(markdown.body) or f"{markdown.folder.label} command"
+
+    def run(ctx: SlashContext) -> Any:
+        from ketch_commands.expand import run_command
+
+        return run_command(ctx, name, markdown)
+
+    return Command(
+        name=name,
+        help=description,
+        slash=True,
+        slash_run=run,
+        aliases=aliases,
+        extra={"source": f"{markdown.folder.label}: {markdown.path.name}", "argument_hint": markdown.text("argument-hint"), "prompt": True},
+    )
+
+
+

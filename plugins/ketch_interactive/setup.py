@@ -1,0 +1,225 @@
+"""First run: no provider is configured, so the shell offers a short setup instead of
+exiting.
+
+1. A local server that answers (each provider kind's ``detect``: Ollama, LM Studio) is
+   offered first; then every loaded provider kind, in its own words; then any
+   OpenAI-compatible server at a URL.
+2. A kind that needs a key: the key in the environment is used when it is set; else the
+   person pastes one (not echoed), stored in the OS keyring (the keyring plugin's store),
+   or, where there is none, used for this run only with a line on how to keep it.
+   The key never reaches a file.
+3. The model is picked from the provider's own list (or typed when it cannot list).
+4. ``default_provider`` and ``[providers.NAME]`` go into the user's ``config.toml``
+   (created, or added to without touching what is there), and the session starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit.formatted_text import FormattedText
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+    from ketch.providers import ProviderConfig, ProviderKind
+    from ketch_interactive.shell import Shell
+
+COMPATIBLE = "openai-compatible"
+MAX_MODELS = 30
+
+
+class SetupCancelled(Exception):
+    """The person chose not to set up now."""
+
+
+@dataclass
+class Choice:
+    name: str  # the [providers.NAME] table
+    kind: ProviderKind
+    base_url: str | None
+    model: str | None = None
+    found: bool = False  # a running local server
+
+
+async def _detect(kind: ProviderKind) -> ProviderConfig | None:
+    try:
+        result = kind.detect()
+        if asyncio.iscoroutine(result):
+            result = await asyncio.wait_for(result, 5)
+        return result  # type: ignore[no-any-return]
+    except Exception:  # noqa: BLE001 - detection is best effort
+        return None
+
+
+async def first_run_setup(shell: Shell) -> bool:
+    """Walk the person through configuring a provider. True: config written."""
+    from ketch_interactive.approval import Interrupted
+
+    try:
+        return await _setup(shell)
+    except (SetupCancelled, Interrupted, EOFError):
+        return False
+
+
+async def _setup(shell: Shell) -> bool:
+    from ketch_interactive.approval import choose
+
+    kernel, say = shell.kernel, shell.renderer
+    kinds = kernel.provider_kinds
+    if not kinds:
+        say.line("ketch: no provider plugin is loaded, so there is nothing to set up (see `ketch plugins`)", "bold red")
+        return False
+    detected = await asyncio.gather(*(_detect(k) for k in kinds.values() if k.detect is not None))
+    found = [c for c in detected if c is not None]
+    options: list[tuple[Any, str, str]] = []
+    for config in found:
+        kind = kinds[config.kind]
+        label = f"Use the {kind.local_hint or config.kind} running at {config.base_url}" + (f" (model {config.model})" if config.model else "")
+        options.append((Choice(config.name, kind, config.base_url, config.model, found=True), label, ""))
+    for kind in kinds.values():
+        options.append((Choice(kind.kind, kind, None), f"{kind.kind}: {kind.description or kind.kind}", ""))
+    if "openai" in kinds:
+        options.append((Choice(COMPATIBLE, kinds["openai"], None), "Any OpenAI-compatible server (you give its URL)", ""))
+    options.append((None, "Not now: quit, and configure it by hand", "q"))
+    say.line("No model provider is configured yet. Let's set one up (it takes a minute).", "bold")
+    message = FormattedText([("class:title", "Which provider?\n")])
+    picked: Choice | None = await choose(message, options, cancel=None)
+    if picked is None:
+        raise SetupCancelled
+    if picked.name == COMPATIBLE:
+        picked.base_url = (await _ask(shell, "  Base URL of the server (e.g. http://localhost:8000/v1): ")).strip() or None
+        if not picked.base_url:
+            raise SetupCancelled
+    elif picked.base_url is None:
+        picked.base_url = (picked.kind.env_base_url and kernel.environ.get(picked.kind.env_base_url)) or picked.kind.default_base_url
+    key = await _key(shell, picked)
+    model = picked.model or await _model(shell, picked, key)
+    path = write_provider_config(picked.name, picked.kind.kind, picked.base_url, model)
+    say.line(f"✓ wrote [providers.{picked.name}] (model {model}) to {path}; the next prompt goes there", "green")
+    kernel.reload_settings()
+    return True
+
+
+async def _ask(shell: Shell, message: str, *, secret: bool = False) -> str:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import InMemoryHistory
+
+    from ketch_interactive.approval import Interrupted
+
+    reader: PromptSession[str] = PromptSession(history=InMemoryHistory(), interrupt_exception=Interrupted, is_password=secret)
+    return await reader.prompt_async(message, handle_sigint=False, set_exception_handler=False)
+
+
+async def _key(shell: Shell, picked: Choice) -> Any:
+    """The key for this provider (a Secret), or None when the kind needs none."""
+    from ketch.providers import Secret
+
+    kernel, say = shell.kernel, shell.renderer
+    kind = picked.kind
+    if not kind.needs_key or picked.found:
+        return None
+    if kind.env_key and kernel.environ.get(kind.env_key):
+        say.line(f"· using the key in ${kind.env_key}", "dim")
+        return Secret(kernel.environ[kind.env_key])
+    stored = kernel.hooks.credential(picked.name, kind.kind)
+    if stored:
+        say.line(f"· using the key stored in the OS keyring for {picked.name}", "dim")
+        return Secret(stored)
+    env_hint = f"export {kind.env_key}=..." if kind.env_key else f"set api_key_env in [providers.{picked.name}]"
+    typed = (await _ask(shell, f"  API key for {picked.name} (hidden; Enter alone: I will use the environment instead): ", secret=True)).strip()
+    if not typed:
+        say.line(f"· then {env_hint} before starting ketch (the server may also need none)", "dim")
+        return None
+    where = store_key(kernel, picked.name, typed)
+    if where:
+        say.line(f"· the key is stored in {where} (never in a file); `ketch auth delete {picked.name}` removes it", "dim")
+    elif kind.env_key:
+        kernel.environ[kind.env_key] = typed  # this run only, in memory
+        say.line(f"! no OS keyring to keep the key in: it is used for this run only; to keep it, {env_hint} in your shell profile", "yellow")
+    return Secret(typed)
+
+
+def store_key(kernel: Kernel, provider: str, key: str) -> str | None:
+    """Store the key with the keyring plugin; where it went, or None (no keyring)."""
+    info = kernel.pm.infos.get("keyring")
+    if info is None or info.status != "ok":
+        return None
+    try:
+        from ketch_keyring.store import CredentialStoreError, set_key
+    except ImportError:  # pragma: no cover - the plugin is loaded, so its module imports
+        return None
+    try:
+        return set_key(provider, key) or "the OS keyring"
+    except CredentialStoreError:
+        return None
+
+
+async def _model(shell: Shell, picked: Choice, key: Any) -> str:
+    from ketch.providers import ProviderConfig
+    from ketch_interactive.approval import choose
+
+    say = shell.renderer
+    config = ProviderConfig(name=picked.name, kind=picked.kind.kind, base_url=picked.base_url, model=picked.kind.default_model or "-")
+    models: list[str] = []
+    try:
+        provider = picked.kind.create(config, key)
+        try:
+            models = [m.id for m in await asyncio.wait_for(provider.list_models(), 20)]
+        finally:
+            await provider.aclose()
+    except Exception as exc:  # noqa: BLE001 - a provider that cannot list still works with a typed name
+        say.line(f"! could not list the models at {picked.base_url}: {getattr(exc, 'message', None) or exc}", "yellow")
+    if models:
+        options = [(m, m, "") for m in sorted(models)[:MAX_MODELS]] + [("", "Another model (type its name)", "")]
+        chosen = await choose(FormattedText([("class:title", f"Which model? ({len(models)} at {picked.base_url})\n")]), options, cancel=None)
+        if chosen is None:
+            raise SetupCancelled
+        if chosen:
+            return str(chosen)
+    typed = (await _ask(shell, "  Model name: ")).strip() or (picked.kind.default_model or "")
+    if not typed:
+        raise SetupCancelled
+    return typed
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def write_provider_config(name: str, kind: str, base_url: str | None, model: str, path: Path | None = None) -> Path:
+    """Add ``default_provider`` and ``[providers.NAME]`` to the user's config.toml.
+
+    What is there is kept byte for byte: the top-level key goes before the first table,
+    the new table at the end. The result must parse and say what was meant before it
+    replaces the file (written beside it, then renamed)."""
+    from ketch.errors import KetchError
+    from ketch.paths import user_config_file
+
+    path = path or user_config_file()
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    current = tomllib.loads(old) if old.strip() else {}
+    table = [f"[providers.{name}]", f"kind = {_toml_string(kind)}"]
+    if base_url:
+        table.append(f"base_url = {_toml_string(base_url)}")
+    table.append(f"model = {_toml_string(model)}")
+    lines = old.split("\n") if old else []
+    if "default_provider" not in current:
+        first_table = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
+        lines.insert(first_table, f"default_provider = {_toml_string(name)}")
+    if name in (current.get("providers") or {}):
+        raise KetchError(f"{path} already has [providers.{name}]; edit it there")
+    text = "\n".join(lines).rstrip("\n") + ("\n\n" if lines else "") + "\n".join(table) + "\n"
+    parsed = tomllib.loads(text)
+    if parsed.get("providers", {}).get(name, {}).get("model") != model:
+        raise KetchError(f"could not add the provider to {path} safely; nothing was changed")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.ketch-setup.tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+    return path

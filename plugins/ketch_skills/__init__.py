@@ -1,0 +1,69 @@
+"""ketch_skills: Agent Skills (``SKILL.md`` with ``name`` and ``description``).
+
+From ``.ketch/skills/`` and ``.claude/skills/`` in the workspace, the user config dir's
+``skills/`` and ``~/.claude/skills/``. Only each skill's name and description go into
+the system prompt; the body (and the list of files beside it) is loaded when the model
+calls the ``skill`` tool, or when the person types ``/NAME``. A skill's
+``allowed-tools`` narrows, never widens: typed, it narrows that turn's tools; loaded by
+the model, it narrows the rest of that turn (calls to other tools are refused). See
+docs/skills.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ketch import hookimpl
+from ketch.commands import Command
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.events import Event
+    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
+    from ketch.prompt import PromptPart
+    from ketch.session import Session
+
+
+@hookimpl
+def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
+    from ketch_skills.discovery import skills
+    from ketch_skills.skills import SkillTool
+
+    if kernel is not None and not any(s.model_invocable for s in skills(kernel.workspace)):
+        return  # no skill to load: no tool (and no schema tokens) for the model
+    register(SkillTool())
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None], kernel: Any) -> None:
+    if kernel is None:
+        return
+    from ketch_skills.discovery import skill_commands
+
+    for command in skill_commands(kernel):
+        register(command)
+
+
+@hookimpl
+def ketch_system_prompt(session: Session) -> PromptPart | None:
+    from ketch_skills.skills import prompt_part
+
+    return prompt_part(session)
+
+
+@hookimpl
+def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+    """After a skill with allowed-tools was loaded, other calls in its turn are denied."""
+    if "skills" not in session.state:
+        return None
+    from ketch_prompt_kit.allowed_tools import narrowing_vote
+
+    return narrowing_vote(call, session, "skills")
+
+
+@hookimpl
+def ketch_event(session: Session, event: Event) -> None:
+    if event.type == "turn_end" and "skills" in session.state:  # a skill narrows only its own turn
+        from ketch_prompt_kit.allowed_tools import end_of_turn
+
+        end_of_turn(session, "skills")

@@ -1,0 +1,106 @@
+"""Finding skills, and ``/NAME`` for each. Import-light (no pydantic): commands are
+registered before the command line is parsed, ``ketch --help`` included."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ketch.commands import Command, PromptRequest, SlashContext
+from ketch_prompt_kit.markdown_files import MarkdownFile, first_line, folders, read
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+
+MAX_SKILLS = 200
+MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit
+MAX_FILES_LISTED = 50
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    markdown: MarkdownFile
+
+    @property
+    def directory(self) -> Path:
+        return self.markdown.path.parent
+
+    @property
+    def user_invocable(self) -> bool:
+        return self.markdown.meta.get("user-invocable", True) is not False
+
+    @property
+    def model_invocable(self) -> bool:
+        return self.markdown.meta.get("disable-model-invocation", False) is not True
+
+
+@lru_cache(maxsize=8)
+def _discover(workspace: Path) -> tuple[Skill, ...]:
+    found: dict[str, Skill] = {}
+    for folder in folders(workspace, "skills"):
+        if not folder.path.is_dir():
+            continue
+        for path in sorted(folder.path.glob("*/SKILL.md"))[:MAX_SKILLS]:
+            name = path.parent.name.lower()
+            if name in found or " " in name or name.startswith("."):
+                continue  # a project skill shadows a user skill of the same name
+            markdown = read(path, folder)
+            if markdown is None:
+                continue
+            description = (markdown.text("description") or first_line(markdown.body))[:MAX_DESCRIPTION]
+            found[name] = Skill(name, description, markdown)
+    return tuple(found.values())
+
+
+def skills(workspace: Path) -> tuple[Skill, ...]:
+    return _discover(Path(workspace))
+
+
+def find(workspace: Path, name: str) -> Skill | None:
+    wanted = name.strip().lstrip("/").lower()
+    return next((s for s in skills(workspace) if s.name == wanted), None)
+
+
+# --- /NAME --------------------------------------------------------------------------------
+
+
+def skill_commands(kernel: Kernel) -> list[Command]:
+    commands = []
+    for skill in skills(kernel.workspace):
+        if not skill.user_invocable:
+            continue
+
+        def run(ctx: SlashContext, skill: Skill = skill) -> None:
+            run_skill(ctx, skill)
+
+        commands.append(
+            Command(
+                name=skill.name,
+                help=skill.description or "a skill",
+                slash=True,
+                slash_run=run,
+                extra={"source": f"skill, {skill.markdown.folder.label}", "argument_hint": skill.markdown.text("argument-hint"), "prompt": True},
+            )
+        )
+    return commands
+
+
+def run_skill(ctx: SlashContext, skill: Skill) -> None:
+    from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing
+    from ketch_skills.skills import body_for
+
+    if ctx.submit is None:
+        ctx.print(f"/{skill.name}: this frontend cannot send a skill's prompt")
+        return
+    allowed = skill.markdown.meta.get("allowed-tools")
+    narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"the skill {skill.name}")
+    if unknown:
+        ctx.print(f"/{skill.name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)")
+    if narrow is not None and narrow.scoped:
+        narrow_rest_of_turn(ctx.session, "skills", f"the skill {skill.name}", allowed)
+    text = f"Use the skill {skill.name} for this request." + (f"\n\n{ctx.argument}" if ctx.argument.strip() else "") + "\n\n" + body_for(skill, ctx.argument)
+    ctx.submit(PromptRequest(text=text, model=skill.markdown.text("model") or None, allowed_tools=narrow.tools if narrow else None, source=f"/{skill.name}"))

@@ -1,0 +1,68 @@
+"""What the model sees of skills: the system-prompt listing, the ``skill`` tool, and the
+narrowing after a skill with ``allowed-tools`` was loaded."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ketch.prompt import PromptPart
+from ketch.tools import Tool, ToolContext, ToolResult
+from ketch_prompt_kit.arguments import expand_arguments
+from ketch_skills.discovery import MAX_FILES_LISTED, Skill, find, skills
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.session import Session
+
+# --- what the model sees ------------------------------------------------------------------
+
+
+def prompt_part(session: Session) -> PromptPart | None:
+    listed = [s for s in skills(session.workspace) if s.model_invocable]
+    if not listed or "skill" not in session.kernel.tools:
+        return None
+    lines = [f"- {s.name}: {s.description}" for s in listed]
+    text = (
+        "Skills are instructions for particular kinds of task, kept out of this prompt until needed. "
+        "When a task matches a skill's description, call the `skill` tool with its name first, then follow what it says.\n"
+        + "\n".join(lines)
+    )
+    return PromptPart(text=text, title="Skills", order=450, source="skills")
+
+
+def body_for(skill: Skill, arguments: str = "") -> str:
+    """A skill's instructions as they are loaded: the body, the folder, the files beside it."""
+    body = expand_arguments(skill.markdown.body, arguments) if arguments or "$ARGUMENTS" in skill.markdown.body else skill.markdown.body
+    files = sorted(p for p in skill.directory.rglob("*") if p.is_file() and p.name != "SKILL.md")
+    listing = "\n".join(f"- {p.relative_to(skill.directory).as_posix()}" for p in files[:MAX_FILES_LISTED])
+    more = f"\n- … and {len(files) - MAX_FILES_LISTED} more" if len(files) > MAX_FILES_LISTED else ""
+    beside = f"\n\nFiles beside it (read them with read_file when the instructions say so):\n{listing}{more}" if files else ""
+    return f'<skill name="{skill.name}" folder="{skill.directory}">\n{body}{beside}\n</skill>'
+
+
+class SkillInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The skill's name, as listed under Skills in the system prompt.")
+
+
+class SkillTool(Tool):
+    name = "skill"
+    description = "Load a skill's instructions (the skills available are listed in the system prompt under Skills). Call it before a task its description matches."
+    input_model = SkillInput
+    effects: frozenset[Any] = frozenset()  # reads only the skill files the user installed or trusted
+    mutating = False
+
+    def summary(self, args: SkillInput) -> str:  # type: ignore[override]
+        return f"load skill {args.name}"
+
+    async def run(self, args: SkillInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        skill = find(ctx.workspace, args.name)
+        if skill is None or not skill.model_invocable:
+            names = ", ".join(s.name for s in skills(ctx.workspace) if s.model_invocable) or "none"
+            return ToolResult.error(f"There is no skill named {args.name!r}. Skills: {names}.")
+        allowed = skill.markdown.meta.get("allowed-tools")
+        if allowed is not None:  # the rest of this turn may use only those (a deny vote)
+            ctx.plugin_state("skills")["narrow"] = {"source": f"the skill {skill.name}", "allowed": allowed}
+        return ToolResult.success(body_for(skill))

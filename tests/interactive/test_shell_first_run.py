@@ -1,0 +1,96 @@
+"""First run in a real terminal: with no provider configured the shell offers a setup
+(here: an OpenAI-compatible server on 127.0.0.1 speaking the real wire format), stores
+the pasted key in the keyring (never in a file), picks the model from the server's own
+list, writes config.toml, and the next prompt reaches that server."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from interactive_kit import Terminal, needs_tmux, no_traceback
+from tests.providers.loopback import LoopbackServer, Reply
+from tests.providers.recordings import sse
+
+pytestmark = [needs_tmux, pytest.mark.slow]
+
+KEY = "sk-first-run-canary-0042"
+NO_PROVIDER_ENV = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OLLAMA_HOST": "http://127.0.0.1:9", "OPENAI_BASE_URL": ""}
+
+
+def _chat_stream(text: str) -> bytes:
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "loop-model"}
+    return sse(
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}},
+        "[DONE]",
+    )
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as running:
+        yield running
+
+
+def test_setup_writes_a_working_config_and_the_next_prompt_reaches_the_server(tmp_path: Path, server: LoopbackServer) -> None:
+    server.default("/v1/models", Reply.json(200, {"object": "list", "data": [{"id": "loop-model", "object": "model"}, {"id": "zeta-model", "object": "model"}]}))
+    server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("hello from the loopback server")]))
+    term = Terminal(tmp_path, plugins="interactive,openai,keyring", provider=None, env=NO_PROVIDER_ENV)
+    try:
+        screen = term.wait_for("Which provider?")
+        assert "No model provider is configured yet" in screen
+        assert "Any OpenAI-compatible server" in screen and "Not now" in screen
+        line = next(line for line in screen.splitlines() if "Any OpenAI-compatible server" in line)
+        term.keys(line.replace("›", " ").split(".")[0].strip())  # its number selects it
+        term.wait_for(r"›\s+\d+\. Any OpenAI-compatible server", regex=True)
+        term.keys("Enter")
+        term.wait_for("Base URL of the server")
+        term.type(f"{server.url}/v1")
+        term.wait_for("API key for openai-compatible")
+        term.type(KEY)
+        term.wait_for("Which model?")
+        assert KEY not in term.screen()  # not echoed
+        term.keys("Enter")  # the first listed: loop-model
+        term.wait_for("✓ wrote [providers.openai-compatible] (model loop-model)")
+        term.ready()
+        term.type("are you there?")
+        term.wait_for("hello from the loopback server")
+        (chat,) = [r for r in server.requests if r.path == "/v1/chat/completions"]
+        assert chat.json["model"] == "loop-model"
+        assert chat.headers["authorization"] == f"Bearer {KEY}"
+        config = term.home / "config" / "config.toml"
+        data = tomllib.loads(config.read_text())
+        assert data["default_provider"] == "openai-compatible"
+        assert data["providers"]["openai-compatible"] == {"kind": "openai", "base_url": f"{server.url}/v1", "model": "loop-model"}
+        assert KEY not in config.read_text()
+        no_traceback(term.screen())
+    finally:
+        term.close()
+    # The next start needs no setup: the config and the keyring have what it takes.
+    server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("second start works")]))
+    again = Terminal(tmp_path, plugins="interactive,openai,keyring", provider=None, env=NO_PROVIDER_ENV)
+    try:
+        screen = again.ready()
+        assert "Which provider?" not in screen
+        again.type("hi")
+        again.wait_for("second start works")
+    finally:
+        again.close()
+
+
+def test_declining_the_setup_says_how_to_configure_by_hand(tmp_path: Path) -> None:
+    term = Terminal(tmp_path, plugins="interactive,openai", provider=None, env=NO_PROVIDER_ENV)
+    try:
+        term.wait_for("Which provider?")
+        term.keys("q")
+        assert term.exit_code() == 1
+        screen = term.screen()
+        assert "no model provider is configured" in screen and "export OPENAI_API_KEY" in screen
+        no_traceback(screen)
+    finally:
+        term.close()
