@@ -3,8 +3,8 @@
 Frontends, storage, user hooks and tests observe a turn only through these. The
 ``stream-json`` output writes each as one JSON line (``event.model_dump_json()``).
 The design's required types and fields are all here with those meanings; the rest
-(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``) are additions
-for storage and frontends.
+(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``, ``changes``,
+``rewind``) are additions for storage and frontends.
 """
 
 from __future__ import annotations
@@ -154,6 +154,30 @@ class ModeEvent(_Event):
     profile: str
 
 
+class ChangesEvent(_Event):
+    """What the running turn has changed in the workspace so far, as a plugin that
+    watches the workspace (checkpoints) measured it: sent after each call that changed
+    files, cumulative for the turn (the last one of a turn is its total). ``paths`` are
+    relative to the workspace; ``revert`` names the command that takes them back
+    (``/undo``), empty when nothing can."""
+
+    type: Literal["changes"] = "changes"
+    paths: list[str]
+    revert: str = ""
+
+
+class RewindEvent(_Event):
+    """The conversation was rewound (:meth:`ketch.session.Session.rewind`): the transcript
+    message ``message_id`` and every later one are marked rewound (they stay in the
+    transcript), ``rewound`` lists them all, and ``active`` is the ids of the active
+    context the conversation continues from."""
+
+    type: Literal["rewind"] = "rewind"
+    message_id: str
+    rewound: list[str]
+    active: list[str]
+
+
 class TurnEndEvent(_Event):
     type: Literal["turn_end"] = "turn_end"
     text: str
@@ -180,6 +204,8 @@ Event = Annotated[
     | MessageEvent
     | NoticeEvent
     | ModeEvent
+    | ChangesEvent
+    | RewindEvent
     | TurnEndEvent,
     Field(discriminator="type"),
 ]

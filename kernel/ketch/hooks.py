@@ -247,6 +247,9 @@ class Hooks:
             verdicts.append(value)
         return verdicts
 
+    async def before_tool_effect(self, session: Session, call: ProposedCall) -> None:
+        await self._collect_async("ketch_before_tool_effect", session=session, call=call)
+
     async def after_tool_use(self, session: Session, call: ProposedCall, result: ToolResult) -> list[str]:
         notes = await self._collect_async("ketch_after_tool_use", session=session, call=call, result=result)
         return [n for _, n in notes if isinstance(n, str) and n]
