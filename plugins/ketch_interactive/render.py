@@ -176,6 +176,7 @@ class Renderer:
         self.shown_summary: dict[str, str] = {}  # tool call id -> the summary its line showed
         self.hidden_notice_prefixes: list[str] = []
         self.failed = False
+        self.turn_changes: Any = None  # the turn's last ``changes`` event (for the footer)
 
     # --- output --------------------------------------------------------------------------
 
@@ -316,6 +317,9 @@ class Renderer:
     def _on_mode(self, event: Any) -> None:
         self.line(f"· mode {event.mode} · profile {event.profile}", "cyan")
 
+    def _on_changes(self, event: Any) -> None:
+        self.turn_changes = event
+
     def _on_turn_end(self, event: Any) -> None:
         self.flush_live()
         self.retry_until = None
@@ -337,6 +341,12 @@ class Renderer:
             meter = Meter(self.last_usage.context_utilization, self.last_usage.context_tokens, self.last_usage.effective_capacity)
             footer.append(" · ", style="dim")
             footer.append(meter.label(), style=BAND_STYLE[meter.band])
+        changes, self.turn_changes = self.turn_changes, None
+        if changes is not None and changes.paths:
+            count = len(changes.paths)
+            footer.append(f" · {count} file{'s' if count != 1 else ''} changed", style="cyan")
+            if changes.revert:
+                footer.append(f" ({changes.revert} reverts {'them' if count != 1 else 'it'})", style="dim")
         footer.append(" ──", style="dim")
         self.line(footer)
         self.turn_started = 0.0

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import gc
 import sqlite3
 import threading
@@ -83,6 +84,13 @@ class SqliteStore:
     @property
     def encrypted(self) -> bool:
         return self.fields.encrypted
+
+    @functools.cached_property
+    def blobs(self) -> Any:
+        """Content-addressed encrypted blobs (:mod:`ketch_store.blobs`; checkpoints)."""
+        from ketch_store.blobs import Blobs
+
+        return Blobs(self)
 
     # --- opening ------------------------------------------------------------------------
 
@@ -399,6 +407,18 @@ class SqliteStore:
     def load_session(self, session_id: str) -> SessionRecord:
         return self.history(session_id).record
 
+    def read_session(self, session_id: str) -> SessionRecord:
+        """The session's record, read without taking it over (commands that look)."""
+        return self.history(session_id).record
+
+    def append_event(self, session_id: str, event: Any) -> int | None:
+        """Journal one event for a stored session (a command's rewind of a session no
+        live session of this process holds), as the recorder would have."""
+        session_id = self.resolve_id(session_id)
+        payload = dumps(event.model_dump(mode="json", exclude={"type", "ts"}))
+        event_id = self.event_id(session_id, f"{event.type}\x00{event.ts!r}\x00" + payload.decode("utf-8", "replace"))
+        return self.append(session_id, event.type, payload, event_id=event_id, ts=event.ts)
+
     def history(self, session_id: str) -> Any:
         """The record plus the operation history (:class:`ketch_store.record.Loaded`)."""
         from ketch_store.record import build
@@ -463,10 +483,14 @@ class SqliteStore:
 
     def delete_session(self, session_id: str) -> None:
         session_id = self.resolve_id(session_id)
+        from ketch_store import blobs
+
         with self.transaction() as conn:
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             conn.execute("DELETE FROM journal WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM operations WHERE session_id = ?", (session_id,))
+            blobs.forget_session(conn, session_id)
+        self.blobs.collect_garbage(grace=blobs.DELETE_GRACE_SECONDS)
 
     def rename_session(self, session_id: str, name: str) -> None:
         session_id = self.resolve_id(session_id)
