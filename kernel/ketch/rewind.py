@@ -39,7 +39,9 @@ def rewind_context(
     except ValueError:
         raise KetchError(f"message {message_id} is not in this session's transcript") from None
     if not is_prompt(transcript[index]):
-        raise KetchError(f"message {message_id} is not a prompt: a conversation rewinds to before a prompt")
+        raise KetchError(
+            f"message {message_id} is not a prompt: a conversation rewinds to before a prompt"
+        )
     if message_id in earlier:
         raise KetchError("that turn was rewound already")
     cut = [i for i in ids[index:] if i not in earlier]

@@ -131,7 +131,12 @@ class Blobs:
         with self.store.lock:
             for chunk in _chunks(wanted):
                 marks = ",".join("?" * len(chunk))
-                found.update(row[0] for row in self.store.conn.execute(f"SELECT id FROM blobs WHERE id IN ({marks})", chunk))
+                found.update(
+                    row[0]
+                    for row in self.store.conn.execute(
+                        f"SELECT id FROM blobs WHERE id IN ({marks})", chunk
+                    )
+                )
         return set(wanted) - found
 
     def _seal(self, blob: NewBlob) -> bytes:
@@ -148,30 +153,46 @@ class Blobs:
         # Sealed outside the write lock; what was there is only marked as used.
         sealed = [(b.id, now, self._seal(b)) for b in items if b.id in absent]
         with self.store.transaction() as conn:
-            conn.executemany("INSERT OR IGNORE INTO blobs (id, used, data) VALUES (?, ?, ?)", sealed)
+            conn.executemany(
+                "INSERT OR IGNORE INTO blobs (id, used, data) VALUES (?, ?, ?)", sealed
+            )
             present = [b for b in items if b.id not in absent]
             for chunk in _chunks([b.id for b in present]):
-                conn.execute(f"UPDATE blobs SET used = ? WHERE id IN ({','.join('?' * len(chunk))})", (now, *chunk))
+                conn.execute(
+                    f"UPDATE blobs SET used = ? WHERE id IN ({','.join('?' * len(chunk))})",
+                    (now, *chunk),
+                )
             # Collected by another process since the check: write those too.
             gone = self._absent_in(conn, [b.id for b in present])
             late = [(b.id, now, self._seal(b)) for b in present if b.id in gone]
             conn.executemany("INSERT OR IGNORE INTO blobs (id, used, data) VALUES (?, ?, ?)", late)
             edges = [(b.id, child) for b in items for child in b.children]
-            conn.executemany("INSERT OR IGNORE INTO blob_edges (parent, child) VALUES (?, ?)", edges)
+            conn.executemany(
+                "INSERT OR IGNORE INTO blob_edges (parent, child) VALUES (?, ?)", edges
+            )
         return sum(len(row[2]) for row in sealed + late)
 
     @staticmethod
     def _absent_in(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
         found: set[str] = set()
         for chunk in _chunks(ids):
-            found.update(row[0] for row in conn.execute(f"SELECT id FROM blobs WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+            found.update(
+                row[0]
+                for row in conn.execute(
+                    f"SELECT id FROM blobs WHERE id IN ({','.join('?' * len(chunk))})", chunk
+                )
+            )
         return set(ids) - found
 
     def get(self, blob_id: str) -> bytes:
         with self.store.lock:
-            row = self.store.conn.execute("SELECT data FROM blobs WHERE id = ?", (blob_id,)).fetchone()
+            row = self.store.conn.execute(
+                "SELECT data FROM blobs WHERE id = ?", (blob_id,)
+            ).fetchone()
         if row is None:
-            raise KetchError(f"blob {blob_id} is not in the session store (collected, or never written)")
+            raise KetchError(
+                f"blob {blob_id} is not in the session store (collected, or never written)"
+            )
         body = self.fields.open("blobs", "data", blob_id, bytes(row[0]))
         data = zlib.decompress(body[1:]) if body[:1] == ZLIB else body[1:]
         if self.blob_id(data) != blob_id:
@@ -184,19 +205,27 @@ class Blobs:
         now = time.time()
         with self.store.transaction() as conn:
             for chunk in _chunks(roots):
-                conn.execute(f"UPDATE blobs SET used = ? WHERE id IN ({','.join('?' * len(chunk))})", (now, *chunk))
+                conn.execute(
+                    f"UPDATE blobs SET used = ? WHERE id IN ({','.join('?' * len(chunk))})",
+                    (now, *chunk),
+                )
 
     # --- records -----------------------------------------------------------------------
 
-    def add_record(self, session_id: str, collection: str, data: dict[str, Any], refs: Iterable[str] = ()) -> int:
+    def add_record(
+        self, session_id: str, collection: str, data: dict[str, Any], refs: Iterable[str] = ()
+    ) -> int:
         refs = list(dict.fromkeys(refs))
         now = time.time()
         with self.store.transaction() as conn:
             row = conn.execute(
-                "SELECT coalesce(max(seq), 0) FROM blob_records WHERE session_id = ? AND collection = ?", (session_id, collection)
+                "SELECT coalesce(max(seq), 0) FROM blob_records WHERE session_id = ? AND collection = ?",
+                (session_id, collection),
             ).fetchone()
             seq = int(row[0]) + 1
-            sealed = self.fields.seal("blob_records", "data", _record_key(session_id, collection, seq), dumps(data))
+            sealed = self.fields.seal(
+                "blob_records", "data", _record_key(session_id, collection, seq), dumps(data)
+            )
             conn.execute(
                 "INSERT INTO blob_records (session_id, collection, seq, ts, data) VALUES (?, ?, ?, ?, ?)",
                 (session_id, collection, seq, now, sealed),
@@ -207,9 +236,13 @@ class Blobs:
             )
             if refs:  # what a record refers to must exist now (and is kept from collection)
                 marks = ",".join("?" * len(refs))
-                count = conn.execute(f"SELECT count(*) FROM blobs WHERE id IN ({marks})", refs).fetchone()[0]
+                count = conn.execute(
+                    f"SELECT count(*) FROM blobs WHERE id IN ({marks})", refs
+                ).fetchone()[0]
                 if count != len(refs):
-                    raise KetchError("a record refers to a blob that is not in the store; nothing was written")
+                    raise KetchError(
+                        "a record refers to a blob that is not in the store; nothing was written"
+                    )
         return seq
 
     def records(self, session_id: str, collection: str) -> list[BlobRecord]:
@@ -220,7 +253,18 @@ class Blobs:
             ).fetchall()
         opened = self.fields.open
         return [
-            BlobRecord(seq=seq, ts=ts, data=json.loads(opened("blob_records", "data", _record_key(session_id, collection, seq), bytes(data))))
+            BlobRecord(
+                seq=seq,
+                ts=ts,
+                data=json.loads(
+                    opened(
+                        "blob_records",
+                        "data",
+                        _record_key(session_id, collection, seq),
+                        bytes(data),
+                    )
+                ),
+            )
             for seq, ts, data in rows
         ]
 
@@ -231,8 +275,14 @@ class Blobs:
             for chunk in _chunks(wanted):
                 marks = ",".join("?" * len(chunk))
                 params = (session_id, collection, *chunk)
-                conn.execute(f"DELETE FROM blob_refs WHERE session_id = ? AND collection = ? AND seq IN ({marks})", params)
-                dropped += conn.execute(f"DELETE FROM blob_records WHERE session_id = ? AND collection = ? AND seq IN ({marks})", params).rowcount
+                conn.execute(
+                    f"DELETE FROM blob_refs WHERE session_id = ? AND collection = ? AND seq IN ({marks})",
+                    params,
+                )
+                dropped += conn.execute(
+                    f"DELETE FROM blob_records WHERE session_id = ? AND collection = ? AND seq IN ({marks})",
+                    params,
+                ).rowcount
         return dropped
 
     # --- collection ----------------------------------------------------------------------
@@ -240,9 +290,15 @@ class Blobs:
     def collect_garbage(self, *, grace: float = GRACE_SECONDS) -> dict[str, int]:
         params = {"cutoff": time.time() - grace}
         with self.store.transaction() as conn:
-            dead = conn.execute(_LIVE + "SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs WHERE id NOT IN (SELECT id FROM live)", params).fetchone()
+            dead = conn.execute(
+                _LIVE
+                + "SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs WHERE id NOT IN (SELECT id FROM live)",
+                params,
+            ).fetchone()
             if dead[0]:
-                conn.execute(_LIVE + "DELETE FROM blobs WHERE id NOT IN (SELECT id FROM live)", params)
+                conn.execute(
+                    _LIVE + "DELETE FROM blobs WHERE id NOT IN (SELECT id FROM live)", params
+                )
                 conn.execute("DELETE FROM blob_edges WHERE parent NOT IN (SELECT id FROM blobs)")
         return {"blobs": int(dead[0]), "bytes": int(dead[1])}
 
@@ -250,25 +306,38 @@ class Blobs:
         """Counts and sizes, for benchmarks and ``--json`` reports."""
         with self.store.lock:
             conn = self.store.conn
-            blobs, size = conn.execute("SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs").fetchone()
+            blobs, size = conn.execute(
+                "SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs"
+            ).fetchone()
             edges = conn.execute("SELECT count(*) FROM blob_edges").fetchone()[0]
             records = conn.execute("SELECT count(*) FROM blob_records").fetchone()[0]
-        return {"blobs": int(blobs), "bytes": int(size), "edges": int(edges), "records": int(records)}
+        return {
+            "blobs": int(blobs),
+            "bytes": int(size),
+            "edges": int(edges),
+            "records": int(records),
+        }
 
     def verify(self) -> list[str]:
         """Every blob and record opens under the current key (for ``sessions verify``)."""
         problems: list[str] = []
         with self.store.lock:
             blob_rows = self.store.conn.execute("SELECT id FROM blobs").fetchall()
-            record_rows = self.store.conn.execute("SELECT session_id, collection, seq, data FROM blob_records").fetchall()
+            record_rows = self.store.conn.execute(
+                "SELECT session_id, collection, seq, data FROM blob_records"
+            ).fetchall()
         for (blob_id,) in blob_rows:
             try:
                 self.get(blob_id)
             except (IntegrityError, KetchError, zlib.error) as exc:
                 problems.append(f"blob {blob_id}: {exc}")
         for session_id, collection, seq, data in record_rows:
-            if not self.fields.opens("blob_records", "data", _record_key(session_id, collection, seq), bytes(data)):
-                problems.append(f"record {session_id}/{collection}/{seq} does not open under the current key")
+            if not self.fields.opens(
+                "blob_records", "data", _record_key(session_id, collection, seq), bytes(data)
+            ):
+                problems.append(
+                    f"record {session_id}/{collection}/{seq} does not open under the current key"
+                )
         return problems
 
 
@@ -291,15 +360,22 @@ def reseal(conn: sqlite3.Connection, old: Fields, new: Fields) -> dict[str, int]
     blobs = records = 0
     last = ""
     while True:  # in chunks: a large store must not be held in memory at once
-        rows = conn.execute("SELECT id, data FROM blobs WHERE id > ? ORDER BY id LIMIT ?", (last, BATCH)).fetchall()
+        rows = conn.execute(
+            "SELECT id, data FROM blobs WHERE id > ? ORDER BY id LIMIT ?", (last, BATCH)
+        ).fetchall()
         if not rows:
             break
         for blob_id, data in rows:
             plain = old.open("blobs", "data", blob_id, bytes(data))
-            conn.execute("UPDATE blobs SET data = ? WHERE id = ?", (new.seal("blobs", "data", blob_id, plain), blob_id))
+            conn.execute(
+                "UPDATE blobs SET data = ? WHERE id = ?",
+                (new.seal("blobs", "data", blob_id, plain), blob_id),
+            )
             blobs += 1
         last = rows[-1][0]
-    for session_id, collection, seq, data in conn.execute("SELECT session_id, collection, seq, data FROM blob_records").fetchall():
+    for session_id, collection, seq, data in conn.execute(
+        "SELECT session_id, collection, seq, data FROM blob_records"
+    ).fetchall():
         key = _record_key(session_id, collection, seq)
         plain = old.open("blob_records", "data", key, bytes(data))
         conn.execute(
@@ -314,12 +390,22 @@ def copy_session(conn: sqlite3.Connection, fields: Fields, source_id: str, fork_
     """Give a forked session copies of ``source_id``'s records (re-sealed under the fork's
     identity), inside the caller's transaction. Blobs are shared, not copied."""
     ensure_schema(conn)
-    rows = conn.execute("SELECT collection, seq, ts, data FROM blob_records WHERE session_id = ?", (source_id,)).fetchall()
+    rows = conn.execute(
+        "SELECT collection, seq, ts, data FROM blob_records WHERE session_id = ?", (source_id,)
+    ).fetchall()
     for collection, seq, ts, data in rows:
-        plain = fields.open("blob_records", "data", _record_key(source_id, collection, seq), bytes(data))
+        plain = fields.open(
+            "blob_records", "data", _record_key(source_id, collection, seq), bytes(data)
+        )
         conn.execute(
             "INSERT INTO blob_records (session_id, collection, seq, ts, data) VALUES (?, ?, ?, ?, ?)",
-            (fork_id, collection, seq, ts, fields.seal("blob_records", "data", _record_key(fork_id, collection, seq), plain)),
+            (
+                fork_id,
+                collection,
+                seq,
+                ts,
+                fields.seal("blob_records", "data", _record_key(fork_id, collection, seq), plain),
+            ),
         )
     conn.execute(
         "INSERT OR IGNORE INTO blob_refs (session_id, collection, seq, blob_id) SELECT ?, collection, seq, blob_id FROM blob_refs WHERE session_id = ?",
