@@ -133,6 +133,9 @@ async def _revert(
     }
     if report.stopped:
         return out
+    if report.outcomes and not report.of("restored", "already"):
+        out["ok"] = False  # nothing could be put back: not recorded, so it can be tried again
+        return out
     paths = [
         {"path": o.path, "status": o.status, "from": _entry(o.expected), "to": _entry(o.target)}
         for o in report.outcomes
