@@ -224,7 +224,7 @@ def turn_label(row: dict[str, Any]) -> str:
         if on
     ]
     extra = f" [{', '.join(marks)}]" if marks else ""
-    return f"{row['n']:>3}  {when}  {_first_line(row['prompt'])}  ({changed}){extra}"
+    return f"turn {row['n']:<3} {when}  {_first_line(row['prompt'])}  ({changed}){extra}"
 
 
 def describe(result: dict[str, Any]) -> list[str]:
@@ -330,7 +330,7 @@ def _confirmer(ctx: SlashContext) -> Any:
             "Keep it as it is",
             "Cancel (change nothing)",
         ]
-        picked = await choose(f"{outcome.path} {outcome.reason}.", options)
+        picked = await choose(f"{outcome.path}: {outcome.reason}.", options)
         return {0: "overwrite", 1: "keep"}.get(picked if picked is not None else 2, "cancel")
 
     return confirm

@@ -343,7 +343,7 @@ def assess(
         elif not same(current, change.expected):
             outcome.status, outcome.reason = (
                 "conflict",
-                "changed since ketch's turn (by you or another program)",
+                "changed since ketch's turn, by you or another program",
             )
         out.append((change, current, outcome))
     return out

@@ -10,15 +10,16 @@ it as ``store.blobs``; workspace checkpoints are built on it.
   field cipher, the id bound as associated data (``blobs/data/<id>``): a blob moved to
   another id fails to open, and the content read back must digest to its id again.
   Content is compressed (zlib) before sealing when that makes it smaller.
-* ``blob_edges``: which blobs a blob refers to (a tree, its files and subtrees).
+  ``children`` lists, in the clear, the ids a blob refers to (a tree: its files and
+  subtrees), for garbage collection.
 * ``blob_records``: per session and collection, numbered records of sealed JSON
   (``blob_records/data/<session>/<collection>/<seq>``) and, in ``blob_refs``, the blobs
-  each refers to. A blob lives while a record reaches it through the edges; the rest is
+  each refers to. A blob lives while a record reaches it through children; the rest is
   garbage, collected after a grace period (:data:`GRACE_SECONDS` since it was written or
   kept), so a writer in another process never loses a blob it is about to refer to.
 
 What key rotation must re-encrypt: every ``blobs.data`` and ``blob_records.data`` (see
-:func:`reseal`); ids, edges and refs are digests under the lookup-index key, which
+:func:`reseal`); ids, children and refs are digests under the lookup-index key, which
 rotation carries over. :func:`copy_session` gives a forked session its own records.
 """
 
@@ -51,13 +52,9 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS blobs (
     id TEXT PRIMARY KEY,
     used REAL NOT NULL,                 -- written or kept last: the grace period counts from here
+    children BLOB,                      -- the ids it refers to, 20 raw bytes each (NULL: none)
     data BLOB NOT NULL                  -- sealed: a format byte, then the (compressed) content
 );
-CREATE TABLE IF NOT EXISTS blob_edges (
-    parent TEXT NOT NULL,
-    child TEXT NOT NULL,
-    PRIMARY KEY (parent, child)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blob_records (
     session_id TEXT NOT NULL,
     collection TEXT NOT NULL,
@@ -76,17 +73,15 @@ CREATE TABLE IF NOT EXISTS blob_refs (
 CREATE INDEX IF NOT EXISTS blob_refs_by_blob ON blob_refs (blob_id);
 """
 
-# What lives: what records refer to, what was written or kept within the grace period
-# (a writer's new tree before its record commits), and everything those reach.
-_LIVE = """
-WITH RECURSIVE live(id) AS (
-    SELECT blob_id FROM blob_refs
-    UNION
-    SELECT id FROM blobs WHERE used >= :cutoff
-    UNION
-    SELECT e.child FROM blob_edges e JOIN live ON e.parent = live.id
-)
-"""
+
+def _pack(ids: tuple[str, ...]) -> bytes | None:
+    return b"".join(bytes.fromhex(i) for i in ids) if ids else None
+
+
+def _unpack(packed: bytes | None) -> list[str]:
+    raw = bytes(packed or b"")
+    size = ID_CHARS // 2
+    return [raw[i : i + size].hex() for i in range(0, len(raw), size)]
 
 
 def _statements(script: str) -> list[str]:
@@ -150,27 +145,20 @@ class Blobs:
             return 0
         now = time.time()
         absent = self.missing(b.id for b in items)
-        # Sealed outside the write lock; what was there is only marked as used.
-        sealed = [(b.id, now, self._seal(b)) for b in items if b.id in absent]
+        # Sealed outside the write lock; what was there already is only marked as used.
+        rows = [(b.id, now, _pack(b.children), self._seal(b)) for b in items if b.id in absent]
+        insert = "INSERT OR IGNORE INTO blobs (id, used, children, data) VALUES (?, ?, ?, ?)"
         with self.store.transaction() as conn:
-            conn.executemany(
-                "INSERT OR IGNORE INTO blobs (id, used, data) VALUES (?, ?, ?)", sealed
-            )
+            conn.executemany(insert, rows)
             present = [b for b in items if b.id not in absent]
             for chunk in _chunks([b.id for b in present]):
-                conn.execute(
-                    f"UPDATE blobs SET used = ? WHERE id IN ({','.join('?' * len(chunk))})",
-                    (now, *chunk),
-                )
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"UPDATE blobs SET used = ? WHERE id IN ({marks})", (now, *chunk))
             # Collected by another process since the check: write those too.
             gone = self._absent_in(conn, [b.id for b in present])
-            late = [(b.id, now, self._seal(b)) for b in present if b.id in gone]
-            conn.executemany("INSERT OR IGNORE INTO blobs (id, used, data) VALUES (?, ?, ?)", late)
-            edges = [(b.id, child) for b in items for child in b.children]
-            conn.executemany(
-                "INSERT OR IGNORE INTO blob_edges (parent, child) VALUES (?, ?)", edges
-            )
-        return sum(len(row[2]) for row in sealed + late)
+            late = [(b.id, now, _pack(b.children), self._seal(b)) for b in present if b.id in gone]
+            conn.executemany(insert, late)
+        return sum(len(row[3]) for row in rows + late)
 
     @staticmethod
     def _absent_in(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
@@ -288,19 +276,35 @@ class Blobs:
     # --- collection ----------------------------------------------------------------------
 
     def collect_garbage(self, *, grace: float = GRACE_SECONDS) -> dict[str, int]:
-        params = {"cutoff": time.time() - grace}
+        """Mark what records refer to and what was used within ``grace`` seconds, follow
+        their children, and delete the rest (one transaction)."""
+        cutoff = time.time() - grace
         with self.store.transaction() as conn:
-            dead = conn.execute(
-                _LIVE
-                + "SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs WHERE id NOT IN (SELECT id FROM live)",
-                params,
-            ).fetchone()
-            if dead[0]:
-                conn.execute(
-                    _LIVE + "DELETE FROM blobs WHERE id NOT IN (SELECT id FROM live)", params
-                )
-                conn.execute("DELETE FROM blob_edges WHERE parent NOT IN (SELECT id FROM blobs)")
-        return {"blobs": int(dead[0]), "bytes": int(dead[1])}
+            live = {row[0] for row in conn.execute("SELECT DISTINCT blob_id FROM blob_refs")}
+            live |= {
+                row[0] for row in conn.execute("SELECT id FROM blobs WHERE used >= ?", (cutoff,))
+            }
+            frontier = list(live)
+            while frontier:
+                found: dict[str, None] = {}
+                for chunk in _chunks(frontier):
+                    marks = ",".join("?" * len(chunk))
+                    query = (
+                        f"SELECT children FROM blobs WHERE id IN ({marks}) AND children IS NOT NULL"
+                    )
+                    for (children,) in conn.execute(query, chunk):
+                        found.update((c, None) for c in _unpack(children) if c not in live)
+                live.update(found)
+                frontier = list(found)
+            dead = [row[0] for row in conn.execute("SELECT id FROM blobs") if row[0] not in live]
+            size = 0
+            for chunk in _chunks(dead):
+                marks = ",".join("?" * len(chunk))
+                size += conn.execute(
+                    f"SELECT coalesce(sum(length(data)), 0) FROM blobs WHERE id IN ({marks})", chunk
+                ).fetchone()[0]
+                conn.execute(f"DELETE FROM blobs WHERE id IN ({marks})", chunk)
+        return {"blobs": len(dead), "bytes": int(size)}
 
     def stats(self) -> dict[str, int]:
         """Counts and sizes, for benchmarks and ``--json`` reports."""
@@ -309,14 +313,8 @@ class Blobs:
             blobs, size = conn.execute(
                 "SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs"
             ).fetchone()
-            edges = conn.execute("SELECT count(*) FROM blob_edges").fetchone()[0]
             records = conn.execute("SELECT count(*) FROM blob_records").fetchone()[0]
-        return {
-            "blobs": int(blobs),
-            "bytes": int(size),
-            "edges": int(edges),
-            "records": int(records),
-        }
+        return {"blobs": int(blobs), "bytes": int(size), "records": int(records)}
 
     def verify(self) -> list[str]:
         """Every blob and record opens under the current key (for ``sessions verify``)."""
@@ -351,7 +349,7 @@ def forget_session(conn: sqlite3.Connection, session_id: str) -> None:
 
 def reseal(conn: sqlite3.Connection, old: Fields, new: Fields) -> dict[str, int]:
     """Re-encrypt every blob and record from ``old`` to ``new`` (key rotation), inside the
-    caller's transaction. Ids and edges stay: they use the lookup-index key, which a
+    caller's transaction. Ids and children stay: they use the lookup-index key, which a
     rotation carries over. Raises ``IntegrityError`` for a value ``old`` does not open."""
     try:
         ensure_schema(conn)
