@@ -140,6 +140,14 @@ def ketch_event(session: Session, event: Event) -> None:
             found = _live(session)
             if found is not None:
                 found.prompt(message.id)
+    elif event.type == "tool_call":
+        from ketch_checkpoints.live import changes_workspace
+
+        tool = session.kernel.tools.get(event.name)  # type: ignore[union-attr]
+        if tool is not None and changes_workspace(tool):
+            found = _live(session)
+            if found is not None:
+                found.warm()
     elif event.type == "turn_end":
         from ketch_checkpoints.live import LIVE
 

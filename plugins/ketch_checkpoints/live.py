@@ -10,6 +10,7 @@ means: what follows cannot be undone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,16 +29,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import ProposedCall
     from ketch.session import Session
     from ketch.storage import BlobStore
+    from ketch.tools import Tool
 
 REVERT = "/undo"
 GC_EVERY = 10  # prunes between two garbage collections (and one at session end)
 SEED_SESSIONS = 5  # earlier sessions of the workspace looked at for a starting point
 
 
-def changes_workspace(call: ProposedCall) -> bool:
-    """A call that may change files: mutating, and not only talking to the network."""
-    return call.mutating and (
-        not call.effects or bool(call.effects & {Effect.WRITE, Effect.EXECUTE})
+def changes_workspace(call: ProposedCall | Tool) -> bool:
+    """A call (or a tool) that may change files: mutating, and not only talking to the
+    network."""
+    return bool(call.mutating) and (
+        not call.effects or bool(set(call.effects) & {Effect.WRITE, Effect.EXECUTE})
     )
 
 
@@ -49,6 +52,7 @@ class Shared:
     trees: Trees
     lock: threading.Lock = field(default_factory=threading.Lock)
     seeded: bool = False
+    warmed: bool = False
 
 
 SHARED = StashKey[dict[str, Shared]]()
@@ -146,6 +150,30 @@ class Live:
             self.blobs.keep([root])  # it is about to be referred to again
             shared.scanner.seed(root, int(latest.data.get("t0") or latest.ts * 1e9))
             return
+
+    def warm(self) -> None:
+        """A call that will change files was proposed: while it waits for its approval,
+        read the workspace once in the background, so that the checkpoint right before
+        it only has to look at what changed meanwhile (the first one of a process reads
+        every file a stored checkpoint does not already know)."""
+        shared = self.shared
+        if shared.warmed:
+            return
+        shared.warmed = True
+
+        def work() -> None:
+            with shared.lock:
+                self._seed()
+                shared.scanner.scan()
+
+        threading.Thread(
+            target=lambda: self._quietly(work), name="ketch-checkpoint-warm", daemon=True
+        ).start()
+
+    @staticmethod
+    def _quietly(work: Any) -> None:
+        with contextlib.suppress(Exception):  # the checkpoint before the call says what is wrong
+            work()
 
     def _take(self, record: dict[str, Any], before: str | None = None) -> tuple[str, list[str]]:
         """Scan and record (in a worker thread). Returns the root and, with ``before``,
