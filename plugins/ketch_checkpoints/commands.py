@@ -407,10 +407,10 @@ async def slash_rewind(ctx: SlashContext) -> None:
             return
         number = shown[picked]["n"]
     if what is None:
-        row = next((r for r in rows if r["n"] == number), None)
+        chosen: dict[str, Any] | None = next((r for r in rows if r["n"] == number), None)
         can_code = any(r["files_changed"] and not r["undone"] for r in rows if r["n"] >= number)
         options = [(k, label) for k, label in WHAT if can_code or k == "conversation"]
-        if row is not None and row["rewound"]:
+        if chosen is not None and chosen["rewound"]:
             options = [(k, label) for k, label in options if k == "code"]
         if not options:
             ctx.print(

@@ -294,7 +294,7 @@ def assess(
     workspace: Workspace, changes: list[Change]
 ) -> list[tuple[Change, Entry | None, Outcome]]:
     """Each change with the path's current state and what would happen to it."""
-    out = []
+    out: list[tuple[Change, Entry | None, Outcome]] = []
     for change in sorted(changes, key=lambda c: c.path):
         try:
             current = workspace.state(change.path)
@@ -390,42 +390,37 @@ def _depth(path: str) -> int:
 
 
 def _run(workspace: Workspace, todo: list[tuple[Change, Entry | None, Outcome]]) -> None:
-    def attempt(outcome: Outcome, action: Callable[[], Any]) -> Any:
+    def attempt(outcome: Outcome, action: Callable[..., Any], *args: Any) -> Any:
         try:
-            return action()
+            return action(*args)
         except (OSError, Unsafe) as exc:
             outcome.status, outcome.reason = "failed", f"{type(exc).__name__}: {exc}"
             return None
 
+    def going(entry: Entry | None) -> bool:  # the path should not exist, or not as this kind
+        return entry is None or entry.kind == "d"
+
     # 1. what should not exist (or not be a file) any more: files and links first
     for change, current, outcome in todo:
-        if (
-            current is not None
-            and current.kind != "d"
-            and (change.target is None or change.target.kind == "d")
-        ):
-            attempt(outcome, lambda p=change.path: workspace.remove(p))
+        if current is not None and current.kind != "d" and going(change.target):
+            attempt(outcome, workspace.remove, change.path)
     # 2. directories that should go, deepest first, only when empty
     for change, current, outcome in sorted(todo, key=lambda t: -_depth(t[0].path)):
-        if (
-            current is not None
-            and current.kind == "d"
-            and (change.target is None or change.target.kind != "d")
-        ):
-            emptied = attempt(outcome, lambda p=change.path: workspace.rmdir(p))
-            if emptied is False:
-                outcome.status, outcome.reason = (
-                    "kept",
-                    "a directory that is not empty (something else is in it)",
-                )
+        target = change.target
+        emptying = (
+            current is not None and current.kind == "d" and (target is None or target.kind != "d")
+        )
+        if emptying and attempt(outcome, workspace.rmdir, change.path) is False:
+            outcome.status = "kept"
+            outcome.reason = "a directory that is not empty (something else is in it)"
     # 3. directories to bring back, shallowest first
     for change, current, outcome in sorted(todo, key=lambda t: _depth(t[0].path)):
         target = change.target
         if target is not None and target.kind == "d" and outcome.status == "restored":
             if current is None or current.kind != "d":
-                attempt(outcome, lambda p=change.path, m=target.mode: workspace.mkdir(p, m))
+                attempt(outcome, workspace.mkdir, change.path, target.mode)
             else:
-                attempt(outcome, lambda p=change.path, m=target.mode: workspace.chmod_dir(p, m))
+                attempt(outcome, workspace.chmod_dir, change.path, target.mode)
     # 4. files and links
     for change, current, outcome in todo:
         target = change.target
@@ -433,4 +428,4 @@ def _run(workspace: Workspace, todo: list[tuple[Change, Entry | None, Outcome]])
             if current is not None and current.kind == "d":
                 outcome.status, outcome.reason = "failed", "a directory is in the way"
                 continue
-            attempt(outcome, lambda p=change.path, t=target: workspace.write(p, t))
+            attempt(outcome, workspace.write, change.path, target)

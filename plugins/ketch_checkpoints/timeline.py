@@ -88,9 +88,10 @@ class Timeline:
                 line.windows.append(window)
                 open_calls[data["call"]] = window
             elif kind == "post":
-                window = open_calls.pop(data["call"], None)  # type: ignore[assignment]
-                if window is None:
+                found: Window | None = open_calls.pop(data["call"], None)
+                if found is None:
                     continue
+                window = found
                 window.post_seq, window.post_root = record.seq, data["root"]
                 window.changed = list(data.get("changed") or [])
                 window.files = list(data.get("changed_files") or window.changed)

@@ -330,12 +330,11 @@ class Blobs:
             except (IntegrityError, KetchError, zlib.error) as exc:
                 problems.append(f"blob {blob_id}: {exc}")
         for session_id, collection, seq, data in record_rows:
-            if not self.fields.opens(
-                "blob_records", "data", _record_key(session_id, collection, seq), bytes(data)
-            ):
-                problems.append(
-                    f"record {session_id}/{collection}/{seq} does not open under the current key"
-                )
+            key = _record_key(session_id, collection, seq)
+            try:
+                self.fields.open("blob_records", "data", key, bytes(data))
+            except IntegrityError:
+                problems.append(f"record {key} does not open under the current key")
         return problems
 
 
