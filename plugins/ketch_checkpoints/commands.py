@@ -316,6 +316,7 @@ def live_target(ctx: SlashContext) -> Target:
         max_file_size=int(ctx.kernel.settings.of(CheckpointSettings).max_file_size),
         trees=found.shared.trees if found is not None else None,
         live=session,
+        store=ctx.kernel.store,
     )
 
 

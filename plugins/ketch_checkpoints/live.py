@@ -97,6 +97,7 @@ class Live:
         self.turn_paths: dict[str, None] = {}  # what this run of the loop changed, in order
         self.turn = ""
         self.broken = ""  # why the last checkpoint failed (said once)
+        self.too_big = False  # more than max_files: no more checkpoints this session
         self.told_broken = False
         self.prunes = 0
 
@@ -157,7 +158,7 @@ class Live:
         it only has to look at what changed meanwhile (the first one of a process reads
         every file a stored checkpoint does not already know)."""
         shared = self.shared
-        if shared.warmed:
+        if shared.warmed or self.too_big:
             return
         shared.warmed = True
 
@@ -196,6 +197,8 @@ class Live:
         return result.root, files
 
     async def before(self, call: ProposedCall) -> None:
+        if self.too_big:
+            return  # said once; walking the whole tree again before every call would not help
         turn = self.current_turn()
         try:
             root, _ = await asyncio.to_thread(
@@ -251,6 +254,7 @@ class Live:
 
     def _failed(self, tool: str, exc: BaseException) -> None:
         if isinstance(exc, TooManyFiles):
+            self.too_big = True
             reason = f"the workspace has {exc} after .gitignore (raise [checkpoints] max_files to include it)"
         elif isinstance(exc, KetchError):
             reason = exc.message

@@ -16,6 +16,7 @@ from ketch.context import prompt_numbers
 from ketch.errors import KetchError
 from ketch.messages import History
 from ketch_checkpoints.restore import (
+    Change,
     Confirm,
     Outcome,
     Report,
@@ -24,7 +25,7 @@ from ketch_checkpoints.restore import (
     plan_redo,
     plan_undo,
 )
-from ketch_checkpoints.timeline import COLLECTION, Timeline
+from ketch_checkpoints.timeline import COLLECTION, Timeline, Window
 from ketch_checkpoints.tree import Entry, Trees
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,6 +58,18 @@ class Target:
 
     def prompt_text(self, turn: str) -> str:
         return next((m.text for m in self.transcript if m.id == turn), "")
+
+    def neighbours(self) -> list[tuple[str, Window]]:
+        """The windows of the workspace's other sessions that changed something."""
+        lister = getattr(self.store, "list_sessions", None)
+        if lister is None:
+            return []
+        out = []
+        for summary in lister(str(self.workspace)):
+            if summary.id != self.session_id:
+                line = Timeline.read(self.blobs.records(summary.id, COLLECTION))
+                out += [(summary.id, w) for w in line.windows if w.changed]
+        return out
 
     def label(self, turn: str) -> str:
         n = self.numbers.get(turn)
@@ -113,6 +126,7 @@ async def _revert(
     windows = line.windows_of(turns)
     assert target.trees is not None
     changes = plan_undo(windows, target.trees)
+    _mark_concurrent(changes, windows, target.neighbours())
     workspace = Workspace(target.workspace, target.blobs, target.max_file_size)
     try:
         report = await apply(
@@ -152,6 +166,33 @@ async def _revert(
         _refs(report.outcomes),
     )
     return out
+
+
+def _mark_concurrent(
+    changes: list[Change], windows: list[Window], neighbours: list[tuple[str, Window]]
+) -> None:
+    """A path another ketch session changed while one of these calls ran is not only this
+    session's doing: putting it back would undo the other session's change too."""
+    now = time.time()
+
+    def overlap(a: Window, b: Window) -> bool:
+        return a.ts <= (b.post_ts or now) and b.ts <= (a.post_ts or now)
+
+    for change in changes:
+        ours = [w for w in windows if change.path in w.changed]
+        other = next(
+            (
+                sid
+                for sid, w in neighbours
+                if change.path in w.changed and any(overlap(o, w) for o in ours)
+            ),
+            None,
+        )
+        if other is not None:
+            change.between, change.why = (
+                True,
+                f"also changed by ketch session {other} while this one's call ran",
+            )
 
 
 async def undo(

@@ -43,6 +43,7 @@ class Change:
     target: Entry | None  # what to put back (None: the path should not exist)
     expected: Entry | None  # what ketch left there
     between: bool = False  # something else changed it between ketch's calls
+    why: str = ""  # what that something else was, when known
 
 
 @dataclass
@@ -336,9 +337,9 @@ def assess(
             expected=change.expected,
         )
         if change.between:
-            outcome.status, outcome.reason = (
-                "conflict",
-                "changed by something other than ketch between ketch's calls",
+            outcome.status = "conflict"
+            outcome.reason = (
+                change.why or "changed by something other than ketch between ketch's calls"
             )
         elif not same(current, change.expected):
             outcome.status, outcome.reason = (

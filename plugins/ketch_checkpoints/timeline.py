@@ -37,6 +37,7 @@ class Window:
     ts: float
     post_seq: int | None = None
     post_root: str | None = None
+    post_ts: float | None = None
     changed: list[str] = field(default_factory=list)  # every path, directories included
     files: list[str] = field(default_factory=list)  # the files and links among them
 
@@ -92,7 +93,11 @@ class Timeline:
                 if found is None:
                     continue
                 window = found
-                window.post_seq, window.post_root = record.seq, data["root"]
+                window.post_seq, window.post_root, window.post_ts = (
+                    record.seq,
+                    data["root"],
+                    record.ts,
+                )
                 window.changed = list(data.get("changed") or [])
                 window.files = list(data.get("changed_files") or window.changed)
                 if window.changed and line.redo_stack:

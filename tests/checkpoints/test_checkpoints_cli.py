@@ -224,3 +224,87 @@ def test_rewind_code_and_conversation_reverts_later_turns_only(tmp_path: Path) -
     assert (
         dirs_of(ws) == dirs_after_one
     )  # the directories turn two made are gone too (they were left empty)
+
+
+def test_what_another_session_changed_at_the_same_time_is_left_alone(tmp_path: Path) -> None:
+    """Two sessions in one workspace; the second writes while the first one's call runs.
+    Undoing the first must not take the second's change with it (OpenCode #13558)."""
+    import subprocess
+    import sys
+    import time
+
+    ws = make_workspace(tmp_path)
+    (ws / "shared.txt").write_text("start\n")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    env_a = env_for(
+        tmp_path / "a",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "shell",
+                        "input": {
+                            "command": "echo A >> shared.txt; echo a > a.txt; while [ ! -e b.done ]; do sleep 0.05; done"
+                        },
+                    }
+                ]
+            },
+            {"text": "a done"},
+        ],
+    )
+    env_b = env_for(
+        tmp_path / "b",
+        [
+            {
+                "tool_calls": [
+                    {"name": "shell", "input": {"command": "echo B >> shared.txt; touch b.done"}}
+                ]
+            },
+            {"text": "b done"},
+        ],
+    )
+    for env in (env_a, env_b):
+        env["KETCH_TEST_KEYRING_FILE"] = str(tmp_path / "keyring.json")  # one store, one key
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ketch",
+            "-p",
+            "a",
+            "--provider",
+            "scripted",
+            "--profile",
+            "full-access",
+            "--output-format",
+            "json",
+        ],
+        cwd=ws,
+        env=env_a,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while "A" not in (ws / "shared.txt").read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    turn("b", cwd=ws, env=env_b)
+    out, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    session_a = json.loads(out)["session_id"]
+    assert (ws / "shared.txt").read_text() == "start\nA\nB\n"
+
+    undo = ketch("sessions", "undo", session_a, "--keep-changed", "--json", cwd=ws, env=env_a)
+    assert undo.returncode == 0, undo.stderr
+    report = json.loads(undo.stdout)
+    assert [r["path"] for r in report["restored"]] == ["a.txt"]
+    kept = {k["path"]: k["reason"] for k in report["kept"]}
+    assert set(kept) == {"shared.txt", "b.done"} and all(
+        "also changed by ketch session" in r for r in kept.values()
+    )
+    assert (
+        (ws / "shared.txt").read_text() == "start\nA\nB\n"
+        and (ws / "b.done").exists()
+        and not (ws / "a.txt").exists()
+    )
