@@ -106,9 +106,17 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
 
 
 def _live(session: Session) -> Any:
+    """The session's checkpointer, made on first use (None: checkpoints are off)."""
     from ketch_checkpoints.live import live
 
     return live(session)
+
+
+def _existing(session: Session) -> Any:
+    """The session's checkpointer if one was made already (never makes one)."""
+    from ketch_checkpoints.live import LIVE
+
+    return session.stash.get(LIVE)
 
 
 @hookimpl
@@ -123,9 +131,7 @@ async def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None
 
 @hookimpl
 async def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> None:
-    from ketch_checkpoints.live import LIVE
-
-    found = session.stash.get(LIVE)
+    found = _existing(session)
     if found is not None and call.id in found.open:
         await found.after(call)
 
@@ -149,9 +155,7 @@ def ketch_event(session: Session, event: Event) -> None:
             if found is not None:
                 found.warm()
     elif event.type == "turn_end":
-        from ketch_checkpoints.live import LIVE
-
-        found = session.stash.get(LIVE)
+        found = _existing(session)
         if found is not None:
             found.turn_ended()
 
@@ -178,8 +182,6 @@ def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | Non
 
 @hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
-    from ketch_checkpoints.live import LIVE
-
-    found = session.stash.get(LIVE)
+    found = _existing(session)
     if found is not None:
         found.end()

@@ -127,13 +127,9 @@ async def _revert(
     assert target.trees is not None
     changes = plan_undo(windows, target.trees)
     _mark_concurrent(changes, windows, target.neighbours())
-    workspace = Workspace(target.workspace, target.blobs, target.max_file_size)
-    try:
-        report = await apply(
-            workspace, changes, force=force, confirm=confirm, keep_changed=keep_changed
-        )
-    finally:
-        workspace.close()
+    report = await _restore(
+        target, changes, force=force, confirm=confirm, keep_changed=keep_changed
+    )
     warnings = [
         f"{target.label(w.turn)}: ketch stopped before the after-state of {w.tool or 'a call'} was recorded; what it changed is left as it is"
         for w in line.unclosed(turns)
@@ -195,6 +191,23 @@ def _mark_concurrent(
             )
 
 
+async def _restore(target: Target, changes: list[Change], **options: Any) -> Report:
+    workspace = Workspace(target.workspace, target.blobs, target.max_file_size)
+    try:
+        return await apply(workspace, changes, **options)
+    finally:
+        workspace.close()
+
+
+def _nothing(action: str, why: str) -> dict[str, Any]:
+    return {
+        "action": action,
+        "ok": False,
+        "nothing": True,
+        "message": f"nothing to {action}: {why}",
+    }
+
+
 async def undo(
     target: Target,
     *,
@@ -206,12 +219,7 @@ async def undo(
     line = target.timeline()
     applied = line.applied()
     if not applied:
-        return {
-            "action": "undo",
-            "ok": False,
-            "nothing": True,
-            "message": "nothing to undo: no turn of this session changed files that are not undone already",
-        }
+        return _nothing("undo", "no turn of this session changed files that are not undone already")
     turn = applied[-1]
     out = await _revert(
         target,
@@ -242,23 +250,10 @@ async def redo(
     line = target.timeline()
     action = line.redoable()
     if action is None:
-        return {
-            "action": "redo",
-            "ok": False,
-            "nothing": True,
-            "message": "nothing to redo: no undo since the last change",
-        }
-    workspace = Workspace(target.workspace, target.blobs, target.max_file_size)
-    try:
-        report = await apply(
-            workspace,
-            plan_redo(action.data),
-            force=force,
-            confirm=confirm,
-            keep_changed=keep_changed,
-        )
-    finally:
-        workspace.close()
+        return _nothing("redo", "no undo since the last change")
+    report = await _restore(
+        target, plan_redo(action.data), force=force, confirm=confirm, keep_changed=keep_changed
+    )
     turns = action.turns
     out: dict[str, Any] = {
         "action": "redo",

@@ -164,12 +164,10 @@ def ketch(
     )
 
 
-def turn(
-    prompt: str, *, cwd: Path, env: dict[str, str], more: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    """One headless turn (full-access: the scripted calls run without asking); its
-    ``--output-format json`` result."""
-    proc = ketch(
+def headless(prompt: str, *more: str) -> list[str]:
+    """``ketch -p PROMPT`` with the scripted model, full-access (the scripted calls run
+    without asking), JSON out."""
+    return [
         "-p",
         prompt,
         "--provider",
@@ -179,9 +177,14 @@ def turn(
         "--output-format",
         "json",
         *more,
-        cwd=cwd,
-        env=env,
-    )
+    ]
+
+
+def turn(
+    prompt: str, *, cwd: Path, env: dict[str, str], more: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """One headless turn; its ``--output-format json`` result."""
+    proc = ketch(*headless(prompt, *more), cwd=cwd, env=env)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr, proc.stderr
     return json.loads(proc.stdout)

@@ -16,6 +16,7 @@ from tests.checkpoints.kit import (
     env_for,
     files_of,
     git_state,
+    headless,
     ketch,
     make_workspace,
     requests,
@@ -267,19 +268,7 @@ def test_what_another_session_changed_at_the_same_time_is_left_alone(tmp_path: P
     for env in (env_a, env_b):
         env["KETCH_TEST_KEYRING_FILE"] = str(tmp_path / "keyring.json")  # one store, one key
     first = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ketch",
-            "-p",
-            "a",
-            "--provider",
-            "scripted",
-            "--profile",
-            "full-access",
-            "--output-format",
-            "json",
-        ],
+        [sys.executable, "-m", "ketch", *headless("a")],
         cwd=ws,
         env=env_a,
         stdout=subprocess.PIPE,
