@@ -375,6 +375,7 @@ def _show(ctx: SlashContext, result: dict[str, Any]) -> None:
         ctx.print("(/redo puts them back)")
 
 
+PICKER_ROWS = 15
 WHAT = [
     ("both", "Restore code and conversation"),
     ("conversation", "Restore the conversation only (the files keep their changes)"),
@@ -399,9 +400,14 @@ async def slash_rewind(ctx: SlashContext) -> None:
                 ctx.print(turn_label(row))
             ctx.print("usage: /rewind N [code|conversation|both]")
             return
-        shown = rows[-30:][::-1]  # newest first; /rewind N reaches older ones
+        shown = rows[-PICKER_ROWS:][::-1]  # newest first, as many as fit a small terminal
+        older = (
+            f"; /rewind N reaches the {len(rows) - len(shown)} older ones"
+            if len(rows) > len(shown)
+            else ""
+        )
         picked = await ctx.choose(
-            "Rewind to before which turn? (Esc cancels)", [turn_label(r) for r in shown]
+            f"Rewind to before which turn? (Esc cancels{older})", [turn_label(r) for r in shown]
         )
         if picked is None:
             ctx.print("rewind cancelled")
