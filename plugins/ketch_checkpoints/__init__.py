@@ -121,12 +121,14 @@ def _existing(session: Session) -> Any:
 
 @hookimpl
 async def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
-    from ketch_checkpoints.live import changes_workspace
+    from ketch_checkpoints.live import changes_workspace, say_off
 
     if changes_workspace(call):
         found = _live(session)
         if found is not None:
             await found.before(call)
+        else:
+            say_off(session)
 
 
 @hookimpl
@@ -170,7 +172,10 @@ def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | Non
     if found is None:
         return None
     state = session.state.setdefault(STATE, {})
-    records = found._safely(lambda: found.blobs.records(session.id, COLLECTION))
+    try:
+        records = found.blobs.records(session.id, COLLECTION)
+    except Exception:  # noqa: BLE001 - the notes are a courtesy; a failing store says so elsewhere
+        return None
     if not records:
         return None
     line = Timeline.read(records)

@@ -57,7 +57,7 @@ class Shared:
 
 SHARED = StashKey[dict[str, Shared]]()
 LIVE = StashKey["Live | None"]()
-OFF = StashKey[str]()  # why checkpoints are off for this kernel, once said
+OFF = StashKey[str]()  # why checkpoints are off for this session, until said
 
 
 def blob_store(kernel: Kernel) -> tuple[BlobStore | None, str]:
@@ -106,11 +106,10 @@ class Live:
     def prompt(self, message_id: str) -> None:
         """A prompt entered the transcript: it starts a turn (kernel numbering)."""
         self.turn = message_id
-        self._safely(
-            lambda: self.blobs.add_record(
-                self.session.id, COLLECTION, {"kind": "turn", "turn": message_id}
-            )
-        )
+        # Only the turn's time for /rewind's list; a store that fails here fails the next
+        # checkpoint too, and that one says so.
+        with contextlib.suppress(Exception):
+            self.blobs.add_record(self.session.id, COLLECTION, {"kind": "turn", "turn": message_id})
 
     def current_turn(self) -> str:
         if not self.turn:  # resumed without a new prompt yet: the last one
@@ -205,7 +204,7 @@ class Live:
                 self._take, {"kind": "pre", "turn": turn, "call": call.id, "tool": call.tool}
             )
         except Exception as exc:  # noqa: BLE001 - the call runs anyway; the person is told
-            self._failed(call.tool, exc)
+            self._failed(f"before {call.tool}", exc)
             return
         self.open[call.id] = (turn, root)
 
@@ -219,11 +218,14 @@ class Live:
                 self._take, {"kind": "post", "turn": turn, "call": call.id}, before
             )
         except Exception as exc:  # noqa: BLE001
-            self._failed(call.tool, exc)
+            self._failed(f"after {call.tool}", exc)
             return
         self._changed(changed)
         if changed:
-            await asyncio.to_thread(self._safely, self._prune)
+            try:
+                await asyncio.to_thread(self._prune)
+            except Exception as exc:  # noqa: BLE001 - the store grows; the person is told
+                self._failed("pruning", exc, loses=False)
 
     def close_open(self) -> None:
         """The turn ended with calls still open (cancelled): record their after-state now."""
@@ -232,7 +234,7 @@ class Live:
             try:
                 _, changed = self._take({"kind": "post", "turn": turn, "call": call_id}, before)
             except Exception as exc:  # noqa: BLE001
-                self._failed("a cancelled call", exc)
+                self._failed("after a cancelled call", exc)
                 continue
             self._changed(changed)
 
@@ -252,7 +254,8 @@ class Live:
 
     # --- failures, said once -----------------------------------------------------------------
 
-    def _failed(self, tool: str, exc: BaseException) -> None:
+    def _failed(self, what: str, exc: BaseException, *, loses: bool = True) -> None:
+        """Say once (on the event loop's thread) that checkpoints failed, and what it means."""
         if isinstance(exc, TooManyFiles):
             self.too_big = True
             reason = f"the workspace has {exc} after .gitignore (raise [checkpoints] max_files to include it)"
@@ -266,15 +269,11 @@ class Live:
         self.told_broken = True
         from ketch.events import NoticeEvent
 
-        message = f"no checkpoint before {tool}: {reason}. What it changes cannot be undone with /undo or /rewind."
+        if loses:
+            message = f"no checkpoint {what}: {reason}. What this step changes cannot be undone with /undo or /rewind."
+        else:
+            message = f"checkpoints: {what} failed: {reason}"
         self.session.kernel.emit(self.session, NoticeEvent(level="warning", message=message))
-
-    def _safely(self, work: Any) -> Any:
-        try:
-            return work()
-        except Exception as exc:  # noqa: BLE001 - bookkeeping must not stop the turn
-            self._failed("this step", exc)
-            return None
 
     # --- retention -------------------------------------------------------------------------------
 
@@ -308,11 +307,12 @@ class Live:
 
     def end(self) -> None:
         if self.prunes:
-            self._safely(self.blobs.collect_garbage)
+            with contextlib.suppress(Exception):  # the next session collects what is left
+                self.blobs.collect_garbage()
 
 
 def live(session: Session) -> Live | None:
-    """The session's checkpointer; None when checkpoints are off (said once why)."""
+    """The session's checkpointer; None when checkpoints are off (``off`` says why)."""
     if LIVE in session.stash:
         return session.stash[LIVE]
     settings = session.kernel.settings.of(CheckpointSettings)
@@ -322,14 +322,18 @@ def live(session: Session) -> Live | None:
         if blobs is not None:
             found = Live(session, blobs, settings)
         else:
-            from ketch.events import NoticeEvent
-
-            session.kernel.emit(
-                session,
-                NoticeEvent(
-                    level="warning",
-                    message=f"checkpoints are off: {why}; /undo and /rewind cannot revert this session's changes",
-                ),
-            )
+            session.stash[OFF] = why
     session.stash[LIVE] = found
     return found
+
+
+def say_off(session: Session) -> None:
+    """A call that changes files is about to run without a checkpoint: say why, once."""
+    why = session.stash.get(OFF)
+    if not why:
+        return
+    session.stash[OFF] = ""
+    from ketch.events import NoticeEvent
+
+    message = f"checkpoints are off: {why}; /undo and /rewind cannot revert this session's changes"
+    session.kernel.emit(session, NoticeEvent(level="warning", message=message))

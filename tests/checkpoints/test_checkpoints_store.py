@@ -194,7 +194,7 @@ def test_a_checkpoint_that_cannot_be_taken_is_said_once_and_the_calls_still_run(
         "no checkpoint before shell: the session store is unavailable: database or disk is full"
         in said[0]
     )
-    assert "cannot be undone" in said[0]
+    assert "What this step changes cannot be undone" in said[0]
 
 
 def test_no_store_means_checkpoints_off_said_once(tmp_path: Path) -> None:
