@@ -155,7 +155,8 @@ class Live:
         """A call that will change files was proposed: while it waits for its approval,
         read the workspace once in the background, so that the checkpoint right before
         it only has to look at what changed meanwhile (the first one of a process reads
-        every file a stored checkpoint does not already know)."""
+        every file a stored checkpoint does not already know); then collect the blobs
+        nothing refers to any more."""
         shared = self.shared
         if shared.warmed or self.too_big:
             return
@@ -165,6 +166,8 @@ class Live:
             with shared.lock:
                 self._seed()
                 shared.scanner.scan()
+            # Once per process: what deleted sessions and pruned turns left behind.
+            self.blobs.collect_garbage()
 
         threading.Thread(
             target=lambda: self._quietly(work), name="ketch-checkpoint-warm", daemon=True
