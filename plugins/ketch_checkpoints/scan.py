@@ -42,7 +42,7 @@ class Node:
     """What the last checkpoint saw of one directory."""
 
     names: tuple[str, ...] | None = None  # everything scandir listed, sorted
-    kept: frozenset[str] = frozenset()  # what the ignore rules keep of them
+    kept: tuple[str, ...] = ()  # what the ignore rules keep of them, sorted
     guards: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # ignore files' stat
     entries: dict[str, Entry] = field(default_factory=dict)
     tree_id: str = ""
@@ -211,10 +211,12 @@ class Scanner:
         guards = {n: _guard(found[n].path) for n in IGNORE_FILES if n in found}
         stale = stale or guards != node.guards
         if stale or names != node.names:
-            node.kept = kept_names(path)
+            node.kept = tuple(sorted(kept_names(path)))
             node.names, node.guards = names, guards
         entries: dict[str, Entry] = {}
-        for name in sorted(node.kept):
+        seen = node.entries
+        racy = node.racy
+        for name in node.kept:
             item = found.get(name)
             if item is None:
                 continue
@@ -223,6 +225,22 @@ class Scanner:
             except OSError:
                 continue
             mode = st.st_mode
+            old = seen.get(name)
+            # The hot path, inlined: a file as the last checkpoint saw it costs this stat.
+            if (
+                old is not None
+                and old.kind == "f"
+                and st.st_mtime_ns == old.mtime_ns
+                and st.st_size == old.size
+                and st.st_ino == old.ino
+                and st.st_ctime_ns == old.ctime_ns
+                and stat.S_IMODE(mode) == old.mode
+                and stat.S_ISREG(mode)
+                and name not in racy
+            ):
+                result.files += 1
+                entries[name] = old
+                continue
             if stat.S_ISDIR(mode):
                 sub = node.subdirs.get(name)
                 if sub is None:
@@ -235,12 +253,12 @@ class Scanner:
                     entries[name] = Entry("d", stat.S_IMODE(mode), ref=tree_id)
             elif stat.S_ISREG(mode):
                 result.files += 1
-                if result.files > self.max_files:
-                    raise TooManyFiles(f"more than {self.max_files:,} files")
                 entries[name] = self._file(node, name, item.path, st, pending, result, rel)
             elif stat.S_ISLNK(mode):
                 result.files += 1
                 entries[name] = self._link(node, name, item.path, st)
+        if result.files > self.max_files:
+            raise TooManyFiles(f"more than {self.max_files:,} files")
         for gone in set(node.subdirs) - {n for n, e in entries.items() if e.kind in ("d", "u")}:
             del node.subdirs[gone]
         node.racy &= set(entries)
