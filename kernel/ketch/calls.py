@@ -6,7 +6,8 @@ identical calls, ask every policy plugin (deny > ask > allow; no vote means ask;
 missing essential plugin asks), let ``ketch_before_tool_use`` hooks weigh in before
 anyone is asked (a hook's deny always wins; its allow turns only a soft ask into a
 run; a changed input is validated and voted on again), ask the approver on ask (no
-approver: denied), journal the dispatch (``tool_started``), run, append the
+approver: denied), let ``ketch_before_tool_effect`` hooks act (a checkpoint of the
+workspace), journal the dispatch (``tool_started``), run, append the
 after-hooks' notes, and pass the result through the result filters. A tool error
 never ends the turn: it is the result the model gets.
 
@@ -319,6 +320,7 @@ class CallPipeline:
 
     async def execute(self, ready: Ready) -> tuple[ToolResult, str]:
         call, tool, ctx = ready.call, ready.tool, ready.ctx
+        await self.kernel.hooks.before_tool_effect(self.session, ready.proposed)  # e.g. a checkpoint
         self.emit(ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input))
         delegates = getattr(tool, "delegates", False) is True
         token = _RUNNING.set(RunningCall(self.session, call.id, self.approver, self.allowed_tools) if delegates else None)

@@ -101,15 +101,33 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     common.add_argument("--provider", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     common.add_argument("--model", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     common.add_argument("--trust-workspace", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    commands = [c for c in kernel.commands.values() if c.cli]
+    commands = [c for c in kernel.commands.values() if c.cli and not c.parent]
     if commands:
         sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
         for command in sorted(commands, key=lambda c: c.name):
             child = sub.add_parser(command.name, help=command.help, description=command.help, aliases=list(command.aliases), parents=[common])
             if command.configure is not None:
                 command.configure(child)
-            child.set_defaults(_command=command.name)
+            child.set_defaults(_command=command.key)
+            _add_subcommands(kernel, command, child, common)
     return parser
+
+
+def _add_subcommands(kernel: Kernel, parent: Any, parser: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """Commands other plugins register under ``parent`` (``Command.parent``) join its actions."""
+    import argparse
+
+    children = [c for c in kernel.commands.values() if c.cli and c.parent == parent.name]
+    if not children:
+        return
+    # The parent's own subparsers, if its configure made some (argparse keeps no public handle).
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = actions[0] if actions else parser.add_subparsers(dest=f"{parent.name}_action", metavar="ACTION")
+    for command in sorted(children, key=lambda c: c.name):
+        child = sub.add_parser(command.name, help=command.help, description=command.help, aliases=list(command.aliases), parents=[common])
+        if command.configure is not None:
+            command.configure(child)
+        child.set_defaults(_command=command.key)
 
 
 def _positive_int(text: str) -> int:

@@ -33,13 +33,21 @@ class PromptRequest:
 class SlashContext:
     """What a slash command gets: the kernel, the live session, its argument text,
     ``print`` to show output to the user (the frontend decides how), and ``submit`` to
-    send a prompt as the next turn (None where the frontend cannot)."""
+    send a prompt as the next turn (None where the frontend cannot).
+
+    Frontends that can also offer: ``choose(title, options)``, which lets the person
+    pick one of ``options`` (labels) and returns its index, or None when they cancel;
+    and ``prefill(text)``, which puts ``text`` in the input box for the person to edit
+    and send. Each is None where the frontend cannot.
+    """
 
     kernel: Kernel
     session: Session
     argument: str
     print: Callable[[str], None]
     submit: Callable[[PromptRequest], None] | None = None
+    choose: Callable[[str, list[str]], Awaitable[int | None]] | None = None
+    prefill: Callable[[str], None] | None = None
 
 
 @dataclass
@@ -48,7 +56,9 @@ class Command:
 
     For a CLI subcommand set ``cli=True``: ``configure(parser)`` adds its arguments
     (subcommands of its own included) and ``run(kernel, args) -> int`` runs it and
-    returns the exit code. For a slash command set ``slash=True``: ``slash_run(ctx)``
+    returns the exit code. With ``parent`` it is a subcommand of another plugin's CLI
+    command (``ketch PARENT NAME ...``, listed among the parent's own actions, which
+    must be subparsers). For a slash command set ``slash=True``: ``slash_run(ctx)``
     runs it (sync or async) and returns None.
     """
 
@@ -62,3 +72,9 @@ class Command:
     plugin: str = field(default="", compare=False)
     aliases: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    parent: str = ""  # the CLI command this one is an action of ("sessions")
+
+    @property
+    def key(self) -> str:
+        """The name it is registered under: ``NAME``, or ``PARENT NAME`` for a subcommand."""
+        return f"{self.parent} {self.name}" if self.parent else self.name

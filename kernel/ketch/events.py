@@ -3,8 +3,8 @@
 Frontends, storage, user hooks and tests observe a turn only through these. The
 ``stream-json`` output writes each as one JSON line (``event.model_dump_json()``).
 The design's required types and fields are all here with those meanings; the rest
-(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``, ``subagent``)
-are additions for storage and frontends.
+(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``, ``subagent``,
+``changes``, ``rewind``) are additions for storage and frontends.
 
 Every event of a subagent's session carries that subagent's ``agent_id`` (the kernel
 stamps it); the root session's events have none, and it is left out of their JSON.
@@ -186,6 +186,30 @@ class SubagentEvent(_Event):
     files_changed: list[str] = Field(default_factory=list)
 
 
+class ChangesEvent(_Event):
+    """What the running turn has changed in the workspace so far, as a plugin that
+    watches the workspace (checkpoints) measured it: sent after each call that changed
+    files, cumulative for the turn (the last one of a turn is its total). ``paths`` are
+    relative to the workspace; ``revert`` names the command that takes them back
+    (``/undo``), empty when nothing can."""
+
+    type: Literal["changes"] = "changes"
+    paths: list[str]
+    revert: str = ""
+
+
+class RewindEvent(_Event):
+    """The conversation was rewound (:meth:`ketch.session.Session.rewind`): the transcript
+    message ``message_id`` and every later one are marked rewound (they stay in the
+    transcript), ``rewound`` lists them all, and ``active`` is the ids of the active
+    context the conversation continues from."""
+
+    type: Literal["rewind"] = "rewind"
+    message_id: str
+    rewound: list[str]
+    active: list[str]
+
+
 class TurnEndEvent(_Event):
     type: Literal["turn_end"] = "turn_end"
     text: str
@@ -214,6 +238,8 @@ Event = Annotated[
     | NoticeEvent
     | ModeEvent
     | SubagentEvent
+    | ChangesEvent
+    | RewindEvent
     | TurnEndEvent,
     Field(discriminator="type"),
 ]

@@ -263,6 +263,9 @@ class Hooks:
             verdicts.append(value)
         return verdicts
 
+    async def before_tool_effect(self, session: Session, call: ProposedCall) -> None:
+        await self._collect_async("ketch_before_tool_effect", session=session, call=call)
+
     async def after_tool_use(self, session: Session, call: ProposedCall, result: ToolResult) -> list[HookVerdict]:
         """Every implementation's answer as a verdict (a plain note becomes ``context``)."""
         from ketch.verdicts import HookVerdict

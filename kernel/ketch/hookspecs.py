@@ -447,3 +447,16 @@ def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookV
     Return ``HookVerdict(block=True, reason=...)`` to keep the subagent going once more
     with ``reason`` as its next instruction; None to let it finish.
     """
+
+
+@hookspec
+def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
+    """A tool call is about to take effect: it was authorized, and it runs next.
+
+    Called once per call that runs, after every vote, hook and approval and right
+    before its ``tool_started`` event (so the person's wait for an approval lies before
+    it, not after); may be awaited, and the call waits for it. ``call.mutating`` and
+    ``call.effects`` say what the call may change: a checkpoint of the workspace is
+    taken here. The return value is ignored; an implementation that raises is reported
+    and skipped (the call still runs), except that ``KetchError`` ends the turn.
+    """

@@ -238,7 +238,7 @@ class Kernel:
 
     @cached_property
     def commands(self) -> dict[str, Command]:
-        return self._collect("ketch_register_commands", "command", lambda c: c.name)
+        return self._collect("ketch_register_commands", "command", lambda c: c.key)
 
     @cached_property
     def frontends(self) -> dict[str, Frontend]:
@@ -445,6 +445,7 @@ class Kernel:
             active=record.active if record.active is not None else record.transcript,
             pins=set(record.pins),
             compactions=list(record.compactions),
+            rewound=set(record.rewound),
             usage=record.usage,
             state=dict(record.state),
             trusted_workspace=self.trusted,

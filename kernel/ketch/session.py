@@ -2,7 +2,9 @@
 
 Knowledge (transcript, model, mode, pins, compaction records, usage) survives a
 restart; authority (a profile beyond the default one, temporary approvals) never does.
-The transcript is append-only; ``active`` is the derived context compaction rewrites.
+The transcript is append-only; ``active`` is the derived context compaction rewrites
+and :meth:`Session.rewind` sets back to before a turn (the turns after it stay in the
+transcript, marked in ``rewound``).
 
 A subagent runs in a session of its own (``agent`` says who it is): its events carry
 its ``agent_id`` and reach its parent's frontends; its authority is its parent's.
@@ -21,7 +23,7 @@ from ketch.policy import PermissionSnapshot
 from ketch.stash import Stash
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
+    from ketch.events import Event, RewindEvent
     from ketch.kernel import Kernel
     from ketch.providers import Provider
 
@@ -55,6 +57,7 @@ class Session:
     approvals: list[str] = field(default_factory=list)  # scopes allowed for this session only
     usage: Usage = field(default_factory=Usage)
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    rewound: set[str] = field(default_factory=set)  # transcript message ids a rewind abandoned
     state: dict[str, Any] = field(default_factory=dict)  # per-plugin state, JSON, persisted
     stash: Stash = field(default_factory=Stash)  # per-plugin state in memory (ketch.stash)
     trusted_workspace: bool = False
@@ -73,6 +76,25 @@ class Session:
         """Append to the transcript and the active context (a new tuple each time)."""
         self.transcript = self.transcript + tuple(messages)
         self.active = self.active + tuple(messages)
+
+    def rewind(self, message_id: str) -> RewindEvent:
+        """Continue the conversation from before the prompt ``message_id``.
+
+        Nothing leaves the transcript: that prompt and every later message are marked
+        rewound (``rewound``), and the active context is set back to what preceded the
+        prompt (:func:`ketch.rewind.rewind_context`). Emits a ``rewind`` event (storage
+        keeps the marks) and returns it. Raises ``KetchError`` for an id that is not a
+        prompt of the transcript or was rewound already. Call it between turns.
+        """
+        from ketch.events import RewindEvent
+        from ketch.rewind import rewind_context
+
+        active, cut = rewind_context(self.transcript, self.active, self.compactions, self.rewound, message_id)
+        self.active = active
+        self.rewound.update(cut)
+        event = RewindEvent(message_id=message_id, rewound=cut, active=[m.id for m in active])
+        self.kernel.emit(self, event)
+        return event
 
     def steer(self, text: str) -> None:
         """Queue input typed while a turn runs; the loop delivers it at the next step."""

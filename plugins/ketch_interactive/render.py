@@ -229,7 +229,7 @@ class Renderer:
         self.hidden_notice_prefixes: list[str] = []
         self.failed = False
         self.changes: list[tuple[str, str]] = []  # (tool, diff) of every change this session made
-        self.turn_cost: float | None = None  # USD, summed over the turn's usage events that carry one
+        self.turn_changes: Any = None  # the turn's last ``changes`` event (for the footer)
 
     # --- output --------------------------------------------------------------------------
 
@@ -424,9 +424,6 @@ class Renderer:
 
     def _on_usage(self, event: Any) -> None:
         self.last_usage = event
-        cost = getattr(event, "cost_usd", None)
-        if cost is not None:
-            self.turn_cost = (self.turn_cost or 0.0) + float(cost)
 
     def _on_compaction(self, event: Any) -> None:
         by = f" ({event.compactor})" if event.compactor else ""
@@ -449,6 +446,9 @@ class Renderer:
     def _on_mode(self, event: Any) -> None:
         self.line(f"· mode {event.mode} · profile {event.profile}", "cyan")
 
+    def _on_changes(self, event: Any) -> None:
+        self.turn_changes = event
+
     def _on_turn_end(self, event: Any) -> None:
         self.flush_live()
         self.retry_until = None
@@ -466,13 +466,19 @@ class Renderer:
         if self.turn_started:
             footer.append(f"{time.monotonic() - self.turn_started:.1f}s · ", style="dim")
         footer.append(f"in {event.input_tokens:,} · out {event.output_tokens:,}", style="dim")
-        if self.turn_cost is not None:
-            footer.append(f" · ${self.turn_cost:.4f}" if self.turn_cost < 1 else f" · ${self.turn_cost:.2f}", style="dim")
-        self.turn_cost = None
+        cost = getattr(event, "cost_usd", None)  # the turn's own total; None when a price is unknown
+        if cost is not None:
+            footer.append(f" · ${cost:.4f}" if cost < 1 else f" · ${cost:.2f}", style="dim")
         if self.last_usage is not None:
             meter = Meter(self.last_usage.context_utilization, self.last_usage.context_tokens, self.last_usage.effective_capacity)
             footer.append(" · ", style="dim")
             footer.append(meter.label(), style=BAND_STYLE[meter.band])
+        changes, self.turn_changes = self.turn_changes, None
+        if changes is not None and changes.paths:
+            count = len(changes.paths)
+            footer.append(f" · {count} file{'s' if count != 1 else ''} changed", style="cyan")
+            if changes.revert:
+                footer.append(f" ({changes.revert} reverts {'them' if count != 1 else 'it'})", style="dim")
         footer.append(" ──", style="dim")
         self.line(footer)
         self.turn_started = 0.0

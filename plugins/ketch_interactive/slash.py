@@ -200,7 +200,15 @@ async def run_plugin_command(shell: Shell, command: Command, argument: str) -> b
     Its failure is one line, never a traceback. True: leave the shell."""
     assert command.slash_run is not None
     queued: list[PromptRequest] = []
-    ctx = SlashContext(kernel=shell.kernel, session=shell.session, argument=argument, print=shell.renderer.say, submit=queued.append)
+    ctx = SlashContext(
+        kernel=shell.kernel,
+        session=shell.session,
+        argument=argument,
+        print=shell.renderer.say,
+        submit=queued.append,
+        choose=_choose,
+        prefill=lambda text: setattr(shell, "next_default", text),
+    )
     try:
         result = command.slash_run(ctx)
         if inspect.isawaitable(result):
@@ -215,6 +223,21 @@ async def run_plugin_command(shell: Shell, command: Command, argument: str) -> b
         if await shell.run_prompt_request(request):
             return True
     return False
+
+
+async def _choose(title: str, options: list[str]) -> int | None:
+    """A plugin command's pick-one list (SlashContext.choose): digits pick the first
+    nine, arrows and Enter any; Esc or Ctrl-C cancel (None)."""
+    from prompt_toolkit.formatted_text import FormattedText
+
+    from ketch_interactive.approval import Interrupted, choose
+
+    items = [(index, label, str(index + 1) if index < 9 else "") for index, label in enumerate(options)]
+    try:
+        picked = await choose(FormattedText([("class:title", title + "\n")]), items, cancel=-1)
+    except Interrupted:
+        return None
+    return None if picked < 0 else picked
 
 
 async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool) -> bool:

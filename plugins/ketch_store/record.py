@@ -90,6 +90,8 @@ def build(
     compactions: list[dict[str, Any]] = []
     active_items: list[dict[str, Any]] | None = None
     active_seq = 0
+    rewound: list[str] = []
+    by_value: dict[str, Message] = {}  # summaries an active context held (a rewind refers to them)
     for seq, kind, ts, raw in entries:
         if kind == "message":
             continue
@@ -115,8 +117,17 @@ def build(
             compactions.append(data.get("record") or {k: v for k, v in data.items() if k != "active"})
             if data.get("active") is not None:
                 active_items, active_seq = data["active"], seq
+                _remember(by_value, active_items)
         elif kind == "active":
             active_items, active_seq = data.get("items", []), seq
+            _remember(by_value, active_items)
+        elif kind == "rewind":
+            # The conversation continues from before a turn: those messages stay in the
+            # transcript, marked; the active context is the one the entry names.
+            marked = set(rewound)
+            rewound += [i for i in data.get("rewound", []) if isinstance(i, str) and i not in marked]
+            active_items = [{"ref": i} for i in data.get("active", []) if isinstance(i, str)]
+            active_seq = seq
     # The operations table is the authority on the latest operation of each call id
     # (recovery updates it in place too); earlier ones are as the journal tells.
     for op in current.values():
@@ -125,7 +136,9 @@ def build(
             op.status = status
 
     transcript = _repair([(seq, by_seq[seq]) for seq, _ in message_rows], current)
-    active = _active(transcript, active_items, active_seq)
+    active = _active(transcript, active_items, active_seq, by_value)
+    if active is None and rewound:  # never bring rewound turns back into the conversation
+        active = tuple(m for _, m in transcript if m.id not in set(rewound))
     unknown = [op.as_dict() for op in operations if op.status == "unknown_outcome"]
     record = SessionRecord(
         id=session_id,
@@ -141,6 +154,7 @@ def build(
         usage=Usage(**header["usage"]),
         unknown_outcomes=unknown,
         state=state,
+        rewound=tuple(rewound),
     )
     return Loaded(record, header["title"], header["created"], header["updated"], operations, timeline)
 
@@ -194,10 +208,17 @@ def _results_for(assistant: Message, calls: list[ToolCallPart], operations: dict
     return Message(id=f"msg_recovered_{assistant.id}", role="tool", parts=tuple(parts), synthetic=True)
 
 
-def _active(transcript: list[tuple[float, Message]], items: list[dict[str, Any]] | None, after: int) -> tuple[Message, ...] | None:
+def _remember(by_value: dict[str, Message], items: list[dict[str, Any]]) -> None:
+    for item in items:
+        if "message" in item:
+            message = Message.model_validate(item["message"])
+            by_value[message.id] = message
+
+
+def _active(transcript: list[tuple[float, Message]], items: list[dict[str, Any]] | None, after: int, by_value: dict[str, Message]) -> tuple[Message, ...] | None:
     if items is None:
         return None
-    known = {m.id: m for _, m in transcript}
+    known = {**by_value, **{m.id: m for _, m in transcript}}
     resolved: list[Message] = []
     for item in items:
         if "ref" in item:

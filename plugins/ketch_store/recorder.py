@@ -200,6 +200,11 @@ class Recorder:
     def _on_error(self, session: Session, tracker: Tracker, event: Any) -> None:
         self._append(session, "error", event.model_dump(mode="json", exclude={"type", "ts"}), event)
 
+    def _on_rewind(self, session: Session, tracker: Tracker, event: Any) -> None:
+        # The entry carries the active context the conversation continues from.
+        self._append(session, "rewind", event.model_dump(mode="json", exclude={"type", "ts"}), event)
+        tracker.active_ids = list(event.active)
+
     def _on_turn_end(self, session: Session, tracker: Tracker, event: Any) -> None:
         self._append(session, "turn_end", event.model_dump(mode="json", exclude={"type", "ts"}), event)
         self.flush(session)

@@ -39,9 +39,31 @@ def summaries_table(rows: list[SessionSummary], *, show_workspace: bool) -> str:
     return "\n".join(lines)
 
 
+def turns(loaded: Loaded) -> list[dict[str, Any]]:
+    """The session's turns as the kernel numbers them (each prompt starts one), with
+    the rewound ones marked: what ``sessions rewind ID TURN`` counts."""
+    from ketch.context import prompt_numbers
+
+    rewound = set(loaded.record.rewound)
+    numbers = prompt_numbers(loaded.record.transcript)
+    return [
+        {"n": n, "message_id": m.id, "prompt": m.text, "rewound": m.id in rewound}
+        for m in loaded.record.transcript
+        if (n := numbers.get(m.id))
+    ]
+
+
+def _turn_heading(message: Message, numbers: dict[str, int], rewound: set[str]) -> str | None:
+    n = numbers.get(message.id)
+    if n is None:
+        return None
+    return f"turn {n}" + (" · rewound (kept in the transcript, not in the conversation)" if message.id in rewound else "")
+
+
 def to_json(loaded: Loaded) -> dict[str, Any]:
     record = loaded.record
     data = record.model_dump(mode="json")
+    data["turns"] = turns(loaded)
     data["title"] = loaded.title
     data["created"] = loaded.created
     data["updated"] = loaded.updated
@@ -81,7 +103,11 @@ def text_view(loaded: Loaded, *, clip: int | None = 12) -> str:
         "",
         "── transcript ──",
     ]
+    numbers, rewound = _numbering(record)
     for message in record.transcript:
+        heading = _turn_heading(message, numbers, rewound)
+        if heading:
+            out.append(f"── {heading} ──")
         out.append(_message_text(message, clip))
     out += ["", "── operations ──"]
     out += _operation_lines(loaded)
@@ -114,6 +140,12 @@ def _child_title(child: Any) -> str:
         title += f": {info['description']}"
     ended = info.get("stop_reason") or ("running when ketch stopped" if info.get("status") != "finished" else "")
     return title + (f" · {ended}" if ended else "")
+
+
+def _numbering(record: Any) -> tuple[dict[str, int], set[str]]:
+    from ketch.context import prompt_numbers
+
+    return prompt_numbers(record.transcript), set(record.rewound)
 
 
 def _message_text(message: Message, clip: int | None) -> str:
@@ -154,7 +186,11 @@ def markdown(loaded: Loaded) -> str:
 
 def _markdown_body(loaded: Loaded, level: str) -> list[str]:
     out: list[str] = []
+    numbers, rewound = _numbering(loaded.record)
     for message in loaded.record.transcript:
+        turn = _turn_heading(message, numbers, rewound)
+        if turn:
+            out += [f"{level} {turn[0].upper()}{turn[1:]}", ""]
         heading = {"user": "User", "assistant": "Assistant", "tool": "Tool results"}[message.role]
         out.append(f"{level} {heading}" + (" (added by ketch)" if message.synthetic else ""))
         out.append("")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -177,6 +178,13 @@ class SqliteStore:
     @property
     def cipher(self) -> FieldCipher:
         return self.fields.cipher
+
+    @functools.cached_property
+    def blobs(self) -> Any:
+        """Content-addressed encrypted blobs (:mod:`ketch_store.blobs`; checkpoints)."""
+        from ketch_store.blobs import Blobs
+
+        return Blobs(self)
 
     # --- opening ------------------------------------------------------------------------
 
@@ -679,6 +687,7 @@ class SqliteStore:
             bad = sum(1 for index, key, value in rows if not self.fields.opens("approvals", "scope", f"{index}/{key}", bytes(value)))
             if bad:
                 problems.append(f"{bad} saved approval(s) do not authenticate")
+            problems += self.blobs.verify()
         except sqlite3.DatabaseError as exc:
             problems.append(f"the store's own records cannot be read: the database is damaged ({exc})")
         return problems
@@ -754,6 +763,9 @@ class SqliteStore:
                     "INSERT INTO operations (session_id, call_key, status, owner, dispatched_seq, finished_seq, updated) VALUES (?, ?, ?, '', ?, ?, ?)",
                     (fork, self.call_key(fork, call), "unknown_outcome" if status == "dispatched" else status, seqs.get(dispatched), seqs.get(finished), updated),
                 )
+            from ketch_store import blobs
+
+            blobs.copy_session(conn, self.fields, source_id, fork)  # its checkpoints come along
         return fork
 
     # --- operations -------------------------------------------------------------------------------
@@ -847,6 +859,18 @@ class SqliteStore:
         except BaseException:
             self.writers.release(writing)
             raise
+
+    def read_session(self, session_id: str) -> SessionRecord:
+        """The session's record, read without taking it over (commands that look)."""
+        return self.history(session_id).record
+
+    def append_event(self, session_id: str, event: Any) -> int | None:
+        """Journal one event for a stored session (a command's rewind of a session no
+        live session of this process holds), as the recorder would have."""
+        session_id = self.resolve_id(session_id)
+        payload = dumps(event.model_dump(mode="json", exclude={"type", "ts"}))
+        event_id = self.event_id(session_id, f"{event.type}\x00{event.ts!r}\x00" + payload.decode("utf-8", "replace"))
+        return self.append(session_id, event.type, payload, event_id=event_id, ts=event.ts)
 
     def _header(self, session_id: str) -> dict[str, Any]:
         """A session's row, its sealed fields opened."""
@@ -946,11 +970,15 @@ class SqliteStore:
         held = self.writers.holds(session_id)
         if not held and not self.writers.try_claim(session_id):
             raise KetchError(f"session {session_id} is open in another ketch ({self.writers.holder(session_id)}); close it first")
+        from ketch_store import blobs
+
         with self.transaction() as conn:
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             conn.execute("DELETE FROM journal WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM operations WHERE session_id = ?", (session_id,))
+            blobs.forget_session(conn, session_id)
         self.writers.forget(session_id)
+        self.blobs.collect_garbage(grace=blobs.DELETE_GRACE_SECONDS)
 
     def rename_session(self, session_id: str, name: str) -> None:
         session_id = self.resolve_id(session_id)

@@ -394,15 +394,17 @@ def test_completion_offers_commands_and_at_paths(tmp_path: Path) -> None:
     assert complete("mail me@x") == [] and complete("plain words") == []
 
 
-def test_turn_footer_shows_cost_when_usage_carries_it(tmp_path: Path) -> None:
+def test_turn_footer_shows_cost_when_the_turn_has_one(tmp_path: Path) -> None:
+    """The footer shows the turn's own total (turn_end.cost_usd), which is None when any
+    response had no known price: a partial sum is never shown as the cost."""
     from types import SimpleNamespace
 
     renderer, out, _ = _renderer(tmp_path)
     usage = {"input_tokens": 10, "output_tokens": 5, "cached_tokens": 0, "context_utilization": 0.1, "context_tokens": 100, "effective_capacity": 1000}
     renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.0125, **usage))  # type: ignore[arg-type]
     renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.0025, **usage))  # type: ignore[arg-type]
-    renderer.on_event(TurnEndEvent(text="", stop_reason="end_turn", input_tokens=20, output_tokens=10))
+    renderer.on_event(TurnEndEvent(text="", stop_reason="end_turn", input_tokens=20, output_tokens=10, cost_usd=0.015))
     assert "in 20 · out 10 · $0.0150" in out.getvalue()
-    renderer.on_event(SimpleNamespace(type="usage", **usage))  # type: ignore[arg-type]
+    renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.5, **usage))  # type: ignore[arg-type]
     renderer.on_event(TurnEndEvent(text="", stop_reason="end_turn", input_tokens=1, output_tokens=1))
-    assert "in 1 · out 1 · context" in out.getvalue()  # no price known: no cost shown
+    assert "in 1 · out 1 · context" in out.getvalue() and "$0.5" not in out.getvalue()  # no total: no cost shown

@@ -581,6 +581,32 @@ def test_a_raising_before_tool_use_or_policy_plugin_denies(tmp_path: Path) -> No
         assert [f.plugin for f in h.kernel.pm.failures] == [name]
 
 
+def test_hook_ketch_before_tool_effect(tmp_path: Path) -> None:
+    """Awaited after the approval and right before the effect: the file the call creates
+    is not there yet, and the dispatch is journaled after the hook."""
+    seen: list[tuple[str, bool, bool, list[str]]] = []
+
+    class Before:
+        def __init__(self) -> None:
+            self.h: Harness | None = None
+
+        @hookimpl
+        async def ketch_before_tool_effect(self, session: Any, call: Any) -> None:
+            await asyncio.sleep(0)  # awaited: the call waits for it
+            assert self.h is not None
+            seen.append((call.tool, call.mutating, (session.workspace / "made.txt").exists(), self.h.types()))
+
+    before = Before()
+    plugins, _ = tools_plugins("ask")
+    h = Harness.create(tmp_path, script=[call("touch", {"path": "made.txt"}), call("echo", {"text": "hi"}), text("ok")], plugins=[*plugins, ("before", before)], bundled=["guards"])
+    before.h = h
+    h.run("x", approver=approve_all)
+    assert [(tool, mutating, exists) for tool, mutating, exists, _ in seen] == [("touch", True, False), ("echo", False, True)]
+    touch_types = seen[0][3]
+    assert touch_types[-1] == "permission" and "tool_started" not in touch_types  # after the approval, before the dispatch
+    assert (h.workspace / "made.txt").exists()
+
+
 def test_hook_ketch_after_tool_use(tmp_path: Path) -> None:
     rec = Recorder()
     h = make(tmp_path, [call("echo", {"text": "hi"}), text("ok")], ("rec", rec))
