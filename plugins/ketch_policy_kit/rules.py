@@ -17,6 +17,10 @@ The same syntax serves ``[permissions] allow/ask/deny`` in config and the scopes
   each access is (path, command, URL).
 * ``*``: every call.
 
+Parsing and matching take time linear in the rule's length (globs run as an automaton,
+never as a backtracking regex), and a rule over 4 KiB is refused: a hostile config
+cannot stall startup.
+
 Several rules can be joined with ``"; "`` in one scope string (an approval covering
 a chained command); config entries are one rule each.
 """
@@ -34,6 +38,9 @@ from urllib.parse import urlsplit
 
 from ketch.policy import SCOPE_SEPARATOR
 from ketch.tools import Effect
+from ketch_policy_kit.globs import compile_glob
+
+MAX_RULE_BYTES = 4096
 
 SHELL_NAMES = frozenset({"shell", "bash", "execute"})
 READ_NAMES = frozenset({"read"})
@@ -41,7 +48,7 @@ WRITE_NAMES = frozenset({"write", "edit"})
 WEB_NAMES = frozenset({"web", "network", "fetch"})
 _NAME = re.compile(r"^[A-Za-z0-9_.*\-]+$")
 _SHELL_META = re.compile(r"[;&|<>()`$\n\r\\]")
-_HOST = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9\-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9\-]*[a-z0-9])?)*(:\d{1,5})?$")
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 class RuleError(ValueError):
@@ -86,13 +93,18 @@ class ShellPrefix:
 @dataclass(frozen=True)
 class PathGlob:
     pattern: str  # as written
-    regex: re.Pattern[str] | None  # None: relative, compiled per workspace
+    absolute: str | None  # the pattern made absolute; None: relative, joined per workspace
     relative: bool
 
     def matches(self, path: str, workspace: Path) -> bool:
-        regex = self.regex if not self.relative else _glob_regex(os.path.join(os.path.realpath(workspace), self.pattern))
-        assert regex is not None
-        return regex.fullmatch(path) is not None
+        pattern = self.absolute if not self.relative else os.path.join(_real(workspace), self.pattern)
+        assert pattern is not None
+        return compile_glob(pattern).matches(path)
+
+
+@lru_cache(maxsize=64)
+def _real(workspace: Path) -> str:
+    return os.path.realpath(workspace)
 
 
 @dataclass(frozen=True)
@@ -159,6 +171,9 @@ def parse_rule(text: str) -> Rule:
     """Parse one rule; raise RuleError with a one-line reason."""
     if not isinstance(text, str):
         raise RuleError(f"a rule is a string like 'shell(git status:*)', not {type(text).__name__}")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_RULE_BYTES:
+        raise RuleError(f"a rule of {size:,} bytes ('{text[:40]}...'); a rule may be at most 4 KiB")
     raw = text.strip()
     if not raw:
         raise RuleError("an empty rule")
@@ -227,7 +242,9 @@ def _path(raw: str, scope: str | None) -> PathGlob:
     relative = not pattern.startswith("/")
     if pattern.startswith("./"):
         pattern = pattern[2:]
-    return PathGlob(pattern=scope, regex=None if relative else _glob_regex(pattern), relative=relative)
+    if relative:
+        return PathGlob(pattern=pattern, absolute=None, relative=True)
+    return PathGlob(pattern=pattern, absolute=pattern, relative=False)
 
 
 def _host(raw: str, scope: str | None) -> HostPattern:
@@ -241,53 +258,25 @@ def _host(raw: str, scope: str | None) -> HostPattern:
         )
     except UnicodeError:
         raise RuleError(f"'{raw}': '{scope}' is not a valid host name") from None
-    if not _HOST.match(text):
+    if not _valid_host(text):
         raise RuleError(f"'{raw}': '{scope}' is not a host name (use 'example.com' or '*.example.com', optionally ':port')")
     host, _, port = text.partition(":")
     return HostPattern(host=host, port=int(port) if port else None)
 
 
-@lru_cache(maxsize=512)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regex over absolute POSIX paths. A pattern without glob
-    characters, or ending in '/', also covers everything beneath it."""
-    pattern = os.path.normpath(pattern) + ("/" if pattern.endswith("/") else "")
-    covers_below = pattern.endswith("/") or not re.search(r"[*?\[]", pattern)
-    pattern = pattern.rstrip("/") or "/"
-    out: list[str] = []
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if pattern.startswith("**/", index):
-            out.append("(?:[^/]*/)*")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif char == "*":
-            out.append("[^/]*")
-            index += 1
-        elif char == "?":
-            out.append("[^/]")
-            index += 1
-        elif char == "[":
-            end = pattern.find("]", index + 2)
-            if end == -1:
-                out.append(re.escape(char))
-                index += 1
-            else:
-                body = pattern[index + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                index = end + 1
-        else:
-            out.append(re.escape(char))
-            index += 1
-    regex = "".join(out)
-    if covers_below:
-        regex += "(?:/.*)?" if regex != re.escape("/") else ".*"
-    return re.compile(regex)
+def _valid_host(text: str) -> bool:
+    """``name(.name)*`` with an optional leading ``*.`` and ``:port``; checked label by
+    label (a backtracking regex here was quadratic on long hostile input)."""
+    host, colon, port = text.partition(":")
+    if colon and not (1 <= len(port) <= 5 and port.isdigit()):
+        return False
+    if host.startswith("*."):
+        host = host[2:]
+    labels = host.split(".")
+    for label in labels:
+        if not label or label[0] == "-" or label[-1] == "-" or not set(label) <= _LABEL_CHARS:
+            return False
+    return True
 
 
 def parse_host(url: str) -> tuple[str, int | None] | None:
