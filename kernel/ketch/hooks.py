@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     from ketch.compaction import CompactionRequest, CompactionResult
     from ketch.events import Event, TurnEndEvent
     from ketch.plugins import PluginManager
@@ -44,8 +46,15 @@ class Hooks:
             votes.append(vote if vote.plugin else vote.model_copy(update={"plugin": impl.plugin_name}))
         return votes
 
-    def sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> list[str] | None:
-        result = self._hook.ketch_sandbox_command(argv=argv, workspace=workspace, network=network)
+    def sandbox_command(
+        self,
+        argv: list[str],
+        workspace: Path,
+        network: bool,
+        exposed: Callable[[Path], bool] | None = None,
+        reporters: list[Callable[[bool], str | None]] | None = None,
+    ) -> list[str] | None:
+        result = self._hook.ketch_sandbox_command(argv=argv, workspace=workspace, network=network, exposed=exposed, reporters=reporters)
         return list(result) if result else None
 
     # --- context -----------------------------------------------------------------

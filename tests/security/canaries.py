@@ -136,7 +136,7 @@ class Listener:
         while not self._closed:
             try:
                 conn, peer = self.sock.accept()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -268,7 +268,10 @@ class World:
     def create(cls, base: Path, *, ssh_link: bool = False, name: str | None = None) -> World:
         root = Path(base) / (name or f"world-{secrets.token_hex(4)}")
         world = cls(root=root, ssh_link=ssh_link)
-        world.tokens = {key: f"CANARY{key.upper().replace('/', '').replace('.', '').replace('_', '')[:10]}{secrets.token_hex(12)}" for key in _CANARY_FILES + (ENV_SECRET,)}
+        world.tokens = {
+            key: f"CANARY{key.upper().replace('/', '').replace('.', '').replace('_', '')[:10]}{secrets.token_hex(12)}"
+            for key in _CANARY_FILES + (ENV_SECRET,)
+        }
         world.tcp = Listener.tcp()
         world._build()
         world.unix = Listener.unix(world.unix_socket)
@@ -326,19 +329,23 @@ class World:
         sub = ws / "sub"
         sub.mkdir()
         (ws / ".git" / "modules").mkdir()
-        self._git(sub, "init", "-q", "-b", "main", f"--separate-git-dir={ws / '.git' / 'modules' / 'sub'}")
+        self._git(
+            sub, "init", "-q", "-b", "main", f"--separate-git-dir={ws / '.git' / 'modules' / 'sub'}"
+        )
         (sub / "mod.py").write_text("MOD = 1\n", encoding="utf-8")
         self._git(sub, "add", "-A")
         self._git(sub, "commit", "-q", "-m", "submodule")
 
     @staticmethod
     def _git(cwd: Path, *args: str) -> None:
-        subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **_GIT_ENV}, check=True, capture_output=True)
+        subprocess.run(
+            ["git", *args], cwd=cwd, env={**os.environ, **_GIT_ENV}, check=True, capture_output=True
+        )
 
     def git_dirs(self) -> list[Path]:
         """Every git directory of the workspace (nested ones and submodule gitdirs)."""
         found: list[Path] = []
-        for dirpath, dirnames, filenames in os.walk(self.workspace):
+        for dirpath, dirnames, _filenames in os.walk(self.workspace):
             if ".git" in dirnames:
                 found.append(Path(dirpath) / ".git")
         modules = self.workspace / ".git" / "modules"
@@ -412,11 +419,11 @@ class World:
             before, after = self._baseline.get(rel), now.get(rel)
             if before == after:
                 continue
-            if before is not None and after is not None and before[0] == "dir" == after[0] and before[1] == after[1]:
-                # A directory's mtime follows its entries, reported on their own; only
-                # report it alone when no entry beneath it changed (made, then removed).
-                if any(k.startswith(rel + "/") and self._baseline.get(k) != now.get(k) for k in set(self._baseline) | set(now)):
-                    continue
+            both_dirs = before is not None and after is not None and before[0] == "dir" == after[0]
+            # A directory's mtime follows its entries, reported on their own; only report
+            # it alone when no entry beneath it changed (made, then removed).
+            if both_dirs and before[1] == after[1] and self._changed_beneath(rel, now):  # type: ignore[index]
+                continue
             kind = "created" if before is None else "deleted" if after is None else "changed"
             if self._is_git(rel):
                 effects.append(Effect("git-write", rel, kind))
@@ -426,8 +433,19 @@ class World:
             if listener is None:
                 continue
             for contact in listener.take():
-                effects.append(Effect("contacted", listener.name, contact.data[:200].decode("utf-8", "replace")))
+                effects.append(
+                    Effect(
+                        "contacted", listener.name, contact.data[:200].decode("utf-8", "replace")
+                    )
+                )
         return effects
+
+    def _changed_beneath(self, rel: str, now: dict[str, tuple[object, ...]]) -> bool:
+        prefix = rel + "/"
+        return any(
+            k.startswith(prefix) and self._baseline.get(k) != now.get(k)
+            for k in set(self._baseline) | set(now)
+        )
 
     def reset(self) -> None:
         """The same world again (same paths, same tokens), as it was built."""

@@ -3,7 +3,8 @@
 * ``world``: a :class:`canaries.World` (``~/.ssh`` a plain directory);
 * ``make_world(ssh_link=False)``: more worlds (e.g. ``~/.ssh`` a symlink elsewhere),
   each closed after the test;
-* ``needs_sandbox``: a marker that skips where bwrap cannot run (with the reason).
+
+The marker ``runner.needs_sandbox`` skips a test where bwrap cannot run (with the reason).
 """
 
 from __future__ import annotations
@@ -36,14 +37,3 @@ def make_world() -> Iterator[Callable[..., World]]:
 @pytest.fixture
 def world(make_world: Callable[..., World]) -> World:
     return make_world()
-
-
-def sandbox_probe() -> tuple[bool, str]:
-    from ketch_sandbox.bwrap import probe
-
-    found = probe()
-    return found.available, found.reason
-
-
-_AVAILABLE, _REASON = sandbox_probe()
-needs_sandbox = pytest.mark.skipif(not _AVAILABLE, reason=f"no working sandbox here: {_REASON}")

@@ -41,11 +41,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from canaries import Effect, World
 
 from ketch.testing.harness import isolated_env
 
 Command = str | dict[str, Any]
+
+
+def _sandbox_probe() -> tuple[bool, str]:
+    from ketch_sandbox.bwrap import probe
+
+    found = probe()
+    return found.available, found.reason
+
+
+_AVAILABLE, _REASON = _sandbox_probe()
+needs_sandbox = pytest.mark.skipif(not _AVAILABLE, reason=f"no working sandbox here: {_REASON}")
 PER_COMMAND_TIMEOUT = 20.0
 
 
@@ -83,10 +95,14 @@ class Report:
 
     def describe(self) -> str:
         """Every command with an effect: its decision, its effects, the start of its output."""
-        lines = [f"profile {self.profile}, sandbox {'on' if self.sandbox else 'off'}: {len(self.effects)} effect(s)"]
+        lines = [
+            f"profile {self.profile}, sandbox {'on' if self.sandbox else 'off'}: {len(self.effects)} effect(s)"
+        ]
         for o in self.outcomes:
             if o.effects:
-                lines.append(f"- {o.text!r}: {o.decision} ({o.reason}) -> " + "; ".join(map(str, o.effects)))
+                lines.append(
+                    f"- {o.text!r}: {o.decision} ({o.reason}) -> " + "; ".join(map(str, o.effects))
+                )
                 lines.append("    output: " + o.output[:300].replace("\n", "\\n"))
         if self.unattributed:
             lines.append("- (the batch as a whole): " + "; ".join(map(str, self.unattributed)))
@@ -117,28 +133,68 @@ def _ketch_dirs(world: World, config: str) -> dict[str, str]:
 def _journal_bytes(env: dict[str, str]) -> list[bytes]:
     """The session database (and its WAL), for tokens that reached the journal."""
     state = Path(env["KETCH_STATE_DIR"])
-    return [p.read_bytes() for p in sorted(state.rglob("*")) if p.is_file()] if state.is_dir() else []
+    return (
+        [p.read_bytes() for p in sorted(state.rglob("*")) if p.is_file()] if state.is_dir() else []
+    )
 
 
 # --- the real CLI ------------------------------------------------------------------------------
 
 
-def _cli_once(world: World, commands: Sequence[Command], *, profile: str, sandbox: bool, redact: bool, extra_config: str) -> tuple[list[Outcome], list[str], str, str]:
+def _cli_once(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str,
+    sandbox: bool,
+    redact: bool,
+    extra_config: str,
+) -> tuple[list[Outcome], list[str], str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KETCH_")}
     env.update(_ketch_dirs(world, _config(sandbox, redact, extra_config)))
     env.update(world.env())
     scratch = world.root / "ketch" / "script"
     scratch.mkdir(parents=True, exist_ok=True)
     ids = [f"call_{i}" for i in range(len(commands))]
-    script: list[dict[str, Any]] = [{"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]} for c, i in zip(commands, ids, strict=True)]
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]}
+        for c, i in zip(commands, ids, strict=True)
+    ]
     script.append({"text": "done"})
     (scratch / "script.json").write_text(json.dumps(script), encoding="utf-8")
     log = scratch / "requests.jsonl"
     log.unlink(missing_ok=True)
-    env.update(KETCH_LOAD="ketch.testing.scripted_plugin", KETCH_SCRIPT=str(scratch / "script.json"), KETCH_SCRIPT_LOG=str(log))
-    argv = [sys.executable, "-m", "ketch", "-p", "run the commands", "--provider", "scripted", "--output-format", "stream-json", "--profile", profile, "--max-iterations", str(len(commands) + 2)]
+    env.update(
+        KETCH_LOAD="ketch.testing.scripted_plugin",
+        KETCH_SCRIPT=str(scratch / "script.json"),
+        KETCH_SCRIPT_LOG=str(log),
+    )
+    argv = [
+        sys.executable,
+        "-m",
+        "ketch",
+        "-p",
+        "run the commands",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        profile,
+        "--max-iterations",
+        str(len(commands) + 2),
+    ]
     budget = 60 + len(commands) * (PER_COMMAND_TIMEOUT + 5)
-    proc = subprocess.run(argv, cwd=world.workspace, env=env, capture_output=True, text=True, timeout=budget, stdin=subprocess.DEVNULL, check=False)
+    proc = subprocess.run(
+        argv,
+        cwd=world.workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=budget,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     _require_working_run(events, proc.stderr, sandbox=sandbox)
     outcomes = {i: Outcome(command=c) for c, i in zip(commands, ids, strict=True)}
@@ -161,22 +217,43 @@ CRUCIAL_PLUGINS = ("guards", "policy", "shell", "sandbox", "redact")
 
 def _require_working_run(events: list[dict[str, Any]], stderr: str, *, sandbox: bool) -> None:
     """A run that tested nothing must not pass as "no effects": fail loudly instead."""
-    broken = [line for line in stderr.splitlines() if any(f"plugin '{name}' failed" in line for name in CRUCIAL_PLUGINS)]
+    broken = [
+        line
+        for line in stderr.splitlines()
+        if any(f"plugin '{name}' failed" in line for name in CRUCIAL_PLUGINS)
+    ]
     if broken:
         raise RuntimeError("a plugin under test failed: " + broken[0])
-    if any(e.get("type") == "tool_result" and "There is no tool named 'shell'" in str(e.get("output", "")) for e in events):
+    if any(
+        e.get("type") == "tool_result"
+        and "There is no tool named 'shell'" in str(e.get("output", ""))
+        for e in events
+    ):
         raise RuntimeError("the shell tool is not loaded: " + stderr[-500:])
-    notices = [e.get("message", "") for e in events if e.get("type") == "notice" and str(e.get("message", "")).startswith("sandbox:")]
+    notices = [
+        e.get("message", "")
+        for e in events
+        if e.get("type") == "notice" and str(e.get("message", "")).startswith("sandbox:")
+    ]
     if sandbox and notices:
         raise RuntimeError(f"the run asked for the sandbox, and ketch said: {notices[0]}")
 
 
 def run_cli(
-    world: World, commands: Sequence[Command], *, profile: str = "assisted", sandbox: bool = True, redact: bool = False, culprits: bool = True, extra_config: str = ""
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str = "assisted",
+    sandbox: bool = True,
+    redact: bool = False,
+    culprits: bool = True,
+    extra_config: str = "",
 ) -> Report:
     """All ``commands`` in one ``ketch -p`` session in ``world``; see the module docstring.
     ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table)."""
-    outcomes, texts, stdout, stderr = _cli_once(world, commands, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config)
+    outcomes, texts, stdout, stderr = _cli_once(
+        world, commands, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+    )
     effects = world.check(texts)
     report = Report(profile, sandbox, outcomes, stdout=stdout, stderr=stderr)
     if not effects:
@@ -192,7 +269,14 @@ def run_cli(
         if not outcome.ran:
             continue
         world.reset()
-        alone, alone_texts, _, _ = _cli_once(world, [outcome.command], profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config)
+        alone, alone_texts, _, _ = _cli_once(
+            world,
+            [outcome.command],
+            profile=profile,
+            sandbox=sandbox,
+            redact=redact,
+            extra_config=extra_config,
+        )
         outcome.effects = world.check(alone_texts)
         explained.update(outcome.effects)
     report.unattributed = [e for e in effects if e not in explained]
@@ -220,7 +304,15 @@ def _environ(values: dict[str, str]) -> Iterator[None]:
 class InProcess:
     """One kernel in ``world`` deciding and running commands one by one (see :func:`run_in_process`)."""
 
-    def __init__(self, world: World, *, profile: str = "assisted", sandbox: bool = True, redact: bool = False, extra_config: str = "") -> None:
+    def __init__(
+        self,
+        world: World,
+        *,
+        profile: str = "assisted",
+        sandbox: bool = True,
+        redact: bool = False,
+        extra_config: str = "",
+    ) -> None:
         from ketch.testing import Harness
 
         self.world = world
@@ -229,11 +321,19 @@ class InProcess:
         self._env = world.env()
         with _environ(self._env):
             # The harness's workspace is ROOT/ws: the world's own workspace.
-            self.harness = Harness.create(world.root, config=_config(sandbox, redact, extra_config), settings={"profile": profile}, env=self._env)
+            self.harness = Harness.create(
+                world.root,
+                config=_config(sandbox, redact, extra_config),
+                settings={"profile": profile},
+                env=self._env,
+            )
             self.session = self.harness.session
         assert self.harness.workspace == world.workspace
         if sandbox and not self.session.sandboxed:
-            raise RuntimeError("the run asked for the sandbox, and this session is not sandboxed: " + "; ".join(n.message for n in self.harness.of_type("notice")))
+            raise RuntimeError(
+                "the run asked for the sandbox, and this session is not sandboxed: "
+                + "; ".join(n.message for n in self.harness.of_type("notice"))
+            )
         self.tool = self.harness.kernel.tools["shell"]
         self._count = 0
 
@@ -256,14 +356,30 @@ class InProcess:
         async def no_one_approves(access: Any) -> bool:
             return False
 
-        ctx = ToolContext(workspace=session.workspace, session_id=session.id, settings=kernel.settings, state=session.state, authorize=no_one_approves, tool_call_id=call_id, hooks=kernel.hooks)
+        ctx = ToolContext(
+            workspace=session.workspace,
+            session_id=session.id,
+            settings=kernel.settings,
+            state=session.state,
+            authorize=no_one_approves,
+            tool_call_id=call_id,
+            hooks=kernel.hooks,
+        )
         snapshot = session.snapshot()
         try:
             accesses = tuple(tool.accesses(args, ctx))
         except Exception as exc:  # noqa: BLE001 - as the loop: a tool that cannot describe itself is refused
             outcome.output = f"accesses failed: {exc}"
             return outcome
-        proposed = ProposedCall(id=call_id, tool=tool.name, input=args.model_dump(), effects=tool.effects, mutating=tool.mutating, accesses=accesses, plugin=tool.plugin)
+        proposed = ProposedCall(
+            id=call_id,
+            tool=tool.name,
+            input=args.model_dump(),
+            effects=tool.effects,
+            mutating=tool.mutating,
+            accesses=accesses,
+            plugin=tool.plugin,
+        )
         try:
             vote = combine_votes(kernel.hooks.policy_votes(proposed, snapshot, session))
         except Exception as exc:  # noqa: BLE001 - a raising voter denies
@@ -295,6 +411,16 @@ class InProcess:
         return Report(self.profile, self.sandbox, outcomes)
 
 
-def run_in_process(world: World, commands: Sequence[Command], *, profile: str = "assisted", sandbox: bool = True, redact: bool = False, extra_config: str = "") -> Report:
+def run_in_process(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str = "assisted",
+    sandbox: bool = True,
+    redact: bool = False,
+    extra_config: str = "",
+) -> Report:
     """Decide each command through the kernel's votes; run what was allowed; check after each."""
-    return InProcess(world, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config).run(commands)
+    return InProcess(
+        world, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+    ).run(commands)

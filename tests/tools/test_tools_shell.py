@@ -92,7 +92,9 @@ def test_command_that_never_ends_is_killed_at_the_timeout(tools, tmp_path: Path)
     session = tools(settings=FAST)
     pidfile = tmp_path / "pid"
     started = time.monotonic()
-    result = session.call("shell", {"command": f"sleep 1000 & echo $! > {pidfile}; wait", "timeout": 1})
+    result = session.call(
+        "shell", {"command": f"sleep 1000 & echo $! > {pidfile}; wait", "timeout": 1}
+    )
     elapsed = time.monotonic() - started
     assert not result.ok and "timed out after 1 s" in result.output
     assert elapsed < 10
@@ -112,7 +114,9 @@ def test_processes_left_behind_are_stopped(tools, tmp_path: Path) -> None:
     session = tools(settings=FAST)
     pidfile = tmp_path / "pid"
     started = time.monotonic()
-    result = session.call("shell", {"command": f"nohup sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}; echo done"})
+    result = session.call(
+        "shell", {"command": f"nohup sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}; echo done"}
+    )
     assert result.ok and "done" in result.output
     assert "left processes running; they were stopped" in result.output
     assert time.monotonic() - started < 10
@@ -159,7 +163,9 @@ def test_canary_api_key_is_absent_from_env(tools, monkeypatch: pytest.MonkeyPatc
     assert "GIT_PAGER=cat" in result.output
 
 
-def test_env_passthrough_comes_from_the_user_shell_table(tools, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_passthrough_comes_from_the_user_shell_table(
+    tools, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-allowed")
     monkeypatch.setenv("OTHER_TOKEN", "still-hidden")
     session = tools(config='[shell]\nenv_passthrough = ["GITHUB_*"]\n')
@@ -167,14 +173,18 @@ def test_env_passthrough_comes_from_the_user_shell_table(tools, monkeypatch: pyt
     assert "GITHUB_TOKEN=ghp-allowed" in output and "still-hidden" not in output
 
 
-def test_workspace_config_cannot_pass_secrets_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workspace_config_cannot_pass_secrets_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ketch_tools_testkit import TOOL_PLUGINS, ToolSession
 
     from ketch.testing import Harness
 
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-must-not-leak")
     harness = Harness.create(
-        tmp_path, bundled=TOOL_PLUGINS, workspace_config='[shell]\nenv_passthrough = ["*"]\n[tools.shell]\nenv_passthrough = ["*"]\n'
+        tmp_path,
+        bundled=TOOL_PLUGINS,
+        workspace_config='[shell]\nenv_passthrough = ["*"]\n[tools.shell]\nenv_passthrough = ["*"]\n',
     )
     session = ToolSession(harness, approve_all)
     output = session.call("shell", {"command": "env"}).output
@@ -199,7 +209,11 @@ def test_sandbox_hook_wraps_every_command(tools) -> None:
     result = session.call("shell", {"command": "echo $SANDBOXED"})
     assert result.output.splitlines()[0] == "yes"
     ((argv, workspace, network),) = sandbox.calls
-    assert argv[1:] == ["-c", "echo $SANDBOXED"] and workspace == session.workspace.resolve() and network is False
+    assert (
+        argv[1:] == ["-c", "echo $SANDBOXED"]
+        and workspace == session.workspace.resolve()
+        and network is False
+    )
     session.call("shell", {"command": "echo bg", "background": True})
     assert len(sandbox.calls) == 2
 
@@ -257,12 +271,19 @@ def test_jobs_are_stopped_when_the_session_ends(tools, tmp_path: Path) -> None:
 
 
 def test_job_output_buffer_is_bounded(tools, tmp_path: Path) -> None:
-    session = tools(settings={"shell": {"job_buffer_bytes": 10_000, "job_start_wait": 0, "max_output_chars": 2000}})
+    session = tools(
+        settings={
+            "shell": {"job_buffer_bytes": 10_000, "job_start_wait": 0, "max_output_chars": 2000}
+        }
+    )
     started = session.call("shell", {"command": "seq 1 200000; echo finished", "background": True})
     job_id = int(started.output.split("Started job ")[1].split()[0])
     time.sleep(0.5)
     deadline = time.monotonic() + 10
-    while "exited" not in session.call("shell_job", {"action": "list"}).output and time.monotonic() < deadline:
+    while (
+        "exited" not in session.call("shell_job", {"action": "list"}).output
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.1)
     output = session.call("shell_job", {"action": "read", "job_id": job_id}).output
     assert "exited with code 0" in output
