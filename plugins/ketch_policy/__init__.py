@@ -24,7 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
-def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+def ketch_policy_vote(
+    call: ProposedCall, snapshot: PermissionSnapshot, session: Session
+) -> Vote | None:
     from ketch_policy.decide import vote
 
     return vote(call, snapshot)
@@ -40,8 +42,8 @@ def ketch_workspace_trusted(workspace: Path) -> bool | None:
 @hookimpl
 def ketch_session_start(session: Session) -> None:
     from ketch.events import NoticeEvent
-    from ketch_guards.rules import rules_of
     from ketch_policy.approvals import load_into
+    from ketch_policy_kit.rules import rules_of
 
     notices = list(rules_of(session.snapshot().rules).errors)
     problem = load_into(session)
@@ -70,8 +72,22 @@ def ketch_event(session: Session, event: Event) -> None:
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
     from ketch_policy import commands as c
 
-    register(Command(name="mode", help="show or switch the mode: /mode plan | /mode build", slash=True, slash_run=c.slash_mode))
-    register(Command(name="profile", help="show or switch the profile: manual | assisted | full-access", slash=True, slash_run=c.slash_profile))
+    register(
+        Command(
+            name="mode",
+            help="show or switch the mode: /mode plan | /mode build",
+            slash=True,
+            slash_run=c.slash_mode,
+        )
+    )
+    register(
+        Command(
+            name="profile",
+            help="show or switch the profile: manual | assisted | full-access",
+            slash=True,
+            slash_run=c.slash_profile,
+        )
+    )
     register(
         Command(
             name="permissions",

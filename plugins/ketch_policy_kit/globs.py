@@ -86,7 +86,11 @@ def _closure(states: set[int], tokens: tuple[Token, ...]) -> set[int]:
     seen = set(states)
     while stack:
         state = stack.pop()
-        if 0 <= state < len(tokens) and tokens[state].kind in (STAR, DSTAR, DIRS) and state + 1 not in seen:
+        if (
+            0 <= state < len(tokens)
+            and tokens[state].kind in (STAR, DSTAR, DIRS)
+            and state + 1 not in seen
+        ):
             seen.add(state + 1)
             stack.append(state + 1)
     return seen

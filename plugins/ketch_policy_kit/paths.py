@@ -19,7 +19,9 @@ SECRET_PATTERNS = (
 # Templates that only name the variables: not secrets.
 NOT_SECRET = (".env.example", ".env.sample", ".env.template", ".env.dist", "*.pub")
 # Directories whose every file is a secret.
-SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", "keyrings"})
+SECRET_DIRS = frozenset(
+    {".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", "keyrings"}
+)
 PROCESS_SECRETS = frozenset({"environ", "mem", "auxv"})
 # Files under the home directory that run code or grant access when changed
 # (they matter when the workspace is, or contains, the home directory).

@@ -97,7 +97,9 @@ class PathGlob:
     relative: bool
 
     def matches(self, path: str, workspace: Path) -> bool:
-        pattern = self.absolute if not self.relative else os.path.join(_real(workspace), self.pattern)
+        pattern = (
+            self.absolute if not self.relative else os.path.join(_real(workspace), self.pattern)
+        )
         assert pattern is not None
         return compile_glob(pattern).matches(path)
 
@@ -140,16 +142,28 @@ class Rule:
         """A scope-less rule about the whole tool (or ``*``)."""
         if self.kind == "any":
             return True
-        return self.kind == "tool" and not self.scoped and self.tool is not None and fnmatch.fnmatchcase(tool, self.tool)
+        return (
+            self.kind == "tool"
+            and not self.scoped
+            and self.tool is not None
+            and fnmatch.fnmatchcase(tool, self.tool)
+        )
 
     def matches_path(self, tool: str, effect: Effect, path: str, workspace: Path) -> bool:
-        if self.kind == "read" and effect == Effect.READ or self.kind == "write" and effect == Effect.WRITE:
+        if (
+            self.kind == "read"
+            and effect == Effect.READ
+            or self.kind == "write"
+            and effect == Effect.WRITE
+        ):
             return self.path is None or self.path.matches(path, workspace)
         if self.kind == "tool" and self.scoped and self.path is not None and self._tool(tool):
             return self.path.matches(path, workspace)
         return False
 
-    def matches_command(self, tool: str, argv: tuple[str | None, ...], extra_args: bool, *, strict: bool) -> bool:
+    def matches_command(
+        self, tool: str, argv: tuple[str | None, ...], extra_args: bool, *, strict: bool
+    ) -> bool:
         if self.kind == "shell":
             return self.shell is None or self.shell.matches(argv, extra_args, strict=strict)
         if self.kind == "tool" and self.scoped and self.shell is not None and self._tool(tool):
@@ -192,12 +206,18 @@ def parse_rule(text: str) -> Rule:
             raise RuleError(f"'{raw}': empty scope; write '{name}' for every call or give a scope")
     lowered = name.lower()
     if lowered in SHELL_NAMES:
-        return Rule(text=raw, kind="shell", shell=_shell(raw, scope) if scope not in (None, "*") else None)
+        return Rule(
+            text=raw, kind="shell", shell=_shell(raw, scope) if scope not in (None, "*") else None
+        )
     if lowered in READ_NAMES or lowered in WRITE_NAMES:
         kind = "read" if lowered in READ_NAMES else "write"
-        return Rule(text=raw, kind=kind, path=_path(raw, scope) if scope not in (None, "**") else None)
+        return Rule(
+            text=raw, kind=kind, path=_path(raw, scope) if scope not in (None, "**") else None
+        )
     if lowered in WEB_NAMES:
-        return Rule(text=raw, kind="web", host=_host(raw, scope) if scope not in (None, "*") else None)
+        return Rule(
+            text=raw, kind="web", host=_host(raw, scope) if scope not in (None, "*") else None
+        )
     if scope is None:
         return Rule(text=raw, kind="tool", tool=name)
     # A tool's own scope: a glob, a command prefix or a host, whichever each access needs.
@@ -220,7 +240,9 @@ def _shell(raw: str, scope: str | None) -> ShellPrefix:
     if body.endswith(":*") or body.endswith(" *"):
         body, open_ended = body[:-2].rstrip(), True
     if _SHELL_META.search(body):
-        raise RuleError(f"'{raw}': a shell rule is a program and its leading arguments; it cannot contain shell syntax (; & | < > ( ) $ ` \\)")
+        raise RuleError(
+            f"'{raw}': a shell rule is a program and its leading arguments; it cannot contain shell syntax (; & | < > ( ) $ ` \\)"
+        )
     try:
         tokens = tuple(shlex.split(body))
     except ValueError as exc:
@@ -253,13 +275,16 @@ def _host(raw: str, scope: str | None) -> HostPattern:
     if "://" in text or "/" in text:
         raise RuleError(f"'{raw}': a web rule names a host (docs.python.org), not a URL")
     try:
-        text = ".".join(label.encode("idna").decode("ascii") if label != "*" else label for label in text.split(":")[0].split(".")) + (
-            ":" + text.split(":", 1)[1] if ":" in text else ""
-        )
+        text = ".".join(
+            label.encode("idna").decode("ascii") if label != "*" else label
+            for label in text.split(":")[0].split(".")
+        ) + (":" + text.split(":", 1)[1] if ":" in text else "")
     except UnicodeError:
         raise RuleError(f"'{raw}': '{scope}' is not a valid host name") from None
     if not _valid_host(text):
-        raise RuleError(f"'{raw}': '{scope}' is not a host name (use 'example.com' or '*.example.com', optionally ':port')")
+        raise RuleError(
+            f"'{raw}': '{scope}' is not a host name (use 'example.com' or '*.example.com', optionally ':port')"
+        )
     host, _, port = text.partition(":")
     return HostPattern(host=host, port=int(port) if port else None)
 
@@ -293,7 +318,11 @@ def parse_host(url: str) -> tuple[str, int | None] | None:
         return None
     host = host.rstrip(".")
     try:
-        host = ".".join(label.encode("idna").decode("ascii") for label in host.split(".")) if not host.startswith("[") else host
+        host = (
+            ".".join(label.encode("idna").decode("ascii") for label in host.split("."))
+            if not host.startswith("[")
+            else host
+        )
     except UnicodeError:
         return None
     if "@" in host or "\\" in host:
@@ -326,7 +355,13 @@ def compile_rules(allow: tuple[str, ...], ask: tuple[str, ...], deny: tuple[str,
                 errors.append(message)
                 if decision != "allow":
                     broken.append(message)
-    return RuleSet(allow=tuple(parsed["allow"]), ask=tuple(parsed["ask"]), deny=tuple(parsed["deny"]), errors=tuple(errors), broken_restrictions=tuple(broken))
+    return RuleSet(
+        allow=tuple(parsed["allow"]),
+        ask=tuple(parsed["ask"]),
+        deny=tuple(parsed["deny"]),
+        errors=tuple(errors),
+        broken_restrictions=tuple(broken),
+    )
 
 
 @lru_cache(maxsize=256)
@@ -348,5 +383,7 @@ def split_scope(scope: str) -> list[str]:
 
 def rules_of(snapshot_rules: dict[str, tuple[str, ...]]) -> RuleSet:
     return compile_rules(
-        tuple(snapshot_rules.get("allow", ())), tuple(snapshot_rules.get("ask", ())), tuple(snapshot_rules.get("deny", ()))
+        tuple(snapshot_rules.get("allow", ())),
+        tuple(snapshot_rules.get("ask", ())),
+        tuple(snapshot_rules.get("deny", ())),
     )
