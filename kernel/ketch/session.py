@@ -74,12 +74,17 @@ class Session:
     def snapshot(self) -> PermissionSnapshot:
         """The authority for one step, frozen: nothing during the step can relax it."""
         perms = self.kernel.settings.permissions
+        # ``[permissions.run]``: rules given for this run only (the command line's layer),
+        # added to, never replacing, the rules of the config files.
+        run = (perms.model_extra or {}).get("run")
+        listed = {k: run.get(k) if isinstance(run, dict) else None for k in ("allow", "ask", "deny")}
+        extra = {k: tuple(str(v) for v in value) if isinstance(value, list) else () for k, value in listed.items()}
         return PermissionSnapshot(
             mode=self.mode,
             profile=self.profile,
             workspace=self.workspace,
             trusted_workspace=self.trusted_workspace,
-            rules={"allow": tuple(perms.allow), "ask": tuple(perms.ask), "deny": tuple(perms.deny)},
+            rules={"allow": tuple(perms.allow) + extra["allow"], "ask": tuple(perms.ask) + extra["ask"], "deny": tuple(perms.deny) + extra["deny"]},
             approvals=tuple(self.approvals),
             sandboxed=self.sandboxed,
         )

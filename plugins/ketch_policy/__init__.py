@@ -18,9 +18,18 @@ from ketch import hookimpl
 from ketch.commands import Command
 
 if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
     from ketch.events import Event
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.session import Session
+
+
+@hookimpl
+def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
+    from ketch_policy.cli import add_options
+
+    add_options(parser)
 
 
 @hookimpl

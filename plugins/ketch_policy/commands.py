@@ -50,7 +50,18 @@ def slash_profile(ctx: SlashContext) -> None:
 
 def _rules(kernel: Kernel) -> dict[str, list[str]]:
     perms = kernel.settings.permissions
-    return {"allow": list(perms.allow), "ask": list(perms.ask), "deny": list(perms.deny)}
+    run = (perms.model_extra or {}).get("run") or {}
+    extra = {
+        k: [str(v) for v in run.get(k, [])]
+        if isinstance(run, dict) and isinstance(run.get(k), list)
+        else []
+        for k in ("allow", "ask", "deny")
+    }
+    return {
+        "allow": list(perms.allow) + extra["allow"],
+        "ask": list(perms.ask) + extra["ask"],
+        "deny": list(perms.deny) + extra["deny"],
+    }
 
 
 def slash_permissions(ctx: SlashContext) -> None:
