@@ -8,6 +8,9 @@ Two modes, one report:
   in one session. Nobody can approve in ``-p`` mode, so what asks does not run: what
   runs is exactly what the engine allowed. When the batch shows an effect, each command
   that ran is re-run alone in a fresh copy of the world to name the culprit.
+* :func:`run_approved` -- the real turn loop in process with a person who approves
+  every question: whatever the engine asked about runs anyway, still in the sandbox.
+  This is how the sandbox is tested as the last wall (the culprit search as above).
 * :func:`run_in_process` -- for sweeps of thousands: one kernel (every bundled plugin)
   in the world, each command decided through the kernel's policy votes (and the
   before-tool-use hooks), and only what was allowed executed through the real ``shell``
@@ -251,9 +254,29 @@ def run_cli(
 ) -> Report:
     """All ``commands`` in one ``ketch -p`` session in ``world``; see the module docstring.
     ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table)."""
-    outcomes, texts, stdout, stderr = _cli_once(
-        world, commands, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
-    )
+
+    def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
+        return _cli_once(
+            world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+        )
+
+    return _batch(world, commands, once, profile=profile, sandbox=sandbox, culprits=culprits)
+
+
+def _batch(
+    world: World,
+    commands: Sequence[Command],
+    once: Any,
+    *,
+    profile: str,
+    sandbox: bool,
+    culprits: bool,
+) -> Report:
+    """Run the batch, check the world; on an effect, re-run each command that ran alone.
+    The world is left as it was built (reset after any effect)."""
+    if world.check():
+        world.reset()  # harm left by an earlier run must not be blamed on this one
+    outcomes, texts, stdout, stderr = once(commands)
     effects = world.check(texts)
     report = Report(profile, sandbox, outcomes, stdout=stdout, stderr=stderr)
     if not effects:
@@ -263,25 +286,94 @@ def run_cli(
             outcomes[0].effects = effects
         else:
             report.unattributed = effects
+        world.reset()
         return report
     explained: set[Effect] = set()
     for outcome in outcomes:
         if not outcome.ran:
             continue
         world.reset()
-        alone, alone_texts, _, _ = _cli_once(
-            world,
-            [outcome.command],
-            profile=profile,
-            sandbox=sandbox,
-            redact=redact,
-            extra_config=extra_config,
-        )
+        _, alone_texts, _, _ = once([outcome.command])
         outcome.effects = world.check(alone_texts)
         explained.update(outcome.effects)
     report.unattributed = [e for e in effects if e not in explained]
     world.reset()
     return report
+
+
+# --- the real loop, with a person who approves every question ------------------------------
+
+
+def run_approved(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str = "assisted",
+    sandbox: bool = True,
+    redact: bool = False,
+    extra_config: str = "",
+    culprits: bool = True,
+) -> Report:
+    """Every command through the real turn loop in process (scripted model, every bundled
+    plugin), with an approver that says yes, once, to every question -- the person who
+    approves everything. Tests the sandbox as the last wall: whatever the engine asked
+    about runs anyway, still sandboxed. Decisions report ``ask`` for approved calls."""
+
+    def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
+        return _loop_once(
+            world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+        )
+
+    return _batch(world, commands, once, profile=profile, sandbox=sandbox, culprits=culprits)
+
+
+def _loop_once(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str,
+    sandbox: bool,
+    redact: bool,
+    extra_config: str,
+) -> tuple[list[Outcome], list[str], str, str]:
+    from ketch.testing import Harness, approve_all
+
+    ids = [f"call_{i}" for i in range(len(commands))]
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]}
+        for c, i in zip(commands, ids, strict=True)
+    ]
+    script.append({"text": "done"})
+    env = world.env()
+    with _environ(env):
+        harness = Harness.create(
+            world.root,
+            script=script,
+            config=_config(sandbox, redact, extra_config),
+            settings={"profile": profile, "loop": {"max_iterations": len(commands) + 2}},
+            env=env,
+        )
+        if sandbox and not harness.session.sandboxed:
+            raise RuntimeError(
+                "the run asked for the sandbox, and this session is not sandboxed: "
+                + "; ".join(n.message for n in harness.of_type("notice"))
+            )
+        harness.run("run the commands", approver=approve_all)
+        harness.kernel.end(harness.session, "exit")
+    outcomes = {i: Outcome(command=c) for c, i in zip(commands, ids, strict=True)}
+    for event in harness.events:
+        outcome = outcomes.get(getattr(event, "tool_call_id", "") or "")
+        if outcome is None:
+            continue
+        if event.type == "permission" and outcome.decision == "invalid":
+            outcome.decision, outcome.reason = event.decision, event.reason
+        elif event.type == "tool_result":
+            outcome.output, outcome.ok = event.output, event.ok
+            outcome.ran = event.outcome in ("succeeded", "failed")
+    texts = [json.dumps([r.model_dump(mode="json") for r in harness.provider.requests])] + [
+        o.output for o in outcomes.values()
+    ]
+    return [outcomes[i] for i in ids], texts, "", ""
 
 
 # --- in process, for sweeps --------------------------------------------------------------------
