@@ -289,3 +289,107 @@ def test_job_output_buffer_is_bounded(tools, tmp_path: Path) -> None:
     assert "exited with code 0" in output
     assert "older bytes were dropped unread" in output and output.rstrip().endswith("finished")
     assert len(output) < 3000
+
+
+# --- ketch ends, by a signal or killed: nothing it started survives ------------------------------
+
+
+def marked(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker`` (seen from the host, sandboxed or not)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+def _ketch_running_commands(tmp_path: Path, marker: str, *, sandbox: bool) -> Any:
+    """``ketch -p`` with a background job and a foreground command still running, each
+    with a child of its own; returns the process once every marked process is up."""
+    import json
+    import subprocess
+
+    from ketch.testing.harness import isolated_env
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {**os.environ, **isolated_env(tmp_path / "k")}
+    config = Path(env["KETCH_CONFIG_DIR"])
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        f'profile = "full-access"\n[permissions]\nallow = ["shell"]\n[sandbox]\nenabled = {str(sandbox).lower()}\n'
+    )
+    # `sleep` with a unique duration is the marker; each command leaves a child behind.
+    job = f"sleep {marker}1 & sleep {marker}2; wait"
+    foreground = f"sleep {marker}3 & sleep {marker}4; wait"
+    script = [
+        call("shell", {"command": job, "background": True}),
+        call("shell", {"command": foreground, "timeout": 600}),
+        text("never"),
+    ]
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    env.update(
+        KETCH_LOAD="ketch.testing.scripted_plugin", KETCH_SCRIPT=str(tmp_path / "script.json")
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ketch", "-p", "go", "--provider", "scripted", "--output-format", "stream-json"],
+        cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while len(marked(marker)) < 4 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    if len(marked(marker)) < 4:
+        proc.kill()
+        out, err = proc.communicate(timeout=10)
+        raise AssertionError(f"the commands never all started: {out[-2000:]!r} {err[-2000:]!r}")
+    return proc
+
+
+def _sandbox_works() -> bool:
+    from ketch_sandbox.bwrap import probe
+
+    return probe().available
+
+
+@pytest.mark.parametrize(
+    ("signum", "sandbox"),
+    [
+        ("SIGTERM", False),
+        ("SIGINT", False),
+        ("SIGHUP", False),
+        ("SIGKILL", False),
+        ("SIGTERM", True),
+        ("SIGKILL", True),
+    ],
+)
+def test_every_process_group_ends_when_ketch_does(
+    tmp_path: Path, signum: str, sandbox: bool
+) -> None:
+    """Foreground and background, sandbox on or off, whether ketch handles the signal or
+    is killed outright: no command ketch started outlives it (re-parented to PID 1)."""
+    import signal
+
+    if sandbox and not _sandbox_works():
+        pytest.skip("no working sandbox here")
+    marker = f"47{os.getpid() % 1000}{int(time.monotonic() * 1000) % 100000}."
+    proc = _ketch_running_commands(tmp_path, marker, sandbox=sandbox)
+    try:
+        os.kill(proc.pid, getattr(signal, signum))
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marked(marker) == [], f"still running after ketch got {signum}"
+    finally:
+        for pid in marked(marker):
+            os.kill(pid, 9)
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
