@@ -18,7 +18,7 @@ from ketch_policy_kit.paths import looks_secret, resolve, tree_secret, write_gua
 from ketch_policy_kit.rules import Rule, compile_scopes, rules_of
 from ketch_policy_kit.scopes import join, read_scope
 
-CONTENT_READS = ("read", "tree", "link")
+CONTENT_READS = ("read", "tree", "vtree", "link")
 # Plugins whose tools run commands through ``ketch_sandbox_command``.
 SANDBOXING_PLUGINS = frozenset({"shell"})
 
@@ -104,10 +104,10 @@ def check_command(
                 )
             return
         for path in paths:
-            if kind == "tree" and os.path.isdir(path):
+            if kind in ("tree", "vtree") and os.path.isdir(path):
                 if masked:
                     continue
-                found = tree_secret(path)
+                found = tree_secret(path, hidden=kind == "tree")
                 if found is not None:
                     what = (
                         f"a secret-looking file ({found})"
@@ -138,8 +138,11 @@ def check_command(
                 else (part.name or "sudo")
             )
             findings.append(Finding(f"runs with another user's privileges ({head})"))
-        for why in part.hidden:
-            findings.append(Finding(f"'{part.text[:60]}': {why}"))
+        if (
+            not masked
+        ):  # in the sandbox, the sandbox is the boundary for what the analysis cannot read
+            for why in part.hidden:
+                findings.append(Finding(f"'{part.text[:60]}': {why}"))
         for use in part.uses:
             if use.kind == "write":
                 write(resolve_word(use.word, use.cwds), use.word.source, "writes to")
@@ -151,7 +154,7 @@ def check_command(
             for word in part.args:
                 paths = resolve_word(word, part.cwds) or []
                 read([p for p in paths if os.path.isfile(p)], word.source, "read")
-    if links and any(u.kind in ("read", "tree") for p in analysis.parts for u in p.uses):
+    if links and any(u.kind in CONTENT_READS for p in analysis.parts for u in p.uses):
         findings.append(
             Finding("a link is made in the same command line, and a later read may go through it")
         )

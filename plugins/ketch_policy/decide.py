@@ -301,7 +301,7 @@ def _part(ctx: Context, part: Command, *, full: bool, plan: bool, sandboxed: boo
 def _confined(part: Command) -> bool:
     """A program the sandbox bounds well enough for assisted (see SANDBOX_CONFINED)."""
     program = part.program or ""
-    if part.kind != "command" or part.privileged or part.hidden or part.network or part.links:
+    if part.kind != "command" or part.privileged or part.network or part.links:
         return False
     system = "/" not in program or os.path.dirname(os.path.normpath(program)) in (
         "/usr/bin",
@@ -336,8 +336,8 @@ def _paths(ctx: Context, part: Command, *, sandboxed: bool) -> tuple[str | None,
                 continue
             if use.kind in ("read", "link") and looks_secret(Path(path)) and not allowed(path):
                 return f"reads {path}, which looks like a secret", [None]
-            if use.kind == "tree" and not sandboxed and os.path.isdir(path):
-                secret = tree_secret(path)
+            if use.kind in ("tree", "vtree") and not sandboxed and os.path.isdir(path):
+                secret = tree_secret(path, hidden=use.kind == "tree")
                 if secret is not None:
                     what = (
                         f"a secret-looking file ({secret})"

@@ -87,9 +87,13 @@ def write_guard(path: Path, workspace: Path) -> str | None:
 MAX_TREE_ENTRIES = 20_000
 
 
-def tree_secret(directory: str | os.PathLike[str], *, limit: int = MAX_TREE_ENTRIES) -> str | None:
+def tree_secret(
+    directory: str | os.PathLike[str], *, limit: int = MAX_TREE_ENTRIES, hidden: bool = True
+) -> str | None:
     """The first secret-looking file under ``directory`` (a recursive read would read
     it), "" when there are too many entries to check, None when there is none.
+    ``hidden=False``: entries whose name starts with '.', and symlinks, are skipped, as
+    ``rg`` walks by default.
     ``.git`` directories are skipped (git's own objects are not files a reader greps
     by name); symlinks are not followed, but a link to a secret counts."""
     count = 0
@@ -104,12 +108,12 @@ def tree_secret(directory: str | os.PathLike[str], *, limit: int = MAX_TREE_ENTR
             count += 1
             if count > limit:
                 return ""
-            if entry.name == ".git":
+            if entry.name == ".git" or (not hidden and entry.name.startswith(".")):
                 continue
             path = Path(entry.path)
             try:
                 if entry.is_symlink():
-                    if looks_secret(resolve(path)) or looks_secret(path):
+                    if hidden and (looks_secret(resolve(path)) or looks_secret(path)):
                         return str(path)
                     continue
                 if entry.is_dir():

@@ -26,6 +26,7 @@ from ketch_shell_kit.model import Command, PathUse
 from ketch_shell_kit.parse import MAX_DEPTH, RESERVED_WORDS, Walker, plain_name, steering
 from ketch_shell_kit.words import Word, dynamic, literal
 
+STDIN_PATHS = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 SYSTEM_DIRS = frozenset(
     {"/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/usr/local/sbin"}
 )
@@ -204,7 +205,7 @@ def typed(builder: Builder, kind: str, word: Word, label: str) -> None:  # noqa:
                 f"{label} is only known at run time and may be several words", hide=builder.risky
             )
         return
-    if kind in ("read", "tree", "list", "write", "link"):
+    if kind in ("read", "tree", "vtree", "list", "write", "link"):
         if word.value is not None and word.value == "-" and kind != "write":
             return  # standard input
         builder.use(kind, word, label)
@@ -244,7 +245,8 @@ def typed(builder: Builder, kind: str, word: Word, label: str) -> None:  # noqa:
 
         if not word.static or not sed_script_read_only(word.value or ""):
             builder.not_proven(
-                "the sed script can write files or run commands (w, W, e, r, s///w, s///e) or is only known at run time"
+                "the sed script can write files or run commands (w, W, e, r, s///w, s///e) or is only known at run time",
+                hide=True,
             )
         return
     if kind == "awkprog":
@@ -252,7 +254,8 @@ def typed(builder: Builder, kind: str, word: Word, label: str) -> None:  # noqa:
 
         if not word.static or not awk_program_read_only(word.value or ""):
             builder.not_proven(
-                "the awk program can run commands or write files (system, getline, |, print >) or is only known at run time"
+                "the awk program can run commands or write files (system, getline, |, print >) or is only known at run time",
+                hide=True,
             )
         return
     if kind == "jqfilter":
@@ -373,8 +376,6 @@ def generic(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
     parsed = getopt.parse(spec, args)
     ops = read_options(builder, spec, parsed)
     operands = parsed.operands
-    if not operands and spec.default_operand and any(o.type == "tree" for o in ops):
-        operands = [literal(spec.default_operand)]
     if any(not w.single for w in operands) and not uniform(ops):
         builder.not_proven(
             "an operand only known at run time may be several words, so which operand is which is unknown",
@@ -383,6 +384,11 @@ def generic(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
     pairs, error = assign(ops, operands)
     if error:
         builder.not_proven(f"{spec.name}: {error}")
+    trees = [o.type for o in ops if o.type in ("tree", "vtree")]
+    if spec.default_operand and trees and not any(k in ("tree", "vtree", "read") for k, _ in pairs):
+        pairs.append(
+            (trees[0], literal(spec.default_operand))
+        )  # grep -r PATTERN, rg PATTERN: the cwd
     for kind_, word in pairs:
         typed(builder, kind_, word, f"{spec.name} operand {word.source}")
     builder.done()
@@ -424,7 +430,7 @@ def read_options(builder: Builder, spec: Program, parsed: getopt.Parsed) -> tupl
     if drop and ops:
         ops = ops[1:] if ops[0].repeat == "" else ops
     if tree:
-        ops = tuple(Operand("tree", o.repeat) if o.type == "read" else o for o in ops)
+        ops = tuple(Operand("tree", o.repeat) if o.type in ("read", "vtree") else o for o in ops)
     return ops
 
 
@@ -572,6 +578,18 @@ def shell(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tu
             continue
         break
     rest = args[index:]
+    if rest and not command_mode and rest[0].static and rest[0].value in STDIN_PATHS:
+        reads_stdin, rest = True, rest[1:]
+    elif (
+        rest
+        and not command_mode
+        and rest[0].static
+        and (rest[0].value or "").startswith(("/dev/fd/", "/proc/"))
+    ):
+        walker.problem(
+            f"a shell reads its script from {rest[0].source}, a pipe the analyser cannot see"
+        )
+        return
     if command_mode:
         if not rest or not rest[0].static or extra_args:
             walker.problem("a shell runs a script that is only known at run time")

@@ -48,7 +48,7 @@ class Redirect:
 @dataclass(frozen=True)
 class PathUse:
     """A word a command uses as a path. ``kind``: ``read`` (its content), ``tree`` (a
-    directory's whole content, recursively), ``list`` (names and metadata only),
+    directory's whole content, recursively; ``vtree``: hidden entries skipped), ``list`` (names and metadata only),
     ``write`` (created, changed or removed), ``link`` (a link to it is made)."""
 
     word: Word
@@ -95,7 +95,7 @@ class Command:
 
     @property
     def reads(self) -> tuple[PathUse, ...]:
-        return tuple(u for u in self.uses if u.kind in ("read", "tree", "list", "link"))
+        return tuple(u for u in self.uses if u.kind in ("read", "tree", "vtree", "list", "link"))
 
     @property
     def writes(self) -> tuple[PathUse, ...]:

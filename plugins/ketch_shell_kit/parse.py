@@ -625,14 +625,19 @@ class Walker:
             return dynamic(source, single=single and not _BRACE.search(unquoted))
         value = "".join(w.value or "" for w in words)
         has_glob = any(w.pattern is not None for w in words)
-        pattern = (
-            "".join(
-                w.pattern if w.pattern is not None else glob_escape(w.value or "") for w in words
-            )
-            if has_glob
-            else None
-        )
-        return Word(value, source, pattern)
+        if not has_glob:
+            return Word(value, source)
+        # Unquoted pieces keep their glob characters (``]`` closes a class opened in
+        # another piece: ``.[[:alpha:]]nv``); quoted pieces match only themselves.
+        pieces = [
+            w.pattern
+            if w.pattern is not None
+            else _pattern_text(c.text.decode())
+            if c.type == "word"
+            else glob_escape(w.value or "")
+            for w, c in zip(words, children, strict=True)
+        ]
+        return Word(value, source, "".join(pieces))
 
     def expansion(self, node: Any) -> None:
         """``${...}``: only the plain forms are followed; the rest bash evaluates in ways
@@ -772,6 +777,22 @@ class Walker:
             if previous_end is not None and child.start_byte == previous_end:
                 self.problem("two words the parser separated but bash joins into one")
             previous_end = child.end_byte
+
+
+def _pattern_text(source: str) -> str:
+    """An unquoted word as glob text: backslash-escaped characters become literal."""
+    out: list[str] = []
+    index = 0
+    while index < len(source):
+        char = source[index]
+        if char == "\\" and index + 1 < len(source):
+            following = source[index + 1]
+            out.append("" if following == "\n" else glob_escape(following))
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
 
 
 class _Nested:

@@ -124,9 +124,11 @@ CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     ("sed -i 's/a/b/' src/a.py", "??AA", None),
     ("sed -ni 's/a/b/p' src/a.py", "??AA", None),
     ("sed --in-pl 's/a/b/' src/a.py", "??AA", None),
-    ("sed 's/a/b/w out.txt' src/a.py", "??AA", None),
-    ("sed '1e id' src/a.py", "??AA", None),
-    ("sed -n 's/a/b/e' src/a.py", "??AA", None),
+    # a script that writes or runs commands is code the guards cannot read: without a
+    # sandbox even full-access asks; in the sandbox, assisted runs it (sed is confined)
+    ("sed 's/a/b/w out.txt' src/a.py", "???A", None),
+    ("sed '1e id' src/a.py", "???A", None),
+    ("sed -n 's/a/b/e' src/a.py", "???A", None),
     (
         "git -c core.pager=evil log",
         "????",
@@ -140,9 +142,9 @@ CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     ),  # a write outside the workspace, seen through git's grammar
     ("git grep -O foo", "??A?", None),
     ("git branch -D main", "??A?", None),
-    ("awk 'BEGIN{system(\"id\")}'", "??AA", None),
-    ("awk '{print > \"out\"}' README.md", "??AA", None),
-    ("awk '{print | \"sh\"}' README.md", "??AA", None),
+    ("awk 'BEGIN{system(\"id\")}'", "???A", None),
+    ("awk '{print > \"out\"}' README.md", "???A", None),
+    ("awk '{print | \"sh\"}' README.md", "???A", None),
     ("base64 -o out.txt README.md", "??A?", None),
     ("sort -o out.txt README.md", "??AA", None),
     ("uniq README.md out.txt", "??A?", None),

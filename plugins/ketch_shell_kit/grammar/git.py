@@ -96,7 +96,7 @@ READ_ONLY: dict[str, Program] = {
         "-l,--files-with-matches,--name-only -L,--files-without-match -z,--null -o,--only-matching -c,--count --color[=enum] "
         "--break --heading -C,--context=num -B,--before-context=num -A,--after-context=num --threads=num -p,--show-function "
         "-W,--function-context -f=read{drop} -e=pat{drop} --and --or --not -q,--quiet --all-match "
-        "-O,--open-files-in-pager[=exec]{exec} --ext-grep -m,--max-count=num -h -H",
+        "-O,--open-files-in-pager[=script]{exec} --ext-grep -m,--max-count=num -h -H",
         "pat gitrev*",
         numeric=True,
     ),

@@ -21,9 +21,9 @@ RG_OPTIONS = (
     "--block-buffered --no-block-buffered -b,--byte-offset --no-byte-offset -s,--case-sensitive --color=enum --colors=str "
     "--column --no-column -C,--context=num --context-separator=str --no-context-separator -c,--count --count-matches --crlf "
     "--no-crlf --debug --trace --dfa-size-limit=size -E,--encoding=enum --no-encoding --engine=enum "
-    "--field-context-separator=str --field-match-separator=str -f,--file=read{drop} --files{ops=tree*} -l,--files-with-matches "
-    "--files-without-match -F,--fixed-strings --no-fixed-strings -L,--follow --no-follow -g,--glob=pat --glob-case-insensitive "
-    "--no-glob-case-insensitive -h,--help --heading --no-heading --hidden --no-hidden --iglob=pat -i,--ignore-case "
+    "--field-context-separator=str --field-match-separator=str -f,--file=read{drop} --files{ops=vtree*} -l,--files-with-matches "
+    "--files-without-match -F,--fixed-strings --no-fixed-strings -L,--follow{tree} --no-follow -g,--glob=pat --glob-case-insensitive "
+    "--no-glob-case-insensitive -h,--help --heading --no-heading --hidden{tree} --no-hidden --iglob=pat -i,--ignore-case "
     "--ignore-file=read --ignore-file-case-insensitive --no-ignore-file-case-insensitive --include-zero --no-include-zero "
     "-v,--invert-match --no-invert-match --json --no-json --line-buffered --no-line-buffered -n,--line-number "
     "-N,--no-line-number -x,--line-regexp -M,--max-columns=num --max-columns-preview --no-max-columns-preview "
@@ -36,7 +36,7 @@ RG_OPTIONS = (
     "-P,--pcre2 --no-pcre2 --pcre2-version --pre=exec --no-pre --pre-glob=pat -p,--pretty -q,--quiet --regex-size-limit=size "
     "-e,--regexp=pat{drop} -r,--replace=str -z,--search-zip{exec} --no-search-zip -S,--smart-case --no-smart-case --sort=enum "
     "--sortr=enum --sort-files --no-sort-files --stats --no-stats -a,--text --no-text -j,--threads=num --trim --no-trim "
-    "-t,--type=enum --type-list --type-add=str --type-clear=enum -T,--type-not=enum -u,--unrestricted -V,--version --vimgrep "
+    "-t,--type=enum --type-list --type-add=str --type-clear=enum -T,--type-not=enum -u,--unrestricted{tree} -V,--version --vimgrep "
     "-H,--with-filename --no-filename -w,--word-regexp --hostname-bin=exec --hyperlink-format=str --no-unrestricted "
     "--line-buffered --files-with-matches --generate=enum --stop-on-nonmatch --field-context-separator=str"
 )
@@ -48,7 +48,7 @@ SEARCH: list[Program] = [
     program(
         "rg",
         RG_OPTIONS,
-        "pat tree*",
+        "pat vtree*",
         abbreviations=False,
         default_operand=".",
         help_ignore=frozenset({"files-with-matches"}),

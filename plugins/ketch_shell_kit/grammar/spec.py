@@ -11,7 +11,7 @@ An option is written the way ``--help`` shows it, aliases joined by commas::
 Value and operand **types** say what a word is to the program:
 
 * harmless values: ``str num pat fmt enum sig size time`` (any text; never a path);
-* paths: ``read`` (its content is read), ``tree`` (a directory's whole content),
+* paths: ``read`` (its content is read), ``tree`` (a directory's whole content; ``vtree``: hidden entries skipped, as rg does),
   ``list`` (names and metadata only), ``write`` (created, changed or removed),
   ``link`` (a link to it is made), ``cwd`` (the program works in that directory);
 * what runs: ``exec`` (a program it starts), ``code`` (code in another language),
@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass, field
 
 HARMLESS_TYPES = frozenset({"str", "num", "pat", "fmt", "enum", "sig", "size", "time", "x"})
-PATH_TYPES = frozenset({"read", "tree", "list", "write", "link", "cwd"})
+PATH_TYPES = frozenset({"read", "tree", "vtree", "list", "write", "link", "cwd"})
 RUN_TYPES = frozenset({"exec", "code", "script", "cmd"})
 CHECKED_TYPES = frozenset(
     {"varname", "sedscript", "awkprog", "jqfilter", "gitconfig", "gitrev", "env", "net", "unsafe"}
