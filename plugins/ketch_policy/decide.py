@@ -281,6 +281,18 @@ def _part(ctx: Context, part: Command, *, full: bool, plan: bool, sandboxed: boo
             if part.kind == "command" and not part.privileged
             else None,
         )
+    if part.index_refresh and not sandboxed and not _locks_off(ctx):
+        if plan:
+            return Verdict(
+                "deny",
+                f"plan mode runs only read-only commands: '{part.text}' refreshes .git/index (run git --no-optional-locks)",
+            )
+        return Verdict(
+            "ask",
+            f"'{part.text}' refreshes .git/index (git's stat cache) outside a sandbox; "
+            "with the sandbox .git is read-only, or run git --no-optional-locks",
+            shell_scope(argv, extra_args=part.extra_args),
+        )
     problem, read_scopes = _paths(ctx, part, sandboxed=sandboxed)
     manual = ctx.profile == "manual"
     if problem is not None:
@@ -296,6 +308,15 @@ def _part(ctx: Context, part: Command, *, full: bool, plan: bool, sandboxed: boo
             shell_scope(argv, extra_args=part.extra_args),
         )
     return ALLOW
+
+
+def _locks_off(ctx: Context) -> bool:
+    """The shell tool runs git with GIT_OPTIONAL_LOCKS=0 (it says so in the access)."""
+    return any(
+        str((a.detail.get("env") or {}).get("GIT_OPTIONAL_LOCKS")) == "0"
+        for a in ctx.call.accesses
+        if isinstance(a.detail.get("env"), dict)
+    )
 
 
 def _confined(part: Command) -> bool:

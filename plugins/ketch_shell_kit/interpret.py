@@ -44,6 +44,7 @@ SAFE_ENV = frozenset(
         "TERM",
         "CLICOLOR",
         "CLICOLOR_FORCE",
+        "GIT_OPTIONAL_LOCKS",
     }
 )
 EXTRA = dynamic("…")  # arguments only known at run time (xargs, find -exec)
@@ -87,6 +88,7 @@ class Builder:
         self.network = False
         self.privileged = False
         self.cwds_override: tuple[Path, ...] | None = None
+        self.index_refresh = False
         self.risky = True  # an option it may be given could write or run something
 
     @property
@@ -127,6 +129,7 @@ class Builder:
                 links=self.links,
                 network=self.network,
                 privileged=self.privileged,
+                index_refresh=self.index_refresh,
             )  # fmt: skip
         )
 

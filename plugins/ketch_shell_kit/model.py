@@ -74,6 +74,9 @@ class Command:
     uses: tuple[PathUse, ...] = ()  # the paths it reads, lists and writes
     links: bool = False  # it makes links (a later read in the line may go through one)
     network: bool = False
+    # git status/diff/describe refresh the stat cache in .git/index when they can take
+    # its lock: read-only in every other way, and harmless where .git is read-only.
+    index_refresh: bool = False
 
     @property
     def read_only(self) -> bool:

@@ -387,6 +387,8 @@ def tracked_secrets(workspace: Path | None) -> tuple[str, ...]:
     return _index_secrets(index, info.st_mtime, info.st_size)
 
 
+# Porcelain that writes .git/index opportunistically (a stat-cache refresh).
+INDEX_REFRESH = frozenset({"status", "diff", "describe"})
 PRINTS_CONTENT = frozenset(
     {
         "diff",
@@ -433,7 +435,9 @@ def git(
                 starts = [
                     Path(os.path.normpath(os.path.join(c, value.value or ""))) for c in starts
                 ]
-    for key, _ in assignments:
+    for key, value in assignments:
+        if key == "GIT_OPTIONAL_LOCKS" and value.value == "0":
+            continue
         if key.startswith("GIT_"):
             builder.not_proven(f"it sets {key} for git, which can change what git runs", hide=True)
     operands = parsed.operands
@@ -462,6 +466,10 @@ def git(
         _other(builder, sub, rest, starts)
         builder.done()
         return
+    no_locks = any("--no-optional-locks" in o.names for o, _, _ in parsed.options) or any(
+        k == "GIT_OPTIONAL_LOCKS" and v.value == "0" for k, v in assignments
+    )
+    builder.index_refresh = sub in INDEX_REFRESH and not no_locks
     sub_parsed = getopt.parse(grammar, rest)
     ops = read_options(builder, grammar, sub_parsed)
     operands = sub_parsed.operands
