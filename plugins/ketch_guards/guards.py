@@ -59,7 +59,7 @@ def check_path(
 def secrets_masked(call: ProposedCall, access: Access, snapshot: PermissionSnapshot) -> bool:
     """The command runs in a working sandbox, where workspace secrets are masked and
     home secrets hidden (so a recursive read cannot reach them)."""
-    if not snapshot.sandboxed or access.detail.get("unsandboxed"):
+    if not snapshot.sandboxed or access.detail.get("sandboxed") is False:
         return False
     return call.plugin in SANDBOXING_PLUGINS or access.detail.get("sandboxed") is True
 

@@ -26,9 +26,14 @@ DENY_SECRETS_DIR = {"deny": ["read(src/**)"]}
 CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     # read-only commands: manual asks for every command, assisted and full-access allow
     ("ls -la", "?AAA", None),
-    ("git status", "?AAA", None),
+    # git status/diff write .git/index (a stat-cache refresh) when they can: proven only
+    # where .git is read-only (the sandbox) or with optional locks off
+    ("git status", "??AA", None),
+    ("git --no-optional-locks status", "?AAA", None),
+    ("GIT_OPTIONAL_LOCKS=0 git diff", "?AAA", None),
     ("git log --oneline -5", "?AAA", None),
-    ("git diff HEAD~1 -- src/a.py", "?AAA", None),
+    ("git diff HEAD~1 -- src/a.py", "??AA", None),
+    ("git show HEAD~1 -- src/a.py", "?AAA", None),
     ("cat README.md", "?AAA", None),
     ("grep -rn TODO src", "?AAA", None),
     ("rg -n foo src", "?AAA", None),
@@ -45,8 +50,8 @@ CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     ("LC_ALL=C sort README.md", "?AAA", None),
     ("cat *.py src/*.py", "?AAA", None),
     ("(cd src && ls)", "?AAA", None),
-    ("sh -c 'git status'", "?AAA", None),
-    ("nice -n 10 git status", "?AAA", None),
+    ("sh -c 'git log -1'", "?AAA", None),
+    ("nice -n 10 git log -1", "?AAA", None),
     # 1: a chain is allowed only when every part is
     ("git add . && git push", "??A?", None),
     ("git add . && git push", "??A?", ALLOW_GIT_ADD),

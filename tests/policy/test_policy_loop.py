@@ -102,7 +102,7 @@ def test_profiles_decide_without_an_approver(tmp_path: Path) -> None:
     script = [
         call("peek", {"path": "r.txt"}),
         call("touch_file", {"path": "w.txt"}),
-        call("run_command", {"command": "git status"}),
+        call("run_command", {"command": "git log -1"}),
         text("end"),
     ]
     for profile, expected in (
