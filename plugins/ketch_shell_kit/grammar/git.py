@@ -110,7 +110,10 @@ READ_ONLY: dict[str, Program] = {
     ),
     "annotate": program(
         "git annotate",
-        "-b --root --show-stats -f -n -p -c -t -l -s -e -w --contents=read -S=read -L=str --abbrev[=num]",
+        "--incremental -b --root --show-stats --progress --score-debug -f,--show-name -n,--show-number -p,--porcelain "
+        "--line-porcelain -c -t -l -s -e,--show-email -w --ignore-rev=str --ignore-revs-file=read --color-lines "
+        "--color-by-age --minimal -S=read --contents=read -C[=num] -M[=num] -L=str --abbrev[=num] --reverse=str "
+        "--first-parent --date=str --encoding=enum",
         "gitrev*",
     ),
     "rev-parse": program(
@@ -151,7 +154,7 @@ READ_ONLY: dict[str, Program] = {
     "rev-list": program(
         "git rev-list",
         REVISIONS
-        + " --disk-usage[=enum] --object-names --no-object-names --abbrev=num --no-abbrev --bisect-vars --bisect-all",
+        + " --disk-usage[=enum] --object-names --no-object-names --abbrev=num --no-abbrev --bisect-vars --bisect-all --quiet --stdin",
         "gitrev*",
         numeric=True,
     ),
@@ -160,7 +163,7 @@ READ_ONLY: dict[str, Program] = {
     ),
     "name-rev": program(
         "git name-rev",
-        "--tags --refs=pat --exclude=pat --all --annotate-stdin --name-only --undefined --always",
+        "--tags --refs=pat --exclude=pat --all --annotate-stdin --stdin --name-only --undefined --always",
         "gitrev*",
     ),
     "cat-file": program(
@@ -183,7 +186,7 @@ READ_ONLY: dict[str, Program] = {
     ),
     "check-attr": program("git check-attr", "-a,--all --cached --stdin -z --source=str", "str*"),
     "var": program("git var", "-l", "str?"),
-    "cherry": program("git cherry", "-v --abbrev[=num]", "gitrev*"),
+    "cherry": program("git cherry", "-v,--verbose --abbrev[=num]", "gitrev*"),
     "show-branch": program(
         "git show-branch",
         "-a,--all -r,--remotes --color[=enum] --current --topo-order --date-order --sparse --more[=num] --list --merge-base --independent --no-name --sha1-name --topics -g,--reflog[=str]",
@@ -207,7 +210,7 @@ READ_ONLY: dict[str, Program] = {
     "version": program("git version", "--build-options", ""),
     "help": program(
         "git help",
-        "-a,--all -c,--config -g,--guides -i,--info -m,--man -w,--web --verbose --external-commands --aliases",
+        "-a,--all -c,--config -g,--guides -i,--info -m,--man -w,--web --verbose --external-commands --aliases --developer-interfaces --user-interfaces",
         "str*",
     ),
 }
@@ -218,12 +221,18 @@ for _spec in READ_ONLY.values():
 LISTING = {
     "branch": program(
         "git branch",
-        "-a,--all -r,--remotes -v,-vv,--verbose -l,--list --show-current --contains[=str] --no-contains[=str] --merged[=str] --no-merged[=str] --points-at=str --sort=str --format=fmt --color[=enum] --column[=str] -i,--ignore-case --abbrev[=num] -q,--quiet --omit-empty",
+        "-a,--all -r,--remotes -v,-vv,--verbose -l,--list --show-current --contains[=str] --no-contains[=str] --merged[=str] --no-merged[=str] --points-at=str --sort=str --format=fmt --color[=enum] --column[=str] -i,--ignore-case --abbrev[=num] -q,--quiet --omit-empty "
+        "-d,-D,--delete{write} -m,-M,--move{write} -c,-C,--copy{write} -f,--force{write} --create-reflog{write} "
+        "--edit-description{write} -t,--track[=enum]{write} -u,--set-upstream-to=str{write} --unset-upstream{write} "
+        "--recurse-submodules{write}",
         "pat*",
     ),
     "tag": program(
         "git tag",
-        "-l,--list -n[=num] --sort=str --contains[=str] --no-contains[=str] --merged[=str] --no-merged[=str] --points-at=str --format=fmt --column[=str] --color[=enum] -i,--ignore-case --omit-empty",
+        "-l,--list -n[=num] --sort=str --contains[=str] --no-contains[=str] --merged[=str] --no-merged[=str] --points-at=str --format=fmt --column[=str] --color[=enum] -i,--ignore-case --omit-empty "
+        "-a,--annotate{write} -s,--sign{write} -u,--local-user=str{write} -f,--force{write} -d,--delete{write} "
+        "-v,--verify -m,--message=str{write} -F,--file=read{write} -e,--edit{write} --cleanup=enum{write} "
+        "--create-reflog{write}",
         "pat*",
     ),
     "remote": program("git remote", "-v,--verbose", "str?"),
@@ -233,7 +242,7 @@ LISTING = {
     "config": program(
         "git config",
         "--global{write,hide} --system{write,hide} --local --worktree -f,--file=write --blob=str -l,--list --get --get-all --get-regexp "
-        "--get-urlmatch --get-color --get-colorbool --type=enum --bool --int --bool-or-int --path --expiry-date -z,--null "
+        "--get-urlmatch --get-color --get-colorbool --type=enum --bool --int --bool-or-int --bool-or-str --path --expiry-date -z,--null "
         "--name-only --includes --show-origin --show-scope --default=str --add{write} --unset{write} --unset-all{write} "
         "--replace-all{write} --rename-section{write} --remove-section{write} -e,--edit{write} --fixed-value",
         "str*",

@@ -37,8 +37,8 @@ RG_OPTIONS = (
     "-e,--regexp=pat{drop} -r,--replace=str -z,--search-zip{exec} --no-search-zip -S,--smart-case --no-smart-case --sort=enum "
     "--sortr=enum --sort-files --no-sort-files --stats --no-stats -a,--text --no-text -j,--threads=num --trim --no-trim "
     "-t,--type=enum --type-list --type-add=str --type-clear=enum -T,--type-not=enum -u,--unrestricted{tree} -V,--version --vimgrep "
-    "-H,--with-filename --no-filename -w,--word-regexp --hostname-bin=exec --hyperlink-format=str --no-unrestricted "
-    "--line-buffered --files-with-matches --generate=enum --stop-on-nonmatch --field-context-separator=str"
+    "-H,--with-filename -w,--word-regexp --hostname-bin=exec --hyperlink-format=str --no-unrestricted "
+    "--generate=enum --stop-on-nonmatch"
 )
 
 SEARCH: list[Program] = [
