@@ -11,9 +11,10 @@ Two kinds of needles:
 * well-known formats (:mod:`ketch_redact.patterns`).
 
 Every match becomes ``[REDACTED NAME]``; overlapping matches merge into one. Known
-values are searched with ``str.find`` (C speed, no regex), the formats with
-precompiled patterns that each start with a literal or a short class, so a megabyte of
-output costs milliseconds (``benchmarks/sandbox.py`` measures it).
+values are searched with ``str.find`` (C speed, no regex); a format's pattern runs
+only when one of its literal triggers is in the text, and starts with that literal
+so the regex engine can jump between candidates; a megabyte of output costs a few
+milliseconds (``benchmarks/sandbox.py`` measures it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ketch.childenv import secret_name
-from ketch_redact.patterns import COMPILED
+from ketch_redact.patterns import PATTERNS
 
 MIN_VALUE = 8
 
@@ -76,12 +77,20 @@ class Redactor:
             while start != -1:
                 found.append((start, start + len(needle), name))
                 start = text.find(needle, start + len(needle))
-        for name, pattern in COMPILED:
-            for match in pattern.finditer(text):
-                if "secret" in pattern.groupindex and match.group("secret") is not None:
-                    found.append((match.start("secret"), match.end("secret"), name))
+        lowered: str | None = None
+        for pattern in PATTERNS:
+            if pattern.lowered:
+                lowered = text.lower() if lowered is None else lowered
+                if not any(t in lowered for t in pattern.triggers):
+                    continue
+            elif not any(t in text for t in pattern.triggers):
+                continue
+            grouped = "secret" in pattern.regex.groupindex
+            for match in pattern.regex.finditer(text):
+                if grouped and match.group("secret") is not None:
+                    found.append((match.start("secret"), match.end("secret"), pattern.name))
                 else:
-                    found.append((match.start(), match.end(), name))
+                    found.append((match.start(), match.end(), pattern.name))
         return found
 
     def redact(self, text: str) -> Redacted:

@@ -11,8 +11,8 @@ The first scan walks the whole tree (``os.scandir``: file types come with the
 directory entries, so only the odd entry costs a ``stat``) and puts an inotify watch
 on every directory *before* listing it, so nothing created after the listing is
 missed. A later scan reads the queued events and lists again only the directories
-they name: a large, unchanged repository costs next to nothing, whoever changed it
-(a sandboxed command, the person's editor, another program).
+they name, whoever changed them (a sandboxed command, the person's editor, another
+program); with every directory watched and no event queued, it costs nothing at all.
 
 Where inotify is unavailable, its queue overflowed, or the tree needs more watches
 than :data:`MAX_WATCHES` (a share of the system's limit, so editors keep theirs), the
@@ -114,10 +114,11 @@ class _Watcher:
                 self.inotify.rm_watch(node.wd)
         node.wd = None
 
-    def drain(self) -> bool:
-        """Mark the directories events name as dirty; False when events were lost."""
+    def drain(self) -> tuple[bool, int]:
+        """Mark the directories events name as dirty: (False when events were lost, how many)."""
         complete = True
-        for event in self.inotify.read(timeout=0):
+        events = self.inotify.read(timeout=0)
+        for event in events:
             if event.mask & self.flags.Q_OVERFLOW:
                 complete = False
                 continue
@@ -125,12 +126,10 @@ class _Watcher:
             if node is None:
                 continue
             node.dirty = True
-            if event.mask & (
-                self.flags.IGNORED | self.flags.DELETE_SELF
-            ):  # the kernel dropped the watch
+            if event.mask & (self.flags.IGNORED | self.flags.DELETE_SELF):  # the watch is gone
                 self.nodes.pop(event.wd, None)
                 node.wd = None
-        return complete
+        return complete, len(events)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -156,6 +155,8 @@ class TreeIndex:
                 self._watcher = None
         self.last_scan_s = 0.0
         self.relisted = 0
+        self._found: Found | None = None
+        self._settled = False  # the last scan left every directory watched
 
     @property
     def watching(self) -> bool:
@@ -165,12 +166,16 @@ class TreeIndex:
         with self._lock:
             started = time.perf_counter()
             self.relisted = 0
-            trusted = False
+            trusted, events = False, 0
             if self._watcher is not None and self._top is not None:
-                trusted = self._watcher.drain()
+                trusted, events = self._watcher.drain()
+            if trusted and not events and self._settled and self._found is not None:
+                return self._found  # every directory watched, not one event: nothing changed
             self._top = self._update(self.root, self._top, trusted)
+            self._found, unwatched = self._collect()
+            self._settled = self._watcher is not None and unwatched == 0
             self.last_scan_s = time.perf_counter() - started
-            return self._collect()
+            return self._found
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -249,6 +254,11 @@ class TreeIndex:
                     if name == ".ketch":
                         node.marks[name] = "ketch"
                     keep = old.subdirs.get(name) if old is not None else None
+                    if keep is not None and keep.ident[1] not in (0, entry.inode()):
+                        # Another directory under the same name (removed and made
+                        # again): the old one's watch may linger on its dying inode.
+                        self._drop(keep)
+                        keep = None
                     node.subdirs[name] = keep if keep is not None else _Dir(path=entry.path)
                     continue
                 if entry.is_file(follow_symlinks=False):
@@ -273,25 +283,23 @@ class TreeIndex:
                     self._drop(child)
         return node
 
-    def _collect(self) -> Found:
+    def _collect(self) -> tuple[Found, int]:
+        """What the tree holds, and how many of its directories have no watch."""
         kinds: dict[str, list[Path]] = {
-            "secret": [],
-            "socket": [],
-            "git": [],
-            "ketch": [],
-            "private": [],
+            k: [] for k in ("secret", "socket", "git", "ketch", "private")
         }
-        count = 0
+        count = unwatched = 0
         stack: list[_Dir] = [self._top] if self._top is not None else []
         while stack:
             node = stack.pop()
             count += 1
+            unwatched += node.wd is None
             for name, kind in node.marks.items():
                 kinds[kind].append(
                     Path(node.path if name == "." else os.path.join(node.path, name))
                 )
             stack.extend(node.subdirs.values())
-        return Found(
+        found = Found(
             secrets=tuple(sorted(kinds["secret"])),
             sockets=tuple(sorted(kinds["socket"])),
             git=tuple(sorted(kinds["git"])),
@@ -299,6 +307,7 @@ class TreeIndex:
             private=tuple(sorted(kinds["private"])),
             directories=count,
         )
+        return found, unwatched
 
 
 _INDEXES: dict[tuple[str, bool, bool], TreeIndex] = {}

@@ -129,6 +129,21 @@ def _forbidden(path: Path, home: Path, workspace: Path, runtime: Path | None) ->
 
 def toolchains(environ: Mapping[str, str], home: Path, workspace: Path) -> list[Path]:
     """The host trees programs on PATH need, read-only (system dirs and the workspace aside)."""
+    key = (
+        home,
+        workspace,
+        *(environ.get(v, "") for v in ("PATH", "XDG_RUNTIME_DIR", *TOOLCHAIN_VARS)),
+    )
+    cached = _TOOLCHAINS.get(key)
+    if cached is None or not all(p.is_dir() for p in cached):
+        cached = _TOOLCHAINS[key] = _toolchains(environ, home, workspace)
+    return list(cached)
+
+
+_TOOLCHAINS: dict[tuple[object, ...], list[Path]] = {}
+
+
+def _toolchains(environ: Mapping[str, str], home: Path, workspace: Path) -> list[Path]:
     runtime = _real(environ["XDG_RUNTIME_DIR"]) if environ.get("XDG_RUNTIME_DIR") else None
     wanted: list[Path] = []
     for entry in environ.get("PATH", "").split(os.pathsep):
@@ -148,8 +163,8 @@ def toolchains(environ: Mapping[str, str], home: Path, workspace: Path) -> list[
         value = environ.get(var)
         if value and os.path.isabs(value) and os.path.isdir(value):
             wanted.append(_real(value))
-    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
-        wanted.append(_real(prefix))
+    for python in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
+        wanted.append(_real(python))
     kept: list[Path] = []
     for path in sorted(set(wanted), key=lambda p: (len(p.parts), str(p))):
         if not path.is_dir() or _forbidden(path, home, workspace, runtime):
@@ -233,10 +248,9 @@ def build(
     found = index_for(ws).refresh()
     view.protect += list(found.git) + list(found.ketch)
     for dotgit in found.git:
-        if dotgit.is_file():
-            target = _gitdir_of(dotgit)
-            if target is not None and target.is_dir() and is_within(target, ws):
-                view.protect.append(target)
+        gitdir = _gitdir_of(dotgit) if dotgit.is_file() else None
+        if gitdir is not None and gitdir.is_dir() and is_within(gitdir, ws):
+            view.protect.append(gitdir)
     for secret in found.secrets:
         if exposed is not None and exposed(secret):
             continue

@@ -64,11 +64,11 @@ def main(argv: list[str]) -> int:
         if os.getppid() != ketch:
             _end_group()
     if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
-        os.kill(os.getpid(), sig)
-        return 128 + sig
+        number = os.WTERMSIG(status)
+        signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+        os.kill(os.getpid(), number)
+        return 128 + number
     return os.waitstatus_to_exitcode(status)
 
 

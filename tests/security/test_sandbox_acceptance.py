@@ -152,18 +152,27 @@ def test_no_network_unless_approved_for_it(world: World) -> None:
 def test_the_real_cli_lets_nothing_through_whatever_the_engine_allowed(
     world: World, profile: str
 ) -> None:
-    """The same attacks through ``ketch -p``: what the engine allows runs, in the sandbox."""
-    commands = [
-        *unix_attacks(world),
-        *git_attacks(),
-        *masked_reads(),
-        *home_attacks(world)[:3],
-        *network_attacks(world),
-    ]
+    """The same attacks through ``ketch -p``: what the engine allows runs, in the sandbox.
+    (The guards hold back the .git writes and the home reads; the socket, network and
+    disguised-.env attacks get through the engine and must be stopped by the sandbox.)"""
+    families = {
+        "unix": unix_attacks(world),
+        "git": git_attacks(),
+        "masked": masked_reads(),
+        "home": home_attacks(world)[:3],
+        "network": network_attacks(world),
+    }
+    commands = [c for family in families.values() for c in family]
     report = run_cli(
         world, commands, profile=profile, extra_config='[permissions]\nallow = ["shell"]\n'
     )
     assert report.effects == [], report.describe()
-    assert sum(o.ran for o in report.outcomes) >= len(commands) // 2, [
-        (o.text, o.decision, o.reason) for o in report.outcomes
-    ]
+    by_command = {o.text: o for o in report.outcomes}
+    decisions = [(o.text[:60], o.decision) for o in report.outcomes]
+    for family in ("unix", "masked", "network"):
+        assert any(by_command[c].ran for c in families[family]), (family, decisions)
+    for command in families["masked"]:
+        if by_command[command].ran:
+            assert "[sandbox] .env is masked in the sandbox" in by_command[command].output, (
+                by_command[command].output
+            )
