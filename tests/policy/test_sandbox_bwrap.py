@@ -509,3 +509,47 @@ def test_the_shell_tool_runs_through_policy_and_sandbox(tmp_path: Path) -> None:
         outcomes[4] == (False, "refused")
         and (h.workspace / ".git" / "config").read_text() == "[core]\n"
     )
+
+
+class SessionAnswer:
+    """Yes to everything: "for the session" for ``cat .env``, "once" for the rest."""
+
+    def __init__(self) -> None:
+        self.requests: list[ApprovalRequest] = []
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.requests.append(request)
+        return ApprovalAnswer(approved=True, remember="session" if request.summary == "cat .env" else "once")
+
+
+@needs_bwrap
+def test_a_secret_approved_for_the_session_is_shown_and_a_job_is_told_what_it_met(
+    tmp_path: Path,
+) -> None:
+    """Before: a background job approved once, whose command does not name ``.env``,
+    finds it masked, and the note comes with what shell_job reads. Then an approval
+    remembered for the session (``read(.env)``) shows the secret to later commands that
+    do not name it either."""
+    disguised = "cat .[e]nv"
+    script = [
+        call("shell", {"command": f"sleep 0.3; {disguised}; sleep 30", "background": True}),
+        call("shell_job", {"action": "read", "job_id": 1, "wait": 3}),
+        call("shell", {"command": "cat .env"}),  # asks (a secret), approved for the session
+        call("shell", {"command": disguised}),
+        text("done"),
+    ]
+    h = Harness.create(
+        tmp_path,
+        script=script,
+        bundled=["policy", "shell", "sandbox"],
+        settings={"profile": "full-access", "tools": {"shell": {"job_start_wait": 0}}},
+        config='[permissions]\nallow = ["shell"]\n',
+    )
+    (h.workspace / ".env").write_text("API_KEY=hunter2\n")
+    answer = SessionAnswer()
+    h.run("go", approver=answer)
+    started, read, named, later = (e.output for e in h.of_type("tool_result"))
+    assert "hunter2" not in started + read and "[sandbox] .env is masked in the sandbox" in read
+    assert "read(.env)" in h.session.approvals
+    assert "hunter2" in named and "hunter2" in later and "masked" not in later
+    h.kernel.end(h.session, "exit")
