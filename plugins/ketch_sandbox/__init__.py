@@ -120,6 +120,7 @@ def wrap(
     from ketch.paths import config_dir, state_dir
     from ketch_policy_kit.scopes import read_scope
     from ketch_sandbox.bwrap import command_line, home_of
+    from ketch_sandbox.landlock import scoped
     from ketch_sandbox.masks import MaskSet
     from ketch_sandbox.view import build
 
@@ -136,9 +137,9 @@ def wrap(
     )
     masks = MaskSet.create()
     try:
-        wrapped = command_line(
-            list(argv), view, masks, network=network, bwrap=_probe().path or "bwrap"
-        )
+        # With the network comes the host's abstract unix sockets: Landlock keeps them out.
+        inner = scoped(list(argv)) if network else list(argv)
+        wrapped = command_line(inner, view, masks, network=network, bwrap=_probe().path or "bwrap")
     except BaseException:
         masks.close()
         raise

@@ -519,7 +519,9 @@ class SessionAnswer:
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         self.requests.append(request)
-        return ApprovalAnswer(approved=True, remember="session" if request.summary == "cat .env" else "once")
+        return ApprovalAnswer(
+            approved=True, remember="session" if request.summary == "cat .env" else "once"
+        )
 
 
 @needs_bwrap
@@ -553,3 +555,37 @@ def test_a_secret_approved_for_the_session_is_shown_and_a_job_is_told_what_it_me
     assert "read(.env)" in h.session.approvals
     assert "hunter2" in named and "hunter2" in later and "masked" not in later
     h.kernel.end(h.session, "exit")
+
+
+@needs_bwrap
+def test_with_the_network_the_hosts_abstract_sockets_stay_out_of_reach(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command approved for network shares the host's network namespace, abstract
+    unix sockets (an X11 display, some D-Bus buses) included; Landlock scoping keeps
+    them out of reach. Without it (the control) the same command connects."""
+    from ketch_sandbox import landlock
+
+    if landlock.abi() < landlock.SCOPED_ABI:
+        pytest.skip(
+            f"this kernel has Landlock ABI {landlock.abi()}, scoping needs {landlock.SCOPED_ABI}"
+        )
+    name = f"\0ketch-canary-{os.getpid()}"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(name)
+    listener.listen(4)
+    listener.settimeout(3)
+    dial = f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({name!r}); s.sendall(b'leak'); print('connected')"
+    try:
+        scoped = run([PYTHON, "-c", dial], workspace, network=True)
+        assert "connected" not in scoped.stdout and "PermissionError" in scoped.stderr, (
+            scoped.stderr
+        )
+        isolated = run([PYTHON, "-c", dial], workspace)  # no network: a namespace of its own
+        assert "connected" not in isolated.stdout
+        monkeypatch.setitem(landlock._STATE, "abi", 0)
+        unscoped = run([PYTHON, "-c", dial], workspace, network=True)
+        assert "connected" in unscoped.stdout  # the control: this is what Landlock prevents
+        listener.accept()[0].close()
+    finally:
+        listener.close()
