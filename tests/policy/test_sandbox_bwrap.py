@@ -386,14 +386,17 @@ def test_the_command_line_builds_the_documented_view(workspace: Path) -> None:
 
 
 class Answer:
-    """An approver that says yes "for the session" and records what it was asked."""
+    """An approver that says yes, "for the session" (to every question, or only to
+    those whose summary is in ``session``, "once" to the rest), and records the questions."""
 
-    def __init__(self) -> None:
+    def __init__(self, session: tuple[str, ...] | None = None) -> None:
+        self.session = session
         self.requests: list[ApprovalRequest] = []
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         self.requests.append(request)
-        return ApprovalAnswer(approved=True, remember="session")
+        remember = "session" if self.session is None or request.summary in self.session else "once"
+        return ApprovalAnswer(approved=True, remember=remember)
 
 
 @needs_bwrap
@@ -511,19 +514,6 @@ def test_the_shell_tool_runs_through_policy_and_sandbox(tmp_path: Path) -> None:
     )
 
 
-class SessionAnswer:
-    """Yes to everything: "for the session" for ``cat .env``, "once" for the rest."""
-
-    def __init__(self) -> None:
-        self.requests: list[ApprovalRequest] = []
-
-    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
-        self.requests.append(request)
-        return ApprovalAnswer(
-            approved=True, remember="session" if request.summary == "cat .env" else "once"
-        )
-
-
 @needs_bwrap
 def test_a_secret_approved_for_the_session_is_shown_and_a_job_is_told_what_it_met(
     tmp_path: Path,
@@ -548,7 +538,7 @@ def test_a_secret_approved_for_the_session_is_shown_and_a_job_is_told_what_it_me
         config='[permissions]\nallow = ["shell"]\n',
     )
     (h.workspace / ".env").write_text("API_KEY=hunter2\n")
-    answer = SessionAnswer()
+    answer = Answer(session=("cat .env",))
     h.run("go", approver=answer)
     started, read, named, later = (e.output for e in h.of_type("tool_result"))
     assert "hunter2" not in started + read and "[sandbox] .env is masked in the sandbox" in read

@@ -34,12 +34,11 @@ through). They return a :class:`Report`::
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,7 @@ from typing import Any
 import pytest
 from canaries import Effect, World
 
-from ketch.testing.harness import isolated_env
+from ketch.testing.harness import isolated_env, patched_environ
 
 Command = str | dict[str, Any]
 
@@ -345,7 +344,7 @@ def _loop_once(
     ]
     script.append({"text": "done"})
     env = world.env()
-    with _environ(env):
+    with patched_environ(env):
         harness = Harness.create(
             world.root,
             script=script,
@@ -379,20 +378,6 @@ def _loop_once(
 # --- in process, for sweeps --------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _environ(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 class InProcess:
     """One kernel in ``world`` deciding and running commands one by one (see :func:`run_in_process`)."""
 
@@ -411,7 +396,7 @@ class InProcess:
         self.profile = profile
         self.sandbox = sandbox
         self._env = world.env()
-        with _environ(self._env):
+        with patched_environ(self._env):
             # The harness's workspace is ROOT/ws: the world's own workspace.
             self.harness = Harness.create(
                 world.root,
@@ -492,7 +477,7 @@ class InProcess:
 
     def run(self, commands: Sequence[Command]) -> Report:
         outcomes: list[Outcome] = []
-        with _environ(self._env):
+        with patched_environ(self._env):
             for command in commands:
                 outcome = asyncio.run(self._one(command))
                 if outcome.ran:
