@@ -68,10 +68,10 @@ class _Dir:
     listed_ns: int = 0
     wd: int | None = None
     dirty: bool = True
-    marks: dict[str, str] = field(
-        default_factory=dict
-    )  # name -> secret | socket | git | ketch | private
+    # name -> secret | socket | git | ketch | private
+    marks: dict[str, str] = field(default_factory=dict)
     subdirs: dict[str, _Dir] = field(default_factory=dict)
+    all_secret: bool = False  # inside a .ssh, .aws, ...: every file is a secret
 
 
 class _Watcher:
@@ -194,12 +194,13 @@ class TreeIndex:
                 return None
             if not stat.S_ISDIR(info.st_mode):
                 return None
+            all_secret = node.all_secret if node is not None else False
             if node is not None and node.ident != (info.st_dev, info.st_ino):
                 self._drop(node)  # replaced by another directory: start afresh
                 node = None
             racy = node is not None and info.st_mtime_ns >= node.listed_ns - int(RACY * 1e9)
             if node is None or node.dirty or node.mtime_ns != info.st_mtime_ns or racy:
-                node = self._list(path, info, node)
+                node = self._list(path, info, node, all_secret)
         for name, child in list(node.subdirs.items()):
             updated = self._update(child.path, child, trusted)
             if updated is None:
@@ -217,7 +218,9 @@ class TreeIndex:
             self._watcher.remove(item)
             stack.extend(item.subdirs.values())
 
-    def _list(self, path: str, info: os.stat_result, old: _Dir | None) -> _Dir:
+    def _list(
+        self, path: str, info: os.stat_result, old: _Dir | None, all_secret: bool = False
+    ) -> _Dir:
         self.relisted += 1
         node = _Dir(
             path=path,
@@ -225,6 +228,7 @@ class TreeIndex:
             mtime_ns=info.st_mtime_ns,
             listed_ns=time.time_ns(),
             dirty=False,
+            all_secret=old.all_secret if old is not None else all_secret,
         )
         if self._watcher is not None:
             if old is not None and old.wd is not None:
@@ -248,9 +252,9 @@ class TreeIndex:
                     if name == ".git":
                         node.marks[name] = "git"
                         continue  # read-only as a whole; nothing under it is walked
-                    if self.secrets and name.lower() in SECRET_DIRS:
-                        node.marks[name] = "secret"
-                        continue
+                    # Each file of a .ssh (.aws, ...) is its own secret, so a rule
+                    # can show one of them and not the rest.
+                    secret_tree = node.all_secret or (self.secrets and name.lower() in SECRET_DIRS)
                     if name == ".ketch":
                         node.marks[name] = "ketch"
                     keep = old.subdirs.get(name) if old is not None else None
@@ -259,12 +263,14 @@ class TreeIndex:
                         # again): the old one's watch may linger on its dying inode.
                         self._drop(keep)
                         keep = None
-                    node.subdirs[name] = keep if keep is not None else _Dir(path=entry.path)
+                    node.subdirs[name] = (
+                        keep if keep is not None else _Dir(path=entry.path, all_secret=secret_tree)
+                    )
                     continue
                 if entry.is_file(follow_symlinks=False):
                     if name == ".git":
                         node.marks[name] = "git"
-                    elif self.secrets and secret_name(name):
+                    elif self.secrets and (node.all_secret or secret_name(name)):
                         node.marks[name] = "secret"
                     elif (
                         self.private

@@ -579,3 +579,25 @@ def test_with_the_network_the_hosts_abstract_sockets_stay_out_of_reach(
         listener.accept()[0].close()
     finally:
         listener.close()
+
+
+@needs_bwrap
+def test_each_file_of_a_secret_directory_is_masked_on_its_own(workspace: Path) -> None:
+    """Every file under a workspace ``.aws`` (``.ssh``, ...) is a secret; allowing one
+    shows that one only, and a file appearing later is masked too."""
+    (workspace / ".aws").mkdir()
+    (workspace / ".aws" / "credentials").write_text("aws_secret_access_key = hunter2\n")
+    (workspace / ".aws" / "config").write_text("[default]\nregion = eu-west-1\n")
+    shown = run(
+        ["sh", "-c", "cat .aws/config .aws/credentials"],
+        workspace,
+        exposed=lambda p: p.name == "config",
+    )
+    assert "region = eu-west-1" in shown.stdout and "hunter2" not in shown.stdout
+    assert shown.notes == [
+        "[sandbox] .aws/credentials is masked in the sandbox (the command found it empty); allow reading it with read(.aws/credentials), or approve a command that names it"
+    ]
+    (workspace / ".aws" / "sso").mkdir()
+    (workspace / ".aws" / "sso" / "token.json").write_text('{"accessToken": "sso-secret"}')
+    later = run(["cat", ".aws/sso/token.json"], workspace)
+    assert "sso-secret" not in later.stdout and len(later.notes) == 1
