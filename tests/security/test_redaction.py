@@ -249,3 +249,54 @@ def test_the_own_api_key_never_reaches_the_model_the_journal_or_stdout(tmp_path:
     )
     assert exported.returncode == 0, exported.stderr
     assert "secrets redacted" in exported.stdout and key not in exported.stdout
+
+
+def test_a_key_from_the_keyring_is_known_and_redacted(tmp_path: Path) -> None:
+    """A key ketch got from the keyring is in no environment variable: only the kernel
+    knows it (``Kernel.known_secrets``), and that is enough to keep it out of results."""
+    from ketch import hookimpl
+    from ketch.providers import ProviderKind
+    from ketch.testing import ScriptedProvider
+
+    held = "keyring-held-" + secrets.token_hex(16)
+    given: list[Any] = []
+
+    class Vault:
+        @hookimpl
+        def ketch_register_providers(self, register: Any) -> None:
+            def create(config: Any, key: Any) -> ScriptedProvider:
+                given.append(key)
+                return ScriptedProvider(
+                    [call("read_file", {"path": "leak.txt"}), text("ok")],
+                    name=config.name,
+                    model="m",
+                )
+
+            register(
+                ProviderKind(
+                    kind="vaulted",
+                    create=create,
+                    needs_key=True,
+                    env_key="VAULTED_API_KEY",
+                    default_model="m",
+                )
+            )
+
+        @hookimpl
+        def ketch_get_credential(self, provider: str, kind: str) -> str | None:
+            return held if kind == "vaulted" else None
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "leak.txt").write_text(f"key: {held}\n")
+    h = Harness.create(
+        tmp_path, bundled=["fs", "redact"], plugins=[("vault", Vault())], provider_name="vaulted"
+    )
+    h.run("go", approver=approve_all)
+    assert given and given[0].reveal() == held and held not in os.environ.values()
+    assert [s.reveal() for s in h.kernel.known_secrets()] == [held]
+    (result,) = h.of_type("tool_result")
+    assert (
+        held not in result.output
+        and "[REDACTED provider-key]" in result.output
+        and "1 secret redacted" in result.output
+    )
