@@ -6,7 +6,8 @@ matches zero or more whole directories, ``[...]`` is a class (``[!...]`` or
 ending in ``/``, also covers everything beneath it.
 
 A pattern is compiled once into tokens and matched by simulating the automaton over
-the path: time is proportional to len(path) x len(pattern), whatever the pattern.
+the path with the states as the bits of one integer: a handful of integer operations
+per character, whatever the pattern (no backtracking, no set of states to copy).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-# token kinds
-LIT, ONE, STAR, DSTAR, DIRS, CLASS = range(6)
+# token kinds (``**/`` is DIRS, DIN and a literal '/': skipped whole, or anything then '/')
+LIT, ONE, STAR, DSTAR, DIRS, CLASS, DIN = range(7)
 
 
 @dataclass(frozen=True)
@@ -45,55 +46,52 @@ class CompiledGlob:
     covers_below: bool
 
     def matches(self, path: str) -> bool:
+        """Bit-parallel automaton: bit i is "before token i"; one pass over the path,
+        each step a few integer operations on len(pattern)-bit numbers."""
         tokens = self.tokens
         count = len(tokens)
         if count == 1 and tokens[0].kind == LIT and tokens[0].char == "/" and self.covers_below:
             return path.startswith("/")
-        # A state is a token index; ``-(i + 1)`` is "inside a directory name of the
-        # ``**/`` at i".
-        states = _closure({0}, tokens)
+        eps1 = eps3 = loop_any = loop_name = 0
+        for index, token in enumerate(tokens):
+            bit = 1 << index
+            if token.kind in (STAR, DSTAR, DIRS, DIN):
+                eps1 |= bit
+            if token.kind == DIRS:
+                eps3 |= bit  # no directory at all: past the '/' too
+            if token.kind in (DSTAR, DIN):
+                loop_any |= bit
+            elif token.kind == STAR:
+                loop_name |= bit
+        accept = 1 << count
+        masks: dict[str, int] = {}
+
+        def advance(char: str) -> int:
+            mask = masks.get(char)
+            if mask is None:
+                mask = 0
+                for index, token in enumerate(tokens):
+                    if token.kind in (LIT, ONE, CLASS) and token.accepts(char):
+                        mask |= 1 << index
+                masks[char] = mask
+            return mask
+
+        def closure(states: int) -> int:
+            while True:
+                grown = states | ((states & eps1) << 1) | ((states & eps3) << 3)
+                if grown == states:
+                    return states
+                states = grown
+
+        states = closure(1)
         for position, char in enumerate(path):
-            if self.covers_below and char == "/" and count in states and position > 0:
+            if self.covers_below and char == "/" and states & accept and position > 0:
                 return True
-            following: set[int] = set()
-            for state in states:
-                if state < 0:
-                    index = -state - 1
-                    following.add(index if char == "/" else state)
-                    continue
-                if state >= count:
-                    continue
-                token = tokens[state]
-                if token.kind == STAR:
-                    if char != "/":
-                        following.add(state)
-                elif token.kind == DSTAR:
-                    following.add(state)
-                elif token.kind == DIRS:
-                    if char != "/":
-                        following.add(-state - 1)
-                elif token.accepts(char):
-                    following.add(state + 1)
-            if not following:
+            loops = loop_any | (loop_name if char != "/" else 0)
+            states = closure(((states & advance(char)) << 1) | (states & loops))
+            if not states:
                 return False
-            states = _closure(following, tokens)
-        return count in states
-
-
-def _closure(states: set[int], tokens: tuple[Token, ...]) -> set[int]:
-    """Add the states reachable without reading a character (``*``, ``**`` and ``**/`` may match nothing)."""
-    stack = list(states)
-    seen = set(states)
-    while stack:
-        state = stack.pop()
-        if (
-            0 <= state < len(tokens)
-            and tokens[state].kind in (STAR, DSTAR, DIRS)
-            and state + 1 not in seen
-        ):
-            seen.add(state + 1)
-            stack.append(state + 1)
-    return seen
+        return bool(states & accept)
 
 
 @lru_cache(maxsize=1024)
@@ -114,7 +112,11 @@ def compile_glob(pattern: str) -> CompiledGlob:
     while index < len(text):
         char = text[index]
         if text.startswith("**/", index):
+            # Zero or more directories: skipped whole (an epsilon over both tokens), or
+            # anything followed by the '/'.
             tokens.append(Token(DIRS))
+            tokens.append(Token(DIN))
+            tokens.append(Token(LIT, "/"))
             index += 3
         elif text.startswith("**", index):
             tokens.append(Token(DSTAR))
