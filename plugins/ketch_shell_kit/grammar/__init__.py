@@ -23,4 +23,29 @@ for _entry in [*BUILTIN_PROGRAMS, *READERS, *SEARCH, FIND, PS, *WRITERS, *SHELLS
 
 BUILTINS = BUILTIN_NAMES
 
-__all__ = ["BUILTINS", "TABLE", "Program"]
+__all__ = ["BUILTINS", "TABLE", "Program", "readers", "wrappers"]
+
+
+def readers() -> list[str]:
+    """Programs of which some invocations are proven read-only (docs/permissions.md
+    lists exactly these; a test keeps the two the same)."""
+    return sorted(
+        name
+        for name, program in TABLE.items()
+        if not program.reason
+        and not program.privileged
+        and not program.steers
+        and not any(o.type == "cmd" for o in program.operands)
+        and program.handler not in ("shell", "eval", "watch", "su", "dd")
+    )
+
+
+def wrappers() -> list[str]:
+    """Programs that run another command and are themselves harmless with harmless options."""
+    return sorted(
+        name
+        for name, program in TABLE.items()
+        if any(o.type == "cmd" for o in program.operands)
+        and not program.privileged
+        and not program.reason
+    )
