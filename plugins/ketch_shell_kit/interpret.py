@@ -162,7 +162,7 @@ def table_name(walker: Walker, value: str) -> tuple[str | None, str]:
 
 
 def run(walker: Walker, argv: list[Word] | tuple[Word, ...], assignments: tuple[tuple[str, Word], ...], *,
-        stdin_script: str | None = None, extra_args: bool = False) -> None:  # fmt: skip
+        stdin_script: str | None = None, extra_args: bool = False, direct: bool = False) -> None:  # fmt: skip
     """One command: read it with its grammar (unwrapping wrappers), or mark it unknown."""
     argv = list(argv)
     program = argv[0]
@@ -177,6 +177,8 @@ def run(walker: Walker, argv: list[Word] | tuple[Word, ...], assignments: tuple[
         walker.problem("an empty program name")
         return
     name, why = table_name(walker, value)
+    if name == "time" and ("/" in value or not direct or assignments):
+        name = "gnu-time"  # the keyword only stands first in a command
     if name in OPAQUE:
         walker.problem(f"'{name}' runs code the analyser cannot see")
         return
@@ -415,6 +417,8 @@ def read_options(builder: Builder, spec: Program, parsed: getopt.Parsed) -> tupl
                 builder.not_proven(f"{spec.name} {written} {WHY[tag]}")
                 if tag == "net":
                     builder.network = True
+        if "opaque" in option.tags:
+            builder.walker.problem(f"{spec.name} {written} runs code the analyser cannot see")
         if "hide" in option.tags:
             builder.not_proven(f"{spec.name} {written} {WHY['hide']}", hide=True)
         if "privileged" in option.tags:
@@ -872,6 +876,20 @@ def declaration(
     builder.done()
 
 
+def time_keyword(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple[str, Word], ...],
+                 stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
+    """bash's ``time [-p] PIPELINE``: the word after ``-p`` is the command, dashes and all."""
+    words = list(argv[1:])
+    while words and words[0].static and words[0].value == "-p":
+        words.pop(0)
+    Builder(
+        walker, argv[: len(argv) - len(words)], assignments, kind="wrapper" if words else "command"
+    ).done()
+    if words:
+        with walker.nested(argv[: len(argv) - len(words)]):
+            run(walker, words, (), stdin_script=stdin_script, extra_args=extra_args)
+
+
 def echo(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple[str, Word], ...],
          stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
     """echo, :, true, false: every word is just text (its substitutions were walked)."""
@@ -904,7 +922,7 @@ def su(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple
 
 
 HANDLERS: dict[str, Callable[..., None]] = {
-    "echo": echo, "su": su, "generic": generic, "shell": shell, "eval": eval_, "watch": watch, "find": find, "sed": sed, "awk": awk,
+    "time": time_keyword, "echo": echo, "su": su, "generic": generic, "shell": shell, "eval": eval_, "watch": watch, "find": find, "sed": sed, "awk": awk,
     "test": test, "ps": ps, "cd": cd, "command": command_builtin, "assigning": builtin_assigning, "dd": dd,
 }  # fmt: skip
 

@@ -759,7 +759,7 @@ class Walker:
             return
         from ketch_shell_kit.interpret import run
 
-        run(self, argv, tuple(assignments), stdin_script=stdin_script)
+        run(self, argv, tuple(assignments), stdin_script=stdin_script, direct=True)
         for statement in trailing:
             self.statement(statement)
 

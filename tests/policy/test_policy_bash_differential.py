@@ -145,3 +145,39 @@ def test_bash_runs_nothing_the_analysis_missed_in_compositions(
         return
     missed = executed(lab, text) - names
     assert missed == set(), f"bash ran {missed} for {text!r}; the analysis listed {names}"
+
+
+def _security(module: str):  # noqa: ANN202 - tests/security is a directory of scripts, not a package
+    import importlib
+    import sys
+
+    folder = Path(__file__).resolve().parents[1] / "security"
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    return importlib.import_module(module)
+
+
+class _Paths:
+    """Stand-in world paths for the corpus templates (nothing there is touched: no program runs)."""
+
+    workspace = Path("/nonexistent/ws")
+    home = Path("/nonexistent/home")
+    outside = Path("/nonexistent/outside")
+    tcp_port = 9
+    unix_socket = Path("/nonexistent/sock")
+
+
+_CORPUS = _security("corpus")
+ADVERSARIAL = sorted({_CORPUS.fill(case.command, _Paths) for case in _CORPUS.CASES})
+GENERATED = [_CORPUS.fill(v.command, _Paths) for v in _security("generator").variants(7, 150)]
+
+
+@pytest.mark.parametrize("command", ADVERSARIAL + GENERATED, ids=lambda c: repr(c)[:50])
+def test_bash_runs_nothing_the_analysis_missed_in_the_adversarial_corpus(
+    lab: Path, command: str
+) -> None:
+    names = analysed(command, lab)
+    if names is None:
+        pytest.skip("the analyser does not claim to understand it (it asks)")
+    missed = executed(lab, command) - names
+    assert missed == set(), f"bash ran {missed} for {command!r}; the analysis listed {names}"

@@ -83,7 +83,8 @@ def test_a_run_time_word_where_an_option_could_stand_is_reported() -> None:
         ("wc --files0-from=.env", "read", ".env"),
         ("git blame --contents=.env README.md", "read", ".env"),
         ("xargs -0 -a .env echo", "read", ".env"),
-        ("time -o out ls", "write", "out"),
+        ("/usr/bin/time -o out ls", "write", "out"),  # GNU time (bare, first: the keyword)
+        ("command time -o out ls", "write", "out"),
         ("find . -fprint /x", "write", "/x"),
         ("sed -i s/a/b/ f", "write", "f"),
         ("dd if=.env of=/x", "write", "/x"),

@@ -36,7 +36,7 @@ BUILTIN_PROGRAMS: list[Program] = [
     ),
     program("getopts", "", "str varname str*", permute=False, help_argv=()),
     program("wait", "-f -n -p=varname", "str*", permute=False, help_argv=()),
-    program("jobs", "-l -n -p -r -s -x{exec,hide}", "str*", permute=False, help_argv=()),
+    program("jobs", "-l -n -p -r -s -x{opaque}", "str*", permute=False, help_argv=()),
     program("shift", "", "num?", help_argv=()),
     program("break", "", "num?", help_argv=()),
     program("continue", "", "num?", help_argv=()),
@@ -70,14 +70,14 @@ BUILTIN_PROGRAMS: list[Program] = [
     ),
     program(
         "mapfile",
-        "-d=str -n=num -O=num -s=num -t -u=num -C=exec{hide} -c=num",
+        "-d=str -n=num -O=num -s=num -t -u=num -C=exec{opaque} -c=num",
         "varname?",
         permute=False,
         help_argv=(),
     ),
     program(
         "readarray",
-        "-d=str -n=num -O=num -s=num -t -u=num -C=exec{hide} -c=num",
+        "-d=str -n=num -O=num -s=num -t -u=num -C=exec{opaque} -c=num",
         "varname?",
         permute=False,
         help_argv=(),
@@ -191,8 +191,11 @@ WRAPPERS: list[Program] = [
         "cmd?",
         permute=False,
     ),
+    # ``time`` first in a command is bash's keyword (``-p`` only; the next word is the
+    # command, whatever it looks like); as a path, or run by a wrapper, it is GNU time.
+    program("time", "", "", handler="time", help_argv=()),
     program(
-        "time",
+        "gnu-time",
         "-p -o,--output=write -a,--append -f,--format=fmt -v,--verbose -q,--quiet " + H,
         "cmd?",
         permute=False,

@@ -22,7 +22,8 @@ Value and operand **types** say what a word is to the program:
   ``gitrev`` (a revision; ``REV:path`` reads that path's blob).
 
 **Tags** on an option: ``write exec net unsafe`` (using it is not read-only), ``hide``
-(the guards cannot see what it runs or writes), ``link`` (it makes links), ``drop`` (it supplies the pattern, so
+(the guards cannot see what it runs or writes), ``opaque`` (it runs code the analysis
+cannot read at all: the line is not understood), ``link`` (it makes links), ``drop`` (it supplies the pattern, so
 the first operand is a file), ``tree`` (operands are read recursively), ``ops=SPEC``
 (it replaces the operand spec), ``privileged``.
 
@@ -45,9 +46,21 @@ CHECKED_TYPES = frozenset(
 )
 TYPES = HARMLESS_TYPES | PATH_TYPES | RUN_TYPES | CHECKED_TYPES
 TAGS = frozenset(
-    {"write", "exec", "net", "unsafe", "hide", "drop", "tree", "privileged", "replace", "link"}
+    {
+        "write",
+        "exec",
+        "net",
+        "unsafe",
+        "hide",
+        "drop",
+        "tree",
+        "privileged",
+        "replace",
+        "link",
+        "opaque",
+    }
 )
-RISKY_TAGS = frozenset({"write", "exec", "net", "unsafe", "hide", "link"})
+RISKY_TAGS = frozenset({"write", "exec", "net", "unsafe", "hide", "link", "opaque"})
 
 
 class GrammarError(ValueError):
