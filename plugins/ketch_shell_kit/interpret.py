@@ -26,6 +26,10 @@ from ketch_shell_kit.model import Command, PathUse
 from ketch_shell_kit.parse import MAX_DEPTH, RESERVED_WORDS, Walker, plain_name, steering
 from ketch_shell_kit.words import Word, dynamic, literal
 
+# Wrappers that start a shell when given no command.
+SHELL_BY_DEFAULT = frozenset(
+    {"unshare", "nsenter", "chroot", "sudo", "doas", "pkexec", "run0", "setpriv"}
+)
 STDIN_PATHS = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 SYSTEM_DIRS = frozenset(
     {"/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/usr/local/sbin"}
@@ -489,6 +493,10 @@ def wrapper(walker: Walker, builder: Builder, spec: Program, argv: list[Word], a
     builder.kind = "wrapper" if inner else "command"
     builder.done()
     if not inner:
+        if spec.name in SHELL_BY_DEFAULT:
+            walker.problem(
+                f"{spec.name} without a command starts a shell, which the analyser cannot see"
+            )
         return
     if walker.depth >= MAX_DEPTH:
         walker.problem(f"commands are nested more than {MAX_DEPTH} levels deep")
@@ -876,6 +884,15 @@ def declaration(
     builder.done()
 
 
+def script_(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple[str, Word], ...],
+             stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
+    """script: ``-c CMD`` is a shell script (read in turn); without it, a shell starts."""
+    generic(walker, spec, argv, assignments, stdin_script, extra_args)
+    parsed = getopt.parse(spec, list(argv[1:]))
+    if not any(option.type == "script" for option, _, _ in parsed.options):
+        walker.problem("script without -c starts a shell, which the analyser cannot see")
+
+
 def time_keyword(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple[str, Word], ...],
                  stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
     """bash's ``time [-p] PIPELINE``: the word after ``-p`` is the command, dashes and all."""
@@ -922,7 +939,7 @@ def su(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple
 
 
 HANDLERS: dict[str, Callable[..., None]] = {
-    "time": time_keyword, "echo": echo, "su": su, "generic": generic, "shell": shell, "eval": eval_, "watch": watch, "find": find, "sed": sed, "awk": awk,
+    "time": time_keyword, "script": script_, "echo": echo, "su": su, "generic": generic, "shell": shell, "eval": eval_, "watch": watch, "find": find, "sed": sed, "awk": awk,
     "test": test, "ps": ps, "cd": cd, "command": command_builtin, "assigning": builtin_assigning, "dd": dd,
 }  # fmt: skip
 

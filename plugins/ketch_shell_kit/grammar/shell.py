@@ -323,6 +323,7 @@ WRAPPERS: list[Program] = [
         "-a,--append -c,--command=script -E,--echo=enum -e,--return -f,--flush -B,--log-io=write -I,--log-in=write -O,--log-out=write -T,--log-timing=write -m,--logging-format=enum -o,--output-limit=size -q,--quiet -t,--timing[=write] -h,--help -V,--version",
         "write?",
         reason="script records a session into a file",
+        handler="script",
         help_argv=(),
     ),
 ]
