@@ -158,36 +158,44 @@ class RuleAction(argparse.Action):
             run.setdefault(self.decision, []).append(checked(rule, f"{option_string} {text!r}"))
 
 
+OPTIONS = [
+    (
+        ("--allow",),
+        "allow",
+        False,
+        "RULE",
+        "allow calls matching RULE (repeatable), e.g. 'shell(git diff:*)', 'write(notes.md)'",
+    ),
+    (("--ask",), "ask", False, "RULE", "ask before calls matching RULE (repeatable)"),
+    (("--deny",), "deny", False, "RULE", "deny calls matching RULE (repeatable)"),
+    (
+        ("--allowedTools", "--allowed-tools"),
+        "allow",
+        True,
+        "RULES",
+        "Claude Code spellings, mapped to allow rules: 'Bash(git status),Read(./src/**)'",
+    ),
+    (
+        ("--disallowedTools", "--disallowed-tools"),
+        "deny",
+        True,
+        "RULES",
+        "Claude Code spellings, mapped to deny rules",
+    ),
+]
+
+
 def add_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "permissions for this run (added to the config's [permissions])"
     )
-    for decision in ("allow", "ask", "deny"):
+    for names, decision, claude, metavar, text in OPTIONS:
         group.add_argument(
-            f"--{decision}",
+            *names,
             action=RuleAction,
             decision=decision,
-            metavar="RULE",
+            claude=claude,
+            metavar=metavar,
             default=argparse.SUPPRESS,
-            help=f"{decision} calls matching RULE (repeatable), e.g. 'shell(git diff:*)', 'write(notes.md)'",
+            help=text,
         )
-    group.add_argument(
-        "--allowedTools",
-        "--allowed-tools",
-        action=RuleAction,
-        decision="allow",
-        claude=True,
-        metavar="RULES",
-        default=argparse.SUPPRESS,
-        help="Claude Code spellings, mapped to allow rules: 'Bash(git status),Read(./src/**)'",
-    )
-    group.add_argument(
-        "--disallowedTools",
-        "--disallowed-tools",
-        action=RuleAction,
-        decision="deny",
-        claude=True,
-        metavar="RULES",
-        default=argparse.SUPPRESS,
-        help="Claude Code spellings, mapped to deny rules",
-    )

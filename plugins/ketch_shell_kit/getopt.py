@@ -61,6 +61,19 @@ def resolve_long(program: Program, name: str) -> tuple[Option | None, str]:
     return None, f"{program.name} has no option '--{name}' that ketch knows"
 
 
+def _operand(
+    program: Program, result: Parsed, args: list[Word] | tuple[Word, ...], index: int
+) -> bool:
+    """Take ``args[index]`` as an operand; True when option reading stops there (a
+    wrapper's command starts, and every word from it on is an operand)."""
+    if program.permute:
+        result.operands.append(args[index])
+        return False
+    result.rest_index = index
+    result.operands.extend(args[index:])
+    return True
+
+
 def parse(program: Program, args: list[Word] | tuple[Word, ...]) -> Parsed:  # noqa: C901 - getopt is one loop
     result = Parsed()
     index = 0
@@ -79,11 +92,8 @@ def parse(program: Program, args: list[Word] | tuple[Word, ...]) -> Parsed:  # n
         ):
             # A run-time word (or a glob that may expand to ``-x`` names) where an option could stand.
             result.unknown_words.append(word)
-            if not program.permute:
-                result.rest_index = index
-                result.operands.extend(args[index:])
+            if _operand(program, result, args, index):
                 return result
-            result.operands.append(word)
             index += 1
             continue
         if value == "--":
@@ -91,11 +101,8 @@ def parse(program: Program, args: list[Word] | tuple[Word, ...]) -> Parsed:  # n
             index += 1
             continue
         if value == "-" or not value.startswith("-"):
-            if not program.permute:
-                result.rest_index = index
-                result.operands.extend(args[index:])
+            if _operand(program, result, args, index):
                 return result
-            result.operands.append(word)
             index += 1
             continue
         if program.numeric and _NUMERIC.match(value):

@@ -249,29 +249,12 @@ def typed(builder: Builder, kind: str, word: Word, label: str) -> None:  # noqa:
     if kind == "varname":
         check_varname(walker, word, builder.name)
         return
-    if kind == "sedscript":
-        from ketch_shell_kit.grammar.scripts import sed_script_read_only
+    if kind in SCRIPT_CHECKS:
+        from ketch_shell_kit.grammar import scripts
 
-        if not word.static or not sed_script_read_only(word.value or ""):
-            builder.not_proven(
-                "the sed script can write files or run commands (w, W, e, r, s///w, s///e) or is only known at run time",
-                hide=True,
-            )
-        return
-    if kind == "awkprog":
-        from ketch_shell_kit.grammar.scripts import awk_program_read_only
-
-        if not word.static or not awk_program_read_only(word.value or ""):
-            builder.not_proven(
-                "the awk program can run commands or write files (system, getline, |, print >) or is only known at run time",
-                hide=True,
-            )
-        return
-    if kind == "jqfilter":
-        from ketch_shell_kit.grammar.scripts import jq_filter_read_only
-
-        if not word.static or not jq_filter_read_only(word.value or ""):
-            builder.not_proven("the jq filter loads modules or files, or is only known at run time")
+        checker, why, hide = SCRIPT_CHECKS[kind]
+        if not word.static or not getattr(scripts, checker)(word.value or ""):
+            builder.not_proven(f"{why}, or is only known at run time", hide=hide)
         return
     if kind == "gitrev":
         if word.value is not None and ":" in word.value and not word.value.startswith(":/"):
@@ -296,6 +279,23 @@ def typed(builder: Builder, kind: str, word: Word, label: str) -> None:  # noqa:
     builder.not_proven(
         f"{label}: an operand of a kind ketch does not read ({kind})"
     )  # pragma: no cover
+
+
+# Script languages of "read-only" programs: (checker in grammar/scripts.py, why not
+# proven, whether the guards cannot see what it does).
+SCRIPT_CHECKS = {
+    "sedscript": (
+        "sed_script_read_only",
+        "the sed script can write files or run commands (w, W, e, r, s///w, s///e)",
+        True,
+    ),
+    "awkprog": (
+        "awk_program_read_only",
+        "the awk program can run commands or write files (system, getline, |, print >)",
+        True,
+    ),
+    "jqfilter": ("jq_filter_read_only", "the jq filter loads modules or files", False),
+}
 
 
 def check_varname(walker: Walker, word: Word, program: str) -> None:
