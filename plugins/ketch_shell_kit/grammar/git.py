@@ -250,7 +250,7 @@ LISTING = {
 }
 for _spec in LISTING.values():
     _spec.negatable = True
-LISTING_OK = {
+LISTING_OK: dict[str, set[str | None]] = {
     "remote": {None, "show", "get-url"},
     "stash": {"list", "show"},
     "worktree": {"list"},

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 HARMLESS_TYPES = frozenset({"str", "num", "pat", "fmt", "enum", "sig", "size", "time", "x"})
 PATH_TYPES = frozenset({"read", "tree", "vtree", "list", "write", "link", "cwd"})
@@ -192,9 +193,6 @@ def operand_spec(text: str) -> tuple[Operand, ...]:
     return tuple(result)
 
 
-def program(name: str, opts: str = "", operands: str = "", **extra: object) -> Program:
+def program(name: str, opts: str = "", operands: str = "", **extra: Any) -> Program:
     """A table entry from the notation."""
-    subs = extra.pop("subcommands", None) or {}
-    made = Program(name=name, options=options(opts), operands=operand_spec(operands), **extra)  # type: ignore[arg-type]
-    made.subcommands = dict(subs)  # type: ignore[arg-type]
-    return made
+    return Program(name=name, options=options(opts), operands=operand_spec(operands), **extra)
