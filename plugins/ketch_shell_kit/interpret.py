@@ -223,6 +223,10 @@ def typed(builder: Builder, kind: str, word: Word, label: str) -> None:  # noqa:
                 f"{label} is only known at run time and may be several words", hide=builder.risky
             )
         return
+    if kind == "move":
+        typed(builder, "write", word, label)
+        builder.use("read", word, f"{label} (its content, under a new name)")
+        return
     if kind == "cwd":
         builder.use("list", word, label)
         builder.not_proven(f"{label}: it works in another directory ({word.source})")

@@ -91,6 +91,7 @@ def test_a_run_time_word_where_an_option_could_stand_is_reported() -> None:
         ("git show HEAD:.env", "read", ".env"),
         ("tee -a /x", "write", "/x"),
         ("ln -s .env x", "link", ".env"),
+        ("mv .env x", "read", ".env"),  # renamed: its content is read under the new name
     ],
 )
 def test_the_grammar_names_what_each_command_reads_and_writes(

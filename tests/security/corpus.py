@@ -152,6 +152,11 @@ CASES: list[Case] = [
     Case("ln -s {home}/.ssh/id_rsa k && cat k", "issue:runtime-words"),
     Case("ln .env hard && cat hard", "issue:runtime-words", "a hard link"),
     Case("cp .env copy && cat copy", "issue:runtime-words"),
+    Case(
+        "mv .env moved && cat moved",
+        "issue:runtime-words",
+        "a rename carries the content to a name that does not look secret",
+    ),
     Case("cat link-to-env", "issue:runtime-words", "a symlink planted earlier"),
     # --- programs that run planted config -----------------------------------------------------
     Case(

@@ -351,9 +351,9 @@ WRITERS: list[Program] = [
     ),
     program(
         "mv",
-        "--backup[=enum] -b --debug --exchange -f,--force -i,--interactive -n,--no-clobber --no-copy --strip-trailing-slashes -S,--suffix=str -t,--target-directory=write{ops=write+} -T,--no-target-directory --update[=enum] -u -v,--verbose -Z,--context "
+        "--backup[=enum] -b --debug --exchange -f,--force -i,--interactive -n,--no-clobber --no-copy --strip-trailing-slashes -S,--suffix=str -t,--target-directory=write{ops=move+} -T,--no-target-directory --update[=enum] -u -v,--verbose -Z,--context "
         + H,
-        "write+ write",
+        "move+ write",
         reason="mv moves files",
     ),
     program(

@@ -13,7 +13,8 @@ Value and operand **types** say what a word is to the program:
 * harmless values: ``str num pat fmt enum sig size time`` (any text; never a path);
 * paths: ``read`` (its content is read), ``tree`` (a directory's whole content; ``vtree``: hidden entries skipped, as rg does),
   ``list`` (names and metadata only), ``write`` (created, changed or removed),
-  ``link`` (a link to it is made), ``cwd`` (the program works in that directory);
+  ``link`` (a link to it is made), ``move`` (renamed away: written, and its content
+  read under the new name), ``cwd`` (the program works in that directory);
 * what runs: ``exec`` (a program it starts), ``code`` (code in another language),
   ``script`` (a bash script, analysed in turn), ``cmd`` (an operand: the rest of the
   words are a command, analysed in turn), ``env`` (``NAME=VALUE`` words);
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 HARMLESS_TYPES = frozenset({"str", "num", "pat", "fmt", "enum", "sig", "size", "time", "x"})
-PATH_TYPES = frozenset({"read", "tree", "vtree", "list", "write", "link", "cwd"})
+PATH_TYPES = frozenset({"read", "tree", "vtree", "list", "write", "link", "cwd", "move"})
 RUN_TYPES = frozenset({"exec", "code", "script", "cmd"})
 CHECKED_TYPES = frozenset(
     {"varname", "sedscript", "awkprog", "jqfilter", "gitconfig", "gitrev", "env", "net", "unsafe"}
