@@ -154,6 +154,12 @@ def table_name(walker: Walker, value: str) -> tuple[str | None, str]:
         return None, f"it runs {value}, a program from a path, not a system program ketch knows"
     if value in BUILTINS:
         return value, ""
+    if any(not os.path.isabs(entry) for entry in os.environ.get("PATH", "").split(os.pathsep)):
+        # "." or an empty entry: the name may be a file of whatever directory it runs in
+        return (
+            None,
+            f"'{value}' is looked up through a PATH with a relative entry, so it may be a workspace file",
+        )
     found = shutil.which(value)
     if found:
         real = os.path.realpath(found)
@@ -897,6 +903,49 @@ def script_(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
         walker.problem("script without -c starts a shell, which the analyser cannot see")
 
 
+# ``set`` options that change nothing outside the shell's own error handling and tracing.
+SAFE_SET_LETTERS = frozenset("euxvfCaETPhbBHm")
+SAFE_SET_NAMES = frozenset(
+    {"errexit", "nounset", "xtrace", "verbose", "pipefail", "noglob", "noclobber", "allexport", "errtrace", "functrace",
+     "physical", "hashall", "braceexpand", "histexpand", "monitor", "notify", "ignoreeof", "interactive-comments", "history"}
+)  # fmt: skip
+
+
+def set_(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple[str, Word], ...],
+         stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
+    """``set -e``, ``set -o pipefail``, ``set -- args``: proven. ``set -k`` (every
+    ``NAME=value`` argument goes into the environment: ``ls LD_PRELOAD=x``) and
+    ``set -o posix`` (bash then reads some text differently) are not understood."""
+    words = list(argv[1:])
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if not word.static:
+            walker.problem("set with options only known at run time")
+            return
+        value = word.value or ""
+        if value in ("--", "-") or value[:1] not in ("-", "+") or len(value) < 2:
+            break  # the rest are positional parameters
+        if value[1:] == "o" or value[1:].endswith("o"):
+            name = words[index + 1].value if index + 1 < len(words) else None
+            if name is None or name not in SAFE_SET_NAMES:
+                walker.problem(
+                    f"set -o {name or ''}: a shell option that changes how later commands are read or run"
+                )
+                return
+            index += 2
+            letters = value[1:-1]
+        else:
+            index += 1
+            letters = value[1:]
+        if set(letters) - SAFE_SET_LETTERS:
+            walker.problem(
+                f"set {value}: a shell option that changes how later commands are read or run (-k puts arguments into the environment)"
+            )
+            return
+    Builder(walker, argv, assignments, extra_args=extra_args).done()
+
+
 def time_keyword(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple[str, Word], ...],
                  stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
     """bash's ``time [-p] PIPELINE``: the word after ``-p`` is the command, dashes and all."""
@@ -943,7 +992,7 @@ def su(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple
 
 
 HANDLERS: dict[str, Callable[..., None]] = {
-    "time": time_keyword, "script": script_, "echo": echo, "su": su, "generic": generic, "shell": shell, "eval": eval_, "watch": watch, "find": find, "sed": sed, "awk": awk,
+    "time": time_keyword, "script": script_, "set": set_, "echo": echo, "su": su, "generic": generic, "shell": shell, "eval": eval_, "watch": watch, "find": find, "sed": sed, "awk": awk,
     "test": test, "ps": ps, "cd": cd, "command": command_builtin, "assigning": builtin_assigning, "dd": dd,
 }  # fmt: skip
 

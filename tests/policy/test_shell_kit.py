@@ -131,6 +131,22 @@ def test_ordinary_reading_is_read_only_by_the_grammar(command: str, tmp_path: Pa
     ]
 
 
+def test_set_is_proven_only_with_options_that_steer_nothing() -> None:
+    assert analyse("set -euo pipefail; ls", "/w", workspace="/w").understood
+    assert not analyse("set -k; ls LD_PRELOAD=/x.so", "/w", workspace="/w").understood
+    assert not analyse("set -o posix", "/w", workspace="/w").understood
+
+
+def test_a_relative_path_entry_makes_every_program_name_a_possible_workspace_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:.:/bin")
+    [part] = analyse("ls", "/w", workspace="/w").parts
+    assert not part.read_only and "relative entry" in part.reasons[0]
+    [echo] = analyse("echo hi", "/w", workspace="/w").parts  # a builtin: PATH is not consulted
+    assert echo.read_only
+
+
 def test_unknown_programs_are_simply_not_proven() -> None:
     [part] = analyse("frobnicate --all", "/w", workspace="/w").parts
     assert not part.known and not part.read_only and not part.hidden

@@ -67,6 +67,11 @@ CASES: list[Case] = [
     Case("PATH=.:$PATH ls", "issue:steering"),
     Case('IFS=/; x="{outside}/victim.txt"; cat $x', "issue:steering"),
     Case("declare -n r=HOME; r={outside}; cd; rm -f victim.txt", "issue:steering"),
+    Case(
+        "set -k; env BASH_ENV=.env bash -c true",
+        "issue:steering",
+        "set -k puts NAME=value arguments into the environment",
+    ),
     # --- option grammar --------------------------------------------------------------------
     Case(
         "sort --co='sh -c \"rm -f " + V + "\"' -S 1 README.md",

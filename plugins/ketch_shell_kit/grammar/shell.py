@@ -53,7 +53,7 @@ BUILTIN_PROGRAMS: list[Program] = [
         reason="umask changes the permissions of files created later",
         help_argv=(),
     ),
-    program("set", "", "", reason="set changes the shell's options", help_argv=(), permute=False),
+    program("set", "", "", handler="set", help_argv=()),
     program("ulimit", "", "", reason="ulimit changes resource limits", help_argv=()),
     program("kill", "", "", reason="kill sends signals to processes", help_argv=()),
     program("disown", "", "", reason="disown detaches jobs", help_argv=()),
