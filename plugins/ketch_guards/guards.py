@@ -70,7 +70,7 @@ def check_command(
     """The hard guards for a command line: what it writes (redirects, writers' operands),
     the secret-looking files it reads, privilege escalation, and anything the analysis
     cannot see through (which could hide any of these)."""
-    from ketch_shell_kit import analyse
+    from ketch_shell_kit import analyse, harmless_path
     from ketch_shell_kit.paths import resolve_word
 
     tool = call.tool
@@ -144,6 +144,8 @@ def check_command(
             for why in part.hidden:
                 findings.append(Finding(f"'{part.text[:60]}': {why}"))
         for use in part.uses:
+            if use.kind == "write" and harmless_path(use.word.value):
+                continue  # /dev/null, /dev/stdout: not a file anyone keeps
             if use.kind == "write":
                 write(resolve_word(use.word, use.cwds), use.word.source, "writes to")
             elif use.kind in CONTENT_READS:

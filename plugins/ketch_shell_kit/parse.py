@@ -35,7 +35,7 @@ STEERING = frozenset(
     {"PATH", "IFS", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PS1", "PS2", "PS0", "PROMPT_COMMAND", "GLOBIGNORE",
      "CDPATH", "HOME", "BASH_CMDS", "BASH_ALIASES", "BASH_LOADABLES_PATH", "BASH_XTRACEFD", "POSIXLY_CORRECT", "TMPDIR",
      "PWD", "OLDPWD", "EXECIGNORE", "FIGNORE", "HISTFILE", "INPUTRC", "MAIL", "MAILPATH", "TIMEFORMAT", "BASH_COMPAT",
-     "FUNCNEST", "OPTIND", "OPTARG", "SHELL", "EDITOR", "VISUAL", "PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "BROWSER",
+     "FUNCNEST", "TEXTDOMAIN", "TEXTDOMAINDIR", "OPTIND", "OPTARG", "SHELL", "EDITOR", "VISUAL", "PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "BROWSER",
      "GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT",
      "GIT_EXEC_PATH", "GIT_PAGER", "GIT_EDITOR", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
      "RIPGREP_CONFIG_PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB",
@@ -100,6 +100,7 @@ def bad_characters(text: str) -> str | None:
 
 
 _UNESCAPED = re.compile(r"\\.", re.S)
+_ASSIGNMENT_TILDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=(?:.*:)?~")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 # Statement nodes whose named children are all statements.
 _SEQUENCES = frozenset(
@@ -537,7 +538,12 @@ class Walker:
         if kind == "ansi_c_string":
             decoded = ansi_c(source[2:-1])
             return Word(decoded, source) if decoded is not None else dynamic(source, single=True)
-        if kind in ("string", "translated_string"):
+        if kind == "translated_string":
+            # ``$"..."`` is looked up in a message catalog (TEXTDOMAIN/TEXTDOMAINDIR): its
+            # text at run time can be anything.
+            self.double_quoted(node, source)
+            return dynamic(source, single=True)
+        if kind == "string":
             return self.double_quoted(node, source)
         if kind == "concatenation":
             return self.concatenation(node, source)
@@ -717,8 +723,10 @@ class Walker:
                 )  # ~user, ~+, ~-: another user's home or a variable
             value = str(self.home) + slash + rest
             pattern = glob_escape(str(self.home)) + pattern[1:]
-        if "=" in value and tilde is False and "~" in value:
-            pass  # ``a=~/x`` as an argument: bash leaves it (no tilde after '=' in arguments)
+        if _ASSIGNMENT_TILDE.match(value):
+            # ``if=~/x`` as an argument: bash expands a tilde after '=' (and ':') in a word
+            # that looks like an assignment; do not guess where it points.
+            return dynamic(source, single=True)
         return Word(value, source, pattern if has_glob else None)
 
     # --- commands ----------------------------------------------------------------------
