@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -330,7 +330,7 @@ class ShellJob(CompactSchema):
     description = "Manage background jobs started with shell(background=true): read their new output, stop them, or list them."
     input_model = ShellJobInput
     # Only this session's own, already-approved jobs: nothing new is run or touched.
-    effects: frozenset[Effect] = frozenset()
+    effects: ClassVar[frozenset[Effect]] = frozenset()
     mutating = False
     repeatable = True  # reading a job's new output twice can rightly differ
 
