@@ -70,12 +70,12 @@ def check_command(
     """The hard guards for a command line: what it writes (redirects, writers' operands),
     the secret-looking files it reads, privilege escalation, and anything the analysis
     cannot see through (which could hide any of these)."""
-    from ketch_shell_kit import analyse, harmless_path
+    from ketch_shell_kit import analyse_for, harmless_path
     from ketch_shell_kit.paths import resolve_word
 
     tool = call.tool
     cwd = access.detail.get("cwd") or snapshot.workspace
-    analysis = analyse(access.target, cwd, workspace=snapshot.workspace)
+    analysis = analyse_for(access, access.target, cwd, snapshot.workspace)
     findings: list[Finding] = []
     if not analysis.understood:
         findings.append(Finding(f"the hard guards cannot be checked: {analysis.problems[0]}"))

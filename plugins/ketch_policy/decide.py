@@ -32,7 +32,7 @@ from ketch_policy_kit.rules import (
     rules_of,
 )
 from ketch_policy_kit.scopes import dir_glob, scope, shell_scope, write_glob
-from ketch_shell_kit import MAX_COMMANDS, Analysis, Command, analyse, harmless_path
+from ketch_shell_kit import MAX_COMMANDS, Analysis, Command, analyse_for, harmless_path
 from ketch_shell_kit.paths import resolve_word
 
 PLUGIN = "policy"
@@ -201,7 +201,7 @@ def _argvs(part: Command) -> list[tuple[tuple[str | None, ...], bool]]:
 def _command(ctx: Context, access: Access) -> list[Verdict]:
     tool = ctx.call.tool
     cwd = Path(access.detail.get("cwd") or ctx.workspace)
-    analysis = analyse(access.target, cwd, workspace=ctx.workspace)
+    analysis = analyse_for(access, access.target, cwd, ctx.workspace)
     if analysis.too_complex:
         return [
             Verdict(

@@ -44,7 +44,26 @@ def analyse(
     return walker.analysis
 
 
+_RECENT: list[tuple[object, tuple[str, str, str], Analysis]] = []
+
+
+def analyse_for(owner: object, command: str, cwd: Path | str | None, workspace: Path | str | None) -> Analysis:
+    """:func:`analyse`, once per ``owner`` (the access being voted on): the guards and
+    the policy vote on the same call right after each other and share one analysis.
+    Owners are compared by identity and only the last few are kept, so a later call
+    (even with the same text) is always analysed afresh."""
+    key = (command, str(cwd), str(workspace))
+    for held, held_key, analysis in list(_RECENT):
+        if held is owner and held_key == key:
+            return analysis
+    analysis = analyse(command, cwd, workspace=workspace)
+    _RECENT.insert(0, (owner, key, analysis))
+    del _RECENT[4:]
+    return analysis
+
+
 __all__ = [
+    "analyse_for",
     "MAX_COMMANDS", "MAX_DEPTH", "MAX_LENGTH", "Analysis", "Command", "PathUse", "Redirect", "Word", "analyse",
     "harmless_path", "literal",
 ]  # fmt: skip
