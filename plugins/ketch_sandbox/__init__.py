@@ -82,13 +82,22 @@ def works_in(workspace: Path) -> tuple[bool, str]:
     if key not in _state["views"]:
         from ketch_sandbox.bwrap import trial
 
+        # The mounts, without what the indexes find (same kinds of mount): cheap.
         masks_held: list[Callable[[bool], str | None]] = []
-        argv = wrap(["true"], workspace, network=False, reporters=masks_held)
+        argv = wrap(["true"], workspace, network=False, reporters=masks_held, scan=False)
         result = trial(argv, _probe().path)
         for reporter in masks_held:
             reporter(True)
         _state["views"][key] = (result.available, result.reason)
     return _state["views"][key]  # type: ignore[no-any-return]
+
+
+def _prewarm(workspace: Path) -> None:
+    """Scan the workspace and the toolchains now, so the first command does not wait."""
+    import contextlib
+
+    with contextlib.suppress(Exception):  # the first command scans again, and reports
+        view_of(workspace)
 
 
 @hookimpl
@@ -98,12 +107,43 @@ def ketch_session_start(session: Session) -> None:
         return
     ok, reason = works_in(Path(session.workspace))
     session.sandboxed = ok
+    if ok:
+        import threading
+
+        threading.Thread(
+            target=_prewarm, args=(Path(session.workspace),), name="ketch-sandbox-scan", daemon=True
+        ).start()
     if not ok:
         _say_once(
             session.kernel,
             f"sandbox: {reason} for this workspace; shell commands run unsandboxed, and the assisted profile asks for every command it cannot prove harmless",
             session,
         )
+
+
+def view_of(
+    workspace: Path, *, exposed: Callable[[Path], bool] | None = None, scan: bool = True
+) -> Any:
+    """The sandbox's view of ``workspace`` for one command (see view.py)."""
+    import os
+
+    from ketch.paths import config_dir, state_dir
+    from ketch_policy_kit.scopes import read_scope
+    from ketch_sandbox.bwrap import home_of
+    from ketch_sandbox.view import build
+
+    environ = dict(os.environ)
+    root = Path(os.path.realpath(workspace))
+    return build(
+        root,
+        home=home_of(environ),
+        environ=environ,
+        exposed=exposed,
+        hint=lambda path: read_scope(path, root) or f"read({path})",
+        protected_dirs=[config_dir()],
+        hidden_dirs=[state_dir()],
+        scan=scan,
+    )
 
 
 def wrap(
@@ -113,28 +153,14 @@ def wrap(
     network: bool,
     exposed: Callable[[Path], bool] | None = None,
     reporters: list[Callable[[bool], str | None]] | None = None,
+    scan: bool = True,
 ) -> list[str]:
-    """``argv`` inside the sandbox's view of ``workspace`` (see view.py)."""
-    import os
-
-    from ketch.paths import config_dir, state_dir
-    from ketch_policy_kit.scopes import read_scope
-    from ketch_sandbox.bwrap import command_line, home_of
+    """``argv`` inside the sandbox's view of ``workspace``."""
+    from ketch_sandbox.bwrap import command_line
     from ketch_sandbox.landlock import scoped
     from ketch_sandbox.masks import MaskSet
-    from ketch_sandbox.view import build
 
-    environ = dict(os.environ)
-    root = Path(os.path.realpath(workspace))
-    view = build(
-        root,
-        home=home_of(environ),
-        environ=environ,
-        exposed=exposed,
-        hint=lambda path: read_scope(path, root) or f"read({path})",
-        protected_dirs=[config_dir()],
-        hidden_dirs=[state_dir()],
-    )
+    view = view_of(workspace, exposed=exposed, scan=scan)
     masks = MaskSet.create()
     try:
         # With the network comes the host's abstract unix sockets: Landlock keeps them out.

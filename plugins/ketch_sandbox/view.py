@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ketch_policy_kit.paths import HOME_SENSITIVE, is_within
-from ketch_sandbox.trees import index_for
+from ketch_sandbox.trees import Found, index_for
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 CPU_INFO = "/sys/devices/system/cpu"
@@ -218,9 +218,12 @@ def build(
     hint: Callable[[Path], str] | None = None,
     protected_dirs: Iterable[Path] = (),
     hidden_dirs: Iterable[Path] = (),
+    scan: bool = True,
 ) -> View:
     """The view for one command in ``workspace``; ``exposed(path)``: the person allowed
-    reading that secret, so it is not masked; ``hint(path)``: the rule that would."""
+    reading that secret, so it is not masked; ``hint(path)``: the rule that would.
+    ``scan=False`` leaves out what the tree indexes find (for trying the mounts, not
+    for running anything)."""
     ws = _real(workspace)
     home = _real(home)
     view = View()
@@ -245,7 +248,7 @@ def build(
 
     bound = [*trees, *linked, ws]
     # Inside the workspace: .git and .ketch read-only, secrets masked, sockets covered.
-    found = index_for(ws).refresh()
+    found = index_for(ws).refresh() if scan else Found()
     view.protect += list(found.git) + list(found.ketch)
     for dotgit in found.git:
         gitdir = _gitdir_of(dotgit) if dotgit.is_file() else None
@@ -256,10 +259,10 @@ def build(
             continue
         view.masks.append((secret, hint(secret) if hint else f"read({secret})"))
     view.cover += found.sockets
-    for tree in [*trees, *linked]:
+    for tree in [*trees, *linked] if scan else []:
         view.cover += index_for(tree, secrets=False).refresh().sockets
     etc = Path("/etc")
-    if etc in view.system:
+    if etc in view.system and scan:
         private = index_for(etc, secrets=False, private=True).refresh()
         view.cover += private.sockets
         for path in private.private:
