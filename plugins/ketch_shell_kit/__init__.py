@@ -47,7 +47,9 @@ def analyse(
 _RECENT: list[tuple[object, tuple[str, str, str], Analysis]] = []
 
 
-def analyse_for(owner: object, command: str, cwd: Path | str | None, workspace: Path | str | None) -> Analysis:
+def analyse_for(
+    owner: object, command: str, cwd: Path | str | None, workspace: Path | str | None
+) -> Analysis:
     """:func:`analyse`, once per ``owner`` (the access being voted on): the guards and
     the policy vote on the same call right after each other and share one analysis.
     Owners are compared by identity and only the last few are kept, so a later call

@@ -367,6 +367,23 @@ def assign(ops: tuple[Operand, ...], words: list[Word]) -> tuple[list[tuple[str,
     return result, ""
 
 
+def dash_globs(builder: Builder, words: list[Word] | tuple[Word, ...]) -> None:
+    """A glob among the operands that expands to a name starting with '-' hands the
+    program an option nobody wrote (a file named ``--files0-from=.env`` makes
+    ``wc *`` read .env)."""
+    from ketch_shell_kit.paths import expanded_words
+
+    for word in words:
+        if word.pattern is None:
+            continue
+        expanded = expanded_words(word, builder.walker.cwds)
+        if expanded is None or any(name.startswith("-") for name in expanded):
+            builder.not_proven(
+                f"the glob {word.source} expands to a name starting with '-', which {builder.name} reads as an option",
+                hide=True,
+            )
+
+
 def uniform(ops: tuple[Operand, ...]) -> bool:
     """Every operand has the same type: a word splitting into several changes nothing."""
     return len({o.type for o in ops}) <= 1
@@ -395,6 +412,7 @@ def generic(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
     parsed = getopt.parse(spec, args)
     ops = read_options(builder, spec, parsed)
     operands = parsed.operands
+    dash_globs(builder, operands)
     if any(not w.single for w in operands) and not uniform(ops):
         builder.not_proven(
             "an operand only known at run time may be several words, so which operand is which is unknown",
@@ -733,6 +751,7 @@ def find(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tup
                 break
             typed(builder, kind_, words[index + offset], f"find {value}")
         index += 1 + len(kinds)
+    dash_globs(builder, starts)
     for start in starts or [literal(".")]:
         builder.use("write" if deletes else "list", start, "find starting point")
     builder.done()

@@ -183,6 +183,15 @@ def test_globs_expand_as_bash_does(globbed: Path, pattern: str, matches: list[st
     assert expand(pattern, str(globbed)) == matches
 
 
+def test_a_glob_that_expands_to_an_option_is_not_proven(globbed: Path) -> None:
+    """A file named ``--files0-from=.env`` turns ``wc *`` into ``wc --files0-from=.env``."""
+    (globbed / "--files0-from=.env").write_text("x")
+    [part] = analyse("wc -l *", globbed, workspace=globbed).parts
+    assert not part.read_only and part.hidden
+    [safe] = analyse("wc -l ./*", globbed, workspace=globbed).parts
+    assert safe.read_only, safe.reasons  # ./--files0-from=.env is a file name, not an option
+
+
 def test_globs_bash_reads_differently_are_refused(globbed: Path) -> None:
     assert expand("[[=e=]]nv", str(globbed)) is None
     assert expand("[[:nosuchclass:]]", str(globbed)) is None

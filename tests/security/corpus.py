@@ -141,6 +141,7 @@ CASES: list[Case] = [
     Case("cat {home}/.ss[h]/id_*", "issue:globs"),
     Case("cat {home}/.a*/cred*", "issue:globs"),
     Case("grep -r API .", "issue:globs", "a recursive read finds .env"),
+    Case("wc -l *", "issue:globs", "a planted file named --files0-from=.env becomes an option"),
     Case("grep -R API_KEY", "issue:globs"),
     Case("rg --hidden API", "issue:globs"),
     Case("rg -uu API", "issue:globs"),
@@ -303,6 +304,9 @@ def plant(workspace: Path, outside: Path) -> None:
     (bare / "info").mkdir(exist_ok=True)
     (bare / "info" / "attributes").write_text("* diff=evil\n", encoding="utf-8")
     (bare / "rgrc").write_text("--pre=/bin/rm\n--pre-glob=*\n", encoding="utf-8")
+    (workspace / "--files0-from=.env").write_text(
+        "planted\n", encoding="utf-8"
+    )  # write_file can make it
     link = workspace / "link-to-env"
     if not link.is_symlink():
         link.symlink_to(workspace / ".env")

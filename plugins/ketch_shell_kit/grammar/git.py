@@ -426,7 +426,7 @@ def git(
     extra_args: bool,
 ) -> None:  # noqa: C901
     from ketch_shell_kit import getopt
-    from ketch_shell_kit.interpret import Builder, assign, read_options, typed
+    from ketch_shell_kit.interpret import Builder, assign, dash_globs, read_options, typed
 
     builder = Builder(walker, argv, assignments, extra_args=extra_args)
     args = list(argv[1:])
@@ -482,6 +482,7 @@ def git(
     sub_parsed = getopt.parse(grammar, rest)
     ops = read_options(builder, grammar, sub_parsed)
     operands = sub_parsed.operands
+    dash_globs(builder, operands)
     if sub in LISTING:
         _listing(builder, sub, grammar, sub_parsed, operands)
     if sub in PRINTS_CONTENT:
