@@ -78,9 +78,11 @@ SEARCH: list[Program] = [
         "jq",
         "-c,--compact-output -n,--null-input -e,--exit-status -s,--slurp -r,--raw-output -j,--join-output -a,--ascii-output "
         "-R,--raw-input -C,--color-output -M,--monochrome-output -S,--sort-keys --tab --indent=num --unbuffered --stream --seq "
-        "-f,--from-file=code{drop} -L=unsafe --args{ops=jqfilter_str*} --jsonargs{ops=jqfilter_str*} -h,--help -V,--version",
+        "-f,--from-file=code{drop} -L=unsafe --args{ops=jqfilter_str*} --jsonargs{ops=jqfilter_str*} -h,--help -V,--version "
+        # Two values each (a name, then a value or a file): not read by getopt, so the
+        # words after them cannot be placed; --slurpfile/--rawfile read a file.
+        "--arg{unsafe} --argjson{unsafe} --slurpfile{hide} --rawfile{hide} --debug-dump-disasm --debug-trace",
         "jqfilter read*",
-        help_argv=(),
     ),
 ]
 for name in ("mawk", "gawk", "nawk"):
