@@ -150,6 +150,13 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
             data[key] = value
     if getattr(args, "max_iterations", None):
         data["loop"] = {"max_iterations": args.max_iterations}
+    # Settings that options added by plugins carry into this layer: their argparse
+    # actions fill ``args.layer_settings`` (the policy plugin's --allow/--deny rules).
+    extra = getattr(args, "layer_settings", None)
+    if isinstance(extra, dict):
+        from ketch.config import deep_merge
+
+        data = deep_merge(data, extra)
     return data
 
 

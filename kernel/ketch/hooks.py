@@ -25,6 +25,7 @@ from ketch.errors import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
+    from collections.abc import Callable
 
     from ketch.compaction import CompactionRequest, CompactionResult
     from ketch.events import Event, TurnEndEvent
@@ -198,8 +199,15 @@ class Hooks:
                     rules[kind] += [str(r) for r in contributed.get(kind) or () if isinstance(r, str)]
         return {kind: tuple(values) for kind, values in rules.items()}
 
-    def sandbox_command(self, argv: list[str], workspace: Path, network: bool, **extra: Any) -> list[str] | None:
-        result = self._first("ketch_sandbox_command", argv=argv, workspace=workspace, network=network, **extra)
+    def sandbox_command(
+        self,
+        argv: list[str],
+        workspace: Path,
+        network: bool,
+        exposed: Callable[[Path], bool] | None = None,
+        reporters: list[Callable[[bool], str | None]] | None = None,
+    ) -> list[str] | None:
+        result = self._first("ketch_sandbox_command", argv=argv, workspace=workspace, network=network, exposed=exposed, reporters=reporters)
         return list(result) if result else None
 
     # --- context -------------------------------------------------------------------------

@@ -237,12 +237,26 @@ def ketch_permission_rules(session: Session) -> dict[str, list[str]] | None:
 
 
 @hookspec(firstresult=True)
-def ketch_sandbox_command(argv: list[str], workspace: Path, network: bool) -> list[str] | None:
+def ketch_sandbox_command(
+    argv: list[str],
+    workspace: Path,
+    network: bool,
+    exposed: Callable[[Path], bool] | None,
+    reporters: list[Callable[[bool], str | None]] | None,
+) -> list[str] | None:
     """Wrap a command line so it runs inside a sandbox.
 
     Called by tools that execute programs, once per command, right before it starts.
     Return the argv to run instead (e.g. ``["bwrap", ..., "--", *argv]``), or None to
     run it unwrapped. Stops at the first non-None result.
+
+    ``network``: the command may use the network. ``exposed(path)``: True when the
+    person allowed this command to read that (resolved) path, which a sandbox would
+    otherwise mask as a secret; None exposes nothing. ``reporters``: a list the sandbox
+    may append callables to; the caller calls ``reporter(False)`` whenever it reports
+    the command's output and ``reporter(True)`` once the command and everything it
+    started have ended (which also frees what the sandbox held for it), and adds the
+    text each returns (e.g. "``.env`` is masked in the sandbox ...") to the result.
     """
 
 

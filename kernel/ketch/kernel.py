@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.frontends import Frontend
     from ketch.modes import Mode, Profile
     from ketch.policy import Approver
-    from ketch.providers import Provider, ProviderConfig, ProviderKind
+    from ketch.providers import Provider, ProviderConfig, ProviderKind, Secret
     from ketch.session import Session
     from ketch.settings import LoadedSettings, Settings, SettingsSection
     from ketch.storage import Store, StoreUnavailable
@@ -60,6 +60,7 @@ class Kernel:
         self.store_problem: StoreUnavailable | None = None
         self._configured = False
         self.stash = Stash()  # plugins' in-memory state (ketch.stash.StashKey)
+        self._secrets: set[Secret] = set()  # every API key ``api_key`` handed out
 
     # --- building -------------------------------------------------------------------
 
@@ -348,9 +349,18 @@ class Kernel:
 
         for var in (config.api_key_env, kind.env_key):
             if var and self.environ.get(var):
-                return Secret(self.environ[var])
+                return self._known(Secret(self.environ[var]))
         value = self.hooks.credential(config.name, config.kind)
-        return Secret(value) if value else None
+        return self._known(Secret(value)) if value else None
+
+    def _known(self, secret: Secret) -> Secret:
+        self._secrets.add(secret)
+        return secret
+
+    def known_secrets(self) -> tuple[Secret, ...]:
+        """The API keys this kernel resolved so far (environment or keyring), so output
+        filters can keep them out of what the model, the journal and the screen see."""
+        return tuple(self._secrets)
 
     def build_provider(self, name: str | None = None, model: str | None = None) -> Provider:
         config, kind = self.provider_config(name, model)

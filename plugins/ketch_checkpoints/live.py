@@ -71,6 +71,9 @@ def blob_store(kernel: Kernel) -> tuple[BlobStore | None, str]:
     blobs = getattr(store, "blobs", None)
     if blobs is None:
         return None, "the session store keeps no blobs"
+    if getattr(store, "encrypted", True) is False:
+        # Copies of the workspace's files are never written in plaintext.
+        return None, "the session store is not encrypted ([storage] encryption = \"off\"), and file copies are kept only encrypted"
     return blobs, ""
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 # One definition of "inside the workspace" and "looks like a secret": the essential
 # guards' own (they always load), so the prompt never reads what a tool would ask for.
-from ketch_guards.guards import is_within as within
-from ketch_guards.guards import looks_secret as looks_secret
-from ketch_guards.guards import resolve as resolve
+from ketch_policy_kit.paths import is_within as within
+from ketch_policy_kit.paths import looks_secret as looks_secret
+from ketch_policy_kit.paths import resolve as resolve
 
 
 @dataclass

@@ -9,13 +9,18 @@ these still ask (votes combine deny > ask > allow, so nothing can override them)
   ``config.toml`` and ``trusted.toml`` live, and any ``.ketch/`` directory);
 * reads of files that look like secrets (``.env*``, key files, ``~/.ssh``...), unless
   an allow rule or an approval names them;
-* for shell commands, the same checks on redirect targets, on the operands of
-  programs that write files (rm, mv, cp, tee, sed -i, ...) and on arguments naming
-  secret files; commands run with sudo/doas/su; and any command the analysis cannot
-  fully follow, since it could hide any of the above.
+* for shell commands, the same checks on every effect the shell analysis finds:
+  redirect targets, the paths programs write (by the grammar table: rm, cp -t DIR,
+  sort -o, find -fprint...), secret-looking files they read (named, globbed, or inside
+  a directory read recursively, unless the sandbox masks them); commands run with
+  sudo/doas/su; a link made earlier in the same line; git in a repository other than
+  the workspace's own; and anything the analysis cannot see through (a line it does
+  not understand, a wrapper whose command it cannot read, an option only known at run
+  time where one could write), since it could hide any of the above.
 
-This package also holds the shared ground the policy plugin builds on: the shell
-analyser (``shell``), the rule syntax (``rules``) and the operand table (``operands``).
+A thin voter: the shell analysis is :mod:`ketch_shell_kit`, the path facts and the
+rule syntax :mod:`ketch_policy_kit` (libraries that register nothing). Importing this
+module imports neither; the vote does, on first use.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
-def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+def ketch_policy_vote(
+    call: ProposedCall, snapshot: PermissionSnapshot, session: Session
+) -> Vote | None:
     from ketch_guards.guards import vote
 
     return vote(call, snapshot)

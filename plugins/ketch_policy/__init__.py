@@ -18,6 +18,8 @@ from ketch import hookimpl
 from ketch.commands import Command
 
 if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
     from ketch.events import Event
     from ketch.modes import Mode, Profile
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
@@ -53,11 +55,29 @@ def ketch_permission_rules(session: Session) -> dict[str, list[str]]:
     from ketch_policy.settings import PermissionsSettings
 
     perms = session.kernel.settings.of(PermissionsSettings)
-    return {"allow": perms.allow, "ask": perms.ask, "deny": perms.deny}
+    # ``[permissions.run]``: rules given for this run only (--allow/--ask/--deny, the
+    # command line's layer), added to, never replacing, the rules of the config files.
+    run = (perms.model_extra or {}).get("run")
+    run = run if isinstance(run, dict) else {}
+
+    def extra(kind: str) -> list[str]:
+        value = run.get(kind)
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    return {kind: [*getattr(perms, kind), *extra(kind)] for kind in ("allow", "ask", "deny")}
 
 
 @hookimpl
-def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
+    from ketch_policy.cli import add_options
+
+    add_options(parser)
+
+
+@hookimpl
+def ketch_policy_vote(
+    call: ProposedCall, snapshot: PermissionSnapshot, session: Session
+) -> Vote | None:
     from ketch_policy.decide import vote
 
     return vote(call, snapshot)
@@ -73,8 +93,8 @@ def ketch_workspace_trusted(workspace: Path) -> bool | None:
 @hookimpl
 def ketch_session_start(session: Session) -> None:
     from ketch.events import NoticeEvent
-    from ketch_guards.rules import rules_of
     from ketch_policy.approvals import load_into
+    from ketch_policy_kit.rules import rules_of
 
     notices = list(rules_of(session.snapshot().rules).errors)
     problem = load_into(session)
@@ -103,8 +123,22 @@ def ketch_event(session: Session, event: Event) -> None:
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
     from ketch_policy import commands as c
 
-    register(Command(name="mode", help="show or switch the mode: /mode plan | /mode build", slash=True, slash_run=c.slash_mode))
-    register(Command(name="profile", help="show or switch the profile: manual | assisted | full-access", slash=True, slash_run=c.slash_profile))
+    register(
+        Command(
+            name="mode",
+            help="show or switch the mode: /mode plan | /mode build",
+            slash=True,
+            slash_run=c.slash_mode,
+        )
+    )
+    register(
+        Command(
+            name="profile",
+            help="show or switch the profile: manual | assisted | full-access",
+            slash=True,
+            slash_run=c.slash_profile,
+        )
+    )
     register(
         Command(
             name="permissions",

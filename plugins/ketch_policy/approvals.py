@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch_guards.rules import RuleError, parse_rule, split_scope
+from ketch_policy_kit.rules import RuleError, parse_rule, split_scope
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -27,7 +27,9 @@ def open_store(kernel: Kernel) -> Store:
     try:
         store = kernel.store
     except Exception as exc:  # noqa: BLE001 - a locked or broken store: say so, keep going
-        raise StoreUnavailable(f"the session store cannot be opened ({getattr(exc, 'message', exc)})") from None
+        raise StoreUnavailable(
+            f"the session store cannot be opened ({getattr(exc, 'message', exc)})"
+        ) from None
     if store is None:
         raise StoreUnavailable("no session store is loaded (is the 'store' plugin disabled?)")
     return store
@@ -47,7 +49,9 @@ def persisted(kernel: Kernel, workspace: str) -> list[str]:
     try:
         return [s for s in store.list_approvals(workspace) if isinstance(s, str)]
     except Exception as exc:  # noqa: BLE001
-        raise StoreUnavailable(f"the store could not list approvals ({type(exc).__name__}: {exc})") from None
+        raise StoreUnavailable(
+            f"the store could not list approvals ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def load_into(session: Session) -> str | None:
@@ -80,7 +84,9 @@ def remember_always(session: Session, scope: str) -> str | None:
     return None
 
 
-def revoke(kernel: Kernel, workspace: str, selector: str, session: Session | None = None) -> tuple[list[str], str]:
+def revoke(
+    kernel: Kernel, workspace: str, selector: str, session: Session | None = None
+) -> tuple[list[str], str]:
     """Revoke by number (as listed: persisted first, then session-only) or by exact scope.
     Returns (revoked scopes, message)."""
     try:
@@ -97,7 +103,10 @@ def revoke(kernel: Kernel, workspace: str, selector: str, session: Session | Non
         target = selector
     if target is None:
         hint = f" ({store_error})" if store_error else ""
-        return [], f"no approval {selector!r}; list them with /permissions (or `ketch permissions list`){hint}"
+        return (
+            [],
+            f"no approval {selector!r}; list them with /permissions (or `ketch permissions list`){hint}",
+        )
     if target in saved:
         open_store(kernel).remove_approval(workspace, target)
     if session is not None and target in session.approvals:
@@ -105,14 +114,20 @@ def revoke(kernel: Kernel, workspace: str, selector: str, session: Session | Non
     return [target], f"revoked: {target}"
 
 
-def describe(kernel: Kernel, workspace: str, session: Session | None, rules: dict[str, Any]) -> list[str]:
+def describe(
+    kernel: Kernel, workspace: str, session: Session | None, rules: dict[str, Any]
+) -> list[str]:
     """Lines for /permissions and `ketch permissions list`."""
-    from ketch_guards.rules import compile_rules
+    from ketch_policy_kit.rules import compile_rules
 
     lines: list[str] = []
     if session is not None:
-        lines.append(f"mode {session.mode}, profile {session.profile}, sandbox {'on' if session.sandboxed else 'off'}, workspace {'trusted' if session.trusted_workspace else 'not trusted'}")
-    compiled = compile_rules(tuple(rules.get("allow", ())), tuple(rules.get("ask", ())), tuple(rules.get("deny", ())))
+        lines.append(
+            f"mode {session.mode}, profile {session.profile}, sandbox {'on' if session.sandboxed else 'off'}, workspace {'trusted' if session.trusted_workspace else 'not trusted'}"
+        )
+    compiled = compile_rules(
+        tuple(rules.get("allow", ())), tuple(rules.get("ask", ())), tuple(rules.get("deny", ()))
+    )
     for decision in ("deny", "ask", "allow"):
         entries = list(rules.get(decision, ()))
         lines.append(f"{decision} rules (config): " + (", ".join(entries) if entries else "none"))
@@ -124,7 +139,9 @@ def describe(kernel: Kernel, workspace: str, session: Session | None, rules: dic
     except StoreUnavailable as exc:
         saved, store_note = [], f" ({exc})"
     session_only = [s for s in (session.approvals if session else []) if s not in saved]
-    lines.append(f"always-allow approvals for {workspace}:{store_note}" + ("" if saved else " none"))
+    lines.append(
+        f"always-allow approvals for {workspace}:{store_note}" + ("" if saved else " none")
+    )
     lines += [f"  {n}. {scope}" for n, scope in enumerate(saved, 1)]
     if session is not None:
         lines.append("this session only:" + ("" if session_only else " none"))

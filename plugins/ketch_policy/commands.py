@@ -19,7 +19,9 @@ PROFILES = ("manual", "assisted", "full-access")
 def slash_mode(ctx: SlashContext) -> None:
     session, wanted = ctx.session, ctx.argument.strip()
     if not wanted:
-        ctx.print(f"mode: {session.mode} (profile {session.profile}); switch with /mode plan or /mode build")
+        ctx.print(
+            f"mode: {session.mode} (profile {session.profile}); switch with /mode plan or /mode build"
+        )
         return
     if wanted not in MODES:
         ctx.print(f"unknown mode {wanted!r}: use /mode plan (read-only tools only) or /mode build")
@@ -39,14 +41,27 @@ def slash_profile(ctx: SlashContext) -> None:
         return
     session.set_profile(wanted)  # type: ignore[arg-type]
     if wanted == "full-access":
-        ctx.print("profile: full-access (everything runs without asking except deny rules and the hard guards; not kept when the session is resumed)")
+        ctx.print(
+            "profile: full-access (everything runs without asking except deny rules and the hard guards; not kept when the session is resumed)"
+        )
     else:
         ctx.print(f"profile: {wanted}")
 
 
 def _rules(kernel: Kernel) -> dict[str, list[str]]:
     perms = kernel.settings.permissions
-    return {"allow": list(perms.allow), "ask": list(perms.ask), "deny": list(perms.deny)}
+    run = (perms.model_extra or {}).get("run") or {}
+    extra = {
+        k: [str(v) for v in run.get(k, [])]
+        if isinstance(run, dict) and isinstance(run.get(k), list)
+        else []
+        for k in ("allow", "ask", "deny")
+    }
+    return {
+        "allow": list(perms.allow) + extra["allow"],
+        "ask": list(perms.ask) + extra["ask"],
+        "deny": list(perms.deny) + extra["deny"],
+    }
 
 
 def slash_permissions(ctx: SlashContext) -> None:
@@ -79,7 +94,9 @@ def slash_trust(ctx: SlashContext) -> None:
         ctx.print(f"cannot record trust: {exc}")
         return
     if revoking:
-        ctx.print(f"{workspace} is {'no longer' if changed else 'not'} trusted; its .ketch/config.toml is restricted from the next start")
+        ctx.print(
+            f"{workspace} is {'no longer' if changed else 'not'} trusted; its .ketch/config.toml is restricted from the next start"
+        )
         return
     # The user has just trusted it: apply the workspace config now, in this session too.
     settings = ctx.kernel.reload_settings(trusted=True)
@@ -92,7 +109,9 @@ def slash_trust(ctx: SlashContext) -> None:
         ctx.session.set_mode(settings.mode)
         applied.append(f"mode {settings.mode}")
     now = f" (now: {', '.join(applied)})" if applied else ""
-    ctx.print(f"{workspace} is {'now' if changed else 'already'} trusted; its .ketch/config.toml applies in full{now}")
+    ctx.print(
+        f"{workspace} is {'now' if changed else 'already'} trusted; its .ketch/config.toml applies in full{now}"
+    )
 
 
 # --- CLI --------------------------------------------------------------------------------
@@ -100,8 +119,12 @@ def slash_trust(ctx: SlashContext) -> None:
 
 def configure_permissions(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="permissions_command", metavar="ACTION", required=True)
-    sub.add_parser("list", help="config rules and the always-allow approvals saved for this workspace")
-    revoke = sub.add_parser("revoke", help="revoke a saved approval (its number in `list`, or the scope)")
+    sub.add_parser(
+        "list", help="config rules and the always-allow approvals saved for this workspace"
+    )
+    revoke = sub.add_parser(
+        "revoke", help="revoke a saved approval (its number in `list`, or the scope)"
+    )
     revoke.add_argument("selector", metavar="N|SCOPE")
 
 
@@ -153,7 +176,9 @@ def run_trust(kernel: Kernel, args: argparse.Namespace) -> int:
             print(f"{workspace}: {'trust withdrawn' if changed else 'was not trusted'}")
         else:
             changed = trust(workspace)
-            print(f"{workspace}: {'trusted' if changed else 'already trusted'} (recorded in {trust_file()})")
+            print(
+                f"{workspace}: {'trusted' if changed else 'already trusted'} (recorded in {trust_file()})"
+            )
         return 0
     except (TrustFileError, OSError) as exc:
         print(f"ketch: {exc}", file=sys.stderr)

@@ -4,6 +4,13 @@ Order, for every access of a call: a deny rule denies; an ask rule asks; an allo
 rule or an approval allows; otherwise the profile decides (docs/permissions.md has
 the table). The call's vote is the strictest of its accesses' verdicts. An ask
 carries the narrow scope an "always allow" would grant, when there is one.
+
+Shell commands are judged from one analysis (:mod:`ketch_shell_kit`): a simple command
+runs without asking under ``assisted`` only when it is *proven* harmless -- a program
+of the grammar table, read-only with the options given, every path it names inside the
+workspace and not a secret -- or a rule or approval allows it. A working sandbox lets
+``assisted`` also run the build and test tools of :data:`SANDBOX_CONFINED` (the sandbox,
+not the analysis, bounds what they do).
 """
 
 from __future__ import annotations
@@ -12,12 +19,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ketch.policy import PermissionSnapshot, ProposedCall, Vote
+from ketch.policy import SCOPE_SEPARATOR, PermissionSnapshot, ProposedCall, Vote
 from ketch.tools import Access, Effect
-from ketch_guards.guards import is_within, resolve
-from ketch_guards.operands import resolve_word, written_files
-from ketch_guards.rules import (
-    SCOPE_SEPARATOR,
+from ketch_policy_kit.paths import is_within, looks_secret, resolve, tree_secret
+from ketch_policy_kit.rules import (
     Rule,
     RuleError,
     RuleSet,
@@ -26,13 +31,26 @@ from ketch_guards.rules import (
     parse_rule,
     rules_of,
 )
-from ketch_guards.shell import MAX_PARTS, Analysis, Part, Word, analyse, harmless_path
-from ketch_policy.programs import read_only, sandbox_confined, shell_scope
+from ketch_policy_kit.scopes import dir_glob, scope, shell_scope, write_glob
+from ketch_shell_kit import MAX_COMMANDS, Analysis, Command, analyse_for, harmless_path
+from ketch_shell_kit.paths import resolve_word
 
 PLUGIN = "policy"
 # Plugins whose tools run commands through ``ketch_sandbox_command`` (so a working
 # sandbox really confines them). Other tools opt in with Access.detail["sandboxed"].
 SANDBOXING_PLUGINS = frozenset({"shell"})
+# Build, test and format tools the assisted profile runs without asking when a working
+# sandbox confines them (workspace writable, .git read-only, secrets masked, no network,
+# no host sockets): what they run is the workspace's own code, which the sandbox bounds.
+# Programs that destroy or move work (rm, mv, git writes), reach out (curl), or make
+# links still ask: the sandbox does not protect the workspace's own files.
+SANDBOX_CONFINED = frozenset(
+    {"python", "python3", "pytest", "py.test", "tox", "nox", "coverage", "make", "ruff", "black", "isort", "mypy",
+     "pyright", "flake8", "pylint", "pre-commit", "node", "npm", "npx", "yarn", "pnpm", "tsc", "eslint", "prettier",
+     "jest", "vitest", "cargo", "rustc", "go", "gcc", "cc", "g++", "clang", "clang++", "javac", "java", "mvn", "gradle",
+     "cmake", "ninja", "meson", "mkdir", "touch", "cp", "sed", "awk", "gawk", "mawk", "sort", "find", "xargs", "tee",
+     "diff", "patch", "uv", "pip", "pip3"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -69,9 +87,15 @@ def vote(call: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
     rules = rules_of(snapshot.rules)
     ctx = Context(call, snapshot, rules, compile_scopes(tuple(snapshot.approvals)))
     if rules.broken_restrictions:
-        return Vote(decision="ask", reason=f"{rules.broken_restrictions[0]} (an ask/deny rule that does not parse makes every call ask; fix it)", plugin=PLUGIN)
+        return Vote(
+            decision="ask",
+            reason=f"{rules.broken_restrictions[0]} (an ask/deny rule that does not parse makes every call ask; fix it)",
+            plugin=PLUGIN,
+        )
     if any(r.covers_tool(call.tool) for r in rules.deny):
-        return Vote(decision="deny", reason=f"a deny rule covers every '{call.tool}' call", plugin=PLUGIN)
+        return Vote(
+            decision="deny", reason=f"a deny rule covers every '{call.tool}' call", plugin=PLUGIN
+        )
     verdicts: list[Verdict] = []
     for access in call.accesses:
         verdicts.extend(_access(ctx, access))
@@ -81,15 +105,23 @@ def vote(call: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
     if denies:
         return Vote(decision="deny", reason=_join(v.reason for v in denies), plugin=PLUGIN)
     if any(r.covers_tool(call.tool) for r in rules.ask):
-        return Vote(decision="ask", reason=f"an ask rule covers every '{call.tool}' call", plugin=PLUGIN)
+        return Vote(
+            decision="ask", reason=f"an ask rule covers every '{call.tool}' call", plugin=PLUGIN
+        )
     asks = [v for v in verdicts if v.decision == "ask"]
     if asks and any(r.covers_tool(call.tool) for r in ctx.allowing):
-        return Vote(decision="allow", reason=f"an allow rule covers every '{call.tool}' call", plugin=PLUGIN)
+        return Vote(
+            decision="allow", reason=f"an allow rule covers every '{call.tool}' call", plugin=PLUGIN
+        )
     if asks:
         scopes = [v.scope for v in asks]
         scope = SCOPE_SEPARATOR.join(dict.fromkeys(s for s in scopes if s)) if all(scopes) else None
-        return Vote(decision="ask", reason=_join(v.reason for v in asks), plugin=PLUGIN, scope=scope)
-    return Vote(decision="allow", reason=_join(v.reason for v in verdicts if v.reason), plugin=PLUGIN)
+        return Vote(
+            decision="ask", reason=_join(v.reason for v in asks), plugin=PLUGIN, scope=scope
+        )
+    return Vote(
+        decision="allow", reason=_join(v.reason for v in verdicts if v.reason), plugin=PLUGIN
+    )
 
 
 def _join(reasons: object) -> str:
@@ -130,53 +162,36 @@ def _path(ctx: Context, effect: Effect, path: str, *, default: bool = True) -> V
     if effect == Effect.READ:
         if inside or ctx.profile == "full-access":
             return ALLOW
-        return Verdict("ask", f"reads outside the workspace ({path})", _scope("read", _dir_glob(path, workspace)))
+        return Verdict(
+            "ask", f"reads outside the workspace ({path})", scope("read", dir_glob(path))
+        )
     if inside and ctx.profile in ("assisted", "full-access"):
         return ALLOW
     if inside:
-        return Verdict("ask", f"writes {path} (the manual profile asks before every edit)", _scope("write", _write_glob(path, workspace)))
+        return Verdict(
+            "ask",
+            f"writes {path} (the manual profile asks before every edit)",
+            scope("write", write_glob(path, workspace)),
+        )
     return Verdict("ask", f"writes outside the workspace ({path})")
-
-
-def _scope(kind: str, pattern: str | None) -> str | None:
-    return f"{kind}({pattern})" if pattern else None
-
-
-def _clean(text: str) -> str | None:
-    if SCOPE_SEPARATOR in text or "\n" in text or "\x00" in text:
-        return None
-    for char in "*?[":
-        text = text.replace(char, f"[{char}]")
-    return text
-
-
-def _write_glob(path: str, workspace: Path) -> str | None:
-    """A file at the top of the workspace: that file; deeper: its directory's tree."""
-    rel = Path(path).relative_to(resolve(workspace))
-    if len(rel.parts) <= 1:
-        return _clean(str(rel))
-    parent = _clean(str(rel.parent))
-    return f"{parent}/**" if parent else None
-
-
-def _dir_glob(path: str, workspace: Path) -> str | None:
-    """A directory's tree (a file's: its directory's); never the whole filesystem."""
-    directory = path if os.path.isdir(path) else os.path.dirname(path)
-    cleaned = _clean(directory)
-    return f"{cleaned}/**" if cleaned and cleaned != "/" else None
 
 
 # --- commands ----------------------------------------------------------------------------
 
 
-def _sandbox_bonus(ctx: Context, access: Access) -> bool:
+def _sandboxed(ctx: Context, access: Access) -> bool:
+    """The command will run in this session's working sandbox (network off)."""
     snapshot = ctx.snapshot
-    if not snapshot.sandboxed or access.detail.get("network"):
+    if (
+        not snapshot.sandboxed
+        or access.detail.get("network")
+        or access.detail.get("sandboxed") is False
+    ):
         return False
     return ctx.call.plugin in SANDBOXING_PLUGINS or access.detail.get("sandboxed") is True
 
 
-def _argvs(part: Part) -> list[tuple[tuple[str | None, ...], bool]]:
+def _argvs(part: Command) -> list[tuple[tuple[str | None, ...], bool]]:
     """The command as run, plus each wrapper that ran it (deny/ask rules see them all)."""
     found = [(tuple(w.value for w in part.argv), part.extra_args)]
     found += [(tuple(w.value for w in wrapper), True) for wrapper in part.wrappers]
@@ -186,17 +201,28 @@ def _argvs(part: Part) -> list[tuple[tuple[str | None, ...], bool]]:
 def _command(ctx: Context, access: Access) -> list[Verdict]:
     tool = ctx.call.tool
     cwd = Path(access.detail.get("cwd") or ctx.workspace)
-    analysis = analyse(access.target, cwd)
+    analysis = analyse_for(access, access.target, cwd, ctx.workspace)
     if analysis.too_complex:
-        return [Verdict("deny", f"the command has {len(analysis.parts)} simple commands, more than the {MAX_PARTS} ketch checks one by one; split it into smaller commands")]
+        return [
+            Verdict(
+                "deny",
+                f"the command has {len(analysis.parts)} simple commands, more than the {MAX_COMMANDS} ketch checks one by one; split it into smaller commands",
+            )
+        ]
     verdicts: list[Verdict] = []
     # Deny and ask rules see every part, every wrapper and every file named.
     for part in analysis.parts:
+        if part.kind == "assignment":
+            continue
         for argv, extra in _argvs(part):
             for decision, rules in (("deny", ctx.rules.deny), ("ask", ctx.rules.ask)):
-                rule = next((r for r in rules if r.matches_command(tool, argv, extra, strict=False)), None)
+                rule = next(
+                    (r for r in rules if r.matches_command(tool, argv, extra, strict=False)), None
+                )
                 if rule is not None:
-                    verdicts.append(Verdict(decision, f"{decision} rule '{rule.text}' matches '{part.text}'"))
+                    verdicts.append(
+                        Verdict(decision, f"{decision} rule '{rule.text}' matches '{part.text}'")
+                    )
     verdicts.extend(_named_files(ctx, analysis))
     if any(v.decision == "deny" for v in verdicts):
         return verdicts
@@ -207,9 +233,9 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
     full = ctx.profile == "full-access"
     if not full and not is_within(resolve(cwd), resolve(ctx.workspace)):
         verdicts.append(Verdict("ask", f"runs in {cwd}, outside the workspace"))
-    bonus = _sandbox_bonus(ctx, access)
+    sandboxed = _sandboxed(ctx, access)
     for part in analysis.parts:
-        verdicts.append(_part(ctx, part, full=full, plan=plan, bonus=bonus))
+        verdicts.append(_part(ctx, part, full=full, plan=plan, sandboxed=sandboxed))
     for redirect in analysis.redirects:
         if redirect.target is None or redirect.harmless:
             continue
@@ -218,67 +244,146 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
             continue
         paths = resolve_word(redirect.target, redirect.cwds)
         if paths is None:
-            verdicts.append(Verdict("deny" if plan else "ask", f"redirects to a file only known at run time ({redirect.target.source})"))
+            verdicts.append(
+                Verdict(
+                    "deny" if plan else "ask",
+                    f"redirects to a file only known at run time ({redirect.target.source})",
+                )
+            )
             continue
         for path in paths:
             verdicts.append(_path(ctx, effect, path))
     return verdicts
 
 
-def _part(ctx: Context, part: Part, *, full: bool, plan: bool, bonus: bool) -> Verdict:
+def _part(ctx: Context, part: Command, *, full: bool, plan: bool, sandboxed: bool) -> Verdict:
     tool = ctx.call.tool
     argv = tuple(w.value for w in part.argv)
-    if not plan and part.argv and any(r.matches_command(tool, argv, part.extra_args, strict=True) for r in ctx.allowing):
+    if (
+        not plan
+        and part.argv
+        and part.kind != "wrapper"
+        and any(r.matches_command(tool, argv, part.extra_args, strict=True) for r in ctx.allowing)
+    ):
         return ALLOW
     if full and not plan:
         return ALLOW
-    judged = read_only(part)
-    if not judged.ok:
+    if not part.read_only:
+        reason = part.reasons[0]
         if plan:
-            return Verdict("deny", f"plan mode runs only read-only commands: {judged.reason}")
-        if ctx.profile == "assisted" and bonus and sandbox_confined(part):
+            return Verdict("deny", f"plan mode runs only read-only commands: {reason}")
+        if ctx.profile == "assisted" and sandboxed and _confined(part):
             return Verdict("allow", f"'{part.text}' runs inside the sandbox")
-        return Verdict("ask", f"runs '{part.text}': {judged.reason}", shell_scope(part))
-    outside, read_scopes = (None, []) if full else _outside(ctx, judged.reads, part.cwds)
+        return Verdict(
+            "ask",
+            f"runs '{part.text}': {reason}",
+            shell_scope(argv, extra_args=part.extra_args)
+            if part.kind == "command" and not part.privileged
+            else None,
+        )
+    if part.index_refresh and not sandboxed and not _locks_off(ctx):
+        if plan:
+            return Verdict(
+                "deny",
+                f"plan mode runs only read-only commands: '{part.text}' refreshes .git/index (run git --no-optional-locks)",
+            )
+        return Verdict(
+            "ask",
+            f"'{part.text}' refreshes .git/index (git's stat cache) outside a sandbox; "
+            "with the sandbox .git is read-only, or run git --no-optional-locks",
+            shell_scope(argv, extra_args=part.extra_args),
+        )
+    problem, read_scopes = _paths(ctx, part, sandboxed=sandboxed)
     manual = ctx.profile == "manual"
-    if outside is not None:
-        scopes = ([shell_scope(part)] if manual else []) + read_scopes
-        scope = SCOPE_SEPARATOR.join(scopes) if scopes and all(scopes) else None
-        return Verdict("deny" if plan else "ask", f"'{part.text}' reads {outside}", scope)
+    if problem is not None:
+        scopes = ([shell_scope(argv, extra_args=part.extra_args)] if manual else []) + read_scopes
+        joined = SCOPE_SEPARATOR.join(s for s in scopes if s) if scopes and all(scopes) else None
+        return Verdict("deny" if plan else "ask", f"'{part.text}' {problem}", joined)
+    if part.kind in ("wrapper", "assignment", "declaration"):
+        return ALLOW  # proven harmless on its own; the command it runs is judged itself
     if manual:
-        return Verdict("ask", f"runs '{part.text}' (the manual profile asks before every command)", shell_scope(part))
+        return Verdict(
+            "ask",
+            f"runs '{part.text}' (the manual profile asks before every command)",
+            shell_scope(argv, extra_args=part.extra_args),
+        )
     return ALLOW
 
 
-def _outside(ctx: Context, words: tuple[Word, ...], cwds: tuple[Path, ...]) -> tuple[str | None, list[str | None]]:
-    """What a read-only command reads outside the workspace (or cannot place), with
-    the read scopes that would allow it; (None, []) when it stays inside."""
+def _locks_off(ctx: Context) -> bool:
+    """The shell tool runs git with GIT_OPTIONAL_LOCKS=0 (it says so in the access)."""
+    return any(
+        str((a.detail.get("env") or {}).get("GIT_OPTIONAL_LOCKS")) == "0"
+        for a in ctx.call.accesses
+        if isinstance(a.detail.get("env"), dict)
+    )
+
+
+def _confined(part: Command) -> bool:
+    """A program the sandbox bounds well enough for assisted (see SANDBOX_CONFINED)."""
+    program = part.program or ""
+    if part.kind != "command" or part.privileged or part.network or part.links:
+        return False
+    system = "/" not in program or os.path.dirname(os.path.normpath(program)) in (
+        "/usr/bin",
+        "/bin",
+        "/usr/local/bin",
+    )
+    return system and (part.name or "") in SANDBOX_CONFINED
+
+
+def _paths(ctx: Context, part: Command, *, sandboxed: bool) -> tuple[str | None, list[str | None]]:
+    """What a read-only command names that is outside the workspace, a secret, or only
+    known at run time (with the read scopes that would allow it); (None, []) when every
+    path is inside and harmless."""
     root = resolve(ctx.workspace)
     found: str | None = None
     scopes: list[str | None] = []
-    for word in words:
-        if harmless_path(word.value):
+    tool = ctx.call.tool
+
+    def allowed(path: str) -> bool:
+        return any(r.matches_path(tool, Effect.READ, path, ctx.workspace) for r in ctx.allowing)
+
+    for use in part.uses:
+        if harmless_path(use.word.value):
             continue
-        paths = resolve_word(word, cwds)
+        paths = resolve_word(use.word, use.cwds)
         if paths is None:
-            return f"{word.source} (a place only known at run time)", [None]
+            return f"names {use.word.source}, a place only known at run time", [None]
         for path in paths:
-            if not is_within(Path(path), root) and not any(r.matches_path(ctx.call.tool, Effect.READ, path, ctx.workspace) for r in ctx.allowing):
-                found = found or f"{path}, outside the workspace"
-                scopes.append(_scope("read", _dir_glob(path, ctx.workspace)))
+            if not is_within(Path(path), root) and not allowed(path):
+                found = found or f"reads {path}, outside the workspace"
+                scopes.append(scope("read", dir_glob(path)))
+                continue
+            if use.kind in ("read", "link") and looks_secret(Path(path)) and not allowed(path):
+                return f"reads {path}, which looks like a secret", [None]
+            if use.kind in ("tree", "vtree") and not sandboxed and os.path.isdir(path):
+                secret = tree_secret(path, hidden=use.kind == "tree")
+                if secret is not None:
+                    what = (
+                        f"a secret-looking file ({secret})"
+                        if secret
+                        else "more files than can be checked"
+                    )
+                    return (
+                        f"reads everything under {path}, which holds {what} (a sandbox would mask it)",
+                        [None],
+                    )
     return found, list(dict.fromkeys(scopes))
 
 
 def _named_files(ctx: Context, analysis: Analysis) -> list[Verdict]:
-    """Deny/ask path rules applied to the files a command names: what programs like
-    rm/cp/tee write, and every argument that is an existing file (a possible read)."""
+    """Deny/ask path rules applied to the files a command names: what it writes and
+    reads by the grammar, and for unknown programs every argument that is an existing
+    file (a possible read)."""
     if not (ctx.rules.deny or ctx.rules.ask):
         return []
     verdicts: list[Verdict] = []
     for part in analysis.parts:
-        for word in written_files(part):
-            for path in resolve_word(word, part.cwds) or []:
-                verdict = _path(ctx, Effect.WRITE, path, default=False)
+        for use in part.uses:
+            effect = Effect.WRITE if use.kind == "write" else Effect.READ
+            for path in resolve_word(use.word, use.cwds) or []:
+                verdict = _path(ctx, effect, path, default=False)
                 if verdict.decision != "allow":
                     verdicts.append(verdict)
         for word in part.args:
@@ -297,10 +402,14 @@ def _network(ctx: Context, access: Access) -> Verdict:
     tool, url = ctx.call.tool, access.target
     host = access.detail.get("host")
     for rule in ctx.rules.deny:
-        if rule.matches_url(tool, url, None) or (host and rule.matches_url(tool, f"//{host}", None)):
+        if rule.matches_url(tool, url, None) or (
+            host and rule.matches_url(tool, f"//{host}", None)
+        ):
             return Verdict("deny", f"deny rule '{rule.text}' covers {url}")
     for rule in ctx.rules.ask:
-        if rule.matches_url(tool, url, None) or (host and rule.matches_url(tool, f"//{host}", None)):
+        if rule.matches_url(tool, url, None) or (
+            host and rule.matches_url(tool, f"//{host}", None)
+        ):
             return Verdict("ask", f"ask rule '{rule.text}' covers {url}")
     parsed = parse_host(url)
     if parsed is None:

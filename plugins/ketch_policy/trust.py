@@ -46,10 +46,14 @@ def trusted_workspaces() -> list[str]:
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise TrustFileError(f"{path}: cannot read it ({exc}); no workspace is trusted until it is fixed") from None
+        raise TrustFileError(
+            f"{path}: cannot read it ({exc}); no workspace is trusted until it is fixed"
+        ) from None
     entries = data.get("workspaces", [])
     if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
-        raise TrustFileError(f"{path}: 'workspaces' must be a list of paths; no workspace is trusted until it is fixed")
+        raise TrustFileError(
+            f"{path}: 'workspaces' must be a list of paths; no workspace is trusted until it is fixed"
+        )
     return list(entries)
 
 
@@ -63,7 +67,12 @@ def is_trusted(workspace: Path | str) -> bool:
 def _write(entries: list[str]) -> None:
     path = trust_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = HEADER + "workspaces = [\n" + "".join(f"    {json.dumps(e, ensure_ascii=False)},\n" for e in entries) + "]\n"
+    body = (
+        HEADER
+        + "workspaces = [\n"
+        + "".join(f"    {json.dumps(e, ensure_ascii=False)},\n" for e in entries)
+        + "]\n"
+    )
     handle, temp = tempfile.mkstemp(prefix=".trusted-", suffix=".toml", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:

@@ -1,12 +1,18 @@
-"""The bubblewrap sandbox for shell commands (Linux).
+"""The bubblewrap sandbox for shell commands (Linux): the boundary, whatever the analyser says.
 
-Tools that run programs call ``ketch_sandbox_command(argv, workspace, network)``
-right before starting one; this plugin returns the argv wrapped in bwrap (see
-``bwrap.py`` for what the sandbox allows). bwrap is checked once per process, when
-the kernel is configured; when it is missing or cannot run, ketch says so once and
-commands run unwrapped, with the permission profile asking as if there were no
-sandbox. A session's ``sandboxed`` flag means "this session has a working sandbox":
-with it, the assisted profile allows more shell commands without asking.
+Tools that run programs call ``ketch_sandbox_command(argv, workspace, network,
+exposed, reporters)`` right before starting one; this plugin returns the argv wrapped
+in bwrap. What the sandbox shows, hides and masks is in ``view.py`` and
+docs/sandbox.md. bwrap is checked once per process when the kernel is configured, and
+each session's workspace view is tried once when the session starts: when bwrap is
+missing, cannot create namespaces, or refuses the view, ketch says so once and the
+session is not ``sandboxed`` (commands then run unwrapped, and the policy allows
+without asking only what it can prove harmless).
+
+A call that asks to run *outside* the sandbox (``Access.detail["sandboxed"] is
+False``) or for network the user config does not grant
+(``Access.detail["network_approval"]``) always asks, with the reason, and the answer
+is never remembered beyond that call (the vote offers no scope).
 
 ``[sandbox] enabled = false`` in the user config turns it off (a workspace config
 can change this only once the workspace is trusted).
@@ -14,6 +20,7 @@ can change this only once the workspace is trusted).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +28,10 @@ from ketch import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
+    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.session import Session
 
-_state: dict[str, Any] = {"probe": None, "enabled": True}
+_state: dict[str, Any] = {"probe": None, "enabled": True, "views": {}, "said": set()}
 
 
 def _probe() -> Any:
@@ -38,28 +46,190 @@ def active() -> bool:
     return bool(_state["enabled"]) and bool(_probe().available)
 
 
+def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> None:
+    if message in _state["said"]:
+        return
+    _state["said"].add(message)
+    if session is None:
+        kernel.notices.append(message)
+    else:
+        from ketch.events import NoticeEvent
+
+        kernel.emit(session, NoticeEvent(level="warning", message=message))
+
+
 @hookimpl
 def ketch_configure(kernel: Kernel) -> None:
     section = kernel.settings.section("sandbox")
     enabled = section.get("enabled", True)
     _state["enabled"] = enabled is not False
     if not _state["enabled"]:
-        kernel.notices.append("sandbox: off ([sandbox] enabled = false); shell commands run unsandboxed")
+        _say_once(
+            kernel, "sandbox: off ([sandbox] enabled = false); shell commands run unsandboxed"
+        )
         return
     found = _probe()
     if not found.available:
-        kernel.notices.append(f"sandbox: {found.reason}; shell commands run unsandboxed, and the assisted profile asks for every command that is not read-only")
+        _say_once(
+            kernel,
+            f"sandbox: {found.reason}; shell commands run unsandboxed, and the assisted profile asks for every command it cannot prove harmless",
+        )
+
+
+def works_in(workspace: Path) -> tuple[bool, str]:
+    """Whether bwrap accepts the full view of ``workspace`` (tried once per workspace)."""
+    key = str(workspace)
+    if key not in _state["views"]:
+        from ketch_sandbox.bwrap import trial
+
+        # The mounts, without what the indexes find (same kinds of mount): cheap.
+        masks_held: list[Callable[[bool], str | None]] = []
+        argv = wrap(["true"], workspace, network=False, reporters=masks_held, scan=False)
+        result = trial(argv, _probe().path)
+        for reporter in masks_held:
+            reporter(True)
+        _state["views"][key] = (result.available, result.reason)
+    return _state["views"][key]  # type: ignore[no-any-return]
+
+
+def _prewarm(workspace: Path) -> None:
+    """Scan the workspace and the toolchains now, so the first command does not wait."""
+    import contextlib
+
+    with contextlib.suppress(Exception):  # the first command scans again, and reports
+        view_of(workspace)
 
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    session.sandboxed = active()
+    if not active():
+        session.sandboxed = False
+        return
+    ok, reason = works_in(Path(session.workspace))
+    session.sandboxed = ok
+    if ok:
+        import threading
+
+        threading.Thread(
+            target=_prewarm, args=(Path(session.workspace),), name="ketch-sandbox-scan", daemon=True
+        ).start()
+    if not ok:
+        _say_once(
+            session.kernel,
+            f"sandbox: {reason} for this workspace; shell commands run unsandboxed, and the assisted profile asks for every command it cannot prove harmless",
+            session,
+        )
+
+
+def view_of(
+    workspace: Path, *, exposed: Callable[[Path], bool] | None = None, scan: bool = True
+) -> Any:
+    """The sandbox's view of ``workspace`` for one command (see view.py)."""
+    import os
+
+    from ketch.paths import config_dir, state_dir
+    from ketch_policy_kit.scopes import read_scope
+    from ketch_sandbox.bwrap import home_of
+    from ketch_sandbox.view import build
+
+    environ = dict(os.environ)
+    root = Path(os.path.realpath(workspace))
+    return build(
+        root,
+        home=home_of(environ),
+        environ=environ,
+        exposed=exposed,
+        hint=lambda path: read_scope(path, root) or f"read({path})",
+        protected_dirs=[config_dir()],
+        hidden_dirs=[state_dir()],
+        scan=scan,
+    )
+
+
+def wrap(
+    argv: list[str],
+    workspace: Path,
+    *,
+    network: bool,
+    exposed: Callable[[Path], bool] | None = None,
+    reporters: list[Callable[[bool], str | None]] | None = None,
+    scan: bool = True,
+) -> list[str]:
+    """``argv`` inside the sandbox's view of ``workspace``."""
+    from ketch_sandbox.bwrap import command_line
+    from ketch_sandbox.landlock import scoped
+    from ketch_sandbox.masks import MaskSet
+
+    view = view_of(workspace, exposed=exposed, scan=scan)
+    masks = MaskSet.create()
+    try:
+        # With the network comes the host's abstract unix sockets: Landlock keeps them out.
+        inner = scoped(list(argv)) if network else list(argv)
+        wrapped = command_line(inner, view, masks, network=network, bwrap=_probe().path or "bwrap")
+    except BaseException:
+        masks.close()
+        raise
+    if reporters is not None:
+        masks.watch()
+        reporters.append(masks.report)
+    else:  # nobody will report: nothing to watch; the placeholders go when ketch exits
+        _leftover(masks)
+    return wrapped
+
+
+_LEFTOVERS: list[Any] = []
+
+
+def _leftover(masks: Any) -> None:
+    if not _LEFTOVERS:
+        import atexit
+
+        atexit.register(lambda: [m.close() for m in _LEFTOVERS])
+    _LEFTOVERS.append(masks)
 
 
 @hookimpl
-def ketch_sandbox_command(argv: list[str], workspace: Path, network: bool) -> list[str] | None:
+def ketch_sandbox_command(
+    argv: list[str],
+    workspace: Path,
+    network: bool,
+    exposed: Callable[[Path], bool] | None,
+    reporters: list[Callable[[bool], str | None]] | None,
+) -> list[str] | None:
     if not active():
         return None
-    from ketch_sandbox.bwrap import wrap
+    tried = _state["views"].get(str(Path(workspace)))
+    if tried is not None and not tried[0]:
+        return (
+            None  # bwrap refused this workspace's view: the session was told, and is not sandboxed
+        )
+    return wrap(
+        list(argv), Path(workspace), network=bool(network), exposed=exposed, reporters=reporters
+    )
 
-    return wrap(list(argv), Path(workspace), network=bool(network), bwrap=_probe().path or "bwrap")
+
+@hookimpl
+def ketch_policy_vote(
+    call: ProposedCall, snapshot: PermissionSnapshot, session: Session
+) -> Vote | None:
+    """Leaving the sandbox, or network it does not grant, asks every time (no scope to remember)."""
+    if not snapshot.sandboxed:
+        return None  # no sandbox: nothing to leave, and the network is not confined anyway
+    from ketch.policy import Vote
+    from ketch.tools import Effect
+
+    reasons: list[str] = []
+    for access in call.accesses:
+        if access.effect != Effect.EXECUTE:
+            continue
+        why = str(access.detail.get("reason") or "").strip()
+        said = f" (the model says: {why[:300]})" if why else ""
+        if access.detail.get("sandboxed") is False:
+            reasons.append(
+                f"runs OUTSIDE the sandbox: it can read your secrets, change any of your files and use the network{said}"
+            )
+        elif access.detail.get("network_approval"):
+            reasons.append(f"runs with network access{said}")
+    if not reasons:
+        return None
+    return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=None)

@@ -1,13 +1,12 @@
-"""Building the bubblewrap command line, and checking once that bwrap works here.
+"""The bubblewrap command line for a :class:`~ketch_sandbox.view.View`, and checking that bwrap works.
 
-Inside: the whole filesystem read-only; the workspace writable except its ``.git``
-and ``.ketch`` (read-only); a private ``/tmp``; fresh /dev and /proc; every namespace
-unshared, the network too unless allowed; no new privileges (bwrap always sets
-PR_SET_NO_NEW_PRIVS), all capabilities dropped, a new session (no terminal
-injection), and the child dies with ketch. Secrets a command has no business
-reading are hidden: ~/.ssh, ~/.gnupg, cloud credentials, the keyring directory, and
-the per-user runtime directory (the D-Bus session bus, where the Secret Service holds
-ketch's keys, and agent sockets), plus the Docker socket.
+Besides the filesystem view: every namespace unshared (user, mount, pid, ipc, uts,
+cgroup, and the network unless the call was approved for it), all capabilities
+dropped, no new privileges (bwrap always sets PR_SET_NO_NEW_PRIVS), a new session (no
+terminal injection through TIOCSTI), and the sandbox dies with ketch
+(``--die-with-parent``: its pid namespace, and so everything it started, is killed
+when ketch exits, however it exits). Variables naming host sockets (D-Bus, agents,
+the display) are unset: nothing they name is reachable anyway.
 """
 
 from __future__ import annotations
@@ -19,13 +18,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ketch_guards.guards import is_within
+from ketch_sandbox.masks import MaskSet
+from ketch_sandbox.view import View
 
-HIDDEN_HOME_DIRS = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", ".config/gcloud", ".local/share/keyrings")
-HIDDEN_HOME_FILES = (".netrc", ".pgpass", ".git-credentials", ".pypirc", ".npmrc")
-HIDDEN_FILES = ("/var/run/docker.sock", "/run/docker.sock")
-READ_ONLY_IN_WORKSPACE = (".git", ".ketch")
-UNSET_ENV = ("DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "GPG_AGENT_INFO")
+UNSET_ENV = (
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "XDG_RUNTIME_DIR",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "DOCKER_HOST",
+)
 
 
 @dataclass(frozen=True)
@@ -43,53 +49,96 @@ def probe(binary: str | None = None) -> Probe:
     path = binary or shutil.which("bwrap")
     if not path:
         return Probe(False, "bubblewrap (bwrap) is not installed")
+    return trial(
+        [
+            path,
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--",
+            "true",
+        ],
+        path,
+    )
+
+
+def trial(argv: list[str], path: str) -> Probe:
+    """Run a bwrap command line that should succeed; why not, if it does not."""
     try:
         done = subprocess.run(
-            [path, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-all", "--die-with-parent", "--new-session", "--", "true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
+            argv, capture_output=True, timeout=20, check=False, stdin=subprocess.DEVNULL
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Probe(False, f"bwrap could not run ({exc})", path)
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return Probe(False, f"bwrap cannot create a sandbox here ({detail[-1] if detail else f'exit {done.returncode}'}; are user namespaces disabled?)", path)
+        return Probe(
+            False,
+            f"bwrap cannot create a sandbox here ({detail[-1] if detail else f'exit {done.returncode}'}; are user namespaces disabled?)",
+            path,
+        )
     return Probe(True, path=path)
 
 
-def wrap(argv: list[str], workspace: Path, *, network: bool, bwrap: str = "bwrap", home: Path | None = None) -> list[str]:
-    """The argv that runs ``argv`` inside the sandbox."""
-    root = Path(os.path.realpath(workspace))
-    home = Path(os.path.realpath(home or Path.home()))
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    if os.path.isdir("/var/tmp"):
-        args += ["--tmpfs", "/var/tmp"]
-    args += ["--bind", str(root), str(root)]
-    for name in READ_ONLY_IN_WORKSPACE:
-        path = root / name
-        if path.exists() and not path.is_symlink():
-            args += ["--ro-bind", str(path), str(path)]
-    # Hidden last, so they stay hidden even when the workspace contains them (a
-    # workspace at $HOME); a hiding place that contains the workspace is left alone.
-    for name in HIDDEN_HOME_DIRS:
-        path = home / name
-        if path.is_dir() and not path.is_symlink() and not is_within(root, path):
-            args += ["--tmpfs", str(path)]
-    for name in HIDDEN_HOME_FILES:
-        path = home / name
-        if path.is_file() and not path.is_symlink():
-            args += ["--ro-bind", "/dev/null", str(path)]
-    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
-    if os.path.isdir(runtime) and not is_within(root, Path(runtime)):
-        args += ["--tmpfs", runtime]
-    for name in HIDDEN_FILES:
-        if os.path.exists(name):
-            args += ["--ro-bind", "/dev/null", name]
-    args += ["--unshare-all"]
+def command_line(
+    argv: list[str], view: View, masks: MaskSet, *, network: bool, bwrap: str = "bwrap"
+) -> list[str]:
+    """The argv that runs ``argv`` inside ``view`` (``masks`` gets a placeholder per masked secret)."""
+    args = [bwrap, "--unshare-all"]
     if network:
-        args += ["--share-net"]
+        args.append("--share-net")
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    for target, link in view.symlinks:
+        args += ["--symlink", target, str(link)]
+    for path in view.system:
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    if view.home_tmpfs is not None:
+        args += ["--tmpfs", str(view.home_tmpfs)]
+    for path in view.read_only:
+        args += ["--ro-bind", str(path), str(path)]
+    if view.workspace is not None:
+        args += ["--bind", str(view.workspace), str(view.workspace)]
+    for path in view.protect:
+        args += ["--ro-bind", str(path), str(path)]
+    for secret, hint in view.masks:
+        shown = (
+            str(secret.relative_to(view.workspace))
+            if view.workspace is not None and secret.is_relative_to(view.workspace)
+            else str(secret)
+        )
+        mask = masks.add(secret, hint, shown)
+        args += ["--ro-bind", str(mask.source), str(secret)]
+    if view.cover or view.hide:
+        empty_file, empty_dir = masks.directory / "empty", masks.directory / "empty.d"
+        empty_file.touch()
+        empty_dir.mkdir(exist_ok=True)
+        for path in view.cover:
+            args += ["--ro-bind", str(empty_file), str(path)]
+        for path in view.hide:
+            args += ["--ro-bind", str(empty_dir), str(path)]
     for name in UNSET_ENV:
         args += ["--unsetenv", name]
-    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
-    return args + list(argv)
+    return [*args, "--", *argv]
+
+
+def describe(view: View) -> dict[str, list[str]]:
+    """The view as plain lists (for ``/sandbox``-style reports and tests)."""
+    return {
+        "read_only": [str(p) for p in [*view.system, *view.read_only]],
+        "writable": [str(view.workspace)] if view.workspace else [],
+        "read_only_inside": [str(p) for p in view.protect],
+        "masked": [str(p) for p, _ in view.masks],
+        "covered": [str(p) for p in view.cover],
+        "hidden": [str(p) for p in view.hide],
+        "home": [str(view.home_tmpfs)] if view.home_tmpfs else [],
+    }
+
+
+def home_of(environ: dict[str, str] | None = None) -> Path:
+    return Path((environ or os.environ).get("HOME") or os.path.expanduser("~"))

@@ -66,7 +66,7 @@ class GrepInput(BaseModel):
 def looks_secret(path: Path) -> bool:
     """Whether the essential guards treat this file as a secret (skipped in directory searches)."""
     try:
-        from ketch_guards.guards import looks_secret as guards_looks_secret
+        from ketch_policy_kit.paths import looks_secret as guards_looks_secret
     except ImportError:  # pragma: no cover - the guards ship with ketch
         return path.name.startswith(".env") or path.suffix in (".pem", ".key")
     return bool(guards_looks_secret(path))

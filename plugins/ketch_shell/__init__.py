@@ -3,8 +3,11 @@ jobs) and ``shell_job`` (read, stop, list jobs).
 
 Each command runs in the workspace in its own process group, killed as a whole on
 timeout or cancel; its environment is stripped of secret-looking variables; the
-sandbox hook (``ketch_sandbox_command``) wraps it when a sandbox plugin is loaded.
-See docs/tools.md.
+sandbox hook (``ketch_sandbox_command``) wraps it when a sandbox plugin is loaded,
+unless the person approved running that one call outside (``dangerously_disable_sandbox``).
+When a session ends (a signal the frontend turned into a cancel included), every
+process group its commands started is ended: jobs with a grace period, anything a
+cancelled call left with SIGKILL. See docs/tools.md and docs/sandbox.md.
 """
 
 from __future__ import annotations
@@ -27,9 +30,30 @@ def ketch_register_tools(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
+def ketch_session_start(session: Session) -> None:
+    from ketch_shell.exposure import started
+
+    started(session)
+
+
+@hookimpl
+def ketch_event(session: Session, event: Any) -> None:
+    if getattr(event, "type", None) == "permission":
+        from ketch_shell.exposure import observe
+
+        observe(session, event)
+
+
+@hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
     import sys
 
     jobs = sys.modules.get("ketch_shell.jobs")
     if jobs is not None:  # no job module loaded: no job was ever started
         jobs.JOBS.stop_session(session.id)
+    process = sys.modules.get("ketch_shell.process")
+    if process is not None:
+        process.kill_groups(session.id)
+    exposure = sys.modules.get("ketch_shell.exposure")
+    if exposure is not None:
+        exposure.ended(session)

@@ -86,4 +86,10 @@ def _cap_lines(text: str, max_lines: int) -> str:
     keep_head = max_lines // 2
     keep_tail = max_lines - keep_head
     cut = len(lines) - keep_head - keep_tail
-    return "\n".join([*lines[:keep_head], f"[... {cut:,} lines cut from the middle of the output ...]", *lines[-keep_tail:]])
+    return "\n".join(
+        [
+            *lines[:keep_head],
+            f"[... {cut:,} lines cut from the middle of the output ...]",
+            *lines[-keep_tail:],
+        ]
+    )

@@ -18,16 +18,32 @@ from collections.abc import Iterable, Mapping
 from ketch.childenv import child_environment, secret_name
 
 CHANGES_PROGRAMS = frozenset(
-    {"BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "RIPGREP_CONFIG_PATH", "PROMPT_COMMAND", "GIT_EXTERNAL_DIFF"}
+    {
+        "BASH_ENV",
+        "ENV",
+        "LD_PRELOAD",
+        "LD_AUDIT",
+        "RIPGREP_CONFIG_PATH",
+        "PROMPT_COMMAND",
+        "GIT_EXTERNAL_DIFF",
+    }
 )
 # No pager waits for a key, no git prompt for a password nobody can type, no colours.
-FIXED = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb", "NO_COLOR": "1"}
+FIXED = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+}
 
 
 looks_secret = secret_name
 
 
-def child_env(environ: Mapping[str, str], *, passthrough: Iterable[str] = (), cwd: str | None = None) -> dict[str, str]:
+def child_env(
+    environ: Mapping[str, str], *, passthrough: Iterable[str] = (), cwd: str | None = None
+) -> dict[str, str]:
     drop = [name for name in environ if name in CHANGES_PROGRAMS or name.startswith("DYLD_")]
     extra = dict(FIXED) | ({"PWD": cwd} if cwd is not None else {})
     return child_environment(environ, keep=passthrough, drop=drop, extra=extra)

@@ -17,9 +17,12 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ketch_shell.process import group_members, signal_group
+
+Reporter = Callable[[bool], "str | None"]
 
 
 @dataclass
@@ -37,6 +40,7 @@ class Job:
     lock: threading.Lock = field(default_factory=threading.Lock)
     changed: threading.Condition = field(init=False)
     reader: threading.Thread | None = None
+    reporters: list[Reporter] = field(default_factory=list)  # from the sandbox: what the job met
 
     def __post_init__(self) -> None:
         self.changed = threading.Condition(self.lock)
@@ -100,6 +104,14 @@ class Job:
                 return f"killed by signal {-code}"
         return f"exited with code {code}"
 
+    def notes(self) -> list[str]:
+        """What the sandbox saw the job meet since the last call; once it has ended, that is final."""
+        ended = not self.running and not group_members(self.pgid)
+        found = [reporter(ended) for reporter in self.reporters]
+        if ended:
+            self.reporters = []
+        return [n for n in found if n]
+
     def stop(self, grace: float) -> None:
         """SIGTERM the group, SIGKILL it after ``grace`` seconds (blocking)."""
         self.stopped_by_user = self.running or self.stopped_by_user
@@ -125,7 +137,17 @@ class JobTable:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    def start(self, session_id: str, command: str, argv: list[str], *, cwd: str, env: dict[str, str], cap: int) -> Job:
+    def start(
+        self,
+        session_id: str,
+        command: str,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        cap: int,
+        reporters: list[Reporter] | None = None,
+    ) -> Job:
         proc = subprocess.Popen(  # noqa: S603 - the policy approved this command
             argv,
             stdin=subprocess.DEVNULL,
@@ -137,7 +159,7 @@ class JobTable:
             close_fds=True,
         )
         with self._lock:
-            job = Job(next(self._ids), command, cwd, proc, cap)
+            job = Job(next(self._ids), command, cwd, proc, cap, reporters=list(reporters or []))
             self._jobs.setdefault(session_id, {})[job.id] = job
         job.start_reader()
         return job
@@ -156,12 +178,16 @@ class JobTable:
             jobs = list(self._jobs.pop(session_id, {}).values())
         for job in jobs:
             job.stop(grace)
+            job.notes()  # releases what the sandbox held for it
 
     def kill_all(self) -> None:
         """At exit: no grace, nothing left behind."""
         for jobs in list(self._jobs.values()):
             for job in jobs.values():
                 signal_group(job.pgid, signal.SIGKILL)
+                for reporter in job.reporters:
+                    with contextlib.suppress(Exception):
+                        reporter(True)
 
 
 JOBS = JobTable()

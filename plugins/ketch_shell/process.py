@@ -1,15 +1,23 @@
 """Running one command in its own process group, and stopping all of it.
 
 Every command starts in a new session (``setsid``), so it and everything it spawns
-share one process group. On timeout, on cancel (Ctrl-C), and when the command exits
-leaving processes behind, the whole group gets SIGTERM, then SIGKILL after a short
-grace: a child that ignores SIGTERM does not survive. (A process that calls ``setsid``
-itself leaves the group: that is what the sandbox, when present, is for.)
+share one process group. On timeout, on cancel (Ctrl-C, or a signal the frontend
+turns into a cancel), and when the command exits leaving processes behind, the whole
+group gets SIGTERM, then SIGKILL after a short grace: a child that ignores SIGTERM
+does not survive. (A process that calls ``setsid`` itself leaves the group: that is
+what the sandbox's pid namespace is for.)
+
+Every group still running is also in :data:`GROUPS`, so ending a session, and ketch's
+exit (``atexit``), kill what a cancelled turn could not. And should ketch die without
+running any of that (SIGKILL, a crash), nothing is left either: a sandboxed command
+dies with bwrap (``--die-with-parent``), and an unsandboxed one runs under
+:mod:`ketch_shell.reaper`, which ends its group when ketch is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 import signal
@@ -18,6 +26,28 @@ from dataclasses import dataclass, field
 from ketch_shell.capture import HeadTail
 
 POLL = 0.05
+REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reaper.py")
+# Process groups this process started and has not seen end: pgid -> the session's id.
+GROUPS: dict[int, str] = {}
+
+
+def reaped(argv: list[str]) -> list[str]:
+    """``argv`` under the reaper (for commands outside the sandbox)."""
+    import sys
+
+    return [sys.executable, "-I", "-S", REAPER, str(os.getpid()), "--", *argv]
+
+
+def kill_groups(owner: str | None = None) -> None:
+    """SIGKILL every group still running (of one session, or all): no grace, nothing left."""
+    for pgid, who in list(GROUPS.items()):
+        if owner is None or who == owner:
+            signal_group(pgid, signal.SIGCONT)
+            signal_group(pgid, signal.SIGKILL)
+            GROUPS.pop(pgid, None)
+
+
+atexit.register(kill_groups)
 
 
 def signal_group(pgid: int, sig: int) -> bool:
@@ -93,10 +123,21 @@ async def _pump(stream: asyncio.StreamReader, buffer: HeadTail) -> None:
         buffer.add(chunk)
 
 
-async def run_foreground(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float, buffer: HeadTail, grace: float, settle: float = 1.0) -> Outcome:
+async def run_foreground(
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    timeout: float,
+    buffer: HeadTail,
+    grace: float,
+    settle: float = 1.0,
+    owner: str = "",
+) -> Outcome:
     """Run ``argv`` to completion (or timeout), capturing stdout+stderr into ``buffer``.
 
     Cancelling the awaiting task stops the whole process group before re-raising.
+    ``owner`` (a session id) is who :func:`kill_groups` kills it for.
     """
     proc = await asyncio.create_subprocess_exec(
         *argv,
@@ -108,6 +149,7 @@ async def run_foreground(argv: list[str], *, cwd: str, env: dict[str, str], time
         start_new_session=True,
     )
     pgid = proc.pid
+    GROUPS[pgid] = owner
     outcome = Outcome(output=buffer)
     assert proc.stdout is not None
     pump = asyncio.create_task(_pump(proc.stdout, buffer))
@@ -140,5 +182,6 @@ async def run_foreground(argv: list[str], *, cwd: str, env: dict[str, str], time
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pump
-        if proc.returncode is None:
+        if proc.returncode is None or group_members(pgid):
             signal_group(pgid, signal.SIGKILL)
+        GROUPS.pop(pgid, None)  # gone, or going: never kill a reused id later

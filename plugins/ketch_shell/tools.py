@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
 from ketch_shell.capture import HeadTail, render
 from ketch_shell.env import child_env
-from ketch_shell.jobs import JOBS, Job
-from ketch_shell.process import run_foreground
+from ketch_shell.exposure import exposure
+from ketch_shell.jobs import JOBS, Job, Reporter
+from ketch_shell.process import reaped, run_foreground
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import notice, tool_settings
 from ketch_tool_kit.paths import check_path_text, display, is_within, resolve, workspace_root
@@ -42,7 +43,10 @@ def authority(ctx: ToolContext) -> tuple[list[str], bool]:
     misplaced = (getattr(settings, "tools", None) or {}).get("shell") or {}
     for key in ("env_passthrough", "network"):
         if isinstance(misplaced, dict) and key in misplaced:
-            notice(ctx, f"[tools.shell] {key} is ignored: set it under [shell] in your user config (a repository's own config may set [tools.*], so nothing there can grant access)")
+            notice(
+                ctx,
+                f"[tools.shell] {key} is ignored: set it under [shell] in your user config (a repository's own config may set [tools.*], so nothing there can grant access)",
+            )
     return [str(p) for p in passthrough], bool(section.get("network", False))
 
 
@@ -57,10 +61,36 @@ def _command(value: str) -> str:
 class ShellInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    command: str = Field(max_length=100_000, description="The command line, run with bash -c in the workspace (or in cwd).")
-    timeout: float = Field(0, ge=0, description="Seconds before the command is stopped; 0 means the default (120 unless configured). Ignored with background.")
-    cwd: str = Field("", description="Directory to run in, relative to the workspace root (must be inside it). Default: the workspace root.")
-    background: bool = Field(False, description="Start a long-running process (server, watcher) as a job and return at once; read its output and stop it with shell_job.")
+    command: str = Field(
+        max_length=100_000,
+        description="The command line, run with bash -c in the workspace (or in cwd).",
+    )
+    timeout: float = Field(
+        0,
+        ge=0,
+        description="Seconds before the command is stopped; 0 means the default (120 unless configured). Ignored with background.",
+    )
+    cwd: str = Field(
+        "",
+        description="Directory to run in, relative to the workspace root (must be inside it). Default: the workspace root.",
+    )
+    background: bool = Field(
+        False,
+        description="Start a long-running process (server, watcher) as a job and return at once; read its output and stop it with shell_job.",
+    )
+    network: bool = Field(
+        False,
+        description="The command needs the network (installing packages, fetching): the user is asked to approve this call. Without it the sandbox has no network.",
+    )
+    dangerously_disable_sandbox: bool = Field(
+        False,
+        description="Run outside the sandbox, with all of the user's access. Only when the sandbox is what makes the command fail (e.g. it must write .git or read a masked secret): the user is asked every time.",
+    )
+    reason: str = Field(
+        "",
+        max_length=1000,
+        description="With network or dangerously_disable_sandbox: why this command needs it, shown to the user.",
+    )
 
     @field_validator("command")
     @classmethod
@@ -96,7 +126,10 @@ class Shell(CompactSchema):
         "Run a shell command (bash -c) in the workspace and return its output (stdout and stderr together) "
         "and exit code. Long output keeps its start and end. It is stopped after the timeout, with "
         "everything it started. Nothing can be typed into it (stdin is empty). For servers and watchers, "
-        "set background=true and use shell_job. Secret-looking environment variables are not passed on."
+        "set background=true and use shell_job. It runs in a sandbox: the workspace is writable except .git; "
+        "secrets (.env, keys) read as empty; no network unless network=true; nothing outside the workspace "
+        "but system and toolchain directories (read-only) and a private /tmp. Secret-looking environment "
+        "variables are not passed on."
     )
     input_model = ShellInput
     effects = frozenset({Effect.EXECUTE})
@@ -106,8 +139,14 @@ class Shell(CompactSchema):
         return str(resolve(ctx.workspace, args.cwd or "."))
 
     def accesses(self, args: ShellInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
-        _, network = authority(ctx)
-        detail: dict[str, Any] = {"cwd": self._cwd(args, ctx), "network": network}
+        _, granted = authority(ctx)
+        detail: dict[str, Any] = {"cwd": self._cwd(args, ctx), "network": granted or args.network}
+        if args.network and not granted:
+            detail["network_approval"] = True  # the sandbox asks for this call
+        if args.dangerously_disable_sandbox:
+            detail["sandboxed"] = False  # the sandbox asks, every time
+        if args.reason and (args.network or args.dangerously_disable_sandbox):
+            detail["reason"] = args.reason
         if args.background:
             detail["background"] = True
         return [Access(effect=Effect.EXECUTE, target=args.command, detail=detail)]
@@ -117,27 +156,37 @@ class Shell(CompactSchema):
         extras = [f"in {args.cwd}"] if args.cwd else []
         if args.background:
             extras.append("background job")
+        if args.network:
+            extras.append("with network")
+        if args.dangerously_disable_sandbox:
+            extras.append("OUTSIDE THE SANDBOX")
         return args.command + (f"   [{', '.join(extras)}]" if extras else "")
 
     async def preview(self, args: ShellInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
         """The full command line, where it runs, and whether the sandbox wraps it (the
         same sandbox hook ``run`` calls; asking it starts nothing)."""
-        _, network = authority(ctx)
+        _, granted = authority(ctx)
+        network = granted or args.network
         cwd = self._cwd(args, ctx)
         where = display(resolve(ctx.workspace, cwd), ctx.workspace) if args.cwd else "the workspace root"
         hooks = getattr(ctx, "hooks", None)
-        try:
-            wrapped = hooks.sandbox_command([_shell(), "-c", args.command], workspace_root(ctx.workspace), network) if hooks is not None else None
-        except Exception as exc:  # noqa: BLE001 - run() refuses in this case too
-            sandbox = f"sandbox failed ({type(exc).__name__}); it will not run"
+        if args.dangerously_disable_sandbox:
+            sandbox = "OUTSIDE THE SANDBOX: it runs with your full access (secrets, every file, the network)"
         else:
-            sandbox = ("sandboxed" + (" with network" if network else ", no network")) if wrapped else "NOT sandboxed: it runs with your full access"
+            try:
+                wrapped = hooks.sandbox_command([_shell(), "-c", args.command], workspace_root(ctx.workspace), network) if hooks is not None else None
+            except Exception as exc:  # noqa: BLE001 - run() refuses in this case too
+                sandbox = f"sandbox failed ({type(exc).__name__}); it will not run"
+            else:
+                sandbox = ("sandboxed" + (" with network" if network else ", no network")) if wrapped else "NOT sandboxed: it runs with your full access"
         lines = [f"$ {args.command}", f"in {where} ({cwd})", sandbox]
         if args.background:
             lines.append("as a background job")
         return "\n".join(lines)
 
-    def prepare(self, args: ShellInput, ctx: ToolContext) -> tuple[list[str], str, dict[str, str]] | ToolResult:
+    def prepare(
+        self, args: ShellInput, ctx: ToolContext, reporters: list[Reporter]
+    ) -> tuple[list[str], str, dict[str, str]] | ToolResult:
         cwd = self._cwd(args, ctx)
         root = workspace_root(ctx.workspace)
         if not is_within(resolve(ctx.workspace, cwd), root):
@@ -146,61 +195,114 @@ class Shell(CompactSchema):
                 "If you really need another directory, `cd` to it in the command itself (the user sees that)."
             )
         if not os.path.isdir(cwd):
-            return ToolResult.error(f"cwd {display(resolve(ctx.workspace, cwd), ctx.workspace)} is not a directory.")
-        passthrough, network = authority(ctx)
+            return ToolResult.error(
+                f"cwd {display(resolve(ctx.workspace, cwd), ctx.workspace)} is not a directory."
+            )
+        passthrough, granted = authority(ctx)
         argv = [_shell(), "-c", args.command]
+        wrapped: list[str] | None = None
         hooks = getattr(ctx, "hooks", None)
-        if hooks is not None:
-            # A sandbox plugin that raises fails closed in the kernel (KetchError), never
-            # "run it unsandboxed".
+        if hooks is not None and not args.dangerously_disable_sandbox:
+            # A sandbox plugin that raises means "not run", never "run it unsandboxed".
             try:
-                wrapped = hooks.sandbox_command(argv, root, network)
+                wrapped = hooks.sandbox_command(
+                    argv, root, granted or args.network, exposure(ctx, args.command), reporters
+                )
             except Exception as exc:  # noqa: BLE001
-                return ToolResult.error(f"[ketch] {getattr(exc, 'message', None) or f'The sandbox failed ({type(exc).__name__}: {exc})'}; the command was not run.")
-            if wrapped:
-                argv = list(wrapped)
+                for reporter in reporters:
+                    reporter(True)
+                return ToolResult.error(
+                    f"[ketch] {getattr(exc, 'message', None) or f'The sandbox failed ({type(exc).__name__}: {exc})'}; the command was not run."
+                )
+        # Outside a sandbox, the reaper ends the command's group if ketch dies.
+        argv = list(wrapped) if wrapped else reaped(argv)
         return argv, cwd, child_env(os.environ, passthrough=passthrough, cwd=cwd)
 
     async def run(self, args: ShellInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         cfg = tool_settings(ctx, "shell", ShellSettings)
-        prepared = self.prepare(args, ctx)
+        reporters: list[Reporter] = []
+        prepared = self.prepare(args, ctx, reporters)
         if isinstance(prepared, ToolResult):
             return prepared
         argv, cwd, env = prepared
         if args.background:
-            return await self._background(args, ctx, cfg, argv, cwd, env)
+            return await self._background(args, ctx, cfg, argv, cwd, env, reporters)
         timeout = min(args.timeout or cfg.timeout, cfg.max_timeout)
         half = cfg.max_output_chars // 2
         buffer = HeadTail(half, cfg.max_output_chars - half)
         try:
-            outcome = await run_foreground(argv, cwd=cwd, env=env, timeout=timeout, buffer=buffer, grace=cfg.kill_grace)
+            outcome = await run_foreground(
+                argv,
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                buffer=buffer,
+                grace=cfg.kill_grace,
+                owner=ctx.session_id,
+            )
         except OSError as exc:
             return ToolResult.error(f"could not start the command: {exc.strerror or exc}")
+        finally:
+            met = [n for n in (reporter(True) for reporter in reporters) if n]
         text = render(outcome.output, max_lines=cfg.max_output_lines).rstrip("\n")
         notes: list[str] = []
         if outcome.timed_out:
-            notes.append(f"[timed out after {timeout:g} s: the command and everything it started were stopped. For servers and watchers use background=true]")
+            notes.append(
+                f"[timed out after {timeout:g} s: the command and everything it started were stopped. For servers and watchers use background=true]"
+            )
         else:
             notes.append(_exit_note(outcome.exit_code))
         if args.timeout > cfg.max_timeout:
-            notes.append(f"[the timeout was capped at {cfg.max_timeout:g} s ([tools.shell] max_timeout)]")
+            notes.append(
+                f"[the timeout was capped at {cfg.max_timeout:g} s ([tools.shell] max_timeout)]"
+            )
         if outcome.leftovers:
-            notes.append("[the command left processes running; they were stopped. Use background=true for long-running processes]")
+            notes.append(
+                "[the command left processes running; they were stopped. Use background=true for long-running processes]"
+            )
+        notes += met
         body = text if text else "(no output)"
         ok = not outcome.timed_out and outcome.exit_code == 0
-        return ToolResult(ok=ok, output=body + "\n" + "\n".join(n for n in notes if n), data={"exit_code": outcome.exit_code, "timed_out": outcome.timed_out})
+        return ToolResult(
+            ok=ok,
+            output=body + "\n" + "\n".join(n for n in notes if n),
+            data={"exit_code": outcome.exit_code, "timed_out": outcome.timed_out},
+        )
 
-    async def _background(self, args: ShellInput, ctx: ToolContext, cfg: ShellSettings, argv: list[str], cwd: str, env: dict[str, str]) -> ToolResult:
+    async def _background(
+        self,
+        args: ShellInput,
+        ctx: ToolContext,
+        cfg: ShellSettings,
+        argv: list[str],
+        cwd: str,
+        env: dict[str, str],
+        reporters: list[Reporter],
+    ) -> ToolResult:
         if JOBS.running(ctx.session_id) >= cfg.max_jobs:
-            return ToolResult.error(f"{cfg.max_jobs} background jobs are already running; stop one with shell_job first.")
+            for reporter in reporters:
+                reporter(True)
+            return ToolResult.error(
+                f"{cfg.max_jobs} background jobs are already running; stop one with shell_job first."
+            )
         try:
-            job = JOBS.start(ctx.session_id, args.command, argv, cwd=cwd, env=env, cap=cfg.job_buffer_bytes)
+            job = JOBS.start(
+                ctx.session_id,
+                args.command,
+                argv,
+                cwd=cwd,
+                env=env,
+                cap=cfg.job_buffer_bytes,
+                reporters=reporters,
+            )
         except OSError as exc:
+            for reporter in reporters:
+                reporter(True)
             return ToolResult.error(f"could not start the command: {exc.strerror or exc}")
         if cfg.job_start_wait:
             await asyncio.to_thread(_settle, job, cfg.job_start_wait)
         data, dropped = job.take()
-        first = _job_output(data, dropped, cfg)
+        first = _job_output(data, dropped, cfg, job.notes())
         return ToolResult.success(
             f"Started job {job.id} (process group {job.pgid}): {args.command}\nstatus: {job.status()}\n"
             + (f"output so far:\n{first}\n" if first else "no output yet\n")
@@ -218,22 +320,31 @@ def _settle(job: Job, seconds: float) -> None:
         time.sleep(0.05)
 
 
-def _job_output(data: bytes, dropped: int, cfg: ShellSettings) -> str:
+def _job_output(
+    data: bytes, dropped: int, cfg: ShellSettings, notes: list[str] | None = None
+) -> str:
     half = cfg.max_output_chars // 2
     buffer = HeadTail(half, cfg.max_output_chars - half)
     buffer.add(data)
     text = render(buffer, max_lines=cfg.max_output_lines).rstrip("\n")
     if dropped:
         text = f"[{dropped:,} older bytes were dropped unread]\n" + text
+    if notes:
+        text = "\n".join([text, *notes]) if text else "\n".join(notes)
     return text
 
 
 class ShellJobInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["read", "stop", "list"] = Field("read", description="read: new output since the last read; stop: stop the job; list: every job and its status.")
+    action: Literal["read", "stop", "list"] = Field(
+        "read",
+        description="read: new output since the last read; stop: stop the job; list: every job and its status.",
+    )
     job_id: int = Field(0, ge=0, description="The job number shell returned (not needed for list).")
-    wait: float = Field(0, ge=0, le=60, description="For read: seconds to wait for new output if there is none yet.")
+    wait: float = Field(
+        0, ge=0, le=60, description="For read: seconds to wait for new output if there is none yet."
+    )
 
 
 class ShellJob(CompactSchema):
@@ -241,7 +352,7 @@ class ShellJob(CompactSchema):
     description = "Manage background jobs started with shell(background=true): read their new output, stop them, or list them."
     input_model = ShellJobInput
     # Only this session's own, already-approved jobs: nothing new is run or touched.
-    effects: frozenset[Effect] = frozenset()
+    effects: ClassVar[frozenset[Effect]] = frozenset()
     mutating = False
     repeatable = True  # reading a job's new output twice can rightly differ
 
@@ -254,18 +365,28 @@ class ShellJob(CompactSchema):
             jobs = JOBS.of(ctx.session_id)
             if not jobs:
                 return ToolResult.success("No background jobs in this session.")
-            return ToolResult.success("\n".join(f"job {j.id}: {j.status()}: {j.command}" for j in jobs))
+            return ToolResult.success(
+                "\n".join(f"job {j.id}: {j.status()}: {j.command}" for j in jobs)
+            )
         job = JOBS.get(ctx.session_id, args.job_id)
         if job is None:
             known = ", ".join(str(j.id) for j in JOBS.of(ctx.session_id)) or "none"
-            return ToolResult.error(f"There is no job {args.job_id} in this session (jobs: {known}).")
+            return ToolResult.error(
+                f"There is no job {args.job_id} in this session (jobs: {known})."
+            )
         if args.action == "stop":
             was_running = job.running
             await asyncio.to_thread(job.stop, cfg.kill_grace)
             data, dropped = job.take()
-            rest = _job_output(data, dropped, cfg)
-            head = f"Stopped job {job.id}." if was_running else f"Job {job.id} had already ended ({job.status()})."
+            rest = _job_output(data, dropped, cfg, job.notes())
+            head = (
+                f"Stopped job {job.id}."
+                if was_running
+                else f"Job {job.id} had already ended ({job.status()})."
+            )
             return ToolResult.success(head + (f"\nlast output:\n{rest}" if rest else ""))
         data, dropped = await asyncio.to_thread(job.take, args.wait)
-        text = _job_output(data, dropped, cfg)
-        return ToolResult.success(f"job {job.id}: {job.status()}\n" + (text if text else "(no new output)"))
+        text = _job_output(data, dropped, cfg, job.notes())
+        return ToolResult.success(
+            f"job {job.id}: {job.status()}\n" + (text if text else "(no new output)")
+        )

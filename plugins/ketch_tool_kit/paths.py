@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from ketch_guards.guards import is_within as is_within  # one definition, the guards'
+from ketch_policy_kit.paths import is_within as is_within  # one definition, the policy kit's
 
 MAX_PATH_CHARS = 4096
 

@@ -313,11 +313,23 @@ def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
 def test_hook_ketch_sandbox_command(tmp_path: Path) -> None:
     class P:
         @hookimpl
-        def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> list[str]:
-            return ["jail", "--net" if network else "--no-net", "--", *argv]
+        def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool, exposed: Any, reporters: Any) -> list[str]:
+            shown = [p for p in (workspace / ".env", workspace / "key.pem") if exposed is not None and exposed(p)]
+            if reporters is not None:
+                reporters.append(lambda ended: "met a mask" if ended else None)
+            return ["jail", "--net" if network else "--no-net", *(f"--show={p.name}" for p in shown), "--", *argv]
 
-    h = make(tmp_path, [], ("jail", P()))
+    class Old:  # an implementation written before exposed/reporters existed still works
+        @hookimpl
+        def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> None:
+            return None
+
+    h = make(tmp_path, [], ("jail", P()), ("old", Old()))
     assert h.kernel.hooks.sandbox_command(["ls"], tmp_path, False) == ["jail", "--no-net", "--", "ls"]
+    reporters: list[Any] = []
+    wrapped = h.kernel.hooks.sandbox_command(["ls"], tmp_path, True, lambda p: p.name == ".env", reporters)
+    assert wrapped == ["jail", "--net", "--show=.env", "--", "ls"]
+    assert [r(False) for r in reporters] == [None] and [r(True) for r in reporters] == ["met a mask"]
 
 
 # --- context ------------------------------------------------------------------------------------

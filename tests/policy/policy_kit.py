@@ -38,8 +38,15 @@ def make_workspace(root: Path) -> Path:
     return ws
 
 
-def snapshot(ws: Path, profile: str = "manual", *, mode: str = "build", rules: dict[str, list[str]] | None = None,
-             approvals: tuple[str, ...] = (), sandboxed: bool = False) -> PermissionSnapshot:
+def snapshot(
+    ws: Path,
+    profile: str = "manual",
+    *,
+    mode: str = "build",
+    rules: dict[str, list[str]] | None = None,
+    approvals: tuple[str, ...] = (),
+    sandboxed: bool = False,
+) -> PermissionSnapshot:
     rules = rules or {}
     return PermissionSnapshot(
         mode=mode,  # type: ignore[arg-type]
@@ -51,21 +58,51 @@ def snapshot(ws: Path, profile: str = "manual", *, mode: str = "build", rules: d
     )
 
 
-def shell_call(command: str, ws: Path, *, cwd: Path | None = None, plugin: str = "shell", network: bool = False) -> ProposedCall:
-    access = Access(effect=Effect.EXECUTE, target=command, detail={"cwd": str(cwd or ws), "network": network})
-    return ProposedCall(id="call_1", tool="shell", input={"command": command}, effects=frozenset({Effect.EXECUTE}), mutating=True, accesses=(access,), plugin=plugin)
+def shell_call(
+    command: str, ws: Path, *, cwd: Path | None = None, plugin: str = "shell", network: bool = False
+) -> ProposedCall:
+    access = Access(
+        effect=Effect.EXECUTE, target=command, detail={"cwd": str(cwd or ws), "network": network}
+    )
+    return ProposedCall(
+        id="call_1",
+        tool="shell",
+        input={"command": command},
+        effects=frozenset({Effect.EXECUTE}),
+        mutating=True,
+        accesses=(access,),
+        plugin=plugin,
+    )
 
 
-def file_call(tool: str, effect: Effect, path: Path | str, *, mutating: bool | None = None) -> ProposedCall:
+def file_call(
+    tool: str, effect: Effect, path: Path | str, *, mutating: bool | None = None
+) -> ProposedCall:
     mutating = effect == Effect.WRITE if mutating is None else mutating
     access = Access(effect=effect, target=str(path))
-    return ProposedCall(id="call_1", tool=tool, input={"path": str(path)}, effects=frozenset({effect}), mutating=mutating, accesses=(access,), plugin="fs")
+    return ProposedCall(
+        id="call_1",
+        tool=tool,
+        input={"path": str(path)},
+        effects=frozenset({effect}),
+        mutating=mutating,
+        accesses=(access,),
+        plugin="fs",
+    )
 
 
 def web_call(url: str, host: str | None = None) -> ProposedCall:
     detail = {"host": host} if host is not None else {}
     access = Access(effect=Effect.NETWORK, target=url, detail=detail)
-    return ProposedCall(id="call_1", tool="web_fetch", input={"url": url}, effects=frozenset({Effect.NETWORK}), mutating=False, accesses=(access,), plugin="web")
+    return ProposedCall(
+        id="call_1",
+        tool="web_fetch",
+        input={"url": url},
+        effects=frozenset({Effect.NETWORK}),
+        mutating=False,
+        accesses=(access,),
+        plugin="web",
+    )
 
 
 def combined(call: ProposedCall, snap: PermissionSnapshot) -> Vote:
@@ -75,6 +112,15 @@ def combined(call: ProposedCall, snap: PermissionSnapshot) -> Vote:
 
 def decisions(command: str, ws: Path, rules: dict[str, list[str]] | None = None) -> str:
     """Four letters: manual, assisted, full-access, assisted with a working sandbox."""
-    letters = [CODE[combined(shell_call(command, ws), snapshot(ws, p, rules=rules)).decision] for p in PROFILES]
-    letters.append(CODE[combined(shell_call(command, ws), snapshot(ws, "assisted", rules=rules, sandboxed=True)).decision])
+    letters = [
+        CODE[combined(shell_call(command, ws), snapshot(ws, p, rules=rules)).decision]
+        for p in PROFILES
+    ]
+    letters.append(
+        CODE[
+            combined(
+                shell_call(command, ws), snapshot(ws, "assisted", rules=rules, sandboxed=True)
+            ).decision
+        ]
+    )
     return "".join(letters)

@@ -63,7 +63,9 @@ class RunCommand(Tool):
     mutating = True
 
     def accesses(self, args: Any, ctx: ToolContext) -> list[Access]:
-        return [Access(effect=Effect.EXECUTE, target=args.command, detail={"cwd": str(ctx.workspace)})]
+        return [
+            Access(effect=Effect.EXECUTE, target=args.command, detail={"cwd": str(ctx.workspace)})
+        ]
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         return ToolResult.success(f"ran: {args.command}")

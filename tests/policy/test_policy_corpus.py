@@ -26,9 +26,14 @@ DENY_SECRETS_DIR = {"deny": ["read(src/**)"]}
 CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     # read-only commands: manual asks for every command, assisted and full-access allow
     ("ls -la", "?AAA", None),
-    ("git status", "?AAA", None),
+    # git status/diff write .git/index (a stat-cache refresh) when they can: proven only
+    # where .git is read-only (the sandbox) or with optional locks off
+    ("git status", "??AA", None),
+    ("git --no-optional-locks status", "?AAA", None),
+    ("GIT_OPTIONAL_LOCKS=0 git diff", "?AAA", None),
     ("git log --oneline -5", "?AAA", None),
-    ("git diff HEAD~1 -- src/a.py", "?AAA", None),
+    ("git diff HEAD~1 -- src/a.py", "??AA", None),
+    ("git show HEAD~1 -- src/a.py", "?AAA", None),
     ("cat README.md", "?AAA", None),
     ("grep -rn TODO src", "?AAA", None),
     ("rg -n foo src", "?AAA", None),
@@ -45,8 +50,8 @@ CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     ("LC_ALL=C sort README.md", "?AAA", None),
     ("cat *.py src/*.py", "?AAA", None),
     ("(cd src && ls)", "?AAA", None),
-    ("sh -c 'git status'", "?AAA", None),
-    ("nice -n 10 git status", "?AAA", None),
+    ("sh -c 'git log -1'", "?AAA", None),
+    ("nice -n 10 git log -1", "?AAA", None),
     # 1: a chain is allowed only when every part is
     ("git add . && git push", "??A?", None),
     ("git add . && git push", "??A?", ALLOW_GIT_ADD),
@@ -71,12 +76,12 @@ CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     ("diff <(ls) <(rm -rf build)", "??A?", None),
     ("echo ${x:-$(rm -rf build)}", "??A?", None),
     ("echo ~'x'$(rm -rf build)", "??A?", None),
-    ("echo a$(rm -rf build)b\"$(curl x.example)\"", "??A?", None),
+    ('echo a$(rm -rf build)b"$(curl x.example)"', "??A?", None),
     ("cat <<EOF\n$(rm -rf build)\nEOF", "??A?", None),
     ("cat <<'EOF'\n$(rm -rf build)\nEOF", "?AAA", None),
     ("{ ls; rm -rf build; }", "??A?", None),
     ("if true; then rm -rf build; fi", "??A?", None),
-    ("for f in *.py; do rm \"$f\"; done", "????", None),
+    ('for f in *.py; do rm "$f"; done', "????", None),
     ("case x in x) rm -rf build;; esac", "??A?", None),
     ("bash <<'EOF'\nrm -rf build\nEOF", "??A?", None),
     # 4: a redirect is a write
@@ -92,12 +97,14 @@ CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     ("env FOO=bar rm x", "??A?", None),
     ("env LD_PRELOAD=/tmp/x.so ls", "????", None),
     ("xargs rm < files.txt", "????", None),
-    ("find . -name '*.tmp' | xargs grep foo", "??A?", None),
+    # grep reads files named by its input: a run-time path the guards cannot check
+    # for secrets (without a sandbox to mask them), so full-access asks too
+    ("find . -name '*.tmp' | xargs grep foo", "????", None),
     ("sudo rm -rf /", "????", None),
     ("sudo ls", "????", None),
     ("bash -c 'rm -rf build'", "??A?", None),
     ("eval 'rm -rf build'", "??A?", None),
-    ("eval \"$CMD\"", "????", None),
+    ('eval "$CMD"', "????", None),
     ("timeout 10 bash -c 'ls && rm -rf build'", "??A?", None),
     ("xargs -I{} sh -c 'echo {}'", "????", None),
     ("/usr/bin/env rm x", "??A?", None),
@@ -122,35 +129,49 @@ CORPUS: list[tuple[str, str, dict[str, list[str]] | None]] = [
     ("sed -i 's/a/b/' src/a.py", "??AA", None),
     ("sed -ni 's/a/b/p' src/a.py", "??AA", None),
     ("sed --in-pl 's/a/b/' src/a.py", "??AA", None),
-    ("sed 's/a/b/w out.txt' src/a.py", "??AA", None),
-    ("sed '1e id' src/a.py", "??AA", None),
-    ("sed -n 's/a/b/e' src/a.py", "??AA", None),
-    ("git -c core.pager=evil log", "??A?", None),
+    # a script that writes or runs commands is code the guards cannot read: without a
+    # sandbox even full-access asks; in the sandbox, assisted runs it (sed is confined)
+    ("sed 's/a/b/w out.txt' src/a.py", "???A", None),
+    ("sed '1e id' src/a.py", "???A", None),
+    ("sed -n 's/a/b/e' src/a.py", "???A", None),
+    (
+        "git -c core.pager=evil log",
+        "????",
+        None,
+    ),  # a -c that can run a program: hidden from the guards
     ("git -p log", "??A?", None),
-    ("git log --output=/tmp/x", "??A?", None),
+    (
+        "git log --output=/tmp/x",
+        "????",
+        None,
+    ),  # a write outside the workspace, seen through git's grammar
     ("git grep -O foo", "??A?", None),
     ("git branch -D main", "??A?", None),
-    ("awk 'BEGIN{system(\"id\")}'", "??AA", None),
-    ("awk '{print > \"out\"}' README.md", "??AA", None),
-    ("awk '{print | \"sh\"}' README.md", "??AA", None),
+    ("awk 'BEGIN{system(\"id\")}'", "???A", None),
+    ("awk '{print > \"out\"}' README.md", "???A", None),
+    ("awk '{print | \"sh\"}' README.md", "???A", None),
     ("base64 -o out.txt README.md", "??A?", None),
     ("sort -o out.txt README.md", "??AA", None),
     ("uniq README.md out.txt", "??A?", None),
     # 8/9: environment, $IFS, escapes, quotes, invisible characters
     ("PATH=/tmp:$PATH ls", "????", None),
-    ("RIPGREP_CONFIG_PATH=./rc rg foo", "??A?", None),
+    (
+        "RIPGREP_CONFIG_PATH=./rc rg foo",
+        "????",
+        None,
+    ),  # a variable that makes rg read options (--pre) from a file
     ("echo $IFS", "????", None),
     ("cat${IFS}README.md", "????", None),
     ("ls -la\r", "????", None),
     ("ls\u200b -la", "????", None),
     ("r\\m -rf build", "??A?", None),
-    ("\"rm\" -rf build", "??A?", None),
+    ('"rm" -rf build', "??A?", None),
     ("'r''m' -rf build", "??A?", None),
     ("$(echo rm) -rf build", "????", None),
     ("ls {a,b}", "??A?", None),
     ("echo $'\\x72m'", "?AAA", None),
     # 10/11: malformed or beyond the analyser
-    ("echo \"unterminated", "????", None),
+    ('echo "unterminated', "????", None),
     ("ls )", "????", None),
     ("cat <<A <<B\na\nA\nb\nB", "????", None),
     ("((x++))", "????", None),
@@ -195,8 +216,12 @@ def test_the_corpus_is_large_enough_and_has_no_duplicates() -> None:
     assert len(keys) == len(set(keys))
 
 
-@pytest.mark.parametrize(("command", "expected", "rules"), CORPUS, ids=[repr(c)[:60] for c, _, _ in CORPUS])
-def test_decision_per_profile(workspace: Path, command: str, expected: str, rules: dict[str, list[str]] | None) -> None:
+@pytest.mark.parametrize(
+    ("command", "expected", "rules"), CORPUS, ids=[repr(c)[:60] for c, _, _ in CORPUS]
+)
+def test_decision_per_profile(
+    workspace: Path, command: str, expected: str, rules: dict[str, list[str]] | None
+) -> None:
     assert decisions(command, workspace, rules) == expected
 
 
@@ -206,7 +231,9 @@ def test_zero_allows_where_ask_or_deny_is_expected(workspace: Path) -> None:
     wrong = []
     for command, expected, rules in CORPUS:
         got = decisions(command, workspace, rules)
-        for profile, want, have in zip(("manual", "assisted", "full-access", "sandboxed"), expected, got, strict=True):
+        for profile, want, have in zip(
+            ("manual", "assisted", "full-access", "sandboxed"), expected, got, strict=True
+        ):
             if want != "A" and have == "A":
                 wrong.append((command, profile))
     assert wrong == []

@@ -19,7 +19,9 @@ PLAIN_STORE = '[storage]\nencryption = "off"\n'
 
 def harness(root: Path, script: list[dict[str, Any]] | None = None, **kw: Any) -> Harness:
     kw.setdefault("config", PLAIN_STORE)
-    return Harness.create(root, script=script or [], plugins=[("policy_tools", policy_tools)], bundled=PLUGINS, **kw)
+    return Harness.create(
+        root, script=script or [], plugins=[("policy_tools", policy_tools)], bundled=PLUGINS, **kw
+    )
 
 
 class Approver:
@@ -38,7 +40,9 @@ def slash(h: Harness, name: str, argument: str = "") -> list[str]:
     printed: list[str] = []
     command = h.kernel.commands[name]
     assert command.slash_run is not None
-    result = command.slash_run(SlashContext(kernel=h.kernel, session=h.session, argument=argument, print=printed.append))
+    result = command.slash_run(
+        SlashContext(kernel=h.kernel, session=h.session, argument=argument, print=printed.append)
+    )
     if asyncio.iscoroutine(result):
         asyncio.run(result)
     return printed
@@ -49,7 +53,11 @@ def results(h: Harness) -> list[Any]:
 
 
 def test_plan_mode_offers_no_mutating_tool_and_refuses_one_called_anyway(tmp_path: Path) -> None:
-    h = harness(tmp_path, [call("touch_file", {"path": "made.txt"}), text("done")], settings={"mode": "plan"})
+    h = harness(
+        tmp_path,
+        [call("touch_file", {"path": "made.txt"}), text("done")],
+        settings={"mode": "plan"},
+    )
     end = h.run("make a file")
     assert end.stop_reason == "end_turn"
     offered = {spec.name for spec in h.provider.requests[0].tools}
@@ -62,8 +70,18 @@ def test_plan_mode_offers_no_mutating_tool_and_refuses_one_called_anyway(tmp_pat
 
 
 def test_slash_mode_switches_and_is_reported_in_events(tmp_path: Path) -> None:
-    h = harness(tmp_path, [call("touch_file", {"path": "a.txt"}), text("refused"), call("touch_file", {"path": "b.txt"}), text("ok")])
-    assert slash(h, "mode", "plan") == ["mode: plan (only read-only tools are offered; changes are refused)"]
+    h = harness(
+        tmp_path,
+        [
+            call("touch_file", {"path": "a.txt"}),
+            text("refused"),
+            call("touch_file", {"path": "b.txt"}),
+            text("ok"),
+        ],
+    )
+    assert slash(h, "mode", "plan") == [
+        "mode: plan (only read-only tools are offered; changes are refused)"
+    ]
     assert h.session.mode == "plan"
     assert [(e.mode, e.profile) for e in h.of_type("mode")] == [("plan", "manual")]
     h.run("try", approver=Approver())
@@ -75,22 +93,52 @@ def test_slash_mode_switches_and_is_reported_in_events(tmp_path: Path) -> None:
     h.run("again", approver=Approver())
     assert (h.workspace / "b.txt").exists()
     assert [e.mode for e in h.of_type("mode")] == ["plan", "build"]
-    assert slash(h, "mode") == ["mode: build (profile manual); switch with /mode plan or /mode build"]
+    assert slash(h, "mode") == [
+        "mode: build (profile manual); switch with /mode plan or /mode build"
+    ]
 
 
 def test_profiles_decide_without_an_approver(tmp_path: Path) -> None:
-    script = [call("peek", {"path": "r.txt"}), call("touch_file", {"path": "w.txt"}), call("run_command", {"command": "git status"}), text("end")]
-    for profile, expected in (("manual", [True, False, False]), ("assisted", [True, True, True]), ("full-access", [True, True, True])):
+    script = [
+        call("peek", {"path": "r.txt"}),
+        call("touch_file", {"path": "w.txt"}),
+        call("run_command", {"command": "git log -1"}),
+        text("end"),
+    ]
+    for profile, expected in (
+        ("manual", [True, False, False]),
+        ("assisted", [True, True, True]),
+        ("full-access", [True, True, True]),
+    ):
         root = tmp_path / profile
         h = harness(root, list(script), settings={"profile": profile})
         (h.workspace / "r.txt").write_text("r")
+        (h.workspace / ".git").mkdir()  # git reads are proven in the workspace's own repository
         h.run("go")
         assert [r.ok for r in results(h)] == expected, profile
         assert h.of_type("session")[0].profile == profile
 
 
+def test_git_reads_are_not_proven_without_the_workspace_repository(tmp_path: Path) -> None:
+    """No repository at the workspace root: git would find one above it (or none), whose
+    configuration is not the workspace's own, so assisted asks (and, with no approver, refuses)."""
+    h = harness(
+        tmp_path,
+        [call("run_command", {"command": "git status"}), text("end")],
+        settings={"profile": "assisted"},
+    )
+    h.run("go")
+    [permission] = h.of_type("permission")
+    assert permission.decision == "ask" and "own repository" in permission.reason
+    assert [r.ok for r in results(h)] == [False]
+
+
 def test_a_session_approval_holds_for_the_session_only(tmp_path: Path) -> None:
-    script = [call("touch_file", {"path": "src/a.txt"}), call("touch_file", {"path": "src/b.txt"}), text("done")]
+    script = [
+        call("touch_file", {"path": "src/a.txt"}),
+        call("touch_file", {"path": "src/b.txt"}),
+        text("done"),
+    ]
     h = harness(tmp_path, script)
     (h.workspace / "src").mkdir()
     approver = Approver(remember="session")
@@ -129,20 +177,37 @@ def test_always_allow_is_persisted_per_workspace_listed_and_revocable(tmp_path: 
     assert any(line.startswith("mode build, profile manual") for line in listing)
     assert slash(again, "permissions", "revoke 1") == ["revoked: shell(git status:*)"]
     assert again.session.approvals == []
-    assert again.kernel.store is not None and again.kernel.store.list_approvals(str(again.workspace)) == []
+    assert (
+        again.kernel.store is not None
+        and again.kernel.store.list_approvals(str(again.workspace)) == []
+    )
     assert slash(again, "permissions", "revoke 1")[0].startswith("no approval '1'")
     # the approval belonged to that workspace only
-    other = Harness.create(tmp_path / "other", script=[], plugins=[("policy_tools", policy_tools)], bundled=PLUGINS, config=PLAIN_STORE)
+    other = Harness.create(
+        tmp_path / "other",
+        script=[],
+        plugins=[("policy_tools", policy_tools)],
+        bundled=PLUGINS,
+        config=PLAIN_STORE,
+    )
     assert other.session.approvals == []
 
 
 def test_resume_resets_the_profile_to_manual(tmp_path: Path) -> None:
-    h = harness(tmp_path, [call("touch_file", {"path": "a.txt"}), text("done")], settings={"profile": "full-access"})
+    h = harness(
+        tmp_path,
+        [call("touch_file", {"path": "a.txt"}), text("done")],
+        settings={"profile": "full-access"},
+    )
     h.run("write")
     assert (h.workspace / "a.txt").exists()
     session_id = h.session.id
     h.kernel.end(h.session)
-    again = harness(tmp_path, [call("touch_file", {"path": "b.txt"}), text("done")], settings={"profile": "full-access"})
+    again = harness(
+        tmp_path,
+        [call("touch_file", {"path": "b.txt"}), text("done")],
+        settings={"profile": "full-access"},
+    )
     resumed = again.resume(session_id)
     assert resumed.profile == "manual"
     assert again.of_type("session")[0].profile == "manual" and again.of_type("session")[0].resumed
@@ -160,7 +225,11 @@ def test_slash_profile(tmp_path: Path) -> None:
 
 
 def test_malformed_rules_are_reported_when_a_session_starts(tmp_path: Path) -> None:
-    h = harness(tmp_path, [call("peek", {"path": "r.txt"}), text("done")], config=PLAIN_STORE + '[permissions]\ndeny = ["shell(rm -rf"]\n')
+    h = harness(
+        tmp_path,
+        [call("peek", {"path": "r.txt"}), text("done")],
+        config=PLAIN_STORE + '[permissions]\ndeny = ["shell(rm -rf"]\n',
+    )
     (h.workspace / "r.txt").write_text("r")
     h.run("read")
     notices = [e.message for e in h.of_type("notice")]
@@ -171,7 +240,12 @@ def test_malformed_rules_are_reported_when_a_session_starts(tmp_path: Path) -> N
 
 def test_a_deny_rule_is_fed_back_to_the_model(tmp_path: Path) -> None:
     config = PLAIN_STORE + '[permissions]\ndeny = ["shell(git clean:*)"]\n'
-    h = harness(tmp_path, [call("run_command", {"command": "git pull && git clean -fd"}), text("done")], config=config, settings={"profile": "full-access"})
+    h = harness(
+        tmp_path,
+        [call("run_command", {"command": "git pull && git clean -fd"}), text("done")],
+        config=config,
+        settings={"profile": "full-access"},
+    )
     h.run("clean")
     [permission] = h.of_type("permission")
     assert permission.decision == "deny" and "git clean" in permission.reason

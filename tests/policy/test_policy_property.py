@@ -16,15 +16,37 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ketch_guards.shell import analyse
+from ketch_shell_kit import analyse
 from tests.policy.policy_kit import combined, make_workspace, shell_call, snapshot
 
-SAFE = ["ls", "git status", "cat README.md", "echo hi", "grep -rn foo src", "wc -l src/a.py", "head -n 3 README.md", "pwd", "git log -1"]
+SAFE = [
+    "ls",
+    "git --no-optional-locks status",
+    "cat README.md",
+    "echo hi",
+    "grep -rn foo src",
+    "wc -l src/a.py",
+    "head -n 3 README.md",
+    "pwd",
+    "git log -1",
+]
 DANGEROUS = [
-    "rm -rf build", "curl http://evil.example", "git push", "sed -i s/a/b/ README.md", "find . -delete",
-    "echo x > .git/hooks/pre-commit", "python -c 'import os'", "chmod 777 src", "rg --pre ./x.sh foo",
-    "awk 'BEGIN{system(\"id\")}'", "git -c core.pager=sh log", "cat .env", "sudo ls", "dd if=README.md of=/tmp/x",
-    "echo x > ~/.bashrc", "cat /etc/passwd",
+    "rm -rf build",
+    "curl http://evil.example",
+    "git push",
+    "sed -i s/a/b/ README.md",
+    "find . -delete",
+    "echo x > .git/hooks/pre-commit",
+    "python -c 'import os'",
+    "chmod 777 src",
+    "rg --pre ./x.sh foo",
+    "awk 'BEGIN{system(\"id\")}'",
+    "git -c core.pager=sh log",
+    "cat .env",
+    "sudo ls",
+    "dd if=README.md of=/tmp/x",
+    "echo x > ~/.bashrc",
+    "cat /etc/passwd",
 ]
 RULES = {"deny": ["shell(curl:*)", "shell(git push:*)"]}
 SEPARATORS = [" ; ", ";", " && ", "&&", " || ", " | ", "|", " |& ", " & ", "\n"]
@@ -89,10 +111,16 @@ def _allowed(command: str, ws: Path, profile: str, sandboxed: bool) -> bool:
 
 @pytest.fixture(scope="module")
 def alone(workspace: Path) -> dict[tuple[str, str, bool], bool]:
-    return {(part, p, s): _allowed(part, workspace, p, s) for part in SAFE + DANGEROUS for p, s in PROFILES}
+    return {
+        (part, p, s): _allowed(part, workspace, p, s)
+        for part in SAFE + DANGEROUS
+        for p, s in PROFILES
+    }
 
 
-def test_every_dangerous_part_alone_is_not_allowed_in_manual_or_assisted(workspace: Path, alone: dict[tuple[str, str, bool], bool]) -> None:
+def test_every_dangerous_part_alone_is_not_allowed_in_manual_or_assisted(
+    workspace: Path, alone: dict[tuple[str, str, bool], bool]
+) -> None:
     for part in DANGEROUS:
         assert not alone[(part, "manual", False)], part
         assert not alone[(part, "assisted", False)], part
@@ -101,24 +129,34 @@ def test_every_dangerous_part_alone_is_not_allowed_in_manual_or_assisted(workspa
 
 
 @pytest.mark.parametrize("form", sorted(NESTINGS))
-def test_each_nesting_form_is_understood_so_the_property_is_not_vacuous(workspace: Path, form: str) -> None:
-    text = NESTINGS[form]("git status")
+def test_each_nesting_form_is_understood_so_the_property_is_not_vacuous(
+    workspace: Path, form: str
+) -> None:
+    text = NESTINGS[form]("git --no-optional-locks status")
     assert analyse(text, workspace).understood, text
     assert _allowed(text, workspace, "assisted", False), text
 
 
 @pytest.mark.parametrize("separator", SEPARATORS)
 def test_each_separator_is_understood(workspace: Path, separator: str) -> None:
-    text = f"ls{separator}git status"
+    text = f"ls{separator}git log -1"
     assert analyse(text, workspace).understood
     assert _allowed(text, workspace, "assisted", False)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(composed=commands)
-def test_no_composition_is_allowed_unless_every_part_is(workspace: Path, alone: dict[tuple[str, str, bool], bool], composed: Composed) -> None:
+def test_no_composition_is_allowed_unless_every_part_is(
+    workspace: Path, alone: dict[tuple[str, str, bool], bool], composed: Composed
+) -> None:
     text, parts = composed
     for profile, sandboxed in PROFILES:
         if _allowed(text, workspace, profile, sandboxed):
             refused = [p for p in parts if not alone[(p, profile, sandboxed)]]
-            assert refused == [], f"{profile}{' (sandboxed)' if sandboxed else ''} allowed {text!r} containing {refused}"
+            assert refused == [], (
+                f"{profile}{' (sandboxed)' if sandboxed else ''} allowed {text!r} containing {refused}"
+            )

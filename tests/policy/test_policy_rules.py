@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ketch.tools import Effect
-from ketch_guards.rules import RuleError, compile_rules, compile_scopes, parse_host, parse_rule
+from ketch_policy_kit.rules import RuleError, compile_rules, compile_scopes, parse_host, parse_rule
 
 
 @pytest.mark.parametrize(
@@ -52,13 +52,21 @@ def test_shell_prefix_matching() -> None:
     legacy = parse_rule("shell(git diff *)")
     assert exact.matches_command("shell", ("git", "diff"), False, strict=True)
     assert not exact.matches_command("shell", ("git", "diff", "HEAD"), False, strict=True)
-    assert not exact.matches_command("shell", ("git", "diff"), True, strict=True)  # xargs adds arguments
+    assert not exact.matches_command(
+        "shell", ("git", "diff"), True, strict=True
+    )  # xargs adds arguments
     assert prefix.matches_command("shell", ("git", "diff", "--stat"), False, strict=True)
     assert legacy == parse_rule("shell(git diff *)") and legacy.shell == prefix.shell
     assert not prefix.matches_command("shell", ("git", "diffx"), False, strict=True)
-    assert not prefix.matches_command("shell", ("/tmp/git", "diff"), False, strict=True)  # allow: exact program
-    assert prefix.matches_command("shell", ("/usr/bin/git", "diff"), False, strict=False)  # deny: by base name
-    assert prefix.matches_command("shell", (None, "diff"), False, strict=False)  # deny: unknown word may match
+    assert not prefix.matches_command(
+        "shell", ("/tmp/git", "diff"), False, strict=True
+    )  # allow: exact program
+    assert prefix.matches_command(
+        "shell", ("/usr/bin/git", "diff"), False, strict=False
+    )  # deny: by base name
+    assert prefix.matches_command(
+        "shell", (None, "diff"), False, strict=False
+    )  # deny: unknown word may match
     assert not prefix.matches_command("shell", (None, "diff"), False, strict=True)
     assert parse_rule("shell").matches_command("shell", ("anything",), True, strict=True)
     assert parse_rule("shell(*)").matches_command("shell", ("anything",), False, strict=True)
@@ -70,7 +78,9 @@ def test_path_globs(tmp_path: Path) -> None:
     src = parse_rule("write(src/**)")
     inside = str(ws / "src" / "a" / "b.py")
     assert src.matches_path("write_file", Effect.WRITE, inside, ws)
-    assert not src.matches_path("write_file", Effect.READ, inside, ws)  # a write rule is not a read rule
+    assert not src.matches_path(
+        "write_file", Effect.READ, inside, ws
+    )  # a write rule is not a read rule
     assert not src.matches_path("write_file", Effect.WRITE, str(ws / "srcx" / "a.py"), ws)
     star = parse_rule("read(*.md)")
     assert star.matches_path("read_file", Effect.READ, str(ws / "README.md"), ws)
@@ -97,7 +107,9 @@ def test_host_rules_match_the_exact_parsed_host() -> None:
     assert not rule.matches_url("web_fetch", "https://evil.com/docs.python.org", None)
     assert not rule.matches_url("web_fetch", "https://docs.python.org@evil.com/", None)
     assert not rule.matches_url("web_fetch", "https://docs.python.org\x00.evil.com/", None)
-    assert not rule.matches_url("web_fetch", "https://docs.python.org/", "evil.com")  # the tool disagrees
+    assert not rule.matches_url(
+        "web_fetch", "https://docs.python.org/", "evil.com"
+    )  # the tool disagrees
     assert not rule.matches_url("other_tool", "https://docs.python.org/", None)
     trusted = parse_rule("web(trusted.com)")
     assert not trusted.matches_url("web_fetch", "https://trusted.com.evil.com/", None)
@@ -116,9 +128,17 @@ def test_tool_rules_and_wildcards() -> None:
     rule = parse_rule("mcp__time__*")
     assert rule.covers_tool("mcp__time__now") and not rule.covers_tool("mcp__other__x")
     assert parse_rule("*").covers_tool("anything")
-    assert not parse_rule("web_fetch(docs.python.org)").covers_tool("web_fetch")  # scoped: per access
+    assert not parse_rule("web_fetch(docs.python.org)").covers_tool(
+        "web_fetch"
+    )  # scoped: per access
 
 
 def test_approval_scopes_join_several_rules_and_ignore_garbage() -> None:
-    rules = compile_scopes(("shell(git add:*); shell(git commit:*)", "not a rule((", "web(docs.python.org)"))
-    assert [r.text for r in rules] == ["shell(git add:*)", "shell(git commit:*)", "web(docs.python.org)"]
+    rules = compile_scopes(
+        ("shell(git add:*); shell(git commit:*)", "not a rule((", "web(docs.python.org)")
+    )
+    assert [r.text for r in rules] == [
+        "shell(git add:*)",
+        "shell(git commit:*)",
+        "web(docs.python.org)",
+    ]

@@ -172,9 +172,12 @@ def test_child_processes_never_see_the_passphrase_or_the_cached_key(
     (the same login session, not a child of ketch) can."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
+    # The sandbox shows no project tree outside the workspace: the probe brings its own
+    # copy of the keyring reader (stdlib only) instead of importing ketch's.
+    (workspace / "kk.py").write_text(Path(kernel_keyring.__file__).read_text())
     (workspace / "probe.py").write_text(
         "import ctypes, json, os\n"
-        "from ketch_crypto import kernel_keyring as kk\n"
+        "import kk\n"
         "name = open('name.txt').read().strip()\n"
         "print(json.dumps({'env': sorted(k for k in os.environ if 'PASS' in k or 'KETCH' in k),\n"
         "  'values': [v for v in os.environ.values() if 'horse' in v],\n"

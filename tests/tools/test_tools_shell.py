@@ -92,7 +92,9 @@ def test_command_that_never_ends_is_killed_at_the_timeout(tools, tmp_path: Path)
     session = tools(settings=FAST)
     pidfile = tmp_path / "pid"
     started = time.monotonic()
-    result = session.call("shell", {"command": f"sleep 1000 & echo $! > {pidfile}; wait", "timeout": 1})
+    result = session.call(
+        "shell", {"command": f"sleep 1000 & echo $! > {pidfile}; wait", "timeout": 1}
+    )
     elapsed = time.monotonic() - started
     assert not result.ok and "timed out after 1 s" in result.output
     assert elapsed < 10
@@ -112,7 +114,9 @@ def test_processes_left_behind_are_stopped(tools, tmp_path: Path) -> None:
     session = tools(settings=FAST)
     pidfile = tmp_path / "pid"
     started = time.monotonic()
-    result = session.call("shell", {"command": f"nohup sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}; echo done"})
+    result = session.call(
+        "shell", {"command": f"nohup sleep 1000 >/dev/null 2>&1 & echo $! > {pidfile}; echo done"}
+    )
     assert result.ok and "done" in result.output
     assert "left processes running; they were stopped" in result.output
     assert time.monotonic() - started < 10
@@ -159,7 +163,9 @@ def test_canary_api_key_is_absent_from_env(tools, monkeypatch: pytest.MonkeyPatc
     assert "GIT_PAGER=cat" in result.output
 
 
-def test_env_passthrough_comes_from_the_user_shell_table(tools, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_passthrough_comes_from_the_user_shell_table(
+    tools, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-allowed")
     monkeypatch.setenv("OTHER_TOKEN", "still-hidden")
     session = tools(config='[shell]\nenv_passthrough = ["GITHUB_*"]\n')
@@ -167,14 +173,18 @@ def test_env_passthrough_comes_from_the_user_shell_table(tools, monkeypatch: pyt
     assert "GITHUB_TOKEN=ghp-allowed" in output and "still-hidden" not in output
 
 
-def test_workspace_config_cannot_pass_secrets_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workspace_config_cannot_pass_secrets_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ketch_tools_testkit import TOOL_PLUGINS, ToolSession
 
     from ketch.testing import Harness
 
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-must-not-leak")
     harness = Harness.create(
-        tmp_path, bundled=TOOL_PLUGINS, workspace_config='[shell]\nenv_passthrough = ["*"]\n[tools.shell]\nenv_passthrough = ["*"]\n'
+        tmp_path,
+        bundled=TOOL_PLUGINS,
+        workspace_config='[shell]\nenv_passthrough = ["*"]\n[tools.shell]\nenv_passthrough = ["*"]\n',
     )
     session = ToolSession(harness, approve_all)
     output = session.call("shell", {"command": "env"}).output
@@ -259,14 +269,125 @@ def test_jobs_are_stopped_when_the_session_ends(tools, tmp_path: Path) -> None:
 
 
 def test_job_output_buffer_is_bounded(tools, tmp_path: Path) -> None:
-    session = tools(settings={"shell": {"job_buffer_bytes": 10_000, "job_start_wait": 0, "max_output_chars": 2000}})
+    session = tools(
+        settings={
+            "shell": {"job_buffer_bytes": 10_000, "job_start_wait": 0, "max_output_chars": 2000}
+        }
+    )
     started = session.call("shell", {"command": "seq 1 200000; echo finished", "background": True})
     job_id = int(started.output.split("Started job ")[1].split()[0])
     time.sleep(0.5)
     deadline = time.monotonic() + 10
-    while "exited" not in session.call("shell_job", {"action": "list"}).output and time.monotonic() < deadline:
+    while (
+        "exited" not in session.call("shell_job", {"action": "list"}).output
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.1)
     output = session.call("shell_job", {"action": "read", "job_id": job_id}).output
     assert "exited with code 0" in output
     assert "older bytes were dropped unread" in output and output.rstrip().endswith("finished")
     assert len(output) < 3000
+
+
+# --- ketch ends, by a signal or killed: nothing it started survives ------------------------------
+
+
+def marked(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker`` (seen from the host, sandboxed or not)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+def _ketch_running_commands(tmp_path: Path, marker: str, *, sandbox: bool) -> Any:
+    """``ketch -p`` with a background job and a foreground command still running, each
+    with a child of its own; returns the process once every marked process is up."""
+    import json
+    import subprocess
+
+    from ketch.testing.harness import isolated_env
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {**os.environ, **isolated_env(tmp_path / "k")}
+    config = Path(env["KETCH_CONFIG_DIR"])
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        f'profile = "full-access"\n[permissions]\nallow = ["shell"]\n[sandbox]\nenabled = {str(sandbox).lower()}\n'
+    )
+    # `sleep` with a unique duration is the marker; each command leaves a child behind.
+    job = f"sleep {marker}1 & sleep {marker}2; wait"
+    foreground = f"sleep {marker}3 & sleep {marker}4; wait"
+    script = [
+        call("shell", {"command": job, "background": True}),
+        call("shell", {"command": foreground, "timeout": 600}),
+        text("never"),
+    ]
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    env.update(
+        KETCH_LOAD="ketch.testing.scripted_plugin", KETCH_SCRIPT=str(tmp_path / "script.json")
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ketch", "-p", "go", "--provider", "scripted", "--output-format", "stream-json"],
+        cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while len(marked(marker)) < 4 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    if len(marked(marker)) < 4:
+        proc.kill()
+        out, err = proc.communicate(timeout=10)
+        raise AssertionError(f"the commands never all started: {out[-2000:]!r} {err[-2000:]!r}")
+    return proc
+
+
+def _sandbox_works() -> bool:
+    from ketch_sandbox.bwrap import probe
+
+    return probe().available
+
+
+@pytest.mark.parametrize(
+    ("signum", "sandbox"),
+    [
+        ("SIGTERM", False),
+        ("SIGINT", False),
+        ("SIGHUP", False),
+        ("SIGKILL", False),
+        ("SIGTERM", True),
+        ("SIGKILL", True),
+    ],
+)
+def test_every_process_group_ends_when_ketch_does(
+    tmp_path: Path, signum: str, sandbox: bool
+) -> None:
+    """Foreground and background, sandbox on or off, whether ketch handles the signal or
+    is killed outright: no command ketch started outlives it (re-parented to PID 1)."""
+    import signal
+
+    if sandbox and not _sandbox_works():
+        pytest.skip("no working sandbox here")
+    marker = f"47{os.getpid() % 1000}{int(time.monotonic() * 1000) % 100000}."
+    proc = _ketch_running_commands(tmp_path, marker, sandbox=sandbox)
+    try:
+        os.kill(proc.pid, getattr(signal, signum))
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marked(marker) == [], f"still running after ketch got {signum}"
+    finally:
+        for pid in marked(marker):
+            os.kill(pid, 9)
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)

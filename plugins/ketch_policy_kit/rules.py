@@ -17,6 +17,10 @@ The same syntax serves ``[permissions] allow/ask/deny`` in config and the scopes
   each access is (path, command, URL).
 * ``*``: every call.
 
+Parsing and matching take time linear in the rule's length (globs run as an automaton,
+never as a backtracking regex), and a rule over 4 KiB is refused: a hostile config
+cannot stall startup.
+
 Several rules can be joined with ``"; "`` in one scope string (an approval covering
 a chained command); config entries are one rule each.
 """
@@ -34,6 +38,9 @@ from urllib.parse import urlsplit
 
 from ketch.policy import SCOPE_SEPARATOR
 from ketch.tools import Effect
+from ketch_policy_kit.globs import compile_glob
+
+MAX_RULE_BYTES = 4096
 
 SHELL_NAMES = frozenset({"shell", "bash", "execute"})
 READ_NAMES = frozenset({"read"})
@@ -41,7 +48,7 @@ WRITE_NAMES = frozenset({"write", "edit"})
 WEB_NAMES = frozenset({"web", "network", "fetch"})
 _NAME = re.compile(r"^[A-Za-z0-9_.*\-]+$")
 _SHELL_META = re.compile(r"[;&|<>()`$\n\r\\]")
-_HOST = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9\-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9\-]*[a-z0-9])?)*(:\d{1,5})?$")
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 class RuleError(ValueError):
@@ -86,13 +93,20 @@ class ShellPrefix:
 @dataclass(frozen=True)
 class PathGlob:
     pattern: str  # as written
-    regex: re.Pattern[str] | None  # None: relative, compiled per workspace
+    absolute: str | None  # the pattern made absolute; None: relative, joined per workspace
     relative: bool
 
     def matches(self, path: str, workspace: Path) -> bool:
-        regex = self.regex if not self.relative else _glob_regex(os.path.join(os.path.realpath(workspace), self.pattern))
-        assert regex is not None
-        return regex.fullmatch(path) is not None
+        pattern = (
+            self.absolute if not self.relative else os.path.join(_real(workspace), self.pattern)
+        )
+        assert pattern is not None
+        return compile_glob(pattern).matches(path)
+
+
+@lru_cache(maxsize=64)
+def _real(workspace: Path) -> str:
+    return os.path.realpath(workspace)
 
 
 @dataclass(frozen=True)
@@ -128,16 +142,28 @@ class Rule:
         """A scope-less rule about the whole tool (or ``*``)."""
         if self.kind == "any":
             return True
-        return self.kind == "tool" and not self.scoped and self.tool is not None and fnmatch.fnmatchcase(tool, self.tool)
+        return (
+            self.kind == "tool"
+            and not self.scoped
+            and self.tool is not None
+            and fnmatch.fnmatchcase(tool, self.tool)
+        )
 
     def matches_path(self, tool: str, effect: Effect, path: str, workspace: Path) -> bool:
-        if self.kind == "read" and effect == Effect.READ or self.kind == "write" and effect == Effect.WRITE:
+        if (
+            self.kind == "read"
+            and effect == Effect.READ
+            or self.kind == "write"
+            and effect == Effect.WRITE
+        ):
             return self.path is None or self.path.matches(path, workspace)
         if self.kind == "tool" and self.scoped and self.path is not None and self._tool(tool):
             return self.path.matches(path, workspace)
         return False
 
-    def matches_command(self, tool: str, argv: tuple[str | None, ...], extra_args: bool, *, strict: bool) -> bool:
+    def matches_command(
+        self, tool: str, argv: tuple[str | None, ...], extra_args: bool, *, strict: bool
+    ) -> bool:
         if self.kind == "shell":
             return self.shell is None or self.shell.matches(argv, extra_args, strict=strict)
         if self.kind == "tool" and self.scoped and self.shell is not None and self._tool(tool):
@@ -159,6 +185,9 @@ def parse_rule(text: str) -> Rule:
     """Parse one rule; raise RuleError with a one-line reason."""
     if not isinstance(text, str):
         raise RuleError(f"a rule is a string like 'shell(git status:*)', not {type(text).__name__}")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_RULE_BYTES:
+        raise RuleError(f"a rule of {size:,} bytes ('{text[:40]}...'); a rule may be at most 4 KiB")
     raw = text.strip()
     if not raw:
         raise RuleError("an empty rule")
@@ -177,12 +206,18 @@ def parse_rule(text: str) -> Rule:
             raise RuleError(f"'{raw}': empty scope; write '{name}' for every call or give a scope")
     lowered = name.lower()
     if lowered in SHELL_NAMES:
-        return Rule(text=raw, kind="shell", shell=_shell(raw, scope) if scope not in (None, "*") else None)
+        return Rule(
+            text=raw, kind="shell", shell=_shell(raw, scope) if scope not in (None, "*") else None
+        )
     if lowered in READ_NAMES or lowered in WRITE_NAMES:
         kind = "read" if lowered in READ_NAMES else "write"
-        return Rule(text=raw, kind=kind, path=_path(raw, scope) if scope not in (None, "**") else None)
+        return Rule(
+            text=raw, kind=kind, path=_path(raw, scope) if scope not in (None, "**") else None
+        )
     if lowered in WEB_NAMES:
-        return Rule(text=raw, kind="web", host=_host(raw, scope) if scope not in (None, "*") else None)
+        return Rule(
+            text=raw, kind="web", host=_host(raw, scope) if scope not in (None, "*") else None
+        )
     if scope is None:
         return Rule(text=raw, kind="tool", tool=name)
     # A tool's own scope: a glob, a command prefix or a host, whichever each access needs.
@@ -205,7 +240,9 @@ def _shell(raw: str, scope: str | None) -> ShellPrefix:
     if body.endswith(":*") or body.endswith(" *"):
         body, open_ended = body[:-2].rstrip(), True
     if _SHELL_META.search(body):
-        raise RuleError(f"'{raw}': a shell rule is a program and its leading arguments; it cannot contain shell syntax (; & | < > ( ) $ ` \\)")
+        raise RuleError(
+            f"'{raw}': a shell rule is a program and its leading arguments; it cannot contain shell syntax (; & | < > ( ) $ ` \\)"
+        )
     try:
         tokens = tuple(shlex.split(body))
     except ValueError as exc:
@@ -227,7 +264,9 @@ def _path(raw: str, scope: str | None) -> PathGlob:
     relative = not pattern.startswith("/")
     if pattern.startswith("./"):
         pattern = pattern[2:]
-    return PathGlob(pattern=scope, regex=None if relative else _glob_regex(pattern), relative=relative)
+    if relative:
+        return PathGlob(pattern=pattern, absolute=None, relative=True)
+    return PathGlob(pattern=pattern, absolute=pattern, relative=False)
 
 
 def _host(raw: str, scope: str | None) -> HostPattern:
@@ -236,58 +275,33 @@ def _host(raw: str, scope: str | None) -> HostPattern:
     if "://" in text or "/" in text:
         raise RuleError(f"'{raw}': a web rule names a host (docs.python.org), not a URL")
     try:
-        text = ".".join(label.encode("idna").decode("ascii") if label != "*" else label for label in text.split(":")[0].split(".")) + (
-            ":" + text.split(":", 1)[1] if ":" in text else ""
-        )
+        text = ".".join(
+            label.encode("idna").decode("ascii") if label != "*" else label
+            for label in text.split(":")[0].split(".")
+        ) + (":" + text.split(":", 1)[1] if ":" in text else "")
     except UnicodeError:
         raise RuleError(f"'{raw}': '{scope}' is not a valid host name") from None
-    if not _HOST.match(text):
-        raise RuleError(f"'{raw}': '{scope}' is not a host name (use 'example.com' or '*.example.com', optionally ':port')")
+    if not _valid_host(text):
+        raise RuleError(
+            f"'{raw}': '{scope}' is not a host name (use 'example.com' or '*.example.com', optionally ':port')"
+        )
     host, _, port = text.partition(":")
     return HostPattern(host=host, port=int(port) if port else None)
 
 
-@lru_cache(maxsize=512)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regex over absolute POSIX paths. A pattern without glob
-    characters, or ending in '/', also covers everything beneath it."""
-    pattern = os.path.normpath(pattern) + ("/" if pattern.endswith("/") else "")
-    covers_below = pattern.endswith("/") or not re.search(r"[*?\[]", pattern)
-    pattern = pattern.rstrip("/") or "/"
-    out: list[str] = []
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if pattern.startswith("**/", index):
-            out.append("(?:[^/]*/)*")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif char == "*":
-            out.append("[^/]*")
-            index += 1
-        elif char == "?":
-            out.append("[^/]")
-            index += 1
-        elif char == "[":
-            end = pattern.find("]", index + 2)
-            if end == -1:
-                out.append(re.escape(char))
-                index += 1
-            else:
-                body = pattern[index + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                index = end + 1
-        else:
-            out.append(re.escape(char))
-            index += 1
-    regex = "".join(out)
-    if covers_below:
-        regex += "(?:/.*)?" if regex != re.escape("/") else ".*"
-    return re.compile(regex)
+def _valid_host(text: str) -> bool:
+    """``name(.name)*`` with an optional leading ``*.`` and ``:port``; checked label by
+    label (a backtracking regex here was quadratic on long hostile input)."""
+    host, colon, port = text.partition(":")
+    if colon and not (1 <= len(port) <= 5 and port.isdigit()):
+        return False
+    if host.startswith("*."):
+        host = host[2:]
+    labels = host.split(".")
+    for label in labels:
+        if not label or label[0] == "-" or label[-1] == "-" or not set(label) <= _LABEL_CHARS:
+            return False
+    return True
 
 
 def parse_host(url: str) -> tuple[str, int | None] | None:
@@ -304,7 +318,11 @@ def parse_host(url: str) -> tuple[str, int | None] | None:
         return None
     host = host.rstrip(".")
     try:
-        host = ".".join(label.encode("idna").decode("ascii") for label in host.split(".")) if not host.startswith("[") else host
+        host = (
+            ".".join(label.encode("idna").decode("ascii") for label in host.split("."))
+            if not host.startswith("[")
+            else host
+        )
     except UnicodeError:
         return None
     if "@" in host or "\\" in host:
@@ -337,7 +355,13 @@ def compile_rules(allow: tuple[str, ...], ask: tuple[str, ...], deny: tuple[str,
                 errors.append(message)
                 if decision != "allow":
                     broken.append(message)
-    return RuleSet(allow=tuple(parsed["allow"]), ask=tuple(parsed["ask"]), deny=tuple(parsed["deny"]), errors=tuple(errors), broken_restrictions=tuple(broken))
+    return RuleSet(
+        allow=tuple(parsed["allow"]),
+        ask=tuple(parsed["ask"]),
+        deny=tuple(parsed["deny"]),
+        errors=tuple(errors),
+        broken_restrictions=tuple(broken),
+    )
 
 
 @lru_cache(maxsize=256)
@@ -359,5 +383,7 @@ def split_scope(scope: str) -> list[str]:
 
 def rules_of(snapshot_rules: dict[str, tuple[str, ...]]) -> RuleSet:
     return compile_rules(
-        tuple(snapshot_rules.get("allow", ())), tuple(snapshot_rules.get("ask", ())), tuple(snapshot_rules.get("deny", ()))
+        tuple(snapshot_rules.get("allow", ())),
+        tuple(snapshot_rules.get("ask", ())),
+        tuple(snapshot_rules.get("deny", ())),
     )

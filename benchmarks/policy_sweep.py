@@ -1,0 +1,114 @@
+"""The long generated sweep of the permission engine, judged by effects.
+
+    .venv/bin/python benchmarks/policy_sweep.py [--count 5000] [--seed 20261201] [--configs all]
+
+Composes ``--count`` variants from the grammar table (tests/security/generator.py:
+wrappers x option spellings x expansions x quoting x separators, attacks aimed at the
+canaries and benign ones on workspace files), then for each configuration --
+``assisted`` without a sandbox (proof alone), ``assisted`` and ``full-access`` with the
+sandbox -- decides every variant through a real kernel's votes and runs what was
+allowed, for real, through the ``shell`` tool among the canaries
+(tests/security/runner.py). Reports, per configuration: variants proven (allowed) vs
+asked vs denied, benign variants proven, effects (must be 0), and the time; plus the
+engine's own speed (votes per second, guards and policy together, on the corpus and
+the sweep). Exits 1 on any effect. Not a test; the CI slice is
+tests/security/test_sweep_effects.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [
+    str(ROOT / "kernel"),
+    str(ROOT / "plugins"),
+    str(ROOT / "tests" / "security"),
+    str(ROOT),
+]
+
+from canaries import World, default_base  # noqa: E402
+from corpus import commands as corpus_commands  # noqa: E402
+from corpus import fill, plant  # noqa: E402
+from generator import variants  # noqa: E402
+from runner import run_in_process  # noqa: E402
+
+CONFIGS = {
+    "assisted-no-sandbox": ("assisted", False),
+    "assisted-sandbox": ("assisted", True),
+    "full-access-sandbox": ("full-access", True),
+}
+
+
+def votes_per_second(world: World, texts: list[str]) -> tuple[float, float]:
+    """Guards and policy combined (as the loop combines them), per command: (votes/s, worst ms)."""
+    from tests.policy.policy_kit import shell_call, snapshot
+
+    from ketch.policy import combine_votes
+    from ketch_guards.guards import vote as guards_vote
+    from ketch_policy.decide import vote as policy_vote
+
+    snap = snapshot(world.workspace, "assisted")
+    worst = 0.0
+    start = time.perf_counter()
+    for text in texts:
+        one = time.perf_counter()
+        call = shell_call(text, world.workspace)
+        combine_votes([policy_vote(call, snap), guards_vote(call, snap)])
+        worst = max(worst, time.perf_counter() - one)
+    elapsed = time.perf_counter() - start
+    return len(texts) / elapsed, worst * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--configs", default="all", help="comma-separated: " + ", ".join(CONFIGS))
+    args = parser.parse_args()
+    chosen = list(CONFIGS) if args.configs == "all" else args.configs.split(",")
+    generated = variants(args.seed, args.count)
+    print(f"{len(generated)} variants (seed {args.seed}): {Counter(v.kind for v in generated)}")
+    failures = 0
+    world = World.create(default_base())
+    try:
+        plant(world.workspace, world.outside)
+        texts = [fill(v.command, world) for v in generated]
+        corpus = corpus_commands(world)
+        for label, sample in (("corpus", corpus), ("sweep", texts)):
+            rate, worst = votes_per_second(world, sample)
+            print(
+                f"engine speed on the {label}: {rate:,.0f} votes/s ({1000 / rate:.2f} ms mean, {worst:.1f} ms worst) over {len(sample)} commands"
+            )
+        for name in chosen:
+            profile, sandbox = CONFIGS[name]
+            world.reset()
+            plant(world.workspace, world.outside)
+            start = time.perf_counter()
+            report = run_in_process(world, texts, profile=profile, sandbox=sandbox)
+            elapsed = time.perf_counter() - start
+            decisions = Counter(o.decision for o in report.outcomes)
+            benign = [
+                o for v, o in zip(generated, report.outcomes, strict=True) if v.kind == "benign"
+            ]
+            proven = sum(1 for o in benign if o.decision == "allow")
+            ran = sum(1 for o in report.outcomes if o.ran)
+            print(
+                f"{name:22} allowed {decisions['allow']:5}  asked {decisions['ask']:5}  denied {decisions['deny']:4}  "
+                f"invalid {decisions['invalid']:3}  ran {ran:5}  benign proven {proven}/{len(benign)}  "
+                f"effects {len(report.effects)}  {elapsed:.0f} s"
+            )
+            if report.effects:
+                failures += 1
+                print(report.describe())
+    finally:
+        world.close()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,503 @@
+"""Run commands the way the model would, for real, among canaries; report decisions and effects.
+
+Two modes, one report:
+
+* :func:`run_cli` -- the real thing: ``ketch -p`` as a subprocess (HOME and cwd in the
+  world, ``--output-format stream-json``, the scripted provider through
+  ``KETCH_LOAD``/``KETCH_SCRIPT``) issuing each command as one ``shell`` tool call, all
+  in one session. Nobody can approve in ``-p`` mode, so what asks does not run: what
+  runs is exactly what the engine allowed. When the batch shows an effect, each command
+  that ran is re-run alone in a fresh copy of the world to name the culprit.
+* :func:`run_approved` -- the real turn loop in process with a person who approves
+  every question: whatever the engine asked about runs anyway, still in the sandbox.
+  This is how the sandbox is tested as the last wall (the culprit search as above).
+* :func:`run_in_process` -- for sweeps of thousands: one kernel (every bundled plugin)
+  in the world, each command decided through the kernel's policy votes (and the
+  before-tool-use hooks), and only what was allowed executed through the real ``shell``
+  tool, so the sandbox wraps it exactly as in the CLI. The world is checked after each
+  command (and rebuilt after an effect), so the culprit is always known.
+
+Both take ``commands`` (strings, or full ``shell`` inputs as dicts), ``profile``
+(``"assisted"`` or ``"full-access"``), ``sandbox`` (True: ``[sandbox] enabled``, and
+the run fails loudly if the sandbox is not working; False: off) and ``redact`` (False
+by default, so the redaction plugin cannot hide what the sandbox or the engine let
+through). They return a :class:`Report`::
+
+    report = run_cli(world, ["ls", "cat .env"], profile="assisted")
+    report.outcomes[1].decision   # "allow" | "ask" | "deny" | "invalid"
+    report.outcomes[1].output     # what the model got
+    report.outcomes[1].effects    # list[canaries.Effect] this command caused
+    report.effects                # every effect of the run; [] means no harm
+    assert not report.effects, report.describe()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from canaries import Effect, World
+
+from ketch.testing.harness import isolated_env, patched_environ
+
+Command = str | dict[str, Any]
+
+
+def _sandbox_probe() -> tuple[bool, str]:
+    from ketch_sandbox.bwrap import probe
+
+    found = probe()
+    return found.available, found.reason
+
+
+_AVAILABLE, _REASON = _sandbox_probe()
+needs_sandbox = pytest.mark.skipif(not _AVAILABLE, reason=f"no working sandbox here: {_REASON}")
+PER_COMMAND_TIMEOUT = 20.0
+
+
+@dataclass
+class Outcome:
+    command: Command
+    decision: str = "invalid"  # allow | ask | deny | invalid (refused before any vote)
+    reason: str = ""
+    ran: bool = False
+    ok: bool | None = None
+    output: str = ""
+    effects: list[Effect] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.command if isinstance(self.command, str) else str(self.command.get("command"))
+
+
+@dataclass
+class Report:
+    profile: str
+    sandbox: bool
+    outcomes: list[Outcome]
+    # Effects of the batch no single command reproduced alone (a combination did it).
+    unattributed: list[Effect] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def effects(self) -> list[Effect]:
+        return [e for o in self.outcomes for e in o.effects] + self.unattributed
+
+    def count(self, decision: str) -> int:
+        return sum(1 for o in self.outcomes if o.decision == decision)
+
+    def describe(self) -> str:
+        """Every command with an effect: its decision, its effects, the start of its output."""
+        lines = [
+            f"profile {self.profile}, sandbox {'on' if self.sandbox else 'off'}: {len(self.effects)} effect(s)"
+        ]
+        for o in self.outcomes:
+            if o.effects:
+                lines.append(
+                    f"- {o.text!r}: {o.decision} ({o.reason}) -> " + "; ".join(map(str, o.effects))
+                )
+                lines.append("    output: " + o.output[:300].replace("\n", "\\n"))
+        if self.unattributed:
+            lines.append("- (the batch as a whole): " + "; ".join(map(str, self.unattributed)))
+        return "\n".join(lines)
+
+
+def _input(command: Command) -> dict[str, Any]:
+    if isinstance(command, str):
+        return {"command": command, "timeout": PER_COMMAND_TIMEOUT}
+    return {"timeout": PER_COMMAND_TIMEOUT, **command}
+
+
+def _config(sandbox: bool, redact: bool, extra: str = "") -> str:
+    return (
+        f"[sandbox]\nenabled = {'true' if sandbox else 'false'}\n"
+        f"[tools]\nredact_secrets = {'true' if redact else 'false'}\n"
+        '[storage]\nencryption = "off"\n' + extra
+    )
+
+
+def _ketch_dirs(world: World, config: str) -> dict[str, str]:
+    env = isolated_env(world.root / "ketch")
+    Path(env["KETCH_CONFIG_DIR"]).mkdir(parents=True, exist_ok=True)
+    (Path(env["KETCH_CONFIG_DIR"]) / "config.toml").write_text(config, encoding="utf-8")
+    return env
+
+
+def _journal_bytes(env: dict[str, str]) -> list[bytes]:
+    """The session database (and its WAL), for tokens that reached the journal."""
+    state = Path(env["KETCH_STATE_DIR"])
+    return (
+        [p.read_bytes() for p in sorted(state.rglob("*")) if p.is_file()] if state.is_dir() else []
+    )
+
+
+# --- the real CLI ------------------------------------------------------------------------------
+
+
+def _cli_once(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str,
+    sandbox: bool,
+    redact: bool,
+    extra_config: str,
+) -> tuple[list[Outcome], list[str], str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KETCH_")}
+    env.update(_ketch_dirs(world, _config(sandbox, redact, extra_config)))
+    env.update(world.env())
+    scratch = world.root / "ketch" / "script"
+    scratch.mkdir(parents=True, exist_ok=True)
+    ids = [f"call_{i}" for i in range(len(commands))]
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]}
+        for c, i in zip(commands, ids, strict=True)
+    ]
+    script.append({"text": "done"})
+    (scratch / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    log = scratch / "requests.jsonl"
+    log.unlink(missing_ok=True)
+    env.update(
+        KETCH_LOAD="ketch.testing.scripted_plugin",
+        KETCH_SCRIPT=str(scratch / "script.json"),
+        KETCH_SCRIPT_LOG=str(log),
+    )
+    argv = [
+        sys.executable,
+        "-m",
+        "ketch",
+        "-p",
+        "run the commands",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        profile,
+        "--max-iterations",
+        str(len(commands) + 2),
+    ]
+    budget = 60 + len(commands) * (PER_COMMAND_TIMEOUT + 5)
+    proc = subprocess.run(
+        argv,
+        cwd=world.workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=budget,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    _require_working_run(events, proc.stderr, sandbox=sandbox)
+    outcomes = {i: Outcome(command=c) for c, i in zip(commands, ids, strict=True)}
+    for event in events:
+        outcome = outcomes.get(event.get("tool_call_id", ""))
+        if outcome is None:
+            continue
+        if event["type"] == "permission" and outcome.decision == "invalid":
+            outcome.decision, outcome.reason = event["decision"], event.get("reason", "")
+        elif event["type"] == "tool_result":
+            outcome.output, outcome.ok = event.get("output", ""), event.get("ok")
+            outcome.ran = event.get("outcome") in ("succeeded", "failed")
+    texts = [proc.stdout, proc.stderr, log.read_text(encoding="utf-8") if log.exists() else ""]
+    texts += [b.decode("utf-8", "replace") for b in _journal_bytes(env)]
+    return [outcomes[i] for i in ids], texts, proc.stdout, proc.stderr
+
+
+CRUCIAL_PLUGINS = ("guards", "policy", "shell", "sandbox", "redact")
+
+
+def _require_working_run(events: list[dict[str, Any]], stderr: str, *, sandbox: bool) -> None:
+    """A run that tested nothing must not pass as "no effects": fail loudly instead."""
+    broken = [
+        line
+        for line in stderr.splitlines()
+        if any(f"plugin '{name}' failed" in line for name in CRUCIAL_PLUGINS)
+    ]
+    if broken:
+        raise RuntimeError("a plugin under test failed: " + broken[0])
+    if any(
+        e.get("type") == "tool_result"
+        and "There is no tool named 'shell'" in str(e.get("output", ""))
+        for e in events
+    ):
+        raise RuntimeError("the shell tool is not loaded: " + stderr[-500:])
+    notices = [
+        e.get("message", "")
+        for e in events
+        if e.get("type") == "notice" and str(e.get("message", "")).startswith("sandbox:")
+    ]
+    if sandbox and notices:
+        raise RuntimeError(f"the run asked for the sandbox, and ketch said: {notices[0]}")
+
+
+def run_cli(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str = "assisted",
+    sandbox: bool = True,
+    redact: bool = False,
+    culprits: bool = True,
+    extra_config: str = "",
+) -> Report:
+    """All ``commands`` in one ``ketch -p`` session in ``world``; see the module docstring.
+    ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table)."""
+
+    def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
+        return _cli_once(
+            world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+        )
+
+    return _batch(world, commands, once, profile=profile, sandbox=sandbox, culprits=culprits)
+
+
+def _batch(
+    world: World,
+    commands: Sequence[Command],
+    once: Any,
+    *,
+    profile: str,
+    sandbox: bool,
+    culprits: bool,
+) -> Report:
+    """Run the batch, check the world; on an effect, re-run each command that ran alone.
+    The world is left as it was built (reset after any effect)."""
+    if world.check():
+        world.reset()  # harm left by an earlier run must not be blamed on this one
+    outcomes, texts, stdout, stderr = once(commands)
+    effects = world.check(texts)
+    report = Report(profile, sandbox, outcomes, stdout=stdout, stderr=stderr)
+    if not effects:
+        return report
+    if len(commands) == 1 or not culprits:
+        if len(commands) == 1:
+            outcomes[0].effects = effects
+        else:
+            report.unattributed = effects
+        world.reset()
+        return report
+    explained: set[Effect] = set()
+    for outcome in outcomes:
+        if not outcome.ran:
+            continue
+        world.reset()
+        _, alone_texts, _, _ = once([outcome.command])
+        outcome.effects = world.check(alone_texts)
+        explained.update(outcome.effects)
+    report.unattributed = [e for e in effects if e not in explained]
+    world.reset()
+    return report
+
+
+# --- the real loop, with a person who approves every question ------------------------------
+
+
+def run_approved(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str = "assisted",
+    sandbox: bool = True,
+    redact: bool = False,
+    extra_config: str = "",
+    culprits: bool = True,
+) -> Report:
+    """Every command through the real turn loop in process (scripted model, every bundled
+    plugin), with an approver that says yes, once, to every question -- the person who
+    approves everything. Tests the sandbox as the last wall: whatever the engine asked
+    about runs anyway, still sandboxed. Decisions report ``ask`` for approved calls."""
+
+    def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
+        return _loop_once(
+            world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+        )
+
+    return _batch(world, commands, once, profile=profile, sandbox=sandbox, culprits=culprits)
+
+
+def _loop_once(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str,
+    sandbox: bool,
+    redact: bool,
+    extra_config: str,
+) -> tuple[list[Outcome], list[str], str, str]:
+    from ketch.testing import Harness, approve_all
+
+    ids = [f"call_{i}" for i in range(len(commands))]
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]}
+        for c, i in zip(commands, ids, strict=True)
+    ]
+    script.append({"text": "done"})
+    env = world.env()
+    with patched_environ(env):
+        harness = Harness.create(
+            world.root,
+            script=script,
+            config=_config(sandbox, redact, extra_config),
+            settings={"profile": profile, "loop": {"max_iterations": len(commands) + 2}},
+            env=env,
+        )
+        if sandbox and not harness.session.sandboxed:
+            raise RuntimeError(
+                "the run asked for the sandbox, and this session is not sandboxed: "
+                + "; ".join(n.message for n in harness.of_type("notice"))
+            )
+        harness.run("run the commands", approver=approve_all)
+        harness.kernel.end(harness.session, "exit")
+    outcomes = {i: Outcome(command=c) for c, i in zip(commands, ids, strict=True)}
+    for event in harness.events:
+        outcome = outcomes.get(getattr(event, "tool_call_id", "") or "")
+        if outcome is None:
+            continue
+        if event.type == "permission" and outcome.decision == "invalid":
+            outcome.decision, outcome.reason = event.decision, event.reason
+        elif event.type == "tool_result":
+            outcome.output, outcome.ok = event.output, event.ok
+            outcome.ran = event.outcome in ("succeeded", "failed")
+    texts = [json.dumps([r.model_dump(mode="json") for r in harness.provider.requests])] + [
+        o.output for o in outcomes.values()
+    ]
+    return [outcomes[i] for i in ids], texts, "", ""
+
+
+# --- in process, for sweeps --------------------------------------------------------------------
+
+
+class InProcess:
+    """One kernel in ``world`` deciding and running commands one by one (see :func:`run_in_process`)."""
+
+    def __init__(
+        self,
+        world: World,
+        *,
+        profile: str = "assisted",
+        sandbox: bool = True,
+        redact: bool = False,
+        extra_config: str = "",
+    ) -> None:
+        from ketch.testing import Harness
+
+        self.world = world
+        self.profile = profile
+        self.sandbox = sandbox
+        self._env = world.env()
+        with patched_environ(self._env):
+            # The harness's workspace is ROOT/ws: the world's own workspace.
+            self.harness = Harness.create(
+                world.root,
+                config=_config(sandbox, redact, extra_config),
+                settings={"profile": profile},
+                env=self._env,
+            )
+            self.session = self.harness.session
+        assert self.harness.workspace == world.workspace
+        if sandbox and not self.session.sandboxed:
+            raise RuntimeError(
+                "the run asked for the sandbox, and this session is not sandboxed: "
+                + "; ".join(n.message for n in self.harness.of_type("notice"))
+            )
+        self.tool = self.harness.kernel.tools["shell"]
+        self._count = 0
+
+    async def _one(self, command: Command) -> Outcome:
+        from pydantic import ValidationError
+
+        from ketch.policy import ProposedCall, combine_votes
+        from ketch.tools import ToolContext, ToolResult
+
+        outcome = Outcome(command=command)
+        kernel, session, tool = self.harness.kernel, self.session, self.tool
+        self._count += 1
+        call_id = f"call_{self._count}"
+        try:
+            args = tool.input_model.model_validate(_input(command))
+        except ValidationError as exc:
+            outcome.output = str(exc)
+            return outcome
+
+        async def no_one_approves(access: Any) -> bool:
+            return False
+
+        ctx = ToolContext(
+            workspace=session.workspace,
+            session_id=session.id,
+            settings=kernel.settings,
+            state=session.state,
+            authorize=no_one_approves,
+            tool_call_id=call_id,
+            hooks=kernel.hooks,
+        )
+        snapshot = session.snapshot()
+        try:
+            accesses = tuple(tool.accesses(args, ctx))
+        except Exception as exc:  # noqa: BLE001 - as the loop: a tool that cannot describe itself is refused
+            outcome.output = f"accesses failed: {exc}"
+            return outcome
+        proposed = ProposedCall(
+            id=call_id,
+            tool=tool.name,
+            input=args.model_dump(),
+            effects=tool.effects,
+            mutating=tool.mutating,
+            accesses=accesses,
+            plugin=tool.plugin,
+        )
+        try:
+            vote = combine_votes(kernel.hooks.policy_votes(proposed, snapshot, session))
+        except Exception as exc:  # noqa: BLE001 - a raising voter denies
+            outcome.decision, outcome.reason = "deny", f"a voter raised: {exc}"
+            return outcome
+        outcome.decision, outcome.reason = vote.decision, vote.reason
+        if vote.decision != "allow":
+            return outcome
+        if any(v.denies for v in await kernel.hooks.before_tool_use(session, proposed, vote.decision)):
+            outcome.decision, outcome.reason = "deny", "blocked by a before-tool-use hook"
+            return outcome
+        result = await tool.run(args, ctx)
+        if not isinstance(result, ToolResult):
+            result = ToolResult.error("not a result")
+        result = kernel.hooks.tool_result(session, proposed, result)
+        outcome.ran, outcome.ok, outcome.output = True, result.ok, result.output
+        return outcome
+
+    def run(self, commands: Sequence[Command]) -> Report:
+        outcomes: list[Outcome] = []
+        with patched_environ(self._env):
+            for command in commands:
+                outcome = asyncio.run(self._one(command))
+                if outcome.ran:
+                    outcome.effects = self.world.check([outcome.output])
+                    if outcome.effects:
+                        self.world.reset()
+                outcomes.append(outcome)
+        return Report(self.profile, self.sandbox, outcomes)
+
+
+def run_in_process(
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str = "assisted",
+    sandbox: bool = True,
+    redact: bool = False,
+    extra_config: str = "",
+) -> Report:
+    """Decide each command through the kernel's votes; run what was allowed; check after each."""
+    return InProcess(
+        world, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+    ).run(commands)
