@@ -26,6 +26,7 @@ CHANGES_PROGRAMS = frozenset(
         "RIPGREP_CONFIG_PATH",
         "PROMPT_COMMAND",
         "GIT_EXTERNAL_DIFF",
+        "CDPATH",  # steers every later `cd` (the analysis assumes it is unset)
     }
 )
 # No pager waits for a key, no git prompt for a password nobody can type, no colours.
@@ -35,6 +36,9 @@ FIXED = {
     "GIT_TERMINAL_PROMPT": "0",
     "TERM": "dumb",
     "NO_COLOR": "1",
+    # git status/diff refresh .git/index as they read; with this they only read, so the
+    # policy can prove them read-only (the shell tool says so in its access).
+    "GIT_OPTIONAL_LOCKS": "0",
 }
 
 
@@ -44,7 +48,8 @@ looks_secret = secret_name
 def child_env(
     environ: Mapping[str, str], *, passthrough: Iterable[str] = (), cwd: str | None = None
 ) -> dict[str, str]:
-    drop = [name for name in environ if name in CHANGES_PROGRAMS or name.startswith("DYLD_")]
+    # Exported bash functions (BASH_FUNC_name%%) would redefine commands the policy judged.
+    drop = [name for name in environ if name in CHANGES_PROGRAMS or name.startswith(("DYLD_", "BASH_FUNC_"))]
     extra = dict(FIXED) | ({"PWD": cwd} if cwd is not None else {})
     return child_environment(environ, keep=passthrough, drop=drop, extra=extra)
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
 from ketch_shell.capture import HeadTail, render
-from ketch_shell.env import child_env
+from ketch_shell.env import FIXED, child_env
 from ketch_shell.exposure import exposure
 from ketch_shell.jobs import JOBS, Job, Reporter
 from ketch_shell.process import reaped, run_foreground
@@ -140,7 +140,7 @@ class Shell(CompactSchema):
 
     def accesses(self, args: ShellInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
         _, granted = authority(ctx)
-        detail: dict[str, Any] = {"cwd": self._cwd(args, ctx), "network": granted or args.network}
+        detail: dict[str, Any] = {"cwd": self._cwd(args, ctx), "network": granted or args.network, "env": {"GIT_OPTIONAL_LOCKS": FIXED["GIT_OPTIONAL_LOCKS"]}}
         if args.network and not granted:
             detail["network_approval"] = True  # the sandbox asks for this call
         if args.dangerously_disable_sandbox:
