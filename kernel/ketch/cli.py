@@ -73,6 +73,10 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="ketch",
+        # No abbreviations: a subcommand's own option (``sessions verify --all``) must not
+        # be read as a prefix of a main option (``--allow``), and a permission flag is
+        # spelled out in full.
+        allow_abbrev=False,
         description="A terminal coding agent: the model proposes, ketch decides what runs.",
         epilog="Run `ketch` for an interactive session, `ketch -p PROMPT` for one headless turn.",
     )

@@ -297,3 +297,17 @@ def test_what_another_session_changed_at_the_same_time_is_left_alone(tmp_path: P
         and (ws / "b.done").exists()
         and not (ws / "a.txt").exists()
     )
+
+
+def test_a_key_rotation_re_seals_the_checkpoints_and_undo_still_works(tmp_path: Path) -> None:
+    """Checkpoint blobs are sealed fields like any other: ``ketch store key rotate``
+    re-encrypts them in its transaction, ``sessions verify`` finds every one opening
+    under the new key, and an undo after the rotation restores the files."""
+    ws, env, before, after, session_id = _after_turn(tmp_path)
+    rotated = ketch("store", "key", "rotate", cwd=ws, env=env)
+    assert rotated.returncode == 0, rotated.stderr + rotated.stdout
+    verified = ketch("sessions", "verify", "--all", cwd=ws, env=env)
+    assert verified.returncode == 0, verified.stdout + verified.stderr  # blobs included (verify_store)
+    undo = ketch("sessions", "undo", "--json", cwd=ws, env=env)
+    assert undo.returncode == 0, undo.stderr
+    assert json.loads(undo.stdout)["ok"] and files_of(ws) == before
