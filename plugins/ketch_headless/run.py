@@ -134,7 +134,8 @@ def terminal_approver() -> Any:
     async def approve(request: ApprovalRequest) -> ApprovalAnswer:
         from ketch.policy import ApprovalAnswer
 
-        sys.stderr.write(f"\n{request.call.tool}: {request.summary}\n  {request.reason}\n  allow? [y]es / [n]o / [s]ession: ")
+        asker = f" (subagent {request.agent})" if getattr(request, "agent", None) else ""
+        sys.stderr.write(f"\n{request.call.tool}{asker}: {request.summary}\n  {request.reason}\n  allow? [y]es / [n]o / [s]ession: ")
         sys.stderr.flush()
         answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
         if answer in ("y", "yes"):

@@ -94,7 +94,9 @@ def approval_message(request: ApprovalRequest, *, preview_lines: int = 12, width
     preview: a diff, folded to ``preview_lines``), the reason. True: the preview is folded."""
     from ketch_interactive.diffview import folded
 
-    parts: list[tuple[str, str]] = [("class:title", "Allow "), ("class:tool", request.call.tool), ("class:title", "?\n")]
+    asker = getattr(request, "agent", None)
+    who = f" (asked by subagent {asker})" if asker else ""
+    parts: list[tuple[str, str]] = [("class:title", "Allow "), ("class:tool", request.call.tool), ("class:title", f"?{who}\n")]
     if summary_is_long(request):
         parts.append(("class:summary", "  (the full call is shown above)\n"))
     for line in [] if summary_is_long(request) else (request.summary or "(no details)").splitlines() or [""]:

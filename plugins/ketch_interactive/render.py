@@ -230,6 +230,7 @@ class Renderer:
         self.failed = False
         self.changes: list[tuple[str, str]] = []  # (tool, diff) of every change this session made
         self.turn_changes: Any = None  # the turn's last ``changes`` event (for the footer)
+        self.agents: dict[str, str] = {}  # subagent id -> its definition's name
 
     # --- output --------------------------------------------------------------------------
 
@@ -339,9 +340,45 @@ class Renderer:
                 (sys.__stderr__ or sys.stderr).write(f"ketch: cannot show a {event.type} event: {type(exc).__name__}: {exc}\n")
 
     def _dispatch(self, event: Event) -> None:
+        if getattr(event, "agent_id", None):
+            self._on_child(event)
+            return
         handler = getattr(self, "_on_" + event.type, None)
         if handler is not None:
             handler(event)
+
+    # --- subagents: their progress folded under the call that started them -----------------
+
+    def _on_subagent(self, event: Any) -> None:
+        self.agents[event.subagent_id] = event.name
+        if event.status == "started":
+            where = " (in the background)" if event.background else ""
+            self.line(Text(f"  ⎿ {event.name} started{where}: {event.description}", style="magenta"))
+        else:
+            files = f" · {len(event.files_changed)} file(s) changed" if event.files_changed else ""
+            self.line(Text(f"  ⎿ {event.name} finished ({event.stop_reason or 'done'}){files}", style="magenta"))
+
+    def _on_child(self, event: Any) -> None:
+        """A subagent's own events: one indented line per call and per problem; its text
+        is not streamed (its final answer comes back as the agent call's result)."""
+        name = self.agents.get(event.agent_id, event.agent_id)
+        kind = event.type
+        if kind == "tool_call":
+            summary = tool_summary(self.kernel, event.name, event.input, getattr(event, "summary", ""))
+            first = summary.splitlines()[0] if summary else ""
+            self.line(Text(f"      {name} ● {event.name}  {first[: max(self.console.width - 20, 20)]}", style="dim"))
+        elif kind == "tool_result" and not event.ok:
+            first = (event.output or "failed").splitlines()[0]
+            self.line(Text(f"      {name} ✗ {first[: max(self.console.width - 20, 20)]}", style="dim red"))
+        elif kind == "permission" and event.decision == "deny":
+            self.line(Text(f"      {name} ✗ denied: {event.reason}", style="dim red"))
+        elif kind in ("error", "notice"):
+            self.line(Text(f"      {name} ! {event.message}", style="dim yellow"))
+
+    def _on_retry(self, event: Any) -> None:
+        if event.discard:
+            self.flush_live()
+            self.line("↻ the model's answer broke off; trying again (the partial answer above is discarded)", "yellow")
 
     def _on_session(self, event: Any) -> None:
         from ketch import __version__

@@ -408,3 +408,31 @@ def test_turn_footer_shows_cost_when_the_turn_has_one(tmp_path: Path) -> None:
     renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.5, **usage))  # type: ignore[arg-type]
     renderer.on_event(TurnEndEvent(text="", stop_reason="end_turn", input_tokens=1, output_tokens=1))
     assert "in 1 · out 1 · context" in out.getvalue() and "$0.5" not in out.getvalue()  # no total: no cost shown
+
+
+def test_a_subagents_progress_is_folded_under_its_call(tmp_path: Path) -> None:
+    """A child's calls are one indented line each, named by the agent; its streamed text
+    is not shown (its answer comes back as the agent call's result)."""
+    from ketch.events import SubagentEvent, ToolCallEvent, ToolResultEvent
+
+    renderer, out, _ = _renderer(tmp_path)
+    renderer.on_event(ToolCallEvent(id="c1", name="agent", input={"description": "look", "prompt": "p"}))
+    renderer.on_event(SubagentEvent(status="started", subagent_id="ag_1", name="explore", description="find the parser", tool_call_id="c1"))
+    renderer.on_event(ToolCallEvent(id="k1", name="read_file", input={"path": "src/parse.py"}, agent_id="ag_1"))
+    renderer.on_event(TextDeltaEvent(text="CHILD-TEXT-NOT-SHOWN", agent_id="ag_1"))
+    renderer.on_event(ToolResultEvent(tool_call_id="k2", name="grep", ok=False, output="no such dir", agent_id="ag_1"))
+    renderer.on_event(SubagentEvent(status="finished", subagent_id="ag_1", name="explore", stop_reason="end_turn", files_changed=[]))
+    screen = out.getvalue()
+    assert "⎿ explore started: find the parser" in screen
+    assert "      explore ● read_file" in screen and "src/parse.py" in screen
+    assert "      explore ✗ no such dir" in screen and "CHILD-TEXT-NOT-SHOWN" not in screen
+    assert "⎿ explore finished (end_turn)" in screen
+
+
+def test_a_retry_that_withdraws_partial_output_is_marked(tmp_path: Path) -> None:
+    from ketch.events import RetryEvent
+
+    renderer, out, _ = _renderer(tmp_path)
+    renderer.on_event(TextDeltaEvent(text="PARTIAL answer\n\n"))
+    renderer.on_event(RetryEvent(attempt=1, discard=True, reason="connection broke"))
+    assert "trying again (the partial answer above is discarded)" in out.getvalue()
