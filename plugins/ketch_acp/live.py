@@ -416,17 +416,23 @@ class LiveSession:
         from ketch.errors import KetchError
 
         assert self.session is not None
+        queued: list[Any] = []  # prompts a command hands over (a Markdown command, a skill)
         ctx = SlashContext(
             kernel=self.kernel,
             session=self.session,
             argument=argument,
             print=lambda line: self.say(line + "\n"),
+            submit=queued.append,
         )
         try:
             result = command.slash_run(ctx)
             if inspect.isawaitable(result):
                 self.turn = asyncio.ensure_future(result)
                 await self.turn
+            for request in queued:
+                reason = await self._submitted(request)
+                if reason != "end_turn":
+                    return reason
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -437,6 +443,24 @@ class LiveSession:
         except Exception as exc:  # noqa: BLE001 - a plugin's bug is one line, never a crash
             self.say(f"/{command.name} failed: {type(exc).__name__}: {exc}\n")
         return "end_turn"
+
+    async def _submitted(self, request: Any) -> str:
+        """A command's prompt as a turn, with its model and narrowed tools (as the shell does)."""
+        assert self.session is not None
+        session = self.session
+        provider = None
+        if request.model and request.model != session.model:
+            provider = self.kernel.build_provider(session.provider.name, request.model)
+            old, session.provider = session.provider, provider
+        try:
+            self.turn = asyncio.ensure_future(self.kernel.run_turn(session, request.text, approver=self.approve, allowed_tools=request.allowed_tools))
+            end: TurnEndEvent = await self.turn
+            await self.flush()
+            return self._stop_reason(end)
+        finally:
+            if provider is not None:
+                session.provider = old
+                await provider.aclose()
 
     def cancel(self) -> None:
         """session/cancel: stop the running turn; a pending approval ends as cancelled."""

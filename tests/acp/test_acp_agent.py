@@ -7,6 +7,8 @@ happened on disk.
 
 from __future__ import annotations
 
+import json
+
 import asyncio
 import socket
 import subprocess
@@ -477,6 +479,21 @@ def test_slash_commands_run_as_ketchs_commands(acp_env: AcpEnv) -> None:
     assert run_prompts(acp_env, client, "/mode plan") == ["end_turn"]
     assert client.of("current_mode_update")[-1].current_mode_id == "plan"
     assert acp_env.requests() == []  # the model was not asked
+
+
+def test_a_markdown_command_sends_its_prompt_with_its_tools_narrowed(acp_env: AcpEnv) -> None:
+    """A user's Markdown command in the editor: its expanded prompt is the turn, and its
+    allowed-tools narrow what that turn offers (the same as in the shell)."""
+    commands = acp_env.workspace / ".ketch" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("---\nallowed-tools: Read, Grep\n---\nReview $ARGUMENTS for bugs.\n")
+    acp_env.script([{"text": "looks fine"}])
+    client = RecordingClient()
+    assert run_prompts(acp_env, client, "/review src/") == ["end_turn"]
+    (request,) = acp_env.requests()
+    assert any("Review src/ for bugs." in json.dumps(m) for m in request["messages"])
+    assert {t["name"] for t in request["tools"]} <= {"read_file", "grep"}
+    assert "looks fine" in client.answer_text()
 
 
 def _mcp_server(acp_env: AcpEnv) -> McpServerStdio:
