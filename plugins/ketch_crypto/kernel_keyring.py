@@ -100,9 +100,9 @@ def _check(result: int) -> int:
 def _keyctl(op: int, *args: object) -> int:
     libc, (_, _, keyctl) = _calls()
     converted = [
-        a if isinstance(a, (bytes, ctypes.Array)) or a is None else ctypes.c_long(int(a))
+        a if isinstance(a, (bytes, ctypes.Array)) or a is None else ctypes.c_long(int(a))  # type: ignore[call-overload]
         for a in args
-    ]  # type: ignore[call-overload]
+    ]
     return _check(libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(op), *converted))
 
 

@@ -51,7 +51,7 @@ class SkillTool(Tool):
     name = "skill"
     description = "Load a skill's instructions (the skills available are listed in the system prompt under Skills). Call it before a task its description matches."
     input_model = SkillInput
-    effects: frozenset[Any] = frozenset()  # reads only the skill files the user installed or trusted
+    effects = frozenset()  # reads only the skill files the user installed or trusted
     mutating = False
 
     def summary(self, args: SkillInput) -> str:  # type: ignore[override]
