@@ -3,7 +3,7 @@ narrowing after a skill with ``allowed-tools`` was loaded."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -7,9 +7,8 @@ happened on disk.
 
 from __future__ import annotations
 
-import json
-
 import asyncio
+import json
 import socket
 import subprocess
 import sys
