@@ -28,6 +28,7 @@ KETCH_TOOLS: dict[str, tuple[str, ...]] = {
     "WebFetch": ("web_fetch",),
     "Agent": ("agent",),
     "Task": ("agent",),
+    "Skill": ("skill",),
 }
 
 # A ketch tool -> Claude Code's name for it (where Claude Code has one).

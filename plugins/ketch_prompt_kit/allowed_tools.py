@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ketch_claude_kit.tool_names import KETCH_TOOLS, split_list
+
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import ProposedCall, Vote
     from ketch.session import Session
@@ -40,18 +42,8 @@ class Narrowing:
             return f"'{name}' is not available in this turn ({self.source} allows only: {allowed})"
         return self.check(name, data) if self.check is not None else None
 
-CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
-    "bash": ("shell", "shell_job"),
-    "read": ("read_file",),
-    "write": ("write_file",),
-    "edit": ("edit_file",),
-    "multiedit": ("edit_file",),
-    "glob": ("glob",),
-    "grep": ("grep",),
-    "ls": ("list_dir",),
-    "webfetch": ("web_fetch",),
-    "skill": ("skill",),
-}
+# Claude Code's tool names (any case) -> the ketch tools that do the job.
+CLAUDE_NAMES: dict[str, tuple[str, ...]] = {name.lower(): tools for name, tools in KETCH_TOOLS.items()}
 _ENTRY = re.compile(r"\s*([\w.*-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 PATH_KEYS = ("path", "file_path")
 
@@ -59,25 +51,7 @@ PATH_KEYS = ("path", "file_path")
 def entries(value: Any) -> list[str]:
     """The entries of an ``allowed-tools`` value: a YAML list, or one string separated by
     commas or spaces outside parentheses."""
-    if value is None:
-        return []
-    if isinstance(value, list | tuple):
-        return [str(v).strip() for v in value if str(v).strip()]
-    out, depth, current = [], 0, ""
-    for char in str(value):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(depth - 1, 0)
-        if depth == 0 and (char == "," or char.isspace()):
-            if current.strip():
-                out.append(current.strip())
-            current = ""
-            continue
-        current += char
-    if current.strip():
-        out.append(current.strip())
-    return out
+    return split_list(value)
 
 
 def narrowing(value: Any, known: Iterable[str], source: str) -> tuple[Narrowing | None, list[str]]:
