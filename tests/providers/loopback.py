@@ -98,6 +98,14 @@ class LoopbackServer:
             self._loop.run_forever()
         finally:
             server.close()
+            # Handlers still writing a reply (a client that hung up, a long pause) are
+            # cancelled and finished here, not left for the garbage collector after the
+            # loop is closed (which would print their tracebacks as warnings).
+            pending = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self._loop.run_until_complete(server.wait_closed())
             self._loop.close()
 
@@ -131,7 +139,7 @@ class LoopbackServer:
             seen = Seen(method=method, path=target.partition("?")[0], target=target, headers=headers, body=body)
             self.requests.append(seen)
             await self._send(self._pick(seen), seen.path, reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
         finally:
             writer.close()
