@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +282,30 @@ def test_an_image_is_stored_encrypted_and_comes_back_whole(tmp_path: Path) -> No
         record = h.kernel.store.load_session(h.session.id)  # type: ignore[union-attr]
     (result,) = [r for m in record.transcript for r in m.tool_results]
     assert result.images[0].data == data and result.images[0].media_type == "image/png"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_at_image_on_the_command_line_reaches_each_provider_in_its_own_form(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+    """``ketch -p "what is in @shot.png"``, end to end: the attachment is read through the
+    read rules (the policy allows a workspace read), and the request body carries the
+    image in the provider's own form."""
+    from .recordings import MODEL
+    from .test_providers_cli import CASES, ketch
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "shot.png").write_bytes(SHOT.data)
+    serve_plain(server, kind)
+    env = {**CASES[kind](server.url), "KETCH_PLUGINS": "openai,anthropic,ollama,gemini,headless,attach,fs,policy"}
+    done = ketch(tmp_path, "-p", "what is in @shot.png", "--provider", kind, "--model", MODEL[kind], "--output-format", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    body = server.posts(PATHS[kind])[-1]
+    wire = json.dumps(body[FIELD[kind]])
+    expected = {
+        "openai": '"image_url": {"url": "' + URI,
+        "openai-responses": '"type": "input_image", "image_url": "' + URI,
+        "anthropic": '"source": {"type": "base64", "media_type": "image/png", "data": "' + B64,
+        "ollama": '"images": ["' + B64,
+        "gemini": '"inlineData": {"mimeType": "image/png", "data": "' + B64,
+    }[kind]
+    assert expected in wire, wire[:2000]
+    assert "what is in @shot.png" in wire or "shot.png" in wire
