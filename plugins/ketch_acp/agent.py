@@ -36,7 +36,7 @@ from ketch_acp.booting import boot_session_kernel
 from ketch_acp.files import EditorFiles
 from ketch_acp.live import LiveSession
 from ketch_acp.modes import MODES, PROFILES, config_options, mode_state
-from ketch_acp.prompts import prompt_text
+from ketch_acp.prompts import prompt_parts
 from ketch_acp.replay import replay
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,7 +104,7 @@ class KetchAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=can_store,
                 prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
+                    image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=self._mcp_http(), sse=False),
                 session_capabilities=SessionCapabilities(
@@ -290,8 +290,8 @@ class KetchAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
-        text = prompt_text(prompt)
-        reason = await _ketch(lambda: live.prompt(text))
+        text, images = prompt_parts(prompt)
+        reason = await _ketch(lambda: live.prompt(text, images))
         return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -353,7 +353,7 @@ class LiveSession:
 
     # --- prompts -------------------------------------------------------------------
 
-    async def prompt(self, text: str) -> str:
+    async def prompt(self, text: str, images: tuple[Any, ...] = ()) -> str:
         """Run one prompt (a turn, or a slash command); the ACP stop reason."""
         if self.prompting:
             raise RequestError(
@@ -373,7 +373,7 @@ class LiveSession:
             if self.cancel_requested:
                 return "cancelled"
             self.turn = asyncio.create_task(
-                self.kernel.run_turn(self.session, text, approver=self.approve),
+                self.kernel.run_turn(self.session, text, approver=self.approve, parts=images),
                 name="ketch-acp-turn",
             )
             try:

@@ -3,8 +3,9 @@
 Text blocks are the message. An embedded ``resource`` (how editors send an
 @-mentioned file or selection) is inlined in a ``<context>`` block, so the model sees
 exactly what the person pointed at; a ``resource_link`` is named, and the model reads
-it with its tools if it needs it. Images and audio are refused: this agent does not
-advertise them (the message model has no image part yet).
+it with its tools if it needs it. An ``image`` block becomes an image part of the
+prompt (a model known not to take images gets the text and a notice, as everywhere);
+audio is refused: this agent does not advertise it.
 """
 
 from __future__ import annotations
@@ -25,9 +26,28 @@ def _uri_label(uri: str) -> str:
 
 
 def prompt_text(blocks: list[Any]) -> str:
-    """The turn's prompt, or a JSON-RPC invalid-params error saying what is not accepted."""
+    """The turn's prompt text (images aside: :func:`prompt_parts`)."""
+    return prompt_parts(blocks)[0]
+
+
+def _image(block: Any) -> Any:
+    from pydantic import ValidationError
+
+    from ketch.messages import ImagePart
+
+    try:
+        return ImagePart(media_type=str(getattr(block, "mime_type", "") or ""), data=str(getattr(block, "data", "") or ""), name=_uri_label(getattr(block, "uri", None) or "") or "image")
+    except (ValidationError, ValueError) as exc:
+        first = exc.errors()[0].get("msg", str(exc)) if isinstance(exc, ValidationError) else str(exc)
+        raise RequestError(-32602, f"the image block cannot be used: {first}", {"block": "image"}) from None
+
+
+def prompt_parts(blocks: list[Any]) -> tuple[str, tuple[Any, ...]]:
+    """The turn's prompt text and its images, or a JSON-RPC invalid-params error saying
+    what is not accepted."""
     texts: list[str] = []
     context: list[str] = []
+    images: list[Any] = []
     for block in blocks or []:
         kind = getattr(block, "type", None)
         if kind == "text":
@@ -53,10 +73,12 @@ def prompt_text(blocks: list[Any]) -> str:
                     + f"\n[… {len(text) - MAX_EMBEDDED} more characters not included; read the file for the rest]"
                 )
             context.append(f'<context ref="{label}">\n{text}\n</context>')
-        elif kind in ("image", "audio"):
+        elif kind == "image":
+            images.append(_image(block))
+        elif kind == "audio":
             raise RequestError(
                 -32602,
-                f"ketch does not accept {kind} content in prompts yet; send text, or reference the file",
+                "ketch does not accept audio content in prompts; send text, or reference the file",
                 {"block": kind},
             )
         else:
@@ -64,6 +86,8 @@ def prompt_text(blocks: list[Any]) -> str:
     prompt = "\n".join(t for t in texts if t)
     if context:
         prompt = (prompt + "\n\n" if prompt else "") + "\n".join(context)
+    if not prompt.strip() and images:
+        prompt = "(the image below)"
     if not prompt.strip():
         raise RequestError(-32602, "the prompt is empty: send at least one text block")
-    return prompt
+    return prompt, tuple(images)

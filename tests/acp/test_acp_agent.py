@@ -77,9 +77,8 @@ def test_a_prompt_streams_its_chunks_and_ends_the_turn(acp_env: AcpEnv) -> None:
             caps = init.agent_capabilities
             assert init.protocol_version == 1
             assert caps.load_session is True and caps.prompt_capabilities.embedded_context is True
-            assert (
-                caps.prompt_capabilities.image is False
-            )  # honest: no image part in the message model yet
+            assert caps.prompt_capabilities.image is True  # image blocks become image parts
+            assert caps.prompt_capabilities.audio is False  # honest: no audio
             session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
             assert session.modes.current_mode_id == "build"
             assert {o.id: o.current_value for o in session.config_options} == {
@@ -385,6 +384,35 @@ def test_embedded_resources_and_links_reach_the_model(acp_env: AcpEnv) -> None:
     assert f"[doc.pdf: {acp_env.workspace}/doc.pdf]" in text
 
 
+def test_an_image_block_reaches_the_model_as_an_image(acp_env: AcpEnv) -> None:
+    """initialize advertises images; an image block is an image part of the prompt (the
+    model's request carries it, base64, with its media type)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (3, 2), (10, 200, 30)).save(buffer, format="PNG")
+    data = base64.b64encode(buffer.getvalue()).decode()
+    acp_env.script([{"text": "a green rectangle"}])
+
+    async def scenario() -> None:
+        client = RecordingClient()
+        async with spawn(acp_env, client) as (conn, _proc, init):
+            assert init.agent_capabilities.prompt_capabilities.image is True
+            session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
+            blocks = [*prompt("what is this?"), ImageContentBlock(type="image", mime_type="image/png", data=data)]
+            assert (await conn.prompt(session_id=session.session_id, prompt=blocks)).stop_reason == "end_turn"
+
+    asyncio.run(scenario())
+    (request,) = acp_env.requests()
+    parts = request["messages"][-1]["parts"]
+    assert any(p["type"] == "text" and p["text"] == "what is this?" for p in parts)
+    (image,) = [p for p in parts if p["type"] == "image"]
+    assert image["media_type"] == "image/png" and base64.b64decode(image["data"]) == buffer.getvalue()
+
+
 def test_errors_are_json_rpc_errors_with_ketchs_message(acp_env: AcpEnv) -> None:
     acp_env.script([{"text": "unused"}])
 
@@ -402,7 +430,7 @@ def test_errors_are_json_rpc_errors_with_ketchs_message(acp_env: AcpEnv) -> None
                 await conn.prompt(
                     session_id=session.session_id,
                     prompt=[
-                        ImageContentBlock(type="image", mime_type="image/png", data="iVBORw0KGgo=")
+                        ImageContentBlock(type="image", mime_type="image/tiff", data="iVBORw0KGgo=")
                     ],
                 )
             assert image.value.code == -32602 and "image" in str(image.value)
