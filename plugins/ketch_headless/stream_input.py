@@ -4,7 +4,8 @@ session, one turn per message, ``stream-json`` out.
 Each stdin line is one JSON object:
 
 * ``{"type": "user", "message": {"role": "user", "content": "..." | [blocks]}}``
-  is a turn (text blocks only). Messages that arrive while a turn runs wait their turn.
+  is a turn (text blocks, and image blocks with a base64 ``source`` as Claude Code
+  writes them). Messages that arrive while a turn runs wait their turn.
   ``"shouldQuery": false`` adds the message to the conversation without a turn.
 * ``{"type": "control_request", "request_id": "...", "request": {"subtype": "interrupt"}}``
   cancels the running turn and is answered with a ``control_response`` line.
@@ -39,23 +40,43 @@ class BadLine(ValueError):
 class UserLine:
     text: str
     query: bool = True
+    images: tuple[Any, ...] = ()
 
 
-def parse_user_content(content: Any) -> str:
+def _image(block: dict[str, Any]) -> Any:
+    """Claude Code's ``{"type": "image", "source": {"type": "base64", "media_type", "data"}}``."""
+    from pydantic import ValidationError
+
+    from ketch.messages import ImagePart
+
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        raise BadLine('an image block needs source: {"type": "base64", "media_type": ..., "data": ...}')
+    try:
+        return ImagePart(media_type=str(source.get("media_type") or ""), data=str(source.get("data") or ""), name="image")
+    except (ValidationError, ValueError) as exc:
+        first = exc.errors()[0].get("msg", str(exc)) if isinstance(exc, ValidationError) else str(exc)
+        raise BadLine(f"the image block cannot be used: {first}") from None
+
+
+def parse_user_content(content: Any) -> tuple[str, tuple[Any, ...]]:
     if isinstance(content, str):
-        return content
+        return content, ()
     if not isinstance(content, list):
         raise BadLine("message.content must be a string or a list of content blocks")
     texts: list[str] = []
+    images: list[Any] = []
     for block in content:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
+        elif kind == "image" and isinstance(block, dict):
+            images.append(_image(block))
         else:
             raise BadLine(
-                f"content block of type {kind!r} is not supported (ketch takes text blocks)"
+                f"content block of type {kind!r} is not supported (ketch takes text and image blocks)"
             )
-    return "\n".join(texts)
+    return "\n".join(texts), tuple(images)
 
 
 def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
@@ -76,10 +97,12 @@ def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
     message = data.get("message")
     if not isinstance(message, dict) or message.get("role", "user") != "user":
         raise BadLine('a "user" line needs message: {"role": "user", "content": ...}')
-    text = parse_user_content(message.get("content"))
+    text, images = parse_user_content(message.get("content"))
+    if not text.strip() and images:
+        text = "(the image below)"
     if not text.strip():
         raise BadLine("the message is empty")
-    return UserLine(text, query=data.get("shouldQuery", True) is not False)
+    return UserLine(text, query=data.get("shouldQuery", True) is not False, images=images)
 
 
 def _reader(
@@ -149,18 +172,18 @@ class StreamSession:
 
     async def worker(self) -> None:
         from ketch.events import MessageEvent
-        from ketch.messages import Message
+        from ketch.messages import Message, TextPart
 
         while (job := await self.jobs.get()) is not None:
             if not job.query:
-                message = Message.user(job.text)
+                message = Message(role="user", parts=(TextPart(text=job.text), *job.images))
                 self.session.append(message)
                 self.kernel.emit(self.session, MessageEvent(message=message))
                 continue
             self.printer.start()
             self.interrupted = False
             self.current = asyncio.create_task(
-                self.kernel.run_turn(self.session, job.text, approver=self.approver)
+                self.kernel.run_turn(self.session, job.text, approver=self.approver, parts=job.images)
             )
             end = await self.current
             self.current = None

@@ -53,6 +53,27 @@ def test_an_interrupt_cancels_the_running_turn_and_the_session_goes_on(headless:
     assert proc.returncode == 0, err  # an interrupt asked for is not a failure
 
 
+def test_an_image_block_in_claude_codes_shape_reaches_the_model(headless: Headless) -> None:
+    import base64
+    import io
+    import json
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), (1, 2, 3)).save(buffer, format="PNG")
+    data = base64.b64encode(buffer.getvalue()).decode()
+    headless.script([{"text": "a tiny square"}])
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+    proc = headless.run(*STREAM, stdin=user([{"type": "text", "text": "what is it?"}, image]) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    (request,) = headless.requests()
+    parts = request["messages"][-1]["parts"]
+    assert [p["type"] for p in parts] == ["text", "image"] and parts[1]["data"] == data
+    assert of(events(proc.stdout), "turn_end")[0]["text"] == "a tiny square"
+    assert json.dumps(parts[1]).count("image/png") == 1
+
+
 def test_a_malformed_line_is_an_error_event_and_the_session_goes_on(headless: Headless) -> None:
     headless.script([{"text": "answered"}])
     stdin = (
@@ -77,7 +98,7 @@ def test_a_malformed_line_is_an_error_event_and_the_session_goes_on(headless: He
     assert (
         "not JSON" in errors[0]["message"]
         and "'assistant'" in errors[1]["message"]
-        and "'image'" in errors[2]["message"]
+        and "image block needs source" in errors[2]["message"]
     )
     assert of(out, "turn_end")[0]["text"] == "answered"
     assert proc.returncode == 1  # a rejected line is reported in the exit code
