@@ -60,6 +60,7 @@ class Kernel:
         self.store_problem: StoreUnavailable | None = None
         self._configured = False
         self.stash = Stash()  # plugins' in-memory state (ketch.stash.StashKey)
+        self._notices_said = 0  # how many of ``notices`` sessions were already told
         self._secrets: set[Secret] = set()  # every API key ``api_key`` handed out
 
     # --- building -------------------------------------------------------------------
@@ -489,8 +490,11 @@ class Kernel:
                 resumed=session.resumed,
             ),
         )
-        for notice in self.notices:
+        # Each notice is said once per process: a second session (/clear, /resume, a
+        # subagent) does not repeat what the person was already told.
+        for notice in self.notices[self._notices_said :]:
             self.emit(session, NoticeEvent(level="warning", message=notice))
+        self._notices_said = len(self.notices)
         self.hooks.session_start(session)
 
     def end(self, session: Session, reason: str = "exit") -> None:

@@ -409,3 +409,15 @@ def test_detection_works_inside_a_running_event_loop(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert asyncio.run(inside_a_loop()) == "found"
+
+
+def test_a_notice_is_said_once_per_process_not_per_session(tmp_path: Path) -> None:
+    """/clear or /resume starts another session on the same kernel: what the person was
+    told at startup is not repeated."""
+    plugins, _ = tools_plugins("allow")
+    h = Harness.create(tmp_path, plugins=plugins, bundled=["guards"])
+    h.kernel.notices.append("sandbox: bwrap is not installed")
+    seen: list[str] = []
+    first = h.kernel.new_session(provider=h.provider, listeners=[lambda e: seen.append(getattr(e, "message", ""))])
+    second = h.kernel.new_session(provider=h.provider, listeners=[lambda e: seen.append(getattr(e, "message", ""))])
+    assert first.id != second.id and seen.count("sandbox: bwrap is not installed") == 1
