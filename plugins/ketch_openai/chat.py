@@ -157,8 +157,7 @@ def chat_messages(request: ProviderRequest, kind: str) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    for message in request.messages:
-        messages += _wire(message, kind)
+    messages += _wire.flat(tuple(request.messages), kind)
     return messages
 
 

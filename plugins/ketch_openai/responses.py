@@ -148,8 +148,7 @@ class ResponsesProvider(OpenAIBase):
 
 def response_items(request: ProviderRequest, kind: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    for message in request.messages:
-        items += _items(message, kind)
+    items += _items.flat(tuple(request.messages), kind)
     return items
 
 

@@ -25,6 +25,25 @@ class PerMessage(Generic[T]):
     def __init__(self, convert: Callable[..., T]) -> None:
         self.convert = convert
         self._cache: dict[tuple[int, tuple[Hashable, ...]], tuple[weakref.ref[Message], T]] = {}
+        # The last history flattened (per key): a history only grows at its end, so the
+        # next request's list is the last one plus the new messages' items.
+        self._last: dict[tuple[Hashable, ...], tuple[tuple[Message, ...], list[Any]]] = {}
+
+    def flat(self, history: tuple[Message, ...], *key: Hashable) -> list[Any]:
+        """Every message's conversion (each a list of wire items), concatenated. When
+        ``history`` starts with the last one flattened for ``key`` (a tuple comparison
+        in C that stops at the first message that is not the same object), only the new
+        messages are added to a copy of the last list."""
+        last = self._last.get(key)
+        n = len(last[0]) if last is not None else 0
+        if last is not None and len(history) >= n and history[:n] == last[0]:
+            out = list(last[1])
+        else:
+            n, out = 0, []
+        for message in history[n:]:
+            out += self(message, *key)  # type: ignore[arg-type]
+        self._last[key] = (history, out)
+        return list(out)
 
     def __call__(self, message: Message, *key: Hashable) -> T:
         slot = (id(message), key)
