@@ -25,12 +25,68 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def _plugins_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print a JSON list")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="call every registration hook as a session does (imports every tool and provider) and report declarations that do not match",
+    )
+
+
+# The registries ``ketch plugins`` lists: (registration hook, kernel attribute, kind).
+_LISTED = (
+    ("ketch_register_commands", "commands", "command"),
+    ("ketch_register_frontends", "frontends", "frontend"),
+    ("ketch_register_providers", "provider_kinds", "provider"),
+    ("ketch_register_tools", "tools", "tool"),
+    ("ketch_register_modes", "modes", "mode"),
+    ("ketch_register_profiles", "profiles", "profile"),
+)
+
+
+def _fill_listing(kernel: Kernel, check: bool) -> None:
+    """Fill each plugin's ``provides``: from the declarations (``ketch.plugins.provides``)
+    when every implementation of a registry's hook has one, else by filling the
+    registry (its hooks import what they register). ``check``: always fill, and warn
+    where a declaration and the registration differ."""
+    from ketch.plugins import declared
+
+    for hook, registry, kind in _LISTED:
+        impls = kernel.pm.in_load_order(getattr(kernel.pm.hook, hook).get_hookimpls())
+        declarations = {impl.plugin_name: declared(impl) for impl in impls}
+        if check or registry in vars(kernel) or None in declarations.values():
+            getattr(kernel, registry)  # a cached_property: fills the registry, clashes included
+            if check:
+                _compare(kernel, kind, declarations)
+            continue
+        owners: dict[str, str] = {}
+        for plugin, provided in declarations.items():
+            info = kernel.pm.infos.get(plugin)
+            assert provided is not None and info is not None
+            for name in provided.names:
+                if name in owners:
+                    kernel._report_clash(kind, name, plugin, owners[name])
+                    continue
+                owners[name] = plugin
+                info.provides.setdefault(kind + "s", []).append(name)
+            if provided.dynamic:
+                info.dynamic[kind + "s"] = provided.dynamic
+
+
+def _compare(kernel: Kernel, kind: str, declarations: dict[str, Any]) -> None:
+    for plugin, provided in declarations.items():
+        info = kernel.pm.infos.get(plugin)
+        if provided is None or info is None or info.status != "ok":
+            continue
+        registered = info.provides.get(kind + "s", [])
+        missing = [n for n in provided.names if n not in registered]
+        extra = [n for n in registered if n not in provided.names]
+        if missing or (extra and not provided.dynamic):
+            said = ", ".join(provided.names) or "nothing"
+            info.warnings.append(f"declares {kind}s {said} (@provides) but registered {', '.join(registered) or 'nothing'}")
 
 
 def _plugins_run(kernel: Kernel, args: argparse.Namespace) -> int:
-    # Fill every registry so each plugin's tools/providers/commands/clashes are known.
-    for registry in ("commands", "frontends", "provider_kinds", "tools"):
-        getattr(kernel, registry)
+    _fill_listing(kernel, bool(getattr(args, "check", False)))
     infos = [i for i in kernel.pm.infos.values() if i.name != "builtin"]
     for notice in kernel.notices:
         print(f"ketch: {notice}", file=sys.stderr)
@@ -45,8 +101,9 @@ def _plugins_run(kernel: Kernel, args: argparse.Namespace) -> int:
             print(f"    disabled by {info.disabled_by}")
         if info.error:
             print(f"    error: {info.error}")
-        for kind, names in sorted(info.provides.items()):
-            print(f"    {kind}: {', '.join(names)}")
+        for kind in sorted({*info.provides, *info.dynamic}):
+            listed = [*info.provides.get(kind, []), *([f"({info.dynamic[kind]})"] if kind in info.dynamic else [])]
+            print(f"    {kind}: {', '.join(listed)}")
         if info.hooks:
             print(f"    hooks: {', '.join(info.hooks)}")
         for warning in info.warnings:
@@ -117,6 +174,6 @@ def _models_run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command(name="plugins", help="list plugins: status, distribution, hooks, import time", cli=True, configure=_plugins_configure, run=_plugins_run))
+    register(Command(name="plugins", help="list plugins: status, distribution, what each provides, hooks, import time", cli=True, configure=_plugins_configure, run=_plugins_run))
     register(Command(name="config", help="show the merged config or where config files live", cli=True, configure=_config_configure, run=_config_run))
     register(Command(name="models", help="list the models the configured provider offers", cli=True, run=_models_run))

@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
@@ -57,6 +57,7 @@ class PluginInfo:
     essential: bool = False
     disabled_by: str | None = None
     provides: dict[str, list[str]] = field(default_factory=dict)  # tools, providers, ...
+    dynamic: dict[str, str] = field(default_factory=dict)  # kind -> what else it registers (declared)
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -72,8 +73,52 @@ class PluginInfo:
             "essential": self.essential,
             "disabled_by": self.disabled_by,
             "provides": self.provides,
+            "dynamic": self.dynamic,
             "warnings": self.warnings,
         }
+
+
+# --- declared registrations ---------------------------------------------------------
+
+PROVIDES_ATTR = "ketch_provides"
+_Hook = TypeVar("_Hook", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Provided:
+    """What a registration hook declares it registers (see :func:`provides`)."""
+
+    names: tuple[str, ...]
+    dynamic: str | None = None  # what else it may register, in words; None: nothing else
+
+
+def provides(*names: str, dynamic: str | None = None) -> Callable[[_Hook], _Hook]:
+    """Declare the names a ``ketch_register_*`` hook registers, so that ``ketch plugins``
+    can list them without calling the hook (and importing what the hook imports)::
+
+        @hookimpl
+        @provides("read_file", "write_file")
+        def ketch_register_tools(register): ...
+
+    ``dynamic`` says in words what the hook may register beyond ``names`` (tools
+    that depend on the config, say). ``ketch plugins`` uses the declarations when
+    every implementation of a registry's hook has one, and calls the hooks otherwise;
+    ``ketch plugins --check`` calls them all and reports any declaration that does not
+    match what was registered. A session always calls the hooks: a declaration never
+    decides what runs.
+    """
+
+    def mark(hook: _Hook) -> _Hook:
+        setattr(hook, PROVIDES_ATTR, Provided(tuple(names), dynamic))
+        return hook
+
+    return mark
+
+
+def declared(impl: Any) -> Provided | None:
+    """The :class:`Provided` of a hook implementation (pluggy ``HookImpl``), if any."""
+    found = getattr(impl.function, PROVIDES_ATTR, None)
+    return found if isinstance(found, Provided) else None
 
 
 @dataclass
