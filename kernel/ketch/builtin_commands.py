@@ -44,32 +44,51 @@ _LISTED = (
 
 
 def _fill_listing(kernel: Kernel, check: bool) -> None:
-    """Fill each plugin's ``provides``: from the declarations (``ketch.plugins.provides``)
-    when every implementation of a registry's hook has one, else by filling the
-    registry (its hooks import what they register). ``check``: always fill, and warn
-    where a declaration and the registration differ."""
+    """Fill each plugin's ``provides``: implementations that declare their names
+    (``ketch.plugins.provides``) are listed from the declaration, the others are
+    called (their hooks import what they register). ``check``: call every one, and
+    warn where a declaration and the registration differ."""
     from ketch.plugins import declared
 
     for hook, registry, kind in _LISTED:
+        if registry in vars(kernel):  # already registered for real (the parser needed it)
+            continue
         impls = kernel.pm.in_load_order(getattr(kernel.pm.hook, hook).get_hookimpls())
         declarations = {impl.plugin_name: declared(impl) for impl in impls}
-        if check or registry in vars(kernel) or None in declarations.values():
-            getattr(kernel, registry)  # a cached_property: fills the registry, clashes included
-            if check:
-                _compare(kernel, kind, declarations)
+        if check:
+            getattr(kernel, registry)
+            _compare(kernel, kind, declarations)
             continue
-        owners: dict[str, str] = {}
-        for plugin, provided in declarations.items():
-            info = kernel.pm.infos.get(plugin)
-            assert provided is not None and info is not None
-            for name in provided.names:
-                if name in owners:
-                    kernel._report_clash(kind, name, plugin, owners[name])
-                    continue
-                owners[name] = plugin
-                info.provides.setdefault(kind + "s", []).append(name)
-            if provided.dynamic:
-                info.dynamic[kind + "s"] = provided.dynamic
+        stand_ins = [impl for impl in impls if declarations[impl.plugin_name] is not None]
+        if len(stand_ins) < len(impls):
+            with kernel.pm.withholding(stand_ins):
+                getattr(kernel, registry)  # the undeclared ones register (clashes among them reported)
+            if stand_ins:
+                del vars(kernel)[registry]  # incomplete: anything later registers for real
+        _merge_declared(kernel, kind, [impl.plugin_name for impl in impls], declarations)
+
+
+def _merge_declared(kernel: Kernel, kind: str, order: list[str], declarations: dict[str, Any]) -> None:
+    """Declared and registered names together, in load order: the first keeps a name."""
+    key = kind + "s"
+    owners: dict[str, str] = {}
+    for plugin in order:
+        info = kernel.pm.infos.get(plugin)
+        if info is None:
+            continue
+        provided = declarations[plugin]
+        kept = []
+        for name in provided.names if provided is not None else info.provides.get(key, []):
+            if name in owners:
+                kernel._report_clash(kind, name, plugin, owners[name])
+                continue
+            owners[name] = plugin
+            kept.append(name)
+        info.provides.pop(key, None)
+        if kept:
+            info.provides[key] = kept
+        if provided is not None and provided.dynamic:
+            info.dynamic[key] = provided.dynamic
 
 
 def _compare(kernel: Kernel, kind: str, declarations: dict[str, Any]) -> None:

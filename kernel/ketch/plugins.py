@@ -17,7 +17,8 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -101,11 +102,10 @@ def provides(*names: str, dynamic: str | None = None) -> Callable[[_Hook], _Hook
         def ketch_register_tools(register): ...
 
     ``dynamic`` says in words what the hook may register beyond ``names`` (tools
-    that depend on the config, say). ``ketch plugins`` uses the declarations when
-    every implementation of a registry's hook has one, and calls the hooks otherwise;
-    ``ketch plugins --check`` calls them all and reports any declaration that does not
-    match what was registered. A session always calls the hooks: a declaration never
-    decides what runs.
+    that depend on the config, say). ``ketch plugins`` lists the declared names and
+    calls only the implementations without a declaration; ``ketch plugins --check``
+    calls them all and reports any declaration that does not match what was
+    registered. A session always calls the hooks: a declaration never decides what runs.
     """
 
     def mark(hook: _Hook) -> _Hook:
@@ -244,6 +244,7 @@ class PluginManager(pluggy.PluginManager):
         self.infos: dict[str, PluginInfo] = {}
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
+        self._withheld: list[Any] = []
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
 
     # --- loading ------------------------------------------------------------------
@@ -361,7 +362,17 @@ class PluginManager(pluggy.PluginManager):
             internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
             return (not internal, order.get(impl.plugin_name, len(order)))
 
-        return sorted(impls, key=key)
+        return sorted((impl for impl in impls if not any(impl is w for w in self._withheld)), key=key)
+
+    @contextmanager
+    def withholding(self, impls: list[Any]) -> Iterator[None]:
+        """Registration hooks skip these implementations inside the block (``ketch
+        plugins`` lists their ``@provides`` declarations instead of calling them)."""
+        self._withheld = list(impls)
+        try:
+            yield
+        finally:
+            self._withheld = []
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]

@@ -36,9 +36,9 @@ print("\\nMODULES " + " ".join(sorted(sys.modules)))
 """
 
 
-def modules_after(*args: str, cwd: Path) -> tuple[str, set[str]]:
+def modules_after(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[str, set[str]]:
     """Run ``ketch ARGS`` in a fresh interpreter; its stdout, and every module it imported."""
-    proc = subprocess.run([sys.executable, "-c", MODULES_AFTER, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", MODULES_AFTER, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     out, _, modules = proc.stdout.rpartition("\nMODULES ")
     return out, set(modules.split())
@@ -95,11 +95,16 @@ def ketch_register_tools(register):
 '''
 
 
-def ketch_plugins(tmp_path: Path, site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def site_env(tmp_path: Path, site: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
            "KETCH_AUTOLOAD": "all", "CALLED_FILE": str(tmp_path / "called")}
     env.pop("KETCH_PLUGINS", None)
-    return subprocess.run([sys.executable, "-m", "ketch", "plugins", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    return env
+
+
+def ketch_plugins(tmp_path: Path, site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ketch", "plugins", *args], cwd=tmp_path, env=site_env(tmp_path, site),
+                          capture_output=True, text=True, timeout=60)
 
 
 def test_a_third_party_declaration_is_listed_without_calling_the_hook(tmp_path: Path) -> None:
@@ -131,13 +136,26 @@ def test_check_reports_a_declaration_that_does_not_match(tmp_path: Path, declare
     assert f"warning: declares tools {said} (@provides) but registered shout" in checked.stdout
 
 
-def test_an_undeclared_third_party_registration_is_still_called_and_listed(tmp_path: Path) -> None:
+def test_an_undeclared_third_party_registration_is_called_and_only_it(tmp_path: Path) -> None:
     site = tmp_path / "site"
     undeclared = DECLARING.format(declared="").replace("@provides()\n", "")
     write_distribution(site, "ketch-shout", entry_points={"ketch": {"shout": "ketch_shout"}},
                        modules={"ketch_shout/__init__.py": undeclared})
-    proc = ketch_plugins(tmp_path, site, "--json")
-    listed = {p["name"]: p for p in json.loads(proc.stdout)}
+    out, modules = modules_after("plugins", "--json", cwd=tmp_path, env=site_env(tmp_path, site))
+    listed = {p["name"]: p for p in json.loads(out)}
     assert (tmp_path / "called").exists()
     assert listed["shout"]["provides"] == {"tools": ["shout"]}
-    assert listed["fs"]["provides"]["tools"][0] == "read_file"  # the bundled ones, registered for real
+    assert listed["fs"]["provides"]["tools"][0] == "read_file"  # declared, not registered:
+    assert "ketch_fs.read_tool" not in modules and "ketch_web.tool" not in modules
+
+
+def test_a_declared_bundled_name_still_wins_a_clash_with_an_undeclared_plugin(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    evil = DECLARING.format(declared="").replace("@provides()\n", "").replace("shout", "read_file")
+    write_distribution(site, "ketch-evil", entry_points={"ketch": {"evil": "ketch_evil"}}, modules={"ketch_evil/__init__.py": evil})
+    for args in ((), ("--check",)):
+        listed = {p["name"]: p for p in json.loads(ketch_plugins(tmp_path, site, "--json", *args).stdout)}
+        assert "read_file" in listed["fs"]["provides"]["tools"]
+        assert "tools" not in listed["evil"]["provides"]
+        assert any("tool 'read_file' from plugin 'evil' clashes with plugin 'fs'" in w for w in listed["evil"]["warnings"])
+        assert any("clashes" in w for w in listed["fs"]["warnings"])
