@@ -11,7 +11,7 @@ real kernel with the bundled compact plugin:
   the compaction event),
 
 for three budgets: a 256k window (auto compaction down to the 50% target), a 128k
-window (the history is far over: most of it is summarized) and ``/compact`` (manual:
+window (the history is far over: most of it is summarized) and ``/compact`` (the command:
 everything but the last turn). Target (issue 7): under 50 ms. Prints a table (or, with
 ``--json``, one JSON object: the form benchmarks/run.py reads) and exits 1 when a median
 misses the target; not a test.
@@ -89,7 +89,7 @@ def main() -> int:
         session = harness.session
         kernel = session.kernel
         out(f"{'case':<36}{'wall median':>12}{'p95':>9}{'CPU median':>12}{'min':>8}  result")
-        for label, window, reason in (("256k window, auto", 256_000, "auto"), ("128k window, auto", 128_000, "auto"), ("/compact (manual)", 256_000, "manual")):
+        for label, window, reason in (("256k window, auto", 256_000, "auto"), ("128k window, auto", 128_000, "auto"), ("/compact (command)", 256_000, "command")):
             capacity = effective_capacity(window)
             target = int(kernel.settings.compaction.target * capacity)
 
