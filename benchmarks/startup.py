@@ -35,71 +35,19 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import venv
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from loopback import Loopback
 
 CACHE = Path(os.environ.get("KETCH_BENCH_CACHE") or Path.home() / ".cache" / "ketch-bench")
 PEERS = {"llm": "llm", "aider": "aider-chat"}  # console script -> PyPI distribution
 TARGET_PLUGINS_MS = 150.0
-
-# A streamed Chat Completions answer, in the wire format of the recordings.
-ANSWER = b"".join(
-    b"data: " + json.dumps(chunk).encode() + b"\n\n"
-    for chunk in (
-        {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}, "finish_reason": None}]},
-        {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-        {"id": "c", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 1, "total_tokens": 901}},
-    )
-) + b"data: [DONE]\n\n"
-MODELS = json.dumps({"object": "list", "data": [{"id": "bench-model", "object": "model"}]}).encode()
-
-
-class Loopback:
-    """An OpenAI-compatible server on 127.0.0.1 that notes when each request arrives."""
-
-    def __init__(self) -> None:
-        self.arrivals: list[tuple[str, float]] = []
-        arrivals = self.arrivals
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                arrivals.append(("GET", time.perf_counter()))
-                self._send(MODELS, "application/json")
-
-            def do_POST(self) -> None:
-                arrivals.append(("POST", time.perf_counter()))
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self._send(ANSWER, "text/event-stream")
-
-            def _send(self, body: bytes, content_type: str) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def first(self, method: str, since: float) -> float | None:
-        return next((t for m, t in self.arrivals if m == method and t >= since), None)
-
 
 @dataclass
 class Case:
@@ -260,7 +208,7 @@ def main() -> int:
     ketch = bindir / "ketch"
     if not ketch.exists():
         raise SystemExit(f"startup: no ketch console script next to {sys.executable}; pip install -e . first")
-    server = Loopback()
+    server = Loopback(text="ok")
     notes: list[str] = []
     versions: dict[str, str] = {}
     with sandbox_home() as (root, env):
