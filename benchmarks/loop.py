@@ -176,10 +176,13 @@ def as_json(steps: int, result: dict[str, Any], marks: list[int]) -> dict[str, A
         "rows": rows,
         "targets": targets,
         "series": {
-            "overhead_ms": [round(v * 1000, 4) for v in overhead],
-            "wire_conversion_ms": [round(v * 1000, 4) for v in provider[: len(overhead)]],
-            "json_encoding_ms": [round(v * 1000, 4) for v in encoding[: len(overhead)]],
-            "request_bytes": sizes[: len(overhead)],
+            name: {"x": list(range(1, len(overhead) + 1)), "y": values, "x_label": "step", "y_label": label}
+            for name, values, label in (
+                ("overhead_ms", [round(v * 1000, 4) for v in overhead], "ketch overhead per step (ms)"),
+                ("wire_conversion_ms", [round(v * 1000, 4) for v in provider[: len(overhead)]], "of it: wire conversion (ms)"),
+                ("json_encoding_ms", [round(v * 1000, 4) for v in encoding[: len(overhead)]], "JSON encoding of the body (ms)"),
+                ("request_kib", [round(b / 1024, 2) for b in sizes[: len(overhead)]], "request body (KiB)"),
+            )
         },
         "info": {"steps": steps, "turn_end": result["end"], "total_s": round(result["total"], 2), "window": "medians of 50 steps around each mark"},
     }

@@ -83,6 +83,16 @@ def run_once(case: Case, env: dict[str, str], cwd: Path, server: Loopback) -> No
     case.cpu.append(usage.ru_utime + usage.ru_stime)
 
 
+FLOOR = (
+    "import asyncio, json, sqlite3, argparse; import pydantic; from pydantic import BaseModel; import httpx; "
+    "import keyring; keyring.get_keyring(); from cryptography.hazmat.primitives.ciphers.aead import AESGCM; "
+    "import pluggy, importlib.metadata; httpx.AsyncClient()"
+)
+# httpx imports its command-line client (click, rich, pygments) on `import httpx`
+# when those are installed; a placeholder module shows what that costs.
+NO_HTTPX_CLI = "import sys, types; sys.modules['httpx._main'] = types.ModuleType('httpx._main'); "
+
+
 def peer_script(name: str, package: str, cache: Path, install: bool) -> tuple[list[str], str] | None:
     """The peer's console script in its own cached virtualenv (created on first use) and
     its version; None when it is not installed and ``install`` is off or pip fails."""
@@ -100,6 +110,12 @@ def peer_script(name: str, package: str, cache: Path, install: bool) -> tuple[li
             return None
     version = subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"], capture_output=True, text=True).stdout.strip()
     return [str(script)], version
+
+
+def keyring_backend(env: dict[str, str], cwd: Path) -> str:
+    """The keyring backend -p's store used (its class), as keyring chooses it in that env."""
+    code = "import keyring; k = keyring.get_keyring(); print(type(k).__module__ + '.' + type(k).__name__)"
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True).stdout.strip() or "unknown"
 
 
 def git_workspace(path: Path, env: dict[str, str]) -> None:
@@ -224,6 +240,12 @@ def main() -> int:
             Case("ketch plugins", [str(ketch), "plugins"], "ketch"),
             Case("ketch -p (to first request)", [str(ketch), "--provider", "openai", "--model", "gpt-4o-mini", "-p", "say ok"], "ketch", first_request=True),
         ]
+        # The floor under -p: only importing the libraries it needs before its first request
+        # (and the HTTP client's TLS context), with and without httpx's eager CLI import.
+        cases += [
+            Case("python: the libraries -p needs", [sys.executable, "-c", FLOOR], "floor"),
+            Case("python: the same, without httpx's CLI module", [sys.executable, "-c", NO_HTTPX_CLI + FLOOR], "floor"),
+        ]
         if not args.no_peers:
             for name, package in PEERS.items():
                 found = peer_script(name, package, CACHE, install=not args.no_install)
@@ -245,6 +267,7 @@ def main() -> int:
                     case.first_get.clear()
         by = {case.name: case for case in cases}
         explained = explain_first_request(by["ketch -p (to first request)"], env_p, workspace, root) if args.explain else None
+        backend = keyring_backend(env_p, workspace)
     base_wall, base_cpu = median_ms(by["python -c pass"].wall), median_ms(by["python -c pass"].cpu)
     rows = []
     for case in cases:
@@ -259,6 +282,8 @@ def main() -> int:
             "x_python": round(wall / base_wall, 2),
             "x_python_cpu": round(cpu / base_cpu, 2),
         })
+        if case.first_request:
+            notes.append(f"{case.name}: the wall time runs to the request's arrival; the CPU time is the whole process's, until it exits after the answer")
         if case.first_get:
             notes.append(f"{case.name}: the provider's GET /models (context window) arrives first, at {median_ms(case.first_get):.0f} ms median")
     targets = []
@@ -283,7 +308,7 @@ def main() -> int:
         "runs": args.runs,
         "rows": rows,
         "targets": targets,
-        "info": {"peers": versions, "keyring": args.keyring, "python": sys.version.split()[0], "interleaved": "shuffled order each round, 3 warm-up rounds"},
+        "info": {"peers": versions, "keyring": backend, "python": sys.version.split()[0], "interleaved": "shuffled order each round, 3 warm-up rounds"},
         "notes": notes,
     }
     if explained:
