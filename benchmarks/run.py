@@ -687,7 +687,8 @@ def in_private_keyring(argv: list[str]) -> bool:
     home = tempfile.mkdtemp(prefix="ketch-bench-keyring-")
     script = (
         'export XDG_DATA_HOME="$0/data" XDG_RUNTIME_DIR="$0/run"; mkdir -p "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR"; chmod 700 "$XDG_RUNTIME_DIR"; '
-        'printf %s ketch-bench | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec "$@"'
+        'if printf %s ketch-bench | gnome-keyring-daemon --unlock --components=secrets >/dev/null; then exec "$@"; '
+        'else echo "run: gnome-keyring did not start; -p uses the file keyring" >&2; exec "$@" --file-keyring; fi'
     )
     done = subprocess.run(["dbus-run-session", "--", "bash", "-c", script, home, sys.executable, *argv], env={**os.environ, DBUS_FLAG: "1"})
     shutil.rmtree(home, ignore_errors=True)
