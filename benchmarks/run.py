@@ -715,7 +715,7 @@ def main() -> int:
         extra["startup"].append("--no-peers")
     if args.no_install:
         extra["startup"].append("--no-install")
-    if os.environ.get(DBUS_FLAG):
+    if os.environ.get(DBUS_FLAG) and not args.file_keyring:
         extra["startup"] += ["--keyring", "system"]
     plt = matplotlib_or_none(install=not args.no_install)
     started = datetime.datetime.now(datetime.UTC)
