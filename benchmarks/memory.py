@@ -176,7 +176,7 @@ def main() -> int:
         {"measure": f"headless, {long['steps']:,} steps: peak RSS", "value": round(long_peak / 1024, 1), "unit": "MiB", "seconds": round(long["seconds"], 1),
          "last_request_kib": long["request_kib_last"]},
     ]
-    series: dict[str, Any] = {"headless_rss_mib": {"x": [n for n, _ in rss], "y": [round(kib / 1024, 2) for _, kib in rss], "x_label": "step", "y_label": "RSS (MiB)"}}
+    series: dict[str, Any] = {"headless_rss_mib": {"x": [n for n, _ in rss], "y": [round(kib / 1024, 2) for _, kib in rss], "x_label": "step", "y_label": "RSS (MiB)", "title": f"headless: RSS during a {long['steps']:,}-step session"}}
     if len(rss) > 2:
         (n0, r0), (n1, r1) = rss[len(rss) // 4], rss[-1]
         rows.append({"measure": "headless: RSS growth per step (last three quarters)", "value": round((r1 - r0) / max(n1 - n0, 1), 2), "unit": "KiB/step"})
@@ -192,7 +192,7 @@ def main() -> int:
              "seconds": round(interactive["seconds"], 1)},
             {"measure": "shell: RSS growth per turn (after the first)", "value": round((samples[-1][1] - first[1]) / max(samples[-1][0] - 1, 1), 1), "unit": "KiB/turn"},
         ]
-        series["shell_rss_mib"] = {"x": [s[0] for s in samples], "y": [round(s[1] / 1024, 2) for s in samples], "x_label": "turn", "y_label": "RSS (MiB)"}
+        series["shell_rss_mib"] = {"x": [s[0] for s in samples], "y": [round(s[1] / 1024, 2) for s in samples], "x_label": "turn", "y_label": "RSS (MiB)", "title": f"shell: RSS after each of {interactive['turns']} turns"}
     result = {"benchmark": "memory", "title": "Memory", "runs": 1, "rows": rows, "targets": [], "series": series, "notes": notes,
               "info": {"answer_chars": len(ANSWER.format(n=1)), "headless_stop": long["stop"]}}
     if args.json:
