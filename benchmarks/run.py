@@ -34,7 +34,8 @@ plotted. A benchmark whose file does not exist is listed as not run. Exit status
 from a benchmark (a missed target) is not a failure of this script; a crash is reported
 on the page with the end of its stderr.
 
-Plots need matplotlib (``pip install -e '.[bench]'``); when it is missing this script
+Every outcome is also kept in ``$KETCH_BENCH_CACHE/last-run.json``: ``--render-only``
+writes the page again from it. Plots need matplotlib (``pip install -e '.[bench]'``); when it is missing this script
 installs it with pip into ``$KETCH_BENCH_CACHE/plot-libs`` (default
 ``~/.cache/ketch-bench``, where ``startup.py`` also keeps the peers' virtualenvs), never
 into ketch's own environment. When ``dbus-run-session`` and ``gnome-keyring-daemon``
@@ -421,12 +422,16 @@ def machine() -> dict[str, str]:
     }
 
 
-def write_page(outcomes: list[Outcome], out: Path, started: datetime.datetime, seconds: float, plt: Any, quick: bool) -> None:
+def measured_on() -> dict[str, Any]:
+    """The machine, the commit, and fsync's latency, as the run starts."""
+    return {**machine(), "fsync_disk_ms": fsync_ms(tempfile.gettempdir()), "fsync_ram_ms": fsync_ms("/dev/shm") if Path("/dev/shm").is_dir() else None}
+
+
+def write_page(outcomes: list[Outcome], out: Path, started: datetime.datetime, seconds: float, plt: Any, quick: bool, info: dict[str, Any]) -> None:
     by = {o.spec.name: o for o in outcomes}
     figs = Figures(plt, out.parent / "performance", out) if plt else None
-    info = machine()
     loads = [value for o in outcomes if o.status != "missing" for value in o.load]
-    disk_fsync, ram_fsync = fsync_ms(tempfile.gettempdir()), fsync_ms("/dev/shm") if Path("/dev/shm").is_dir() else None
+    disk_fsync, ram_fsync = info.get("fsync_disk_ms"), info.get("fsync_ram_ms")
     parts = [
         "# Performance\n",
         "How fast ketch is where people feel it, measured with the benchmarks in `benchmarks/` and reproduced by one "
@@ -662,8 +667,9 @@ def explain_search(outcome: Outcome, by: dict[str, Outcome], disk_fsync: float |
     out = ["### Reading the search figures\n"]
     if grep and rg_tool and rg:
         out.append(
-            f"`grep` costs what ripgrep costs as the tool runs it ({fmt(grep['value'])} ms against {fmt(rg_tool['value'])} ms; the tool's "
-            f"own Python work is a few ms of CPU). The gap to plain `rg` ({fmt(rg['value'])} ms) is `--sort=path`, which the tool passes "
+            f"`grep` takes {fmt(grep['value'])} ms where ripgrep run the same way takes {fmt(rg_tool['value'])} ms: the tool's own CPU is a "
+            "few milliseconds (a profile of the tool shows it waiting in epoll for rg's output and exit, through asyncio's pipes). "
+            f"Most of the gap to plain `rg` ({fmt(rg['value'])} ms) is `--sort=path`, which the tool passes "
             "so that its first 100 matches are always the same ones: it makes rg walk on one thread. On two cores that costs little; "
             "on a laptop with eight it would cost more (sorting the capped hits in Python instead keeps rg parallel but makes *which* "
             "hits come first vary).\n"
@@ -708,6 +714,7 @@ REPRODUCE = """## Reproducing
 $ pip install -e '.[test,bench]'        # bench: matplotlib, for the plots
 $ python benchmarks/run.py              # everything, rewrites this page and docs/performance/*.png
 $ python benchmarks/run.py --quick      # smaller sizes, fewer runs
+$ python benchmarks/run.py --render-only   # this page again from the last run's results
 $ python benchmarks/startup.py --runs 30 --explain   # any one benchmark, its table on the terminal
 ```
 
@@ -717,6 +724,31 @@ docstring describes the form. llm and aider are installed from PyPI on first use
 `PYTHONDONTWRITEBYTECODE` from the environment of what they time: an installed program has its bytecode.
 Benchmarks are not CI's pass/fail: their targets are judged here.
 """
+
+
+LAST_RUN = CACHE / "last-run.json"
+
+
+def save_last(outcomes: list[Outcome], started: datetime.datetime, seconds: float, quick: bool, info: dict[str, Any]) -> None:
+    """Every outcome, so that the page can be written again (--render-only) without
+    running the benchmarks again."""
+    runs = [{**{k: v for k, v in vars(o).items() if k != "spec"}, "spec": o.spec.name} for o in outcomes]
+    LAST_RUN.parent.mkdir(parents=True, exist_ok=True)
+    LAST_RUN.write_text(json.dumps({"started": started.isoformat(), "seconds": seconds, "quick": quick, "info": info, "outcomes": runs}))
+
+
+def render_last(out: Path) -> int:
+    try:
+        saved = json.loads(LAST_RUN.read_text())
+    except (OSError, ValueError) as exc:
+        print(f"run: no results of an earlier run to render ({LAST_RUN}: {exc}); run the benchmarks first", file=sys.stderr)
+        return 1
+    specs = {s.name: s for s in SPECS}
+    outcomes = [Outcome(**{**o, "spec": specs[o["spec"]], "load": tuple(o["load"])}) for o in saved["outcomes"] if o["spec"] in specs]
+    plt = matplotlib_or_none(install=False)
+    write_page(outcomes, out, datetime.datetime.fromisoformat(saved["started"]), saved["seconds"], plt, saved["quick"], saved["info"])
+    print(f"run: wrote {out} from {LAST_RUN}", file=sys.stderr)
+    return 0
 
 
 def in_private_keyring(argv: list[str]) -> bool:
@@ -743,7 +775,10 @@ def main() -> int:
     parser.add_argument("--no-peers", action="store_true", help="startup without llm and aider")
     parser.add_argument("--no-install", action="store_true", help="install nothing (peers, matplotlib): use what is there")
     parser.add_argument("--file-keyring", action="store_true", help="skip the private Secret Service: -p uses ketch's file test keyring")
+    parser.add_argument("--render-only", action="store_true", help=f"write the page again from the last run's results ({LAST_RUN}), running nothing")
     args = parser.parse_args()
+    if args.render_only:
+        return render_last(args.out)
     if not args.file_keyring:
         in_private_keyring([str(Path(__file__).resolve()), *sys.argv[1:]])
     chosen = [s for s in SPECS if not args.only or s.name in args.only.split(",")]
@@ -759,6 +794,7 @@ def main() -> int:
         extra["startup"] += ["--keyring", "system"]
     plt = matplotlib_or_none(install=not args.no_install)
     started = datetime.datetime.now(datetime.UTC)
+    info = measured_on()
     began = time.perf_counter()
     outcomes = []
     for spec in chosen:
@@ -767,7 +803,9 @@ def main() -> int:
             continue
         outcomes.append(run(spec, args.quick, extra))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_page(outcomes, args.out, started, time.perf_counter() - began, plt, args.quick)
+    seconds = time.perf_counter() - began
+    save_last(outcomes, started, seconds, args.quick, info)
+    write_page(outcomes, args.out, started, seconds, plt, args.quick, info)
     print(f"run: wrote {args.out}" + ("" if plt else " (no plots: matplotlib is not available)"), file=sys.stderr)
     return 0 if all(o.status != "failed" for o in outcomes) else 1
 
