@@ -156,13 +156,53 @@ def window(values: list[float], centre: int, half: int = 25) -> float:
     return statistics.median(values[lo:hi])
 
 
+def as_json(steps: int, result: dict[str, Any], marks: list[int]) -> dict[str, Any]:
+    overhead, provider, encoding, sizes = result["overhead"], result["provider"], result["json"], result["bytes"]
+    rows = [
+        {"measure": f"step {mark}", "value": round(window(overhead, mark - 1) * 1000, 3), "unit": "ms",
+         "wire_conversion_ms": round(window(provider, mark - 1) * 1000, 3), "json_encoding_ms": round(window(encoding, mark - 1) * 1000, 3),
+         "request_kib": round(sizes[min(mark - 1, len(sizes) - 1)] / 1024, 1)}
+        for mark in marks
+    ]
+    median = statistics.median(overhead) * 1000
+    targets = [{"name": "median overhead per step", "value": round(median, 3), "limit": 5.0, "unit": "ms", "op": "<=", "met": median <= 5.0}]
+    if len(overhead) >= 100:
+        ratio = window(overhead, len(overhead) - 26) / window(overhead, 99)
+        targets.append({"name": f"overhead at step {len(overhead)} vs step 100", "value": round(ratio, 3), "limit": 1.5, "unit": "x", "op": "<=", "met": ratio <= 1.5})
+        # The wire conversion builds the request's message list: also the request's own bytes.
+        own = [o - w for o, w in zip(overhead, provider, strict=False)]
+        ratio = window(own, len(own) - 26) / window(own, 99)
+        targets.append({"name": f"overhead at step {len(overhead)} vs step 100, less the wire conversion too", "value": round(ratio, 3), "limit": 1.5, "unit": "x", "op": "<=", "met": ratio <= 1.5})
+    return {
+        "benchmark": "loop",
+        "title": "Loop overhead",
+        "runs": 1,
+        "rows": rows,
+        "targets": targets,
+        "series": {
+            name: {"x": list(range(1, len(overhead) + 1)), "y": values, "x_label": "step", "y_label": label}
+            for name, values, label in (
+                ("overhead_ms", [round(v * 1000, 4) for v in overhead], "ketch overhead per step (ms)"),
+                ("wire_conversion_ms", [round(v * 1000, 4) for v in provider[: len(overhead)]], "of it: wire conversion (ms)"),
+                ("json_encoding_ms", [round(v * 1000, 4) for v in encoding[: len(overhead)]], "JSON encoding of the body (ms)"),
+                ("request_kib", [round(b / 1024, 2) for b in sizes[: len(overhead)]], "request body (KiB)"),
+            )
+        },
+        "info": {"steps": steps, "turn_end": result["end"], "total_s": round(result["total"], 2), "window": "medians of 50 steps around each mark"},
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the form benchmarks/run.py reads)")
     args = parser.parse_args()
     result = run(args.steps)
     overhead, provider, encoding, sizes = result["overhead"], result["provider"], result["json"], result["bytes"]
     marks = [m for m in (10, 100, 500, 1000, 1500, 2000) if m <= len(overhead)]
+    if args.json:
+        print(json.dumps(as_json(args.steps, result, marks)))
+        return 0
     print(f"{args.steps} steps, turn ended {result['end']}, {result['total']:.1f} s in all (medians of 50 steps around each mark)")
     print(f"{'step':>6} {'ketch overhead ms':>18} {'of it: wire conversion ms':>26} {'json encoding ms':>17} {'request KiB':>12}")
     for mark in marks:

@@ -6,9 +6,10 @@ one command, a system-prompt part, imports kept light like a well-behaved plugin
 temporary directory. Then it times ``ketch --help`` and ``ketch plugins`` with that
 directory on PYTHONPATH and without it, interleaved so machine noise hits both alike,
 and reports the medians and their ratio. It also sums ``import_ms`` from
-``ketch plugins --json`` (time spent importing plugin modules).
+``ketch plugins --json`` (time spent importing plugin modules). ``--json`` prints one
+JSON object instead of the table (the form benchmarks/run.py reads).
 
-    python benchmarks/plugins.py [--runs 20] [--plugins 50]
+    python benchmarks/plugins.py [--runs 20] [--plugins 50] [--json]
 """
 
 from __future__ import annotations
@@ -70,15 +71,17 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main() -> None:  # noqa: C901 - one straight measurement
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--plugins", type=int, default=50)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="ketch-bench-plugins-"))
     site = make_site(root, args.plugins)
     base = {**os.environ, **isolated_env(root / "home"), "KETCH_AUTOLOAD": "all"}
+    base.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode caches on, as an installed ketch has them
     for key in ("KETCH_PLUGINS", "KETCH_DISABLE_PLUGINS", "KETCH_LOAD"):
         base.pop(key, None)
     pythonpath = os.environ.get("PYTHONPATH", "")
@@ -105,13 +108,20 @@ def main() -> None:
             for name, env in envs.items():
                 times[(command, name)].append(timed([sys.executable, "-m", "ketch", *extra], env))
 
-    print(f"{args.plugins} dummy plugins, {args.runs} runs each, median wall time")
-    print(f"{'command':<16} {'none ms':>9} {args.plugins:>6} ms {'ratio':>7} {'per plugin':>11}")
+    rows = []
     for command in commands:
         none = statistics.median(times[(command, "none")])
         many = statistics.median(times[(command, f"{args.plugins}")])
-        per = (many - none) / args.plugins * 1000
-        print(f"{command:<16} {none * 1000:>9.1f} {many * 1000:>9.1f} {many / none:>7.2f} {per:>9.2f} ms")
+        rows.append({"measure": command, "value": round(many * 1000, 1), "unit": "ms", "none_ms": round(none * 1000, 1),
+                     "ratio": round(many / none, 3), "per_plugin_ms": round((many - none) / args.plugins * 1000, 3)})
+    if args.json:
+        info = {"plugins": args.plugins, "import_ms_total": round(import_ms, 1)}
+        print(json.dumps({"benchmark": "plugins", "title": f"Loading {args.plugins} third-party plugins", "runs": args.runs, "rows": rows, "targets": [], "info": info}))
+        return
+    print(f"{args.plugins} dummy plugins, {args.runs} runs each, median wall time")
+    print(f"{'command':<16} {'none ms':>9} {args.plugins:>6} ms {'ratio':>7} {'per plugin':>11}")
+    for row in rows:
+        print(f"{row['measure']:<16} {row['none_ms']:>9.1f} {row['value']:>9.1f} {row['ratio']:>7.2f} {row['per_plugin_ms']:>9.2f} ms")
     print(f"import_ms of the {args.plugins} dummy plugins (ketch plugins --json): {import_ms:.1f} ms in total")
 
 

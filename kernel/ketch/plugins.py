@@ -17,9 +17,10 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
@@ -57,6 +58,7 @@ class PluginInfo:
     essential: bool = False
     disabled_by: str | None = None
     provides: dict[str, list[str]] = field(default_factory=dict)  # tools, providers, ...
+    dynamic: dict[str, str] = field(default_factory=dict)  # kind -> what else it registers (declared)
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -72,8 +74,51 @@ class PluginInfo:
             "essential": self.essential,
             "disabled_by": self.disabled_by,
             "provides": self.provides,
+            "dynamic": self.dynamic,
             "warnings": self.warnings,
         }
+
+
+# --- declared registrations ---------------------------------------------------------
+
+PROVIDES_ATTR = "ketch_provides"
+_Hook = TypeVar("_Hook", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Provided:
+    """What a registration hook declares it registers (see :func:`provides`)."""
+
+    names: tuple[str, ...]
+    dynamic: str | None = None  # what else it may register, in words; None: nothing else
+
+
+def provides(*names: str, dynamic: str | None = None) -> Callable[[_Hook], _Hook]:
+    """Declare the names a ``ketch_register_*`` hook registers, so that ``ketch plugins``
+    can list them without calling the hook (and importing what the hook imports)::
+
+        @hookimpl
+        @provides("read_file", "write_file")
+        def ketch_register_tools(register): ...
+
+    ``dynamic`` says in words what the hook may register beyond ``names`` (tools
+    that depend on the config, say). ``ketch plugins`` lists the declared names and
+    calls only the implementations without a declaration; ``ketch plugins --check``
+    calls them all and reports any declaration that does not match what was
+    registered. A session always calls the hooks: a declaration never decides what runs.
+    """
+
+    def mark(hook: _Hook) -> _Hook:
+        setattr(hook, PROVIDES_ATTR, Provided(tuple(names), dynamic))
+        return hook
+
+    return mark
+
+
+def declared(impl: Any) -> Provided | None:
+    """The :class:`Provided` of a hook implementation (pluggy ``HookImpl``), if any."""
+    found = getattr(impl.function, PROVIDES_ATTR, None)
+    return found if isinstance(found, Provided) else None
 
 
 @dataclass
@@ -199,6 +244,7 @@ class PluginManager(pluggy.PluginManager):
         self.infos: dict[str, PluginInfo] = {}
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
+        self._withheld: list[Any] = []
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
 
     # --- loading ------------------------------------------------------------------
@@ -316,7 +362,17 @@ class PluginManager(pluggy.PluginManager):
             internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
             return (not internal, order.get(impl.plugin_name, len(order)))
 
-        return sorted(impls, key=key)
+        return sorted((impl for impl in impls if not any(impl is w for w in self._withheld)), key=key)
+
+    @contextmanager
+    def withholding(self, impls: list[Any]) -> Iterator[None]:
+        """Registration hooks skip these implementations inside the block (``ketch
+        plugins`` lists their ``@provides`` declarations instead of calling them)."""
+        self._withheld = list(impls)
+        try:
+            yield
+        finally:
+            self._withheld = []
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ketch import hookimpl
 from ketch.commands import Command
 from ketch.frontends import Frontend
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -32,6 +33,7 @@ def _run_command(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 @hookimpl
+@provides("acp")
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     register(
         Frontend(name="acp", run=_run, help="an Agent Client Protocol agent on stdio (for editors)")

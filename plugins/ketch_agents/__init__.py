@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event, TurnEndEvent
@@ -42,6 +43,7 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
+@provides("agent")
 def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
     from ketch_agents.definitions import load
     from ketch_agents.tool import AgentTool

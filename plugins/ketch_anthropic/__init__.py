@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.providers import ProviderConfig, ProviderKind, Secret
@@ -24,6 +25,7 @@ def _create(config: ProviderConfig, key: Secret | None) -> Any:
 
 
 @hookimpl
+@provides("anthropic")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     from ketch.providers import ProviderKind
     from ketch_provider_kit.base import HttpProviderConfig

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
 from ketch.commands import Command
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.commands import SlashContext
@@ -26,6 +27,7 @@ def ketch_system_prompt(session: Session) -> list[PromptPart]:
 
 
 @hookimpl
+@provides("remember")
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_context.remember import Remember
 

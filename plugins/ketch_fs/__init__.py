@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 
 @hookimpl
@@ -22,6 +23,7 @@ def ketch_session_start(session: Any) -> None:
 
 
 @hookimpl
+@provides("read_file", "write_file", "edit_file", "list_dir", "glob")
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_fs.edit_tools import EditFile, WriteFile
     from ketch_fs.listing import Glob, ListDir

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.providers import ProviderConfig, ProviderKind, Secret
@@ -26,6 +27,7 @@ def _create(config: ProviderConfig, key: Secret | None) -> Any:
 
 
 @hookimpl
+@provides("gemini")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     from ketch.providers import ProviderKind
 

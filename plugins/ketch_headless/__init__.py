@@ -16,9 +16,11 @@ from collections.abc import Callable
 
 from ketch import hookimpl
 from ketch.frontends import Frontend
+from ketch.plugins import provides
 
 
 @hookimpl
+@provides("headless")
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     from ketch_headless.run import run_headless
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ketch import hookimpl
 from ketch.frontends import Frontend
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -23,5 +24,6 @@ def run_shell(kernel: Kernel) -> int:
 
 
 @hookimpl
+@provides("shell")
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     register(Frontend(name="shell", run=run_shell, help="the interactive shell", role="terminal"))

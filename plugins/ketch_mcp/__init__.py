@@ -12,6 +12,7 @@ from typing import Any
 
 from ketch import hookimpl
 from ketch.commands import Command
+from ketch.plugins import provides
 
 
 @hookimpl
@@ -22,6 +23,7 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
+@provides(dynamic="the tools of the configured MCP servers: ketch mcp lists them")
 def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
     from ketch_mcp.settings import McpServers
 

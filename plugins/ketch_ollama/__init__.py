@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.providers import ProviderConfig, ProviderKind, Secret
@@ -32,6 +33,7 @@ async def _detect() -> Any:
 
 
 @hookimpl
+@provides("ollama")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
     from ketch.providers import ProviderKind
     from ketch_provider_kit.base import HttpProviderConfig

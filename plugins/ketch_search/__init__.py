@@ -10,9 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 
 @hookimpl
+@provides("grep")
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_search.grep import Grep
 

@@ -16,12 +16,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
 
 
 @hookimpl
+@provides("shell", "shell_job")
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_shell.tools import Shell, ShellJob
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 from ketch.commands import Command
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
+@provides(dynamic="the skill tool, when the workspace or the user has a skill the model may load")
 def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
     from ketch_skills.discovery import skills
     from ketch_skills.skills import SkillTool

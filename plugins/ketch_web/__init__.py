@@ -8,9 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 
 @hookimpl
+@provides("web_fetch")
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_web.tool import WebFetch
 

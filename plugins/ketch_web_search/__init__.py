@@ -14,9 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ketch import hookimpl
+from ketch.plugins import provides
 
 
 @hookimpl
+@provides("web_search")
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_web_search.tool import WebSearch
 

@@ -205,14 +205,17 @@ def test_an_untrusted_workspace_never_starts_its_servers(harness: Callable[..., 
     assert marker.exists() and "mcp__repo__add" in offered(trusted)
 
 
-def test_ketch_plugins_does_not_start_servers(ketch_cli: Callable[..., Any], ketch_env: dict[str, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("check", [False, True])
+def test_ketch_plugins_does_not_start_servers(ketch_cli: Callable[..., Any], ketch_env: dict[str, str], tmp_path: Path, check: bool) -> None:
     marker = tmp_path / "started"
     config_dir = Path(ketch_env["KETCH_CONFIG_DIR"])
     config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "config.toml").write_text(server_config("t", "--marker", str(marker)), encoding="utf-8")
-    listed = json.loads(ketch_cli("plugins", "--json").stdout)
+    # Plain `ketch plugins` lists the plugin's declaration; --check calls its registration.
+    listed = json.loads(ketch_cli("plugins", "--json", *(["--check"] if check else [])).stdout)
     mcp = next(p for p in listed if p["name"] == "mcp")
-    assert mcp["status"] == "ok" and "1 MCP server configured (not started): t" in mcp["warnings"]
+    assert mcp["status"] == "ok"
+    assert ("1 MCP server configured (not started): t" in mcp["warnings"]) == check
     assert not marker.exists()
 
 
