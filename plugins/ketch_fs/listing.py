@@ -158,9 +158,13 @@ class Glob(FsTool):
         if prefix and root == base and not Path(base / prefix).exists():
             return ToolResult.success(f"No files match {pattern!r}: {prefix} does not exist under {self.shown(base, ctx)}.")
         matcher = GlobPattern(rest)
-        found: list[str] = []
+        matches: list[tuple[str, Path]] = []
         scanned = 0
         stopped = False
+        # The relative path is cut from the string, not computed by pathlib, and only the
+        # matches that are shown are resolved for display: a 50k-file tree walks at the
+        # speed of the walk itself.
+        cut = len(str(root)) + 1
         for entry in walk(root, max_depth=depth):
             scanned += 1
             if scanned > cfg.max_scanned:
@@ -168,16 +172,19 @@ class Glob(FsTool):
                 break
             if entry.is_dir:
                 continue
-            relative = entry.path.relative_to(root).as_posix()
+            relative = str(entry.path)[cut:]
+            if os.sep != "/":
+                relative = relative.replace(os.sep, "/")
             if matcher.match(relative):
-                found.append(self.shown(entry.path, ctx))
-        found.sort()
+                matches.append((relative, entry.path))
+        matches.sort()
         notes: list[str] = []
         if stopped:
             notes.append(f"[stopped after looking at {cfg.max_scanned} entries; give a narrower pattern or path]")
-        if len(found) > cfg.max_results:
-            notes.append(f"[{len(found) - cfg.max_results} more matches not shown; narrow the pattern]")
-            found = found[: cfg.max_results]
+        if len(matches) > cfg.max_results:
+            notes.append(f"[{len(matches) - cfg.max_results} more matches not shown; narrow the pattern]")
+            matches = matches[: cfg.max_results]
+        found = sorted(self.shown(path, ctx) for _, path in matches)
         if not found:
             return ToolResult.success(f"No files match {pattern!r} under {self.shown(base, ctx)}." + ("\n" + "\n".join(notes) if notes else ""))
         return ToolResult.success("\n".join(found + notes))
