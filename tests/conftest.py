@@ -19,7 +19,9 @@ KETCH = str(Path(sys.executable).with_name("ketch"))
 
 
 @pytest.fixture(autouse=True)
-def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def _isolate(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
     home = tmp_path_factory.mktemp("home")
     env = isolated_env(home)
     for key in list(os.environ):

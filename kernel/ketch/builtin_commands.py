@@ -62,13 +62,17 @@ def _fill_listing(kernel: Kernel, check: bool) -> None:
         stand_ins = [impl for impl in impls if declarations[impl.plugin_name] is not None]
         if len(stand_ins) < len(impls):
             with kernel.pm.withholding(stand_ins):
-                getattr(kernel, registry)  # the undeclared ones register (clashes among them reported)
+                getattr(
+                    kernel, registry
+                )  # the undeclared ones register (clashes among them reported)
             if stand_ins:
                 del vars(kernel)[registry]  # incomplete: anything later registers for real
         _merge_declared(kernel, kind, [impl.plugin_name for impl in impls], declarations)
 
 
-def _merge_declared(kernel: Kernel, kind: str, order: list[str], declarations: dict[str, Any]) -> None:
+def _merge_declared(
+    kernel: Kernel, kind: str, order: list[str], declarations: dict[str, Any]
+) -> None:
     """Declared and registered names together, in load order: the first keeps a name."""
     key = kind + "s"
     owners: dict[str, str] = {}
@@ -101,7 +105,9 @@ def _compare(kernel: Kernel, kind: str, declarations: dict[str, Any]) -> None:
         extra = [n for n in registered if n not in provided.names]
         if missing or (extra and not provided.dynamic):
             said = ", ".join(provided.names) or "nothing"
-            info.warnings.append(f"declares {kind}s {said} (@provides) but registered {', '.join(registered) or 'nothing'}")
+            info.warnings.append(
+                f"declares {kind}s {said} (@provides) but registered {', '.join(registered) or 'nothing'}"
+            )
 
 
 def _plugins_run(kernel: Kernel, args: argparse.Namespace) -> int:
@@ -115,13 +121,18 @@ def _plugins_run(kernel: Kernel, args: argparse.Namespace) -> int:
     for info in infos:
         version = f" {info.version}" if info.version else ""
         flag = " (essential)" if info.essential else ""
-        print(f"{info.name:<14} {info.status:<9} {info.distribution}{version}{flag}  [{info.import_ms:.1f} ms]")
+        print(
+            f"{info.name:<14} {info.status:<9} {info.distribution}{version}{flag}  [{info.import_ms:.1f} ms]"
+        )
         if info.status == "disabled":
             print(f"    disabled by {info.disabled_by}")
         if info.error:
             print(f"    error: {info.error}")
         for kind in sorted({*info.provides, *info.dynamic}):
-            listed = [*info.provides.get(kind, []), *([f"({info.dynamic[kind]})"] if kind in info.dynamic else [])]
+            listed = [
+                *info.provides.get(kind, []),
+                *([f"({info.dynamic[kind]})"] if kind in info.dynamic else []),
+            ]
             print(f"    {kind}: {', '.join(listed)}")
         if info.hooks:
             print(f"    hooks: {', '.join(info.hooks)}")
@@ -151,7 +162,15 @@ def _config_run(kernel: Kernel, args: argparse.Namespace) -> int:
     loaded = kernel.loaded_settings
     data = loaded.settings.model_dump(mode="json")
     if args.json:
-        layers = [{"name": layer.name, "source": layer.source, "error": layer.error, "ignored": layer.ignored} for layer in loaded.layers]
+        layers = [
+            {
+                "name": layer.name,
+                "source": layer.source,
+                "error": layer.error,
+                "ignored": layer.ignored,
+            }
+            for layer in loaded.layers
+        ]
         print(json.dumps({"settings": data, "layers": layers, "notices": loaded.notices}, indent=2))
         return 0
     for notice in loaded.notices:
@@ -171,7 +190,9 @@ def _models_run(kernel: Kernel, args: argparse.Namespace) -> int:
 
     from ketch.providers import ProviderError
 
-    config, kind = kernel.provider_config(getattr(args, "provider", None), getattr(args, "model", None) or "-")
+    config, kind = kernel.provider_config(
+        getattr(args, "provider", None), getattr(args, "model", None) or "-"
+    )
     provider = kind.create(config, kernel.api_key(config, kind))
 
     async def fetch() -> Any:
@@ -193,6 +214,29 @@ def _models_run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command(name="plugins", help="list plugins: status, distribution, what each provides, hooks, import time", cli=True, configure=_plugins_configure, run=_plugins_run))
-    register(Command(name="config", help="show the merged config or where config files live", cli=True, configure=_config_configure, run=_config_run))
-    register(Command(name="models", help="list the models the configured provider offers", cli=True, run=_models_run))
+    register(
+        Command(
+            name="plugins",
+            help="list plugins: status, distribution, what each provides, hooks, import time",
+            cli=True,
+            configure=_plugins_configure,
+            run=_plugins_run,
+        )
+    )
+    register(
+        Command(
+            name="config",
+            help="show the merged config or where config files live",
+            cli=True,
+            configure=_config_configure,
+            run=_config_run,
+        )
+    )
+    register(
+        Command(
+            name="models",
+            help="list the models the configured provider offers",
+            cli=True,
+            run=_models_run,
+        )
+    )

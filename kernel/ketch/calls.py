@@ -117,14 +117,18 @@ class CallPipeline:
 
     # --- a step -------------------------------------------------------------------------
 
-    async def run_step(self, calls: list[ToolCallPart], snapshot: PermissionSnapshot) -> list[ToolResultPart]:
+    async def run_step(
+        self, calls: list[ToolCallPart], snapshot: PermissionSnapshot
+    ) -> list[ToolResultPart]:
         """Run one response's calls; the results in call order."""
         self.finished = {}
         index = 0
         while index < len(calls):
             batch = [calls[index]]
             if self._concurrent(calls[index]):
-                while index + len(batch) < len(calls) and self._concurrent(calls[index + len(batch)]):
+                while index + len(batch) < len(calls) and self._concurrent(
+                    calls[index + len(batch)]
+                ):
                     batch.append(calls[index + len(batch)])
             index += len(batch)
             if len(batch) == 1:
@@ -133,7 +137,9 @@ class CallPipeline:
             # Decide in order (approvals one at a time), then run side by side.
             decided = [await self._decide_announced(call, snapshot) for call in batch]
             limit = asyncio.Semaphore(MAX_CONCURRENT)
-            await _together([self._finish(call, d, limit) for call, d in zip(batch, decided, strict=True)])
+            await _together(
+                [self._finish(call, d, limit) for call, d in zip(batch, decided, strict=True)]
+            )
         if self.stop_reason is not None:
             self._end_turn_for_hook()
         return [self.finished[c.id] for c in calls]
@@ -141,7 +147,9 @@ class CallPipeline:
     def _end_turn_for_hook(self) -> None:
         from ketch.loop import _TurnStop  # the loop's own way to end a turn; it closes the step
 
-        self.emit(NoticeEvent(level="warning", message=f"a hook ended the turn: {self.stop_reason}"))
+        self.emit(
+            NoticeEvent(level="warning", message=f"a hook ended the turn: {self.stop_reason}")
+        )
         raise _TurnStop("end_turn", self.stop_reason or "")
 
     def _concurrent(self, call: ToolCallPart) -> bool:
@@ -154,13 +162,23 @@ class CallPipeline:
     async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> None:
         await self._finish(call, await self._decide_announced(call, snapshot))
 
-    async def _decide_announced(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> Ready | Refused:
-        self.emit(ToolCallEvent(id=call.id, name=call.name, input=call.input, summary=self._call_summary(call)))
+    async def _decide_announced(
+        self, call: ToolCallPart, snapshot: PermissionSnapshot
+    ) -> Ready | Refused:
+        self.emit(
+            ToolCallEvent(
+                id=call.id, name=call.name, input=call.input, summary=self._call_summary(call)
+            )
+        )
         if self.stop_reason is not None:
-            return Refused(ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked")
+            return Refused(
+                ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked"
+            )
         return await self.decide(call, snapshot)
 
-    async def _finish(self, call: ToolCallPart, decided: Ready | Refused, limit: asyncio.Semaphore | None = None) -> None:
+    async def _finish(
+        self, call: ToolCallPart, decided: Ready | Refused, limit: asyncio.Semaphore | None = None
+    ) -> None:
         if isinstance(decided, Refused):
             result, outcome = decided.result, decided.outcome
         elif limit is not None:
@@ -168,19 +186,42 @@ class CallPipeline:
                 result, outcome = await self.execute(decided)
         else:
             result, outcome = await self.execute(decided)
-        self.emit(ToolResultEvent(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome))  # type: ignore[arg-type]
-        self.finished[call.id] = ToolResultPart(tool_call_id=call.id, name=call.name, ok=result.ok, output=result.output, images=tuple(result.images))
+        self.emit(
+            ToolResultEvent(
+                tool_call_id=call.id,
+                name=call.name,
+                ok=result.ok,
+                output=result.output,
+                diff=result.diff,
+                outcome=outcome,
+            )
+        )  # type: ignore[arg-type]
+        self.finished[call.id] = ToolResultPart(
+            tool_call_id=call.id,
+            name=call.name,
+            ok=result.ok,
+            output=result.output,
+            images=tuple(result.images),
+        )
 
     # --- deciding -------------------------------------------------------------------------
 
     def resolve(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> Tool | Refused:
         if call.input_error:
-            return Refused(ToolResult.error(f"[ketch] The arguments of this call were not valid JSON ({call.input_error}); it was not run. Send it again with valid JSON arguments."))
+            return Refused(
+                ToolResult.error(
+                    f"[ketch] The arguments of this call were not valid JSON ({call.input_error}); it was not run. Send it again with valid JSON arguments."
+                )
+            )
         tool = self.kernel.tools.get(call.name)
         offered = offered_tools(self.session, self.allowed_tools)
         if tool is None or (self.allowed_tools is not None and tool.name not in self.allowed_tools):
             names = ", ".join(t.name for t in offered) or "none"
-            return Refused(ToolResult.error(f"[ketch] There is no tool named '{call.name}' in this turn. Tools available: {names}."))
+            return Refused(
+                ToolResult.error(
+                    f"[ketch] There is no tool named '{call.name}' in this turn. Tools available: {names}."
+                )
+            )
         if self.kernel.read_only_mode(snapshot.mode) and tool.mutating:
             return Refused(
                 ToolResult.error(
@@ -194,8 +235,15 @@ class CallPipeline:
         try:
             return tool.input_model.model_validate(raw)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()[:8])
-            return Refused(ToolResult.error(f"[ketch] Invalid input for '{tool.name}': {problems}. Fix the arguments and call it again."))
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
+                for e in exc.errors()[:8]
+            )
+            return Refused(
+                ToolResult.error(
+                    f"[ketch] Invalid input for '{tool.name}': {problems}. Fix the arguments and call it again."
+                )
+            )
 
     def _repeated(self, call: ToolCallPart, tool: Tool) -> Refused | None:
         key = f"{call.name}\x00{call.canonical_input()}"
@@ -214,18 +262,43 @@ class CallPipeline:
             )
         return None
 
-    def _propose(self, call: ToolCallPart, tool: Tool, args: Any, ctx: ToolContext, raw: dict[str, Any]) -> ProposedCall | Refused:
+    def _propose(
+        self, call: ToolCallPart, tool: Tool, args: Any, ctx: ToolContext, raw: dict[str, Any]
+    ) -> ProposedCall | Refused:
         try:
             accesses = tuple(tool.accesses(args, ctx))
         except Exception as exc:  # noqa: BLE001 - a tool bug must not bypass policy
-            return Refused(ToolResult.error(f"[ketch] '{call.name}' could not describe what it would touch ({type(exc).__name__}: {exc}); it was not run."))
-        return ProposedCall(id=call.id, tool=tool.name, input=raw, effects=tool.effects, mutating=tool.mutating, accesses=accesses, plugin=tool.plugin)
+            return Refused(
+                ToolResult.error(
+                    f"[ketch] '{call.name}' could not describe what it would touch ({type(exc).__name__}: {exc}); it was not run."
+                )
+            )
+        return ProposedCall(
+            id=call.id,
+            tool=tool.name,
+            input=raw,
+            effects=tool.effects,
+            mutating=tool.mutating,
+            accesses=accesses,
+            plugin=tool.plugin,
+        )
 
     def votes(self, proposed: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
         votes = self.kernel.hooks.policy_votes(proposed, snapshot, self.session)
-        missing = [name for name, info in self.kernel.pm.infos.items() if info.essential and info.status != "ok"]
+        missing = [
+            name
+            for name, info in self.kernel.pm.infos.items()
+            if info.essential and info.status != "ok"
+        ]
         if missing:
-            votes.append(Vote(decision="ask", reason=f"essential plugin(s) {', '.join(missing)} not loaded", plugin="kernel", hard=True))
+            votes.append(
+                Vote(
+                    decision="ask",
+                    reason=f"essential plugin(s) {', '.join(missing)} not loaded",
+                    plugin="kernel",
+                    hard=True,
+                )
+            )
         return combine_votes(votes)
 
     async def decide(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> Ready | Refused:
@@ -250,12 +323,24 @@ class CallPipeline:
         stopper = next((v for v in verdicts if v.stop), None)
         if stopper is not None:
             self.stop_reason = stopper.stop_reason or stopper.reason or "a hook asked to stop"
-            self.emit(PermissionEvent(tool_call_id=call.id, decision="deny", reason=f"a hook ended the turn: {self.stop_reason}"))
-            return Refused(ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked")
+            self.emit(
+                PermissionEvent(
+                    tool_call_id=call.id,
+                    decision="deny",
+                    reason=f"a hook ended the turn: {self.stop_reason}",
+                )
+            )
+            return Refused(
+                ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked"
+            )
         denial = next((v for v in verdicts if v.denies), None)
         if denial is not None:
             reason = denial.reason or "blocked by a hook"
-            self.emit(PermissionEvent(tool_call_id=call.id, decision="deny", reason=f"a hook denied it: {reason}"))
+            self.emit(
+                PermissionEvent(
+                    tool_call_id=call.id, decision="deny", reason=f"a hook denied it: {reason}"
+                )
+            )
             return Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
         updated = next((v.updated_input for v in verdicts if v.updated_input is not None), None)
         if updated is not None:
@@ -270,12 +355,27 @@ class CallPipeline:
             if vote.decision == "deny":
                 return self._denied(proposed, vote.reason)
         if any(v.decision == "ask" for v in verdicts) and vote.decision == "allow":
-            reason = next((v.reason for v in verdicts if v.decision == "ask" and v.reason), "") or "a hook asks for confirmation"
+            reason = (
+                next((v.reason for v in verdicts if v.decision == "ask" and v.reason), "")
+                or "a hook asks for confirmation"
+            )
             vote = Vote(decision="ask", reason=reason, plugin="hooks")
-        elif vote.decision == "ask" and not vote.hard and any(v.decision == "allow" for v in verdicts):
-            reason = next((v.reason for v in verdicts if v.decision == "allow" and v.reason), "") or "a hook allowed it"
+        elif (
+            vote.decision == "ask"
+            and not vote.hard
+            and any(v.decision == "allow" for v in verdicts)
+        ):
+            reason = (
+                next((v.reason for v in verdicts if v.decision == "allow" and v.reason), "")
+                or "a hook allowed it"
+            )
             vote = Vote(decision="allow", reason=reason, plugin="hooks")
-        allowed, message = await self.authorize(proposed, vote, summary=self._summary(tool, args), preview=lambda: self._preview(tool, args, ctx))
+        allowed, message = await self.authorize(
+            proposed,
+            vote,
+            summary=self._summary(tool, args),
+            preview=lambda: self._preview(tool, args, ctx),
+        )
         if not allowed:
             return Refused(ToolResult.error(message))
         return Ready(call, tool, args, ctx, proposed)
@@ -287,30 +387,66 @@ class CallPipeline:
 
     def _denied(self, proposed: ProposedCall, reason: str) -> Refused:
         self.emit(PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=reason))
-        return Refused(ToolResult.error(f"[ketch] Permission denied: {reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."))
+        return Refused(
+            ToolResult.error(
+                f"[ketch] Permission denied: {reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
+            )
+        )
 
-    async def authorize(self, proposed: ProposedCall, vote: Vote, *, summary: str, preview: Callable[[], Awaitable[str | None]] | None = None) -> tuple[bool, str]:
+    async def authorize(
+        self,
+        proposed: ProposedCall,
+        vote: Vote,
+        *,
+        summary: str,
+        preview: Callable[[], Awaitable[str | None]] | None = None,
+    ) -> tuple[bool, str]:
         """Act on a combined vote: allow, deny, or ask the approver. Returns (allowed, message)."""
         session = self.session
         if vote.decision == "deny":
-            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=vote.reason))
-            return False, f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
+            self.emit(
+                PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=vote.reason)
+            )
+            return (
+                False,
+                f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user.",
+            )
         if vote.decision == "allow":
-            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="allow", reason=vote.reason))
+            self.emit(
+                PermissionEvent(tool_call_id=proposed.id, decision="allow", reason=vote.reason)
+            )
             return True, ""
         if self.approver is None:
-            self.emit(PermissionEvent(tool_call_id=proposed.id, decision="ask", reason=vote.reason, approved=False))
+            self.emit(
+                PermissionEvent(
+                    tool_call_id=proposed.id, decision="ask", reason=vote.reason, approved=False
+                )
+            )
             return False, (
                 f"[ketch] This needs the user's approval ({vote.reason or 'no rule allows it'}), and no one can approve it in "
                 "this mode, so it was not run. Ask the user to allow it, or do without it."
             )
         shown = await preview() if preview is not None else None
-        await self.kernel.hooks.notification(session, f"ketch needs your permission to use {proposed.tool}", "permission")
-        answer = await self.approver(ApprovalRequest(call=proposed, reason=vote.reason, summary=summary, scope=vote.scope, preview=shown))
+        await self.kernel.hooks.notification(
+            session, f"ketch needs your permission to use {proposed.tool}", "permission"
+        )
+        answer = await self.approver(
+            ApprovalRequest(
+                call=proposed, reason=vote.reason, summary=summary, scope=vote.scope, preview=shown
+            )
+        )
         scope = vote.scope if answer.approved and answer.remember != "once" else None
         if scope and answer.remember == "session" and scope not in session.approvals:
             session.approvals.append(scope)
-        self.emit(PermissionEvent(tool_call_id=proposed.id, decision="ask", reason=vote.reason, approved=answer.approved, scope=scope if answer.remember == "always" else None))
+        self.emit(
+            PermissionEvent(
+                tool_call_id=proposed.id,
+                decision="ask",
+                reason=vote.reason,
+                approved=answer.approved,
+                scope=scope if answer.remember == "always" else None,
+            )
+        )
         if answer.approved:
             return True, ""
         note = f" The user said: {answer.message}" if answer.message else ""
@@ -320,21 +456,43 @@ class CallPipeline:
 
     async def execute(self, ready: Ready) -> tuple[ToolResult, str]:
         call, tool, ctx = ready.call, ready.tool, ready.ctx
-        await self.kernel.hooks.before_tool_effect(self.session, ready.proposed)  # e.g. a checkpoint
-        self.emit(ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input))
+        await self.kernel.hooks.before_tool_effect(
+            self.session, ready.proposed
+        )  # e.g. a checkpoint
+        self.emit(
+            ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input)
+        )
         delegates = getattr(tool, "delegates", False) is True
-        token = _RUNNING.set(RunningCall(self.session, call.id, self.approver, self.allowed_tools) if delegates else None)
+        token = _RUNNING.set(
+            RunningCall(self.session, call.id, self.approver, self.allowed_tools)
+            if delegates
+            else None
+        )
         try:
             result = await tool.run(ready.args, ctx)
             if not isinstance(result, ToolResult):
-                result = ToolResult.error(f"[ketch] Tool '{call.name}' returned {type(result).__name__}, not a result")
+                result = ToolResult.error(
+                    f"[ketch] Tool '{call.name}' returned {type(result).__name__}, not a result"
+                )
         except asyncio.CancelledError:
             ctx.cancelled.set()
-            self.emit(ToolResultEvent(tool_call_id=call.id, name=call.name, ok=False, output=CANCELLED, outcome="cancelled"))
-            self.finished[call.id] = ToolResultPart(tool_call_id=call.id, name=call.name, ok=False, output=CANCELLED)
+            self.emit(
+                ToolResultEvent(
+                    tool_call_id=call.id,
+                    name=call.name,
+                    ok=False,
+                    output=CANCELLED,
+                    outcome="cancelled",
+                )
+            )
+            self.finished[call.id] = ToolResultPart(
+                tool_call_id=call.id, name=call.name, ok=False, output=CANCELLED
+            )
             raise
         except Exception as exc:  # noqa: BLE001 - a tool never raises into the loop
-            result = ToolResult.error(f"[ketch] Tool '{call.name}' failed: {type(exc).__name__}: {exc}")
+            result = ToolResult.error(
+                f"[ketch] Tool '{call.name}' failed: {type(exc).__name__}: {exc}"
+            )
         finally:
             _RUNNING.reset(token)
         verdicts = await self.kernel.hooks.after_tool_use(self.session, ready.proposed, result)
@@ -373,7 +531,9 @@ class CallPipeline:
         except Exception as exc:  # noqa: BLE001 - a preview bug must not hide the prompt
             return f"(no preview: {type(exc).__name__}: {exc})"
 
-    def _tool_context(self, call: ToolCallPart, snapshot: PermissionSnapshot, tool: Tool) -> ToolContext:
+    def _tool_context(
+        self, call: ToolCallPart, snapshot: PermissionSnapshot, tool: Tool
+    ) -> ToolContext:
         async def authorize(access: Access) -> bool:
             proposed = ProposedCall(
                 id=call.id,
@@ -384,7 +544,11 @@ class CallPipeline:
                 accesses=(access,),
                 plugin=tool.plugin,
             )
-            allowed, _ = await self.authorize(proposed, self.votes(proposed, snapshot), summary=f"{access.effect.value} {access.target}")
+            allowed, _ = await self.authorize(
+                proposed,
+                self.votes(proposed, snapshot),
+                summary=f"{access.effect.value} {access.target}",
+            )
             return allowed
 
         return ToolContext(

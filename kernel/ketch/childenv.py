@@ -36,7 +36,9 @@ def child_environment(
     dropped = frozenset(drop)
     env: dict[str, str] = {}
     for name, value in environ.items():
-        if any(fnmatch.fnmatchcase(name, p) for p in patterns) or not (secret_name(name) or name in dropped):
+        if any(fnmatch.fnmatchcase(name, p) for p in patterns) or not (
+            secret_name(name) or name in dropped
+        ):
             env[name] = value
     if extra:
         env.update(extra)

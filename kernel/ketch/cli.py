@@ -30,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except _NoWorkingDirectory:
-        _print_error("the current directory no longer exists (was it deleted?); cd into an existing directory and run ketch again")
+        _print_error(
+            "the current directory no longer exists (was it deleted?); cd into an existing directory and run ketch again"
+        )
         return EXIT_FAILED
     except KetchError as exc:
         _print_error(exc.message)
@@ -82,34 +84,90 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     )
     parser.add_argument("-V", "--version", action="version", version=f"ketch {__version__}")
     # -p alone (Claude Code's `claude -p`): the prompt comes from stdin.
-    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="", help="run one headless turn with PROMPT and exit (stdin is read when piped)")
-    parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text", help="headless output (default: text)")
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="PROMPT",
+        nargs="?",
+        const="",
+        help="run one headless turn with PROMPT and exit (stdin is read when piped)",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="headless output (default: text)",
+    )
     parser.add_argument("--model", help="model to use")
-    parser.add_argument("--provider", help="a provider name from config, or a provider kind (see `ketch models`)")
+    parser.add_argument(
+        "--provider", help="a provider name from config, or a provider kind (see `ketch models`)"
+    )
     if kernel.modes:
-        modes = ", ".join(f"{m.name}: {m.description}" if m.description else m.name for m in kernel.modes.values())
-        parser.add_argument("--mode", choices=list(kernel.modes), help=f"{modes} (default: {kernel.default_mode()})")
+        modes = ", ".join(
+            f"{m.name}: {m.description}" if m.description else m.name for m in kernel.modes.values()
+        )
+        parser.add_argument(
+            "--mode", choices=list(kernel.modes), help=f"{modes} (default: {kernel.default_mode()})"
+        )
     if kernel.profiles:
-        parser.add_argument("--profile", choices=list(kernel.profiles), help=f"what runs without asking (default: {kernel.default_profile()})")
-    parser.add_argument("--max-iterations", type=_positive_int, metavar="N", help="stop a turn after N model calls")
-    parser.add_argument("--continue", dest="continue_session", action="store_true", help="continue the latest session of this workspace")
+        parser.add_argument(
+            "--profile",
+            choices=list(kernel.profiles),
+            help=f"what runs without asking (default: {kernel.default_profile()})",
+        )
+    parser.add_argument(
+        "--max-iterations", type=_positive_int, metavar="N", help="stop a turn after N model calls"
+    )
+    parser.add_argument(
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue the latest session of this workspace",
+    )
     parser.add_argument("--resume", metavar="ID", help="resume session ID")
-    parser.add_argument("--no-save", action="store_true", help="open no session store and save nothing of this run")
-    parser.add_argument("--no-plugin", action="append", default=[], metavar="NAME", help="do not load plugin NAME (repeatable)")
-    parser.add_argument("--trust-workspace", action="store_true", help="apply this workspace's .ketch/config.toml in full (it can add rules, hooks, servers)")
+    parser.add_argument(
+        "--no-save", action="store_true", help="open no session store and save nothing of this run"
+    )
+    parser.add_argument(
+        "--no-plugin",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="do not load plugin NAME (repeatable)",
+    )
+    parser.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="apply this workspace's .ketch/config.toml in full (it can add rules, hooks, servers)",
+    )
     parser.add_argument("--frontend", help=argparse.SUPPRESS)
     kernel.hooks.add_cli_options(parser, kernel)
     # Options that also work after a subcommand (`ketch plugins --no-plugin web`).
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--no-plugin", action="append", default=argparse.SUPPRESS, metavar="NAME", help=argparse.SUPPRESS)
+    common.add_argument(
+        "--no-plugin",
+        action="append",
+        default=argparse.SUPPRESS,
+        metavar="NAME",
+        help=argparse.SUPPRESS,
+    )
     common.add_argument("--provider", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     common.add_argument("--model", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    common.add_argument("--trust-workspace", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument(
+        "--trust-workspace", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
     commands = [c for c in kernel.commands.values() if c.cli and not c.parent]
     if commands:
         sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
         for command in sorted(commands, key=lambda c: c.name):
-            child = sub.add_parser(command.name, help=command.help, description=command.help, aliases=list(command.aliases), parents=[common])
+            child = sub.add_parser(
+                command.name,
+                help=command.help,
+                description=command.help,
+                aliases=list(command.aliases),
+                parents=[common],
+            )
             if command.configure is not None:
                 command.configure(child)
             child.set_defaults(_command=command.key)
@@ -117,7 +175,9 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_subcommands(kernel: Kernel, parent: Any, parser: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+def _add_subcommands(
+    kernel: Kernel, parent: Any, parser: argparse.ArgumentParser, common: argparse.ArgumentParser
+) -> None:
     """Commands other plugins register under ``parent`` (``Command.parent``) join its actions."""
     import argparse
 
@@ -126,9 +186,19 @@ def _add_subcommands(kernel: Kernel, parent: Any, parser: argparse.ArgumentParse
         return
     # The parent's own subparsers, if its configure made some (argparse keeps no public handle).
     actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    sub = actions[0] if actions else parser.add_subparsers(dest=f"{parent.name}_action", metavar="ACTION")
+    sub = (
+        actions[0]
+        if actions
+        else parser.add_subparsers(dest=f"{parent.name}_action", metavar="ACTION")
+    )
     for command in sorted(children, key=lambda c: c.name):
-        child = sub.add_parser(command.name, help=command.help, description=command.help, aliases=list(command.aliases), parents=[common])
+        child = sub.add_parser(
+            command.name,
+            help=command.help,
+            description=command.help,
+            aliases=list(command.aliases),
+            parents=[common],
+        )
         if command.configure is not None:
             command.configure(child)
         child.set_defaults(_command=command.key)
@@ -200,7 +270,10 @@ def _frontend(kernel: Kernel, args: argparse.Namespace) -> Any:
         frontend = kernel.frontends.get(args.frontend)
         if frontend is None:
             available = ", ".join(sorted(kernel.frontends)) or "none"
-            raise KetchError(f"no '{args.frontend}' frontend is loaded; loaded frontends: {available}. See `ketch plugins`.", exit_code=2)
+            raise KetchError(
+                f"no '{args.frontend}' frontend is loaded; loaded frontends: {available}. See `ketch plugins`.",
+                exit_code=2,
+            )
         return frontend
     role = "prompt" if args.prompt is not None or not sys.stdin.isatty() else "terminal"
     frontend = next((f for f in kernel.frontends.values() if f.role == role), None)
@@ -208,7 +281,9 @@ def _frontend(kernel: Kernel, args: argparse.Namespace) -> Any:
         hint = " (use -p PROMPT for a headless turn)" if role == "terminal" else ""
         what = "headless (-p)" if role == "prompt" else "interactive"
         available = ", ".join(sorted(kernel.frontends)) or "none"
-        raise KetchError(f"no {what} frontend is loaded{hint}; loaded frontends: {available}. See `ketch plugins`.")
+        raise KetchError(
+            f"no {what} frontend is loaded{hint}; loaded frontends: {available}. See `ketch plugins`."
+        )
     return frontend
 
 

@@ -140,4 +140,10 @@ def read_layers(
     """The raw layers in precedence order, lowest first (no validation yet)."""
     user = read_toml_layer("user", user_file or user_config_file())
     ws = read_toml_layer("workspace", workspace_config_file(workspace))
-    return [Layer("defaults", "built-in"), user, ws, env_layer(environ), Layer("cli", "command line", cli or {})]
+    return [
+        Layer("defaults", "built-in"),
+        user,
+        ws,
+        env_layer(environ),
+        Layer("cli", "command line", cli or {}),
+    ]

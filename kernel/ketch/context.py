@@ -113,9 +113,15 @@ def window_and_reserve(session: Session) -> tuple[int, int | None, str]:
     if configured:
         return int(configured), reserve, "config"
     reported = context_state(session).get("reported_window")
-    if isinstance(reported, dict) and reported.get("model") == session.model and reported.get("tokens"):
+    if (
+        isinstance(reported, dict)
+        and reported.get("model") == session.model
+        and reported.get("tokens")
+    ):
         return int(reported["tokens"]), reserve, "provider"
-    info = session.kernel.hooks.model_info(str(getattr(session.provider, "kind", "")), session.model)
+    info = session.kernel.hooks.model_info(
+        str(getattr(session.provider, "kind", "")), session.model
+    )
     if info is not None and info.context_window:
         return int(info.context_window), reserve, "catalog"
     return DEFAULT_CONTEXT_WINDOW, reserve, "default"
@@ -125,7 +131,11 @@ def context_budget(session: Session) -> Budget:
     window, reserve, source = window_and_reserve(session)
     capacity = effective_capacity(window, reserve)
     learned = context_state(session).get("learned_capacity")
-    if isinstance(learned, dict) and learned.get("model") == session.model and learned.get("tokens"):
+    if (
+        isinstance(learned, dict)
+        and learned.get("model") == session.model
+        and learned.get("tokens")
+    ):
         learned_tokens = int(learned["tokens"])
         if learned_tokens < capacity:
             return Budget(window, reserve, learned_tokens, source, learned_tokens)
@@ -135,7 +145,10 @@ def context_budget(session: Session) -> Budget:
 def learn_capacity(session: Session, capacity: int) -> None:
     """Remember a lower effective capacity (from a provider's context-overflow error)."""
     if capacity < context_budget(session).capacity:
-        context_state(session)["learned_capacity"] = {"model": session.model, "tokens": int(capacity)}
+        context_state(session)["learned_capacity"] = {
+            "model": session.model,
+            "tokens": int(capacity),
+        }
 
 
 async def learn_provider_window(session: Session, timeout: float = PROVIDER_WINDOW_TIMEOUT) -> None:
@@ -255,7 +268,9 @@ def _measure(message: Message) -> tuple[float, int]:
             overhead += PART_OVERHEAD
         elif isinstance(part, ReasoningPart):
             units += text_units(part.text) + len(part.signature or "") + len(part.redacted or "")
-        if isinstance(part, (ImagePart, ToolResultPart)):  # an image costs ~1.5k tokens to most models
+        if isinstance(
+            part, (ImagePart, ToolResultPart)
+        ):  # an image costs ~1.5k tokens to most models
             units += IMAGE_UNITS * (1 if isinstance(part, ImagePart) else len(part.images))
     return units, overhead
 
@@ -294,7 +309,14 @@ class TokenEstimator:
     def schemas(self, schemas: Iterable[Any]) -> int:
         return sum(self.text(json.dumps(s, default=str)) for s in schemas)
 
-    def request(self, system: str, schemas: Sequence[Any], messages: Iterable[Message], *, schema_units: float | None = None) -> RequestSize:
+    def request(
+        self,
+        system: str,
+        schemas: Sequence[Any],
+        messages: Iterable[Message],
+        *,
+        schema_units: float | None = None,
+    ) -> RequestSize:
         """The size of a whole request (``schema_units``: the schemas' size, if known)."""
         if schema_units is None:
             schema_units = sum(text_units(json.dumps(s, default=str)) for s in schemas)
@@ -406,7 +428,9 @@ def split_turns(messages: Sequence[Message], numbers: dict[str, int] | None = No
     return spans
 
 
-def _span(messages: Sequence[Message], start: int, end: int, numbers: dict[str, int] | None) -> Span:
+def _span(
+    messages: Sequence[Message], start: int, end: int, numbers: dict[str, int] | None
+) -> Span:
     first = messages[start]
     number = None
     if is_prompt(first):
@@ -486,7 +510,10 @@ async def compact(
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - a compactor bug must not end the turn
-        kernel.emit(session, NoticeEvent(level="warning", message=f"compaction failed: {type(exc).__name__}: {exc}"))
+        kernel.emit(
+            session,
+            NoticeEvent(level="warning", message=f"compaction failed: {type(exc).__name__}: {exc}"),
+        )
         return None
     if not isinstance(result, CompactionResult):
         return None
@@ -507,7 +534,12 @@ async def compact(
     session.compactions.append(record)
     kernel.emit(
         session,
-        CompactionEvent(before_tokens=before, after_tokens=after, compactor=result.compactor, summary=result.summary),
+        CompactionEvent(
+            before_tokens=before,
+            after_tokens=after,
+            compactor=result.compactor,
+            summary=result.summary,
+        ),
     )
     kernel.hooks.after_compaction(session, result)
     return result

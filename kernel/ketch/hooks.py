@@ -49,24 +49,36 @@ FailClosed = Callable[[str, BaseException], Any]
 def _deny_vote(plugin: str, exc: BaseException) -> Any:
     from ketch.policy import Vote
 
-    return Vote(decision="deny", reason=f"policy plugin '{plugin}' failed ({type(exc).__name__}); denied to be safe", plugin=plugin)
+    return Vote(
+        decision="deny",
+        reason=f"policy plugin '{plugin}' failed ({type(exc).__name__}); denied to be safe",
+        plugin=plugin,
+    )
 
 
 def _deny_verdict(plugin: str, exc: BaseException) -> Any:
     from ketch.verdicts import HookVerdict
 
-    return HookVerdict(decision="deny", reason=f"the before-tool-use hook of plugin '{plugin}' failed ({type(exc).__name__}); the call was not run", plugin=plugin)
+    return HookVerdict(
+        decision="deny",
+        reason=f"the before-tool-use hook of plugin '{plugin}' failed ({type(exc).__name__}); the call was not run",
+        plugin=plugin,
+    )
 
 
 def _refuse_sandbox(plugin: str, exc: BaseException) -> Any:
     # None would mean "run it unsandboxed": refuse instead; the tool reports it.
-    raise KetchError(f"sandbox plugin '{plugin}' failed ({type(exc).__name__}: {exc}); the command was not run")
+    raise KetchError(
+        f"sandbox plugin '{plugin}' failed ({type(exc).__name__}: {exc}); the command was not run"
+    )
 
 
 def _withhold_result(plugin: str, exc: BaseException) -> Any:
     from ketch.tools import ToolResult
 
-    return ToolResult.error(f"[ketch] The output filter of plugin '{plugin}' failed ({type(exc).__name__}); the output was withheld.")
+    return ToolResult.error(
+        f"[ketch] The output filter of plugin '{plugin}' failed ({type(exc).__name__}); the output was withheld."
+    )
 
 
 FAIL_CLOSED: dict[str, FailClosed] = {
@@ -84,7 +96,9 @@ class Hooks:
 
     # --- the one caller ---------------------------------------------------------------
 
-    def _each(self, name: str, kwargs: dict[str, Any], *, firstresult: bool = False) -> Iterator[tuple[str, Any]]:
+    def _each(
+        self, name: str, kwargs: dict[str, Any], *, firstresult: bool = False
+    ) -> Iterator[tuple[str, Any]]:
         """(plugin, result) for every implementation of ``name`` that returned
         something, in pluggy's call order (tryfirst/trylast honoured)."""
         for impl in reversed(getattr(self.pm.hook, name).get_hookimpls()):
@@ -137,7 +151,9 @@ class Hooks:
                 out.append((plugin, value))
         return out
 
-    def register_each(self, name: str, make_kwargs: Callable[[str], dict[str, Any]]) -> list[tuple[str, BaseException | None]]:
+    def register_each(
+        self, name: str, make_kwargs: Callable[[str], dict[str, Any]]
+    ) -> list[tuple[str, BaseException | None]]:
         """Call a registration hook plugin by plugin, in load order (the first plugin
         to load keeps a clashing name). ``make_kwargs(plugin)`` gives each its own
         ``register``. Returns (plugin, the exception it raised or None)."""
@@ -175,14 +191,21 @@ class Hooks:
 
     # --- policy ---------------------------------------------------------------------------
 
-    def policy_votes(self, call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> list[Vote]:
+    def policy_votes(
+        self, call: ProposedCall, snapshot: PermissionSnapshot, session: Session
+    ) -> list[Vote]:
         from ketch.plugins import ESSENTIAL
         from ketch.policy import Vote
 
         votes: list[Vote] = []
-        for plugin, vote in self._collect("ketch_policy_vote", call=call, snapshot=snapshot, session=session):
+        for plugin, vote in self._collect(
+            "ketch_policy_vote", call=call, snapshot=snapshot, session=session
+        ):
             if not isinstance(vote, Vote):  # a malformed vote must not count as allow
-                vote = Vote(decision="deny", reason=f"policy plugin '{plugin}' returned {type(vote).__name__}, not a Vote")
+                vote = Vote(
+                    decision="deny",
+                    reason=f"policy plugin '{plugin}' returned {type(vote).__name__}, not a Vote",
+                )
             update: dict[str, Any] = {}
             if not vote.plugin:
                 update["plugin"] = plugin
@@ -196,7 +219,9 @@ class Hooks:
         for _, contributed in self._collect("ketch_permission_rules", session=session):
             if isinstance(contributed, dict):
                 for kind in rules:
-                    rules[kind] += [str(r) for r in contributed.get(kind) or () if isinstance(r, str)]
+                    rules[kind] += [
+                        str(r) for r in contributed.get(kind) or () if isinstance(r, str)
+                    ]
         return {kind: tuple(values) for kind, values in rules.items()}
 
     def sandbox_command(
@@ -207,7 +232,14 @@ class Hooks:
         exposed: Callable[[Path], bool] | None = None,
         reporters: list[Callable[[bool], str | None]] | None = None,
     ) -> list[str] | None:
-        result = self._first("ketch_sandbox_command", argv=argv, workspace=workspace, network=network, exposed=exposed, reporters=reporters)
+        result = self._first(
+            "ketch_sandbox_command",
+            argv=argv,
+            workspace=workspace,
+            network=network,
+            exposed=exposed,
+            reporters=reporters,
+        )
         return list(result) if result else None
 
     # --- context -------------------------------------------------------------------------
@@ -224,7 +256,9 @@ class Hooks:
                     parts.append(value)
         return parts
 
-    def compact(self, request: CompactionRequest) -> CompactionResult | Awaitable[CompactionResult | None] | None:
+    def compact(
+        self, request: CompactionRequest
+    ) -> CompactionResult | Awaitable[CompactionResult | None] | None:
         return self._first("ketch_compact", request=request)  # type: ignore[no-any-return]
 
     # --- storage ---------------------------------------------------------------------------
@@ -250,36 +284,58 @@ class Hooks:
         self._collect("ketch_session_end", session=session, reason=reason)
 
     async def user_prompt_submit(self, session: Session, prompt: str) -> list[HookVerdict]:
-        return _verdicts(await self._collect_async("ketch_user_prompt_submit", session=session, prompt=prompt))
+        return _verdicts(
+            await self._collect_async("ketch_user_prompt_submit", session=session, prompt=prompt)
+        )
 
     async def expand_prompt(self, session: Session, prompt: str, intake: Any) -> list[Any]:
         """The parts every ``ketch_expand_prompt`` implementation added, in plugin order
         (awaited; one that raises is isolated and adds nothing)."""
         parts: list[Any] = []
-        for _, value in await self._collect_async("ketch_expand_prompt", session=session, prompt=prompt, intake=intake):
+        for _, value in await self._collect_async(
+            "ketch_expand_prompt", session=session, prompt=prompt, intake=intake
+        ):
             if isinstance(value, list | tuple):
-                parts.extend(p for p in value if getattr(p, "type", None))  # message parts (text, images)
+                parts.extend(
+                    p for p in value if getattr(p, "type", None)
+                )  # message parts (text, images)
         return parts
 
-    async def before_tool_use(self, session: Session, call: ProposedCall, decision: str) -> list[HookVerdict]:
+    async def before_tool_use(
+        self, session: Session, call: ProposedCall, decision: str
+    ) -> list[HookVerdict]:
         from ketch.verdicts import HookVerdict
 
         verdicts: list[HookVerdict] = []
-        for plugin, value in await self._collect_async("ketch_before_tool_use", session=session, call=call, decision=decision):
+        for plugin, value in await self._collect_async(
+            "ketch_before_tool_use", session=session, call=call, decision=decision
+        ):
             if not isinstance(value, HookVerdict):  # fail closed on a malformed answer too
-                value = HookVerdict(decision="deny", reason=f"the before-tool-use hook of plugin '{plugin}' returned {type(value).__name__}", plugin=plugin)
+                value = HookVerdict(
+                    decision="deny",
+                    reason=f"the before-tool-use hook of plugin '{plugin}' returned {type(value).__name__}",
+                    plugin=plugin,
+                )
             verdicts.append(value)
         return verdicts
 
     async def before_tool_effect(self, session: Session, call: ProposedCall) -> None:
         await self._collect_async("ketch_before_tool_effect", session=session, call=call)
 
-    async def after_tool_use(self, session: Session, call: ProposedCall, result: ToolResult) -> list[HookVerdict]:
+    async def after_tool_use(
+        self, session: Session, call: ProposedCall, result: ToolResult
+    ) -> list[HookVerdict]:
         """Every implementation's answer as a verdict (a plain note becomes ``context``)."""
         from ketch.verdicts import HookVerdict
 
-        answers = await self._collect_async("ketch_after_tool_use", session=session, call=call, result=result)
-        return [HookVerdict(context=a, plugin=p) if isinstance(a, str) else a for p, a in answers if (isinstance(a, str) and a) or isinstance(a, HookVerdict)]
+        answers = await self._collect_async(
+            "ketch_after_tool_use", session=session, call=call, result=result
+        )
+        return [
+            HookVerdict(context=a, plugin=p) if isinstance(a, str) else a
+            for p, a in answers
+            if (isinstance(a, str) and a) or isinstance(a, HookVerdict)
+        ]
 
     def tool_result(self, session: Session, call: ProposedCall, result: ToolResult) -> ToolResult:
         """Each ``ketch_tool_result`` implementation in turn may replace the result."""
@@ -309,10 +365,18 @@ class Hooks:
         self._collect("ketch_event", session=session, event=event)
 
     async def subagent_start(self, session: Session, agent: Subagent) -> list[HookVerdict]:
-        return _verdicts(await self._collect_async("ketch_subagent_start", session=session, agent=agent))
+        return _verdicts(
+            await self._collect_async("ketch_subagent_start", session=session, agent=agent)
+        )
 
-    async def subagent_stop(self, session: Session, agent: Subagent, result: str) -> list[HookVerdict]:
-        return _verdicts(await self._collect_async("ketch_subagent_stop", session=session, agent=agent, result=result))
+    async def subagent_stop(
+        self, session: Session, agent: Subagent, result: str
+    ) -> list[HookVerdict]:
+        return _verdicts(
+            await self._collect_async(
+                "ketch_subagent_stop", session=session, agent=agent, result=result
+            )
+        )
 
 
 def _verdicts(values: list[tuple[str, Any]]) -> list[HookVerdict]:

@@ -79,7 +79,9 @@ def ketch_register_providers(register: Callable[[ProviderKind], None], kernel: K
 
 
 @hookspec
-def ketch_register_tools(register: Callable[[Tool | Callable[..., Any]], None], kernel: Kernel) -> None:
+def ketch_register_tools(
+    register: Callable[[Tool | Callable[..., Any]], None], kernel: Kernel
+) -> None:
     """Register tools.
 
     Called once per process, before the first turn (and by ``ketch plugins``).
@@ -214,7 +216,9 @@ def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
 
 
 @hookspec
-def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+def ketch_policy_vote(
+    call: ProposedCall, snapshot: PermissionSnapshot, session: Session
+) -> Vote | None:
     """Vote on one proposed tool call.
 
     Called once per tool call, after the input validated and before anything runs,
@@ -360,7 +364,9 @@ def ketch_expand_prompt(session: Session, prompt: str, intake: PromptIntake) -> 
 
 
 @hookspec
-def ketch_before_tool_use(session: Session, call: ProposedCall, decision: str) -> HookVerdict | None:
+def ketch_before_tool_use(
+    session: Session, call: ProposedCall, decision: str
+) -> HookVerdict | None:
     """A tool call is about to be decided: the policy has voted, nobody was asked yet.
 
     Called once per call that validated and that no deny vote refused, with the
@@ -376,7 +382,9 @@ def ketch_before_tool_use(session: Session, call: ProposedCall, decision: str) -
 
 
 @hookspec
-def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> str | HookVerdict | None:
+def ketch_after_tool_use(
+    session: Session, call: ProposedCall, result: ToolResult
+) -> str | HookVerdict | None:
     """A tool call finished (successfully or not: see ``result.ok``).
 
     Called once per call that ran; may be awaited. Return a note to append to the
@@ -398,7 +406,9 @@ def ketch_notification(session: Session, message: str, kind: str) -> None:
 
 
 @hookspec
-def ketch_tool_result(session: Session, call: ProposedCall, result: ToolResult) -> ToolResult | None:
+def ketch_tool_result(
+    session: Session, call: ProposedCall, result: ToolResult
+) -> ToolResult | None:
     """Filter what a finished tool call returns, before anyone sees it.
 
     Called once per call that ran, after ``ketch_after_tool_use`` notes were appended

@@ -41,7 +41,12 @@ class Accepted:
 
 
 async def accept_prompt(
-    session: Session, prompt: str, *, steer: bool, parts: tuple[Part, ...] = (), expand: Callable[[str], Awaitable[list[Part]]] | None = None
+    session: Session,
+    prompt: str,
+    *,
+    steer: bool,
+    parts: tuple[Part, ...] = (),
+    expand: Callable[[str], Awaitable[list[Part]]] | None = None,
 ) -> Accepted:
     """Run the prompt hooks and append the prompt (with any context they add).
 
@@ -55,7 +60,10 @@ async def accept_prompt(
     blocked = [v for v in verdicts if v.block]
     if blocked:
         reason = "; ".join(v.reason for v in blocked if v.reason) or "blocked by a hook"
-        kernel.emit(session, ErrorEvent(kind="blocked", retryable=False, message=f"prompt blocked: {reason}"))
+        kernel.emit(
+            session,
+            ErrorEvent(kind="blocked", retryable=False, message=f"prompt blocked: {reason}"),
+        )
         return Accepted(False, reason=reason)
     kernel.emit(session, UserPromptEvent(text=prompt, steer=steer))
     if expand is not None and not steer:
@@ -67,7 +75,9 @@ async def accept_prompt(
     kernel.emit(session, MessageEvent(message=message))
     stop = next((v for v in verdicts if v.stop), None)
     if stop is not None:
-        return Accepted(True, stop=True, reason=stop.stop_reason or stop.reason or "a hook ended the turn")
+        return Accepted(
+            True, stop=True, reason=stop.stop_reason or stop.reason or "a hook ended the turn"
+        )
     return Accepted(True)
 
 

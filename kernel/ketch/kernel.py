@@ -90,21 +90,35 @@ class Kernel:
         layers = read_layers(workspace, cli=cli_settings, environ=env)
         user = next(layer for layer in layers if layer.name == "user")
         # Only the user's own config chooses plugins: a repository never decides what code runs.
-        config_plugins = user.data.get("plugins") if isinstance(user.data.get("plugins"), dict) else {}
-        blocking, notices = blocking_from(cli_disabled=cli_disabled, config_plugins=config_plugins, environ=env)
+        config_plugins = (
+            user.data.get("plugins") if isinstance(user.data.get("plugins"), dict) else {}
+        )
+        blocking, notices = blocking_from(
+            cli_disabled=cli_disabled, config_plugins=config_plugins, environ=env
+        )
         pm = PluginManager()
         candidates: list[Candidate] = discover(env) if autoload else []
         pm.load(candidates, blocking)
         for name, obj in plugins or []:
             # Passed in explicitly: the allow-list does not apply, a disable still does.
             reason = blocking.disabled.get(name)
-            info = PluginInfo(name=name, module=getattr(obj, "__name__", repr(obj)), distribution="(in-process)")
+            info = PluginInfo(
+                name=name, module=getattr(obj, "__name__", repr(obj)), distribution="(in-process)"
+            )
             if reason:
                 info.status, info.disabled_by = "disabled", reason
                 pm.infos[name] = info
                 continue
             pm.add_plugin(obj, info)
-        kernel = cls(pm, workspace=workspace, layers=layers, args=args, notices=notices, environ=env, trusted=trusted)
+        kernel = cls(
+            pm,
+            workspace=workspace,
+            layers=layers,
+            args=args,
+            notices=notices,
+            environ=env,
+            trusted=trusted,
+        )
         kernel.blocking = blocking
         return kernel
 
@@ -112,21 +126,33 @@ class Kernel:
 
     def register_builtin(self, plugin: Any, name: str) -> None:
         """Register a kernel-internal plugin (commands the kernel itself owns)."""
-        self.pm.add_plugin(plugin, PluginInfo(name=name, module=getattr(plugin, "__name__", name), distribution="ketch (kernel)"))
+        self.pm.add_plugin(
+            plugin,
+            PluginInfo(
+                name=name, module=getattr(plugin, "__name__", name), distribution="ketch (kernel)"
+            ),
+        )
 
     # --- settings --------------------------------------------------------------------
 
     @property
     def trusted(self) -> bool:
         if self._trusted is None:
-            self._trusted = bool(getattr(self.args, "trust_workspace", False)) or self.hooks.workspace_trusted(self.workspace)
+            self._trusted = bool(
+                getattr(self.args, "trust_workspace", False)
+            ) or self.hooks.workspace_trusted(self.workspace)
         return self._trusted
 
     @cached_property
     def loaded_settings(self) -> LoadedSettings:
         from ketch.settings import load_settings
 
-        loaded = load_settings(self.workspace, trusted=self.trusted, layers=self._layers, sections=list(self.settings_sections.values()))
+        loaded = load_settings(
+            self.workspace,
+            trusted=self.trusted,
+            layers=self._layers,
+            sections=list(self.settings_sections.values()),
+        )
         self.notices.extend(loaded.notices)
         return loaded
 
@@ -151,7 +177,13 @@ class Kernel:
 
     # --- registries ------------------------------------------------------------------
 
-    def _collect(self, hook: str, kind: str, key: Callable[[Any], str], convert: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    def _collect(
+        self,
+        hook: str,
+        kind: str,
+        key: Callable[[Any], str],
+        convert: Callable[[Any], Any] | None = None,
+    ) -> dict[str, Any]:
         """Run a registration hook plugin by plugin.
 
         A plugin whose registration raises is failed and removed, and nothing it
@@ -200,7 +232,9 @@ class Kernel:
     @cached_property
     def settings_sections(self) -> dict[str, SettingsSection]:
         """Every config table a plugin declared, keyed ``NAME@plugin``."""
-        return self._collect("ketch_register_settings", "settings section", lambda s: f"{s.name}@{s.plugin or id(s)}")
+        return self._collect(
+            "ketch_register_settings", "settings section", lambda s: f"{s.name}@{s.plugin or id(s)}"
+        )
 
     @cached_property
     def modes(self) -> dict[str, Mode]:
@@ -215,7 +249,9 @@ class Kernel:
         return next((m.name for m in self.modes.values() if m.default), next(iter(self.modes), ""))
 
     def default_profile(self) -> str:
-        return next((p.name for p in self.profiles.values() if p.default), next(iter(self.profiles), ""))
+        return next(
+            (p.name for p in self.profiles.values() if p.default), next(iter(self.profiles), "")
+        )
 
     def check_mode(self, name: str | None, where: str = "mode") -> str:
         """A registered mode's name (the default for None), or a usage error naming the known ones."""
@@ -266,7 +302,9 @@ class Kernel:
 
     # --- providers ----------------------------------------------------------------------
 
-    def provider_config(self, name: str | None = None, model: str | None = None) -> tuple[ProviderConfig, ProviderKind]:
+    def provider_config(
+        self, name: str | None = None, model: str | None = None
+    ) -> tuple[ProviderConfig, ProviderKind]:
         from ketch.providers import ProviderConfig
 
         settings = self.settings
@@ -286,11 +324,15 @@ class Kernel:
         if kind is None:
             known = ", ".join(sorted(kinds)) or "none (all provider plugins are disabled)"
             where = f"[providers.{name}] kind" if name in settings.providers else "--provider"
-            raise KetchError(f"unknown provider kind '{kind_name}' ({where}); known kinds: {known}", exit_code=2)
+            raise KetchError(
+                f"unknown provider kind '{kind_name}' ({where}); known kinds: {known}", exit_code=2
+            )
         table.setdefault("kind", kind_name)
         table["name"] = name
         if not table.get("base_url"):
-            table["base_url"] = (kind.env_base_url and self.environ.get(kind.env_base_url)) or kind.default_base_url
+            table["base_url"] = (
+                kind.env_base_url and self.environ.get(kind.env_base_url)
+            ) or kind.default_base_url
         chosen_model = model or settings.model or table.get("model") or kind.default_model
         if not chosen_model:
             raise KetchError(
@@ -326,7 +368,9 @@ class Kernel:
         """Nothing configured, but a kind's usual key variable is set: use that kind."""
         for kind in self.provider_kinds.values():
             if kind.needs_key and kind.env_key and self.environ.get(kind.env_key):
-                self.notices.append(f"no provider configured; using {kind.kind} because {kind.env_key} is set")
+                self.notices.append(
+                    f"no provider configured; using {kind.kind} because {kind.env_key} is set"
+                )
                 return kind.kind
         return None
 
@@ -340,7 +384,9 @@ class Kernel:
                 found = None
             if found is not None:
                 self.settings.providers.setdefault(found.name, found.model_dump(exclude_none=True))
-                self.notices.append(f"no provider configured; using {found.kind} found at {found.base_url}")
+                self.notices.append(
+                    f"no provider configured; using {found.kind} found at {found.base_url}"
+                )
                 return str(found.name)
         return None
 
@@ -400,7 +446,14 @@ class Kernel:
 
     # --- sessions ----------------------------------------------------------------------------
 
-    def new_session(self, *, provider: Provider | None = None, provider_name: str | None = None, model: str | None = None, listeners: list[Callable[[Event], None]] | None = None) -> Session:
+    def new_session(
+        self,
+        *,
+        provider: Provider | None = None,
+        provider_name: str | None = None,
+        model: str | None = None,
+        listeners: list[Callable[[Event], None]] | None = None,
+    ) -> Session:
         from ketch.session import Session
 
         self.configure()
@@ -418,30 +471,47 @@ class Kernel:
         self.start(session)
         return session
 
-    def resume_session(self, session_id: str | None = None, *, provider: Provider | None = None, provider_name: str | None = None, model: str | None = None, listeners: list[Callable[[Event], None]] | None = None) -> Session:
+    def resume_session(
+        self,
+        session_id: str | None = None,
+        *,
+        provider: Provider | None = None,
+        provider_name: str | None = None,
+        model: str | None = None,
+        listeners: list[Callable[[Event], None]] | None = None,
+    ) -> Session:
         """Restore knowledge, reset authority: the default profile, no approvals survive."""
         from ketch.loop import close_pending_calls
         from ketch.session import Session
 
         self.configure()
         if getattr(self.args, "no_save", False):
-            raise UsageError("--no-save opens no session store, so there is nothing to resume; drop --no-save or --continue/--resume")
+            raise UsageError(
+                "--no-save opens no session store, so there is nothing to resume; drop --no-save or --continue/--resume"
+            )
         try:
             store = self.store
         except KetchError as exc:
             raise KetchError(f"cannot resume: {exc.message}", exit_code=exc.exit_code) from None
         if store is None:
-            raise KetchError("cannot resume: no session store is loaded (is the 'store' plugin disabled?)")
+            raise KetchError(
+                "cannot resume: no session store is loaded (is the 'store' plugin disabled?)"
+            )
         if session_id is None:
             session_id = store.latest_session_id(str(self.workspace))
             if session_id is None:
-                raise KetchError(f"no earlier session in {self.workspace}; start one without --continue")
+                raise KetchError(
+                    f"no earlier session in {self.workspace}; start one without --continue"
+                )
         record = store.load_session(session_id)
         if record.workspace and Path(record.workspace) != self.workspace:
             raise KetchError(
                 f"session {record.id} belongs to workspace {record.workspace}; run ketch there to resume it (sessions are never rebound silently)"
             )
-        provider = provider or self.build_provider(provider_name or record.provider or None, model or (None if self.settings.model else record.model) or None)
+        provider = provider or self.build_provider(
+            provider_name or record.provider or None,
+            model or (None if self.settings.model else record.model) or None,
+        )
         session = Session(
             kernel=self,
             provider=provider,
@@ -529,7 +599,9 @@ class Kernel:
         narrows the tools this turn offers and may run (never widens them)."""
         from ketch.loop import run_turn
 
-        return await run_turn(session, prompt, approver=approver, parts=parts, allowed_tools=allowed_tools)
+        return await run_turn(
+            session, prompt, approver=approver, parts=parts, allowed_tools=allowed_tools
+        )
 
 
 def _call_maybe_async(fn: Callable[[], Any]) -> Any:

@@ -104,31 +104,52 @@ async def run_turn(
     return await Turn(session, approver, allowed_tools=allowed_tools).run(prompt, parts=parts)
 
 
-def close_pending_calls(session: Session, output: str = UNKNOWN_OUTCOME, *, finished: dict[str, ToolResultPart] | None = None) -> None:
+def close_pending_calls(
+    session: Session,
+    output: str = UNKNOWN_OUTCOME,
+    *,
+    finished: dict[str, ToolResultPart] | None = None,
+) -> None:
     """Give every unanswered tool call a result so the history stays valid: the real
     result for those that ``finished``, ``output`` for the rest."""
     pending = pending_tool_calls(session.transcript)
     if not pending:
         return
     done = finished or {}
-    results = tuple(done.get(c.id) or ToolResultPart(tool_call_id=c.id, name=c.name, ok=False, output=output) for c in pending)
+    results = tuple(
+        done.get(c.id) or ToolResultPart(tool_call_id=c.id, name=c.name, ok=False, output=output)
+        for c in pending
+    )
     message = Message(role="tool", parts=results, synthetic=not done)
     session.append(message)
     session.kernel.emit(session, MessageEvent(message=message))
 
 
 class Turn:
-    def __init__(self, session: Session, approver: Approver | None, *, allowed_tools: frozenset[str] | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        approver: Approver | None,
+        *,
+        allowed_tools: frozenset[str] | None = None,
+    ) -> None:
         self.session = session
         self.kernel = session.kernel
         settings = self.kernel.settings
         self.loop_settings = settings.loop
         self.compaction_settings = settings.compaction
-        self.max_iterations = int(getattr(self.kernel.args, "max_iterations", None) or self.loop_settings.max_iterations)
+        self.max_iterations = int(
+            getattr(self.kernel.args, "max_iterations", None) or self.loop_settings.max_iterations
+        )
         self.iterations = 0
         self.usage = Usage()
         self.cost = CostTally()
-        self.calls = CallPipeline(session, approver, allowed_tools=allowed_tools, duplicate_limit=self.loop_settings.duplicate_call_limit)
+        self.calls = CallPipeline(
+            session,
+            approver,
+            allowed_tools=allowed_tools,
+            duplicate_limit=self.loop_settings.duplicate_call_limit,
+        )
         self.stop_hook_ran = False
         self.overflow_retried = False
         self.ended = False
@@ -157,16 +178,33 @@ class Turn:
 
         async def call_tool(name: str, data: dict[str, Any]) -> ToolResult:
             call = ToolCallPart(id=new_id("prompt_"), name=name, input=data)
-            self.emit(ToolCallEvent(id=call.id, name=name, input=data, summary=self.calls._call_summary(call)))
+            self.emit(
+                ToolCallEvent(
+                    id=call.id, name=name, input=data, summary=self.calls._call_summary(call)
+                )
+            )
             decided = await self.calls.decide(call, snapshot)
             if isinstance(decided, Refused):
                 result, outcome = decided.result, decided.outcome
             else:
                 result, outcome = await self.calls.execute(decided)
-            self.emit(ToolResultEvent(tool_call_id=call.id, name=name, ok=result.ok, output=result.output, diff=result.diff, outcome=outcome))  # type: ignore[arg-type]
+            self.emit(
+                ToolResultEvent(
+                    tool_call_id=call.id,
+                    name=name,
+                    ok=result.ok,
+                    output=result.output,
+                    diff=result.diff,
+                    outcome=outcome,
+                )
+            )  # type: ignore[arg-type]
             return result
 
-        intake = PromptIntake(call_tool=call_tool, notice=lambda text: self.emit(NoticeEvent(level="warning", message=text)), has_tool=lambda name: name in self.kernel.tools)
+        intake = PromptIntake(
+            call_tool=call_tool,
+            notice=lambda text: self.emit(NoticeEvent(level="warning", message=text)),
+            has_tool=lambda name: name in self.kernel.tools,
+        )
         return await self.kernel.hooks.expand_prompt(self.session, prompt, intake)
 
     async def run(self, prompt: str, *, parts: tuple[Part, ...] = ()) -> TurnEndEvent:
@@ -185,14 +223,21 @@ class Turn:
             return self._close("error", "", error=("internal", f"{type(exc).__name__}: {exc}"))
 
     async def _run(self, prompt: str, parts: tuple[Part, ...]) -> TurnEndEvent:
-        accepted = await accept_prompt(self.session, prompt, steer=False, parts=parts, expand=self._expand_prompt)
+        accepted = await accept_prompt(
+            self.session, prompt, steer=False, parts=parts, expand=self._expand_prompt
+        )
         if not accepted.ok:
             return self._end("error")
         if accepted.stop:
             return self._end("end_turn", accepted.reason)
         while True:
             if self.iterations >= self.max_iterations:
-                self.emit(NoticeEvent(level="warning", message=f"stopped after {self.max_iterations} iterations (--max-iterations)"))
+                self.emit(
+                    NoticeEvent(
+                        level="warning",
+                        message=f"stopped after {self.max_iterations} iterations (--max-iterations)",
+                    )
+                )
                 return self._end("max_iterations")
             self.iterations += 1
             snapshot = self.session.snapshot()
@@ -215,10 +260,19 @@ class Turn:
         block = next((v for v in verdicts if v.block), None)
         if block is None:
             return False
-        self.append(Message.user(f"[ketch] A stop hook asked to continue: {block.reason}", synthetic=True))
+        self.append(
+            Message.user(f"[ketch] A stop hook asked to continue: {block.reason}", synthetic=True)
+        )
         return True
 
-    def _close(self, reason: TurnStopReason, message: str, *, error: tuple[str, str] | None = None, pending_output: str | None = None) -> TurnEndEvent:
+    def _close(
+        self,
+        reason: TurnStopReason,
+        message: str,
+        *,
+        error: tuple[str, str] | None = None,
+        pending_output: str | None = None,
+    ) -> TurnEndEvent:
         """End the turn whatever happened: answer every open call, then one turn_end.
 
         Calls that finished keep their real results; the rest get ``pending_output``
@@ -285,19 +339,38 @@ class Turn:
             limit = min(limit, budget.capacity)
             # The provider said it does not fit, whatever the estimate says: at least halve.
             target = min(int(settings.target * limit), budget.fixed + budget.message_tokens // 2)
-            if await compact(session, reason, system_tokens=budget.fixed, capacity=limit, target_tokens=target, instructions=instructions):
+            if await compact(
+                session,
+                reason,
+                system_tokens=budget.fixed,
+                capacity=limit,
+                target_tokens=target,
+                instructions=instructions,
+            ):
                 budget = measure(session, tools)
-        if budget.projected > settings.trigger * budget.capacity and await compact(session, "auto", system_tokens=budget.fixed, capacity=budget.capacity):
+        if budget.projected > settings.trigger * budget.capacity and await compact(
+            session, "auto", system_tokens=budget.fixed, capacity=budget.capacity
+        ):
             budget = measure(session, tools)
         if not budget.fits:
-            raise _TurnStop("context_overflow", overflow_report(session, budget, settings.keep_recent_turns))
-        self._request_size = estimator_for(session).request(budget.system, (), session.active, schema_units=budget.schema_units)
+            raise _TurnStop(
+                "context_overflow", overflow_report(session, budget, settings.keep_recent_turns)
+            )
+        self._request_size = estimator_for(session).request(
+            budget.system, (), session.active, schema_units=budget.schema_units
+        )
         max_out = window_and_reserve(session)[1] or self.loop_settings.max_output_tokens
         return ProviderRequest(
-            model=session.model, system=budget.system, messages=fit_images(session, session.active), tools=budget.specs, max_output_tokens=max_out
+            model=session.model,
+            system=budget.system,
+            messages=fit_images(session, session.active),
+            tools=budget.specs,
+            max_output_tokens=max_out,
         )
 
-    def _arrange_compaction(self, reason: str, capacity: int, instructions: str | None = None) -> bool:
+    def _arrange_compaction(
+        self, reason: str, capacity: int, instructions: str | None = None
+    ) -> bool:
         """Arrange a compaction before the next request is built (where a model summarizer
         can be awaited). ``capacity`` below the usual one (a provider's overflow error
         named its limit) is remembered for the session. True when a compactor is loaded."""
@@ -315,25 +388,46 @@ class Turn:
         while True:
             outcome = StreamOutcome()
             try:
-                completed = await stream_response(self.session.provider, request, self.emit, outcome)
+                completed = await stream_response(
+                    self.session.provider, request, self.emit, outcome
+                )
             except ProviderError as error:
                 if error.kind == ErrorKind.CONTEXT_LENGTH and not self.overflow_retried:
                     self.overflow_retried = True
-                    self.emit(ErrorEvent(kind=error.kind.value, retryable=False, message=error.message))
+                    self.emit(
+                        ErrorEvent(kind=error.kind.value, retryable=False, message=error.message)
+                    )
                     window, reserve, _ = window_and_reserve(self.session)
-                    if self._arrange_compaction("overflow", effective_capacity(error.context_limit or window, reserve)):
-                        self._retry_event(retries.attempts + 1, outcome, "the context was too long: compacted")
+                    if self._arrange_compaction(
+                        "overflow", effective_capacity(error.context_limit or window, reserve)
+                    ):
+                        self._retry_event(
+                            retries.attempts + 1, outcome, "the context was too long: compacted"
+                        )
                         request = await self._build_request()
                         continue
                     raise _TurnStop("context_overflow", error.message) from None
                 delay = retries.delay(error)
                 if delay is not None:
-                    self.emit(ErrorEvent(kind=error.kind.value, retryable=True, message=error.message, retry_in=round(delay, 3)))
+                    self.emit(
+                        ErrorEvent(
+                            kind=error.kind.value,
+                            retryable=True,
+                            message=error.message,
+                            retry_in=round(delay, 3),
+                        )
+                    )
                     await asyncio.sleep(delay)
                     self._retry_event(retries.attempts, outcome, error.message)
                     continue
-                self.emit(ErrorEvent(kind=error.kind.value, retryable=error.retryable, message=error.message))
-                reason: TurnStopReason = "context_overflow" if error.kind == ErrorKind.CONTEXT_LENGTH else "error"
+                self.emit(
+                    ErrorEvent(
+                        kind=error.kind.value, retryable=error.retryable, message=error.message
+                    )
+                )
+                reason: TurnStopReason = (
+                    "context_overflow" if error.kind == ErrorKind.CONTEXT_LENGTH else "error"
+                )
                 raise _TurnStop(reason) from None
             self._record_usage(completed)
             return completed
@@ -361,7 +455,11 @@ class Turn:
             calibrate(session, size, reported)
         estimator = estimator_for(session)  # calibrated by this very report
         if size is not None:
-            request_tokens = reported if plausible(size, reported) else estimator.units(size.units) + size.overhead
+            request_tokens = (
+                reported
+                if plausible(size, reported)
+                else estimator.units(size.units) + size.overhead
+            )
         else:
             request_tokens = reported or estimator.messages(session.active)
         context_tokens = request_tokens + estimator.message(completed.message)
@@ -385,7 +483,9 @@ class Turn:
         cut_off = completed.stop_reason == "max_tokens"
         if cut_off:
             # A tool call the limit cut is never run: it leaves the history altogether.
-            kept = tuple(p for p in message.parts if not (isinstance(p, ToolCallPart) and p.input_error))
+            kept = tuple(
+                p for p in message.parts if not (isinstance(p, ToolCallPart) and p.input_error)
+            )
             message = message.model_copy(update={"parts": kept})
         self.append(message)
         calls = message.tool_calls
@@ -396,9 +496,12 @@ class Turn:
         if cut_off:
             limit = window_and_reserve(self.session)[1]
             detail = f" ({limit} tokens)" if limit else ""
-            self.emit(NoticeEvent(level="warning", message="the model's answer was cut off by the output-token limit; asking it to continue"))
+            self.emit(
+                NoticeEvent(
+                    level="warning",
+                    message="the model's answer was cut off by the output-token limit; asking it to continue",
+                )
+            )
             self.append(Message.user(CUT_OFF_NOTE.format(detail=detail), synthetic=True))
             return True
         return bool(calls)
-
-

@@ -70,7 +70,9 @@ class ImagePart(_Frozen):
     @classmethod
     def _cap(cls, value: bytes) -> bytes:
         if len(value) > MAX_IMAGE_BYTES:
-            raise ValueError(f"image of {len(value):,} bytes is over the {MAX_IMAGE_BYTES:,}-byte limit")
+            raise ValueError(
+                f"image of {len(value):,} bytes is over the {MAX_IMAGE_BYTES:,}-byte limit"
+            )
         return value
 
     @field_validator("media_type")
@@ -92,7 +94,11 @@ class ImagePart(_Frozen):
 
     def label(self) -> str:
         """How the image is named in text: ``shot.png (image/png, 52 KB)``."""
-        size = f"{len(self.data) / 1024:,.0f} KB" if len(self.data) >= 1024 else f"{len(self.data)} bytes"
+        size = (
+            f"{len(self.data) / 1024:,.0f} KB"
+            if len(self.data) >= 1024
+            else f"{len(self.data)} bytes"
+        )
         return f"{self.name or 'image'} ({self.media_type}, {size})"
 
 
@@ -133,7 +139,8 @@ class ToolResultPart(_Frozen):
 
 
 Part = Annotated[
-    TextPart | ReasoningPart | ToolCallPart | ToolResultPart | ImagePart, Field(discriminator="type")
+    TextPart | ReasoningPart | ToolCallPart | ToolResultPart | ImagePart,
+    Field(discriminator="type"),
 ]
 
 Role = Literal["user", "assistant", "tool"]
@@ -188,7 +195,9 @@ def without_images(history: History) -> tuple[History, int]:
         changed = False
         for part in message.parts:
             if isinstance(part, ImagePart):
-                parts.append(TextPart(text=f"[image {part.label()} not shown: this model takes no images]"))
+                parts.append(
+                    TextPart(text=f"[image {part.label()} not shown: this model takes no images]")
+                )
                 dropped += 1
                 changed = True
             elif isinstance(part, ToolResultPart) and part.images:

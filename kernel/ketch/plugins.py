@@ -58,7 +58,9 @@ class PluginInfo:
     essential: bool = False
     disabled_by: str | None = None
     provides: dict[str, list[str]] = field(default_factory=dict)  # tools, providers, ...
-    dynamic: dict[str, str] = field(default_factory=dict)  # kind -> what else it registers (declared)
+    dynamic: dict[str, str] = field(
+        default_factory=dict
+    )  # kind -> what else it registers (declared)
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -169,7 +171,9 @@ def blocking_from(
             continue
         for name in names:
             if name in ESSENTIAL:
-                notices.append(f"plugin '{name}' is essential and cannot be disabled ({ESSENTIAL[name]})")
+                notices.append(
+                    f"plugin '{name}' is essential and cannot be disabled ({ESSENTIAL[name]})"
+                )
                 continue
             blocking.disabled[str(name)] = source
     only_env = split_names(env.get("KETCH_PLUGINS"))
@@ -220,13 +224,21 @@ def discover(environ: dict[str, str] | None = None) -> list[Candidate]:
                 )
             )
         # Bundled plugins first, then third-party ones; each group by name. Deterministic.
-        found.sort(key=lambda c: (c.distribution.lower() != PROJECT_NAME, c.distribution.lower(), c.name))
+        found.sort(
+            key=lambda c: (c.distribution.lower() != PROJECT_NAME, c.distribution.lower(), c.name)
+        )
     for spec in split_names(env.get(LOAD_ENV)):
         name, _, module = spec.rpartition("=")
         module = module.strip()
         name = name.strip() or module.rsplit(".", 1)[-1]
         found.append(
-            Candidate(name=name, module=module, load=_importer(module), distribution="(KETCH_LOAD)", explicit=True)
+            Candidate(
+                name=name,
+                module=module,
+                load=_importer(module),
+                distribution="(KETCH_LOAD)",
+                explicit=True,
+            )
         )
     return found
 
@@ -261,13 +273,19 @@ class PluginManager(pluggy.PluginManager):
             first = self.infos.get(cand.name)
             if first is not None:  # two plugins, one name: the first (in load order) keeps it
                 self.infos[f"{cand.name}@{cand.distribution}"] = info
-                why = blocking.disabled.get(cand.name) if cand.explicit else blocking.reason(cand.name)
+                why = (
+                    blocking.disabled.get(cand.name)
+                    if cand.explicit
+                    else blocking.reason(cand.name)
+                )
                 if why:
                     info.status, info.disabled_by = "disabled", why
                     continue
                 info.status = "failed"
                 info.error = f"plugin name '{cand.name}' is taken by {first.distribution or first.module} (loaded first); not loaded"
-                first.warnings.append(f"{cand.distribution or cand.module} also names a plugin '{cand.name}'; it was not loaded")
+                first.warnings.append(
+                    f"{cand.distribution or cand.module} also names a plugin '{cand.name}'; it was not loaded"
+                )
                 continue
             self.infos[cand.name] = info
             why = blocking.disabled.get(cand.name) if cand.explicit else blocking.reason(cand.name)
@@ -331,11 +349,16 @@ class PluginManager(pluggy.PluginManager):
 
     # --- failures -------------------------------------------------------------------
 
-    def record_failure(self, plugin: str, hook: str, exc: BaseException, *, closed: bool = False) -> None:
+    def record_failure(
+        self, plugin: str, hook: str, exc: BaseException, *, closed: bool = False
+    ) -> None:
         """Keep and report a failure once per (plugin, hook, message); count repeats.
         ``closed``: the hook failed closed (the call was denied or withheld)."""
         message = _one_line(exc, "")
-        known = next((f for f in self.failures if (f.plugin, f.hook, f.error) == (plugin, hook, message)), None)
+        known = next(
+            (f for f in self.failures if (f.plugin, f.hook, f.error) == (plugin, hook, message)),
+            None,
+        )
         if known is not None:
             known.count += 1
             return
@@ -346,7 +369,11 @@ class PluginManager(pluggy.PluginManager):
             info.warnings.append(warning)
         if (plugin, hook) not in self._reported:
             self._reported.add((plugin, hook))
-            consequence = "failing closed: what it was asked about is refused" if closed else "continuing without it"
+            consequence = (
+                "failing closed: what it was asked about is refused"
+                if closed
+                else "continuing without it"
+            )
             self.report(f"plugin '{plugin}' failed in {hook}: {message} ({consequence})")
             if os.environ.get(TRACE_ENV, "") not in ("", "0"):
                 traceback.print_exception(exc, file=sys.stderr)
@@ -362,7 +389,9 @@ class PluginManager(pluggy.PluginManager):
             internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
             return (not internal, order.get(impl.plugin_name, len(order)))
 
-        return sorted((impl for impl in impls if not any(impl is w for w in self._withheld)), key=key)
+        return sorted(
+            (impl for impl in impls if not any(impl is w for w in self._withheld)), key=key
+        )
 
     @contextmanager
     def withholding(self, impls: list[Any]) -> Iterator[None]:

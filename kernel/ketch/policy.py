@@ -94,7 +94,11 @@ def combine_votes(votes: Iterable[Vote | None]) -> Vote:
             update["hard"] = any(v.hard for v in votes_seen if v.decision == "ask")
             # "Always allow" must satisfy every voter that asked: all their scopes, or
             # none at all when one of them offers no scope (it would ask again anyway).
-            update["scope"] = SCOPE_SEPARATOR.join(dict.fromkeys(s for s in scopes if s)) if scopes and None not in scopes else None
+            update["scope"] = (
+                SCOPE_SEPARATOR.join(dict.fromkeys(s for s in scopes if s))
+                if scopes and None not in scopes
+                else None
+            )
         return best.model_copy(update=update)
     return best
 

@@ -63,7 +63,9 @@ class ProviderConfig(BaseModel):
     # connecting; no bytes at all (``timeout`` is the old name); no non-empty text,
     # reasoning or tool-call delta (a server that only sends keep-alives or empty deltas).
     connect_timeout: float = Field(10.0, gt=0)
-    read_timeout: float = Field(240.0, gt=0, validation_alias=AliasChoices("read_timeout", "timeout"))
+    read_timeout: float = Field(
+        240.0, gt=0, validation_alias=AliasChoices("read_timeout", "timeout")
+    )
     progress_timeout: float = Field(480.0, gt=0)
 
 

@@ -86,7 +86,9 @@ class RequestBudget:
         return self.projected <= self.capacity
 
 
-def measure(session: Session, tools: list[Tool] | None = None, *, parts: list[PromptPart] | None = None) -> RequestBudget:
+def measure(
+    session: Session, tools: list[Tool] | None = None, *, parts: list[PromptPart] | None = None
+) -> RequestBudget:
     """Measure the request the session would send now."""
     estimator = estimator_for(session)
     tools = offered_tools(session) if tools is None else tools
@@ -116,13 +118,25 @@ def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: 
     pinned_ids = set(session.pins)
     recent = spans[-keep_recent_turns:] if spans else []
     recent_ids = {i for span in recent for i in span.ids}
-    pinned = [m for span in spans if pinned_ids.intersection(span.ids) and not recent_ids.intersection(span.ids) for m in active[span.start : span.end]]
+    pinned = [
+        m
+        for span in spans
+        if pinned_ids.intersection(span.ids) and not recent_ids.intersection(span.ids)
+        for m in active[span.start : span.end]
+    ]
     recent_tokens = sum(estimator.messages(active[s.start : s.end]) for s in recent)
     pinned_tokens = estimator.messages(pinned)
     capacity = budget.capacity
     total = budget.projected
     other = total - budget.fixed - recent_tokens - pinned_tokens
-    sizes = sorted(((estimator.text(p.render()), p.title or p.source or "untitled") for p in budget.parts if p.text.strip()), reverse=True)
+    sizes = sorted(
+        (
+            (estimator.text(p.render()), p.title or p.source or "untitled")
+            for p in budget.parts
+            if p.text.strip()
+        ),
+        reverse=True,
+    )
     largest = ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:3])
     breakdown = (
         f"system prompt ~{budget.system_tokens:,} tokens"
@@ -139,5 +153,14 @@ def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: 
         remedies.append("shorten the instruction files or the project memory")
     if budget.schema_tokens > capacity // 4:
         remedies.append("disable tools or plugins you do not need (--no-plugin NAME)")
-    remedies += ["start a new session", "use a model with a larger context window (context_window in config.toml)"]
-    return "the context does not fit the model even after compaction: " + breakdown + ". Remedies: " + "; ".join(remedies) + "."
+    remedies += [
+        "start a new session",
+        "use a model with a larger context window (context_window in config.toml)",
+    ]
+    return (
+        "the context does not fit the model even after compaction: "
+        + breakdown
+        + ". Remedies: "
+        + "; ".join(remedies)
+        + "."
+    )

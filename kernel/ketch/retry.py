@@ -18,7 +18,9 @@ from ketch.providers import ErrorKind, ProviderError
 HINT_CAP = 60.0  # seconds: a longer retry-after means "come back much later": give up now
 
 
-def backoff_delay(attempt: int, retry_after: float | None, *, cap: float = HINT_CAP) -> float | None:
+def backoff_delay(
+    attempt: int, retry_after: float | None, *, cap: float = HINT_CAP
+) -> float | None:
     """Seconds to wait before retry number ``attempt`` (0-based), or None: do not retry.
 
     A server hint (retry-after) wins when 0 < hint <= cap; a larger hint means the
@@ -61,4 +63,6 @@ class RetryPolicy:
 
 
 def _is_deadline(error: ProviderError) -> bool:
-    return error.kind == ErrorKind.NETWORK and ("read_timeout" in error.message or "progress_timeout" in error.message)
+    return error.kind == ErrorKind.NETWORK and (
+        "read_timeout" in error.message or "progress_timeout" in error.message
+    )

@@ -89,7 +89,9 @@ class Session:
         from ketch.events import RewindEvent
         from ketch.rewind import rewind_context
 
-        active, cut = rewind_context(self.transcript, self.active, self.compactions, self.rewound, message_id)
+        active, cut = rewind_context(
+            self.transcript, self.active, self.compactions, self.rewound, message_id
+        )
         self.active = active
         self.rewound.update(cut)
         event = RewindEvent(message_id=message_id, rewound=cut, active=[m.id for m in active])

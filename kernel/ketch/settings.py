@@ -112,7 +112,13 @@ class Settings(BaseModel):
         plugin's, validated; a table nobody declared, as it was written."""
         if name in type(self).model_fields:
             value = getattr(self, name)
-            table = value.model_dump() if isinstance(value, BaseModel) else dict(value) if isinstance(value, dict) else {}
+            table = (
+                value.model_dump()
+                if isinstance(value, BaseModel)
+                else dict(value)
+                if isinstance(value, dict)
+                else {}
+            )
         else:
             raw = (self.model_extra or {}).get(name)
             table = dict(raw) if isinstance(raw, dict) else {}
@@ -158,7 +164,9 @@ def safe_keys(sections: list[SettingsSection]) -> dict[str, Any]:
     return allowed
 
 
-def restrict(data: dict[str, Any], allowed: Any, prefix: str = "") -> tuple[dict[str, Any], list[str]]:
+def restrict(
+    data: dict[str, Any], allowed: Any, prefix: str = ""
+) -> tuple[dict[str, Any], list[str]]:
     """Keep only allowed keys; return the kept data and the dotted names dropped."""
     if allowed is True:
         return data, []
@@ -211,7 +219,11 @@ def load_settings(
     sections: list[SettingsSection] | None = None,
 ) -> LoadedSettings:
     """Validate and merge the layers. Never raises for a bad file: it reports and skips it."""
-    layers = layers if layers is not None else read_layers(workspace, cli=cli, environ=environ, user_file=user_file)
+    layers = (
+        layers
+        if layers is not None
+        else read_layers(workspace, cli=cli, environ=environ, user_file=user_file)
+    )
     sections = list(sections or [])
     allowed = safe_keys(sections)
     # Tables only plugins validate (a plugin may also extend a kernel table, e.g. [compaction]).
@@ -238,7 +250,9 @@ def load_settings(
             if table is None:
                 continue
             if not isinstance(table, dict):
-                notices.append(f"{layer.source}: [{section.name}] must be a table, not {type(table).__name__}; ignoring it in this layer")
+                notices.append(
+                    f"{layer.source}: [{section.name}] must be a table, not {type(table).__name__}; ignoring it in this layer"
+                )
                 data.pop(section.name)
                 continue
             try:
@@ -248,7 +262,9 @@ def load_settings(
                 data.pop(section.name)
         kernel_part = {k: v for k, v in data.items() if k not in owned}
         try:
-            Settings.model_validate(deep_merge({k: v for k, v in merged.items() if k not in owned}, kernel_part))
+            Settings.model_validate(
+                deep_merge({k: v for k, v in merged.items() if k not in owned}, kernel_part)
+            )
         except ValidationError as exc:
             layer.error = _problem(layer, exc)
             notices.append(layer.error)
@@ -257,5 +273,7 @@ def load_settings(
     settings = Settings.model_validate(merged)
     for section in sections:
         settings._by_name.setdefault(section.name, []).append(section.model)
-        settings._typed[section.model] = section.model.model_validate(merged.get(section.name) or {})
+        settings._typed[section.model] = section.model.model_validate(
+            merged.get(section.name) or {}
+        )
     return LoadedSettings(settings=settings, layers=layers, notices=notices)

@@ -55,7 +55,11 @@ def run_cancellable(main: Callable[[], Awaitable[T]]) -> Outcome[T]:
             try:
                 loop.add_signal_handler(signum, cancel, signum)
                 installed.append(signum)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal
+            except (
+                NotImplementedError,
+                RuntimeError,
+                ValueError,
+            ):  # not the main thread, or no such signal
                 pass
         try:
             outcome.value = await inner

@@ -103,7 +103,9 @@ class SessionRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     unknown_outcomes: list[dict[str, Any]] = Field(default_factory=list)
     state: dict[str, Any] = Field(default_factory=dict)
-    rewound: tuple[str, ...] = ()  # transcript message ids a rewind abandoned (still in the transcript)
+    rewound: tuple[
+        str, ...
+    ] = ()  # transcript message ids a rewind abandoned (still in the transcript)
 
 
 @runtime_checkable
@@ -197,7 +199,9 @@ class BlobStore(Protocol):
         referred to again."""
         ...
 
-    def add_record(self, session_id: str, collection: str, data: dict[str, Any], refs: Iterable[str] = ()) -> int:
+    def add_record(
+        self, session_id: str, collection: str, data: dict[str, Any], refs: Iterable[str] = ()
+    ) -> int:
         """Append a record (sealed JSON) referring to blobs ``refs``; returns its seq."""
         ...
 

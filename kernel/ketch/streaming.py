@@ -42,7 +42,9 @@ class StreamOutcome:
 
 def _progress_timeout(provider: Provider) -> float:
     value = getattr(getattr(provider, "config", None), "progress_timeout", None)
-    return float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_PROGRESS_TIMEOUT
+    return (
+        float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_PROGRESS_TIMEOUT
+    )
 
 
 def _progress(item: Any) -> bool:
@@ -53,7 +55,12 @@ def _progress(item: Any) -> bool:
     return False
 
 
-async def stream_response(provider: Provider, request: ProviderRequest, emit: Callable[[Any], None], outcome: StreamOutcome) -> Completed:
+async def stream_response(
+    provider: Provider,
+    request: ProviderRequest,
+    emit: Callable[[Any], None],
+    outcome: StreamOutcome,
+) -> Completed:
     """Stream one response, emitting its deltas; return its Completed or raise ProviderError.
 
     ``outcome.streamed`` says whether any delta was emitted, also when this raises.
@@ -97,11 +104,18 @@ async def stream_response(provider: Provider, request: ProviderRequest, emit: Ca
     except (ProviderError, asyncio.CancelledError):
         raise
     except Exception as exc:  # a provider plugin bug: classify, never crash the loop
-        raise ProviderError(ErrorKind.SERVER, f"provider '{getattr(provider, 'name', '?')}' failed: {type(exc).__name__}: {exc}") from exc
+        raise ProviderError(
+            ErrorKind.SERVER,
+            f"provider '{getattr(provider, 'name', '?')}' failed: {type(exc).__name__}: {exc}",
+        ) from exc
     finally:
         waiter.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await waiter
     if outcome.completed is None:
-        raise ProviderError(ErrorKind.MALFORMED_STREAM, "the provider's stream ended without a complete response (truncated)", retryable=True)
+        raise ProviderError(
+            ErrorKind.MALFORMED_STREAM,
+            "the provider's stream ended without a complete response (truncated)",
+            retryable=True,
+        )
     return outcome.completed

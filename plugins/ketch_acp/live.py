@@ -453,7 +453,14 @@ class LiveSession:
             provider = self.kernel.build_provider(session.provider.name, request.model)
             old, session.provider = session.provider, provider
         try:
-            self.turn = asyncio.ensure_future(self.kernel.run_turn(session, request.text, approver=self.approve, allowed_tools=request.allowed_tools))
+            self.turn = asyncio.ensure_future(
+                self.kernel.run_turn(
+                    session,
+                    request.text,
+                    approver=self.approve,
+                    allowed_tools=request.allowed_tools,
+                )
+            )
             end: TurnEndEvent = await self.turn
             await self.flush()
             return self._stop_reason(end)

@@ -36,10 +36,18 @@ def _image(block: Any) -> Any:
     from ketch.messages import ImagePart
 
     try:
-        return ImagePart(media_type=str(getattr(block, "mime_type", "") or ""), data=str(getattr(block, "data", "") or ""), name=_uri_label(getattr(block, "uri", None) or "") or "image")
+        return ImagePart(
+            media_type=str(getattr(block, "mime_type", "") or ""),
+            data=str(getattr(block, "data", "") or ""),
+            name=_uri_label(getattr(block, "uri", None) or "") or "image",
+        )
     except (ValidationError, ValueError) as exc:
-        first = exc.errors()[0].get("msg", str(exc)) if isinstance(exc, ValidationError) else str(exc)
-        raise RequestError(-32602, f"the image block cannot be used: {first}", {"block": "image"}) from None
+        first = (
+            exc.errors()[0].get("msg", str(exc)) if isinstance(exc, ValidationError) else str(exc)
+        )
+        raise RequestError(
+            -32602, f"the image block cannot be used: {first}", {"block": "image"}
+        ) from None
 
 
 def prompt_parts(blocks: list[Any]) -> tuple[str, tuple[Any, ...]]:

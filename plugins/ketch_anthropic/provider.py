@@ -111,7 +111,9 @@ class AnthropicProvider(HttpProvider):
 
     def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
-        headers.update({str(k): str(v) for k, v in (config_extra(self.config, "headers") or {}).items()})
+        headers.update(
+            {str(k): str(v) for k, v in (config_extra(self.config, "headers") or {}).items()}
+        )
         if self._key:
             headers["x-api-key"] = self._key
         return headers
@@ -129,7 +131,11 @@ class AnthropicProvider(HttpProvider):
                 max_tokens = budget + 4096
         if cap:
             max_tokens = min(max_tokens, cap)
-        if thinking and thinking.get("type") == "enabled" and int(thinking.get("budget_tokens", 0)) >= max_tokens:
+        if (
+            thinking
+            and thinking.get("type") == "enabled"
+            and int(thinking.get("budget_tokens", 0)) >= max_tokens
+        ):
             thinking = {**thinking, "budget_tokens": max(1024, max_tokens - 1024)}
         cache = bool(config_extra(self.config, "prompt_cache", True))
         body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True}
@@ -140,7 +146,10 @@ class AnthropicProvider(HttpProvider):
             body["system"] = [system]
         body["messages"] = anthropic_messages(request, self.kind, cache=cache)
         if request.tools:
-            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools]
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in request.tools
+            ]
         if thinking:
             body["thinking"] = thinking
         else:
@@ -165,8 +174,13 @@ class AnthropicProvider(HttpProvider):
     async def stream(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         self.check_key()
         async with open_stream(
-            self._http.get(), messages_url(self.config.base_url), provider=self.name, json_body=self.body(request),
-            headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
+            self._http.get(),
+            messages_url(self.config.base_url),
+            provider=self.name,
+            json_body=self.body(request),
+            headers=self.headers(),
+            secrets=self.secrets,
+            auth_hint=self.auth_hint(),
         ) as response:
             async for event in self.decode(response):
                 yield event
@@ -188,12 +202,19 @@ class AnthropicProvider(HttpProvider):
     async def list_models(self) -> list[ModelInfo]:
         self.check_key()
         data = await request_json(
-            self._http.get(), "GET", messages_url(self.config.base_url, "models?limit=1000"), provider=self.name,
-            headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
+            self._http.get(),
+            "GET",
+            messages_url(self.config.base_url, "models?limit=1000"),
+            provider=self.name,
+            headers=self.headers(),
+            secrets=self.secrets,
+            auth_hint=self.auth_hint(),
         )
         items = data.get("data") if isinstance(data, dict) else None
         models = [
-            ModelInfo(id=item["id"], context_window=known_context_window(item["id"]), owned_by="anthropic")
+            ModelInfo(
+                id=item["id"], context_window=known_context_window(item["id"]), owned_by="anthropic"
+            )
             for item in items or []
             if isinstance(item, dict) and isinstance(item.get("id"), str)
         ]
@@ -203,19 +224,22 @@ class AnthropicProvider(HttpProvider):
         return self.config.context_window
 
 
-
 # --- history -> messages -----------------------------------------------------------------------
 
 
-def anthropic_messages(request: ProviderRequest, kind: str, *, cache: bool = False) -> list[dict[str, Any]]:
+def anthropic_messages(
+    request: ProviderRequest, kind: str, *, cache: bool = False
+) -> list[dict[str, Any]]:
     """Alternating user/assistant messages. Consecutive same-role messages are merged
     (a tool-result message followed by a note becomes one user message, tool_result
     blocks first); the first message is always a user message."""
 
     # tool_result blocks must open the user message
     out = alternating(
-        (_turn(m, kind) for m in request.messages), field="content",
-        is_result=lambda block: block["type"] == "tool_result", opener={"type": "text", "text": "(continuing the conversation)"},
+        (_turn(m, kind) for m in request.messages),
+        field="content",
+        is_result=lambda block: block["type"] == "tool_result",
+        opener={"type": "text", "text": "(continuing the conversation)"},
     )
     if cache and out and out[-1]["role"] == "user":
         out[-1]["content"][-1] = {**out[-1]["content"][-1], "cache_control": {"type": "ephemeral"}}
@@ -229,7 +253,11 @@ def _turn(message: Message, kind: str) -> tuple[str, list[dict[str, Any]]]:
     if message.role == "assistant":
         return "assistant", _assistant_blocks(message, kind)
     if message.role == "user":
-        return "user", [_block(p) for p in message.parts if (isinstance(p, TextPart) and p.text) or isinstance(p, ImagePart)]
+        return "user", [
+            _block(p)
+            for p in message.parts
+            if (isinstance(p, TextPart) and p.text) or isinstance(p, ImagePart)
+        ]
     return "user", [_tool_result(p) for p in message.parts if isinstance(p, ToolResultPart)]
 
 
@@ -242,12 +270,21 @@ def _assistant_blocks(message: Message, kind: str) -> list[dict[str, Any]]:
             if part.redacted:
                 blocks.append({"type": "redacted_thinking", "data": part.redacted})
             elif part.signature:
-                blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
+                blocks.append(
+                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
+                )
         elif isinstance(part, TextPart):
             if part.text:
                 blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
-            blocks.append({"type": "tool_use", "id": part.id, "name": part.name, "input": {} if part.input_error else part.input})
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": part.id,
+                    "name": part.name,
+                    "input": {} if part.input_error else part.input,
+                }
+            )
     return blocks
 
 
@@ -255,13 +292,18 @@ def _block(part: TextPart | ImagePart) -> dict[str, Any]:
     fitted = fit_image(part, ANTHROPIC_IMAGES) if isinstance(part, ImagePart) else part
     if isinstance(fitted, TextPart):
         return {"type": "text", "text": fitted.text}
-    return {"type": "image", "source": {"type": "base64", "media_type": fitted.media_type, "data": fitted.base64()}}
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": fitted.media_type, "data": fitted.base64()},
+    }
 
 
 def _tool_result(part: ToolResultPart) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id}
     if part.output or part.images:  # a tool_result holds text and image blocks
-        block["content"] = ([{"type": "text", "text": part.output}] if part.output else []) + [_block(i) for i in part.images]
+        block["content"] = ([{"type": "text", "text": part.output}] if part.output else []) + [
+            _block(i) for i in part.images
+        ]
     if not part.ok:
         block["is_error"] = True
     return block
@@ -295,7 +337,9 @@ class MessagesAssembler:
     def feed(self, data: dict[str, Any]) -> list[ProviderEvent]:
         kind = data.get("type")
         if kind == "error":
-            raise classify(None, data, provider=self.provider, secrets=self.secrets, mid_stream=True)
+            raise classify(
+                None, data, provider=self.provider, secrets=self.secrets, mid_stream=True
+            )
         if kind == "message_start":
             message = as_dict(data.get("message"))
             self._usage(message.get("usage"))
@@ -360,18 +404,30 @@ class MessagesAssembler:
 
     def _usage(self, usage: Any) -> None:
         if isinstance(usage, dict):  # message_delta totals override message_start's
-            for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+            for key in (
+                "input_tokens",
+                "output_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+            ):
                 if isinstance(usage.get(key), int):
                     self.usage[key] = usage[key]
 
     def finish(self) -> Completed:
         if self.stop_reason == "model_context_window_exceeded":
-            raise ProviderError(ErrorKind.CONTEXT_LENGTH, f"{self.provider}: the model's context window filled up while answering; compacting")
+            raise ProviderError(
+                ErrorKind.CONTEXT_LENGTH,
+                f"{self.provider}: the model's context window filled up while answering; compacting",
+            )
         parts: list[Any] = []
         for index in sorted(self.blocks):
             block = self.blocks[index]
             if block.type == "thinking":
-                parts.append(ReasoningPart(text="".join(block.text), signature=block.signature, provider=self.kind))
+                parts.append(
+                    ReasoningPart(
+                        text="".join(block.text), signature=block.signature, provider=self.kind
+                    )
+                )
             elif block.type == "redacted_thinking" and block.data:
                 parts.append(ReasoningPart(redacted=block.data, provider=self.kind))
             elif block.type == "text" and block.text:
@@ -380,12 +436,16 @@ class MessagesAssembler:
                 parts.append(self._call(block))
         usage = self.usage
         cache_read = usage.get("cache_read_input_tokens", 0)
-        total_input = usage.get("input_tokens", 0) + usage.get("cache_creation_input_tokens", 0) + cache_read
+        total_input = (
+            usage.get("input_tokens", 0) + usage.get("cache_creation_input_tokens", 0) + cache_read
+        )
         return Completed(
             message=Message(role="assistant", parts=tuple(parts)),
             stop_reason=STOP_REASONS.get(self.stop_reason or "end_turn", "other"),
             usage=Usage(
-                input_tokens=total_input, output_tokens=usage.get("output_tokens", 0), cached_tokens=cache_read,
+                input_tokens=total_input,
+                output_tokens=usage.get("output_tokens", 0),
+                cached_tokens=cache_read,
                 cache_write_tokens=usage.get("cache_creation_input_tokens", 0),
             ),
         )
@@ -394,6 +454,10 @@ class MessagesAssembler:
         raw = "".join(block.json)
         call_id, name = block.id or new_id("toolu_"), block.name or ""
         if not block.stopped:
-            return ToolCallPart(id=call_id, name=name, input_error=f"cut off before its arguments were complete: {raw[:60]!r}")
+            return ToolCallPart(
+                id=call_id,
+                name=name,
+                input_error=f"cut off before its arguments were complete: {raw[:60]!r}",
+            )
         parsed, problem = parse_arguments(raw)
         return ToolCallPart(id=call_id, name=name, input=parsed, input_error=problem)

@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
-async def ketch_expand_prompt(session: Session, prompt: str, intake: PromptIntake) -> list[Any] | None:
+async def ketch_expand_prompt(
+    session: Session, prompt: str, intake: PromptIntake
+) -> list[Any] | None:
     if "@" not in prompt:
         return None
     from ketch_attach.attach import attach_mentions

@@ -33,18 +33,38 @@ async def attach_mentions(session: Session, prompt: str, intake: PromptIntake) -
         seen.add(target)
         tool = "list_dir" if target.is_dir() else "read_file"
         if not intake.has_tool(tool):
-            parts.append(_not_attached(intake, mention.path, f"the {tool} tool is not loaded (is the fs plugin disabled?)"))
+            parts.append(
+                _not_attached(
+                    intake,
+                    mention.path,
+                    f"the {tool} tool is not loaded (is the fs plugin disabled?)",
+                )
+            )
             continue
         result = await intake.call_tool(tool, {"path": mention.path})
         if not result.ok:
             parts.append(_not_attached(intake, mention.path, _reason(result.output)))
             continue
-        if result.images:  # a picture: read_file gives the image itself (a model without vision gets a note)
-            parts.append(TextPart(text=f'<attachment mention="@{mention.path}" content="an image">{result.output}</attachment>'))
+        if (
+            result.images
+        ):  # a picture: read_file gives the image itself (a model without vision gets a note)
+            parts.append(
+                TextPart(
+                    text=f'<attachment mention="@{mention.path}" content="an image">{result.output}</attachment>'
+                )
+            )
             parts.extend(result.images)
             continue
-        kind = "a listing of the directory" if tool == "list_dir" else "the file, as read_file shows it (numbered lines)"
-        parts.append(TextPart(text=f'<attachment mention="@{mention.path}" content="{kind}">\n{result.output}\n</attachment>'))
+        kind = (
+            "a listing of the directory"
+            if tool == "list_dir"
+            else "the file, as read_file shows it (numbered lines)"
+        )
+        parts.append(
+            TextPart(
+                text=f'<attachment mention="@{mention.path}" content="{kind}">\n{result.output}\n</attachment>'
+            )
+        )
     if len(mentions) > MAX_MENTIONS:
         intake.notice(f"only the first {MAX_MENTIONS} @ mentions were attached")
     return parts

@@ -73,7 +73,10 @@ def blob_store(kernel: Kernel) -> tuple[BlobStore | None, str]:
         return None, "the session store keeps no blobs"
     if getattr(store, "encrypted", True) is False:
         # Copies of the workspace's files are never written in plaintext.
-        return None, "the session store is not encrypted ([storage] encryption = \"off\"), and file copies are kept only encrypted"
+        return (
+            None,
+            'the session store is not encrypted ([storage] encryption = "off"), and file copies are kept only encrypted',
+        )
     return blobs, ""
 
 

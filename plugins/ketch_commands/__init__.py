@@ -35,7 +35,9 @@ def ketch_register_commands(register: Callable[[Command], None], kernel: Any) ->
 
 
 @hookimpl
-def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+def ketch_policy_vote(
+    call: ProposedCall, snapshot: PermissionSnapshot, session: Session
+) -> Vote | None:
     """A command's scoped allowed-tools (``Bash(git status:*)``) refuses other uses of
     that tool in its turn: a deny vote, which can never allow anything."""
     if "commands" not in session.state:

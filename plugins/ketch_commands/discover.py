@@ -45,7 +45,9 @@ def discover(kernel: Kernel) -> list[Command]:
     commands = []
     for name, markdown in found.items():
         short = name.rsplit(":", 1)[-1]
-        aliases = (short,) if ":" in name and short_counts[short] == 1 and short not in found else ()
+        aliases = (
+            (short,) if ":" in name and short_counts[short] == 1 and short not in found else ()
+        )
         commands.append(_command(name, markdown, aliases))
     return commands
 
@@ -59,7 +61,11 @@ def _name(path: Path, folder: Folder) -> str | None:
 
 
 def _command(name: str, markdown: MarkdownFile, aliases: tuple[str, ...]) -> Command:
-    description = markdown.text("description") or first_line(markdown.body) or f"{markdown.folder.label} command"
+    description = (
+        markdown.text("description")
+        or first_line(markdown.body)
+        or f"{markdown.folder.label} command"
+    )
 
     def run(ctx: SlashContext) -> Any:
         from ketch_commands.expand import run_command
@@ -72,8 +78,9 @@ def _command(name: str, markdown: MarkdownFile, aliases: tuple[str, ...]) -> Com
         slash=True,
         slash_run=run,
         aliases=aliases,
-        extra={"source": f"{markdown.folder.label}: {markdown.path.name}", "argument_hint": markdown.text("argument-hint"), "prompt": True},
+        extra={
+            "source": f"{markdown.folder.label}: {markdown.path.name}",
+            "argument_hint": markdown.text("argument-hint"),
+            "prompt": True,
+        },
     )
-
-
-

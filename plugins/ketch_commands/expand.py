@@ -35,11 +35,20 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
     allowed = markdown.meta.get("allowed-tools")
     narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"/{name}")
     if unknown:
-        ctx.print(f"/{name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)")
+        ctx.print(
+            f"/{name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)"
+        )
     if narrow is not None and narrow.scoped:  # Bash(git status:*): enforced call by call
         narrow_rest_of_turn(ctx.session, STATE_KEY, f"/{name}", allowed)
     model = markdown.text("model") or None
-    ctx.submit(PromptRequest(text=text, model=model, allowed_tools=narrow.tools if narrow else None, source=f"/{name}"))
+    ctx.submit(
+        PromptRequest(
+            text=text,
+            model=model,
+            allowed_tools=narrow.tools if narrow else None,
+            source=f"/{name}",
+        )
+    )
 
 
 async def run_bang_lines(ctx: SlashContext, name: str, markdown: MarkdownFile, text: str) -> str:
@@ -52,13 +61,17 @@ async def run_bang_lines(ctx: SlashContext, name: str, markdown: MarkdownFile, t
             f"/{name}: its !`…` commands did not run: {markdown.folder.label} is this workspace's, "
             "and the workspace is not trusted (/trust trusts it)"
         )
-        return BANG.sub(lambda m: f"[!`{m.group(1)}` was not run: the workspace is not trusted]", text)
+        return BANG.sub(
+            lambda m: f"[!`{m.group(1)}` was not run: the workspace is not trusted]", text
+        )
     from ketch_prompt_kit.user_shell import run_user_command
 
     outputs: list[str] = []
     for match in found:
         ctx.print(f"/{name}: $ {match.group(1)}")
         result = await run_user_command(match.group(1), ctx.session.workspace, timeout=BANG_TIMEOUT)
-        outputs.append(result.output.rstrip("\n") if result.exit_code == 0 else result.transcript_text())
+        outputs.append(
+            result.output.rstrip("\n") if result.exit_code == 0 else result.transcript_text()
+        )
     pieces = iter(outputs)
     return BANG.sub(lambda m: next(pieces), text)

@@ -54,6 +54,27 @@ def _unpin(ctx: SlashContext) -> None:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command(name="compact", help="compact the context now: /compact [what the summary should focus on]", slash=True, slash_run=_compact))
-    register(Command(name="pin", help="keep a turn verbatim through compaction: /pin (last turn), /pin N, /pin ID", slash=True, slash_run=_pin))
-    register(Command(name="unpin", help="let a pinned turn be compacted again: /unpin (last turn), /unpin N|ID|all", slash=True, slash_run=_unpin))
+    register(
+        Command(
+            name="compact",
+            help="compact the context now: /compact [what the summary should focus on]",
+            slash=True,
+            slash_run=_compact,
+        )
+    )
+    register(
+        Command(
+            name="pin",
+            help="keep a turn verbatim through compaction: /pin (last turn), /pin N, /pin ID",
+            slash=True,
+            slash_run=_pin,
+        )
+    )
+    register(
+        Command(
+            name="unpin",
+            help="let a pinned turn be compacted again: /unpin (last turn), /unpin N|ID|all",
+            slash=True,
+            slash_run=_unpin,
+        )
+    )

@@ -13,17 +13,25 @@ from collections.abc import Iterable
 from ketch.messages import Message
 
 PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "target")
-_PATCH_FILE = re.compile(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ b/)(\S.*?)\s*$", re.MULTILINE)
+_PATCH_FILE = re.compile(
+    r"^(?:\*\*\* (?:Add|Update|Delete) File: |\+\+\+ b/)(\S.*?)\s*$", re.MULTILINE
+)
 
 
 def paths_of(tool_input: dict[str, object]) -> list[str]:
-    found = [str(tool_input[k]) for k in PATH_KEYS if isinstance(tool_input.get(k), str) and tool_input[k]]
+    found = [
+        str(tool_input[k])
+        for k in PATH_KEYS
+        if isinstance(tool_input.get(k), str) and tool_input[k]
+    ]
     for key in ("edits", "files"):
         items = tool_input.get(key)
         if isinstance(items, list):
             for item in items:
                 if isinstance(item, dict):
-                    found += [str(item[k]) for k in PATH_KEYS if isinstance(item.get(k), str) and item[k]]
+                    found += [
+                        str(item[k]) for k in PATH_KEYS if isinstance(item.get(k), str) and item[k]
+                    ]
     for key in ("patch", "diff", "input"):
         text = tool_input.get(key)
         if isinstance(text, str):
@@ -35,7 +43,9 @@ def files_changed(transcript: Iterable[Message], tools: Iterable[str]) -> dict[s
     """Path -> the tools that changed it (in order, repeats kept), oldest change first."""
     names = set(tools)
     transcript = tuple(transcript)
-    succeeded = {r.tool_call_id for m in transcript if m.role == "tool" for r in m.tool_results if r.ok}
+    succeeded = {
+        r.tool_call_id for m in transcript if m.role == "tool" for r in m.tool_results if r.ok
+    }
     changed: dict[str, list[str]] = {}
     for message in transcript:
         if message.role != "assistant":

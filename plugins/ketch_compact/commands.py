@@ -30,12 +30,22 @@ async def slash_compact(ctx: SlashContext) -> None:
     from ketch.request import measure
 
     budget = measure(session)
-    result = await compact(session, "command", system_tokens=budget.fixed, capacity=budget.capacity, instructions=ctx.argument.strip() or None)
+    result = await compact(
+        session,
+        "command",
+        system_tokens=budget.fixed,
+        capacity=budget.capacity,
+        instructions=ctx.argument.strip() or None,
+    )
     if result is None:
-        ctx.print("nothing to compact: only the recent and pinned turns are left, or the older ones are smaller than a summary of them")
+        ctx.print(
+            "nothing to compact: only the recent and pinned turns are left, or the older ones are smaller than a summary of them"
+        )
         return
     record = session.compactions[-1]
-    ctx.print(f"compacted {record['before_tokens']:,} -> {record['after_tokens']:,} tokens ({result.compactor}): {result.summary}")
+    ctx.print(
+        f"compacted {record['before_tokens']:,} -> {record['after_tokens']:,} tokens ({result.compactor}): {result.summary}"
+    )
 
 
 MIN_ID_PREFIX = 4  # shorter prefixes match too much by chance ("9" begins many hex ids)
@@ -112,12 +122,22 @@ def slash_unpin(ctx: SlashContext) -> None:
             chosen = []
             if argument.isdigit():
                 chosen = [p for p in session.pins if numbers.get(p) == int(argument)]
-                chosen += [p for p in session.pins for s in turns if s.number == int(argument) and p in s.ids and p not in chosen]
+                chosen += [
+                    p
+                    for p in session.pins
+                    for s in turns
+                    if s.number == int(argument) and p in s.ids and p not in chosen
+                ]
             if not chosen:
                 chosen = [p for p in session.pins if id_matches(p, argument)]
         if not chosen:
-            listing = ", ".join(f"turn {numbers.get(p, '?')} ({p[:12]})" for p in sorted(session.pins, key=lambda p: numbers.get(p, 0)))
-            ctx.print(f"nothing pinned matches; pinned: {listing}. Use /unpin N, /unpin ID or /unpin all")
+            listing = ", ".join(
+                f"turn {numbers.get(p, '?')} ({p[:12]})"
+                for p in sorted(session.pins, key=lambda p: numbers.get(p, 0))
+            )
+            ctx.print(
+                f"nothing pinned matches; pinned: {listing}. Use /unpin N, /unpin ID or /unpin all"
+            )
             return
         for pin in chosen:
             session.pins.discard(pin)

@@ -28,5 +28,11 @@ def run(request: CompactionRequest) -> CompactionResult | Awaitable[CompactionRe
         warned = session.state.setdefault("compact", {})
         if warned.get("unknown") != name:
             warned["unknown"] = name
-            session.kernel.emit(session, NoticeEvent(level="warning", message=f"no compactor named '{name}' is loaded; using the deterministic one"))
+            session.kernel.emit(
+                session,
+                NoticeEvent(
+                    level="warning",
+                    message=f"no compactor named '{name}' is loaded; using the deterministic one",
+                ),
+            )
     return build(plan, None, "deterministic")

@@ -55,7 +55,9 @@ class Plan:
     pinned: list[int]
     summarized: list[int] = field(default_factory=list)  # span indexes the summary replaces
     prunes: dict[int, int] = field(default_factory=dict)  # message index -> its size once pruned
-    last_resort: list[int] = field(default_factory=list)  # message indexes pruned in protected turns
+    last_resort: list[int] = field(
+        default_factory=list
+    )  # message indexes pruned in protected turns
     summary_budget: int = 0
     header: str = ""
     views: list[TurnView] = field(default_factory=list)  # the summarized turns, from the transcript
@@ -70,13 +72,18 @@ class Plan:
         span = self.spans[s]
         if not pruned:
             return sum(self.sizes[span.start : span.end])
-        return sum(self.pruned_size(m) if self.is_candidate(m) else self.sizes[m] for m in range(span.start, span.end))
+        return sum(
+            self.pruned_size(m) if self.is_candidate(m) else self.sizes[m]
+            for m in range(span.start, span.end)
+        )
 
     def total(self, summary_tokens: int = 0) -> int:
         kept = self.request.system_tokens + summary_tokens + sum(self.sizes)
         kept -= sum(self.span_size(s) for s in self.summarized)
         gone = {i for s in self.summarized for i in range(self.spans[s].start, self.spans[s].end)}
-        return kept + sum(size - self.sizes[index] for index, size in self.prunes.items() if index not in gone)
+        return kept + sum(
+            size - self.sizes[index] for index, size in self.prunes.items() if index not in gone
+        )
 
     def big_results(self, index: int) -> list[tuple[ToolResultPart, int]]:
         message = self.messages[index]
@@ -105,9 +112,12 @@ class Plan:
 
     def pruned_message(self, index: int) -> Message:
         message = self.messages[index]
-        notes = {id(part): prune_note(part.output, tokens) for part, tokens in self.big_results(index)}
+        notes = {
+            id(part): prune_note(part.output, tokens) for part, tokens in self.big_results(index)
+        }
         parts = tuple(
-            part.model_copy(update={"output": notes[id(part)]}) if id(part) in notes else part for part in message.parts
+            part.model_copy(update={"output": notes[id(part)]}) if id(part) in notes else part
+            for part in message.parts
         )
         return Message(role=message.role, parts=parts, synthetic=message.synthetic)
 
@@ -120,9 +130,17 @@ def make_plan(request: CompactionRequest) -> Plan:
     spans = split_turns(messages, prompt_numbers(transcript))
     sizes = [estimator.message(m) for m in messages]
     settings = session.kernel.settings.of(CompactorSettings)
-    recent = list(range(max(len(spans) - session.kernel.settings.compaction.keep_recent_turns, 0), len(spans)))
-    pinned = [i for i, span in enumerate(spans) if request.pinned.intersection(span.ids) and i not in recent]
-    plan = Plan(request, estimator, messages, spans, sizes, sorted(set(recent) | set(pinned)), pinned)
+    recent = list(
+        range(max(len(spans) - session.kernel.settings.compaction.keep_recent_turns, 0), len(spans))
+    )
+    pinned = [
+        i
+        for i, span in enumerate(spans)
+        if request.pinned.intersection(span.ids) and i not in recent
+    ]
+    plan = Plan(
+        request, estimator, messages, spans, sizes, sorted(set(recent) | set(pinned)), pinned
+    )
     old = [i for i in range(len(spans)) if i not in plan.protected]
     if all(spans[i].number is None for i in old):
         old = []  # only an earlier summary is left: summarizing it again gains nothing
@@ -149,7 +167,9 @@ def make_plan(request: CompactionRequest) -> Plan:
         summary_cost = header_tokens
         for k, s in enumerate(old, 1):
             span = spans[s]
-            summary_cost += estimator.text(TurnView.of(span.number, messages[span.start : span.end]).render(FULL))
+            summary_cost += estimator.text(
+                TurnView.of(span.number, messages[span.start : span.end]).render(FULL)
+            )
             kept_total -= kept_cost[k - 1]
             if base + min(summary_cost, cap) + kept_total <= target:
                 count = k
@@ -161,7 +181,9 @@ def make_plan(request: CompactionRequest) -> Plan:
     plan.views = _views(plan, known)
     # Prune the kept old turns only as far as the target needs.
     summarized = set(plan.summarized)
-    kept_candidates = [i for i in candidates if not any(spans[s].start <= i < spans[s].end for s in summarized)]
+    kept_candidates = [
+        i for i in candidates if not any(spans[s].start <= i < spans[s].end for s in summarized)
+    ]
     _prune_until(plan, kept_candidates, target, extra=plan.summary_budget)
     return _last_resort(plan)
 
@@ -193,7 +215,10 @@ def _last_resort(plan: Plan) -> Plan:
     if not plan.settings.prune_current_turn or plan.total(summary) <= plan.request.capacity_tokens:
         return plan
     # The latest step (the last assistant message and what follows) is never touched.
-    last_assistant = max((i for i, m in enumerate(plan.messages) if m.role == "assistant"), default=len(plan.messages))
+    last_assistant = max(
+        (i for i, m in enumerate(plan.messages) if m.role == "assistant"),
+        default=len(plan.messages),
+    )
     recent = [s for s in plan.protected if s not in plan.pinned]
     candidates = [i for i in _prune_candidates(plan, recent, {}) if i < last_assistant]
     before = len(plan.prunes)
@@ -210,12 +235,16 @@ def _last_resort(plan: Plan) -> Plan:
 def _header(plan: Plan) -> str:
     session = plan.request.session
     settings = plan.settings
-    numbers = [plan.spans[s].number for s in plan.protected if s in plan.pinned and plan.spans[s].number]
+    numbers = [
+        plan.spans[s].number for s in plan.protected if s in plan.pinned and plan.spans[s].number
+    ]
     lines = [
         f"{SUMMARY_MARK}: older turns were compacted to fit the context window. "
         "The saved transcript keeps every message in full; this summary stands in for them."
     ]
-    context_state = session.state.get("context") if isinstance(getattr(session, "state", None), dict) else None
+    context_state = (
+        session.state.get("context") if isinstance(getattr(session, "state", None), dict) else None
+    )
     instruction_files = (context_state or {}).get("instruction_files") or []
     if instruction_files:
         lines.append(
@@ -223,11 +252,15 @@ def _header(plan: Plan) -> str:
             "carries them): " + ", ".join(str(f) for f in instruction_files)
         )
     changed = files_changed(getattr(session, "transcript", ()), settings.changed_file_tools)
-    lines.append("Files changed in this session: " + (describe(changed) if changed else "none so far"))
+    lines.append(
+        "Files changed in this session: " + (describe(changed) if changed else "none so far")
+    )
     if numbers:
         lines.append("Pinned turns " + ", ".join(str(n) for n in numbers) + " follow verbatim.")
     if plan.request.instructions:
-        lines.append("The user asked this summary to focus on: " + clip(plan.request.instructions, 500))
+        lines.append(
+            "The user asked this summary to focus on: " + clip(plan.request.instructions, 500)
+        )
     return "\n".join(lines)
 
 
@@ -249,9 +282,15 @@ def _views(plan: Plan, known: dict[str, Any]) -> list[TurnView]:
                 orphans.append(message)  # someone else's summary: keep its text, bounded
     chosen = [m for m in transcript if m.id in covered]
     numbers = prompt_numbers(transcript)
-    views = [TurnView.of(span.number, chosen[span.start : span.end]) for span in split_turns(chosen, numbers)]
+    views = [
+        TurnView.of(span.number, chosen[span.start : span.end])
+        for span in split_turns(chosen, numbers)
+    ]
     if orphans:
-        views.insert(0, TurnView(None, "", "", [], [SUMMARY_MARK + "\n" + "\n".join(m.text for m in orphans)]))
+        views.insert(
+            0,
+            TurnView(None, "", "", [], [SUMMARY_MARK + "\n" + "\n".join(m.text for m in orphans)]),
+        )
     return views
 
 
@@ -269,8 +308,15 @@ def build(plan: Plan, body: str | None, compactor: str) -> CompactionResult:
     record: list[dict[str, Any]] = []
     after = request.system_tokens
     if plan.summarized:
-        summary = Message.user(plan.header + "\n\n" + (body if body is not None else deterministic_body(plan)), synthetic=True)
-        replaced = [m.id for s in plan.summarized for m in plan.messages[plan.spans[s].start : plan.spans[s].end]]
+        summary = Message.user(
+            plan.header + "\n\n" + (body if body is not None else deterministic_body(plan)),
+            synthetic=True,
+        )
+        replaced = [
+            m.id
+            for s in plan.summarized
+            for m in plan.messages[plan.spans[s].start : plan.spans[s].end]
+        ]
         turns = [plan.spans[s].number for s in plan.summarized if plan.spans[s].number]
         output.append(summary)
         after += estimator.message(summary)
@@ -287,7 +333,12 @@ def build(plan: Plan, body: str | None, compactor: str) -> CompactionResult:
             pruned = plan.pruned_message(index)
             output.append(pruned)
             after += estimator.message(pruned)
-            item: dict[str, Any] = {"how": "pruned", "replaced": [plan.messages[index].id], "by": pruned.id, "turns": [span.number] if span.number else []}
+            item: dict[str, Any] = {
+                "how": "pruned",
+                "replaced": [plan.messages[index].id],
+                "by": pruned.id,
+                "turns": [span.number] if span.number else [],
+            }
             if index in plan.last_resort:
                 item["last_resort"] = True
             record.append(item)
@@ -307,7 +358,7 @@ def build(plan: Plan, body: str | None, compactor: str) -> CompactionResult:
         before_tokens=before,
         after_tokens=after,
         compactor=compactor,
-        summary=(", ".join(words) or "nothing to compact") + (f"; {plan.notes[0]}" if plan.notes and record else ""),
+        summary=(", ".join(words) or "nothing to compact")
+        + (f"; {plan.notes[0]}" if plan.notes and record else ""),
         record=record,
     )
-

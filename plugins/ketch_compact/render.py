@@ -41,7 +41,9 @@ class TurnView:
     number: int | None
     prompt: str
     answer: str
-    calls: list[tuple[str, str, dict[str, Any], bool | None, str]]  # name, salient arg, input, ok, output
+    calls: list[
+        tuple[str, str, dict[str, Any], bool | None, str]
+    ]  # name, salient arg, input, ok, output
     notes: list[str]  # earlier summaries without a record
 
     @classmethod
@@ -82,13 +84,19 @@ class TurnView:
         label = f"Turn {self.number}" if self.number and self.number > 0 else "Earlier"
         lines = [f"{label} — user: {clip(self.prompt, user_max)}" if self.prompt else f"{label}:"]
         for note in self.notes:
-            lines.append("  earlier summary: " + clip(note.split("\n", 1)[-1], max(user_max * 3, 200)))
+            lines.append(
+                "  earlier summary: " + clip(note.split("\n", 1)[-1], max(user_max * 3, 200))
+            )
         if self.calls:
             if calls_max:
                 shown = []
                 for name, arg, raw, ok, output in self.calls[:calls_max]:
                     mark = {True: "✓", False: "✗", None: "?"}[ok]
-                    detail = clip(json.dumps(raw, ensure_ascii=False, default=str), arg_max) if level == RICH else clip(arg, arg_max)
+                    detail = (
+                        clip(json.dumps(raw, ensure_ascii=False, default=str), arg_max)
+                        if level == RICH
+                        else clip(arg, arg_max)
+                    )
                     item = f"{name} {detail} {mark}".replace("  ", " ")
                     if level == RICH and output:
                         item += "\n      → " + clip(output, result_max)
@@ -97,7 +105,9 @@ class TurnView:
                     shown.append(item)
                 extra = len(self.calls) - calls_max
                 joiner = "\n    " if level == RICH else " · "
-                lines.append("  tools: " + joiner.join(shown) + (f" · and {extra} more" if extra > 0 else ""))
+                lines.append(
+                    "  tools: " + joiner.join(shown) + (f" · and {extra} more" if extra > 0 else "")
+                )
             else:
                 lines.append("  tools: " + counts(self.calls))
         if answer_max and self.answer:
@@ -126,7 +136,9 @@ def counts(calls: list[tuple[str, str, dict[str, Any], bool | None, str]]) -> st
     return text + (f" ({failed} failed)" if failed else "")
 
 
-def fit(views: Sequence[TurnView], budget: int, cost: Callable[[str], int], start: int = FULL) -> tuple[list[str], int]:
+def fit(
+    views: Sequence[TurnView], budget: int, cost: Callable[[str], int], start: int = FULL
+) -> tuple[list[str], int]:
     """Render turns within ``budget`` tokens. Returns the rendered turns (oldest first,
     an omission note first when some were left out) and how many were omitted."""
     levels = [start] * len(views)
@@ -151,8 +163,15 @@ def fit(views: Sequence[TurnView], budget: int, cost: Callable[[str], int], star
     rendered = [v.render(lv) for v, lv in zip(views, levels, strict=True) if lv < OMIT]
     if omitted:
         numbers = [v.number for v in omitted if v.number and v.number > 0]
-        which = f"turns {numbers[0]}-{numbers[-1]}" if len(numbers) > 1 else (f"turn {numbers[0]}" if numbers else "earlier turns")
-        rendered.insert(0, f"({len(omitted)} oldest turns omitted for space: {which}; the saved transcript has them.)")
+        which = (
+            f"turns {numbers[0]}-{numbers[-1]}"
+            if len(numbers) > 1
+            else (f"turn {numbers[0]}" if numbers else "earlier turns")
+        )
+        rendered.insert(
+            0,
+            f"({len(omitted)} oldest turns omitted for space: {which}; the saved transcript has them.)",
+        )
     return rendered, len(omitted)
 
 

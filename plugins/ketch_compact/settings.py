@@ -17,7 +17,15 @@ class CompactorSettings(Section):
     # The model summarizer gives up after this many seconds (then the deterministic one runs).
     model_timeout: float = Field(120.0, gt=0)
     # Tools whose successful calls count as "files changed" (their path argument).
-    changed_file_tools: list[str] = Field(default_factory=lambda: ["write_file", "edit_file", "multi_edit", "apply_patch", "create_file"])
+    changed_file_tools: list[str] = Field(
+        default_factory=lambda: [
+            "write_file",
+            "edit_file",
+            "multi_edit",
+            "apply_patch",
+            "create_file",
+        ]
+    )
     # When protected turns alone overflow, prune old tool outputs of the current turn
     # (never its latest step) instead of stopping.
     prune_current_turn: bool = True

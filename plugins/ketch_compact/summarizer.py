@@ -36,7 +36,11 @@ def prompt_for(plan: Plan) -> str:
     rendered, _ = fit(plan.views, budget, plan.estimator.text, start=RICH)
     words = max(plan.summary_budget * 3 // 5, 60)
     sections = "\n".join(f"## {name}" for name in SECTIONS)
-    focus = f"\nThe user asked the summary to focus on: {clip(plan.request.instructions, 500)}\n" if plan.request.instructions else ""
+    focus = (
+        f"\nThe user asked the summary to focus on: {clip(plan.request.instructions, 500)}\n"
+        if plan.request.instructions
+        else ""
+    )
     return (
         f"Summarize the conversation below in at most {words} words, under exactly these headings:\n"
         f"{sections}\n"
@@ -92,7 +96,17 @@ async def summarize(plan: Plan) -> CompactionResult:
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure: the deterministic summary
-        reason = "timed out" if isinstance(exc, TimeoutError) else (getattr(exc, "message", None) or str(exc) or type(exc).__name__)
-        session.kernel.emit(session, NoticeEvent(level="warning", message=f"model summary failed ({reason}); used the deterministic summary"))
+        reason = (
+            "timed out"
+            if isinstance(exc, TimeoutError)
+            else (getattr(exc, "message", None) or str(exc) or type(exc).__name__)
+        )
+        session.kernel.emit(
+            session,
+            NoticeEvent(
+                level="warning",
+                message=f"model summary failed ({reason}); used the deterministic summary",
+            ),
+        )
         return build(plan, None, "deterministic (model summary failed)")
     return build(plan, body, "model")

@@ -48,8 +48,22 @@ def _memory(ctx: SlashContext) -> None:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command(name="context", help="what the context holds: token breakdown; verbatim, pruned, summarized and excluded turns", slash=True, slash_run=_context))
-    register(Command(name="memory", help="the project memory: /memory · /memory add TEXT · /memory forget N", slash=True, slash_run=_memory))
+    register(
+        Command(
+            name="context",
+            help="what the context holds: token breakdown; verbatim, pruned, summarized and excluded turns",
+            slash=True,
+            slash_run=_context,
+        )
+    )
+    register(
+        Command(
+            name="memory",
+            help="the project memory: /memory · /memory add TEXT · /memory forget N",
+            slash=True,
+            slash_run=_memory,
+        )
+    )
 
 
 @hookimpl

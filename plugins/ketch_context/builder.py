@@ -103,7 +103,10 @@ def _instructions(session: Session, cache: Cache) -> instructions.Instructions:
 
     settings = cache.settings
     loaded = cache.instructions
-    if loaded is None or instructions.stamp_of(session.workspace, config_dir(), settings, loaded) != loaded.stamp:
+    if (
+        loaded is None
+        or instructions.stamp_of(session.workspace, config_dir(), settings, loaded) != loaded.stamp
+    ):
         loaded = cache.instructions = instructions.load(session.workspace, config_dir(), settings)
     return loaded
 
@@ -120,7 +123,9 @@ def _memory(session: Session, cache: Cache) -> str:
         if stamp is None:
             cache.memory_text, cache.memory_removed, cache.memory_cut = "", {}, False
         else:
-            cache.memory_text, cache.memory_removed, cache.memory_cut = memory.prompt_text(path, cache.settings.memory_max_bytes)
+            cache.memory_text, cache.memory_removed, cache.memory_cut = memory.prompt_text(
+                path, cache.settings.memory_max_bytes
+            )
     return cache.memory_text
 
 
@@ -146,17 +151,36 @@ def system_prompt(session: Session) -> list[PromptPart]:
     state: dict[str, Any] = {"instruction_files": [], "excluded": [], "invisible": {}}
     if settings.environment:
         if cache.environment is None:
-            cache.environment = environment.environment_text(workspace, git_timeout=settings.git_timeout, environ=session.kernel.environ)
-        parts.append(PromptPart(text=cache.environment, title="Environment", order=100, source="context:environment"))
+            cache.environment = environment.environment_text(
+                workspace, git_timeout=settings.git_timeout, environ=session.kernel.environ
+            )
+        parts.append(
+            PromptPart(
+                text=cache.environment, title="Environment", order=100, source="context:environment"
+            )
+        )
     loaded = _instructions(session, cache)
     if loaded.files:
-        parts.append(PromptPart(text=INSTRUCTIONS_PREFACE, title="Project instructions", order=199, source="context:instructions"))
+        parts.append(
+            PromptPart(
+                text=INSTRUCTIONS_PREFACE,
+                title="Project instructions",
+                order=199,
+                source="context:instructions",
+            )
+        )
     for index, item in enumerate(loaded.files):
-        title = f"{item.name} ({item.scope})" if item.included_from is None else f"{item.name} (included from {item.included_from})"
+        title = (
+            f"{item.name} ({item.scope})"
+            if item.included_from is None
+            else f"{item.name} (included from {item.included_from})"
+        )
         text = item.text.rstrip()
         if item.truncated:
             text += f"\n\n[ketch: cut at {len(item.text.encode('utf-8')):,} of {item.size:,} bytes]"
-        parts.append(PromptPart(text=text, title=title, order=200 + min(index, 98), source=item.name))
+        parts.append(
+            PromptPart(text=text, title=title, order=200 + min(index, 98), source=item.name)
+        )
         state["instruction_files"].append(item.name)
         if item.removed:
             state["invisible"][item.name] = item.removed
@@ -164,21 +188,41 @@ def system_prompt(session: Session) -> list[PromptPart]:
     state["excluded"] += loaded.excluded
     if settings.overview:
         if cache.overview is None:
-            cache.overview, cache.overview_removed = overview.overview_text(workspace, settings.overview_max_bytes)
+            cache.overview, cache.overview_removed = overview.overview_text(
+                workspace, settings.overview_max_bytes
+            )
         if cache.overview:
-            parts.append(PromptPart(text=cache.overview, title="Repository overview", order=300, source="context:overview"))
+            parts.append(
+                PromptPart(
+                    text=cache.overview,
+                    title="Repository overview",
+                    order=300,
+                    source="context:overview",
+                )
+            )
         if cache.overview_removed:
             state["invisible"]["README"] = cache.overview_removed
             _report_invisible(session, cache, "README", cache.overview_removed)
     notes = _memory(session, cache)
     if notes:
-        parts.append(PromptPart(text=notes, title="Project memory (.ketch/memory.md; notes the user approved)", order=400, source="context:memory"))
+        parts.append(
+            PromptPart(
+                text=notes,
+                title="Project memory (.ketch/memory.md; notes the user approved)",
+                order=400,
+                source="context:memory",
+            )
+        )
         if cache.memory_cut:
-            state["excluded"].append(f"{settings.memory_file}: older notes cut at {settings.memory_max_bytes:,} bytes")
+            state["excluded"].append(
+                f"{settings.memory_file}: older notes cut at {settings.memory_max_bytes:,} bytes"
+            )
         if cache.memory_removed:
             state["invisible"][settings.memory_file] = cache.memory_removed
             _report_invisible(session, cache, settings.memory_file, cache.memory_removed)
     if settings.tools:
-        parts.append(PromptPart(text=_tools(session), title="Tools", order=500, source="context:tools"))
+        parts.append(
+            PromptPart(text=_tools(session), title="Tools", order=500, source="context:tools")
+        )
     session.state["context"] = state
     return parts

@@ -30,7 +30,10 @@ def slash_memory(ctx: SlashContext) -> None:
             if not notes:
                 ctx.print(f"the project memory is empty ({path}). Add a note with /memory add TEXT")
                 return
-            ctx.print(f"project memory ({path}):\n" + "\n".join(f"  {i}. {note}" for i, note in enumerate(notes, 1)))
+            ctx.print(
+                f"project memory ({path}):\n"
+                + "\n".join(f"  {i}. {note}" for i, note in enumerate(notes, 1))
+            )
         elif verb == "add":
             number = memory.append(path, rest, by="user")
             reread_instructions(session)

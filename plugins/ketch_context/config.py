@@ -11,7 +11,9 @@ class ContextSettings(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     # Instruction files, read from the workspace root and the user config dir, in this order.
-    instruction_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "KETCH.md", "CLAUDE.md"])
+    instruction_files: list[str] = Field(
+        default_factory=lambda: ["AGENTS.md", "KETCH.md", "CLAUDE.md"]
+    )
     instruction_max_bytes: int = Field(32_768, ge=256)  # per file (Codex uses 32 KiB)
     pointer_max_bytes: int = Field(16_384, ge=256)  # per file a pointer brings in
     instructions_max_total_bytes: int = Field(65_536, ge=1_024)  # everything above together
@@ -33,4 +35,7 @@ def load(settings: Any) -> tuple[ContextSettings, str | None]:
     except ValidationError as exc:
         first = exc.errors()[0]
         key = ".".join(str(k) for k in first.get("loc", ()))
-        return ContextSettings(), f"[context] {key}: {first.get('msg', 'invalid')}; using the defaults"
+        return (
+            ContextSettings(),
+            f"[context] {key}: {first.get('msg', 'invalid')}; using the defaults",
+        )

@@ -35,10 +35,23 @@ class GitState:
     paths: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        where = f"on branch {self.branch}" if self.branch and self.branch != "(detached)" else "detached HEAD"
+        where = (
+            f"on branch {self.branch}"
+            if self.branch and self.branch != "(detached)"
+            else "detached HEAD"
+        )
         if self.ahead or self.behind:
             where += f" (ahead {self.ahead}, behind {self.behind})"
-        counts = [f"{n} {what}" for n, what in ((self.staged, "staged"), (self.modified, "modified"), (self.untracked, "untracked"), (self.conflicted, "conflicted")) if n]
+        counts = [
+            f"{n} {what}"
+            for n, what in (
+                (self.staged, "staged"),
+                (self.modified, "modified"),
+                (self.untracked, "untracked"),
+                (self.conflicted, "conflicted"),
+            )
+            if n
+        ]
         if not counts:
             return where + "; working tree clean"
         shown = ", ".join(self.paths[:MAX_PATHS]) + (" …" if len(self.paths) > MAX_PATHS else "")
@@ -46,31 +59,59 @@ class GitState:
 
 
 def git_env(environ: Mapping[str, str]) -> dict[str, str]:
-    env = {key: environ[key] for key in ("PATH", "HOME", "SYSTEMROOT", "USERPROFILE") if key in environ}
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_PAGER="cat", PAGER="cat")
+    env = {
+        key: environ[key] for key in ("PATH", "HOME", "SYSTEMROOT", "USERPROFILE") if key in environ
+    }
+    env.update(
+        LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_PAGER="cat", PAGER="cat"
+    )
     return env
 
 
-def git_status(workspace: Path, timeout: float, environ: Mapping[str, str] | None = None) -> GitState | str:
+def git_status(
+    workspace: Path, timeout: float, environ: Mapping[str, str] | None = None
+) -> GitState | str:
     """The repository's state, or a short reason there is none."""
     environ = os.environ if environ is None else environ
     git = shutil.which("git", path=environ.get("PATH"))
     if git is None:
         return "git is not installed"
     argv = [
-        git, "--no-pager", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
-        "-C", str(workspace), "status", "--porcelain=v2", "--branch", "-z",
-        "--untracked-files=normal", "--ignore-submodules=all",
+        git,
+        "--no-pager",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.untrackedCache=false",
+        "-C",
+        str(workspace),
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "-z",
+        "--untracked-files=normal",
+        "--ignore-submodules=all",
     ]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, env=git_env(environ), stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            timeout=timeout,
+            env=git_env(environ),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return f"git status took over {timeout:g} s; skipped"
     except OSError as exc:
         return f"git could not run ({exc.strerror or exc})"
     if done.returncode != 0:
         err = done.stderr.decode("utf-8", "replace")
-        return "not a git repository" if "not a git repository" in err else "git status failed: " + (err.strip().splitlines() or ["?"])[-1][:200]
+        return (
+            "not a git repository"
+            if "not a git repository" in err
+            else "git status failed: " + (err.strip().splitlines() or ["?"])[-1][:200]
+        )
     return parse_porcelain(done.stdout.decode("utf-8", "replace"))
 
 
@@ -83,7 +124,7 @@ def parse_porcelain(output: str) -> GitState:
         entry = fields[index]
         index += 1
         if entry.startswith("# branch.head "):
-            state.branch = entry[len("# branch.head "):]
+            state.branch = entry[len("# branch.head ") :]
         elif entry.startswith("# branch.ab "):
             parts = entry.split()
             with contextlib.suppress(IndexError, ValueError):
@@ -110,7 +151,13 @@ def shell_name(environ: Mapping[str, str]) -> str:
     return Path(shell).name if shell else "unknown"
 
 
-def environment_text(workspace: Path, *, git_timeout: float, environ: Mapping[str, str] | None = None, today: datetime.date | None = None) -> str:
+def environment_text(
+    workspace: Path,
+    *,
+    git_timeout: float,
+    environ: Mapping[str, str] | None = None,
+    today: datetime.date | None = None,
+) -> str:
     environ = os.environ if environ is None else environ
     today = today or datetime.date.today()
     system = platform.system() or "unknown"
@@ -123,4 +170,7 @@ def environment_text(workspace: Path, *, git_timeout: float, environ: Mapping[st
         f"Date: {today.isoformat()} ({today.strftime('%A')})",
         f"Git: {git.summary() if isinstance(git, GitState) else git}",
     ]
-    return "\n".join(lines) + "\n(A snapshot from the start of the session; it does not update as files change.)"
+    return (
+        "\n".join(lines)
+        + "\n(A snapshot from the start of the session; it does not update as files change.)"
+    )

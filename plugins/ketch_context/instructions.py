@@ -73,7 +73,9 @@ def _stat(path: Path) -> tuple[str, float, int] | None:
     return (str(path), st.st_mtime, st.st_size)
 
 
-def stamp_of(workspace: Path, config_dir: Path, settings: ContextSettings, loaded: Instructions | None) -> tuple[tuple[str, float, int], ...]:
+def stamp_of(
+    workspace: Path, config_dir: Path, settings: ContextSettings, loaded: Instructions | None
+) -> tuple[tuple[str, float, int], ...]:
     """What the instructions depend on: the candidate files and every file read last time."""
     paths = [root / name for root in (config_dir, workspace) for name in settings.instruction_files]
     if loaded is not None:
@@ -101,10 +103,18 @@ def load(workspace: Path, config_dir: Path, settings: ContextSettings) -> Instru
             if path in seen:
                 continue
             if not any(within(path, r) for r in allowed):
-                result.excluded.append(f"{display(candidate, workspace)}: a link to outside the {scope} folder, not read")
+                result.excluded.append(
+                    f"{display(candidate, workspace)}: a link to outside the {scope} folder, not read"
+                )
                 continue
             seen.add(path)
-            item = _read(path, display(path, workspace), scope, min(settings.instruction_max_bytes, budget), result)
+            item = _read(
+                path,
+                display(path, workspace),
+                scope,
+                min(settings.instruction_max_bytes, budget),
+                result,
+            )
             if item is None:
                 continue
             budget -= len(item.text.encode("utf-8"))
@@ -115,7 +125,9 @@ def load(workspace: Path, config_dir: Path, settings: ContextSettings) -> Instru
     return result
 
 
-def _read(path: Path, name: str, scope: str, limit: int, result: Instructions, parent: str | None = None) -> Instruction | None:
+def _read(
+    path: Path, name: str, scope: str, limit: int, result: Instructions, parent: str | None = None
+) -> Instruction | None:
     if limit <= 0:
         result.excluded.append(f"{name}: left out, the instruction files together passed their cap")
         return None
@@ -140,7 +152,11 @@ def _follow(
 ) -> int:
     followed = 0
     for kind, target in pointers(item.text):
-        raw = Path(target).expanduser() if item.scope == "user" and target.startswith("~/") else Path(target)
+        raw = (
+            Path(target).expanduser()
+            if item.scope == "user" and target.startswith("~/")
+            else Path(target)
+        )
         candidate = raw if raw.is_absolute() else item.path.parent / raw
         path = resolve(candidate)
         label = f"{target} (from {item.name})"
@@ -151,16 +167,27 @@ def _follow(
         if path in seen:
             continue
         if not any(within(path, root) for root in allowed):
-            result.excluded.append(f"{label}: outside the {'workspace' if item.scope == 'workspace' else 'config dir and workspace'}, not followed")
+            result.excluded.append(
+                f"{label}: outside the {'workspace' if item.scope == 'workspace' else 'config dir and workspace'}, not followed"
+            )
             continue
         if looks_secret(path):
             result.excluded.append(f"{label}: looks like a secret, not read")
             continue
         if followed >= settings.max_pointers_per_file:
-            result.excluded.append(f"{label}: more than {settings.max_pointers_per_file} pointers in {item.name}, not followed")
+            result.excluded.append(
+                f"{label}: more than {settings.max_pointers_per_file} pointers in {item.name}, not followed"
+            )
             continue
         seen.add(path)
-        pointed = _read(path, display(path, workspace), item.scope, min(settings.pointer_max_bytes, budget), result, parent=item.name)
+        pointed = _read(
+            path,
+            display(path, workspace),
+            item.scope,
+            min(settings.pointer_max_bytes, budget),
+            result,
+            parent=item.name,
+        )
         if pointed is None:
             continue
         followed += 1

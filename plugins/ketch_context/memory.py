@@ -52,7 +52,9 @@ def clean_note(note: str) -> str:
     if len(text) > MAX_NOTE:
         raise NoteRefused(f"the note is {len(text)} characters; keep it under {MAX_NOTE}")
     if _SECRET.search(text):
-        raise NoteRefused("the note looks like it holds a secret (an API key or private key); it was not saved")
+        raise NoteRefused(
+            "the note looks like it holds a secret (an API key or private key); it was not saved"
+        )
     return text
 
 
@@ -98,7 +100,7 @@ def prompt_text(path: Path, max_bytes: int) -> tuple[str, dict[str, int], bool]:
     if not isinstance(read, Read):
         return "", {}, False
     text, removed = strip_invisible(read.text)
-    body = text[len(HEADER):] if text.startswith(HEADER) else text
+    body = text[len(HEADER) :] if text.startswith(HEADER) else text
     body = body.strip()
     data = body.encode("utf-8")
     if len(data) <= max_bytes:

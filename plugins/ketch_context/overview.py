@@ -52,7 +52,9 @@ def package_lines(workspace: Path) -> list[str]:
             deps = project.get("dependencies")
             if isinstance(deps, list) and deps:
                 names = [re.split(r"[\s<>=!~;\[]", str(d), maxsplit=1)[0] for d in deps]
-                lines.append("  dependencies: " + ", ".join(names[:15]) + (" …" if len(names) > 15 else ""))
+                lines.append(
+                    "  dependencies: " + ", ".join(names[:15]) + (" …" if len(names) > 15 else "")
+                )
             scripts = project.get("scripts")
             if isinstance(scripts, dict) and scripts:
                 lines.append("  scripts: " + ", ".join(list(scripts)[:10]))
@@ -85,7 +87,10 @@ def package_lines(workspace: Path) -> list[str]:
             module = re.search(r"^module\s+(\S+)", read.text, re.MULTILINE)
             version = re.search(r"^go\s+(\S+)", read.text, re.MULTILINE)
             if module:
-                lines.append(f"Go module {module.group(1)}" + (f" (go {version.group(1)})" if version else ""))
+                lines.append(
+                    f"Go module {module.group(1)}"
+                    + (f" (go {version.group(1)})" if version else "")
+                )
     return [line if len(line) <= 300 else line[:299] + "…" for line in lines]
 
 
@@ -99,7 +104,11 @@ def readme_head(workspace: Path) -> tuple[str, str, dict[str, int]]:
         if not isinstance(read, Read):
             continue
         text, removed = strip_invisible(read.text)
-        kept = [line.rstrip() for line in text.splitlines() if not line.lstrip().startswith(("[![", "![", "<img", "<p align", "<!--"))]
+        kept = [
+            line.rstrip()
+            for line in text.splitlines()
+            if not line.lstrip().startswith(("[![", "![", "<img", "<p align", "<!--"))
+        ]
         while kept and not kept[0].strip():
             kept.pop(0)
         head = "\n".join(kept[:README_LINES]).strip()
@@ -114,7 +123,11 @@ def tree(workspace: Path) -> str:
         return ""
     shown = []
     for entry in entries:
-        if entry.name.startswith(".") or entry.name in SKIP_DIRS or entry.name.endswith(".egg-info"):
+        if (
+            entry.name.startswith(".")
+            or entry.name in SKIP_DIRS
+            or entry.name.endswith(".egg-info")
+        ):
             continue
         if entry.is_dir():
             try:

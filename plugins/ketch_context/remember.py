@@ -52,4 +52,6 @@ class Remember(Tool):
             return ToolResult.error(f"[ketch] Not saved: {exc}.")
         except OSError as exc:
             return ToolResult.error(f"[ketch] Could not write {path}: {exc.strerror or exc}.")
-        return ToolResult.success(f"Saved as note {number} in the project memory ({path.name}); future sessions will see it.")
+        return ToolResult.success(
+            f"Saved as note {number} in the project memory ({path.name}); future sessions will see it."
+        )

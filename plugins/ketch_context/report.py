@@ -69,11 +69,19 @@ def report(session: Session) -> str:
     lines = [
         f"Context window {budget.window:,} tokens ({budget.source}); effective capacity {budget.capacity:,} "
         f"(output reserve {budget.reserved:,}, overhead {budget.overhead:,}"
-        + (f", lowered after the provider's overflow error to {budget.learned_capacity:,}" if budget.learned_capacity else "")
+        + (
+            f", lowered after the provider's overflow error to {budget.learned_capacity:,}"
+            if budget.learned_capacity
+            else ""
+        )
         + ")",
         f"Next request ~{total:,} tokens: {share:.0%} ({band(share)}); compaction at {session.kernel.settings.compaction.trigger:.0%}",
         f"  system prompt ~{estimator.text(system):,}: "
-        + ", ".join(f"{p.title or p.source or 'untitled'} ~{estimator.text(p.render()):,}" for p in sorted(parts, key=lambda p: p.order) if p.text.strip()),
+        + ", ".join(
+            f"{p.title or p.source or 'untitled'} ~{estimator.text(p.render()):,}"
+            for p in sorted(parts, key=lambda p: p.order)
+            if p.text.strip()
+        ),
         f"  tool schemas  ~{request.schema_tokens:,} ({len(specs)} tool{'s' if len(specs) != 1 else ''}, {session.mode} mode)",
         f"  messages      ~{messages_tokens:,} ({len(session.active)} messages)",
     ]
@@ -85,7 +93,10 @@ def report(session: Session) -> str:
         lines += [f"  {item}" for item in excluded]
     invisible = (state or {}).get("invisible") or {}
     if invisible:
-        lines.append("Invisible characters removed: " + "; ".join(f"{name}: {sum(c.values())}" for name, c in invisible.items()))
+        lines.append(
+            "Invisible characters removed: "
+            + "; ".join(f"{name}: {sum(c.values())}" for name, c in invisible.items())
+        )
     if session.compactions:
         last = session.compactions[-1]
         lines.append(
@@ -94,9 +105,13 @@ def report(session: Session) -> str:
         )
     calibration = context_state(session)
     if calibration.get("samples"):
-        lines.append(f"Token estimates: {calibration['chars_per_token']:.2f} characters per token, from {calibration['samples']} provider reports")
+        lines.append(
+            f"Token estimates: {calibration['chars_per_token']:.2f} characters per token, from {calibration['samples']} provider reports"
+        )
     else:
-        lines.append("Token estimates: ~4 characters per token (no provider report to calibrate from yet)")
+        lines.append(
+            "Token estimates: ~4 characters per token (no provider report to calibrate from yet)"
+        )
     return "\n".join(lines)
 
 
@@ -136,7 +151,13 @@ def turns_section(session: Session) -> list[str]:
     lines = [f"Turns ({len(all_turns)} in the saved transcript):"]
     lines.append(f"  verbatim    {ranges(n for n in verbatim if n)}")
     lines.append(f"  pinned      {ranges(pinned)}")
-    lines.append(f"  pruned      {ranges(n for n in pruned if n)}" + (f" ({pruned_count} tool outputs replaced by notes)" if pruned_count else ""))
-    lines.append(f"  summarized  {ranges(n for n in summarized if n)}" + (f" (in {summaries} summary, ~{summary_tokens:,} tokens)" if summaries else ""))
+    lines.append(
+        f"  pruned      {ranges(n for n in pruned if n)}"
+        + (f" ({pruned_count} tool outputs replaced by notes)" if pruned_count else "")
+    )
+    lines.append(
+        f"  summarized  {ranges(n for n in summarized if n)}"
+        + (f" (in {summaries} summary, ~{summary_tokens:,} tokens)" if summaries else "")
+    )
     lines.append(f"  excluded    {ranges(n for n in excluded if n)}")
     return lines

@@ -46,7 +46,9 @@ _ALGORITHM_LABEL = b"|" + ALGORITHM.encode() + b"|"
 
 def derive(data_key: bytes, label: str) -> bytes:
     """A 32-byte subkey of ``data_key`` for one purpose (HKDF-SHA-256)."""
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=label.encode()).derive(data_key)
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=label.encode()).derive(
+        data_key
+    )
 
 
 class DerivedKeys:
@@ -104,7 +106,9 @@ class AesGcmFieldCipher:
     def with_key(self, data_key: bytes) -> AesGcmFieldCipher:
         """A cipher for another data key that keeps this one's lookup-index key."""
         other = AesGcmFieldCipher.from_key(data_key, self.manager)
-        other._index_key = self._get(False).index_key if self._index_key is None else self._index_key
+        other._index_key = (
+            self._get(False).index_key if self._index_key is None else self._index_key
+        )
         return other
 
     def bind(self, database: Path, recorded: str | None = None) -> None:
@@ -148,16 +152,24 @@ class AesGcmFieldCipher:
     def decrypt(self, envelope: bytes, aad: bytes) -> bytes:
         envelope = bytes(envelope)
         if len(envelope) < MIN_ENVELOPE:
-            raise IntegrityError(f"encrypted field is truncated ({len(envelope)} bytes; an envelope has at least {MIN_ENVELOPE})")
+            raise IntegrityError(
+                f"encrypted field is truncated ({len(envelope)} bytes; an envelope has at least {MIN_ENVELOPE})"
+            )
         if envelope[0] != ENVELOPE_VERSION:
-            raise IntegrityError(f"encrypted field has an unknown envelope version {envelope[0]} (expected {ENVELOPE_VERSION}): tampered or not encrypted")
+            raise IntegrityError(
+                f"encrypted field has an unknown envelope version {envelope[0]} (expected {ENVELOPE_VERSION}): tampered or not encrypted"
+            )
         keys = self._get(False)
         header = envelope[:HEADER_BYTES]
         if not hmac.compare_digest(header[1:], keys.key_id):
-            raise IntegrityError("encrypted field was written under a different key (or its header was tampered with)")
+            raise IntegrityError(
+                "encrypted field was written under a different key (or its header was tampered with)"
+            )
         nonce = envelope[HEADER_BYTES : HEADER_BYTES + NONCE_BYTES]
         try:
-            return keys.aead.decrypt(nonce, envelope[HEADER_BYTES + NONCE_BYTES :], header + _ALGORITHM_LABEL + aad)
+            return keys.aead.decrypt(
+                nonce, envelope[HEADER_BYTES + NONCE_BYTES :], header + _ALGORITHM_LABEL + aad
+            )
         except InvalidTag:
             raise IntegrityError(
                 "encrypted field failed authentication (tampered, moved from another record, or the wrong key)"

@@ -31,13 +31,17 @@ def encode_key(key: bytes) -> str:
 
 def decode_key(value: str) -> bytes:
     if not value.startswith(_PREFIX):
-        raise RecoveryLocked(f"the value in {_WHERE} is not a ketch data key; the session store cannot be opened")
+        raise RecoveryLocked(
+            f"the value in {_WHERE} is not a ketch data key; the session store cannot be opened"
+        )
     try:
         key = base64.b64decode(value[len(_PREFIX) :], validate=True)
     except ValueError:
         key = b""
     if len(key) != 32:
-        raise RecoveryLocked(f"the data key in {_WHERE} is malformed; the session store cannot be opened")
+        raise RecoveryLocked(
+            f"the data key in {_WHERE} is malformed; the session store cannot be opened"
+        )
     return key
 
 
@@ -88,8 +92,12 @@ def load_data_key(create: bool) -> bytes:
         value = keyring.get_password(SERVICE, USERNAME)
     except _keyring_errors() as exc:
         if create:  # nothing is stored yet: not locked out of anything, just no keyring
-            raise KetchError(f"cannot keep the session key in {_WHERE}: {_explain(exc)}. {_SETUP_HINT}") from None
-        raise RecoveryLocked(f"recovery-locked: cannot read the session key from {_WHERE}: {_explain(exc)}") from None
+            raise KetchError(
+                f"cannot keep the session key in {_WHERE}: {_explain(exc)}. {_SETUP_HINT}"
+            ) from None
+        raise RecoveryLocked(
+            f"recovery-locked: cannot read the session key from {_WHERE}: {_explain(exc)}"
+        ) from None
     if value is not None:
         return decode_key(value)
     if not create:
@@ -107,9 +115,13 @@ def load_data_key(create: bool) -> bytes:
         keyring.set_password(SERVICE, USERNAME, encode_key(key))
         stored = keyring.get_password(SERVICE, USERNAME)
     except _keyring_errors() as exc:
-        raise KetchError(f"cannot store the session key in {_WHERE}: {_explain(exc)}; {_OFF_HINT}") from None
+        raise KetchError(
+            f"cannot store the session key in {_WHERE}: {_explain(exc)}; {_OFF_HINT}"
+        ) from None
     if stored is None:
-        raise KetchError(f"the keyring did not keep the session key ({type(backend).__name__}); {_OFF_HINT}")
+        raise KetchError(
+            f"the keyring did not keep the session key ({type(backend).__name__}); {_OFF_HINT}"
+        )
     # Another process may have minted first: whatever the keyring holds is the key.
     return decode_key(stored)
 
@@ -121,7 +133,9 @@ def read_entry(username: str = USERNAME) -> bytes | None:
     try:
         value = keyring.get_password(SERVICE, username)
     except _keyring_errors() as exc:
-        raise RecoveryLocked(f"cannot read the session key from {_WHERE}: {_explain(exc)}") from None
+        raise RecoveryLocked(
+            f"cannot read the session key from {_WHERE}: {_explain(exc)}"
+        ) from None
     return None if value is None else decode_key(value)
 
 
@@ -176,4 +190,4 @@ def where() -> str:
         name = getattr(backend, "name", None) or type(backend).__name__
     except Exception:  # noqa: BLE001
         name = "unavailable"
-    return f'{_WHERE}, backend {name}'
+    return f"{_WHERE}, backend {name}"

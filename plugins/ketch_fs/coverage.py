@@ -71,7 +71,13 @@ def _same(record: dict[str, Any], fp: Fingerprint) -> bool:
     return record.get("size") == fp.size and record.get("sha256") == fp.sha256
 
 
-def record_read(state: dict[str, Any], path: Path, fp: Fingerprint, total_lines: int, shown: Iterable[tuple[int, int]]) -> None:
+def record_read(
+    state: dict[str, Any],
+    path: Path,
+    fp: Fingerprint,
+    total_lines: int,
+    shown: Iterable[tuple[int, int]],
+) -> None:
     records = _records(state)
     key = str(path)
     previous = records.pop(key, None)  # re-inserted last: most recent at the end
@@ -84,7 +90,12 @@ def record_read(state: dict[str, Any], path: Path, fp: Fingerprint, total_lines:
 def record_written(state: dict[str, Any], path: Path, fp: Fingerprint, total_lines: int) -> None:
     records = _records(state)
     records.pop(str(path), None)
-    records[str(path)] = {**fp.as_dict(), "lines": total_lines, "covered": [[1, total_lines]] if total_lines else [], "written": True}
+    records[str(path)] = {
+        **fp.as_dict(),
+        "lines": total_lines,
+        "covered": [[1, total_lines]] if total_lines else [],
+        "written": True,
+    }
 
 
 def forget(state: dict[str, Any], path: Path) -> None:
@@ -98,7 +109,9 @@ def _ranges_text(ranges: list[tuple[int, int]], limit: int = 4) -> str:
     return ", ".join(parts)
 
 
-def check(state: dict[str, Any], path: Path, shown_as: str, fp: Fingerprint, total_lines: int) -> str | None:
+def check(
+    state: dict[str, Any], path: Path, shown_as: str, fp: Fingerprint, total_lines: int
+) -> str | None:
     """Why overwriting/editing this existing file is refused, or None when allowed."""
     record = _records(state).get(str(path))
     if record is None:
@@ -108,7 +121,9 @@ def check(state: dict[str, Any], path: Path, shown_as: str, fp: Fingerprint, tot
         )
     if not _same(record, fp):
         was, now = record.get("size"), fp.size
-        detail = f"its size went from {was} to {now} bytes" if was != now else "its content is different"
+        detail = (
+            f"its size went from {was} to {now} bytes" if was != now else "its content is different"
+        )
         return (
             f"{shown_as} changed on disk since you last read it ({detail}), so it was not changed. "
             "Read it again and redo your change against what it holds now."

@@ -36,17 +36,26 @@ class WriteSettings(BaseModel):
 class WriteFileInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: PathText = Field(description="The file to create or overwrite: relative to the workspace root, or absolute. Missing directories are created.")
+    path: PathText = Field(
+        description="The file to create or overwrite: relative to the workspace root, or absolute. Missing directories are created."
+    )
     content: str = Field(description="The complete new content of the file.")
 
 
 class EditFileInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: PathText = Field(description="The file to edit: relative to the workspace root, or absolute.")
-    old_string: str = Field(min_length=1, description="The exact text to replace, copied from the file without line numbers, including whitespace and indentation. It must occur exactly once unless replace_all is true; include surrounding lines to make it unique.")
+    path: PathText = Field(
+        description="The file to edit: relative to the workspace root, or absolute."
+    )
+    old_string: str = Field(
+        min_length=1,
+        description="The exact text to replace, copied from the file without line numbers, including whitespace and indentation. It must occur exactly once unless replace_all is true; include surrounding lines to make it unique.",
+    )
     new_string: str = Field(description="The text to put in its place.")
-    replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
+    replace_all: bool = Field(
+        False, description="Replace every occurrence instead of requiring exactly one."
+    )
 
 
 def _guard(ctx: ToolContext, path: Path, shown: str, fp: Fingerprint, text: TextFile) -> str | None:
@@ -76,7 +85,9 @@ class WriteFile(FsTool):
         """The diff this call would write (computed exactly as ``run`` does, nothing written)."""
         path = self.target(args, ctx)
         cfg = tool_settings(ctx, "write_file", WriteSettings)
-        plan = await asyncio.to_thread(_plan_write, path, self.shown(path, ctx), args.content, ctx, cfg)
+        plan = await asyncio.to_thread(
+            _plan_write, path, self.shown(path, ctx), args.content, ctx, cfg
+        )
         return _preview_text(plan)
 
     async def run(self, args: WriteFileInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
@@ -90,7 +101,9 @@ class WriteFile(FsTool):
         except (OSError, PathProblem) as exc:
             return os_error(exc, shown)
 
-    def _write(self, path: Path, shown: str, content: str, ctx: ToolContext, cfg: WriteSettings) -> ToolResult:
+    def _write(
+        self, path: Path, shown: str, content: str, ctx: ToolContext, cfg: WriteSettings
+    ) -> ToolResult:
         plan = _plan_write(path, shown, content, ctx, cfg)
         if isinstance(plan, ToolResult):
             return plan
@@ -98,13 +111,20 @@ class WriteFile(FsTool):
             assert plan.fingerprint is not None
             coverage.record_written(ctx.plugin_state("fs"), path, plan.fingerprint, plan.lines)
             return ToolResult.success(f"{shown} already has exactly this content; nothing changed.")
-        new_fp = write_atomic(path, plan.data, previous=plan.previous, backend=backend_for(ctx.session_id))
+        new_fp = write_atomic(
+            path, plan.data, previous=plan.previous, backend=backend_for(ctx.session_id)
+        )
         coverage.record_written(ctx.plugin_state("fs"), path, new_fp, plan.lines)
         lines = plan.lines
         if plan.created:
-            return ToolResult.success(f"Created {shown} ({lines} line{'s' if lines != 1 else ''}, {human_size(len(plan.data))}).", diff=plan.diff)
+            return ToolResult.success(
+                f"Created {shown} ({lines} line{'s' if lines != 1 else ''}, {human_size(len(plan.data))}).",
+                diff=plan.diff,
+            )
         added, removed = diff_stats(plan.diff)
-        return ToolResult.success(f"Overwrote {shown} (+{added} -{removed} lines; now {lines} lines).", diff=plan.diff)
+        return ToolResult.success(
+            f"Overwrote {shown} (+{added} -{removed} lines; now {lines} lines).", diff=plan.diff
+        )
 
 
 @dataclass
@@ -129,17 +149,23 @@ def _preview_text(plan: WritePlan | ToolResult) -> str:
     return plan.diff or "(no visible change)"
 
 
-def _plan_write(path: Path, shown: str, content: str, ctx: ToolContext, cfg: WriteSettings) -> WritePlan | ToolResult:
+def _plan_write(
+    path: Path, shown: str, content: str, ctx: ToolContext, cfg: WriteSettings
+) -> WritePlan | ToolResult:
     existing = read_existing(path, backend_for(ctx.session_id))
     lines = count_lines(content)
     if existing is None:
-        diff = unified_diff(None, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars)
+        diff = unified_diff(
+            None, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars
+        )
         return WritePlan(data=content.encode("utf-8"), diff=diff, lines=lines, created=True)
     fp, old_bytes, previous = existing
     try:
         current = TextFile.from_bytes(old_bytes)
     except BinaryFile as exc:
-        return ToolResult.error(f"{shown} is a binary file ({exc}); write_file will not replace it with text.")
+        return ToolResult.error(
+            f"{shown} is a binary file ({exc}); write_file will not replace it with text."
+        )
     refusal = _guard(ctx, path, shown, fp, current)
     if refusal:
         return ToolResult.error(refusal)
@@ -147,10 +173,14 @@ def _plan_write(path: Path, shown: str, content: str, ctx: ToolContext, cfg: Wri
     try:
         data = current.to_bytes(content)
     except UnicodeEncodeError as exc:
-        return ToolResult.error(f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was written.")
+        return ToolResult.error(
+            f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was written."
+        )
     if data == old_bytes:
         return WritePlan(data=None, diff="", lines=lines, previous=previous, fingerprint=fp)
-    diff = unified_diff(old_text, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars)
+    diff = unified_diff(
+        old_text, content.replace("\r\n", "\n"), shown, max_chars=cfg.max_diff_chars
+    )
     return WritePlan(data=data, diff=diff, lines=lines, previous=previous, fingerprint=fp)
 
 
@@ -170,7 +200,10 @@ class EditFile(FsTool):
         path = self.target(args, ctx)
         self.remember(ctx, path)
         # An edit echoes part of the file back: it reads as well as writes.
-        return [Access(effect=Effect.READ, target=str(path)), Access(effect=Effect.WRITE, target=str(path))]
+        return [
+            Access(effect=Effect.READ, target=str(path)),
+            Access(effect=Effect.WRITE, target=str(path)),
+        ]
 
     def summary(self, args: EditFileInput) -> str:  # type: ignore[override]
         return f"edit {args.path}" + (" (every occurrence)" if args.replace_all else "")
@@ -193,23 +226,31 @@ class EditFile(FsTool):
         except (OSError, PathProblem) as exc:
             return os_error(exc, shown)
 
-    def _edit(self, path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cfg: WriteSettings) -> ToolResult:
+    def _edit(
+        self, path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cfg: WriteSettings
+    ) -> ToolResult:
         plan = _plan_edit(path, shown, args, ctx, cfg)
         if isinstance(plan, ToolResult):
             return plan
         assert plan.data is not None
-        new_fp = write_atomic(path, plan.data, previous=plan.previous, backend=backend_for(ctx.session_id))
+        new_fp = write_atomic(
+            path, plan.data, previous=plan.previous, backend=backend_for(ctx.session_id)
+        )
         coverage.record_written(ctx.plugin_state("fs"), path, new_fp, plan.lines)
         return ToolResult.success(plan.message, diff=plan.diff)
 
 
-def _plan_edit(path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cfg: WriteSettings) -> WritePlan | ToolResult:
+def _plan_edit(
+    path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cfg: WriteSettings
+) -> WritePlan | ToolResult:
     existing = read_existing(path, backend_for(ctx.session_id))
     if existing is None:
         return ToolResult.error(f"{shown} does not exist; create it with write_file.")
     fp, old_bytes, previous = existing
     if fp.size > cfg.max_edit_bytes:
-        return ToolResult.error(f"{shown} is {human_size(fp.size)}, more than edit_file handles ({human_size(cfg.max_edit_bytes)}).")
+        return ToolResult.error(
+            f"{shown} is {human_size(fp.size)}, more than edit_file handles ({human_size(cfg.max_edit_bytes)})."
+        )
     try:
         current = TextFile.from_bytes(old_bytes)
     except BinaryFile as exc:
@@ -218,7 +259,9 @@ def _plan_edit(path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cf
     if refusal:
         return ToolResult.error(refusal)
     if args.old_string == args.new_string:
-        return ToolResult.error("old_string and new_string are the same; there is nothing to change.")
+        return ToolResult.error(
+            "old_string and new_string are the same; there is nothing to change."
+        )
     text = current.lf_text()
     old, new = args.old_string, args.new_string
     raw_mode = False  # mixed line endings: match the file's own bytes, CRLF form
@@ -244,15 +287,29 @@ def _plan_edit(path: Path, shown: str, args: EditFileInput, ctx: ToolContext, cf
     try:
         data = current.encoding.encode(new_text) if raw_mode else current.to_bytes(new_text)
     except UnicodeEncodeError as exc:
-        return ToolResult.error(f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was changed.")
+        return ToolResult.error(
+            f"{shown}: {unencodable_message(exc, current.encoding)}; nothing was changed."
+        )
     shown_new = new_text.replace("\r\n", "\n")
     diff = unified_diff(text, shown_new, shown, max_chars=cfg.max_diff_chars)
     added, removed = diff_stats(diff)
     replaced = f"{count} occurrences" if args.replace_all and count > 1 else "1 occurrence"
     head = f"Edited {shown}: replaced {replaced} (+{added} -{removed} lines)."
-    snippet = _snippet(shown_new, text[:first].replace("\r\n", "\n").count("\n") + 1, new.replace("\r\n", "\n").count("\n") + 1, cfg)
+    snippet = _snippet(
+        shown_new,
+        text[:first].replace("\r\n", "\n").count("\n") + 1,
+        new.replace("\r\n", "\n").count("\n") + 1,
+        cfg,
+    )
     message = head + ("\n" + snippet if snippet else "")
-    return WritePlan(data=data, diff=diff, lines=count_lines(shown_new), previous=previous, fingerprint=fp, message=message)
+    return WritePlan(
+        data=data,
+        diff=diff,
+        lines=count_lines(shown_new),
+        previous=previous,
+        fingerprint=fp,
+        message=message,
+    )
 
 
 def _match_lines(text: str, needle: str) -> list[int]:

@@ -28,7 +28,10 @@ class GlobSettings(BaseModel):
 class ListDirInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: PathText = Field(".", description="The directory to list: relative to the workspace root, or absolute. Default: the workspace root.")
+    path: PathText = Field(
+        ".",
+        description="The directory to list: relative to the workspace root, or absolute. Default: the workspace root.",
+    )
 
 
 class GlobInput(BaseModel):
@@ -37,7 +40,9 @@ class GlobInput(BaseModel):
     pattern: Annotated[str, AfterValidator(check_glob)] = Field(
         description="A glob relative to `path`: `*` within a name, `**` across directories, `{a,b}` alternatives. Example: `src/**/*.py`."
     )
-    path: PathText = Field(".", description="The directory to search from. Default: the workspace root.")
+    path: PathText = Field(
+        ".", description="The directory to search from. Default: the workspace root."
+    )
 
 
 def _not_a_dir(shown: str, path: Path) -> ToolResult:
@@ -104,11 +109,17 @@ class ListDir(FsTool):
         notes: list[str] = []
         if total > cfg.max_entries:
             lines = lines[: cfg.max_entries]
-            notes.append(f"[{total - cfg.max_entries} more entries not shown; use glob to narrow it down]")
+            notes.append(
+                f"[{total - cfg.max_entries} more entries not shown; use glob to narrow it down]"
+            )
         if ignored:
-            notes.append(f"[{ignored} entr{'ies' if ignored != 1 else 'y'} ignored by .gitignore not shown]")
+            notes.append(
+                f"[{ignored} entr{'ies' if ignored != 1 else 'y'} ignored by .gitignore not shown]"
+            )
         if not total:
-            return ToolResult.success(f"{shown}/ is empty." + ("\n" + "\n".join(notes) if notes else ""))
+            return ToolResult.success(
+                f"{shown}/ is empty." + ("\n" + "\n".join(notes) if notes else "")
+            )
         header = f"{shown}/ ({total} entr{'ies' if total != 1 else 'y'}):"
         return ToolResult.success("\n".join([header, *lines, *notes]))
 
@@ -156,7 +167,9 @@ class Glob(FsTool):
             else:
                 rest, depth = pattern, None
         if prefix and root == base and not Path(base / prefix).exists():
-            return ToolResult.success(f"No files match {pattern!r}: {prefix} does not exist under {self.shown(base, ctx)}.")
+            return ToolResult.success(
+                f"No files match {pattern!r}: {prefix} does not exist under {self.shown(base, ctx)}."
+            )
         matcher = GlobPattern(rest)
         matches: list[tuple[str, Path]] = []
         scanned = 0
@@ -180,11 +193,18 @@ class Glob(FsTool):
         matches.sort()
         notes: list[str] = []
         if stopped:
-            notes.append(f"[stopped after looking at {cfg.max_scanned} entries; give a narrower pattern or path]")
+            notes.append(
+                f"[stopped after looking at {cfg.max_scanned} entries; give a narrower pattern or path]"
+            )
         if len(matches) > cfg.max_results:
-            notes.append(f"[{len(matches) - cfg.max_results} more matches not shown; narrow the pattern]")
+            notes.append(
+                f"[{len(matches) - cfg.max_results} more matches not shown; narrow the pattern]"
+            )
             matches = matches[: cfg.max_results]
         found = sorted(self.shown(path, ctx) for _, path in matches)
         if not found:
-            return ToolResult.success(f"No files match {pattern!r} under {self.shown(base, ctx)}." + ("\n" + "\n".join(notes) if notes else ""))
+            return ToolResult.success(
+                f"No files match {pattern!r} under {self.shown(base, ctx)}."
+                + ("\n" + "\n".join(notes) if notes else "")
+            )
         return ToolResult.success("\n".join(found + notes))

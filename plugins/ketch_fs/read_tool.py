@@ -37,9 +37,15 @@ class ReadSettings(BaseModel):
 class ReadFileInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: PathText = Field(description="The file to read: relative to the workspace root, or absolute.")
-    offset: int = Field(1, ge=1, description="The first line to show (1-based). Use it to page through long files.")
-    limit: int = Field(0, ge=0, description="How many lines to show; 0 means the maximum (400 unless configured).")
+    path: PathText = Field(
+        description="The file to read: relative to the workspace root, or absolute."
+    )
+    offset: int = Field(
+        1, ge=1, description="The first line to show (1-based). Use it to page through long files."
+    )
+    limit: int = Field(
+        0, ge=0, description="How many lines to show; 0 means the maximum (400 unless configured)."
+    )
 
 
 class ReadFile(FsTool):
@@ -74,7 +80,15 @@ class ReadFile(FsTool):
         try:
             # One thread owns the descriptor from open to close (a cancelled call must
             # not close it under a read still running).
-            outcome = await asyncio.to_thread(_read, path, shown, args.offset, args.offset + limit - 1, cfg, backend_for(ctx.session_id))
+            outcome = await asyncio.to_thread(
+                _read,
+                path,
+                shown,
+                args.offset,
+                args.offset + limit - 1,
+                cfg,
+                backend_for(ctx.session_id),
+            )
         except FileNotFoundError:
             return ToolResult.error(f"{shown} does not exist.{_suggest(path, ctx)}")
         except (OSError, PathProblem) as exc:
@@ -96,15 +110,23 @@ class ReadFile(FsTool):
             coverage.record_read(state, path, result.fingerprint, 0, [])
             return ToolResult.success(f"[{shown} is empty: 0 lines]")
         if args.offset > total:
-            return ToolResult.error(f"offset {args.offset} is past the end of {shown}, which has {total} line{'s' if total != 1 else ''}.")
+            return ToolResult.error(
+                f"offset {args.offset} is past the end of {shown}, which has {total} line{'s' if total != 1 else ''}."
+            )
         body, seen, cut_numbers, last_shown = _render(result.lines, cfg)
         coverage.record_read(state, path, result.fingerprint, total, coverage.spans(seen))
         notes: list[str] = []
         if last_shown < total:
-            notes.append(f"[lines {args.offset}-{last_shown} of {total} shown; continue with offset={last_shown + 1}]")
+            notes.append(
+                f"[lines {args.offset}-{last_shown} of {total} shown; continue with offset={last_shown + 1}]"
+            )
         if cut_numbers:
-            runs = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in coverage.spans(cut_numbers)[:5])
-            notes.append(f"[line(s) {runs} are longer than {cfg.max_line_chars} characters and were cut]")
+            runs = ", ".join(
+                f"{a}-{b}" if a != b else str(a) for a, b in coverage.spans(cut_numbers)[:5]
+            )
+            notes.append(
+                f"[line(s) {runs} are longer than {cfg.max_line_chars} characters and were cut]"
+            )
         if not result.encoding.is_plain_utf8:
             notes.append(f"[encoding: {result.encoding.label}]")
         notes.extend(f"[{note}]" for note in result.notes)
@@ -129,23 +151,53 @@ async def _image(path: Path, shown: str) -> ToolResult:
     except (OSError, PathProblem) as exc:
         return os_error(exc, shown)
     if data is None or len(data) > MAX_IMAGE_BYTES:
-        return ToolResult.error(f"{shown} is an image over {human_size(MAX_IMAGE_BYTES)}; it is too large to show.")
+        return ToolResult.error(
+            f"{shown} is an image over {human_size(MAX_IMAGE_BYTES)}; it is too large to show."
+        )
     media = image_media_type(data) or "image/png"
     image = ImagePart(media_type=media, data=data, name=path.name)
-    return ToolResult.success(f"[{shown} is an image ({media}, {human_size(len(data))}); it is attached for you to see]", images=[image])
+    return ToolResult.success(
+        f"[{shown} is an image ({media}, {human_size(len(data))}); it is attached for you to see]",
+        images=[image],
+    )
 
 
-def _read(path: Path, shown: str, first: int, last: int, cfg: ReadSettings, backend: FileBackend | None = None) -> ReadResult | ToolResult:
+def _read(
+    path: Path,
+    shown: str,
+    first: int,
+    last: int,
+    cfg: ReadSettings,
+    backend: FileBackend | None = None,
+) -> ReadResult | ToolResult:
     data = backend.read(path) if backend is not None else None
     if data is not None:  # the editor's buffer, which may be ahead of the disk
-        return read_lines_of(data, first, last, keep_bytes=cfg.max_line_chars * 4 + 4, max_wide_bytes=cfg.max_wide_bytes)
+        return read_lines_of(
+            data,
+            first,
+            last,
+            keep_bytes=cfg.max_line_chars * 4 + 4,
+            max_wide_bytes=cfg.max_wide_bytes,
+        )
     fd = open_nofollow(path)
     try:
         st = os.fstat(fd)
         if not is_regular(st):
-            hint = " Use list_dir or glob to see what it holds." if kind_of(st) == "a directory" else ""
-            return ToolResult.error(f"{shown} is {kind_of(st)}, not a file; read_file reads regular files only.{hint}")
-        return read_lines(fd, first, last, keep_bytes=cfg.max_line_chars * 4 + 4, max_wide_bytes=cfg.max_wide_bytes)
+            hint = (
+                " Use list_dir or glob to see what it holds."
+                if kind_of(st) == "a directory"
+                else ""
+            )
+            return ToolResult.error(
+                f"{shown} is {kind_of(st)}, not a file; read_file reads regular files only.{hint}"
+            )
+        return read_lines(
+            fd,
+            first,
+            last,
+            keep_bytes=cfg.max_line_chars * 4 + 4,
+            max_wide_bytes=cfg.max_wide_bytes,
+        )
     finally:
         os.close(fd)
 

@@ -58,7 +58,9 @@ class _Scanner:
         self.done = 0  # lines completed so far
         self.partial = bytearray()
         self.partial_len = 0
-        self.kept: list[tuple[int, bytes, int, bool]] = []  # (number, kept bytes, full length, ended in \n)
+        self.kept: list[
+            tuple[int, bytes, int, bool]
+        ] = []  # (number, kept bytes, full length, ended in \n)
 
     def feed(self, chunk: bytes) -> None:
         pos = 0
@@ -116,20 +118,41 @@ def _strip_ending(raw: bytes) -> bytes:
     return raw
 
 
-def read_lines(fd: int, first: int, last: int, *, keep_bytes: int, max_wide_bytes: int) -> ReadResult:
+def read_lines(
+    fd: int, first: int, last: int, *, keep_bytes: int, max_wide_bytes: int
+) -> ReadResult:
     """Read lines ``first``..``last`` (1-based, inclusive) of the open file ``fd``.
 
     The whole file is streamed once: it is hashed and its lines counted.
     """
-    return _scan(lambda size: os.read(fd, size), os.fstat(fd).st_mtime_ns, first, last, keep_bytes=keep_bytes, max_wide_bytes=max_wide_bytes)
+    return _scan(
+        lambda size: os.read(fd, size),
+        os.fstat(fd).st_mtime_ns,
+        first,
+        last,
+        keep_bytes=keep_bytes,
+        max_wide_bytes=max_wide_bytes,
+    )
 
 
-def read_lines_of(data: bytes, first: int, last: int, *, keep_bytes: int, max_wide_bytes: int) -> ReadResult:
+def read_lines_of(
+    data: bytes, first: int, last: int, *, keep_bytes: int, max_wide_bytes: int
+) -> ReadResult:
     """The same for content a file backend returned (an editor's buffer): no mtime."""
-    return _scan(io.BytesIO(data).read, 0, first, last, keep_bytes=keep_bytes, max_wide_bytes=max_wide_bytes)
+    return _scan(
+        io.BytesIO(data).read, 0, first, last, keep_bytes=keep_bytes, max_wide_bytes=max_wide_bytes
+    )
 
 
-def _scan(read: Callable[[int], bytes], mtime_ns: int, first: int, last: int, *, keep_bytes: int, max_wide_bytes: int) -> ReadResult:
+def _scan(
+    read: Callable[[int], bytes],
+    mtime_ns: int,
+    first: int,
+    last: int,
+    *,
+    keep_bytes: int,
+    max_wide_bytes: int,
+) -> ReadResult:
     digest = hashlib.sha256()
     size = 0
     scanner = _Scanner(first, last, keep_bytes)
@@ -156,7 +179,9 @@ def _scan(read: Callable[[int], bytes], mtime_ns: int, first: int, last: int, *,
                 wide_buffer = bytearray()
         if wide_buffer is not None:
             if len(wide_buffer) + len(chunk) > max_wide_bytes:
-                notes.append(f"the file is {encoding.label if encoding else ''} and larger than {max_wide_bytes} bytes; only its start was decoded")
+                notes.append(
+                    f"the file is {encoding.label if encoding else ''} and larger than {max_wide_bytes} bytes; only its start was decoded"
+                )
                 wide_buffer = wide_buffer + chunk[: max(0, max_wide_bytes - len(wide_buffer))]
                 while chunk := read(CHUNK):
                     digest.update(chunk)
@@ -181,7 +206,12 @@ def _scan(read: Callable[[int], bytes], mtime_ns: int, first: int, last: int, *,
     for number, raw, length, newline in scanner.kept:
         complete = len(raw) >= length
         body = _strip_ending(raw) if complete else raw
-        if number == 1 and encoding.bom and decode_as.codec == "utf-8" and body.startswith(encoding.bom):
+        if (
+            number == 1
+            and encoding.bom
+            and decode_as.codec == "utf-8"
+            and body.startswith(encoding.bom)
+        ):
             body = body[len(encoding.bom) :]
         text = body.decode(decode_as.codec, "replace")
         if not complete:

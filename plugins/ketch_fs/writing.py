@@ -29,7 +29,9 @@ from ketch_tool_kit.paths import (
 )
 
 
-def read_existing(path: Path, backend: FileBackend | None = None) -> tuple[Fingerprint, bytes, os.stat_result | None] | None:
+def read_existing(
+    path: Path, backend: FileBackend | None = None
+) -> tuple[Fingerprint, bytes, os.stat_result | None] | None:
     """The current content of ``path`` (through the session's file backend when it has
     one), or None when it does not exist."""
     if backend is not None:
@@ -68,7 +70,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def write_atomic(path: Path, data: bytes, *, previous: os.stat_result | None, backend: FileBackend | None = None) -> Fingerprint:
+def write_atomic(
+    path: Path, data: bytes, *, previous: os.stat_result | None, backend: FileBackend | None = None
+) -> Fingerprint:
     """Replace (or create) ``path`` with ``data``; returns the new fingerprint. A session's
     file backend (an editor) takes the write when it has one."""
     if backend is not None and backend.write(path, data):
@@ -76,11 +80,17 @@ def write_atomic(path: Path, data: bytes, *, previous: os.stat_result | None, ba
     with parent_dir(path, create=True) as dir_fd:
         current = lstat_in(dir_fd, path.name)
         if current is not None and stat.S_ISLNK(current.st_mode):
-            raise PathProblem(f"{path} is a symlink now; it changed after the path was checked, so nothing was written")
+            raise PathProblem(
+                f"{path} is a symlink now; it changed after the path was checked, so nothing was written"
+            )
         if current is not None and not is_regular(current):
-            raise PathProblem(f"{path} is {kind_of(current)}, not a regular file; nothing was written")
+            raise PathProblem(
+                f"{path} is {kind_of(current)}, not a regular file; nothing was written"
+            )
         if previous is None and current is not None:
-            raise PathProblem(f"{path} appeared while this call was running; read it first, then try again")
+            raise PathProblem(
+                f"{path} appeared while this call was running; read it first, then try again"
+            )
         mode = stat.S_IMODE(current.st_mode) if current is not None else 0o666
         temp = temp_name(path.name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -151,7 +161,11 @@ def diff_stats(diff: str) -> tuple[int, int]:
     """Lines added and removed (the two header lines are not counted)."""
     added = removed = 0
     lines = diff.splitlines()
-    body = lines[2:] if len(lines) >= 2 and lines[0].startswith("--- ") and lines[1].startswith("+++ ") else lines
+    body = (
+        lines[2:]
+        if len(lines) >= 2 and lines[0].startswith("--- ") and lines[1].startswith("+++ ")
+        else lines
+    )
     for line in body:
         if line.startswith("+"):
             added += 1

@@ -75,8 +75,10 @@ def contents(messages: History, model: str) -> list[dict[str, Any]]:
         return "user", _responses(message, calls, model)
 
     return alternating(
-        (turn(m) for m in messages), field="parts",
-        is_result=lambda part: "functionResponse" in part, opener={"text": "(continuing the conversation)"},
+        (turn(m) for m in messages),
+        field="parts",
+        is_result=lambda part: "functionResponse" in part,
+        opener={"text": "(continuing the conversation)"},
     )
 
 

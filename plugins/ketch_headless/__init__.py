@@ -24,7 +24,9 @@ from ketch.plugins import provides
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     from ketch_headless.run import run_headless
 
-    register(Frontend(name="headless", run=run_headless, help="one turn, no interaction", role="prompt"))
+    register(
+        Frontend(name="headless", run=run_headless, help="one turn, no interaction", role="prompt")
+    )
 
 
 @hookimpl

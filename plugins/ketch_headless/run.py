@@ -46,7 +46,9 @@ class TextPrinter:
             verdict = "approved" if event.approved else "not run"  # type: ignore[union-attr]
             self.err.write(f"  {event.decision}: {event.reason} ({verdict})\n")  # type: ignore[union-attr]
         elif kind == "tool_result" and not event.ok:  # type: ignore[union-attr]
-            self.err.write(f"  ✗ {event.output.splitlines()[0][:300] if event.output else 'failed'}\n")  # type: ignore[union-attr]
+            self.err.write(
+                f"  ✗ {event.output.splitlines()[0][:300] if event.output else 'failed'}\n"
+            )  # type: ignore[union-attr]
         elif kind == "tool_result" and event.diff:  # type: ignore[union-attr]
             self.err.write(event.diff if event.diff.endswith("\n") else event.diff + "\n")  # type: ignore[union-attr]
         elif kind == "error":
@@ -56,7 +58,9 @@ class TextPrinter:
             self.err.write(f"ketch: {event.message}\n")  # type: ignore[union-attr]
         elif kind == "retry":
             dropped = "; its partial output is discarded" if event.discard else ""  # type: ignore[union-attr]
-            self.err.write(f"ketch: trying the model again (attempt {event.attempt + 1}){dropped}\n")  # type: ignore[union-attr]
+            self.err.write(
+                f"ketch: trying the model again (attempt {event.attempt + 1}){dropped}\n"
+            )  # type: ignore[union-attr]
         elif kind == "waiting":
             if self.err.isatty():  # one line, rewritten in place; cleared by the next output
                 self.err.write(f"\rketch: waiting for the model… {event.elapsed:.0f} s\033[K")  # type: ignore[union-attr]
@@ -64,7 +68,9 @@ class TextPrinter:
                 self.waiting = True
             return
         elif kind == "compaction":
-            self.err.write(f"ketch: compacted context {event.before_tokens} -> {event.after_tokens} tokens\n")  # type: ignore[union-attr]
+            self.err.write(
+                f"ketch: compacted context {event.before_tokens} -> {event.after_tokens} tokens\n"
+            )  # type: ignore[union-attr]
         self.err.flush()
 
     def finish(self, end: TurnEndEvent, session: Session) -> None:
@@ -85,7 +91,10 @@ class StreamJsonPrinter:
     def __call__(self, event: Event) -> None:
         self.meter(event)
         if event.type == "turn_end":
-            line = {**event.model_dump(mode="json"), **self.meter.totals(event, self.meter.finish(event))}  # type: ignore[arg-type]
+            line = {
+                **event.model_dump(mode="json"),
+                **self.meter.totals(event, self.meter.finish(event)),
+            }  # type: ignore[arg-type]
             self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
         else:
             self.out.write(event.model_dump_json() + "\n")
@@ -121,7 +130,9 @@ class JsonPrinter:
             "errors": self.errors,
         }
         cost = self.meter.finish(end)
-        payload["cost_usd"] = round(cost, 6) if cost is not None else None  # unknown price: null, never made up
+        payload["cost_usd"] = (
+            round(cost, 6) if cost is not None else None
+        )  # unknown price: null, never made up
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
         self.out.flush()
 
@@ -135,7 +146,9 @@ def terminal_approver() -> Any:
         from ketch.policy import ApprovalAnswer
 
         asker = f" (subagent {request.agent})" if getattr(request, "agent", None) else ""
-        sys.stderr.write(f"\n{request.call.tool}{asker}: {request.summary}\n  {request.reason}\n  allow? [y]es / [n]o / [s]ession: ")
+        sys.stderr.write(
+            f"\n{request.call.tool}{asker}: {request.summary}\n  {request.reason}\n  allow? [y]es / [n]o / [s]ession: "
+        )
         sys.stderr.flush()
         answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
         if answer in ("y", "yes"):
@@ -161,7 +174,9 @@ def choose_approver(kernel: Kernel, session: Session, *, interactive: bool) -> A
             workspace=session.workspace,
             environ=kernel.environ,
             timeout=prompt_timeout(kernel),
-            notice=lambda message: kernel.emit(session, NoticeEvent(level="warning", message=message)),
+            notice=lambda message: kernel.emit(
+                session, NoticeEvent(level="warning", message=message)
+            ),
         )
     return terminal_approver() if interactive else None
 
@@ -173,14 +188,18 @@ def prompt_timeout(kernel: Kernel) -> float:
     value = getattr(kernel.args, "permission_prompt_timeout", None)
     where = f"--permission-prompt-timeout {value}"
     if value is None:
-        value = kernel.settings.section("headless").get("permission_prompt_timeout", DEFAULT_TIMEOUT)
+        value = kernel.settings.section("headless").get(
+            "permission_prompt_timeout", DEFAULT_TIMEOUT
+        )
         where = f"[headless] permission_prompt_timeout = {value!r}"
     try:
         seconds = float(value)
     except (TypeError, ValueError):
         seconds = -1.0
     if isinstance(value, bool) or not seconds > 0:
-        raise UsageError(f"{where}: the permission prompt timeout must be a positive number of seconds")
+        raise UsageError(
+            f"{where}: the permission prompt timeout must be a positive number of seconds"
+        )
     return seconds
 
 
@@ -195,7 +214,9 @@ def store_preflight(kernel: Kernel) -> None:
         _ = kernel.store
     except StoreUnavailable as exc:
         if exc.exists and not getattr(kernel.args, "no_save", False):
-            raise KetchError(f"{exc.message} (nothing was sent to the model; --no-save runs the turn without saving it)") from None
+            raise KetchError(
+                f"{exc.message} (nothing was sent to the model; --no-save runs the turn without saving it)"
+            ) from None
 
 
 def run_headless(kernel: Kernel) -> int:
@@ -242,13 +263,17 @@ def run_stream_json_input(kernel: Kernel, fmt: str) -> int:
     if fmt != "stream-json":
         raise UsageError("--input-format stream-json needs --output-format stream-json")
     if kernel.args.prompt:
-        raise UsageError("--input-format stream-json reads the prompts from stdin; drop the -p PROMPT text")
+        raise UsageError(
+            "--input-format stream-json reads the prompts from stdin; drop the -p PROMPT text"
+        )
     if sys.stdin.isatty():
         raise UsageError("--input-format stream-json reads JSON lines from stdin; pipe them in")
     printer = StreamJsonPrinter(sys.stdout)
     session = kernel.open_session([printer])
     try:
-        ok = run_stream_input(kernel, session, printer, choose_approver(kernel, session, interactive=False))
+        ok = run_stream_input(
+            kernel, session, printer, choose_approver(kernel, session, interactive=False)
+        )
     finally:
         kernel.end(session, "exit")
     return 0 if ok else 1

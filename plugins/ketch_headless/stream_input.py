@@ -51,11 +51,19 @@ def _image(block: dict[str, Any]) -> Any:
 
     source = block.get("source")
     if not isinstance(source, dict) or source.get("type") != "base64":
-        raise BadLine('an image block needs source: {"type": "base64", "media_type": ..., "data": ...}')
+        raise BadLine(
+            'an image block needs source: {"type": "base64", "media_type": ..., "data": ...}'
+        )
     try:
-        return ImagePart(media_type=str(source.get("media_type") or ""), data=str(source.get("data") or ""), name="image")
+        return ImagePart(
+            media_type=str(source.get("media_type") or ""),
+            data=str(source.get("data") or ""),
+            name="image",
+        )
     except (ValidationError, ValueError) as exc:
-        first = exc.errors()[0].get("msg", str(exc)) if isinstance(exc, ValidationError) else str(exc)
+        first = (
+            exc.errors()[0].get("msg", str(exc)) if isinstance(exc, ValidationError) else str(exc)
+        )
         raise BadLine(f"the image block cannot be used: {first}") from None
 
 
@@ -183,7 +191,9 @@ class StreamSession:
             self.printer.start()
             self.interrupted = False
             self.current = asyncio.create_task(
-                self.kernel.run_turn(self.session, job.text, approver=self.approver, parts=job.images)
+                self.kernel.run_turn(
+                    self.session, job.text, approver=self.approver, parts=job.images
+                )
             )
             end = await self.current
             self.current = None

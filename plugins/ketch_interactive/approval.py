@@ -26,6 +26,7 @@ class Interrupted(Exception):  # noqa: N818 - named for what the user did
     """Ctrl-C at a prompt. Not ``KeyboardInterrupt``: that one, escaping an asyncio task,
     stops the whole event loop, and the steer prompt runs as a task."""
 
+
 def _style() -> BaseStyle:
     from prompt_toolkit.styles import merge_styles, style_from_pygments_cls
     from pygments.styles import get_style_by_name
@@ -56,7 +57,13 @@ class _ErasingChoice(ChoiceInput[T]):
         return app
 
 
-async def choose(message: FormattedText, options: list[tuple[T, str, str]], *, cancel: T | None = None, keys: dict[str, T] | None = None) -> T:
+async def choose(
+    message: FormattedText,
+    options: list[tuple[T, str, str]],
+    *,
+    cancel: T | None = None,
+    keys: dict[str, T] | None = None,
+) -> T:
     """Pick one of ``(value, label, key)``; pressing ``key`` answers at once, Esc picks
     ``cancel``; ``keys`` are more one-key answers that are not listed as options."""
     bindings = KeyBindings()
@@ -69,7 +76,12 @@ async def choose(message: FormattedText, options: list[tuple[T, str, str]], *, c
         bindings.add("escape", eager=True)(lambda event: event.app.exit(result=cancel))
     labels = [(value, f"{label}  ({key})" if key else label) for value, label, key in options]
     prompt: _ErasingChoice[T] = _ErasingChoice(
-        message=message, options=labels, style=_style(), key_bindings=bindings, symbol="›", interrupt_exception=Interrupted
+        message=message,
+        options=labels,
+        style=_style(),
+        key_bindings=bindings,
+        symbol="›",
+        interrupt_exception=Interrupted,
     )
     return await prompt.prompt_async()
 
@@ -89,17 +101,25 @@ def preview_room(request: ApprovalRequest, options: int, rows: int) -> int:
     return max(rows - fixed, 3)
 
 
-def approval_message(request: ApprovalRequest, *, preview_lines: int = 12, width: int = 80) -> tuple[FormattedText, bool]:
+def approval_message(
+    request: ApprovalRequest, *, preview_lines: int = 12, width: int = 80
+) -> tuple[FormattedText, bool]:
     """The tool, the full summary (command line / path / URL), what it would do (the
     preview: a diff, folded to ``preview_lines``), the reason. True: the preview is folded."""
     from ketch_interactive.diffview import folded
 
     asker = getattr(request, "agent", None)
     who = f" (asked by subagent {asker})" if asker else ""
-    parts: list[tuple[str, str]] = [("class:title", "Allow "), ("class:tool", request.call.tool), ("class:title", f"?{who}\n")]
+    parts: list[tuple[str, str]] = [
+        ("class:title", "Allow "),
+        ("class:tool", request.call.tool),
+        ("class:title", f"?{who}\n"),
+    ]
     if summary_is_long(request):
         parts.append(("class:summary", "  (the full call is shown above)\n"))
-    for line in [] if summary_is_long(request) else (request.summary or "(no details)").splitlines() or [""]:
+    for line in (
+        [] if summary_is_long(request) else (request.summary or "(no details)").splitlines() or [""]
+    ):
         parts.append(("class:summary", f"  {line}\n"))
     cut = 0
     if request.preview:
@@ -132,11 +152,20 @@ async def ask_approval(request: ApprovalRequest, read_note: Any) -> ApprovalAnsw
     options.append(("note", "No, and tell the model what to do instead", "t"))
     while True:
         size = shutil.get_terminal_size((80, 24))
-        message, is_folded = approval_message(request, preview_lines=preview_room(request, len(options), size.lines), width=size.columns)
-        picked = await choose(message, options, cancel="no", keys={"v": "view"} if is_folded else None)
+        message, is_folded = approval_message(
+            request,
+            preview_lines=preview_room(request, len(options), size.lines),
+            width=size.columns,
+        )
+        picked = await choose(
+            message, options, cancel="no", keys={"v": "view"} if is_folded else None
+        )
         if picked != "view":
             break
-        await page(request.preview or "", f"{request.call.tool}: {request.summary.splitlines()[0] if request.summary else ''}")
+        await page(
+            request.preview or "",
+            f"{request.call.tool}: {request.summary.splitlines()[0] if request.summary else ''}",
+        )
     if picked == "yes":
         return ApprovalAnswer(approved=True, remember="once")
     if picked in ("session", "always"):

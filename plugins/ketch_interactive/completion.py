@@ -25,7 +25,9 @@ class ShellCompleter(Completer):
         self.workspace = workspace
         self.commands = commands  # (name with "/", what to show beside it)
 
-    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
         before = document.text_before_cursor
         partial = typing_mention(before)
         if partial is not None:
@@ -54,7 +56,11 @@ class ShellCompleter(Completer):
         shown = 0
         for entry in entries:
             name = entry.name
-            if name == ".git" or (name.startswith(".") and not prefix.startswith(".")) or not name.startswith(prefix):
+            if (
+                name == ".git"
+                or (name.startswith(".") and not prefix.startswith("."))
+                or not name.startswith(prefix)
+            ):
                 continue
             is_dir = _is_dir(entry)
             shown_name = name + ("/" if is_dir else "")
@@ -63,7 +69,9 @@ class ShellCompleter(Completer):
                 start = -(len(partial) + (1 if quoted else 0))
             else:
                 text, start = shown_name, -len(prefix)
-            yield Completion(text, start_position=start, display=shown_name, display_meta="dir" if is_dir else "")
+            yield Completion(
+                text, start_position=start, display=shown_name, display_meta="dir" if is_dir else ""
+            )
             shown += 1
             if shown >= MAX_ENTRIES:
                 return

@@ -83,9 +83,15 @@ def line_fragments(line: str, lexer: Any) -> StyleAndTextTuples:
     if line.startswith("\\") or line.startswith("[diff cut"):
         return [("class:diff.note", line)]
     if line.startswith("+"):
-        return [("class:diff.added-mark class:diff.added", "+"), *_code(line[1:], lexer, "class:diff.added")]
+        return [
+            ("class:diff.added-mark class:diff.added", "+"),
+            *_code(line[1:], lexer, "class:diff.added"),
+        ]
     if line.startswith("-"):
-        return [("class:diff.removed-mark class:diff.removed", "-"), *_code(line[1:], lexer, "class:diff.removed")]
+        return [
+            ("class:diff.removed-mark class:diff.removed", "-"),
+            *_code(line[1:], lexer, "class:diff.removed"),
+        ]
     return _code(line, lexer, "class:diff.context")
 
 
@@ -122,7 +128,9 @@ def clip(fragments: StyleAndTextTuples, width: int) -> StyleAndTextTuples:
     return out
 
 
-def folded(preview: str, *, max_lines: int, width: int, indent: str = "  ") -> tuple[StyleAndTextTuples, int]:
+def folded(
+    preview: str, *, max_lines: int, width: int, indent: str = "  "
+) -> tuple[StyleAndTextTuples, int]:
     """The first ``max_lines`` lines of the preview, styled and clipped to ``width``;
     returns the fragments (ending in a newline) and how many lines were left out."""
     lines, style = preview_lines(preview)
@@ -155,7 +163,13 @@ async def page(preview: str, title: str) -> None:
             doc_lines = document.lines
             return lambda number: style(doc_lines[number]) if number < len(doc_lines) else []
 
-    area = TextArea(text="\n".join(lines), read_only=True, scrollbar=True, lexer=_PreviewLexer(), wrap_lines=False)
+    area = TextArea(
+        text="\n".join(lines),
+        read_only=True,
+        scrollbar=True,
+        lexer=_PreviewLexer(),
+        wrap_lines=False,
+    )
     bindings = KeyBindings()
 
     @bindings.add("q", eager=True)
@@ -187,8 +201,21 @@ async def page(preview: str, title: str) -> None:
         area.buffer.cursor_position = 0
 
     header = FormattedTextControl([("class:diff.header", f" {title} · {len(lines)} lines")])
-    footer = FormattedTextControl([("class:diff.note", " ↑/↓ PgUp/PgDn Space Home/End scroll · q, Esc or Enter: back to the question")])
-    layout = Layout(HSplit([Window(header, height=1), area, Window(footer, height=1)]), focused_element=area)
-    style_obj = merge_styles([style_from_pygments_cls(get_style_by_name("monokai")), Style.from_dict(DIFF_STYLE)])
-    app: Application[None] = Application(layout=layout, key_bindings=bindings, full_screen=True, style=style_obj, mouse_support=False)
+    footer = FormattedTextControl(
+        [
+            (
+                "class:diff.note",
+                " ↑/↓ PgUp/PgDn Space Home/End scroll · q, Esc or Enter: back to the question",
+            )
+        ]
+    )
+    layout = Layout(
+        HSplit([Window(header, height=1), area, Window(footer, height=1)]), focused_element=area
+    )
+    style_obj = merge_styles(
+        [style_from_pygments_cls(get_style_by_name("monokai")), Style.from_dict(DIFF_STYLE)]
+    )
+    app: Application[None] = Application(
+        layout=layout, key_bindings=bindings, full_screen=True, style=style_obj, mouse_support=False
+    )
     await app.run_async()

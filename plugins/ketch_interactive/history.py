@@ -113,7 +113,10 @@ class EncryptedPromptHistory(History):
     def _append(self, text: str) -> None:
         with self._locked():
             index = len(self._lines())
-            line = base64.b64encode(self.cipher.encrypt(text.encode("utf-8"), entry_aad(index))) + b"\n"
+            line = (
+                base64.b64encode(self.cipher.encrypt(text.encode("utf-8"), entry_aad(index)))
+                + b"\n"
+            )
             fresh = not self.path.exists() or self.path.stat().st_size == 0
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             try:
@@ -127,7 +130,8 @@ class EncryptedPromptHistory(History):
         try:
             with self._locked():
                 body = b"".join(
-                    base64.b64encode(self.cipher.encrypt(text.encode("utf-8"), entry_aad(i))) + b"\n"
+                    base64.b64encode(self.cipher.encrypt(text.encode("utf-8"), entry_aad(i)))
+                    + b"\n"
                     for i, text in enumerate(entries)
                 )
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -156,7 +160,10 @@ def open_history(kernel: Kernel) -> tuple[History, str | None]:
     """
     memory_only = "prompt history is kept in memory only"
     if getattr(kernel, "store_problem", None) is not None:
-        return InMemoryHistory(), None  # the session's notice already says nothing is saved, and why
+        return (
+            InMemoryHistory(),
+            None,
+        )  # the session's notice already says nothing is saved, and why
     if str(kernel.settings.section("storage").get("encryption", "on")) == "off":
         return InMemoryHistory(), f"{memory_only} (storage.encryption is off)"
     path = history_path()

@@ -48,7 +48,11 @@ class BlockSplitter:
     def _take_finished(self) -> str:
         text = self.pending
         cut = text.rfind("\n") + 1  # the unfinished last line cannot end a block
-        starts = [token.map[0] for token in _parser().parse(text[:cut]) if token.level == 0 and token.map is not None and token.nesting >= 0]
+        starts = [
+            token.map[0]
+            for token in _parser().parse(text[:cut])
+            if token.level == 0 and token.map is not None and token.nesting >= 0
+        ]
         if len(starts) < 2:
             return ""
         last = starts[-1]

@@ -31,7 +31,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Rich styles per meter band, and the same for prompt_toolkit.
 BAND_STYLE = {"green": "green", "amber": "yellow", "orange": "dark_orange", "red": "bold red"}
-BAND_PT_STYLE = {"green": "ansigreen", "amber": "ansiyellow", "orange": "#ff8700", "red": "ansired bold"}
+BAND_PT_STYLE = {
+    "green": "ansigreen",
+    "amber": "ansiyellow",
+    "orange": "#ff8700",
+    "red": "ansired bold",
+}
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 RESULT_PREVIEW_LINES = 3
 CODE_THEME = "monokai"
@@ -107,7 +112,14 @@ class TerminalWriter:
 def make_console(stream: TextIO | None = None) -> Console:
     stream = stream or sys.__stdout__ or sys.stdout
     writer = TerminalWriter(stream)
-    return Console(file=writer, force_terminal=stream.isatty(), highlight=False, emoji=False, markup=False, soft_wrap=True)  # type: ignore[arg-type]
+    return Console(
+        file=writer,
+        force_terminal=stream.isatty(),
+        highlight=False,
+        emoji=False,
+        markup=False,
+        soft_wrap=True,
+    )  # type: ignore[arg-type]
 
 
 @dataclass
@@ -138,7 +150,9 @@ def meter_for(session: Session, last: UsageEvent | None) -> Meter:
         return Meter(last.context_utilization, last.context_tokens, last.effective_capacity)
     config = getattr(session.provider, "config", None)
     settings = session.kernel.settings
-    window = session.context_window or getattr(config, "context_window", None) or DEFAULT_CONTEXT_WINDOW
+    window = (
+        session.context_window or getattr(config, "context_window", None) or DEFAULT_CONTEXT_WINDOW
+    )
     reserve = settings.loop.max_output_tokens or getattr(config, "max_output_tokens", None)
     capacity = effective_capacity(int(window), reserve)
     tokens = estimate_messages(session.active)
@@ -206,13 +220,17 @@ def diff_text(diff: str) -> Text:
 class Renderer:
     """Prints events as they come. ``invalidate`` asks the open prompt to redraw."""
 
-    def __init__(self, console: Console, kernel: Kernel, invalidate: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self, console: Console, kernel: Kernel, invalidate: Callable[[], None] = lambda: None
+    ) -> None:
         self.console = console
         self.kernel = kernel
         self.invalidate = invalidate
         from ketch_interactive.markdown_stream import BlockSplitter
 
-        self.answer = BlockSplitter()  # the streaming answer: finished blocks out, the last one live
+        self.answer = (
+            BlockSplitter()
+        )  # the streaming answer: finished blocks out, the last one live
         self.blocks_printed = 0  # blocks printed of the current answer (a blank line between them)
         self.live_kind = ""  # "text", "reasoning" (shown) or "thinking" (collapsed)
         self.reasoning = ""  # the reasoning of the current (or last) step
@@ -256,7 +274,9 @@ class Renderer:
         if self._live_cache[0] == key:
             return self._live_cache[1]
         if self.live_kind == "text":
-            rendered = self._render_ansi(AnswerMarkdown(tail.strip("\n")), width) if tail.strip() else ""
+            rendered = (
+                self._render_ansi(AnswerMarkdown(tail.strip("\n")), width) if tail.strip() else ""
+            )
         else:
             rendered = self._render_ansi(Text(tail, style="dim italic"), width)
         lines = rendered.rstrip("\n").split("\n")
@@ -269,8 +289,14 @@ class Renderer:
 
         buffer = io.StringIO()
         console = Console(
-            file=buffer, width=max(width, 20), force_terminal=self.console.is_terminal, color_system=self.console.color_system,  # type: ignore[arg-type]
-            no_color=self.console.no_color, highlight=False, emoji=False, markup=False,
+            file=buffer,
+            width=max(width, 20),
+            force_terminal=self.console.is_terminal,
+            color_system=self.console.color_system,  # type: ignore[arg-type]
+            no_color=self.console.no_color,
+            highlight=False,
+            emoji=False,
+            markup=False,
         )
         console.print(renderable)
         return buffer.getvalue()
@@ -292,7 +318,9 @@ class Renderer:
 
         if not text.strip():
             return
-        lines = self.console.render_lines(AnswerMarkdown(text.strip("\n")), self.console.options, pad=False, new_lines=False)
+        lines = self.console.render_lines(
+            AnswerMarkdown(text.strip("\n")), self.console.options, pad=False, new_lines=False
+        )
         while lines and not "".join(seg.text for seg in lines[-1]).strip():
             lines.pop()
         while lines and not "".join(seg.text for seg in lines[0]).strip():
@@ -309,7 +337,12 @@ class Renderer:
     def _close_reasoning(self) -> None:
         took = time.monotonic() - self.reasoning_started if self.reasoning_started else 0.0
         self.live_kind = ""
-        self.console.print(Text(f"✻ thought for {took:.0f}s · {len(self.reasoning.split())} words (/reasoning shows it)", style="dim italic"))
+        self.console.print(
+            Text(
+                f"✻ thought for {took:.0f}s · {len(self.reasoning.split())} words (/reasoning shows it)",
+                style="dim italic",
+            )
+        )
         self.invalidate()
 
     def _stream(self, kind: str, chunk: str) -> None:
@@ -337,7 +370,9 @@ class Renderer:
         except Exception as exc:  # noqa: BLE001
             if not self.failed:
                 self.failed = True
-                (sys.__stderr__ or sys.stderr).write(f"ketch: cannot show a {event.type} event: {type(exc).__name__}: {exc}\n")
+                (sys.__stderr__ or sys.stderr).write(
+                    f"ketch: cannot show a {event.type} event: {type(exc).__name__}: {exc}\n"
+                )
 
     def _dispatch(self, event: Event) -> None:
         if getattr(event, "agent_id", None):
@@ -353,10 +388,17 @@ class Renderer:
         self.agents[event.subagent_id] = event.name
         if event.status == "started":
             where = " (in the background)" if event.background else ""
-            self.line(Text(f"  ⎿ {event.name} started{where}: {event.description}", style="magenta"))
+            self.line(
+                Text(f"  ⎿ {event.name} started{where}: {event.description}", style="magenta")
+            )
         else:
             files = f" · {len(event.files_changed)} file(s) changed" if event.files_changed else ""
-            self.line(Text(f"  ⎿ {event.name} finished ({event.stop_reason or 'done'}){files}", style="magenta"))
+            self.line(
+                Text(
+                    f"  ⎿ {event.name} finished ({event.stop_reason or 'done'}){files}",
+                    style="magenta",
+                )
+            )
 
     def _on_child(self, event: Any) -> None:
         """A subagent's own events: one indented line per call and per problem; its text
@@ -364,12 +406,21 @@ class Renderer:
         name = self.agents.get(event.agent_id, event.agent_id)
         kind = event.type
         if kind == "tool_call":
-            summary = tool_summary(self.kernel, event.name, event.input, getattr(event, "summary", ""))
+            summary = tool_summary(
+                self.kernel, event.name, event.input, getattr(event, "summary", "")
+            )
             first = summary.splitlines()[0] if summary else ""
-            self.line(Text(f"      {name} ● {event.name}  {first[: max(self.console.width - 20, 20)]}", style="dim"))
+            self.line(
+                Text(
+                    f"      {name} ● {event.name}  {first[: max(self.console.width - 20, 20)]}",
+                    style="dim",
+                )
+            )
         elif kind == "tool_result" and not event.ok:
             first = (event.output or "failed").splitlines()[0]
-            self.line(Text(f"      {name} ✗ {first[: max(self.console.width - 20, 20)]}", style="dim red"))
+            self.line(
+                Text(f"      {name} ✗ {first[: max(self.console.width - 20, 20)]}", style="dim red")
+            )
         elif kind == "permission" and event.decision == "deny":
             self.line(Text(f"      {name} ✗ denied: {event.reason}", style="dim red"))
         elif kind in ("error", "notice"):
@@ -378,14 +429,20 @@ class Renderer:
     def _on_retry(self, event: Any) -> None:
         if event.discard:
             self.flush_live()
-            self.line("↻ the model's answer broke off; trying again (the partial answer above is discarded)", "yellow")
+            self.line(
+                "↻ the model's answer broke off; trying again (the partial answer above is discarded)",
+                "yellow",
+            )
 
     def _on_session(self, event: Any) -> None:
         from ketch import __version__
 
         head = Text()
         head.append(f"ketch {__version__}", style="bold")
-        head.append(f" · {event.model} via {event.provider or '?'} · {event.mode} · {event.profile}", style="dim")
+        head.append(
+            f" · {event.model} via {event.provider or '?'} · {event.mode} · {event.profile}",
+            style="dim",
+        )
         if event.resumed:
             head.append(f" · resumed {event.session_id}", style="dim")
         self.line(head)
@@ -464,13 +521,18 @@ class Renderer:
 
     def _on_compaction(self, event: Any) -> None:
         by = f" ({event.compactor})" if event.compactor else ""
-        self.line(f"⟳ context compacted: {event.before_tokens:,} → {event.after_tokens:,} tokens{by}", "cyan")
+        self.line(
+            f"⟳ context compacted: {event.before_tokens:,} → {event.after_tokens:,} tokens{by}",
+            "cyan",
+        )
 
     def _on_error(self, event: Any) -> None:
         if event.retryable and event.retry_in is not None:
             self.retry_until = time.monotonic() + event.retry_in
             self.retry_kind = event.kind
-            self.line(f"⚠ {event.kind}: {event.message} · retrying in {event.retry_in:.1f}s", "yellow")
+            self.line(
+                f"⚠ {event.kind}: {event.message} · retrying in {event.retry_in:.1f}s", "yellow"
+            )
         else:
             self.retry_until = None
             self.line(f"✗ {event.kind}: {event.message}", "bold red")
@@ -478,7 +540,10 @@ class Renderer:
     def _on_notice(self, event: Any) -> None:
         if any(event.message.startswith(p) for p in self.hidden_notice_prefixes):
             return
-        self.line(f"! {event.message}" if event.level == "warning" else f"· {event.message}", "yellow" if event.level == "warning" else "dim")
+        self.line(
+            f"! {event.message}" if event.level == "warning" else f"· {event.message}",
+            "yellow" if event.level == "warning" else "dim",
+        )
 
     def _on_mode(self, event: Any) -> None:
         self.line(f"· mode {event.mode} · profile {event.profile}", "cyan")
@@ -503,11 +568,17 @@ class Renderer:
         if self.turn_started:
             footer.append(f"{time.monotonic() - self.turn_started:.1f}s · ", style="dim")
         footer.append(f"in {event.input_tokens:,} · out {event.output_tokens:,}", style="dim")
-        cost = getattr(event, "cost_usd", None)  # the turn's own total; None when a price is unknown
+        cost = getattr(
+            event, "cost_usd", None
+        )  # the turn's own total; None when a price is unknown
         if cost is not None:
             footer.append(f" · ${cost:.4f}" if cost < 1 else f" · ${cost:.2f}", style="dim")
         if self.last_usage is not None:
-            meter = Meter(self.last_usage.context_utilization, self.last_usage.context_tokens, self.last_usage.effective_capacity)
+            meter = Meter(
+                self.last_usage.context_utilization,
+                self.last_usage.context_tokens,
+                self.last_usage.effective_capacity,
+            )
             footer.append(" · ", style="dim")
             footer.append(meter.label(), style=BAND_STYLE[meter.band])
         changes, self.turn_changes = self.turn_changes, None
@@ -515,7 +586,9 @@ class Renderer:
             count = len(changes.paths)
             footer.append(f" · {count} file{'s' if count != 1 else ''} changed", style="cyan")
             if changes.revert:
-                footer.append(f" ({changes.revert} reverts {'them' if count != 1 else 'it'})", style="dim")
+                footer.append(
+                    f" ({changes.revert} reverts {'them' if count != 1 else 'it'})", style="dim"
+                )
         footer.append(" ──", style="dim")
         self.line(footer)
         self.turn_started = 0.0

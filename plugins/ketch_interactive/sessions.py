@@ -37,7 +37,10 @@ def describe(summary: SessionSummary, width: int = 100) -> str:
 def _summaries(shell: Shell) -> list[SessionSummary] | None:
     store = shell.kernel.store
     if store is None:
-        shell.renderer.line("no session store is loaded (is the 'store' plugin disabled?): sessions are not kept", "yellow")
+        shell.renderer.line(
+            "no session store is loaded (is the 'store' plugin disabled?): sessions are not kept",
+            "yellow",
+        )
         return None
     errors: list[str] = []
     try:
@@ -61,7 +64,9 @@ async def sessions_command(shell: Shell, argument: str) -> bool:
         mark = "●" if row.id == shell.session.id else " "
         shell.renderer.say(f" {mark} {row.id[:16]}  {describe(row)}")
     if len(rows) > MAX_LISTED:
-        shell.renderer.say(f"   … and {len(rows) - MAX_LISTED} older (ketch sessions list shows all)")
+        shell.renderer.say(
+            f"   … and {len(rows) - MAX_LISTED} older (ketch sessions list shows all)"
+        )
     return False
 
 
@@ -77,7 +82,10 @@ async def resume_command(shell: Shell, argument: str) -> bool:
     if wanted:
         matches = [r for r in others if r.id.startswith(wanted) or (r.name and r.name == wanted)]
         if len(matches) != 1:
-            shell.renderer.line(f"{'no' if not matches else 'more than one'} session of this workspace matches {wanted!r} (/sessions lists them)", "yellow")
+            shell.renderer.line(
+                f"{'no' if not matches else 'more than one'} session of this workspace matches {wanted!r} (/sessions lists them)",
+                "yellow",
+            )
             return False
         chosen: Any = matches[0].id
     else:
@@ -86,7 +94,11 @@ async def resume_command(shell: Shell, argument: str) -> bool:
             return False
         options: list[tuple[Any, str, str]] = [(r.id, describe(r), "") for r in others[:MAX_LISTED]]
         try:
-            chosen = await choose(FormattedText([("class:title", "Resume which session? (Esc: stay here)\n")]), options, cancel=None)
+            chosen = await choose(
+                FormattedText([("class:title", "Resume which session? (Esc: stay here)\n")]),
+                options,
+                cancel=None,
+            )
         except (Interrupted, EOFError):
             chosen = None
         if chosen is None:
@@ -130,7 +142,11 @@ async def diff_command(shell: Shell, argument: str) -> bool:
     changes = shell.renderer.changes
     renderer = shell.renderer
     if not changes:
-        note = " in this run (changes made before it was resumed are not shown)" if shell.session.resumed else ""
+        note = (
+            " in this run (changes made before it was resumed are not shown)"
+            if shell.session.resumed
+            else ""
+        )
         renderer.say(f"no file changes{note}")
         return False
     by_file: dict[str, list[str]] = {}
@@ -148,5 +164,7 @@ async def diff_command(shell: Shell, argument: str) -> bool:
         renderer.line(f"{name}  +{added} -{removed}{times}", "bold")
         for diff in diffs:
             renderer.line(diff_text(diff))
-    renderer.say(f"{len(by_file)} file(s) changed this session: +{total_added} -{total_removed} lines")
+    renderer.say(
+        f"{len(by_file)} file(s) changed this session: +{total_added} -{total_removed} lines"
+    )
     return False

@@ -72,19 +72,34 @@ async def _setup(shell: Shell) -> bool:
     kernel, say = shell.kernel, shell.renderer
     kinds = kernel.provider_kinds
     if not kinds:
-        say.line("ketch: no provider plugin is loaded, so there is nothing to set up (see `ketch plugins`)", "bold red")
+        say.line(
+            "ketch: no provider plugin is loaded, so there is nothing to set up (see `ketch plugins`)",
+            "bold red",
+        )
         return False
     detected = await asyncio.gather(*(_detect(k) for k in kinds.values() if k.detect is not None))
     found = [c for c in detected if c is not None]
     options: list[tuple[Any, str, str]] = []
     for config in found:
         kind = kinds[config.kind]
-        label = f"Use the {kind.local_hint or config.kind} running at {config.base_url}" + (f" (model {config.model})" if config.model else "")
-        options.append((Choice(config.name, kind, config.base_url, config.model, found=True), label, ""))
+        label = f"Use the {kind.local_hint or config.kind} running at {config.base_url}" + (
+            f" (model {config.model})" if config.model else ""
+        )
+        options.append(
+            (Choice(config.name, kind, config.base_url, config.model, found=True), label, "")
+        )
     for kind in kinds.values():
-        options.append((Choice(kind.kind, kind, None), f"{kind.kind}: {kind.description or kind.kind}", ""))
+        options.append(
+            (Choice(kind.kind, kind, None), f"{kind.kind}: {kind.description or kind.kind}", "")
+        )
     if "openai" in kinds:
-        options.append((Choice(COMPATIBLE, kinds["openai"], None), "Any OpenAI-compatible server (you give its URL)", ""))
+        options.append(
+            (
+                Choice(COMPATIBLE, kinds["openai"], None),
+                "Any OpenAI-compatible server (you give its URL)",
+                "",
+            )
+        )
     options.append((None, "Not now: quit, and configure it by hand", "q"))
     say.line("No model provider is configured yet. Let's set one up (it takes a minute).", "bold")
     message = FormattedText([("class:title", "Which provider?\n")])
@@ -92,15 +107,22 @@ async def _setup(shell: Shell) -> bool:
     if picked is None:
         raise SetupCancelled
     if picked.name == COMPATIBLE:
-        picked.base_url = (await _ask(shell, "  Base URL of the server (e.g. http://localhost:8000/v1): ")).strip() or None
+        picked.base_url = (
+            await _ask(shell, "  Base URL of the server (e.g. http://localhost:8000/v1): ")
+        ).strip() or None
         if not picked.base_url:
             raise SetupCancelled
     elif picked.base_url is None:
-        picked.base_url = (picked.kind.env_base_url and kernel.environ.get(picked.kind.env_base_url)) or picked.kind.default_base_url
+        picked.base_url = (
+            picked.kind.env_base_url and kernel.environ.get(picked.kind.env_base_url)
+        ) or picked.kind.default_base_url
     key = await _key(shell, picked)
     model = picked.model or await _model(shell, picked, key)
     path = write_provider_config(picked.name, picked.kind.kind, picked.base_url, model)
-    say.line(f"✓ wrote [providers.{picked.name}] (model {model}) to {path}; the next prompt goes there", "green")
+    say.line(
+        f"✓ wrote [providers.{picked.name}] (model {model}) to {path}; the next prompt goes there",
+        "green",
+    )
     kernel.reload_settings()
     return True
 
@@ -111,7 +133,9 @@ async def _ask(shell: Shell, message: str, *, secret: bool = False) -> str:
 
     from ketch_interactive.approval import Interrupted
 
-    reader: PromptSession[str] = PromptSession(history=InMemoryHistory(), interrupt_exception=Interrupted, is_password=secret)
+    reader: PromptSession[str] = PromptSession(
+        history=InMemoryHistory(), interrupt_exception=Interrupted, is_password=secret
+    )
     return await reader.prompt_async(message, handle_sigint=False, set_exception_handler=False)
 
 
@@ -130,17 +154,33 @@ async def _key(shell: Shell, picked: Choice) -> Any:
     if stored:
         say.line(f"· using the key stored in the OS keyring for {picked.name}", "dim")
         return Secret(stored)
-    env_hint = f"export {kind.env_key}=..." if kind.env_key else f"set api_key_env in [providers.{picked.name}]"
-    typed = (await _ask(shell, f"  API key for {picked.name} (hidden; Enter alone: I will use the environment instead): ", secret=True)).strip()
+    env_hint = (
+        f"export {kind.env_key}=..."
+        if kind.env_key
+        else f"set api_key_env in [providers.{picked.name}]"
+    )
+    typed = (
+        await _ask(
+            shell,
+            f"  API key for {picked.name} (hidden; Enter alone: I will use the environment instead): ",
+            secret=True,
+        )
+    ).strip()
     if not typed:
         say.line(f"· then {env_hint} before starting ketch (the server may also need none)", "dim")
         return None
     where = store_key(kernel, picked.name, typed)
     if where:
-        say.line(f"· the key is stored in {where} (never in a file); `ketch auth delete {picked.name}` removes it", "dim")
+        say.line(
+            f"· the key is stored in {where} (never in a file); `ketch auth delete {picked.name}` removes it",
+            "dim",
+        )
     elif kind.env_key:
         kernel.environ[kind.env_key] = typed  # this run only, in memory
-        say.line(f"! no OS keyring to keep the key in: it is used for this run only; to keep it, {env_hint} in your shell profile", "yellow")
+        say.line(
+            f"! no OS keyring to keep the key in: it is used for this run only; to keep it, {env_hint} in your shell profile",
+            "yellow",
+        )
     return Secret(typed)
 
 
@@ -164,7 +204,12 @@ async def _model(shell: Shell, picked: Choice, key: Any) -> str:
     from ketch_interactive.approval import choose
 
     say = shell.renderer
-    config = ProviderConfig(name=picked.name, kind=picked.kind.kind, base_url=picked.base_url, model=picked.kind.default_model or "-")
+    config = ProviderConfig(
+        name=picked.name,
+        kind=picked.kind.kind,
+        base_url=picked.base_url,
+        model=picked.kind.default_model or "-",
+    )
     models: list[str] = []
     try:
         provider = picked.kind.create(config, key)
@@ -173,10 +218,21 @@ async def _model(shell: Shell, picked: Choice, key: Any) -> str:
         finally:
             await provider.aclose()
     except Exception as exc:  # noqa: BLE001 - a provider that cannot list still works with a typed name
-        say.line(f"! could not list the models at {picked.base_url}: {getattr(exc, 'message', None) or exc}", "yellow")
+        say.line(
+            f"! could not list the models at {picked.base_url}: {getattr(exc, 'message', None) or exc}",
+            "yellow",
+        )
     if models:
-        options = [(m, m, "") for m in sorted(models)[:MAX_MODELS]] + [("", "Another model (type its name)", "")]
-        chosen = await choose(FormattedText([("class:title", f"Which model? ({len(models)} at {picked.base_url})\n")]), options, cancel=None)
+        options = [(m, m, "") for m in sorted(models)[:MAX_MODELS]] + [
+            ("", "Another model (type its name)", "")
+        ]
+        chosen = await choose(
+            FormattedText(
+                [("class:title", f"Which model? ({len(models)} at {picked.base_url})\n")]
+            ),
+            options,
+            cancel=None,
+        )
         if chosen is None:
             raise SetupCancelled
         if chosen:
@@ -192,7 +248,9 @@ def _toml_string(value: str) -> str:
     return f'"{escaped}"'
 
 
-def write_provider_config(name: str, kind: str, base_url: str | None, model: str, path: Path | None = None) -> Path:
+def write_provider_config(
+    name: str, kind: str, base_url: str | None, model: str, path: Path | None = None
+) -> Path:
     """Add ``default_provider`` and ``[providers.NAME]`` to the user's config.toml.
 
     What is there is kept byte for byte: the top-level key goes before the first table,
@@ -210,7 +268,9 @@ def write_provider_config(name: str, kind: str, base_url: str | None, model: str
     table.append(f"model = {_toml_string(model)}")
     lines = old.split("\n") if old else []
     if "default_provider" not in current:
-        first_table = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
+        first_table = next(
+            (i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines)
+        )
         lines.insert(first_table, f"default_provider = {_toml_string(name)}")
     if name in (current.get("providers") or {}):
         raise KetchError(f"{path} already has [providers.{name}]; edit it there")

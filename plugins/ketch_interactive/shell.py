@@ -70,7 +70,9 @@ class Shell:
         self.history_note: str | None = None
         self.prompt: PromptSession[Any] = None  # type: ignore[assignment]
         self.busy: asyncio.Future[Any] | None = None  # the turn or command Ctrl-C cancels
-        self.approvals: asyncio.Queue[tuple[ApprovalRequest, asyncio.Future[ApprovalAnswer]]] = asyncio.Queue()
+        self.approvals: asyncio.Queue[tuple[ApprovalRequest, asyncio.Future[ApprovalAnswer]]] = (
+            asyncio.Queue()
+        )
         self.next_default = ""  # text to put back into the next prompt
         self.last_prompt = ""  # the last request sent (Esc Esc puts it back)
         self._meter_cache: tuple[Any, Any] = (None, None)
@@ -128,11 +130,17 @@ class Shell:
         except KetchError as exc:
             del self.kernel.notices[notices:]  # what the failed attempt guessed no longer holds
             settings = self.kernel.settings
-            nothing_configured = not (settings.providers or settings.default_provider or getattr(self.kernel.args, "provider", None))
+            nothing_configured = not (
+                settings.providers
+                or settings.default_provider
+                or getattr(self.kernel.args, "provider", None)
+            )
             if not isinstance(exc, NoProviderConfigured) and not nothing_configured:
                 self.renderer.line(f"ketch: {exc.message}", "bold red")
                 return False
-            if not isinstance(exc, NoProviderConfigured):  # e.g. a key in the environment, but no model
+            if not isinstance(
+                exc, NoProviderConfigured
+            ):  # e.g. a key in the environment, but no model
                 self.renderer.line(f"· {exc.message.splitlines()[0]}", "dim")
             if not await first_run_setup(self):
                 self.renderer.line(f"ketch: {exc.message}", "")
@@ -210,7 +218,10 @@ class Shell:
                 renderer.say(pending[0])
         status = f"exit code {result.exit_code}" if result.exit_code is not None else "stopped"
         renderer.line(f"  ⎿ {status} · the model sees this with your next message", "dim")
-        text = "[The user ran this command in their own shell, in the workspace; its output follows.]\n" + result.transcript_text()
+        text = (
+            "[The user ran this command in their own shell, in the workspace; its output follows.]\n"
+            + result.transcript_text()
+        )
         message = Message.user(text, synthetic=True)
         self.session.append(message)
         self.kernel.emit(self.session, MessageEvent(message=message))
@@ -224,14 +235,19 @@ class Shell:
         narrowed = ""
         if request.allowed_tools is not None:
             narrowed = " · tools this turn: " + (", ".join(sorted(request.allowed_tools)) or "none")
-        self.renderer.line(f"↳ {request.source or 'command'}: sending its prompt{narrowed}", "dim italic")
+        self.renderer.line(
+            f"↳ {request.source or 'command'}: sending its prompt{narrowed}", "dim italic"
+        )
         session = self.session
         if not request.model or request.model == session.model:
             return await self.run_turn(request.text, allowed_tools=request.allowed_tools)
         try:
             provider = self.kernel.build_provider(session.provider.name, request.model)
         except KetchError as exc:
-            self.renderer.line(f"ketch: {request.source}: model {request.model}: {exc.message.splitlines()[0]}", "red")
+            self.renderer.line(
+                f"ketch: {request.source}: model {request.model}: {exc.message.splitlines()[0]}",
+                "red",
+            )
             return False
         old, session.provider = session.provider, provider
         try:
@@ -243,14 +259,20 @@ class Shell:
     async def run_turn(self, text: str, *, allowed_tools: frozenset[str] | None = None) -> bool:
         """Run a turn to its end; answer approvals and take steers meanwhile. True: exit."""
         self.renderer.turn_started = time.monotonic()
-        task = asyncio.ensure_future(self.kernel.run_turn(self.session, text, approver=self._approve, allowed_tools=allowed_tools))
+        task = asyncio.ensure_future(
+            self.kernel.run_turn(
+                self.session, text, approver=self._approve, allowed_tools=allowed_tools
+            )
+        )
         self.busy = task
         saved, leave = "", False
         try:
             while not task.done():
                 steer = asyncio.ensure_future(self._steer_prompt(saved))
                 asked = asyncio.ensure_future(self.approvals.get())
-                done, _ = await asyncio.wait({task, steer, asked}, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {task, steer, asked}, return_when=asyncio.FIRST_COMPLETED
+                )
                 if asked not in done:
                     asked.cancel()  # nothing is lost: an item stays in the queue
                 kind, value = await self._finish_prompt(steer)
@@ -260,7 +282,9 @@ class Shell:
                 elif kind == "interrupt":
                     task.cancel()
                 elif kind == "eof":
-                    self.renderer.line("(Ctrl-C cancels the turn; Ctrl-D quits once it is over)", "dim")
+                    self.renderer.line(
+                        "(Ctrl-C cancels the turn; Ctrl-D quits once it is over)", "dim"
+                    )
                 if asked in done:
                     await self._answer(*asked.result(), task)
                 if leave and not task.done():
@@ -363,11 +387,19 @@ class Shell:
         self.approvals.put_nowait((request, future))
         return await future
 
-    async def _answer(self, request: ApprovalRequest, future: asyncio.Future[ApprovalAnswer], turn: asyncio.Future[Any]) -> None:
+    async def _answer(
+        self,
+        request: ApprovalRequest,
+        future: asyncio.Future[ApprovalAnswer],
+        turn: asyncio.Future[Any],
+    ) -> None:
         if future.done():
             return
         self.renderer.flush_live()
-        if summary_is_long(request) and self.renderer.shown_summary.get(request.call.id) != request.summary:
+        if (
+            summary_is_long(request)
+            and self.renderer.shown_summary.get(request.call.id) != request.summary
+        ):
             self.renderer.line(f"{request.call.tool} wants to run:", "bold")
             self.renderer.line("  " + request.summary.replace("\n", "\n  "))
         try:
@@ -384,9 +416,13 @@ class Shell:
 
     async def _read_note(self, message: str) -> str:
         # Its own session, history in memory: a note is not a prompt to recall later.
-        reader: PromptSession[str] = PromptSession(history=InMemoryHistory(), interrupt_exception=Interrupted)
+        reader: PromptSession[str] = PromptSession(
+            history=InMemoryHistory(), interrupt_exception=Interrupted
+        )
         try:
-            return await reader.prompt_async(message, handle_sigint=False, set_exception_handler=False)
+            return await reader.prompt_async(
+                message, handle_sigint=False, set_exception_handler=False
+            )
         except EOFError:
             return ""
 
@@ -398,7 +434,9 @@ class Shell:
         self._end_session(old, "clear")
         self.renderer.last_usage = None
         self.renderer.changes = []
-        self.session = self.kernel.new_session(provider=old.provider, listeners=[self.renderer.on_event])
+        self.session = self.kernel.new_session(
+            provider=old.provider, listeners=[self.renderer.on_event]
+        )
 
     async def switch_session(self, session_id: str) -> None:
         """/resume: end this session (it stays saved) and continue another of this workspace.
@@ -417,7 +455,9 @@ class Shell:
         try:
             self.kernel.end(session, reason)
         except Exception as exc:  # noqa: BLE001 - a plugin's end hook must not cost the exit
-            self.renderer.line(f"ketch: ending the session failed: {type(exc).__name__}: {exc}", "red")
+            self.renderer.line(
+                f"ketch: ending the session failed: {type(exc).__name__}: {exc}", "red"
+            )
 
     async def close_provider(self, provider: Provider) -> None:
         with contextlib.suppress(Exception):
@@ -440,7 +480,11 @@ class Shell:
 
     def history_status(self) -> str:
         if isinstance(self.history, EncryptedPromptHistory):
-            skipped = f"; {self.history.skipped} unreadable entries skipped" if self.history.skipped else ""
+            skipped = (
+                f"; {self.history.skipped} unreadable entries skipped"
+                if self.history.skipped
+                else ""
+            )
             error = f"; {self.history.write_error}" if self.history.write_error else ""
             return f"encrypted at {self.history.path}{skipped}{error}"
         return self.history_note or "in memory only"
@@ -459,8 +503,17 @@ class Shell:
 
     def _recap(self) -> None:
         """After --continue/--resume: the last request and answer, so the user knows where they are."""
-        last_user = next((m for m in reversed(self.session.transcript) if m.role == "user" and not m.synthetic and m.text), None)
-        last_answer = next((m for m in reversed(self.session.transcript) if m.role == "assistant" and m.text), None)
+        last_user = next(
+            (
+                m
+                for m in reversed(self.session.transcript)
+                if m.role == "user" and not m.synthetic and m.text
+            ),
+            None,
+        )
+        last_answer = next(
+            (m for m in reversed(self.session.transcript) if m.role == "assistant" and m.text), None
+        )
         for label, message in (("you", last_user), ("model", last_answer)):
             if message is None:
                 continue
@@ -491,10 +544,14 @@ class Shell:
                 return
             names = list(self.kernel.modes)
             if len(names) < 2:
-                self.renderer.line("· no other mode to switch to (no plugin declares more than one)", "dim")
+                self.renderer.line(
+                    "· no other mode to switch to (no plugin declares more than one)", "dim"
+                )
                 return
             current = self.session.mode
-            self.session.set_mode(names[(names.index(current) + 1) % len(names)] if current in names else names[0])
+            self.session.set_mode(
+                names[(names.index(current) + 1) % len(names)] if current in names else names[0]
+            )
 
         from ketch_interactive.completion import ShellCompleter
 
@@ -527,7 +584,9 @@ class Shell:
             return FormattedText([])
         session = self.session
         key = (id(session), len(session.active), id(self.renderer.last_usage))
-        if self._meter_cache[0] != key:  # the estimate walks the context: once per change, not per keypress
+        if (
+            self._meter_cache[0] != key
+        ):  # the estimate walks the context: once per change, not per keypress
             self._meter_cache = (key, meter_for(session, self.renderer.last_usage))
         meter = self._meter_cache[1]
         return FormattedText(

@@ -104,9 +104,13 @@ async def _status(shell: Shell, argument: str) -> bool:
     say(f"session    {session.id}{resumed}")
     say(f"model      {session.model} via {session.provider.name}")
     say(f"mode       {session.mode} · profile {session.profile}")
-    say(f"workspace  {session.workspace} ({'trusted' if session.trusted_workspace else 'not trusted'})")
+    say(
+        f"workspace  {session.workspace} ({'trusted' if session.trusted_workspace else 'not trusted'})"
+    )
     say(f"context    {meter.detail()}")
-    say(f"usage      in {session.usage.input_tokens:,} · out {session.usage.output_tokens:,} tokens this session")
+    say(
+        f"usage      in {session.usage.input_tokens:,} · out {session.usage.output_tokens:,} tokens this session"
+    )
     say(f"history    {shell.history_status()}")
     return False
 
@@ -116,7 +120,9 @@ async def _reasoning(shell: Shell, argument: str) -> bool:
     words = argument.split()
     if words and words[0] in ("on", "off"):
         renderer.show_reasoning = words[0] == "on"
-        renderer.say(f"reasoning: {'streamed as it comes (dimmed)' if renderer.show_reasoning else 'collapsed to one line'}")
+        renderer.say(
+            f"reasoning: {'streamed as it comes (dimmed)' if renderer.show_reasoning else 'collapsed to one line'}"
+        )
         return False
     if not renderer.reasoning.strip():
         renderer.say("no reasoning yet in this session (the model may not reason, or not show it)")
@@ -154,12 +160,33 @@ BUILTINS: list[Builtin] = [
     Builtin("exit", "leave the shell (also Ctrl-D)", _exit, during_turn=True, aliases=("quit",)),
     Builtin("clear", "start a new session (the current one stays saved)", _clear),
     Builtin("model", "show the model, or switch: /model MODEL, /model PROVIDER MODEL", _model),
-    Builtin("status", "session, model, mode, profile and the context meter", _status, during_turn=True),
-    Builtin("sessions", "this workspace's saved sessions: name, age, first prompt", _sessions, during_turn=True),
-    Builtin("resume", "pick a session of this workspace to continue (/resume ID goes straight there)", _resume),
+    Builtin(
+        "status", "session, model, mode, profile and the context meter", _status, during_turn=True
+    ),
+    Builtin(
+        "sessions",
+        "this workspace's saved sessions: name, age, first prompt",
+        _sessions,
+        during_turn=True,
+    ),
+    Builtin(
+        "resume",
+        "pick a session of this workspace to continue (/resume ID goes straight there)",
+        _resume,
+    ),
     Builtin("rename", "name this session: /rename NAME", _rename),
-    Builtin("diff", "every file change this session made (/diff PATH: only that file)", _diff, during_turn=True),
-    Builtin("reasoning", "show the model's last reasoning; /reasoning on|off streams it or keeps it collapsed", _reasoning, during_turn=True),
+    Builtin(
+        "diff",
+        "every file change this session made (/diff PATH: only that file)",
+        _diff,
+        during_turn=True,
+    ),
+    Builtin(
+        "reasoning",
+        "show the model's last reasoning; /reasoning on|off streams it or keeps it collapsed",
+        _reasoning,
+        during_turn=True,
+    ),
 ]
 
 
@@ -169,7 +196,11 @@ def builtin(name: str) -> Builtin | None:
 
 def plugin_commands(shell: Shell) -> list[Command]:
     own = {b.name for b in BUILTINS} | {a for b in BUILTINS for a in b.aliases}
-    found = [c for c in shell.kernel.commands.values() if c.slash and c.slash_run is not None and c.name not in own]
+    found = [
+        c
+        for c in shell.kernel.commands.values()
+        if c.slash and c.slash_run is not None and c.name not in own
+    ]
     return sorted(found, key=lambda c: c.name)
 
 
@@ -232,7 +263,9 @@ async def _choose(title: str, options: list[str]) -> int | None:
 
     from ketch_interactive.approval import Interrupted, choose
 
-    items = [(index, label, str(index + 1) if index < 9 else "") for index, label in enumerate(options)]
+    items = [
+        (index, label, str(index + 1) if index < 9 else "") for index, label in enumerate(options)
+    ]
     try:
         picked = await choose(FormattedText([("class:title", title + "\n")]), items, cancel=-1)
     except Interrupted:
@@ -245,7 +278,9 @@ async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool)
     own = builtin(name)
     if own is not None:
         if during_turn and not own.during_turn:
-            shell.renderer.line(f"/{name} has to wait until the turn ends (or press Ctrl-C to cancel it)", "yellow")
+            shell.renderer.line(
+                f"/{name} has to wait until the turn ends (or press Ctrl-C to cancel it)", "yellow"
+            )
             return False
         return await own.run(shell, argument)
     command = plugin_command(shell, name)
@@ -253,6 +288,8 @@ async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool)
         shell.renderer.line(f"unknown command /{name}: /help lists them", "yellow")
         return False
     if during_turn:
-        shell.renderer.line(f"/{name} has to wait until the turn ends (or press Ctrl-C to cancel it)", "yellow")
+        shell.renderer.line(
+            f"/{name} has to wait until the turn ends (or press Ctrl-C to cancel it)", "yellow"
+        )
         return False
     return await run_plugin_command(shell, command, argument)

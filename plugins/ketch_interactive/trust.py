@@ -44,16 +44,24 @@ async def offer_trust(shell: Shell, layer: Layer) -> None:
             ("class:title", "This workspace's config wants settings that need your trust:\n"),
             ("class:summary", f"  {layer.source}\n"),
             ("class:reason", f"  ignored until trusted: {keys}\n"),
-            ("", "  A repository's own files cannot raise ketch's authority unless you trust it.\n"),
+            (
+                "",
+                "  A repository's own files cannot raise ketch's authority unless you trust it.\n",
+            ),
             ("class:title", "Trust this workspace?"),
         ]
     )
     try:
-        trust = await confirm(message, "Trust it and apply those settings", "Not now (keep ignoring them)")
+        trust = await confirm(
+            message, "Trust it and apply those settings", "Not now (keep ignoring them)"
+        )
     except (Interrupted, EOFError):
         trust = False
     if not trust:
-        shell.renderer.line(f"· not trusted: ignoring {keys} (trust later with /trust, or run ketch --trust-workspace)", "dim")
+        shell.renderer.line(
+            f"· not trusted: ignoring {keys} (trust later with /trust, or run ketch --trust-workspace)",
+            "dim",
+        )
         return
     command = plugin_command(shell, "trust")
     if command is None:

@@ -40,7 +40,9 @@ def ketch_get_credential(provider: str, kind: str) -> str | None:
     kernel = _kernel() if _kernel is not None else None
     kinds: dict[str, Any] = kernel.provider_kinds if kernel is not None else {}
     registered = kinds.get(kind)
-    if (registered is not None and not registered.needs_key) or (registered is None and kind == "ollama"):
+    if (registered is not None and not registered.needs_key) or (
+        registered is None and kind == "ollama"
+    ):
         return None  # never touch (or unlock) the keyring for a provider that needs no key
     try:
         return get_key(provider)
@@ -58,9 +60,15 @@ def ketch_get_credential(provider: str, kind: str) -> str | None:
 
 def _configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="auth_command", metavar="ACTION", required=True)
-    set_ = sub.add_parser("set", help="store a provider's API key (prompted, not echoed; or piped on stdin)")
-    set_.add_argument("provider", help="provider name (openai, anthropic, or a [providers.NAME] from config)")
-    sub.add_parser("status", help="which providers have a key, and where it comes from (never prints keys)")
+    set_ = sub.add_parser(
+        "set", help="store a provider's API key (prompted, not echoed; or piped on stdin)"
+    )
+    set_.add_argument(
+        "provider", help="provider name (openai, anthropic, or a [providers.NAME] from config)"
+    )
+    sub.add_parser(
+        "status", help="which providers have a key, and where it comes from (never prints keys)"
+    )
     delete = sub.add_parser("delete", help="remove a provider's API key from the OS keyring")
     delete.add_argument("provider")
 
@@ -73,4 +81,12 @@ def _run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command(name="auth", help="manage API keys in the OS keyring: set, status, delete", cli=True, configure=_configure, run=_run))
+    register(
+        Command(
+            name="auth",
+            help="manage API keys in the OS keyring: set, status, delete",
+            cli=True,
+            configure=_configure,
+            run=_run,
+        )
+    )

@@ -30,7 +30,10 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
             return _status(kernel)
         provider = str(args.provider)
         if not NAME.match(provider):
-            print(f"ketch: '{provider}' is not a provider name (letters, digits, '.', '_', '-')", file=sys.stderr)
+            print(
+                f"ketch: '{provider}' is not a provider name (letters, digits, '.', '_', '-')",
+                file=sys.stderr,
+            )
             return 2
         if action == "set":
             return _set(kernel, provider)
@@ -75,7 +78,9 @@ def _set(kernel: Kernel, provider: str) -> int:
             break
     known = provider in kernel.settings.providers or provider in kernel.provider_kinds
     if not known:
-        print(f"note: no provider '{provider}' is configured yet; add [providers.{provider}] to use this key")
+        print(
+            f"note: no provider '{provider}' is configured yet; add [providers.{provider}] to use this key"
+        )
     return 0
 
 
@@ -109,7 +114,9 @@ def _status(kernel: Kernel) -> int:
     return 0
 
 
-def _source(kernel: Kernel, name: str, where: str, problem: str | None, absent: bool = False) -> tuple[str, str | None]:
+def _source(
+    kernel: Kernel, name: str, where: str, problem: str | None, absent: bool = False
+) -> tuple[str, str | None]:
     """Where this provider's key comes from, and a keyring failure met on the way."""
     table = kernel.settings.providers.get(name, {})
     kind: Any = kernel.provider_kinds.get(str(table.get("kind") or name))
@@ -120,7 +127,10 @@ def _source(kernel: Kernel, name: str, where: str, problem: str | None, absent: 
     if kind is not None and not kind.needs_key:
         return "no key needed", None
     if absent:
-        return f"none: {' or '.join(f'set {v}' for v in variables[:1]) or 'set api_key_env'} (no OS keyring here)", None
+        return (
+            f"none: {' or '.join(f'set {v}' for v in variables[:1]) or 'set api_key_env'} (no OS keyring here)",
+            None,
+        )
     if problem:
         return "unknown (keyring unavailable)", None
     try:

@@ -32,7 +32,9 @@ def backend() -> Any:
         raise CredentialStoreError(_NO_BACKEND, missing_backend=True)
     module = type(chosen).__module__
     if module.startswith("keyrings.alt") and "plaintext" in type(chosen).__name__.lower():
-        raise CredentialStoreError(f"the configured keyring backend ({backend_name(chosen)}) stores secrets in a plain file; ketch refuses to use it")
+        raise CredentialStoreError(
+            f"the configured keyring backend ({backend_name(chosen)}) stores secrets in a plain file; ketch refuses to use it"
+        )
     return chosen
 
 
@@ -55,13 +57,21 @@ def translate(exc: BaseException) -> CredentialStoreError:
     if isinstance(exc, errors.NoKeyringError):
         return CredentialStoreError(_NO_BACKEND, missing_backend=True)
     if isinstance(exc, errors.KeyringLocked):
-        return CredentialStoreError("the OS keyring is locked; unlock it (for example by logging in to the desktop session) and try again")
+        return CredentialStoreError(
+            "the OS keyring is locked; unlock it (for example by logging in to the desktop session) and try again"
+        )
     if isinstance(exc, errors.InitError):
-        return CredentialStoreError(f"the OS keyring could not be opened ({detail}); is its service running and unlocked?")
+        return CredentialStoreError(
+            f"the OS keyring could not be opened ({detail}); is its service running and unlocked?"
+        )
     if isinstance(exc, errors.PasswordSetError):
         return CredentialStoreError(f"the OS keyring refused to store the key ({detail})")
-    if isinstance(exc, (ImportError, AttributeError, RuntimeError)) and not isinstance(exc, errors.KeyringError):
-        return CredentialStoreError(f"the keyring backend could not be loaded ({type(exc).__name__}: {detail}); check PYTHON_KEYRING_BACKEND")
+    if isinstance(exc, (ImportError, AttributeError, RuntimeError)) and not isinstance(
+        exc, errors.KeyringError
+    ):
+        return CredentialStoreError(
+            f"the keyring backend could not be loaded ({type(exc).__name__}: {detail}); check PYTHON_KEYRING_BACKEND"
+        )
     return CredentialStoreError(f"the OS keyring failed ({type(exc).__name__}: {detail})")
 
 

@@ -20,20 +20,32 @@ def report(kernel: Any) -> list[str]:
 
     servers = kernel.settings.of(McpServers)
     if not servers:
-        return ["no MCP servers configured ([mcp_servers.NAME] in config.toml; a workspace's own config counts only once trusted)"]
+        return [
+            "no MCP servers configured ([mcp_servers.NAME] in config.toml; a workspace's own config counts only once trusted)"
+        ]
     lines: list[str] = []
     runtime = state.runtime
     for name, config in servers.items():
-        where = f"http {config.url}" if config.url else f"stdio {config.command} {' '.join(config.args)}".rstrip()
+        where = (
+            f"http {config.url}"
+            if config.url
+            else f"stdio {config.command} {' '.join(config.args)}".rstrip()
+        )
         if runtime is None:
             lines.append(f"{name}: {where} (not started)")
             continue
         server = runtime.servers[name]
-        status = "running" if server.session is not None else f"not running: {server.error or 'stopped'}"
+        status = (
+            "running" if server.session is not None else f"not running: {server.error or 'stopped'}"
+        )
         lines.append(f"{name}: {where} ({status})")
         for tool in server.tools:
             ketch = ketch_name(name, tool.name)
-            mark = "waiting for approval" if ketch in state.held else ("offered" if ketch in state.offered else "not offered")
+            mark = (
+                "waiting for approval"
+                if ketch in state.held
+                else ("offered" if ketch in state.offered else "not offered")
+            )
             lines.append(f"  {ketch}  [{mark}]")
     for name, tool in state.held.items():
         lines.append(f"changed: {name}; its new description (approve with /mcp approve {name}):")
@@ -61,7 +73,9 @@ def slash(ctx: Any) -> None:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="mcp_command", metavar="ACTION")
-    sub.add_parser("list", help="configured servers and tools waiting for approval (starts nothing)")
+    sub.add_parser(
+        "list", help="configured servers and tools waiting for approval (starts nothing)"
+    )
     approve = sub.add_parser("approve", help="accept a tool's changed description or schema")
     approve.add_argument("tool", help="the tool's ketch name, mcp__SERVER__TOOL")
 

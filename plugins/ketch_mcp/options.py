@@ -26,7 +26,9 @@ class McpOptions:
                 if isinstance(raw, bool) or value <= 0:
                     raise ValueError
             except (TypeError, ValueError):
-                problems.append(f"[mcp] {name} = {raw!r} is not a positive number; using {getattr(cls, name)}")
+                problems.append(
+                    f"[mcp] {name} = {raw!r} is not a positive number; using {getattr(cls, name)}"
+                )
                 continue
             values[name] = value
         return cls(**values), problems

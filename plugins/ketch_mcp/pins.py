@@ -27,7 +27,11 @@ PINS_FILE = "mcp-pins.json"
 
 def definition_hash(description: str | None, schema: dict[str, Any]) -> str:
     """Over the raw text the server sent, invisible characters included."""
-    body = json.dumps({"description": description or "", "input_schema": schema}, sort_keys=True, ensure_ascii=False)
+    body = json.dumps(
+        {"description": description or "", "input_schema": schema},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -36,7 +40,9 @@ PURPOSE = "mcp-pins/workspace"
 
 def workspace_key(workspace: Path) -> str:
     """The unkeyed name (when no store key is at hand, and how older ketch named it)."""
-    return hashlib.sha256(b"ketch-mcp-pins\x00" + str(workspace).encode("utf-8", "surrogateescape")).hexdigest()
+    return hashlib.sha256(
+        b"ketch-mcp-pins\x00" + str(workspace).encode("utf-8", "surrogateescape")
+    ).hexdigest()
 
 
 def keyed_name(kernel: Any) -> Callable[[str], str] | None:
@@ -54,7 +60,9 @@ def keyed_name(kernel: Any) -> Callable[[str], str] | None:
 class PinStore:
     """``{workspace name: {tool: {"hash": pinned, "pending": changed-to}}}`` in one JSON file."""
 
-    def __init__(self, path: Path, workspace: Path, keyed: Callable[[str], str] | None = None) -> None:
+    def __init__(
+        self, path: Path, workspace: Path, keyed: Callable[[str], str] | None = None
+    ) -> None:
         self.path = path
         self.legacy = workspace_key(workspace)
         self.key = keyed(str(workspace)) if keyed is not None else self.legacy

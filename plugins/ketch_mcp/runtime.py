@@ -53,13 +53,22 @@ class Server:
         with contextlib.suppress(OSError, ValueError):
             self.errlog.flush()
             self.errlog.seek(0)
-            lines = [line.strip() for line in self.errlog.read()[-4000:].splitlines() if line.strip()]
+            lines = [
+                line.strip() for line in self.errlog.read()[-4000:].splitlines() if line.strip()
+            ]
             return lines[-1][:300] if lines else ""
         return ""
 
 
 class McpRuntime:
-    def __init__(self, servers: dict[str, Any], *, workspace: Path, environ: dict[str, str], options: McpOptions) -> None:
+    def __init__(
+        self,
+        servers: dict[str, Any],
+        *,
+        workspace: Path,
+        environ: dict[str, str],
+        options: McpOptions,
+    ) -> None:
         self.servers = {name: Server(name, config) for name, config in servers.items()}
         self.workspace = workspace
         self.environ = environ
@@ -107,11 +116,15 @@ class McpRuntime:
             wait.cancel()
         late = [s for s in self.servers.values() if s.ready is not None and not s.ready.is_set()]
         for server in late:
-            server.error = f"did not start and list its tools within {self.options.startup_timeout:g} s"
+            server.error = (
+                f"did not start and list its tools within {self.options.startup_timeout:g} s"
+            )
             if server.task is not None:
                 server.task.cancel()
         if late:
-            await asyncio.wait([s.task for s in late if s.task is not None], timeout=SHUTDOWN_TIMEOUT)
+            await asyncio.wait(
+                [s.task for s in late if s.task is not None], timeout=SHUTDOWN_TIMEOUT
+            )
 
     async def _hold(self, server: Server) -> None:
         """Open the connection, list the tools, and keep it open until shutdown."""
@@ -164,14 +177,20 @@ class McpRuntime:
 
     # --- calling --------------------------------------------------------------------------
 
-    async def call(self, server_name: str, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    async def call(
+        self, server_name: str, tool: str, arguments: dict[str, Any], timeout: float
+    ) -> Any:
         """Call a tool from any loop: runs on the MCP thread; cancelling this cancels it there."""
         if self.loop is None or self._closed:
             raise RuntimeError("the MCP client is shut down")
-        future = asyncio.run_coroutine_threadsafe(self._call(server_name, tool, arguments, timeout), self.loop)
+        future = asyncio.run_coroutine_threadsafe(
+            self._call(server_name, tool, arguments, timeout), self.loop
+        )
         return await asyncio.wrap_future(future)
 
-    async def _call(self, server_name: str, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    async def _call(
+        self, server_name: str, tool: str, arguments: dict[str, Any], timeout: float
+    ) -> Any:
         server = self.servers[server_name]
         if server.session is None:
             raise RuntimeError(f"the server is not running ({server.error or 'not connected'})")
@@ -186,7 +205,9 @@ class McpRuntime:
         self._closed = True
         loop = self.loop
         with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(self._stop_all(), loop).result(timeout=SHUTDOWN_TIMEOUT + 2)
+            asyncio.run_coroutine_threadsafe(self._stop_all(), loop).result(
+                timeout=SHUTDOWN_TIMEOUT + 2
+            )
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
@@ -224,7 +245,10 @@ def _headers(config: Any) -> dict[str, str]:
 async def _http_with_headers(url: str, headers: dict[str, str]) -> Any:
     from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-    async with create_mcp_http_client(headers=headers) as client, streamable_http_client(url, http_client=client) as streams:
+    async with (
+        create_mcp_http_client(headers=headers) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
         yield streams
 
 
@@ -234,7 +258,9 @@ async def _list_tools(session: Any) -> list[Any]:
     found: list[Any] = []
     cursor: str | None = None
     for _ in range(100):  # a server that pages forever is cut off
-        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        page = await session.list_tools(
+            params=PaginatedRequestParams(cursor=cursor) if cursor else None
+        )
         found.extend(page.tools)
         cursor = page.next_cursor
         if not cursor:

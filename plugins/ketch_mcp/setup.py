@@ -56,7 +56,10 @@ def state_of(kernel: Any) -> McpState:
     if state is None:
         from ketch.paths import state_dir
 
-        state = McpState(kernel=kernel, pins=PinStore(state_dir() / PINS_FILE, kernel.workspace, keyed_name(kernel)))
+        state = McpState(
+            kernel=kernel,
+            pins=PinStore(state_dir() / PINS_FILE, kernel.workspace, keyed_name(kernel)),
+        )
         _STATES[kernel] = state
     return state
 
@@ -90,22 +93,32 @@ def register_tools(kernel: Any, register: Callable[[Any], None]) -> None:
             info.warnings.append(f"{count} configured (not started): {', '.join(sorted(servers))}")
         return
     if not sdk_installed():
-        kernel.notices.append(f"{count} configured, but the MCP SDK is not installed: pip install 'ketch[mcp]'; running without MCP tools")
+        kernel.notices.append(
+            f"{count} configured, but the MCP SDK is not installed: pip install 'ketch[mcp]'; running without MCP tools"
+        )
         return
     options, problems = McpOptions.from_section(kernel.settings.section("mcp"))
     kernel.notices.extend(problems)
-    runtime = McpRuntime(dict(servers), workspace=kernel.workspace, environ=dict(kernel.environ), options=options)
+    runtime = McpRuntime(
+        dict(servers), workspace=kernel.workspace, environ=dict(kernel.environ), options=options
+    )
     state.runtime = runtime
     kernel.notices.extend(runtime.start())
     seen: set[str] = set()
     for server in runtime.servers.values():
         for remote in server.tools:
-            tool = McpTool(runtime, server.name, remote, timeout=options.timeout, max_output=options.max_output)
+            tool = McpTool(
+                runtime, server.name, remote, timeout=options.timeout, max_output=options.max_output
+            )
             if tool.name in seen:
-                kernel.notices.append(f"MCP tool '{remote.name}' of server '{server.name}' has the same ketch name as another ({tool.name}); skipped")
+                kernel.notices.append(
+                    f"MCP tool '{remote.name}' of server '{server.name}' has the same ketch name as another ({tool.name}); skipped"
+                )
                 continue
             seen.add(tool.name)
-            verdict = state.pins.check(tool.name, definition_hash(tool.raw_description, tool.raw_schema))
+            verdict = state.pins.check(
+                tool.name, definition_hash(tool.raw_description, tool.raw_schema)
+            )
             if verdict == "changed":
                 state.held[tool.name] = tool
                 kernel.notices.append(

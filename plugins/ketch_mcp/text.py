@@ -40,5 +40,7 @@ def clean_schema(value: Any) -> Any:
     if isinstance(value, list):
         return [clean_schema(v) for v in value]
     if isinstance(value, dict):
-        return {clean_schema(k) if isinstance(k, str) else k: clean_schema(v) for k, v in value.items()}
+        return {
+            clean_schema(k) if isinstance(k, str) else k: clean_schema(v) for k, v in value.items()
+        }
     return value

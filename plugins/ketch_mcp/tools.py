@@ -64,7 +64,9 @@ def input_model_for(name: str, schema: dict[str, Any]) -> type[BaseModel]:
                 raise ValueError(found)
             return data
 
-    McpInput.__name__ = McpInput.__qualname__ = "".join(p.title() for p in name.split("_") if p) + "Input"
+    McpInput.__name__ = McpInput.__qualname__ = (
+        "".join(p.title() for p in name.split("_") if p) + "Input"
+    )
     return McpInput
 
 
@@ -73,14 +75,18 @@ class McpTool(Tool):
 
     repeatable: ClassVar[bool] = False
 
-    def __init__(self, runtime: McpRuntime, server: str, remote: Any, *, timeout: float, max_output: int) -> None:
+    def __init__(
+        self, runtime: McpRuntime, server: str, remote: Any, *, timeout: float, max_output: int
+    ) -> None:
         self.runtime = runtime
         self.server = server
         self.remote_name: str = remote.name
         self.name = ketch_name(server, remote.name)  # type: ignore[misc]
         self.raw_description: str | None = remote.description
         self.raw_schema: dict[str, Any] = dict(remote.input_schema or {"type": "object"})
-        self.description = clean_description(remote.description) or f"{remote.name} (MCP server '{server}')"  # type: ignore[misc]
+        self.description = (
+            clean_description(remote.description) or f"{remote.name} (MCP server '{server}')"
+        )  # type: ignore[misc]
         self.schema = clean_schema(self.raw_schema)
         annotations = getattr(remote, "annotations", None)
         read_only = bool(annotations is not None and annotations.read_only_hint)
@@ -116,12 +122,16 @@ class McpTool(Tool):
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a dead server is a tool error, never a crash
-            return ToolResult.error(f"[ketch] MCP server '{self.server}' failed on '{self.remote_name}': {describe_error(exc)}")
+            return ToolResult.error(
+                f"[ketch] MCP server '{self.server}' failed on '{self.remote_name}': {describe_error(exc)}"
+            )
         text = render_result(result)
         data = {"mcp_server": self.server, "tool": self.remote_name}
         output = cap(text, self.max_output, "MCP result")
         if getattr(result, "is_error", False):
-            return ToolResult.error(output or "(the MCP tool reported an error without a message)", data=data)
+            return ToolResult.error(
+                output or "(the MCP tool reported an error without a message)", data=data
+            )
         return ToolResult.success(output, data=data)
 
 
@@ -133,7 +143,9 @@ def render_result(result: Any) -> str:
         if kind == "text":
             parts.append(block.text)
         elif kind in ("image", "audio"):
-            parts.append(f"[{kind}: {block.mime_type}, about {len(block.data) * 3 // 4:,} bytes, not shown]")
+            parts.append(
+                f"[{kind}: {block.mime_type}, about {len(block.data) * 3 // 4:,} bytes, not shown]"
+            )
         elif kind == "resource_link":
             title = f" ({block.name})" if getattr(block, "name", None) else ""
             parts.append(f"[resource link: {block.uri}{title}]")
@@ -144,7 +156,9 @@ def render_result(result: Any) -> str:
                 parts.append(f"[resource {resource.uri}]\n{text}")
             else:
                 size = len(getattr(resource, "blob", "") or "") * 3 // 4
-                parts.append(f"[resource {resource.uri}: {resource.mime_type or 'binary'}, about {size:,} bytes, not shown]")
+                parts.append(
+                    f"[resource {resource.uri}: {resource.mime_type or 'binary'}, about {size:,} bytes, not shown]"
+                )
         else:
             parts.append(f"[{kind or 'unknown'} content, not shown]")
     structured = getattr(result, "structured_content", None)

@@ -161,8 +161,14 @@ class OllamaProvider(HttpProvider):
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         return request_json(
-            self._http.get(), method, self.url(path), provider=self.name,
-            headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(), **kwargs,
+            self._http.get(),
+            method,
+            self.url(path),
+            provider=self.name,
+            headers=self.headers(),
+            secrets=self.secrets,
+            auth_hint=self.auth_hint(),
+            **kwargs,
         )
 
     # --- model facts ----------------------------------------------------------------
@@ -174,8 +180,16 @@ class OllamaProvider(HttpProvider):
                 data = await self._request("POST", "api/show", json_body={"model": self.model})
             except ProviderError as exc:
                 if exc.kind == ErrorKind.NOT_FOUND:
-                    raise ProviderError(ErrorKind.NOT_FOUND, f"{self.name}: model '{self.model}' is not available: run `ollama pull {self.model}`, or pick one from `ketch models`") from None
-                if exc.kind in (ErrorKind.NETWORK, ErrorKind.TIMEOUT, ErrorKind.CONFIG, ErrorKind.AUTH):
+                    raise ProviderError(
+                        ErrorKind.NOT_FOUND,
+                        f"{self.name}: model '{self.model}' is not available: run `ollama pull {self.model}`, or pick one from `ketch models`",
+                    ) from None
+                if exc.kind in (
+                    ErrorKind.NETWORK,
+                    ErrorKind.TIMEOUT,
+                    ErrorKind.CONFIG,
+                    ErrorKind.AUTH,
+                ):
                     raise
                 log.debug("%s: /api/show failed (%s); using defaults", self.name, exc.message)
                 data = None
@@ -222,7 +236,14 @@ class OllamaProvider(HttpProvider):
         if request.tools:
             if capabilities is None or "tools" in capabilities:
                 body["tools"] = [
-                    {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": t.name,
+                            "description": t.description,
+                            "parameters": t.input_schema,
+                        },
+                    }
                     for t in request.tools
                 ]
             elif not self._warned_tools:
@@ -235,7 +256,9 @@ class OllamaProvider(HttpProvider):
         if think is not None:
             body["think"] = think
         elif capabilities is not None and "thinking" in capabilities:
-            body["think"] = "medium" if "gpt-oss" in self.model else True  # gpt-oss takes only levels
+            body["think"] = (
+                "medium" if "gpt-oss" in self.model else True
+            )  # gpt-oss takes only levels
         if config_extra(self.config, "keep_alive") is not None:
             body["keep_alive"] = config_extra(self.config, "keep_alive")
         return body
@@ -250,23 +273,34 @@ class OllamaProvider(HttpProvider):
         num_ctx = body["options"]["num_ctx"]
         try:
             async with open_stream(
-                self._http.get(), self.url("api/chat"), provider=self.name, json_body=body,
-                headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
+                self._http.get(),
+                self.url("api/chat"),
+                provider=self.name,
+                json_body=body,
+                headers=self.headers(),
+                secrets=self.secrets,
+                auth_hint=self.auth_hint(),
             ) as response:
                 async for event in self.decode(response, num_ctx=num_ctx):
                     yield event
         except ProviderError as error:
             if error.kind == ErrorKind.CONTEXT_LENGTH and error.context_limit is None:
-                error.context_limit = num_ctx  # Ollama says "too long" without numbers; we know the window
+                error.context_limit = (
+                    num_ctx  # Ollama says "too long" without numbers; we know the window
+                )
             raise
 
-    async def decode(self, response: Any, *, num_ctx: int | None = None) -> AsyncIterator[ProviderEvent]:
+    async def decode(
+        self, response: Any, *, num_ctx: int | None = None
+    ) -> AsyncIterator[ProviderEvent]:
         assembler = ChatLinesAssembler(kind=self.kind, provider=self.name, secrets=self.secrets)
         async for line in ndjson_lines(response):
             try:
                 data = json.loads(line)
             except ValueError:
-                raise malformed(self.name, "the stream sent a line that is not JSON", line, self.secrets) from None
+                raise malformed(
+                    self.name, "the stream sent a line that is not JSON", line, self.secrets
+                ) from None
             for event in assembler.feed(data):
                 yield event
             if assembler.done:
@@ -274,7 +308,9 @@ class OllamaProvider(HttpProvider):
                     yield event
                 completed = assembler.finish()
                 if num_ctx and completed.usage.input_tokens >= num_ctx:
-                    yield Notice(message=f"{self.name}: the prompt filled the whole {num_ctx}-token window (num_ctx); it may have been cut")
+                    yield Notice(
+                        message=f"{self.name}: the prompt filled the whole {num_ctx}-token window (num_ctx); it may have been cut"
+                    )
                 yield completed
                 return
         raise malformed(self.name, "the stream ended before done: true (truncated response)")
@@ -283,25 +319,37 @@ class OllamaProvider(HttpProvider):
 
     async def list_models(self) -> list[ModelInfo]:
         data = await self._request("GET", "api/tags")
-        names = [m["name"] for m in (data.get("models") or []) if isinstance(m, dict) and isinstance(m.get("name"), str)] if isinstance(data, dict) else []
+        names = (
+            [
+                m["name"]
+                for m in (data.get("models") or [])
+                if isinstance(m, dict) and isinstance(m.get("name"), str)
+            ]
+            if isinstance(data, dict)
+            else []
+        )
         limit = asyncio.Semaphore(4)
 
         async def trained(name: str) -> int | None:
             async with limit:
                 try:
-                    show = await self._request("POST", "api/show", json_body={"model": name}, timeout=10.0)
+                    show = await self._request(
+                        "POST", "api/show", json_body={"model": name}, timeout=10.0
+                    )
                 except ProviderError:
                     return None
                 return model_facts(show).trained_context
 
         windows = await asyncio.gather(*(trained(n) for n in names))
-        return sorted((ModelInfo(id=n, context_window=w) for n, w in zip(names, windows, strict=True)), key=lambda m: m.id)
+        return sorted(
+            (ModelInfo(id=n, context_window=w) for n, w in zip(names, windows, strict=True)),
+            key=lambda m: m.id,
+        )
 
     async def context_window(self) -> int | None:
         if self._configured_window:
             return self._configured_window
         return self.num_ctx(await self.facts())
-
 
 
 async def detect_ollama(base_url: str | None = None, timeout: float = 1.0) -> ProviderConfig | None:
@@ -322,8 +370,12 @@ async def detect_ollama(base_url: str | None = None, timeout: float = 1.0) -> Pr
     except (httpx.HTTPError, ValueError, AttributeError) as exc:
         log.debug("no Ollama at %s: %s", base, type(exc).__name__)
         return None
-    names = [m["name"] for m in models or [] if isinstance(m, dict) and isinstance(m.get("name"), str)]
-    return ProviderConfig(name="ollama", kind="ollama", base_url=base, model=names[0] if names else None)
+    names = [
+        m["name"] for m in models or [] if isinstance(m, dict) and isinstance(m.get("name"), str)
+    ]
+    return ProviderConfig(
+        name="ollama", kind="ollama", base_url=base, model=names[0] if names else None
+    )
 
 
 # --- history -> messages ------------------------------------------------------------------------
@@ -343,7 +395,10 @@ def ollama_messages(request: ProviderRequest, kind: str) -> list[dict[str, Any]]
 def _wire(message: Message, kind: str) -> list[dict[str, Any]]:
     """One message in Ollama's form (one or more wire messages); cached per message."""
     if message.role == "user":
-        user: dict[str, Any] = {"role": "user", "content": "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))}
+        user: dict[str, Any] = {
+            "role": "user",
+            "content": "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart)),
+        }
         images = _images(message.images, user)
         if images:
             user["images"] = images
@@ -354,10 +409,19 @@ def _wire(message: Message, kind: str) -> list[dict[str, Any]]:
     shown: list[ImagePart] = []
     for part in message.parts:
         if isinstance(part, ToolResultPart):
-            out.append({"role": "tool", "content": part.output, "tool_name": part.name, "tool_call_id": part.tool_call_id})
+            out.append(
+                {
+                    "role": "tool",
+                    "content": part.output,
+                    "tool_name": part.name,
+                    "tool_call_id": part.tool_call_id,
+                }
+            )
             shown += part.images
     if shown:  # tool messages carry text: the images follow in a user message
-        names = ", ".join(sorted({p.name for p in message.parts if isinstance(p, ToolResultPart) and p.images}))
+        names = ", ".join(
+            sorted({p.name for p in message.parts if isinstance(p, ToolResultPart) and p.images})
+        )
         follow: dict[str, Any] = {"role": "user", "content": f"(the image(s) returned by {names})"}
         follow["images"] = _images(shown, follow)
         out.append(follow)
@@ -378,13 +442,23 @@ def _images(images: list[ImagePart], message: dict[str, Any]) -> list[str]:
 
 def _assistant(message: Message, kind: str) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "assistant", "content": message.text}
-    thinking = "".join(p.text for p in message.parts if isinstance(p, ReasoningPart) and p.provider == kind)
+    thinking = "".join(
+        p.text for p in message.parts if isinstance(p, ReasoningPart) and p.provider == kind
+    )
     if thinking:
         out["thinking"] = thinking
     calls = message.tool_calls
     if calls:
         out["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"index": i, "name": c.name, "arguments": {} if c.input_error else c.input}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "index": i,
+                    "name": c.name,
+                    "arguments": {} if c.input_error else c.input,
+                },
+            }
             for i, c in enumerate(calls)
         ]
     return out
@@ -411,9 +485,13 @@ class ChatLinesAssembler:
 
     def feed(self, data: Any) -> list[ProviderEvent]:
         if not isinstance(data, dict):
-            raise malformed(self.provider, "the stream sent a line that is not an object", json.dumps(data)[:80])
+            raise malformed(
+                self.provider, "the stream sent a line that is not an object", json.dumps(data)[:80]
+            )
         if data.get("error"):
-            raise classify(None, data, provider=self.provider, secrets=self.secrets, mid_stream=True)
+            raise classify(
+                None, data, provider=self.provider, secrets=self.secrets, mid_stream=True
+            )
         events: list[ProviderEvent] = []
         message = as_dict(data.get("message"))
         thinking = message.get("thinking")
@@ -429,9 +507,14 @@ class ChatLinesAssembler:
                 events.append(self._call(call))
         if data.get("done") is True:
             self.done = True
-            self.done_reason = data.get("done_reason") if isinstance(data.get("done_reason"), str) else None
+            self.done_reason = (
+                data.get("done_reason") if isinstance(data.get("done_reason"), str) else None
+            )
             # prompt_eval_count is omitted when the prompt was cached: 0, and the loop estimates.
-            self.usage = Usage(input_tokens=as_int(data.get("prompt_eval_count")), output_tokens=as_int(data.get("eval_count")))
+            self.usage = Usage(
+                input_tokens=as_int(data.get("prompt_eval_count")),
+                output_tokens=as_int(data.get("eval_count")),
+            )
         return events
 
     def _call(self, call: dict[str, Any]) -> ToolCallDelta:
@@ -439,7 +522,11 @@ class ChatLinesAssembler:
         name = function.get("name") if isinstance(function.get("name"), str) else ""
         arguments = function.get("arguments")
         # Some models wrap the call again: {"name": same, "arguments": {...}} (ollama #11805).
-        if isinstance(arguments, dict) and set(arguments) == {"name", "arguments"} and arguments.get("name") == name:
+        if (
+            isinstance(arguments, dict)
+            and set(arguments) == {"name", "arguments"}
+            and arguments.get("name") == name
+        ):
             arguments = arguments["arguments"]
         problem: str | None = None
         if isinstance(arguments, str):
@@ -448,10 +535,16 @@ class ChatLinesAssembler:
             arguments = {}
         elif not isinstance(arguments, dict):
             arguments, problem = {}, f"arguments are not an object: {json.dumps(arguments)[:60]}"
-        call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else new_id("call_")[:13]
+        call_id = (
+            call.get("id")
+            if isinstance(call.get("id"), str) and call.get("id")
+            else new_id("call_")[:13]
+        )
         index = len(self.calls)
         self.calls.append(ToolCallPart(id=call_id, name=name, input=arguments, input_error=problem))
-        return ToolCallDelta(index=index, id=call_id, name=name, arguments=json.dumps(arguments, ensure_ascii=False))
+        return ToolCallDelta(
+            index=index, id=call_id, name=name, arguments=json.dumps(arguments, ensure_ascii=False)
+        )
 
     def flush(self) -> list[ProviderEvent]:
         return self.content.flush()
@@ -471,4 +564,8 @@ class ChatLinesAssembler:
             stop = "max_tokens"
         elif self.calls:  # done_reason stays "stop" after tool calls
             stop = "tool_use"
-        return Completed(message=Message(role="assistant", parts=tuple(parts)), stop_reason=stop, usage=self.usage)
+        return Completed(
+            message=Message(role="assistant", parts=tuple(parts)),
+            stop_reason=stop,
+            usage=self.usage,
+        )

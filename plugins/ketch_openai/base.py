@@ -47,6 +47,7 @@ def api_base(base_url: str | None) -> str:
 
 extra = config_extra
 
+
 class OpenAIBase(HttpProvider):
     """State and requests common to chat completions and responses."""
 
@@ -80,14 +81,23 @@ class OpenAIBase(HttpProvider):
             body = self.body(request)  # rebuilt each try: fallbacks change the flags it reads
             try:
                 async with open_stream(
-                    self._http.get(), self.url(self.endpoint), provider=self.name, json_body=body,
-                    headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
+                    self._http.get(),
+                    self.url(self.endpoint),
+                    provider=self.name,
+                    json_body=body,
+                    headers=self.headers(),
+                    secrets=self.secrets,
+                    auth_hint=self.auth_hint(),
                 ) as response:
                     async for event in self.decode(response):
                         yield event
                 return
             except HttpError as error:
-                if attempt < self.max_tries - 1 and error.status is not None and self._fallback(error, body):
+                if (
+                    attempt < self.max_tries - 1
+                    and error.status is not None
+                    and self._fallback(error, body)
+                ):
                     continue
                 raise
 
@@ -113,8 +123,13 @@ class OpenAIBase(HttpProvider):
     async def list_models(self) -> list[ModelInfo]:
         self.check_key()
         data = await request_json(
-            self._http.get(), "GET", self.url("models"), provider=self.name,
-            headers=self.headers(), secrets=self.secrets, auth_hint=self.auth_hint(),
+            self._http.get(),
+            "GET",
+            self.url("models"),
+            provider=self.name,
+            headers=self.headers(),
+            secrets=self.secrets,
+            auth_hint=self.auth_hint(),
         )
         items = data.get("data") if isinstance(data, dict) else data
         models: list[ModelInfo] = []
@@ -126,7 +141,13 @@ class OpenAIBase(HttpProvider):
             if model_id == self.model and self.config.context_window:
                 window = self.config.context_window
             owner = item.get("owned_by")
-            models.append(ModelInfo(id=model_id, context_window=window, owned_by=owner if isinstance(owner, str) else None))
+            models.append(
+                ModelInfo(
+                    id=model_id,
+                    context_window=window,
+                    owned_by=owner if isinstance(owner, str) else None,
+                )
+            )
         return sorted(models, key=lambda m: m.id)
 
     async def context_window(self) -> int | None:
@@ -142,18 +163,26 @@ class OpenAIBase(HttpProvider):
         self._window_learned = True
         try:
             data = await request_json(
-                self._http.get(), "GET", self.url("models"), provider=self.name,
-                headers=self.headers(), secrets=self.secrets, timeout=5.0,
+                self._http.get(),
+                "GET",
+                self.url("models"),
+                provider=self.name,
+                headers=self.headers(),
+                secrets=self.secrets,
+                timeout=5.0,
             )
         except ProviderError as exc:
-            log.debug("%s: could not read the model list for its context window: %s", self.name, exc.message)
+            log.debug(
+                "%s: could not read the model list for its context window: %s",
+                self.name,
+                exc.message,
+            )
             return
         items = data.get("data") if isinstance(data, dict) else data
         for item in items if isinstance(items, list) else []:
             if isinstance(item, dict) and item.get("id") == self.model:
                 self.config.context_window = _reported_window(item)
                 return
-
 
 
 def _reported_window(item: dict[str, Any]) -> int | None:

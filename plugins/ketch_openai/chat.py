@@ -73,18 +73,31 @@ class ChatProvider(OpenAIBase):
         official = urlsplit(self.base_url).hostname == OFFICIAL_HOST
         # The official API wants max_completion_tokens (o-series and gpt-5 reject max_tokens);
         # most compatible servers only know max_tokens. A 400 switches either way, once.
-        self._token_field = extra(self.config, "max_tokens_field") or ("max_completion_tokens" if official else "max_tokens")
+        self._token_field = extra(self.config, "max_tokens_field") or (
+            "max_completion_tokens" if official else "max_tokens"
+        )
         self._stream_options = True
 
     # --- request ---------------------------------------------------------------------
 
     def body(self, request: ProviderRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": request.model or self.model, "messages": chat_messages(request, self.kind), "stream": True}
+        body: dict[str, Any] = {
+            "model": request.model or self.model,
+            "messages": chat_messages(request, self.kind),
+            "stream": True,
+        }
         if self._stream_options:
             body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [
-                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                    },
+                }
                 for t in request.tools
             ]
             body["tool_choice"] = "auto"
@@ -101,11 +114,27 @@ class ChatProvider(OpenAIBase):
     def _fallback(self, error: HttpError, body: dict[str, Any]) -> bool:
         """Protocol fallbacks this provider owns: resend once with the other token-limit
         field, or without ``stream_options``, when the server rejects them (400/422)."""
-        if error.status not in (400, 422) or error.kind != ErrorKind.BAD_REQUEST or error.detail is None:
+        if (
+            error.status not in (400, 422)
+            or error.kind != ErrorKind.BAD_REQUEST
+            or error.detail is None
+        ):
             return False
         said = f"{error.detail.param or ''} {error.detail.message}".lower()
-        for old, new in (("max_tokens", "max_completion_tokens"), ("max_completion_tokens", "max_tokens")):
-            if old in body and old in said and (new in said or "unsupported" in said or "unrecognized" in said or "extra" in said):
+        for old, new in (
+            ("max_tokens", "max_completion_tokens"),
+            ("max_completion_tokens", "max_tokens"),
+        ):
+            if (
+                old in body
+                and old in said
+                and (
+                    new in said
+                    or "unsupported" in said
+                    or "unrecognized" in said
+                    or "extra" in said
+                )
+            ):
                 log.info("%s: the server rejected %s; sending %s instead", self.name, old, new)
                 body[new] = body.pop(old)
                 self._token_field = new
@@ -122,14 +151,24 @@ class ChatProvider(OpenAIBase):
     async def decode(self, response: Any) -> AsyncIterator[ProviderEvent]:
         """Events from a 200 response: SSE, or one JSON completion from a server that
         ignored ``stream: true``."""
-        assembler = ChatAssembler(kind=self.kind, provider=self.name, starts_in_reasoning=self._prefilled_think(), secrets=self.secrets)
+        assembler = ChatAssembler(
+            kind=self.kind,
+            provider=self.name,
+            starts_in_reasoning=self._prefilled_think(),
+            secrets=self.secrets,
+        )
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if content_type == "application/json":
             raw = await response.aread()
             try:
                 data = json.loads(raw or b"{}")
             except ValueError:
-                raise malformed(self.name, "the server answered with broken JSON", raw[:80].decode("utf-8", "replace"), self.secrets) from None
+                raise malformed(
+                    self.name,
+                    "the server answered with broken JSON",
+                    raw[:80].decode("utf-8", "replace"),
+                    self.secrets,
+                ) from None
             for event in assembler.whole(data):
                 yield event
             return
@@ -174,7 +213,12 @@ def _wire(message: Message, kind: str) -> list[dict[str, Any]]:
         if isinstance(part, ToolResultPart):
             out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.output})
             if part.images:
-                shown.append({"type": "text", "text": f"(the image(s) returned by {part.name}, call {part.tool_call_id})"})
+                shown.append(
+                    {
+                        "type": "text",
+                        "text": f"(the image(s) returned by {part.name}, call {part.tool_call_id})",
+                    }
+                )
                 shown += [_image(i) for i in part.images]
     if shown:  # a tool message takes text only: the images follow in a user message
         out.append({"role": "user", "content": shown})
@@ -209,7 +253,12 @@ def _assistant(message: Message, kind: str) -> dict[str, Any]:
     if not calls:
         return out
     out["tool_calls"] = [
-        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": tool_arguments(c)}} for c in calls
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": tool_arguments(c)},
+        }
+        for c in calls
     ]
     # Reasoning goes back on tool-call turns (DeepSeek thinking mode requires it; OpenRouter
     # needs reasoning_details to continue a tool cycle). Inline <think> text is not echoed.
@@ -229,7 +278,9 @@ def tool_arguments(call: ToolCallPart) -> str:
     if call.input_error:
         return "{}"
     raw = (call.provider_data or {}).get("arguments")
-    return raw if isinstance(raw, str) and raw.strip() else json.dumps(call.input, ensure_ascii=False)
+    return (
+        raw if isinstance(raw, str) and raw.strip() else json.dumps(call.input, ensure_ascii=False)
+    )
 
 
 # --- stream -> events ------------------------------------------------------------------------
@@ -263,13 +314,17 @@ class ChatAssembler:
     content: ContentReader = field(init=False)
 
     def __post_init__(self) -> None:
-        self.content = ContentReader(self.text, self.reasoning, starts_in_reasoning=self.starts_in_reasoning)
+        self.content = ContentReader(
+            self.text, self.reasoning, starts_in_reasoning=self.starts_in_reasoning
+        )
 
     def feed(self, chunk: Any) -> list[ProviderEvent]:
         if not isinstance(chunk, dict):
             return []
         if chunk.get("error"):
-            raise classify(None, chunk, provider=self.provider, secrets=self.secrets, mid_stream=True)
+            raise classify(
+                None, chunk, provider=self.provider, secrets=self.secrets, mid_stream=True
+            )
         if isinstance(chunk.get("usage"), dict):
             self.usage = _usage(chunk["usage"])
         events: list[ProviderEvent] = []
@@ -333,12 +388,24 @@ class ChatAssembler:
                 index = max(self.calls, default=-1) + 1
             else:
                 index = max(self.calls, default=position)
-        elif index in self.calls and item.get("id") and self.calls[index].id not in (None, item["id"]):
+        elif (
+            index in self.calls
+            and item.get("id")
+            and self.calls[index].id not in (None, item["id"])
+        ):
             index = max(self.calls) + 1  # a server that numbers every whole call 0
         call = self.calls.setdefault(index, _Call(index=index))
         function = as_dict(item.get("function"))
-        new_id = item.get("id") if isinstance(item.get("id"), str) and item.get("id") and call.id is None else None
-        new_name = function.get("name") if isinstance(function.get("name"), str) and function.get("name") and call.name is None else None
+        new_id = (
+            item.get("id")
+            if isinstance(item.get("id"), str) and item.get("id") and call.id is None
+            else None
+        )
+        new_name = (
+            function.get("name")
+            if isinstance(function.get("name"), str) and function.get("name") and call.name is None
+            else None
+        )
         if new_id:
             call.id = new_id
         if new_name:
@@ -366,10 +433,17 @@ class ChatAssembler:
         if splitter is not None and not self.reasoning_field:
             if not self.starts_in_reasoning and not self.think_source:
                 late = split_late_close_tag(text)
-                if late is not None:  # "</think>" with no "<think>": what came before it was reasoning
+                if (
+                    late is not None
+                ):  # "</think>" with no "<think>": what came before it was reasoning
                     reasoning, text = late
                     self.think_source = True
-            elif self.starts_in_reasoning and not splitter.closed and not text and self.finish_reason != "length":
+            elif (
+                self.starts_in_reasoning
+                and not splitter.closed
+                and not text
+                and self.finish_reason != "length"
+            ):
                 # Assumed a pre-filled <think>, but no </think> ever came: it was the answer.
                 text, reasoning, self.think_source = reasoning, "", False
         parts: list[Any] = []
@@ -409,14 +483,22 @@ class ChatAssembler:
         call_id = call.id or new_id("call_")
         name = call.name or ""
         parsed, problem = parse_arguments(raw)
-        return ToolCallPart(id=call_id, name=name, input=parsed, input_error=problem, provider_data={"arguments": raw})
+        return ToolCallPart(
+            id=call_id,
+            name=name,
+            input=parsed,
+            input_error=problem,
+            provider_data={"arguments": raw},
+        )
 
     def whole(self, data: Any) -> list[ProviderEvent]:
         """A non-streamed ``chat.completion`` (the server ignored ``stream: true``)."""
         if not isinstance(data, dict):
             raise malformed(self.provider, "the server answered with JSON that is not a completion")
         if data.get("error"):
-            raise classify(None, data, provider=self.provider, secrets=self.secrets, mid_stream=True)
+            raise classify(
+                None, data, provider=self.provider, secrets=self.secrets, mid_stream=True
+            )
         events = self.feed(data)
         return [*events, *self.flush(), self.finish()]
 
@@ -426,5 +508,7 @@ def _usage(data: dict[str, Any]) -> Usage:
         input_tokens=as_int(data.get("prompt_tokens")),
         output_tokens=as_int(data.get("completion_tokens")),
         cached_tokens=as_int(as_dict(data.get("prompt_tokens_details")).get("cached_tokens")),
-        reasoning_tokens=as_int(as_dict(data.get("completion_tokens_details")).get("reasoning_tokens")),
+        reasoning_tokens=as_int(
+            as_dict(data.get("completion_tokens_details")).get("reasoning_tokens")
+        ),
     )

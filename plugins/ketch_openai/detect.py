@@ -11,7 +11,9 @@ log = logging.getLogger("ketch.providers.openai")
 LMSTUDIO_URL = "http://localhost:1234/v1"
 
 
-async def detect_lmstudio(base_url: str = LMSTUDIO_URL, timeout: float = 1.0) -> ProviderConfig | None:
+async def detect_lmstudio(
+    base_url: str = LMSTUDIO_URL, timeout: float = 1.0
+) -> ProviderConfig | None:
     """A config named ``lmstudio`` (kind ``openai``) when ``GET /v1/models`` answers with
     a model list; the first chat model becomes the model. None when nothing answers."""
     import httpx
@@ -28,4 +30,6 @@ async def detect_lmstudio(base_url: str = LMSTUDIO_URL, timeout: float = 1.0) ->
         return None
     ids = [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
     chat = [i for i in ids if "embed" not in i.lower()]  # LM Studio lists embedding models too
-    return ProviderConfig(name="lmstudio", kind="openai", base_url=base_url, model=(chat or [None])[0])
+    return ProviderConfig(
+        name="lmstudio", kind="openai", base_url=base_url, model=(chat or [None])[0]
+    )

@@ -80,7 +80,9 @@ class ResponsesProvider(OpenAIBase):
         super().__init__(config, key)
         reasoning = is_reasoning_model(self.model)
         self._include_encrypted = bool(extra(self.config, "include_encrypted_reasoning", reasoning))
-        self._summary: str | None = extra(self.config, "reasoning_summary", "auto" if reasoning else None)
+        self._summary: str | None = extra(
+            self.config, "reasoning_summary", "auto" if reasoning else None
+        )
         self._effort: str | None = extra(self.config, "reasoning_effort")
 
     def body(self, request: ProviderRequest) -> dict[str, Any]:
@@ -94,7 +96,12 @@ class ResponsesProvider(OpenAIBase):
             body["instructions"] = request.system
         if request.tools:
             body["tools"] = [
-                {"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema}
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                }
                 for t in request.tools
             ]
         if request.max_output_tokens:
@@ -140,7 +147,9 @@ class ResponsesProvider(OpenAIBase):
             if assembler.finished:
                 yield assembler.finish()
                 return
-        raise malformed(self.name, "the stream ended before response.completed (truncated response)")
+        raise malformed(
+            self.name, "the stream ended before response.completed (truncated response)"
+        )
 
 
 # --- history -> input items ------------------------------------------------------------------
@@ -156,7 +165,14 @@ def response_items(request: ProviderRequest, kind: str) -> list[dict[str, Any]]:
 def _items(message: Message, kind: str) -> list[dict[str, Any]]:
     """One message as Responses input items; cached per message."""
     if message.role == "user":
-        return [{"role": "user", "content": [_input(p) for p in message.parts if isinstance(p, (TextPart, ImagePart))]}]
+        return [
+            {
+                "role": "user",
+                "content": [
+                    _input(p) for p in message.parts if isinstance(p, (TextPart, ImagePart))
+                ],
+            }
+        ]
     if message.role == "assistant":
         return _assistant_items(message, kind)
     items: list[dict[str, Any]] = []
@@ -164,8 +180,13 @@ def _items(message: Message, kind: str) -> list[dict[str, Any]]:
         if isinstance(part, ToolResultPart):
             output: Any = part.output
             if part.images:  # function_call_output takes input_text/input_image parts
-                output = [{"type": "input_text", "text": part.output}, *(_input(i) for i in part.images)]
-            items.append({"type": "function_call_output", "call_id": part.tool_call_id, "output": output})
+                output = [
+                    {"type": "input_text", "text": part.output},
+                    *(_input(i) for i in part.images),
+                ]
+            items.append(
+                {"type": "function_call_output", "call_id": part.tool_call_id, "output": output}
+            )
     return items
 
 
@@ -182,7 +203,13 @@ def _assistant_items(message: Message, kind: str) -> list[dict[str, Any]]:
 
     def flush() -> None:
         if text:
-            items.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "".join(text)}]})
+            items.append(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "".join(text)}],
+                }
+            )
             text.clear()
 
     for part in message.parts:
@@ -195,7 +222,14 @@ def _assistant_items(message: Message, kind: str) -> list[dict[str, Any]]:
             text.append(part.text)
         elif isinstance(part, ToolCallPart):
             flush()
-            items.append({"type": "function_call", "call_id": part.id, "name": part.name, "arguments": tool_arguments(part)})
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": part.id,
+                    "name": part.name,
+                    "arguments": tool_arguments(part),
+                }
+            )
     flush()
     return items
 
@@ -226,21 +260,43 @@ class ResponsesAssembler:
 
     def feed(self, kind: str, data: dict[str, Any]) -> list[ProviderEvent]:
         if kind == "error":
-            raise classify(None, data, provider=self.provider, secrets=self.secrets, mid_stream=True)
+            raise classify(
+                None, data, provider=self.provider, secrets=self.secrets, mid_stream=True
+            )
         if kind == "response.failed":
             response = as_dict(data.get("response"))
-            error = response.get("error") or {"message": "the response failed", "code": "server_error"}
-            raise classify(None, {"error": error}, provider=self.provider, secrets=self.secrets, mid_stream=True)
+            error = response.get("error") or {
+                "message": "the response failed",
+                "code": "server_error",
+            }
+            raise classify(
+                None,
+                {"error": error},
+                provider=self.provider,
+                secrets=self.secrets,
+                mid_stream=True,
+            )
         if kind in _TERMINAL:
             self.response = as_dict(data.get("response"))
             self.finished = True
             return []
         index = data.get("output_index")
-        if kind == "response.output_item.added" and isinstance(data.get("item"), dict) and isinstance(index, int):
+        if (
+            kind == "response.output_item.added"
+            and isinstance(data.get("item"), dict)
+            and isinstance(index, int)
+        ):
             item = data["item"]
             self.items[index] = _Item(type=str(item.get("type")), added=item)
             if item.get("type") == "function_call":
-                return [ToolCallDelta(index=index, id=item.get("call_id"), name=item.get("name"), arguments=item.get("arguments") or "")]
+                return [
+                    ToolCallDelta(
+                        index=index,
+                        id=item.get("call_id"),
+                        name=item.get("name"),
+                        arguments=item.get("arguments") or "",
+                    )
+                ]
             return []
         slot = self.items.get(index) if isinstance(index, int) else None
         if slot is None and isinstance(index, int) and kind in _IMPLIED:
@@ -259,13 +315,18 @@ class ResponsesAssembler:
                 slot.text.append("\n\n")
                 return [ReasoningDelta(text="\n\n")]
             return []
-        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta") and delta:
+        if (
+            kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta")
+            and delta
+        ):
             slot.text.append(delta)
             return [ReasoningDelta(text=delta)]
         if kind == "response.function_call_arguments.delta" and delta:
             slot.arguments.append(delta)
             return [ToolCallDelta(index=index, arguments=delta)]  # type: ignore[arg-type]
-        if kind == "response.function_call_arguments.done" and isinstance(data.get("arguments"), str):
+        if kind == "response.function_call_arguments.done" and isinstance(
+            data.get("arguments"), str
+        ):
             slot.final_arguments = data["arguments"]
         elif kind == "response.output_item.done" and isinstance(data.get("item"), dict):
             slot.done = data["item"]
@@ -276,7 +337,15 @@ class ResponsesAssembler:
         parts: list[Any] = []
         for index in sorted(self.items):
             slot = self.items[index]
-            final = slot.done or (output[index] if index < len(output) and isinstance(output[index], dict) else None) or slot.added
+            final = (
+                slot.done
+                or (
+                    output[index]
+                    if index < len(output) and isinstance(output[index], dict)
+                    else None
+                )
+                or slot.added
+            )
             if slot.type == "reasoning":
                 parts.append(self._reasoning(slot, final))
             elif slot.type == "message":
@@ -286,7 +355,9 @@ class ResponsesAssembler:
             elif slot.type == "function_call":
                 parts.append(self._call(slot, final))
         incomplete = self.response.get("status") == "incomplete"
-        reason = (self.response.get("incomplete_details") or {}).get("reason") if incomplete else None
+        reason = (
+            (self.response.get("incomplete_details") or {}).get("reason") if incomplete else None
+        )
         has_calls = any(isinstance(p, ToolCallPart) for p in parts)
         stop: StopReason = "end_turn"
         if reason == "max_output_tokens":
@@ -295,11 +366,17 @@ class ResponsesAssembler:
             stop = "tool_use"
         elif reason == "content_filter" or self.refused:
             stop = "refusal"
-        return Completed(message=Message(role="assistant", parts=tuple(parts)), stop_reason=stop, usage=_usage(self.response.get("usage")))
+        return Completed(
+            message=Message(role="assistant", parts=tuple(parts)),
+            stop_reason=stop,
+            usage=_usage(self.response.get("usage")),
+        )
 
     def _reasoning(self, slot: _Item, final: dict[str, Any]) -> ReasoningPart:
         summary = as_list(final.get("summary"))
-        text = "".join(slot.text) or "\n\n".join(s.get("text", "") for s in summary if isinstance(s, dict))
+        text = "".join(slot.text) or "\n\n".join(
+            s.get("text", "") for s in summary if isinstance(s, dict)
+        )
         item: dict[str, Any] = {"type": "reasoning", "summary": summary}
         if final.get("encrypted_content"):
             item["encrypted_content"] = final["encrypted_content"]
@@ -317,12 +394,22 @@ class ResponsesAssembler:
         parsed, problem = parse_arguments(raw)
         call_id = final.get("call_id") or slot.added.get("call_id") or new_id("call_")
         name = final.get("name") or slot.added.get("name") or ""
-        return ToolCallPart(id=str(call_id), name=str(name), input=parsed, input_error=problem, provider_data={"arguments": raw})
+        return ToolCallPart(
+            id=str(call_id),
+            name=str(name),
+            input=parsed,
+            input_error=problem,
+            provider_data={"arguments": raw},
+        )
 
 
 def _message_text(item: dict[str, Any]) -> str:
     content = as_list(item.get("content"))
-    return "".join(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") in ("output_text", "refusal"))
+    return "".join(
+        c.get("text", "")
+        for c in content
+        if isinstance(c, dict) and c.get("type") in ("output_text", "refusal")
+    )
 
 
 def _usage(data: Any) -> Usage:

@@ -16,4 +16,6 @@ class PermissionsSettings(Section):
 
 
 # A repository may only make ketch stricter before it is trusted.
-PERMISSIONS = SettingsSection("permissions", PermissionsSettings, workspace_safe=frozenset({"ask", "deny"}))
+PERMISSIONS = SettingsSection(
+    "permissions", PermissionsSettings, workspace_safe=frozenset({"ask", "deny"})
+)

@@ -9,7 +9,9 @@ MODES = (
     Mode("build", "all tools; every call is checked by the policy", default=True),
 )
 PROFILES = (
-    Profile("manual", "asks before every edit and every command that is not read-only", default=True),
+    Profile(
+        "manual", "asks before every edit and every command that is not read-only", default=True
+    ),
     Profile("assisted", "runs proven-harmless commands and workspace edits without asking"),
     Profile("full-access", "runs everything except what the hard guards and deny rules stop"),
 )

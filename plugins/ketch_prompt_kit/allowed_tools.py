@@ -42,8 +42,11 @@ class Narrowing:
             return f"'{name}' is not available in this turn ({self.source} allows only: {allowed})"
         return self.check(name, data) if self.check is not None else None
 
+
 # Claude Code's tool names (any case) -> the ketch tools that do the job.
-CLAUDE_NAMES: dict[str, tuple[str, ...]] = {name.lower(): tools for name, tools in KETCH_TOOLS.items()}
+CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
+    name.lower(): tools for name, tools in KETCH_TOOLS.items()
+}
 _ENTRY = re.compile(r"\s*([\w.*-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 PATH_KEYS = ("path", "file_path")
 
@@ -89,12 +92,18 @@ def narrowing(value: Any, known: Iterable[str], source: str) -> tuple[Narrowing 
         if name in unrestricted or name not in scopes:
             return None
         allowed = scopes[name]
-        subject = str(data.get("command", "")) if "command" in data else next((str(data[k]) for k in PATH_KEYS if k in data), "")
+        subject = (
+            str(data.get("command", ""))
+            if "command" in data
+            else next((str(data[k]) for k in PATH_KEYS if k in data), "")
+        )
         if any(_matches(scope, subject, is_command="command" in data) for scope in allowed):
             return None
         return f"{source} allows {name} only for: {', '.join(allowed)}"
 
-    return Narrowing(tools=frozenset(tools), check=check, source=source, scoped=bool(scopes)), unknown
+    return Narrowing(
+        tools=frozenset(tools), check=check, source=source, scoped=bool(scopes)
+    ), unknown
 
 
 def _matches(scope: str, subject: str, *, is_command: bool) -> bool:
@@ -126,7 +135,9 @@ def narrowing_vote(call: ProposedCall, session: Session, key: str) -> Vote | Non
     narrow = state.get("narrow") if isinstance(state, dict) else None
     if not narrow:
         return None
-    limit, _ = narrowing(narrow.get("allowed"), session.kernel.tools, str(narrow.get("source") or "this turn"))
+    limit, _ = narrowing(
+        narrow.get("allowed"), session.kernel.tools, str(narrow.get("source") or "this turn")
+    )
     if limit is None or call.tool == "skill":
         return None
     refusal = limit.refusal(call.tool, call.input)

@@ -32,10 +32,18 @@ class UserCommandResult:
 
     def transcript_text(self) -> str:
         """How the command and its outcome are recorded and shown to the model."""
-        status = "timed out" if self.timed_out else ("stopped" if self.exit_code is None else f"exit code {self.exit_code}")
+        status = (
+            "timed out"
+            if self.timed_out
+            else ("stopped" if self.exit_code is None else f"exit code {self.exit_code}")
+        )
         cut = f"\n[{self.cut:,} characters of output left out]" if self.cut else ""
         body = self.output.rstrip("\n")
-        return f"$ {self.command}\n{body}{cut}\n[{status}]" if body else f"$ {self.command}\n(no output)\n[{status}]"
+        return (
+            f"$ {self.command}\n{body}{cut}\n[{status}]"
+            if body
+            else f"$ {self.command}\n(no output)\n[{status}]"
+        )
 
 
 def user_shell() -> str:
@@ -46,12 +54,25 @@ def user_shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-async def run_user_command(command: str, cwd: Path, *, on_output: Callable[[str], None] | None = None, timeout: float | None = None) -> UserCommandResult:
+async def run_user_command(
+    command: str,
+    cwd: Path,
+    *,
+    on_output: Callable[[str], None] | None = None,
+    timeout: float | None = None,
+) -> UserCommandResult:
     from ketch.childenv import child_environment
 
     process = await asyncio.create_subprocess_exec(
-        user_shell(), "-c", command, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, env=child_environment(os.environ), start_new_session=True,
+        user_shell(),
+        "-c",
+        command,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=child_environment(os.environ),
+        start_new_session=True,
     )
     head: list[str] = []
     tail: list[str] = []

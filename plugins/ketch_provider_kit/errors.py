@@ -87,7 +87,9 @@ def error_detail(body: Any) -> ErrorDetail:
         source = {}
     else:
         source = body  # vLLM: {"object":"error","message":...,"type":...,"code":400}
-    detail.message = detail.message or _str(source.get("message")) or _str(source.get("detail")) or ""
+    detail.message = (
+        detail.message or _str(source.get("message")) or _str(source.get("detail")) or ""
+    )
     kind = _str(source.get("type"))
     detail.type = kind if kind != "error" else None
     detail.param = _str(source.get("param"))
@@ -104,7 +106,9 @@ def error_detail(body: Any) -> ErrorDetail:
     detail.n_prompt_tokens = _int(source.get("n_prompt_tokens"))
     metadata = source.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("raw"), str):
-        detail.message = f"{detail.message} ({metadata['raw']})" if detail.message else metadata["raw"]
+        detail.message = (
+            f"{detail.message} ({metadata['raw']})" if detail.message else metadata["raw"]
+        )
     return detail
 
 
@@ -144,8 +148,12 @@ def is_context_overflow(detail: ErrorDetail) -> bool:
 _LIMIT_PATTERNS = (
     re.compile(r"(\d+) tokens > (\d+) maximum"),  # Anthropic: used, limit
     re.compile(r"(\d+) \+ \d+ > (\d+)"),  # Anthropic (older): input + max_tokens > limit
-    re.compile(r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"),  # llama.cpp
-    re.compile(r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)"),  # Gemini
+    re.compile(
+        r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"
+    ),  # llama.cpp
+    re.compile(
+        r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)"
+    ),  # Gemini
 )
 
 
@@ -219,7 +227,12 @@ def classify(
     headers = headers or {}
     detail = body if isinstance(body, ErrorDetail) else error_detail(body)
     if mid_stream:
-        status = detail.status or TYPE_STATUS.get(detail.code or "") or TYPE_STATUS.get(detail.type or "") or 500
+        status = (
+            detail.status
+            or TYPE_STATUS.get(detail.code or "")
+            or TYPE_STATUS.get(detail.type or "")
+            or 500
+        )
     assert status is not None
     hint = retry_after(headers)
     kind, retryable, what, advice = _kind_for(status, detail, headers, auth_hint)
@@ -257,20 +270,42 @@ def classify(
     return error
 
 
-def _kind_for(status: int, detail: ErrorDetail, headers: Mapping[str, str], auth_hint: str) -> tuple[ErrorKind, bool, str, str]:
+def _kind_for(
+    status: int, detail: ErrorDetail, headers: Mapping[str, str], auth_hint: str
+) -> tuple[ErrorKind, bool, str, str]:
     """(kind, retryable, what happened, what to do) for a status and what the body says."""
     markers = {detail.code or "", detail.type or ""}
     message = detail.message.lower()
     if status in (400, 413, 422) and is_context_overflow(detail):
-        return ErrorKind.CONTEXT_LENGTH, False, "the request is longer than the model's context window", "Compact the conversation or use a model with a larger window"
+        return (
+            ErrorKind.CONTEXT_LENGTH,
+            False,
+            "the request is longer than the model's context window",
+            "Compact the conversation or use a model with a larger window",
+        )
     if status == 401:
-        return ErrorKind.AUTH, False, "the API key was rejected", (auth_hint[:1].upper() + auth_hint[1:]) if auth_hint else "Check the API key"
+        return (
+            ErrorKind.AUTH,
+            False,
+            "the API key was rejected",
+            (auth_hint[:1].upper() + auth_hint[1:]) if auth_hint else "Check the API key",
+        )
     if status == 402 or markers & set(_QUOTA_MARKERS) or "extra usage is required" in message:
-        return ErrorKind.QUOTA, False, "out of credits or quota", "Check the account's billing and limits"
+        return (
+            ErrorKind.QUOTA,
+            False,
+            "out of credits or quota",
+            "Check the account's billing and limits",
+        )
     if status == 403:
         return ErrorKind.PERMISSION, False, "access denied", "Check that the key may use this model"
     if status == 404:
-        return ErrorKind.NOT_FOUND, False, "not found", "Check the model name (`ketch models` lists them) and base_url"
+        return (
+            ErrorKind.NOT_FOUND,
+            False,
+            "not found",
+            "Check the model name (`ketch models` lists them) and base_url",
+        )
     if status == 408:
         return ErrorKind.TIMEOUT, True, "the server timed out", ""
     if status == 409:
@@ -289,7 +324,12 @@ def _kind_for(status: int, detail: ErrorDetail, headers: Mapping[str, str], auth
 
 
 def transport_error(
-    exc: BaseException, *, provider: str, url: str, secrets: tuple[str | None, ...] = (), timeouts: Any = None
+    exc: BaseException,
+    *,
+    provider: str,
+    url: str,
+    secrets: tuple[str | None, ...] = (),
+    timeouts: Any = None,
 ) -> ProviderError:
     """A :class:`ProviderError` for an httpx transport failure (no response at all).
 
@@ -321,9 +361,17 @@ def transport_error(
             retryable=True,
         )
     if isinstance(exc, httpx.TimeoutException):
-        return ProviderError(ErrorKind.TIMEOUT, f"{provider}: {where} stopped answering ({type(exc).__name__})", retryable=True)
+        return ProviderError(
+            ErrorKind.TIMEOUT,
+            f"{provider}: {where} stopped answering ({type(exc).__name__})",
+            retryable=True,
+        )
     if isinstance(exc, httpx.RemoteProtocolError):
-        return ProviderError(ErrorKind.NETWORK, f"{provider}: the connection to {where} broke mid-response ({reason})", retryable=True)
+        return ProviderError(
+            ErrorKind.NETWORK,
+            f"{provider}: the connection to {where} broke mid-response ({reason})",
+            retryable=True,
+        )
     if isinstance(exc, httpx.LocalProtocolError):
         return ProviderError(
             ErrorKind.CONFIG,
@@ -331,7 +379,11 @@ def transport_error(
         )
     if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
         return ProviderError(ErrorKind.CONFIG, f"{provider}: invalid base_url {where!r}: {reason}")
-    return ProviderError(ErrorKind.NETWORK, f"{provider}: network error talking to {where} ({reason})", retryable=True)
+    return ProviderError(
+        ErrorKind.NETWORK,
+        f"{provider}: network error talking to {where} ({reason})",
+        retryable=True,
+    )
 
 
 def _seconds(value: Any) -> str:
@@ -347,7 +399,10 @@ def _connect_reason(exc: BaseException, reason: str) -> str:
     for _ in range(8):
         if seen is None:
             break
-        if isinstance(seen, ConnectionRefusedError) or getattr(seen, "errno", None) == errno.ECONNREFUSED:
+        if (
+            isinstance(seen, ConnectionRefusedError)
+            or getattr(seen, "errno", None) == errno.ECONNREFUSED
+        ):
             return "connection refused"
         if isinstance(seen, socket.gaierror):
             return "unknown host"
@@ -355,9 +410,9 @@ def _connect_reason(exc: BaseException, reason: str) -> str:
     return reason
 
 
-def malformed(provider: str, what: str, sample: str = "", secrets: tuple[str | None, ...] = ()) -> ProviderError:
+def malformed(
+    provider: str, what: str, sample: str = "", secrets: tuple[str | None, ...] = ()
+) -> ProviderError:
     """The stream broke its protocol (truncated, garbage): retryable, the turn is discarded."""
     tail = f": {one_line(redact(sample, secrets), 120)!r}" if sample else ""
     return ProviderError(ErrorKind.MALFORMED_STREAM, f"{provider}: {what}{tail}", retryable=True)
-
-

@@ -49,5 +49,9 @@ def known_context_window(model: str | None) -> int | None:
     if not model:
         return None
     name = model.rsplit("/", 1)[-1].lower()
-    best = max((prefix for prefix in KNOWN_CONTEXT_WINDOWS if name.startswith(prefix)), key=len, default=None)
+    best = max(
+        (prefix for prefix in KNOWN_CONTEXT_WINDOWS if name.startswith(prefix)),
+        key=len,
+        default=None,
+    )
     return KNOWN_CONTEXT_WINDOWS[best] if best else None

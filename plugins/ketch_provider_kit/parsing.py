@@ -62,7 +62,7 @@ class ThinkTagSplitter:
                 if not stripped or (OPEN_TAG.startswith(stripped) and stripped != OPEN_TAG):
                     return out  # nothing decisive yet
                 if stripped.startswith(OPEN_TAG):
-                    self.pending = stripped[len(OPEN_TAG):]
+                    self.pending = stripped[len(OPEN_TAG) :]
                     self.state = "reasoning"
                 else:
                     self.state = "reasoning" if self.state == "implicit" else "text"
@@ -72,14 +72,14 @@ class ThinkTagSplitter:
                 if index >= 0:
                     if index:
                         out.append(("reasoning", self.pending[:index]))
-                    self.pending = self.pending[index + len(CLOSE_TAG):]
+                    self.pending = self.pending[index + len(CLOSE_TAG) :]
                     self.state, self.closed = "after", True
                     continue
                 keep = _partial_suffix(self.pending, CLOSE_TAG)
                 ready = self.pending[: len(self.pending) - keep]
                 if ready:
                     out.append(("reasoning", ready))
-                self.pending = self.pending[len(ready):]
+                self.pending = self.pending[len(ready) :]
                 return out
             if self.state == "after":
                 stripped = self.pending.lstrip()
@@ -110,7 +110,9 @@ class ContentReader:
     appended to the caller's ``text``/``reasoning`` lists; the events are returned.
     """
 
-    def __init__(self, text: list[str], reasoning: list[str], *, starts_in_reasoning: bool = False) -> None:
+    def __init__(
+        self, text: list[str], reasoning: list[str], *, starts_in_reasoning: bool = False
+    ) -> None:
         self.text, self.reasoning = text, reasoning
         self.starts_in_reasoning = starts_in_reasoning
         self.splitter: ThinkTagSplitter | None = None
@@ -147,5 +149,3 @@ def split_late_close_tag(text: str) -> tuple[str, str] | None:
         return None
     reasoning, _, answer = text.partition(CLOSE_TAG)
     return reasoning, answer.lstrip()
-
-

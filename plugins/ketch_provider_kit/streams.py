@@ -34,7 +34,9 @@ async def sse_events(response: httpx.Response, *, provider: str) -> AsyncIterato
 
     content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
     if content_type != "text/event-stream":
-        raise malformed(provider, f"expected an event stream, got content-type {content_type or 'none'!r}")
+        raise malformed(
+            provider, f"expected an event stream, got content-type {content_type or 'none'!r}"
+        )
     response.encoding = "utf-8-sig"
     async for event in EventSource(response).aiter_sse():
         yield event
@@ -43,7 +45,9 @@ async def sse_events(response: httpx.Response, *, provider: str) -> AsyncIterato
 DONE = "[DONE]"
 
 
-async def sse_json(response: httpx.Response, *, provider: str, secrets: tuple[str | None, ...] = ()) -> AsyncIterator[tuple[str, Any]]:
+async def sse_json(
+    response: httpx.Response, *, provider: str, secrets: tuple[str | None, ...] = ()
+) -> AsyncIterator[tuple[str, Any]]:
     """``(event name, parsed data)`` for each SSE event that carries data. The literal
     ``[DONE]`` comes through as :data:`DONE`; data that is not JSON is a malformed stream."""
     async for event in sse_events(response, provider=provider):
@@ -56,7 +60,9 @@ async def sse_json(response: httpx.Response, *, provider: str, secrets: tuple[st
         try:
             parsed = json.loads(data)
         except ValueError:
-            raise malformed(provider, "the stream sent a data line that is not JSON", data, secrets) from None
+            raise malformed(
+                provider, "the stream sent a data line that is not JSON", data, secrets
+            ) from None
         yield event.event, parsed
 
 
@@ -140,13 +146,24 @@ async def open_stream(
     import httpx
 
     try:
-        async with client.stream("POST", url, json=json_body, headers=dict(headers or {})) as response:
+        async with client.stream(
+            "POST", url, json=json_body, headers=dict(headers or {})
+        ) as response:
             if response.status_code >= 400:
                 body = await read_error_body(response)
-                raise classify(response.status_code, body, response.headers, provider=provider, secrets=secrets, auth_hint=auth_hint)
+                raise classify(
+                    response.status_code,
+                    body,
+                    response.headers,
+                    provider=provider,
+                    secrets=secrets,
+                    auth_hint=auth_hint,
+                )
             yield response
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise transport_error(exc, provider=provider, url=url, secrets=secrets, timeouts=client.timeout) from None
+        raise transport_error(
+            exc, provider=provider, url=url, secrets=secrets, timeouts=client.timeout
+        ) from None
 
 
 async def request_json(
@@ -166,14 +183,28 @@ async def request_json(
 
     extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
     try:
-        response = await client.request(method, url, json=json_body, headers=dict(headers or {}), **extra)
+        response = await client.request(
+            method, url, json=json_body, headers=dict(headers or {}), **extra
+        )
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise transport_error(exc, provider=provider, url=url, secrets=secrets, timeouts=client.timeout) from None
+        raise transport_error(
+            exc, provider=provider, url=url, secrets=secrets, timeouts=client.timeout
+        ) from None
     if response.status_code >= 400:
-        raise classify(response.status_code, response.content[:65536], response.headers, provider=provider, secrets=secrets, auth_hint=auth_hint)
+        raise classify(
+            response.status_code,
+            response.content[:65536],
+            response.headers,
+            provider=provider,
+            secrets=secrets,
+            auth_hint=auth_hint,
+        )
     try:
         return response.json()
     except ValueError:
-        raise malformed(provider, f"{origin(url)}{urlsplit(url).path} did not answer with JSON", response.text[:80], secrets) from None
-
-
+        raise malformed(
+            provider,
+            f"{origin(url)}{urlsplit(url).path} did not answer with JSON",
+            response.text[:80],
+            secrets,
+        ) from None

@@ -54,5 +54,3 @@ def config_extra(config: Any, name: str, default: Any = None) -> Any:
         value = getattr(config, name)
         return default if value is None else value
     return (getattr(config, "model_extra", None) or {}).get(name, default)
-
-

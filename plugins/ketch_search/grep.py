@@ -54,12 +54,26 @@ def _glob(value: str) -> str:
 class GrepInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: Annotated[str, AfterValidator(_pattern)] = Field(min_length=1, max_length=2000, description="A regular expression (Rust/Python syntax), or plain text with literal=true.")
-    path: PathText = Field(".", description="A directory to search recursively, or one file. Default: the workspace root.")
-    glob: Annotated[str, AfterValidator(_glob)] = Field("", description="Only search files matching this glob, e.g. `*.py` (any directory) or `src/**/*.ts`.")
+    pattern: Annotated[str, AfterValidator(_pattern)] = Field(
+        min_length=1,
+        max_length=2000,
+        description="A regular expression (Rust/Python syntax), or plain text with literal=true.",
+    )
+    path: PathText = Field(
+        ".",
+        description="A directory to search recursively, or one file. Default: the workspace root.",
+    )
+    glob: Annotated[str, AfterValidator(_glob)] = Field(
+        "",
+        description="Only search files matching this glob, e.g. `*.py` (any directory) or `src/**/*.ts`.",
+    )
     ignore_case: bool = Field(False, description="Match case-insensitively.")
-    literal: bool = Field(False, description="Treat the pattern as plain text, not a regular expression.")
-    context: int = Field(0, ge=0, le=100, description="Lines of context to show before and after each match (0-10).")
+    literal: bool = Field(
+        False, description="Treat the pattern as plain text, not a regular expression."
+    )
+    context: int = Field(
+        0, ge=0, le=100, description="Lines of context to show before and after each match (0-10)."
+    )
     files_only: bool = Field(False, description="List only the paths of files that match.")
 
 
@@ -110,12 +124,23 @@ class Grep(FsTool):
             note = f" (stopped after {cfg.timeout:g} s)" if search.timed_out else ""
             where = "the workspace" if shown == "." else shown
             skipped = self._skipped_note(search, ctx)
-            return ToolResult.success(f"No matches for {args.pattern!r} in {where}{note}." + ("\n" + "\n".join(skipped) if skipped else ""))
-        text, shown_matches = render(search, workspace=ctx.workspace, files_only=args.files_only, context=context, limits=limits)
+            return ToolResult.success(
+                f"No matches for {args.pattern!r} in {where}{note}."
+                + ("\n" + "\n".join(skipped) if skipped else "")
+            )
+        text, shown_matches = render(
+            search,
+            workspace=ctx.workspace,
+            files_only=args.files_only,
+            context=context,
+            limits=limits,
+        )
         notes: list[str] = []
         if search.truncated or (not args.files_only and shown_matches < search.matches):
             what = "files" if args.files_only else "matches"
-            notes.append(f"[showing the first {shown_matches} {what}; there are more. Narrow the search with path, glob or a more specific pattern]")
+            notes.append(
+                f"[showing the first {shown_matches} {what}; there are more. Narrow the search with path, glob or a more specific pattern]"
+            )
         if search.timed_out:
             notes.append(f"[the search stopped after {cfg.timeout:g} s; results are incomplete]")
         notes += [f"[warning: {w}]" for w in search.warnings]
@@ -134,7 +159,9 @@ class Grep(FsTool):
             "like secrets. grep a file by its path to see its lines (that asks the user first)]"
         ]
 
-    async def _search(self, args: GrepInput, target: Path, context: int, cfg: GrepSettings) -> Search:
+    async def _search(
+        self, args: GrepInput, target: Path, context: int, cfg: GrepSettings
+    ) -> Search:
         # files_only needs one match per file at least; the cap then counts files.
         cap = cfg.max_results if not args.files_only else cfg.max_results * 50
         is_dir = target.is_dir()
@@ -145,11 +172,19 @@ class Grep(FsTool):
         rg = find_rg() if cfg.engine in ("auto", "ripgrep") else None
         if rg is not None:
             argv = build_argv(
-                rg, pattern=args.pattern, target=target, glob=args.glob, ignore_case=args.ignore_case,
-                literal=args.literal, context=context, max_filesize=cfg.max_filesize,
+                rg,
+                pattern=args.pattern,
+                target=target,
+                glob=args.glob,
+                ignore_case=args.ignore_case,
+                literal=args.literal,
+                context=context,
+                max_filesize=cfg.max_filesize,
             )
             try:
-                return await run_rg(argv, cwd=search_root(target), cap=cap, timeout=cfg.timeout, skip=skip)
+                return await run_rg(
+                    argv, cwd=search_root(target), cap=cap, timeout=cfg.timeout, skip=skip
+                )
             except RipgrepUnusable:
                 pass  # fall through to the Python engine
         regex = compile_pattern(args.pattern, ignore_case=args.ignore_case, literal=args.literal)
@@ -157,6 +192,14 @@ class Grep(FsTool):
 
         def work() -> Search:
             files = candidate_files(target, args.glob)
-            return search_files(files, regex, context=context, cap=cap, max_filesize=cfg.max_filesize, deadline=deadline, skip=skip)
+            return search_files(
+                files,
+                regex,
+                context=context,
+                cap=cap,
+                max_filesize=cfg.max_filesize,
+                deadline=deadline,
+                skip=skip,
+            )
 
         return await asyncio.to_thread(work)

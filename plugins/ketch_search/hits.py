@@ -44,7 +44,9 @@ class Limits:
     max_line_chars: int
 
 
-def render(search: Search, *, workspace: Path, files_only: bool, context: int, limits: Limits) -> tuple[str, int]:
+def render(
+    search: Search, *, workspace: Path, files_only: bool, context: int, limits: Limits
+) -> tuple[str, int]:
     """The text the model sees and how many matches it shows."""
     if files_only:
         paths = list(dict.fromkeys(display(h.path, workspace) for h in search.hits if h.match))
@@ -64,10 +66,17 @@ def render(search: Search, *, workspace: Path, files_only: bool, context: int, l
             break
         text = hit.text.rstrip("\r")
         if len(text) > limits.max_line_chars:
-            text = text[: limits.max_line_chars] + f"… [{len(text) - limits.max_line_chars} more characters]"
+            text = (
+                text[: limits.max_line_chars]
+                + f"… [{len(text) - limits.max_line_chars} more characters]"
+            )
         mark = ":" if hit.match else "-"
         entry = f"{display(hit.path, workspace)}{mark}{hit.line}{mark}{text}"
-        separator = context > 0 and previous is not None and (previous.path != hit.path or hit.line > previous.line + 1)
+        separator = (
+            context > 0
+            and previous is not None
+            and (previous.path != hit.path or hit.line > previous.line + 1)
+        )
         cost = len(entry) + 1 + (3 if separator else 0)
         if lines and used + cost > limits.max_chars:
             cut_by_chars = True
@@ -85,12 +94,19 @@ def render(search: Search, *, workspace: Path, files_only: bool, context: int, l
     # Drop trailing context that leads up to a match that was not shown.
     while kinds:
         tail = kinds[-1]
-        after_last = tail is not None and last_match is not None and tail.path == last_match.path and 0 <= tail.line - last_match.line <= context
+        after_last = (
+            tail is not None
+            and last_match is not None
+            and tail.path == last_match.path
+            and 0 <= tail.line - last_match.line <= context
+        )
         if tail is None or not after_last:
             lines.pop()
             kinds.pop()
             continue
         break
     if cut_by_chars:
-        lines.append(f"[output cut at {limits.max_chars} characters after {shown_matches} matches; narrow the search (path, glob, a more specific pattern)]")
+        lines.append(
+            f"[output cut at {limits.max_chars} characters after {shown_matches} matches; narrow the search (path, glob, a more specific pattern)]"
+        )
     return "\n".join(lines), shown_matches

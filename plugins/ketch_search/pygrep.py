@@ -22,7 +22,9 @@ from ketch_tool_kit.walk import GlobPattern, walk
 
 def compile_pattern(pattern: str, *, ignore_case: bool, literal: bool) -> re.Pattern[str]:
     try:
-        return re.compile(re.escape(pattern) if literal else pattern, re.IGNORECASE if ignore_case else 0)
+        return re.compile(
+            re.escape(pattern) if literal else pattern, re.IGNORECASE if ignore_case else 0
+        )
     except re.error as exc:
         raise SearchError(
             f"invalid regular expression (Python re syntax): {exc}. Fix the pattern, or set literal to true to search for plain text."
@@ -33,19 +35,33 @@ def candidate_files(target: Path, glob: str) -> list[Path]:
     if not target.is_dir():
         return [target]
     negate = glob.startswith("!")
-    matcher = GlobPattern(glob[1:] if negate else glob, match_base=True) if glob.lstrip("!") else None
+    matcher = (
+        GlobPattern(glob[1:] if negate else glob, match_base=True) if glob.lstrip("!") else None
+    )
     files: list[Path] = []
     for entry in walk(target):
         if entry.is_dir or entry.is_symlink:
             continue
-        if matcher is not None and matcher.match(entry.path.relative_to(target).as_posix()) == negate:
+        if (
+            matcher is not None
+            and matcher.match(entry.path.relative_to(target).as_posix()) == negate
+        ):
             continue
         files.append(entry.path)
     files.sort(key=lambda p: [part.encode("utf-8", "surrogateescape") for part in p.parts])
     return files
 
 
-def search_files(files: list[Path], regex: re.Pattern[str], *, context: int, cap: int, max_filesize: int, deadline: float, skip: Callable[[Path], bool]) -> Search:
+def search_files(
+    files: list[Path],
+    regex: re.Pattern[str],
+    *,
+    context: int,
+    cap: int,
+    max_filesize: int,
+    deadline: float,
+    skip: Callable[[Path], bool],
+) -> Search:
     search = Search()
     for path in files:
         if time.monotonic() > deadline:

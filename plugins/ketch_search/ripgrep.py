@@ -34,8 +34,27 @@ def find_rg() -> str | None:
     return shutil.which("rg")
 
 
-def build_argv(rg: str, *, pattern: str, target: Path, glob: str, ignore_case: bool, literal: bool, context: int, max_filesize: int) -> list[str]:
-    argv = [rg, "--json", "--no-config", "--hidden", "--no-require-git", "--sort=path", "--glob=!.git", f"--max-filesize={max_filesize}"]
+def build_argv(
+    rg: str,
+    *,
+    pattern: str,
+    target: Path,
+    glob: str,
+    ignore_case: bool,
+    literal: bool,
+    context: int,
+    max_filesize: int,
+) -> list[str]:
+    argv = [
+        rg,
+        "--json",
+        "--no-config",
+        "--hidden",
+        "--no-require-git",
+        "--sort=path",
+        "--glob=!.git",
+        f"--max-filesize={max_filesize}",
+    ]
     if ignore_case:
         argv.append("--ignore-case")
     if literal:
@@ -66,12 +85,19 @@ def _strip_newline(text: str) -> str:
     return text[:-1] if text.endswith("\r") else text
 
 
-async def run_rg(argv: list[str], *, cwd: Path, cap: int, timeout: float, skip: Callable[[Path], bool]) -> Search:
+async def run_rg(
+    argv: list[str], *, cwd: Path, cap: int, timeout: float, skip: Callable[[Path], bool]
+) -> Search:
     """Run rg, stop after ``cap`` matching lines (plus their context) or ``timeout``."""
     env = {k: v for k, v in os.environ.items() if k != "RIPGREP_CONFIG_PATH"}
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=cwd,
         )
     except OSError as exc:
         raise RipgrepUnusable(str(exc)) from None
@@ -90,7 +116,11 @@ async def run_rg(argv: list[str], *, cwd: Path, cap: int, timeout: float, skip: 
         await proc.wait()
     stderr = (await stderr_task).decode("utf-8", "replace").strip()
     if proc.returncode == 2 and not search.truncated and not search.timed_out:
-        if "unrecognized" in stderr or "Found argument" in stderr or "unexpected argument" in stderr:
+        if (
+            "unrecognized" in stderr
+            or "Found argument" in stderr
+            or "unexpected argument" in stderr
+        ):
             raise RipgrepUnusable(stderr.splitlines()[0] if stderr else "rg rejected its arguments")
         if not search.hits:
             raise SearchError(_explain(stderr))
@@ -118,7 +148,13 @@ def _explain(stderr: str) -> str:
     return stderr[:1000] or "ripgrep failed"
 
 
-async def _consume(proc: asyncio.subprocess.Process, search: Search, cap: int, skip: Callable[[Path], bool], cwd: Path) -> None:
+async def _consume(
+    proc: asyncio.subprocess.Process,
+    search: Search,
+    cap: int,
+    skip: Callable[[Path], bool],
+    cwd: Path,
+) -> None:
     assert proc.stdout is not None
     buffer = b""
     skipping = False
@@ -159,5 +195,12 @@ def _take(line: bytes, search: Search, cap: int, skip: Callable[[Path], bool], c
     is_match = kind == "match"
     if is_match and search.matches >= cap:
         return True
-    search.add(Hit(path, int(data.get("line_number") or 0), _strip_newline(_text(data.get("lines", {}))), is_match))
+    search.add(
+        Hit(
+            path,
+            int(data.get("line_number") or 0),
+            _strip_newline(_text(data.get("lines", {}))),
+            is_match,
+        )
+    )
     return False

@@ -49,7 +49,11 @@ def child_env(
     environ: Mapping[str, str], *, passthrough: Iterable[str] = (), cwd: str | None = None
 ) -> dict[str, str]:
     # Exported bash functions (BASH_FUNC_name%%) would redefine commands the policy judged.
-    drop = [name for name in environ if name in CHANGES_PROGRAMS or name.startswith(("DYLD_", "BASH_FUNC_"))]
+    drop = [
+        name
+        for name in environ
+        if name in CHANGES_PROGRAMS or name.startswith(("DYLD_", "BASH_FUNC_"))
+    ]
     extra = dict(FIXED) | ({"PWD": cwd} if cwd is not None else {})
     return child_environment(environ, keep=passthrough, drop=drop, extra=extra)
 

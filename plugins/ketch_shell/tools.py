@@ -140,7 +140,11 @@ class Shell(CompactSchema):
 
     def accesses(self, args: ShellInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
         _, granted = authority(ctx)
-        detail: dict[str, Any] = {"cwd": self._cwd(args, ctx), "network": granted or args.network, "env": {"GIT_OPTIONAL_LOCKS": FIXED["GIT_OPTIONAL_LOCKS"]}}
+        detail: dict[str, Any] = {
+            "cwd": self._cwd(args, ctx),
+            "network": granted or args.network,
+            "env": {"GIT_OPTIONAL_LOCKS": FIXED["GIT_OPTIONAL_LOCKS"]},
+        }
         if args.network and not granted:
             detail["network_approval"] = True  # the sandbox asks for this call
         if args.dangerously_disable_sandbox:
@@ -168,17 +172,31 @@ class Shell(CompactSchema):
         _, granted = authority(ctx)
         network = granted or args.network
         cwd = self._cwd(args, ctx)
-        where = display(resolve(ctx.workspace, cwd), ctx.workspace) if args.cwd else "the workspace root"
+        where = (
+            display(resolve(ctx.workspace, cwd), ctx.workspace)
+            if args.cwd
+            else "the workspace root"
+        )
         hooks = getattr(ctx, "hooks", None)
         if args.dangerously_disable_sandbox:
             sandbox = "OUTSIDE THE SANDBOX: it runs with your full access (secrets, every file, the network)"
         else:
             try:
-                wrapped = hooks.sandbox_command([_shell(), "-c", args.command], workspace_root(ctx.workspace), network) if hooks is not None else None
+                wrapped = (
+                    hooks.sandbox_command(
+                        [_shell(), "-c", args.command], workspace_root(ctx.workspace), network
+                    )
+                    if hooks is not None
+                    else None
+                )
             except Exception as exc:  # noqa: BLE001 - run() refuses in this case too
                 sandbox = f"sandbox failed ({type(exc).__name__}); it will not run"
             else:
-                sandbox = ("sandboxed" + (" with network" if network else ", no network")) if wrapped else "NOT sandboxed: it runs with your full access"
+                sandbox = (
+                    ("sandboxed" + (" with network" if network else ", no network"))
+                    if wrapped
+                    else "NOT sandboxed: it runs with your full access"
+                )
         lines = [f"$ {args.command}", f"in {where} ({cwd})", sandbox]
         if args.background:
             lines.append("as a background job")

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
-from ketch.plugins import provides
 from ketch.commands import Command
+from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event
@@ -54,7 +54,9 @@ def ketch_system_prompt(session: Session) -> PromptPart | None:
 
 
 @hookimpl
-def ketch_policy_vote(call: ProposedCall, snapshot: PermissionSnapshot, session: Session) -> Vote | None:
+def ketch_policy_vote(
+    call: ProposedCall, snapshot: PermissionSnapshot, session: Session
+) -> Vote | None:
     """After a skill with allowed-tools was loaded, other calls in its turn are denied."""
     if "skills" not in session.state:
         return None

@@ -51,7 +51,9 @@ def _discover(workspace: Path) -> tuple[Skill, ...]:
             markdown = read(path, folder)
             if markdown is None:
                 continue
-            description = (markdown.text("description") or first_line(markdown.body))[:MAX_DESCRIPTION]
+            description = (markdown.text("description") or first_line(markdown.body))[
+                :MAX_DESCRIPTION
+            ]
             found[name] = Skill(name, description, markdown)
     return tuple(found.values())
 
@@ -83,7 +85,11 @@ def skill_commands(kernel: Kernel) -> list[Command]:
                 help=skill.description or "a skill",
                 slash=True,
                 slash_run=run,
-                extra={"source": f"skill, {skill.markdown.folder.label}", "argument_hint": skill.markdown.text("argument-hint"), "prompt": True},
+                extra={
+                    "source": f"skill, {skill.markdown.folder.label}",
+                    "argument_hint": skill.markdown.text("argument-hint"),
+                    "prompt": True,
+                },
             )
         )
     return commands
@@ -99,8 +105,22 @@ def run_skill(ctx: SlashContext, skill: Skill) -> None:
     allowed = skill.markdown.meta.get("allowed-tools")
     narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"the skill {skill.name}")
     if unknown:
-        ctx.print(f"/{skill.name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)")
+        ctx.print(
+            f"/{skill.name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)"
+        )
     if narrow is not None and narrow.scoped:
         narrow_rest_of_turn(ctx.session, "skills", f"the skill {skill.name}", allowed)
-    text = f"Use the skill {skill.name} for this request." + (f"\n\n{ctx.argument}" if ctx.argument.strip() else "") + "\n\n" + body_for(skill, ctx.argument)
-    ctx.submit(PromptRequest(text=text, model=skill.markdown.text("model") or None, allowed_tools=narrow.tools if narrow else None, source=f"/{skill.name}"))
+    text = (
+        f"Use the skill {skill.name} for this request."
+        + (f"\n\n{ctx.argument}" if ctx.argument.strip() else "")
+        + "\n\n"
+        + body_for(skill, ctx.argument)
+    )
+    ctx.submit(
+        PromptRequest(
+            text=text,
+            model=skill.markdown.text("model") or None,
+            allowed_tools=narrow.tools if narrow else None,
+            source=f"/{skill.name}",
+        )
+    )

@@ -33,11 +33,23 @@ def prompt_part(session: Session) -> PromptPart | None:
 
 def body_for(skill: Skill, arguments: str = "") -> str:
     """A skill's instructions as they are loaded: the body, the folder, the files beside it."""
-    body = expand_arguments(skill.markdown.body, arguments) if arguments or "$ARGUMENTS" in skill.markdown.body else skill.markdown.body
+    body = (
+        expand_arguments(skill.markdown.body, arguments)
+        if arguments or "$ARGUMENTS" in skill.markdown.body
+        else skill.markdown.body
+    )
     files = sorted(p for p in skill.directory.rglob("*") if p.is_file() and p.name != "SKILL.md")
-    listing = "\n".join(f"- {p.relative_to(skill.directory).as_posix()}" for p in files[:MAX_FILES_LISTED])
-    more = f"\n- … and {len(files) - MAX_FILES_LISTED} more" if len(files) > MAX_FILES_LISTED else ""
-    beside = f"\n\nFiles beside it (read them with read_file when the instructions say so):\n{listing}{more}" if files else ""
+    listing = "\n".join(
+        f"- {p.relative_to(skill.directory).as_posix()}" for p in files[:MAX_FILES_LISTED]
+    )
+    more = (
+        f"\n- … and {len(files) - MAX_FILES_LISTED} more" if len(files) > MAX_FILES_LISTED else ""
+    )
+    beside = (
+        f"\n\nFiles beside it (read them with read_file when the instructions say so):\n{listing}{more}"
+        if files
+        else ""
+    )
     return f'<skill name="{skill.name}" folder="{skill.directory}">\n{body}{beside}\n</skill>'
 
 
@@ -64,5 +76,8 @@ class SkillTool(Tool):
             return ToolResult.error(f"There is no skill named {args.name!r}. Skills: {names}.")
         allowed = skill.markdown.meta.get("allowed-tools")
         if allowed is not None:  # the rest of this turn may use only those (a deny vote)
-            ctx.plugin_state("skills")["narrow"] = {"source": f"the skill {skill.name}", "allowed": allowed}
+            ctx.plugin_state("skills")["narrow"] = {
+                "source": f"the skill {skill.name}",
+                "allowed": allowed,
+            }
         return ToolResult.success(body_for(skill))

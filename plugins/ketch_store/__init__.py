@@ -43,7 +43,9 @@ def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | 
     from ketch_store.store import SqliteStore, writer_wait
 
     wait = writer_wait(settings)  # a bad value is a config error before anything opens
-    store = SqliteStore.open(state_dir() / "sessions.db", cipher, encryption=settings.of(StorageSettings).encryption)
+    store = SqliteStore.open(
+        state_dir() / "sessions.db", cipher, encryption=settings.of(StorageSettings).encryption
+    )
     store.writer_wait = wait
     store.recorder = Recorder(store)
     return store
@@ -77,7 +79,9 @@ def ketch_session_start(session: Session) -> None:
         messages += store.notices
         store.notices = []
         if not store.encrypted:
-            messages.append(f'storage.encryption = "off": this session is saved unencrypted in {store.path}')
+            messages.append(
+                f'storage.encryption = "off": this session is saved unencrypted in {store.path}'
+            )
     for message in messages:
         session.kernel.emit(session, NoticeEvent(level="warning", message=message))
 

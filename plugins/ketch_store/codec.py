@@ -34,7 +34,9 @@ class PlainCodec:
     def decrypt(self, envelope: bytes, aad: bytes) -> bytes:
         envelope = bytes(envelope)
         if not envelope.startswith(PLAIN_TAG):
-            raise IntegrityError("this field is encrypted, but the store is running with storage.encryption = \"off\"")
+            raise IntegrityError(
+                'this field is encrypted, but the store is running with storage.encryption = "off"'
+            )
         return envelope[1:]
 
     def index(self, value: str) -> str:

@@ -19,7 +19,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="sessions_action", metavar="ACTION")
-    listing = sub.add_parser("list", help="sessions of this workspace, newest first (--all: every workspace)")
+    listing = sub.add_parser(
+        "list", help="sessions of this workspace, newest first (--all: every workspace)"
+    )
     listing.add_argument("--all", action="store_true", help="every workspace")
     listing.add_argument("--json", action="store_true", help="print a JSON list")
     show = sub.add_parser("show", help="a session's transcript and operation history")
@@ -29,8 +31,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     export.add_argument("id", metavar="ID")
     export.add_argument("--format", choices=["md", "json"], default="md")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    verify = sub.add_parser("verify", help="check every encrypted field and the journal chain of sessions")
-    verify.add_argument("id", metavar="ID", nargs="?", help="one session (default: this workspace's)")
+    verify = sub.add_parser(
+        "verify", help="check every encrypted field and the journal chain of sessions"
+    )
+    verify.add_argument(
+        "id", metavar="ID", nargs="?", help="one session (default: this workspace's)"
+    )
     verify.add_argument("--all", action="store_true", help="every session in the store")
     verify.add_argument("--json", action="store_true", help="print a JSON report")
     delete = sub.add_parser("delete", help="delete a session and its journal")
@@ -55,7 +61,10 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
     action = getattr(args, "sessions_action", None) or "list"
     store = _store(kernel)
     if not store.encrypted:
-        print(f'ketch: note: storage.encryption = "off": sessions in {store.path} are not encrypted', file=sys.stderr)
+        print(
+            f'ketch: note: storage.encryption = "off": sessions in {store.path} are not encrypted',
+            file=sys.stderr,
+        )
     try:
         return int(_ACTIONS[action](kernel, store, args))
     finally:
@@ -95,7 +104,11 @@ def _export(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
     from ketch_store.render import markdown, to_json
 
     loaded = store.history(args.id)
-    text = markdown(loaded) if args.format == "md" else json.dumps(to_json(loaded), indent=2, ensure_ascii=False) + "\n"
+    text = (
+        markdown(loaded)
+        if args.format == "md"
+        else json.dumps(to_json(loaded), indent=2, ensure_ascii=False) + "\n"
+    )
     if args.output:
         _write_private(args.output, text)
         print(f"exported {loaded.record.id} to {args.output}", file=sys.stderr)
@@ -146,7 +159,16 @@ def _verify(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
     failed = [r for r in reports if not r.ok]
     if args.json:
         data = {
-            "sessions": [{"id": r.session_id, "ok": r.ok, "entries": r.entries, "fields": r.fields, "problems": r.problems} for r in reports],
+            "sessions": [
+                {
+                    "id": r.session_id,
+                    "ok": r.ok,
+                    "entries": r.entries,
+                    "fields": r.fields,
+                    "problems": r.problems,
+                }
+                for r in reports
+            ],
             "store": store_problems + errors,
             "ok": not failed and not store_problems and not errors,
         }
@@ -160,11 +182,24 @@ def _verify(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
         for problem in store_problems + errors:
             print(f"FAILED  store  {problem}")
         if not reports and not args.id:
-            where = "the store" if args.all else f"{kernel.workspace} (--all checks every workspace)"
+            where = (
+                "the store" if args.all else f"{kernel.workspace} (--all checks every workspace)"
+            )
             print(f"no saved sessions in {where}")
         total = len(failed) + len(store_problems) + len(errors)
-        print(f"{len(reports) - len(failed)} of {len(reports)} sessions intact" + (f"; {total} problem(s)" if total else ""), file=sys.stderr)
+        print(
+            f"{len(reports) - len(failed)} of {len(reports)} sessions intact"
+            + (f"; {total} problem(s)" if total else ""),
+            file=sys.stderr,
+        )
     return 1 if failed or store_problems or errors else 0
 
 
-_ACTIONS: dict[str, Any] = {"list": _list, "show": _show, "export": _export, "verify": _verify, "delete": _delete, "rename": _rename}
+_ACTIONS: dict[str, Any] = {
+    "list": _list,
+    "show": _show,
+    "export": _export,
+    "verify": _verify,
+    "delete": _delete,
+    "rename": _rename,
+}

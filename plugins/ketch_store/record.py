@@ -37,7 +37,9 @@ class Operation:
     tool_call_id: str
     name: str = ""
     input: dict[str, Any] = field(default_factory=dict)
-    status: str = "proposed"  # dispatched, succeeded, failed, blocked, cancelled, refused, unknown_outcome
+    status: str = (
+        "proposed"  # dispatched, succeeded, failed, blocked, cancelled, refused, unknown_outcome
+    )
     dispatched_at: float | None = None
     finished_at: float | None = None
     ok: bool | None = None
@@ -76,13 +78,21 @@ def build(
     from ketch_store.children import is_child
 
     session_id = header["id"]
-    entries = [entry for entry in entries if not is_child(entry[1])]  # subagents' entries: see children
+    entries = [
+        entry for entry in entries if not is_child(entry[1])
+    ]  # subagents' entries: see children
     message_rows = [(seq, raw) for seq, kind, _, raw in entries if kind == "message"]
-    messages = _MESSAGES.validate_json(b"[" + b",".join(raw for _, raw in message_rows) + b"]") if message_rows else []
+    messages = (
+        _MESSAGES.validate_json(b"[" + b",".join(raw for _, raw in message_rows) + b"]")
+        if message_rows
+        else []
+    )
     by_seq = {seq: message for (seq, _), message in zip(message_rows, messages, strict=True)}
 
     operations: list[Operation] = []
-    current: dict[str, Operation] = {}  # the latest operation of each call id (models may reuse ids)
+    current: dict[
+        str, Operation
+    ] = {}  # the latest operation of each call id (models may reuse ids)
     started_seq: dict[int, Operation] = {}
     timeline: list[dict[str, Any]] = []
     pins: tuple[str, ...] = ()
@@ -99,12 +109,24 @@ def build(
         timeline.append({"seq": seq, "kind": kind, "ts": ts, "data": data})
         if kind == "tool_started":
             op = _operation(operations, current, data["tool_call_id"], reuse=("proposed",))
-            op.name, op.input, op.status, op.dispatched_at = data.get("name", ""), data.get("input", {}), "dispatched", ts
+            op.name, op.input, op.status, op.dispatched_at = (
+                data.get("name", ""),
+                data.get("input", {}),
+                "dispatched",
+                ts,
+            )
             started_seq[seq] = op
         elif kind == "tool_result":
-            op = _operation(operations, current, data["tool_call_id"], reuse=("proposed", "dispatched"))
+            op = _operation(
+                operations, current, data["tool_call_id"], reuse=("proposed", "dispatched")
+            )
             op.name = op.name or data.get("name", "")
-            op.status, op.finished_at, op.ok, op.output = data.get("outcome", "succeeded"), ts, data.get("ok"), data.get("output")
+            op.status, op.finished_at, op.ok, op.output = (
+                data.get("outcome", "succeeded"),
+                ts,
+                data.get("ok"),
+                data.get("output"),
+            )
         elif kind == "recovery":
             started = started_seq.get(data.get("dispatched_seq") or -1)
             if started is not None and started.status == "dispatched":
@@ -114,7 +136,9 @@ def build(
         elif kind == "state":
             state = dict(data.get("state", {}))
         elif kind == "compaction":
-            compactions.append(data.get("record") or {k: v for k, v in data.items() if k != "active"})
+            compactions.append(
+                data.get("record") or {k: v for k, v in data.items() if k != "active"}
+            )
             if data.get("active") is not None:
                 active_items, active_seq = data["active"], seq
                 _remember(by_value, active_items)
@@ -125,7 +149,9 @@ def build(
             # The conversation continues from before a turn: those messages stay in the
             # transcript, marked; the active context is the one the entry names.
             marked = set(rewound)
-            rewound += [i for i in data.get("rewound", []) if isinstance(i, str) and i not in marked]
+            rewound += [
+                i for i in data.get("rewound", []) if isinstance(i, str) and i not in marked
+            ]
             active_items = [{"ref": i} for i in data.get("active", []) if isinstance(i, str)]
             active_seq = seq
     # The operations table is the authority on the latest operation of each call id
@@ -156,10 +182,18 @@ def build(
         state=state,
         rewound=tuple(rewound),
     )
-    return Loaded(record, header["title"], header["created"], header["updated"], operations, timeline)
+    return Loaded(
+        record, header["title"], header["created"], header["updated"], operations, timeline
+    )
 
 
-def _operation(operations: list[Operation], current: dict[str, Operation], call_id: str, *, reuse: tuple[str, ...]) -> Operation:
+def _operation(
+    operations: list[Operation],
+    current: dict[str, Operation],
+    call_id: str,
+    *,
+    reuse: tuple[str, ...],
+) -> Operation:
     """The operation an entry belongs to: the call id's latest one while it is still in
     one of the ``reuse`` states, else a new one (the id was used again)."""
     op = current.get(call_id)
@@ -170,7 +204,9 @@ def _operation(operations: list[Operation], current: dict[str, Operation], call_
     return op
 
 
-def _repair(messages: list[tuple[float, Message]], operations: dict[str, Operation]) -> list[tuple[float, Message]]:
+def _repair(
+    messages: list[tuple[float, Message]], operations: dict[str, Operation]
+) -> list[tuple[float, Message]]:
     """Insert a result message after every step whose calls were left without results."""
     out: list[tuple[float, Message]] = []
     pending: list[ToolCallPart] = []
@@ -195,17 +231,35 @@ def _repair(messages: list[tuple[float, Message]], operations: dict[str, Operati
     return out
 
 
-def _results_for(assistant: Message, calls: list[ToolCallPart], operations: dict[str, Operation]) -> Message:
+def _results_for(
+    assistant: Message, calls: list[ToolCallPart], operations: dict[str, Operation]
+) -> Message:
     parts = []
     for call in calls:
         op = operations.get(call.id)
-        if op is not None and op.output is not None and op.status not in ("dispatched", "unknown_outcome"):
-            parts.append(ToolResultPart(tool_call_id=call.id, name=call.name, ok=bool(op.ok), output=op.output))
+        if (
+            op is not None
+            and op.output is not None
+            and op.status not in ("dispatched", "unknown_outcome")
+        ):
+            parts.append(
+                ToolResultPart(
+                    tool_call_id=call.id, name=call.name, ok=bool(op.ok), output=op.output
+                )
+            )
         elif op is not None and op.status in ("dispatched", "unknown_outcome"):
-            parts.append(ToolResultPart(tool_call_id=call.id, name=call.name, ok=False, output=unknown_outcome_text()))
+            parts.append(
+                ToolResultPart(
+                    tool_call_id=call.id, name=call.name, ok=False, output=unknown_outcome_text()
+                )
+            )
         else:
-            parts.append(ToolResultPart(tool_call_id=call.id, name=call.name, ok=False, output=NOT_RUN))
-    return Message(id=f"msg_recovered_{assistant.id}", role="tool", parts=tuple(parts), synthetic=True)
+            parts.append(
+                ToolResultPart(tool_call_id=call.id, name=call.name, ok=False, output=NOT_RUN)
+            )
+    return Message(
+        id=f"msg_recovered_{assistant.id}", role="tool", parts=tuple(parts), synthetic=True
+    )
 
 
 def _remember(by_value: dict[str, Message], items: list[dict[str, Any]]) -> None:
@@ -215,7 +269,12 @@ def _remember(by_value: dict[str, Message], items: list[dict[str, Any]]) -> None
             by_value[message.id] = message
 
 
-def _active(transcript: list[tuple[float, Message]], items: list[dict[str, Any]] | None, after: int, by_value: dict[str, Message]) -> tuple[Message, ...] | None:
+def _active(
+    transcript: list[tuple[float, Message]],
+    items: list[dict[str, Any]] | None,
+    after: int,
+    by_value: dict[str, Message],
+) -> tuple[Message, ...] | None:
     if items is None:
         return None
     known = {**by_value, **{m.id: m for _, m in transcript}}

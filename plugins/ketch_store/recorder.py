@@ -66,7 +66,9 @@ class Recorder:
         if handler is not None:
             handler(session, tracker, event)
         else:  # an event type added later: keep it, it is history
-            self._append(session, kind, event.model_dump(mode="json", exclude={"type", "ts"}), event)
+            self._append(
+                session, kind, event.model_dump(mode="json", exclude={"type", "ts"}), event
+            )
 
     def flush(self, session: Session) -> None:
         """Journal pins, state, model and a changed active context (turn and session end)."""
@@ -81,7 +83,9 @@ class Recorder:
             tracker.state = state
         if session.model != tracker.model or session.provider.name != tracker.provider:
             tracker.model, tracker.provider = session.model, session.provider.name
-            self.store.update_session(session.id, model=session.model, provider=session.provider.name)
+            self.store.update_session(
+                session.id, model=session.model, provider=session.provider.name
+            )
         if [m.id for m in session.active] != tracker.active_ids:
             self._append_plain(session, "active", {"items": self._active_items(session, tracker)})
             tracker.active_ids = [m.id for m in session.active]
@@ -101,23 +105,55 @@ class Recorder:
     # --- per event -------------------------------------------------------------------------------
 
     def _on_session(self, session: Session, tracker: Tracker, event: Any) -> None:
-        self.store.update_session(session.id, model=event.model, provider=event.provider or session.provider.name, mode=event.mode)
+        self.store.update_session(
+            session.id,
+            model=event.model,
+            provider=event.provider or session.provider.name,
+            mode=event.mode,
+        )
         tracker.model, tracker.provider = event.model, event.provider or session.provider.name
-        self._append(session, "session", {"model": event.model, "provider": event.provider, "mode": event.mode, "profile": event.profile, "resumed": event.resumed}, event)
+        self._append(
+            session,
+            "session",
+            {
+                "model": event.model,
+                "provider": event.provider,
+                "mode": event.mode,
+                "profile": event.profile,
+                "resumed": event.resumed,
+            },
+            event,
+        )
 
     def _on_message(self, session: Session, tracker: Tracker, event: Any) -> None:
         message = event.message
-        self._append(session, "message", message.model_dump_json().encode("utf-8"), event, messages=1)
+        self._append(
+            session, "message", message.model_dump_json().encode("utf-8"), event, messages=1
+        )
         tracker.known_ids.add(message.id)
         tracker.active_ids.append(message.id)
-        if not tracker.titled and message.role == "user" and not message.synthetic and message.text.strip():
+        if (
+            not tracker.titled
+            and message.role == "user"
+            and not message.synthetic
+            and message.text.strip()
+        ):
             tracker.titled = True
-            first = next(p.text for p in message.parts if getattr(p, "type", "") == "text" and p.text.strip())  # type: ignore[union-attr]
+            first = next(
+                p.text for p in message.parts if getattr(p, "type", "") == "text" and p.text.strip()
+            )  # type: ignore[union-attr]
             self.store.set_title(session.id, first)  # the prompt itself, not context hooks added
 
     def _on_tool_started(self, session: Session, tracker: Tracker, event: Any) -> None:
         payload = {"tool_call_id": event.tool_call_id, "name": event.name, "input": event.input}
-        self._append(session, "tool_started", payload, event, durable=True, extra=self._dispatched(session.id, event))
+        self._append(
+            session,
+            "tool_started",
+            payload,
+            event,
+            durable=True,
+            extra=self._dispatched(session.id, event),
+        )
 
     def _dispatched(self, session_id: str, event: Any) -> Any:
         store = self.store
@@ -136,7 +172,14 @@ class Recorder:
 
     def _on_tool_result(self, session: Session, tracker: Tracker, event: Any) -> None:
         payload = event.model_dump(mode="json", exclude={"type", "ts"})
-        self._append(session, "tool_result", payload, event, durable=True, extra=self._finished(session.id, event))
+        self._append(
+            session,
+            "tool_result",
+            payload,
+            event,
+            durable=True,
+            extra=self._finished(session.id, event),
+        )
 
     def _finished(self, session_id: str, event: Any) -> Any:
         key = self.store.call_key(session_id, event.tool_call_id)
@@ -163,8 +206,16 @@ class Recorder:
             data: Any = event.message.model_dump_json().encode("utf-8")
         else:
             data = event.model_dump(mode="json", exclude={"type", "ts"})
-        extra = self._dispatched(root, event) if kind == "tool_started" else self._finished(root, event) if kind == "tool_result" else None
-        self._journal(root, child_kind(agent.id, kind), data, event, durable=extra is not None, extra=extra)
+        extra = (
+            self._dispatched(root, event)
+            if kind == "tool_started"
+            else self._finished(root, event)
+            if kind == "tool_result"
+            else None
+        )
+        self._journal(
+            root, child_kind(agent.id, kind), data, event, durable=extra is not None, extra=extra
+        )
 
     def _on_usage(self, session: Session, tracker: Tracker, event: Any) -> None:
         usage = session.usage
@@ -181,7 +232,13 @@ class Recorder:
                 (*totals.values(), session.id),
             )
 
-        self._append(session, "usage", event.model_dump(mode="json", exclude={"type", "ts"}), event, extra=ledger)
+        self._append(
+            session,
+            "usage",
+            event.model_dump(mode="json", exclude={"type", "ts"}),
+            event,
+            extra=ledger,
+        )
 
     def _on_compaction(self, session: Session, tracker: Tracker, event: Any) -> None:
         data = event.model_dump(mode="json", exclude={"type", "ts"})
@@ -195,18 +252,24 @@ class Recorder:
         self._append(session, "mode", {"mode": event.mode, "profile": event.profile}, event)
 
     def _on_permission(self, session: Session, tracker: Tracker, event: Any) -> None:
-        self._append(session, "permission", event.model_dump(mode="json", exclude={"type", "ts"}), event)
+        self._append(
+            session, "permission", event.model_dump(mode="json", exclude={"type", "ts"}), event
+        )
 
     def _on_error(self, session: Session, tracker: Tracker, event: Any) -> None:
         self._append(session, "error", event.model_dump(mode="json", exclude={"type", "ts"}), event)
 
     def _on_rewind(self, session: Session, tracker: Tracker, event: Any) -> None:
         # The entry carries the active context the conversation continues from.
-        self._append(session, "rewind", event.model_dump(mode="json", exclude={"type", "ts"}), event)
+        self._append(
+            session, "rewind", event.model_dump(mode="json", exclude={"type", "ts"}), event
+        )
         tracker.active_ids = list(event.active)
 
     def _on_turn_end(self, session: Session, tracker: Tracker, event: Any) -> None:
-        self._append(session, "turn_end", event.model_dump(mode="json", exclude={"type", "ts"}), event)
+        self._append(
+            session, "turn_end", event.model_dump(mode="json", exclude={"type", "ts"}), event
+        )
         self.flush(session)
 
     # --- helpers -------------------------------------------------------------------------------
@@ -235,26 +298,39 @@ class Recorder:
         self.trackers[session.id] = tracker
         return tracker
 
-    def _append(self, session: Session, kind: str, data: Any, event: Any, **kwargs: Any) -> int | None:
+    def _append(
+        self, session: Session, kind: str, data: Any, event: Any, **kwargs: Any
+    ) -> int | None:
         return self._journal(session.id, kind, data, event, **kwargs)
 
-    def _journal(self, session_id: str, kind: str, data: Any, event: Any, **kwargs: Any) -> int | None:
+    def _journal(
+        self, session_id: str, kind: str, data: Any, event: Any, **kwargs: Any
+    ) -> int | None:
         payload = data if isinstance(data, bytes) else dumps(data)
         # The event id is a keyed digest of the event (its timestamp included), so the
         # same event delivered twice is journaled once.
-        event_id = self.store.event_id(session_id, f"{kind}\x00{event.ts!r}\x00" + payload.decode("utf-8", "replace"))
-        return self.store.append(session_id, kind, payload, event_id=event_id, ts=event.ts, **kwargs)
+        event_id = self.store.event_id(
+            session_id, f"{kind}\x00{event.ts!r}\x00" + payload.decode("utf-8", "replace")
+        )
+        return self.store.append(
+            session_id, kind, payload, event_id=event_id, ts=event.ts, **kwargs
+        )
 
     def _append_plain(self, session: Session, kind: str, data: Any) -> int | None:
         from ketch.messages import new_id
 
         ts = _now()
-        return self.store.append(session.id, kind, data, event_id=self.store.event_id(session.id, new_id()), ts=ts)
+        return self.store.append(
+            session.id, kind, data, event_id=self.store.event_id(session.id, new_id()), ts=ts
+        )
 
     def _active_items(self, session: Session, tracker: Tracker) -> list[dict[str, Any]]:
         """The active context by reference where a message is in the transcript, else in full."""
         known = tracker.known_ids
-        return [{"ref": m.id} if m.id in known else {"message": m.model_dump(mode="json")} for m in session.active]
+        return [
+            {"ref": m.id} if m.id in known else {"message": m.model_dump(mode="json")}
+            for m in session.active
+        ]
 
 
 def _state_json(state: dict[str, Any]) -> bytes:
@@ -266,7 +342,9 @@ def _state_json(state: dict[str, Any]) -> bytes:
         except (TypeError, ValueError):
             continue
         kept[str(key)] = value
-    return json.dumps(kept, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return json.dumps(kept, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
+        "utf-8"
+    )
 
 
 def _jsonable(value: Any) -> Any:

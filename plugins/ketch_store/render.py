@@ -57,7 +57,11 @@ def _turn_heading(message: Message, numbers: dict[str, int], rewound: set[str]) 
     n = numbers.get(message.id)
     if n is None:
         return None
-    return f"turn {n}" + (" · rewound (kept in the transcript, not in the conversation)" if message.id in rewound else "")
+    return f"turn {n}" + (
+        " · rewound (kept in the transcript, not in the conversation)"
+        if message.id in rewound
+        else ""
+    )
 
 
 def to_json(loaded: Loaded) -> dict[str, Any]:
@@ -70,7 +74,12 @@ def to_json(loaded: Loaded) -> dict[str, Any]:
     data["operations"] = [op.as_dict() for op in loaded.operations]
     data["timeline"] = loaded.timeline
     data["subagents"] = [
-        {"agent_id": child.agent_id, **child.info, "transcript": [m.model_dump(mode="json") for m in child.loaded.record.transcript], "operations": [op.as_dict() for op in child.loaded.operations]}
+        {
+            "agent_id": child.agent_id,
+            **child.info,
+            "transcript": [m.model_dump(mode="json") for m in child.loaded.record.transcript],
+            "operations": [op.as_dict() for op in child.loaded.operations],
+        }
         for child in loaded.children
     ]
     return data
@@ -82,7 +91,10 @@ def _clip(text: str, lines: int | None) -> str:
     rows = text.splitlines()
     if len(rows) <= lines:
         return text
-    return "\n".join(rows[:lines]) + f"\n… ({len(rows) - lines} more lines; `ketch sessions export` has everything)"
+    return (
+        "\n".join(rows[:lines])
+        + f"\n… ({len(rows) - lines} more lines; `ketch sessions export` has everything)"
+    )
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -99,7 +111,9 @@ def text_view(loaded: Loaded, *, clip: int | None = 12) -> str:
         f"model     {record.provider}/{record.model}   mode {record.mode}",
         f"created   {when(loaded.created)}   updated {when(loaded.updated)}",
         f"tokens    input {usage.input_tokens}, output {usage.output_tokens}, cached {usage.cached_tokens}",
-        f"messages  {len(record.transcript)}" + (f"   compactions {len(record.compactions)}" if record.compactions else "") + (f"   pins {len(record.pins)}" if record.pins else ""),
+        f"messages  {len(record.transcript)}"
+        + (f"   compactions {len(record.compactions)}" if record.compactions else "")
+        + (f"   pins {len(record.pins)}" if record.pins else ""),
         "",
         "── transcript ──",
     ]
@@ -112,10 +126,16 @@ def text_view(loaded: Loaded, *, clip: int | None = 12) -> str:
     out += ["", "── operations ──"]
     out += _operation_lines(loaded)
     if record.unknown_outcomes:
-        out += ["", f"{len(record.unknown_outcomes)} operation(s) with an unknown outcome: check their effects before repeating them."]
+        out += [
+            "",
+            f"{len(record.unknown_outcomes)} operation(s) with an unknown outcome: check their effects before repeating them.",
+        ]
     for child in loaded.children:
         out += ["", f"── subagent {_child_title(child)} ──"]
-        out += [_indent(_message_text(message, clip), "  ") for message in child.loaded.record.transcript]
+        out += [
+            _indent(_message_text(message, clip), "  ")
+            for message in child.loaded.record.transcript
+        ]
         out += [_indent(line, "  ") for line in _operation_lines(child.loaded)]
     return "\n".join(out)
 
@@ -129,7 +149,10 @@ def _operation_lines(loaded: Loaded) -> list[str]:
         args = json.dumps(op.input, ensure_ascii=False)
         if len(args) > 120:
             args = args[:117] + "..."
-        out.append(f"{when(op.dispatched_at or op.finished_at):<16}  {op.name:<16} {op.status:<16} {args}" + (f"   ← {note}" if note else ""))
+        out.append(
+            f"{when(op.dispatched_at or op.finished_at):<16}  {op.name:<16} {op.status:<16} {args}"
+            + (f"   ← {note}" if note else "")
+        )
     return out
 
 
@@ -138,7 +161,9 @@ def _child_title(child: Any) -> str:
     title = f"{info.get('name') or '?'} ({child.agent_id})"
     if info.get("description"):
         title += f": {info['description']}"
-    ended = info.get("stop_reason") or ("running when ketch stopped" if info.get("status") != "finished" else "")
+    ended = info.get("stop_reason") or (
+        "running when ketch stopped" if info.get("status") != "finished" else ""
+    )
     return title + (f" · {ended}" if ended else "")
 
 
@@ -157,7 +182,9 @@ def _message_text(message: Message, clip: int | None) -> str:
         elif isinstance(part, ReasoningPart):
             lines.append(f"[{tag} reasoning] {_clip(part.text or '(redacted)', clip)}")
         elif isinstance(part, ToolCallPart):
-            lines.append(f"[{tag}] → {part.name} {json.dumps(part.input, ensure_ascii=False)}  ({part.id})")
+            lines.append(
+                f"[{tag}] → {part.name} {json.dumps(part.input, ensure_ascii=False)}  ({part.id})"
+            )
         elif isinstance(part, ToolResultPart):
             mark = "ok" if part.ok else "error"
             lines.append(f"[tool {part.name} {mark}]\n{_indent(_clip(part.output, clip))}")
@@ -198,11 +225,28 @@ def _markdown_body(loaded: Loaded, level: str) -> list[str]:
             if isinstance(part, TextPart):
                 out += [part.text, ""]
             elif isinstance(part, ReasoningPart):
-                out += ["<details><summary>reasoning</summary>", "", part.text or "(redacted)", "", "</details>", ""]
+                out += [
+                    "<details><summary>reasoning</summary>",
+                    "",
+                    part.text or "(redacted)",
+                    "",
+                    "</details>",
+                    "",
+                ]
             elif isinstance(part, ToolCallPart):
-                out += [f"**→ {part.name}** (`{part.id}`)", "", _fence(json.dumps(part.input, ensure_ascii=False, indent=2), "json"), ""]
+                out += [
+                    f"**→ {part.name}** (`{part.id}`)",
+                    "",
+                    _fence(json.dumps(part.input, ensure_ascii=False, indent=2), "json"),
+                    "",
+                ]
             elif isinstance(part, ToolResultPart):
-                out += [f"**{part.name}** {'ok' if part.ok else 'error'} (`{part.tool_call_id}`)", "", _fence(part.output), ""]
+                out += [
+                    f"**{part.name}** {'ok' if part.ok else 'error'} (`{part.tool_call_id}`)",
+                    "",
+                    _fence(part.output),
+                    "",
+                ]
     if loaded.operations:
         out += [f"{level} Operations", "", "| time | tool | status |", "|---|---|---|"]
         for op in loaded.operations:

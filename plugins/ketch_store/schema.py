@@ -120,7 +120,9 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     """Bring the database to ``target``; returns the version it started at."""
     current = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if current > target:
-        raise SchemaTooNew(f"schema version {current} is newer than this ketch understands ({target})")
+        raise SchemaTooNew(
+            f"schema version {current} is newer than this ketch understands ({target})"
+        )
     for version in range(current + 1, target + 1):
         conn.execute("BEGIN IMMEDIATE")
         try:

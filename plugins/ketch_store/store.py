@@ -90,7 +90,9 @@ def reading(what: str) -> Iterator[None]:
     except sqlite3.DatabaseError as exc:
         if not damaged(exc):
             raise
-        raise DamagedSession(f"{what} cannot be read: sessions.db is damaged there ({exc}). {DAMAGE_HINT}") from None
+        raise DamagedSession(
+            f"{what} cannot be read: sessions.db is damaged there ({exc}). {DAMAGE_HINT}"
+        ) from None
 
 
 def damaged(exc: sqlite3.DatabaseError) -> bool:
@@ -105,7 +107,9 @@ def writer_wait(settings: Any) -> float:
 
     value = settings.section("storage").get("writer_wait", WRITER_WAIT)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigError(f"[storage] writer_wait = {value!r} is not a number of seconds (0 or more) in config.toml")
+        raise ConfigError(
+            f"[storage] writer_wait = {value!r} is not a number of seconds (0 or more) in config.toml"
+        )
     return float(value)
 
 
@@ -129,7 +133,9 @@ def _has_data(path: Path) -> bool:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+    )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn
 
@@ -143,12 +149,16 @@ def _meta(conn: sqlite3.Connection) -> dict[str, bytes]:
         rows = conn.execute("SELECT key, value FROM meta").fetchall()
     except sqlite3.DatabaseError:
         return {}
-    return {key: bytes(value) if not isinstance(value, str) else value.encode() for key, value in rows}
+    return {
+        key: bytes(value) if not isinstance(value, str) else value.encode() for key, value in rows
+    }
 
 
 def _never_used(conn: sqlite3.Connection) -> bool:
     try:
-        return conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0 and _meta(conn) == {}
+        return (
+            conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0 and _meta(conn) == {}
+        )
     except sqlite3.DatabaseError:
         return False
 
@@ -167,8 +177,12 @@ class SqliteStore:
         self.writers = Writers(path.parent / "writers")
         self.writer_wait = WRITER_WAIT
         self.recovered: list[tuple[str, str]] = []  # (session id, call key) marked unknown at open
-        self.notices: list[str] = []  # said once the next session starts (waits, forks, a finished rotation)
-        self.say: Callable[[str], None] = _stderr  # said at once (a wait the user is sitting through)
+        self.notices: list[
+            str
+        ] = []  # said once the next session starts (waits, forks, a finished rotation)
+        self.say: Callable[[str], None] = (
+            _stderr  # said at once (a wait the user is sitting through)
+        )
         self.recorder: Any = None  # set by the plugin: the event observer for this store
 
     @property
@@ -201,7 +215,9 @@ class SqliteStore:
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             with owners.exclusive(path.with_name(path.name + ".lock")):
-                users = owners.shared(path.with_name(path.name + ".users"), ROTATION_WAIT, _rotation_notice)
+                users = owners.shared(
+                    path.with_name(path.name + ".users"), ROTATION_WAIT, _rotation_notice
+                )
                 try:
                     store = cls._open_file(path, cipher)
                 except BaseException:
@@ -210,7 +226,10 @@ class SqliteStore:
                 store._users = users
                 return store
         except OSError as exc:
-            raise StoreUnavailable(f"cannot open the session store in {path.parent}: {exc.strerror or exc}", exists=exists) from None
+            raise StoreUnavailable(
+                f"cannot open the session store in {path.parent}: {exc.strerror or exc}",
+                exists=exists,
+            ) from None
         except TimeoutError:
             raise StoreUnavailable(
                 f"the session store {path} is being re-keyed by another ketch (`ketch store key rotate`); run again when it has finished",
@@ -227,7 +246,9 @@ class SqliteStore:
         try:
             conn = _connect(path)
         except sqlite3.Error as exc:
-            raise StoreUnavailable(f"cannot open the session store {path}: {exc}", exists=not fresh) from None
+            raise StoreUnavailable(
+                f"cannot open the session store {path}: {exc}", exists=not fresh
+            ) from None
         try:
             return cls._open_checked(path, conn, cipher, fresh)
         except BaseException:
@@ -237,7 +258,9 @@ class SqliteStore:
             raise
 
     @classmethod
-    def _open_checked(cls, path: Path, conn: sqlite3.Connection, cipher: FieldCipher | None, fresh: bool) -> SqliteStore:
+    def _open_checked(
+        cls, path: Path, conn: sqlite3.Connection, cipher: FieldCipher | None, fresh: bool
+    ) -> SqliteStore:
         try:
             return cls._open_locked(path, conn, cipher, fresh)
         except sqlite3.DatabaseError as exc:
@@ -248,7 +271,9 @@ class SqliteStore:
             ) from None
 
     @classmethod
-    def _open_locked(cls, path: Path, conn: sqlite3.Connection, cipher: FieldCipher | None, fresh: bool) -> SqliteStore:
+    def _open_locked(
+        cls, path: Path, conn: sqlite3.Connection, cipher: FieldCipher | None, fresh: bool
+    ) -> SqliteStore:
         if not fresh and not _has_tables(conn):
             fresh = True  # an empty file (e.g. created and never written): start it
         meta = {} if fresh else _meta(conn)
@@ -257,9 +282,15 @@ class SqliteStore:
         if not fresh:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
-                raise StoreUnavailable(f"{path} was written by a newer ketch (schema {version}, this one knows {SCHEMA_VERSION}); upgrade ketch to open it", exists=True)
+                raise StoreUnavailable(
+                    f"{path} was written by a newer ketch (schema {version}, this one knows {SCHEMA_VERSION}); upgrade ketch to open it",
+                    exists=True,
+                )
             if "encryption" not in meta:
-                raise StoreUnavailable(f"{path} is not a ketch session store (no meta record); move it away and run again", exists=True)
+                raise StoreUnavailable(
+                    f"{path} is not a ketch session store (no meta record); move it away and run again",
+                    exists=True,
+                )
         codec: FieldCipher = cipher if cipher is not None else PlainCodec()
         fields = Fields(codec)
         if not fresh:
@@ -293,11 +324,16 @@ class SqliteStore:
         store = cls(path, conn, fields)
         store._settle_keys(fresh)
         # A damaged page somewhere must not keep every session closed: these passes skip it.
-        for step, what in ((store._chain_unlinked, "chaining older journal entries"), (store.recover, "the crash-recovery pass")):
+        for step, what in (
+            (store._chain_unlinked, "chaining older journal entries"),
+            (store.recover, "the crash-recovery pass"),
+        ):
             try:
                 step()
             except (sqlite3.DatabaseError, DamagedSession) as exc:
-                store.notices.append(f"{what} could not read the whole store ({exc}); {DAMAGE_HINT}")
+                store.notices.append(
+                    f"{what} could not read the whole store ({exc}); {DAMAGE_HINT}"
+                )
         return store
 
     @staticmethod
@@ -318,7 +354,9 @@ class SqliteStore:
             )
 
     @staticmethod
-    def _key_that_opens(path: Path, conn: sqlite3.Connection, meta: dict[str, bytes], fields: Fields) -> Fields:
+    def _key_that_opens(
+        path: Path, conn: sqlite3.Connection, meta: dict[str, bytes], fields: Fields
+    ) -> Fields:
         """The fields whose key opens the key check: the current key, or (a rotation died
         after its commit) the staged one, which then becomes the key."""
         from ketch_store.rotate import HISTORY_FILE, finish_interrupted
@@ -326,7 +364,9 @@ class SqliteStore:
         manager = getattr(fields.cipher, "manager", None)
         if _opens_keycheck(fields, meta):
             if manager is not None and meta.get("rotating") == b"1":
-                finish_interrupted(conn, fields, None)  # died before its commit: the staged key is unused
+                finish_interrupted(
+                    conn, fields, None
+                )  # died before its commit: the staged key is unused
             return fields
         staged = manager.pending() if manager is not None and meta.get("rotating") == b"1" else None
         if staged is not None:
@@ -334,7 +374,11 @@ class SqliteStore:
             if _opens_keycheck(candidate, meta):
                 finish_interrupted(conn, fields, candidate, path.parent / HISTORY_FILE)
                 return candidate
-        where = str(manager.status().get("where", "its key store")) if manager is not None else "the keyring"
+        where = (
+            str(manager.status().get("where", "its key store"))
+            if manager is not None
+            else "the keyring"
+        )
         raise KeyDoesNotOpen(
             f"the session key in {where} does not open {path} (a different key, or a tampered key check): nothing was "
             "read or written. Restore the key that wrote it (`ketch store key import` takes a recovery code), or move "
@@ -360,23 +404,39 @@ class SqliteStore:
             )
             provider = getattr(getattr(cipher, "manager", None), "provider", None)
             if fresh and provider is not None:
-                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('key_provider', ?)", (provider.name.encode(),))
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('key_provider', ?)",
+                    (provider.name.encode(),),
+                )
 
     def _chain_unlinked(self) -> None:
         """Chain the entries of sessions written before the journal was a chain (schema 1)."""
         with self.lock:
-            todo = self.conn.execute("SELECT id, last_seq FROM sessions WHERE head IS NULL AND last_seq > 0").fetchall()
+            todo = self.conn.execute(
+                "SELECT id, last_seq FROM sessions WHERE head IS NULL AND last_seq > 0"
+            ).fetchall()
         if not todo:
             return
         with self.transaction() as conn:
             lift_triggers(conn)
             for session_id, last_seq in todo:
                 prev = b""
-                rows = conn.execute("SELECT seq, event_id, kind, ts, payload FROM journal WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+                rows = conn.execute(
+                    "SELECT seq, event_id, kind, ts, payload FROM journal WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
                 for seq, event_id, kind, ts, payload in rows:
-                    prev = self.fields.mac(CHAIN, link_input(session_id, seq, kind, event_id, ts, payload, prev))
-                    conn.execute("UPDATE journal SET mac = ? WHERE session_id = ? AND seq = ?", (prev, session_id, seq))
-                conn.execute("UPDATE sessions SET head = ? WHERE id = ?", (self.fields.mac(HEAD, head_input(session_id, last_seq, prev)), session_id))
+                    prev = self.fields.mac(
+                        CHAIN, link_input(session_id, seq, kind, event_id, ts, payload, prev)
+                    )
+                    conn.execute(
+                        "UPDATE journal SET mac = ? WHERE session_id = ? AND seq = ?",
+                        (prev, session_id, seq),
+                    )
+                conn.execute(
+                    "UPDATE sessions SET head = ? WHERE id = ?",
+                    (self.fields.mac(HEAD, head_input(session_id, last_seq, prev)), session_id),
+                )
             restore_triggers(conn)
 
     # --- transactions ---------------------------------------------------------------------
@@ -394,14 +454,25 @@ class SqliteStore:
             except sqlite3.DatabaseError as exc:
                 if not damaged(exc):
                     raise
-                raise DamagedSession(f"the session store could not write: sessions.db is damaged ({exc}). {DAMAGE_HINT}") from None
+                raise DamagedSession(
+                    f"the session store could not write: sessions.db is damaged ({exc}). {DAMAGE_HINT}"
+                ) from None
             finally:
                 if durable:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
 
     # --- sessions ------------------------------------------------------------------------------
 
-    def ensure_session(self, session_id: str, *, workspace: str, provider: str, model: str, mode: str, created: float) -> None:
+    def ensure_session(
+        self,
+        session_id: str,
+        *,
+        workspace: str,
+        provider: str,
+        model: str,
+        mode: str,
+        created: float,
+    ) -> None:
         self.claim_now(session_id)
         with self.transaction() as conn:
             row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -421,17 +492,31 @@ class SqliteStore:
                     ),
                 )
             else:
-                conn.execute("UPDATE sessions SET provider = ?, model = ?, mode = ? WHERE id = ?", (provider, model, mode, session_id))
+                conn.execute(
+                    "UPDATE sessions SET provider = ?, model = ?, mode = ? WHERE id = ?",
+                    (provider, model, mode, session_id),
+                )
 
     def update_session(self, session_id: str, **columns: Any) -> None:
         """Set plain columns (model, provider, mode, token counters)."""
-        allowed = {"provider", "model", "mode", "input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"}
+        allowed = {
+            "provider",
+            "model",
+            "mode",
+            "input_tokens",
+            "output_tokens",
+            "cached_tokens",
+            "reasoning_tokens",
+        }
         names = [name for name in columns if name in allowed]
         if not names:
             return
         assignments = ", ".join(f"{name} = ?" for name in names)
         with self.transaction() as conn:
-            conn.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", (*[columns[n] for n in names], session_id))
+            conn.execute(
+                f"UPDATE sessions SET {assignments} WHERE id = ?",
+                (*[columns[n] for n in names], session_id),
+            )
 
     def set_title(self, session_id: str, text: str) -> None:
         title = " ".join(text.split())[:TITLE_CHARS]
@@ -443,12 +528,17 @@ class SqliteStore:
 
     def message_count(self, session_id: str) -> int:
         with self.lock, reading(f"session {session_id}"):
-            row = self.conn.execute("SELECT messages FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            row = self.conn.execute(
+                "SELECT messages FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
         return int(row[0]) if row else 0
 
     def has_session(self, session_id: str) -> bool:
         with self.lock, reading(f"session {session_id}"):
-            return self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
+            return (
+                self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                is not None
+            )
 
     def resolve_id(self, text: str) -> str:
         """A full session id from an id or a unique prefix of one."""
@@ -459,24 +549,33 @@ class SqliteStore:
             if self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (text,)).fetchone():
                 return text
             pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            rows = self.conn.execute("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (pattern,)).fetchall()
+            rows = self.conn.execute(
+                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (pattern,)
+            ).fetchall()
         if not rows:
             raise KetchError(f"no session '{text}' (ketch sessions list --all shows every session)")
         if len(rows) > 1:
-            raise KetchError(f"'{text}' matches more than one session; give more of the id", exit_code=2)
+            raise KetchError(
+                f"'{text}' matches more than one session; give more of the id", exit_code=2
+            )
         return str(rows[0][0])
 
     def session_ids(self) -> list[str]:
         """Every session id that can be read, even from a damaged store (by the id index
         first, so a damaged page of the table itself still leaves the ids)."""
-        for query in ("SELECT id FROM sessions INDEXED BY sqlite_autoindex_sessions_1 ORDER BY id", "SELECT id FROM sessions ORDER BY id"):
+        for query in (
+            "SELECT id FROM sessions INDEXED BY sqlite_autoindex_sessions_1 ORDER BY id",
+            "SELECT id FROM sessions ORDER BY id",
+        ):
             try:
                 with self.lock:
                     return [str(row[0]) for row in self.conn.execute(query)]
             except sqlite3.DatabaseError:
                 continue
         with self.lock, contextlib.suppress(sqlite3.DatabaseError):
-            return [str(row[0]) for row in self.conn.execute("SELECT DISTINCT session_id FROM journal")]
+            return [
+                str(row[0]) for row in self.conn.execute("SELECT DISTINCT session_id FROM journal")
+            ]
         return []
 
     # --- one writer per session ------------------------------------------------------------
@@ -498,11 +597,15 @@ class SqliteStore:
         def waiting(holder: str) -> None:
             told.append(holder)
             if self.writer_wait > 0:
-                self.say(f"session {session_id} is being written by another ketch ({holder}); waiting up to {self.writer_wait:g}s for it to finish (Ctrl-C stops)")
+                self.say(
+                    f"session {session_id} is being written by another ketch ({holder}); waiting up to {self.writer_wait:g}s for it to finish (Ctrl-C stops)"
+                )
 
         if self.writers.claim(session_id, self.writer_wait, waiting):
             if told:
-                self.notices.append(f"waited {time.monotonic() - began:.1f}s for another ketch ({told[0]}) to finish writing session {session_id}")
+                self.notices.append(
+                    f"waited {time.monotonic() - began:.1f}s for another ketch ({told[0]}) to finish writing session {session_id}"
+                )
             return session_id
         fork = self.fork_session(session_id)
         self.notices.append(
@@ -536,10 +639,28 @@ class SqliteStore:
         payload = data if isinstance(data, bytes) else dumps(data)
         self.claim_now(session_id)
         with self.transaction(durable=durable) as conn:
-            return self._append_in(conn, session_id, kind, payload, event_id=event_id, ts=ts, messages=messages, extra=extra)
+            return self._append_in(
+                conn,
+                session_id,
+                kind,
+                payload,
+                event_id=event_id,
+                ts=ts,
+                messages=messages,
+                extra=extra,
+            )
 
     def _append_in(
-        self, conn: sqlite3.Connection, session_id: str, kind: str, payload: bytes, *, event_id: str, ts: float, messages: int = 0, extra: Extra | None = None
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        kind: str,
+        payload: bytes,
+        *,
+        event_id: str,
+        ts: float,
+        messages: int = 0,
+        extra: Extra | None = None,
     ) -> int | None:
         if conn.execute("SELECT 1 FROM journal WHERE event_id = ?", (event_id,)).fetchone():
             return None
@@ -549,16 +670,25 @@ class SqliteStore:
         )
         if cursor.rowcount != 1:
             raise KetchError(f"session {session_id} is not in the store (deleted meanwhile?)")
-        seq = int(conn.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()[0])
-        previous = conn.execute("SELECT mac FROM journal WHERE session_id = ? AND seq = ?", (session_id, seq - 1)).fetchone()
+        seq = int(
+            conn.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+        )
+        previous = conn.execute(
+            "SELECT mac FROM journal WHERE session_id = ? AND seq = ?", (session_id, seq - 1)
+        ).fetchone()
         prev = bytes(previous[0]) if previous is not None and previous[0] is not None else b""
-        sealed = self.fields.seal("journal", "payload", _entry_key(session_id, seq, kind, event_id), payload)
+        sealed = self.fields.seal(
+            "journal", "payload", _entry_key(session_id, seq, kind, event_id), payload
+        )
         mac = self.fields.mac(CHAIN, link_input(session_id, seq, kind, event_id, ts, sealed, prev))
         conn.execute(
             "INSERT INTO journal (session_id, seq, event_id, kind, ts, payload, mac) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (session_id, seq, event_id, kind, ts, sealed, mac),
         )
-        conn.execute("UPDATE sessions SET head = ? WHERE id = ?", (self.fields.mac(HEAD, head_input(session_id, seq, mac)), session_id))
+        conn.execute(
+            "UPDATE sessions SET head = ? WHERE id = ?",
+            (self.fields.mac(HEAD, head_input(session_id, seq, mac)), session_id),
+        )
         if extra is not None:
             extra(conn, seq)
         return seq
@@ -566,13 +696,19 @@ class SqliteStore:
     def _rows(self, session_id: str) -> list[Row]:
         with self.lock, reading(f"session {session_id}"):
             rows = self.conn.execute(
-                "SELECT seq, event_id, kind, ts, payload, mac FROM journal WHERE session_id = ? ORDER BY seq", (session_id,)
+                "SELECT seq, event_id, kind, ts, payload, mac FROM journal WHERE session_id = ? ORDER BY seq",
+                (session_id,),
             ).fetchall()
-        return [Row(seq, event_id, kind, ts, bytes(payload), None if mac is None else bytes(mac)) for seq, event_id, kind, ts, payload, mac in rows]
+        return [
+            Row(seq, event_id, kind, ts, bytes(payload), None if mac is None else bytes(mac))
+            for seq, event_id, kind, ts, payload, mac in rows
+        ]
 
     def _end(self, session_id: str) -> tuple[int, bytes | None]:
         with self.lock, reading(f"session {session_id}"):
-            row = self.conn.execute("SELECT last_seq, head FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            row = self.conn.execute(
+                "SELECT last_seq, head FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
         if row is None:
             return 0, None
         return int(row[0]), None if row[1] is None else bytes(row[1])
@@ -591,16 +727,33 @@ class SqliteStore:
         intact, prev, expected = True, b"", 1
         for row in rows:
             try:
-                plain = seal_open("journal", "payload", _entry_key(session_id, row.seq, row.kind, row.event_id), row.payload)
+                plain = seal_open(
+                    "journal",
+                    "payload",
+                    _entry_key(session_id, row.seq, row.kind, row.event_id),
+                    row.payload,
+                )
             except IntegrityError:
                 fine[row.seq] = intact = False
                 continue
             fine[row.seq] = True
-            if row.seq != expected or row.mac is None or link(link_input(session_id, row.seq, row.kind, row.event_id, row.ts, row.payload, prev)) != row.mac:
+            if (
+                row.seq != expected
+                or row.mac is None
+                or link(
+                    link_input(
+                        session_id, row.seq, row.kind, row.event_id, row.ts, row.payload, prev
+                    )
+                )
+                != row.mac
+            ):
                 intact = False
             prev, expected = row.mac or b"", row.seq + 1
             opened.append((row.seq, row.kind, row.ts, plain))
-        if intact and (expected - 1 != last_seq or (rows and self.fields.mac(HEAD, head_input(session_id, last_seq, prev)) != head)):
+        if intact and (
+            expected - 1 != last_seq
+            or (rows and self.fields.mac(HEAD, head_input(session_id, last_seq, prev)) != head)
+        ):
             intact = False
         if not intact:
             report = self._check(session_id, rows, last_seq, head, fine)
@@ -611,16 +764,40 @@ class SqliteStore:
             raise report.error()
         return opened
 
-    def _check(self, session_id: str, rows: list[Row], last_seq: int, head: bytes | None, fine: dict[int, bool] | None = None) -> Report:
+    def _check(
+        self,
+        session_id: str,
+        rows: list[Row],
+        last_seq: int,
+        head: bytes | None,
+        fine: dict[int, bool] | None = None,
+    ) -> Report:
         def opens(sid: str, seq: int, kind: str, event_id: str, payload: bytes) -> bool:
-            return self.fields.opens("journal", "payload", _entry_key(sid, seq, kind, event_id), payload)
+            return self.fields.opens(
+                "journal", "payload", _entry_key(sid, seq, kind, event_id), payload
+            )
 
         def at_the_same_place(seq: int) -> list[tuple[str, str, str]]:
             with self.lock, contextlib.suppress(sqlite3.DatabaseError):
-                return [tuple(r) for r in self.conn.execute("SELECT session_id, kind, event_id FROM journal WHERE seq = ? AND session_id != ? LIMIT 5000", (seq, session_id))]  # type: ignore[misc]
+                return [
+                    tuple(r)
+                    for r in self.conn.execute(
+                        "SELECT session_id, kind, event_id FROM journal WHERE seq = ? AND session_id != ? LIMIT 5000",
+                        (seq, session_id),
+                    )
+                ]  # type: ignore[misc]
             return []
 
-        report = check(session_id, rows, last_seq, head, self.fields.mac, opens, other_sessions=at_the_same_place, payload_ok=fine)
+        report = check(
+            session_id,
+            rows,
+            last_seq,
+            head,
+            self.fields.mac,
+            opens,
+            other_sessions=at_the_same_place,
+            payload_ok=fine,
+        )
         if not report.ok:
             report.damage = self.damage()
         return report
@@ -635,7 +812,12 @@ class SqliteStore:
             return str(exc)
         if found == ["ok"]:
             return None
-        lines = [line.strip() for text in found for line in text.splitlines() if line.strip() and not line.startswith("***")]
+        lines = [
+            line.strip()
+            for text in found
+            for line in text.splitlines()
+            if line.strip() and not line.startswith("***")
+        ]
         return "; ".join(lines) or "quick_check failed"
 
     def verify_session(self, session_id: str) -> Report:
@@ -644,9 +826,14 @@ class SqliteStore:
         report = Report(session_id)
         try:
             with self.lock, reading(f"session {session_id}"):
-                header = self.conn.execute("SELECT workspace, name, title, last_seq, head FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                header = self.conn.execute(
+                    "SELECT workspace, name, title, last_seq, head FROM sessions WHERE id = ?",
+                    (session_id,),
+                ).fetchone()
         except DamagedSession as exc:
-            report.problems.append(f"its record cannot be read: the database is damaged there ({_cause(exc)})")
+            report.problems.append(
+                f"its record cannot be read: the database is damaged there ({_cause(exc)})"
+            )
             header = None
         if header is not None:
             for column, value in zip(("workspace", "name", "title"), header[:3], strict=True):
@@ -654,11 +841,15 @@ class SqliteStore:
                     continue
                 report.fields += 1
                 if not self.fields.opens("sessions", column, session_id, bytes(value)):
-                    report.problems.append(f"its {column} does not authenticate (altered, moved from another session, or another key)")
+                    report.problems.append(
+                        f"its {column} does not authenticate (altered, moved from another session, or another key)"
+                    )
         try:
             rows = self._rows(session_id)
         except DamagedSession as exc:
-            report.problems.append(f"its journal cannot be read: the database is damaged there ({_cause(exc)})")
+            report.problems.append(
+                f"its journal cannot be read: the database is damaged there ({_cause(exc)})"
+            )
             return report
         last_seq = int(header[3]) if header is not None else (rows[-1].seq if rows else 0)
         head = None if header is None or header[4] is None else bytes(header[4])
@@ -666,7 +857,9 @@ class SqliteStore:
         report.entries, report.fields = journal.entries, report.fields + len(rows)
         if journal.damage:
             report.damage = journal.damage
-            journal.problems = [f"the database is damaged there ({journal.damage}): {p}" for p in journal.problems]
+            journal.problems = [
+                f"the database is damaged there ({journal.damage}): {p}" for p in journal.problems
+            ]
         report.problems += journal.problems
         return report
 
@@ -680,16 +873,28 @@ class SqliteStore:
             meta = _meta(self.conn)
             if self.encrypted and not _opens_keycheck(self.fields, meta):
                 problems.append("the key check does not authenticate")
-            if self.encrypted and "index_key" in meta and not self.fields.opens("meta", "index_key", "store", meta["index_key"]):
+            if (
+                self.encrypted
+                and "index_key" in meta
+                and not self.fields.opens("meta", "index_key", "store", meta["index_key"])
+            ):
                 problems.append("the sealed lookup-index key does not authenticate")
             with self.lock:
-                rows = self.conn.execute("SELECT workspace_index, scope_index, scope FROM approvals").fetchall()
-            bad = sum(1 for index, key, value in rows if not self.fields.opens("approvals", "scope", f"{index}/{key}", bytes(value)))
+                rows = self.conn.execute(
+                    "SELECT workspace_index, scope_index, scope FROM approvals"
+                ).fetchall()
+            bad = sum(
+                1
+                for index, key, value in rows
+                if not self.fields.opens("approvals", "scope", f"{index}/{key}", bytes(value))
+            )
             if bad:
                 problems.append(f"{bad} saved approval(s) do not authenticate")
             problems += self.blobs.verify()
         except sqlite3.DatabaseError as exc:
-            problems.append(f"the store's own records cannot be read: the database is damaged ({exc})")
+            problems.append(
+                f"the store's own records cannot be read: the database is damaged ({exc})"
+            )
         return problems
 
     def event_id(self, session_id: str, text: str) -> str:
@@ -711,7 +916,8 @@ class SqliteStore:
         header = self._header(source_id)
         with self.lock, reading(f"session {source_id}"):
             ops = self.conn.execute(
-                "SELECT call_key, status, dispatched_seq, finished_seq, updated FROM operations WHERE session_id = ?", (source_id,)
+                "SELECT call_key, status, dispatched_seq, finished_seq, updated FROM operations WHERE session_id = ?",
+                (source_id,),
             ).fetchall()
         workspace, name, title = header["workspace"], header["name"], header["title"]
         tokens = list(header["usage"].values())
@@ -751,17 +957,37 @@ class SqliteStore:
             seqs: dict[int, int] = {}
             for source, (seq, kind, ts, plain) in zip(rows, entries, strict=True):
                 new_seq = self._append_in(
-                    conn, fork, kind, plain, event_id=self.event_id(fork, f"fork\x00{source.event_id}"), ts=ts, messages=int(kind == "message")
+                    conn,
+                    fork,
+                    kind,
+                    plain,
+                    event_id=self.event_id(fork, f"fork\x00{source.event_id}"),
+                    ts=ts,
+                    messages=int(kind == "message"),
                 )
                 seqs[seq] = int(new_seq or 0)
-            self._append_in(conn, fork, "fork", dumps({"from": source_id, "entries": len(entries)}), event_id=self.event_id(fork, new_id()), ts=now)
+            self._append_in(
+                conn,
+                fork,
+                "fork",
+                dumps({"from": source_id, "entries": len(entries)}),
+                event_id=self.event_id(fork, new_id()),
+                ts=now,
+            )
             for key, status, dispatched, finished, updated in ops:
                 call = call_ids.get(key)
                 if call is None:
                     continue
                 conn.execute(
                     "INSERT INTO operations (session_id, call_key, status, owner, dispatched_seq, finished_seq, updated) VALUES (?, ?, ?, '', ?, ?, ?)",
-                    (fork, self.call_key(fork, call), "unknown_outcome" if status == "dispatched" else status, seqs.get(dispatched), seqs.get(finished), updated),
+                    (
+                        fork,
+                        self.call_key(fork, call),
+                        "unknown_outcome" if status == "dispatched" else status,
+                        seqs.get(dispatched),
+                        seqs.get(finished),
+                        updated,
+                    ),
                 )
             from ketch_store import blobs
 
@@ -781,7 +1007,9 @@ class SqliteStore:
 
     def operation_statuses(self, session_id: str) -> dict[str, str]:
         with self.lock, reading(f"session {session_id}"):
-            rows = self.conn.execute("SELECT call_key, status FROM operations WHERE session_id = ?", (session_id,)).fetchall()
+            rows = self.conn.execute(
+                "SELECT call_key, status FROM operations WHERE session_id = ?", (session_id,)
+            ).fetchall()
         return {key: status for key, status in rows}
 
     def recover(self) -> list[tuple[str, str]]:
@@ -803,7 +1031,13 @@ class SqliteStore:
             dead_owners.add(owner)
             now = time.time()
 
-            def mark(conn: sqlite3.Connection, seq: int, sid: str = session_id, key: str = call_key, at: float = now) -> None:
+            def mark(
+                conn: sqlite3.Connection,
+                seq: int,
+                sid: str = session_id,
+                key: str = call_key,
+                at: float = now,
+            ) -> None:
                 conn.execute(
                     "UPDATE operations SET status = 'unknown_outcome', finished_seq = ?, updated = ? "
                     "WHERE session_id = ? AND call_key = ? AND status = 'dispatched'",
@@ -815,7 +1049,9 @@ class SqliteStore:
                     session_id,
                     "recovery",
                     {"dispatched_seq": dispatched_seq, "status": "unknown_outcome"},
-                    event_id=self.event_id(session_id, f"recovery\x00{call_key}\x00{dispatched_seq}"),
+                    event_id=self.event_id(
+                        session_id, f"recovery\x00{call_key}\x00{dispatched_seq}"
+                    ),
                     ts=now,
                     durable=True,
                     extra=mark,
@@ -833,7 +1069,12 @@ class SqliteStore:
         if not self.owners_dir.is_dir():
             return
         with self.lock:
-            busy = {row[0] for row in self.conn.execute("SELECT DISTINCT owner FROM operations WHERE status = 'dispatched'")}
+            busy = {
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT DISTINCT owner FROM operations WHERE status = 'dispatched'"
+                )
+            }
         for lock_file in self.owners_dir.glob("*.lock"):
             owner = lock_file.stem
             if owner not in busy and not owners.owner_alive(self.owners_dir, owner):
@@ -869,7 +1110,9 @@ class SqliteStore:
         live session of this process holds), as the recorder would have."""
         session_id = self.resolve_id(session_id)
         payload = dumps(event.model_dump(mode="json", exclude={"type", "ts"}))
-        event_id = self.event_id(session_id, f"{event.type}\x00{event.ts!r}\x00" + payload.decode("utf-8", "replace"))
+        event_id = self.event_id(
+            session_id, f"{event.type}\x00{event.ts!r}\x00" + payload.decode("utf-8", "replace")
+        )
         return self.append(session_id, event.type, payload, event_id=event_id, ts=event.ts)
 
     def _header(self, session_id: str) -> dict[str, Any]:
@@ -882,7 +1125,20 @@ class SqliteStore:
             ).fetchone()
         if row is None:
             raise KetchError(f"no session '{session_id}'")
-        workspace, name, title, provider, model, mode, created, updated, tin, tout, tcached, treason = row
+        (
+            workspace,
+            name,
+            title,
+            provider,
+            model,
+            mode,
+            created,
+            updated,
+            tin,
+            tout,
+            tcached,
+            treason,
+        ) = row
         text = self.fields.open_text
         return {
             "id": session_id,
@@ -894,7 +1150,12 @@ class SqliteStore:
             "mode": mode,
             "created": created,
             "updated": updated,
-            "usage": {"input_tokens": tin, "output_tokens": tout, "cached_tokens": tcached, "reasoning_tokens": treason},
+            "usage": {
+                "input_tokens": tin,
+                "output_tokens": tout,
+                "cached_tokens": tcached,
+                "reasoning_tokens": treason,
+            },
         }
 
     def history(self, session_id: str) -> Any:
@@ -910,7 +1171,9 @@ class SqliteStore:
             loaded.children = children(header, entries, statuses, self.call_key)
             return loaded
 
-    def list_sessions(self, workspace: str | None = None, *, errors: list[str] | None = None) -> list[SessionSummary]:
+    def list_sessions(
+        self, workspace: str | None = None, *, errors: list[str] | None = None
+    ) -> list[SessionSummary]:
         """Sessions, newest first. With ``errors``, a record that fails authentication or
         sits on a damaged page is reported there and skipped; without, it raises."""
         query = "SELECT id, workspace, name, title, model, mode, created, updated, messages FROM sessions WHERE messages > 0"
@@ -955,12 +1218,19 @@ class SqliteStore:
         for sid in self.session_ids():
             try:
                 with self.lock:
-                    row = self.conn.execute(query.replace("WHERE messages > 0", "WHERE 1") + " AND id = ?", (*params, sid)).fetchone()
+                    row = self.conn.execute(
+                        query.replace("WHERE messages > 0", "WHERE 1") + " AND id = ?",
+                        (*params, sid),
+                    ).fetchone()
             except sqlite3.DatabaseError as exc:
-                errors.append(f"session {sid}: its record sits on a damaged page of sessions.db ({exc})")
+                errors.append(
+                    f"session {sid}: its record sits on a damaged page of sessions.db ({exc})"
+                )
                 continue
             if row is None and workspace_filter_absent(params):
-                errors.append(f"session {sid}: its record sits on a damaged page of sessions.db (the index has it, the table does not)")
+                errors.append(
+                    f"session {sid}: its record sits on a damaged page of sessions.db (the index has it, the table does not)"
+                )
             elif row is not None and row[8] > 0:
                 rows.append(row)
         return sorted(rows, key=lambda r: r[7], reverse=True)
@@ -969,7 +1239,9 @@ class SqliteStore:
         session_id = self.resolve_id(session_id)
         held = self.writers.holds(session_id)
         if not held and not self.writers.try_claim(session_id):
-            raise KetchError(f"session {session_id} is open in another ketch ({self.writers.holder(session_id)}); close it first")
+            raise KetchError(
+                f"session {session_id} is open in another ketch ({self.writers.holder(session_id)}); close it first"
+            )
         from ketch_store import blobs
 
         with self.transaction() as conn:
@@ -991,9 +1263,13 @@ class SqliteStore:
         index = self.fields.index(workspace)
         with self.lock, reading("the saved approvals"):
             rows = self.conn.execute(
-                "SELECT scope_index, scope FROM approvals WHERE workspace_index = ? ORDER BY created", (index,)
+                "SELECT scope_index, scope FROM approvals WHERE workspace_index = ? ORDER BY created",
+                (index,),
             ).fetchall()
-        return [self.fields.open_text("approvals", "scope", f"{index}/{key}", value) for key, value in rows]
+        return [
+            self.fields.open_text("approvals", "scope", f"{index}/{key}", value)
+            for key, value in rows
+        ]
 
     def add_approval(self, workspace: str, scope: str) -> None:
         index = self.fields.index(workspace)
@@ -1009,7 +1285,13 @@ class SqliteStore:
         index = self.fields.index(workspace)
         key = self.fields.index(f"scope\x00{scope}")
         with self.transaction() as conn:
-            return conn.execute("DELETE FROM approvals WHERE workspace_index = ? AND scope_index = ?", (index, key)).rowcount > 0
+            return (
+                conn.execute(
+                    "DELETE FROM approvals WHERE workspace_index = ? AND scope_index = ?",
+                    (index, key),
+                ).rowcount
+                > 0
+            )
 
     def close(self) -> None:
         with self.lock:
@@ -1074,4 +1356,6 @@ def _stderr(message: str) -> None:
 
 
 def _rotation_notice() -> None:
-    _stderr("the session store is being re-keyed by another ketch (`ketch store key rotate`); waiting for it to finish")
+    _stderr(
+        "the session store is being re-keyed by another ketch (`ketch store key rotate`); waiting for it to finish"
+    )

@@ -17,11 +17,16 @@ import re
 CLASSES: tuple[tuple[str, str], ...] = (
     ("zero-width", "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e\u00ad"),
     ("bidi", "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u061c"),
-    ("filler", "\u115f\u1160\u3164\uffa0\u17b4\u17b5\u206a\u206b\u206c\u206d\u206e\u206f\ufff9\ufffa\ufffb"),
+    (
+        "filler",
+        "\u115f\u1160\u3164\uffa0\u17b4\u17b5\u206a\u206b\u206c\u206d\u206e\u206f\ufff9\ufffa\ufffb",
+    ),
 )
 _CLASS_OF = {ch: name for name, chars in CLASSES for ch in chars}
 _PATTERN = re.compile(
-    "[" + "".join(chars for _, chars in CLASSES) + "\ufe00-\ufe0f\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+    "["
+    + "".join(chars for _, chars in CLASSES)
+    + "\ufe00-\ufe0f\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
 
 

@@ -22,7 +22,11 @@ PathText = Annotated[str, AfterValidator(check_path_text)]
 def strip_titles(schema: Any) -> Any:
     """Drop pydantic's per-field ``title``s: the model pays for every schema token."""
     if isinstance(schema, dict):
-        return {k: strip_titles(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+        return {
+            k: strip_titles(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
     if isinstance(schema, list):
         return [strip_titles(v) for v in schema]
     return schema

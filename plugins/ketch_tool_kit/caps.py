@@ -23,7 +23,9 @@ def tool_settings(ctx: Any, name: str, model: type[M]) -> M:
     """The validated ``[tools.<name>]`` table (unknown keys ignored, bad ones defaulted)."""
     tools = getattr(getattr(ctx, "settings", None), "tools", None) or {}
     raw = tools.get(name) if isinstance(tools, dict) else None
-    data = {k: v for k, v in raw.items() if k in model.model_fields} if isinstance(raw, dict) else {}
+    data = (
+        {k: v for k, v in raw.items() if k in model.model_fields} if isinstance(raw, dict) else {}
+    )
     for _ in range(len(data) + 1):
         try:
             return model.model_validate(data)
@@ -32,7 +34,10 @@ def tool_settings(ctx: Any, name: str, model: type[M]) -> M:
                 key = str(error["loc"][0]) if error.get("loc") else ""
                 if key in data:
                     bad = data.pop(key)
-                    notice(ctx, f"[tools.{name}] {key} = {bad!r} is invalid ({error['msg']}); using the default")
+                    notice(
+                        ctx,
+                        f"[tools.{name}] {key} = {bad!r} is invalid ({error['msg']}); using the default",
+                    )
     return model()
 
 

@@ -38,7 +38,9 @@ def check_path_text(value: str) -> str:
         raise ValueError("the path contains a NUL byte; paths must be plain text")
     for char in value:
         if ord(char) < 0x20 or ord(char) == 0x7F:
-            raise ValueError(f"the path contains a control character (U+{ord(char):04X}); paths must be plain text")
+            raise ValueError(
+                f"the path contains a control character (U+{ord(char):04X}); paths must be plain text"
+            )
     if len(value) > MAX_PATH_CHARS:
         raise ValueError(f"the path is longer than {MAX_PATH_CHARS} characters")
     return value
@@ -72,7 +74,12 @@ def display(path: Path, workspace: Path | str) -> str:
 # --- opening without following symlinks -----------------------------------------------
 
 # O_PATH (Linux): a directory handle needs no read permission, only search (x).
-_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = (
+    getattr(os, "O_PATH", os.O_RDONLY)
+    | os.O_DIRECTORY
+    | os.O_NOFOLLOW
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def open_parent(path: Path, *, create: bool = False) -> int:
@@ -126,10 +133,16 @@ def open_nofollow(path: Path, flags: int = os.O_RDONLY) -> int:
     """
     with parent_dir(path) as dir_fd:
         try:
-            return os.open(path.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+            return os.open(
+                path.name,
+                flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                dir_fd=dir_fd,
+            )
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise PathProblem(f"{path}: is a symlink now; it changed after the path was checked, so it was not opened") from None
+                raise PathProblem(
+                    f"{path}: is a symlink now; it changed after the path was checked, so it was not opened"
+                ) from None
             raise
 
 

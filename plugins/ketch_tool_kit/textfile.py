@@ -26,8 +26,25 @@ _BOMS: tuple[tuple[bytes, str, str], ...] = (
 _WIDE = {"utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"}
 _LATIN_FAMILY = {
     codecs.lookup(name).name
-    for name in ("cp1250", "cp1252", "cp1254", "cp1257", "cp775", "cp850", "cp858", "latin-1", "iso8859-2", "iso8859-3",
-                 "iso8859-4", "iso8859-9", "iso8859-10", "iso8859-13", "iso8859-14", "iso8859-15", "iso8859-16")
+    for name in (
+        "cp1250",
+        "cp1252",
+        "cp1254",
+        "cp1257",
+        "cp775",
+        "cp850",
+        "cp858",
+        "latin-1",
+        "iso8859-2",
+        "iso8859-3",
+        "iso8859-4",
+        "iso8859-9",
+        "iso8859-10",
+        "iso8859-13",
+        "iso8859-14",
+        "iso8859-15",
+        "iso8859-16",
+    )
 }
 
 
@@ -125,7 +142,11 @@ def detect(data: bytes, *, complete: bool = True) -> Encoding:
         guessed = _guess(data, complete)
         if guessed is not None:
             return guessed
-    return Encoding("utf-8", f"UTF-8 with {invalid} invalid byte{'s' if invalid != 1 else ''} (shown as \ufffd)", errors="surrogateescape")
+    return Encoding(
+        "utf-8",
+        f"UTF-8 with {invalid} invalid byte{'s' if invalid != 1 else ''} (shown as \ufffd)",
+        errors="surrogateescape",
+    )
 
 
 def _guess(data: bytes, complete: bool) -> Encoding | None:
@@ -147,7 +168,11 @@ def _guess(data: bytes, complete: bool) -> Encoding | None:
                 continue
             codec = codecs.lookup(preferred).name
             break
-    if codec in _WIDE or codec.startswith(("utf-16", "utf-32", "utf_16", "utf_32")) or codec in ("utf-8", "ascii"):
+    if (
+        codec in _WIDE
+        or codec.startswith(("utf-16", "utf-32", "utf_16", "utf_32"))
+        or codec in ("utf-8", "ascii")
+    ):
         return None
     try:
         # Only an encoding that gives back exactly these bytes is safe to write with.

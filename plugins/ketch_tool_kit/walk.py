@@ -49,7 +49,13 @@ def walk(root: Path, *, max_depth: int | None = None, gitignore: bool = True) ->
         yield from _plain_walk(root, max_depth)
         return
     builder = WalkBuilder(root).hidden(False).follow_links(False).require_git(False)
-    builder = builder.git_ignore(gitignore).git_exclude(gitignore).git_global(gitignore).ignore(gitignore).parents(gitignore)
+    builder = (
+        builder.git_ignore(gitignore)
+        .git_exclude(gitignore)
+        .git_global(gitignore)
+        .ignore(gitignore)
+        .parents(gitignore)
+    )
     builder = builder.overrides(OverrideBuilder(root).add("!.git").build())
     if max_depth is not None:
         builder = builder.max_depth(max_depth)

@@ -18,7 +18,9 @@ import httpx
 from ketch.tools import Access, Effect
 
 REDIRECTS = (301, 302, 303, 307, 308)
-_HOST = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?$|^[0-9a-f:.]+$")
+_HOST = re.compile(
+    r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?$|^[0-9a-f:.]+$"
+)
 
 
 class BadURL(ValueError):
@@ -38,7 +40,9 @@ def parse_url(text: str) -> httpx.URL:
     except Exception as exc:  # noqa: BLE001 - httpx raises several types for bad URLs
         raise BadURL(f"not a valid URL ({exc})") from None
     if url.scheme not in ("http", "https"):
-        raise BadURL(f"only http and https URLs can be fetched, not {url.scheme or 'a URL without a scheme'}")
+        raise BadURL(
+            f"only http and https URLs can be fetched, not {url.scheme or 'a URL without a scheme'}"
+        )
     if url.userinfo:
         raise BadURL("URLs with a user name or password are not fetched")
     host = host_of(url)
@@ -77,7 +81,15 @@ class Fetched:
     redirects: list[str] = field(default_factory=list)
 
 
-async def fetch(url: httpx.URL, *, authorize: Any, max_bytes: int, timeout: float, max_redirects: int, user_agent: str) -> Fetched:
+async def fetch(
+    url: httpx.URL,
+    *,
+    authorize: Any,
+    max_bytes: int,
+    timeout: float,
+    max_redirects: int,
+    user_agent: str,
+) -> Fetched:
     """GET ``url``; ``timeout`` bounds the network time (waiting for an approval is not counted).
 
     Raises TimeoutError, BadURL, Refused, or httpx.HTTPError.
@@ -93,8 +105,13 @@ async def fetch(url: httpx.URL, *, authorize: Any, max_bytes: int, timeout: floa
 
     approved = {origin_key(url)}
     redirects: list[str] = []
-    headers = {"User-Agent": user_agent, "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5"}
-    async with httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(timeout), headers=headers) as client:
+    headers = {
+        "User-Agent": user_agent,
+        "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5",
+    }
+    async with httpx.AsyncClient(
+        follow_redirects=False, timeout=httpx.Timeout(timeout), headers=headers
+    ) as client:
         current = url
         for _ in range(max_redirects + 1):
             request = client.build_request("GET", current)
@@ -106,20 +123,37 @@ async def fetch(url: httpx.URL, *, authorize: Any, max_bytes: int, timeout: floa
                     try:
                         target = parse_url(str(current.join(location)))
                     except BadURL as exc:
-                        raise BadURL(f"{current} redirected to {location!r}, which cannot be followed: {exc}") from None
+                        raise BadURL(
+                            f"{current} redirected to {location!r}, which cannot be followed: {exc}"
+                        ) from None
                     if origin_key(target) not in approved:
                         asked_at = loop.time()
                         allowed = await authorize(access_for(target, redirected_from=str(current)))
-                        deadline += loop.time() - asked_at  # the user's thinking time is not network time
+                        deadline += (
+                            loop.time() - asked_at
+                        )  # the user's thinking time is not network time
                         if not allowed:
-                            raise Refused(f"{current} redirected to {target} (host {host_of(target)}), and that host was not allowed")
+                            raise Refused(
+                                f"{current} redirected to {target} (host {host_of(target)}), and that host was not allowed"
+                            )
                         approved.add(origin_key(target))
                     redirects.append(str(current))
                     current = target
                     continue
-                body, truncated = await asyncio.wait_for(_read_capped(response, max_bytes), remaining())
+                body, truncated = await asyncio.wait_for(
+                    _read_capped(response, max_bytes), remaining()
+                )
                 media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                return Fetched(current, response.status_code, response.reason_phrase, media, response.charset_encoding, body, truncated, redirects)
+                return Fetched(
+                    current,
+                    response.status_code,
+                    response.reason_phrase,
+                    media,
+                    response.charset_encoding,
+                    body,
+                    truncated,
+                    redirects,
+                )
             finally:
                 await response.aclose()
     raise BadURL(f"more than {max_redirects} redirects, starting at {url}")

@@ -9,8 +9,37 @@ from __future__ import annotations
 
 import re
 
-DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "form", "button", "input", "select", "textarea", "nav", "footer", "head")
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml", "application/javascript", "application/x-javascript", "application/ld+json", "application/rss+xml", "application/atom+xml", "application/x-yaml", "application/yaml", "application/toml")
+DROP_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "canvas",
+    "iframe",
+    "form",
+    "button",
+    "input",
+    "select",
+    "textarea",
+    "nav",
+    "footer",
+    "head",
+)
+TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/xhtml+xml",
+    "application/javascript",
+    "application/x-javascript",
+    "application/ld+json",
+    "application/rss+xml",
+    "application/atom+xml",
+    "application/x-yaml",
+    "application/yaml",
+    "application/toml",
+)
 
 
 def is_html(content_type: str, body: bytes) -> bool:
@@ -23,7 +52,11 @@ def is_html(content_type: str, body: bytes) -> bool:
 
 
 def is_text(content_type: str) -> bool:
-    return not content_type or content_type.startswith(TEXT_TYPES) or content_type.endswith(("+json", "+xml"))
+    return (
+        not content_type
+        or content_type.startswith(TEXT_TYPES)
+        or content_type.endswith(("+json", "+xml"))
+    )
 
 
 def decode(body: bytes, charset: str | None) -> str:

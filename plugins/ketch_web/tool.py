@@ -24,7 +24,11 @@ class WebFetchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     url: str = Field(max_length=8192, description="The http or https URL to fetch.")
-    offset: int = Field(0, ge=0, description="Character offset into the page's text, to read a long page in parts (the note at the end says where to continue).")
+    offset: int = Field(
+        0,
+        ge=0,
+        description="Character offset into the page's text, to read a long page in parts (the note at the end says where to continue).",
+    )
 
     @field_validator("url")
     @classmethod
@@ -58,8 +62,12 @@ class WebFetch(CompactSchema):
         url = parse_url(args.url)
         try:
             page = await fetch(
-                url, authorize=ctx.authorize, max_bytes=cfg.max_bytes, timeout=cfg.timeout,
-                max_redirects=cfg.max_redirects, user_agent="ketch/0.1 (web_fetch; +https://pypi.org/project/ketch/)",
+                url,
+                authorize=ctx.authorize,
+                max_bytes=cfg.max_bytes,
+                timeout=cfg.timeout,
+                max_redirects=cfg.max_redirects,
+                user_agent="ketch/0.1 (web_fetch; +https://pypi.org/project/ketch/)",
             )
         except Refused as exc:
             return ToolResult.error(f"{exc}; nothing from it was fetched.")
@@ -70,16 +78,29 @@ class WebFetch(CompactSchema):
         except httpx.TimeoutException:
             return ToolResult.error(f"fetching {url} timed out after {cfg.timeout:g} s.")
         except httpx.HTTPError as exc:
-            return ToolResult.error(f"could not fetch {url} ({host_of(url)}): {type(exc).__name__}: {exc}")
+            return ToolResult.error(
+                f"could not fetch {url} ({host_of(url)}): {type(exc).__name__}: {exc}"
+            )
         return self._present(page, args, cfg)
 
     def _present(self, page: Fetched, args: WebFetchInput, cfg: WebSettings) -> ToolResult:
         host = host_of(page.url)
-        data = {"final_url": str(page.url), "host": host, "status": page.status, "redirects": page.redirects}
-        header = [f"URL: {page.url}" + (f" (redirected from {page.redirects[0]})" if page.redirects else ""), f"Host: {host}", f"Status: {page.status} {page.reason}".rstrip()]
+        data = {
+            "final_url": str(page.url),
+            "host": host,
+            "status": page.status,
+            "redirects": page.redirects,
+        }
+        header = [
+            f"URL: {page.url}"
+            + (f" (redirected from {page.redirects[0]})" if page.redirects else ""),
+            f"Host: {host}",
+            f"Status: {page.status} {page.reason}".rstrip(),
+        ]
         if not is_text(page.content_type) and not is_html(page.content_type, page.body):
             return ToolResult.error(
-                "\n".join(header) + f"\nThe response is {page.content_type or 'of an unknown type'} ({human_size(len(page.body))}"
+                "\n".join(header)
+                + f"\nThe response is {page.content_type or 'of an unknown type'} ({human_size(len(page.body))}"
                 f"{' or more' if page.truncated else ''}); web_fetch returns text only.",
                 data=data,
             )
@@ -94,10 +115,16 @@ class WebFetch(CompactSchema):
             header.append(f"Title: {title}")
         if page.status >= 400:
             excerpt = text[: cfg.error_body_chars]
-            return ToolResult.error("\n".join(header) + f"\n\nThe server answered with an error.\n{excerpt}", data=data)
+            return ToolResult.error(
+                "\n".join(header) + f"\n\nThe server answered with an error.\n{excerpt}", data=data
+            )
         total = len(text)
         if args.offset >= total and total:
-            return ToolResult.error("\n".join(header) + f"\n\noffset {args.offset} is past the end of the text ({total} characters).", data=data)
+            return ToolResult.error(
+                "\n".join(header)
+                + f"\n\noffset {args.offset} is past the end of the text ({total} characters).",
+                data=data,
+            )
         end = min(total, args.offset + cfg.max_chars)
         if end < total:
             cut = text.rfind("\n", args.offset, end)
@@ -106,8 +133,16 @@ class WebFetch(CompactSchema):
         chunk = text[args.offset : end]
         notes: list[str] = []
         if end < total or args.offset:
-            notes.append(f"[characters {args.offset}-{end} of {total} shown" + (f"; continue with offset={end}]" if end < total else "]"))
+            notes.append(
+                f"[characters {args.offset}-{end} of {total} shown"
+                + (f"; continue with offset={end}]" if end < total else "]")
+            )
         if page.truncated:
-            notes.append(f"[the page is larger than {human_size(cfg.max_bytes)}; only its start was downloaded]")
+            notes.append(
+                f"[the page is larger than {human_size(cfg.max_bytes)}; only its start was downloaded]"
+            )
         body = chunk if chunk.strip() else "(the page has no readable text)"
-        return ToolResult.success("\n".join(header) + "\n\n" + body + ("\n\n" + "\n".join(notes) if notes else ""), data=data)
+        return ToolResult.success(
+            "\n".join(header) + "\n\n" + body + ("\n\n" + "\n".join(notes) if notes else ""),
+            data=data,
+        )

@@ -139,7 +139,9 @@ KEY_HOSTS = ("api.search.brave.com", "localhost", "127.0.0.1", "::1")
 def _brave_key(ctx: ToolContext, base: str) -> str | None:
     host = httpx.URL(base).host.lower()
     if host not in KEY_HOSTS and not host.startswith("127."):
-        raise SearchFailed(f"the Brave API key is only sent to api.search.brave.com (or a loopback address), not to {host}")
+        raise SearchFailed(
+            f"the Brave API key is only sent to api.search.brave.com (or a loopback address), not to {host}"
+        )
     for var in BRAVE_KEY_VARS:
         if os.environ.get(var, "").strip():
             return os.environ[var].strip()

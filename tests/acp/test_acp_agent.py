@@ -402,15 +402,22 @@ def test_an_image_block_reaches_the_model_as_an_image(acp_env: AcpEnv) -> None:
         async with spawn(acp_env, client) as (conn, _proc, init):
             assert init.agent_capabilities.prompt_capabilities.image is True
             session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
-            blocks = [*prompt("what is this?"), ImageContentBlock(type="image", mime_type="image/png", data=data)]
-            assert (await conn.prompt(session_id=session.session_id, prompt=blocks)).stop_reason == "end_turn"
+            blocks = [
+                *prompt("what is this?"),
+                ImageContentBlock(type="image", mime_type="image/png", data=data),
+            ]
+            assert (
+                await conn.prompt(session_id=session.session_id, prompt=blocks)
+            ).stop_reason == "end_turn"
 
     asyncio.run(scenario())
     (request,) = acp_env.requests()
     parts = request["messages"][-1]["parts"]
     assert any(p["type"] == "text" and p["text"] == "what is this?" for p in parts)
     (image,) = [p for p in parts if p["type"] == "image"]
-    assert image["media_type"] == "image/png" and base64.b64decode(image["data"]) == buffer.getvalue()
+    assert (
+        image["media_type"] == "image/png" and base64.b64decode(image["data"]) == buffer.getvalue()
+    )
 
 
 def test_errors_are_json_rpc_errors_with_ketchs_message(acp_env: AcpEnv) -> None:
@@ -513,7 +520,9 @@ def test_a_markdown_command_sends_its_prompt_with_its_tools_narrowed(acp_env: Ac
     allowed-tools narrow what that turn offers (the same as in the shell)."""
     commands = acp_env.workspace / ".ketch" / "commands"
     commands.mkdir(parents=True)
-    (commands / "review.md").write_text("---\nallowed-tools: Read, Grep\n---\nReview $ARGUMENTS for bugs.\n")
+    (commands / "review.md").write_text(
+        "---\nallowed-tools: Read, Grep\n---\nReview $ARGUMENTS for bugs.\n"
+    )
     acp_env.script([{"text": "looks fine"}])
     client = RecordingClient()
     assert run_prompts(acp_env, client, "/review src/") == ["end_turn"]

@@ -63,7 +63,10 @@ def test_a_secret_approved_is_attached(tmp_path: Path) -> None:
 def test_attached_file_counts_as_read_for_the_write_guard(tmp_path: Path) -> None:
     h = Harness.create(
         tmp_path,
-        script=[call("edit_file", {"path": "main.py", "old_string": "x = 1", "new_string": "x = 2"}), text("edited")],
+        script=[
+            call("edit_file", {"path": "main.py", "old_string": "x = 1", "new_string": "x = 2"}),
+            text("edited"),
+        ],
         bundled=PLUGINS,
     )
     (h.workspace / "main.py").write_text("x = 1\n")
@@ -73,7 +76,9 @@ def test_attached_file_counts_as_read_for_the_write_guard(tmp_path: Path) -> Non
     assert (h.workspace / "main.py").read_text() == "x = 2\n"
 
 
-def test_directory_mention_attaches_a_listing_and_unknown_mentions_stay_text(tmp_path: Path) -> None:
+def test_directory_mention_attaches_a_listing_and_unknown_mentions_stay_text(
+    tmp_path: Path,
+) -> None:
     h = Harness.create(tmp_path, script=[text("ok")], bundled=PLUGINS)
     (h.workspace / "src").mkdir()
     (h.workspace / "src" / "app.py").write_text("print(1)\n")
@@ -99,7 +104,13 @@ def test_headless_attaches_and_denies_a_secret_clearly(tmp_path: Path) -> None:
     (workspace / "notes.txt").write_text("headless-canary-12\n")
     (workspace / ".env").write_text("TOKEN=headless-secret-13\n")
     env = {**isolated_env(tmp_path / "home"), "KETCH_PLUGINS": "fs,policy,attach,headless,scripted"}
-    result = run_cli(["-p", "read @notes.txt and @.env", "--provider", "scripted"], cwd=workspace, env=env, script=[text("done")], scratch=tmp_path)
+    result = run_cli(
+        ["-p", "read @notes.txt and @.env", "--provider", "scripted"],
+        cwd=workspace,
+        env=env,
+        script=[text("done")],
+        scratch=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     sent = "\n".join(p.get("text", "") for p in result.requests[0]["messages"][-1]["parts"])
     assert "headless-canary-12" in sent
@@ -108,7 +119,10 @@ def test_headless_attaches_and_denies_a_secret_clearly(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a48b0000000049454e44ae426082")
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a48b0000000049454e44ae426082"
+)
 
 
 class Catalog:
@@ -125,7 +139,12 @@ class Catalog:
 
 
 def test_image_mention_attaches_the_image_for_a_model_with_vision(tmp_path: Path) -> None:
-    h = Harness.create(tmp_path, script=[text("a red pixel")], bundled=PLUGINS, plugins=[("catalog", Catalog(images=True))])
+    h = Harness.create(
+        tmp_path,
+        script=[text("a red pixel")],
+        bundled=PLUGINS,
+        plugins=[("catalog", Catalog(images=True))],
+    )
     (h.workspace / "shot.png").write_bytes(PNG)
     h.run("what is in @shot.png")
     parts = h.provider.requests[0].messages[-1].parts
@@ -135,7 +154,12 @@ def test_image_mention_attaches_the_image_for_a_model_with_vision(tmp_path: Path
 
 
 def test_image_mention_for_a_model_without_vision_is_a_clear_notice(tmp_path: Path) -> None:
-    h = Harness.create(tmp_path, script=[text("I cannot see it")], bundled=PLUGINS, plugins=[("catalog", Catalog(images=False))])
+    h = Harness.create(
+        tmp_path,
+        script=[text("I cannot see it")],
+        bundled=PLUGINS,
+        plugins=[("catalog", Catalog(images=False))],
+    )
     (h.workspace / "shot.png").write_bytes(PNG)
     h.run("what is in @shot.png")
     sent = h.provider.requests[0].messages[-1].parts

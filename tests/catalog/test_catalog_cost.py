@@ -158,7 +158,9 @@ def _cost_screen(tmp_path: Path, model: str, config: str = "") -> str:
         term.wait_for("second")
         term.wait_idle()
         term.type("/cost")
-        return term.wait_for("(?m)^cost      ", regex=True)  # the report line, not the typed command
+        return term.wait_for(
+            "(?m)^cost      ", regex=True
+        )  # the report line, not the typed command
     finally:
         term.close()
 

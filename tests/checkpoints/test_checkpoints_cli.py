@@ -307,7 +307,9 @@ def test_a_key_rotation_re_seals_the_checkpoints_and_undo_still_works(tmp_path: 
     rotated = ketch("store", "key", "rotate", cwd=ws, env=env)
     assert rotated.returncode == 0, rotated.stderr + rotated.stdout
     verified = ketch("sessions", "verify", "--all", cwd=ws, env=env)
-    assert verified.returncode == 0, verified.stdout + verified.stderr  # blobs included (verify_store)
+    assert verified.returncode == 0, (
+        verified.stdout + verified.stderr
+    )  # blobs included (verify_store)
     undo = ketch("sessions", "undo", "--json", cwd=ws, env=env)
     assert undo.returncode == 0, undo.stderr
     assert json.loads(undo.stdout)["ok"] and files_of(ws) == before

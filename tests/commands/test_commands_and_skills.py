@@ -42,7 +42,13 @@ def run_slash(h: Harness, name: str, argument: str = "") -> tuple[list[PromptReq
     submitted: list[PromptRequest] = []
     printed: list[str] = []
     command = h.kernel.commands[name]
-    ctx = SlashContext(kernel=h.kernel, session=h.session, argument=argument, print=printed.append, submit=submitted.append)
+    ctx = SlashContext(
+        kernel=h.kernel,
+        session=h.session,
+        argument=argument,
+        print=printed.append,
+        submit=submitted.append,
+    )
     result = command.slash_run(ctx)  # type: ignore[misc]
     if asyncio.iscoroutine(result):
         asyncio.run(result)
@@ -55,23 +61,40 @@ async def approve(request: Any) -> ApprovalAnswer:
 
 def test_arguments_are_substituted_as_claude_code_does() -> None:
     assert expand_arguments("Review $ARGUMENTS now", "src/ tests/") == "Review src/ tests/ now"
-    assert expand_arguments("PR $0 priority $1, rest: $ARGUMENTS[2]", '456 high "alice b"') == "PR 456 priority high, rest: alice b"
+    assert (
+        expand_arguments("PR $0 priority $1, rest: $ARGUMENTS[2]", '456 high "alice b"')
+        == "PR 456 priority high, rest: alice b"
+    )
     assert expand_arguments("costs \\$5 for $9", "a") == "costs $5 for "
-    assert expand_arguments("No placeholder here.", "extra words") == "No placeholder here.\n\nARGUMENTS: extra words"
+    assert (
+        expand_arguments("No placeholder here.", "extra words")
+        == "No placeholder here.\n\nARGUMENTS: extra words"
+    )
     assert expand_arguments("No placeholder here.", "") == "No placeholder here."
 
 
-def test_project_and_claude_commands_expand_and_are_listed_with_their_source(tmp_path: Path, home: Path) -> None:
+def test_project_and_claude_commands_expand_and_are_listed_with_their_source(
+    tmp_path: Path, home: Path
+) -> None:
     ws = tmp_path / "ws"
-    write(ws / ".ketch/commands/review.md", "---\ndescription: Review some code\nargument-hint: \"[path]\"\n---\nReview the code in $ARGUMENTS carefully.\n")
+    write(
+        ws / ".ketch/commands/review.md",
+        '---\ndescription: Review some code\nargument-hint: "[path]"\n---\nReview the code in $ARGUMENTS carefully.\n',
+    )
     write(ws / ".claude/commands/git/commit.md", "Write a commit message for $ARGUMENTS\n")
     write(home / ".claude/commands/review.md", "the user's own review, shadowed by the project's\n")
     write(home / ".claude/commands/tidy.md", "---\ndescription: Tidy up\n---\nTidy $0 then $1\n")
     h = make(tmp_path)
     commands = h.kernel.commands
-    assert commands["review"].help == "Review some code" and commands["review"].extra["argument_hint"] == "[path]"
+    assert (
+        commands["review"].help == "Review some code"
+        and commands["review"].extra["argument_hint"] == "[path]"
+    )
     assert commands["review"].extra["source"] == "project .ketch/commands: review.md"
-    assert commands["git:commit"].aliases == ("commit",) and "project .claude/commands" in commands["git:commit"].extra["source"]
+    assert (
+        commands["git:commit"].aliases == ("commit",)
+        and "project .claude/commands" in commands["git:commit"].extra["source"]
+    )
     assert "user ~/.claude/commands" in commands["tidy"].extra["source"]
     (request,), _ = run_slash(h, "review", "src/")
     assert request.text == "Review the code in src/ carefully." and request.source == "/review"
@@ -81,13 +104,18 @@ def test_project_and_claude_commands_expand_and_are_listed_with_their_source(tmp
     assert request.text == "Tidy a.py then b.py"
 
 
-def test_bang_lines_run_only_from_the_users_own_folder_or_a_trusted_workspace(tmp_path: Path, home: Path) -> None:
+def test_bang_lines_run_only_from_the_users_own_folder_or_a_trusted_workspace(
+    tmp_path: Path, home: Path
+) -> None:
     ws = tmp_path / "ws"
     write(ws / ".ketch/commands/status.md", "Status: !`echo project-$((40 + 2))`\n")
     write(tmp_path / "config/commands/mine.md", "Mine: !`echo user-$((40 + 3))`\n")
     h = make(tmp_path)
     (request,), printed = run_slash(h, "status")
-    assert "project-42" not in request.text and "was not run: the workspace is not trusted" in request.text
+    assert (
+        "project-42" not in request.text
+        and "was not run: the workspace is not trusted" in request.text
+    )
     assert any("did not run" in line for line in printed)
     (request,), _ = run_slash(h, "mine")
     assert request.text == "Mine: user-43"
@@ -98,8 +126,19 @@ def test_bang_lines_run_only_from_the_users_own_folder_or_a_trusted_workspace(tm
 
 def test_allowed_tools_narrows_the_turn_and_never_approves(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    write(ws / ".ketch/commands/look.md", "---\nallowed-tools: Read, Bash(git status:*)\n---\nLook at $ARGUMENTS\n")
-    h = make(tmp_path, script=[call("shell", {"command": "git status"}), call("shell", {"command": "rm -rf x"}), call("write_file", {"path": "x", "content": "y"}), text("done")])
+    write(
+        ws / ".ketch/commands/look.md",
+        "---\nallowed-tools: Read, Bash(git status:*)\n---\nLook at $ARGUMENTS\n",
+    )
+    h = make(
+        tmp_path,
+        script=[
+            call("shell", {"command": "git status"}),
+            call("shell", {"command": "rm -rf x"}),
+            call("write_file", {"path": "x", "content": "y"}),
+            text("done"),
+        ],
+    )
     (request,), _ = run_slash(h, "look", "it")
     assert request.allowed_tools == {"read_file", "shell"}
     asked: list[str] = []
@@ -108,7 +147,11 @@ def test_allowed_tools_narrows_the_turn_and_never_approves(tmp_path: Path) -> No
         asked.append(req.call.input.get("command", req.call.tool))
         return ApprovalAnswer(approved=False)  # the filter allowed it; the policy still asks
 
-    asyncio.run(h.kernel.run_turn(h.session, request.text, approver=approver, allowed_tools=request.allowed_tools))
+    asyncio.run(
+        h.kernel.run_turn(
+            h.session, request.text, approver=approver, allowed_tools=request.allowed_tools
+        )
+    )
     assert sorted(t.name for t in h.provider.requests[0].tools) == ["read_file", "shell"]
     outcomes = [(e.name, e.ok, e.output) for e in h.of_type("tool_result")]
     assert "git status" in asked  # not pre-approved: the policy asked
@@ -123,15 +166,22 @@ def test_unknown_allowed_tools_allow_nothing() -> None:
     assert narrowing(None, ["read_file"], "/x") == (None, [])
 
 
-def test_skill_description_is_in_the_system_prompt_and_its_body_only_once_used(tmp_path: Path) -> None:
+def test_skill_description_is_in_the_system_prompt_and_its_body_only_once_used(
+    tmp_path: Path,
+) -> None:
     ws = tmp_path / "ws"
-    write(ws / ".claude/skills/pdf-tools/SKILL.md", "---\nname: pdf-tools\ndescription: Fill and merge PDF forms\n---\nSKILL-BODY-CANARY: use pdftk like this.\n")
+    write(
+        ws / ".claude/skills/pdf-tools/SKILL.md",
+        "---\nname: pdf-tools\ndescription: Fill and merge PDF forms\n---\nSKILL-BODY-CANARY: use pdftk like this.\n",
+    )
     write(ws / ".claude/skills/pdf-tools/reference.md", "more details\n")
     h = make(tmp_path, script=[call("skill", {"name": "pdf-tools"}), text("done"), text("again")])
     h.run("merge the forms")
     first, second = h.provider.requests[0], h.provider.requests[1]
     assert "pdf-tools: Fill and merge PDF forms" in first.system
-    assert "SKILL-BODY-CANARY" not in first.system and all("SKILL-BODY-CANARY" not in m.text for m in first.messages)
+    assert "SKILL-BODY-CANARY" not in first.system and all(
+        "SKILL-BODY-CANARY" not in m.text for m in first.messages
+    )
     loaded = second.messages[-1].tool_results[0].output
     assert "SKILL-BODY-CANARY" in loaded and "reference.md" in loaded
     h.run("next")
@@ -140,20 +190,37 @@ def test_skill_description_is_in_the_system_prompt_and_its_body_only_once_used(t
 
 def test_typed_skill_sends_its_body_and_a_skill_beats_a_command(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    write(ws / ".ketch/skills/deploy/SKILL.md", "---\ndescription: Deploy the app\nallowed-tools: Bash(make deploy)\n---\nRun make deploy for $ARGUMENTS.\n")
+    write(
+        ws / ".ketch/skills/deploy/SKILL.md",
+        "---\ndescription: Deploy the app\nallowed-tools: Bash(make deploy)\n---\nRun make deploy for $ARGUMENTS.\n",
+    )
     write(ws / ".ketch/commands/deploy.md", "the command loses\n")
     h = make(tmp_path)
     assert h.kernel.commands["deploy"].extra["source"].startswith("skill")
     (request,), _ = run_slash(h, "deploy", "staging")
-    assert "Run make deploy for staging." in request.text and "the command loses" not in request.text
+    assert (
+        "Run make deploy for staging." in request.text and "the command loses" not in request.text
+    )
     assert request.allowed_tools == {"shell"}
 
 
 def test_a_skill_loaded_by_the_model_narrows_the_rest_of_its_turn(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    write(ws / ".ketch/skills/readonly/SKILL.md", "---\ndescription: Only look\nallowed-tools: Read\n---\nOnly read files.\n")
+    write(
+        ws / ".ketch/skills/readonly/SKILL.md",
+        "---\ndescription: Only look\nallowed-tools: Read\n---\nOnly read files.\n",
+    )
     write(ws / "a.txt", "a\n")
-    h = make(tmp_path, script=[call("skill", {"name": "readonly"}), call("write_file", {"path": "b.txt", "content": "b"}), text("done"), call("write_file", {"path": "c.txt", "content": "c"}), text("ok")])
+    h = make(
+        tmp_path,
+        script=[
+            call("skill", {"name": "readonly"}),
+            call("write_file", {"path": "b.txt", "content": "b"}),
+            text("done"),
+            call("write_file", {"path": "c.txt", "content": "c"}),
+            text("ok"),
+        ],
+    )
     h.run("do it", approver=approve)
     write_result = [e for e in h.of_type("tool_result") if e.name == "write_file"][0]
     assert not write_result.ok and "the skill readonly" in write_result.output

@@ -65,7 +65,14 @@ class ToolsPlugin:
         register(WriteFile())
 
 
-def harness(tmp_path: Path, script: list[dict[str, Any]], *, tools: bool = False, agents: str | None = MARKER, **kw: Any) -> Harness:
+def harness(
+    tmp_path: Path,
+    script: list[dict[str, Any]],
+    *,
+    tools: bool = False,
+    agents: str | None = MARKER,
+    **kw: Any,
+) -> Harness:
     """A harness with only the context and compact plugins (plus the guards) loaded."""
     workspace = tmp_path / "ws"
     workspace.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,12 @@ TURN_CHARS = 6_000
 def ketch(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ketch", *args],
-        cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -33,7 +38,7 @@ def tokens(request: dict[str, Any]) -> int:
 
 def write_config(config_dir: Path, window: int | None) -> None:
     config_dir.mkdir(parents=True, exist_ok=True)
-    lines = ['[providers.scripted]', 'kind = "scripted"']
+    lines = ["[providers.scripted]", 'kind = "scripted"']
     if window:
         lines.append(f"context_window = {window}")
     lines += ["[storage]", 'encryption = "off"']
@@ -57,7 +62,17 @@ def test_continue_session_compacts_fits_and_keeps_instructions(tmp_path: Path) -
 
     def turn(i: int) -> list[dict[str, Any]]:
         flags = ["--continue"] if i else []
-        proc = ketch("-p", f"prompt {i} " + "p" * TURN_CHARS, "--provider", "scripted", "--output-format", "stream-json", *flags, cwd=workspace, env=env)
+        proc = ketch(
+            "-p",
+            f"prompt {i} " + "p" * TURN_CHARS,
+            "--provider",
+            "scripted",
+            "--output-format",
+            "stream-json",
+            *flags,
+            cwd=workspace,
+            env=env,
+        )
         assert "Traceback" not in proc.stderr, proc.stderr
         assert proc.returncode == 0, proc.stderr
         return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -88,7 +103,9 @@ def test_continue_session_compacts_fits_and_keeps_instructions(tmp_path: Path) -
             request = [json.loads(line) for line in log_path.read_text().splitlines()][before]
             assert tokens(request) <= capacity
             assert MARKER in request["system"]
-            assert request["messages"][0]["synthetic"] and request["messages"][0]["parts"][0]["text"].startswith("[ketch] Summary")
+            assert request["messages"][0]["synthetic"] and request["messages"][0]["parts"][0][
+                "text"
+            ].startswith("[ketch] Summary")
         usage = [e for e in events if e["type"] == "usage"][-1]
         assert 0 <= usage["context_utilization"] <= 1 and usage["effective_capacity"] == capacity
     assert compacted_in is not None, "no compaction in six --continue turns"

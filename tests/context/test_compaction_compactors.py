@@ -19,7 +19,9 @@ MODEL_SUMMARY = (
 
 def test_model_summarizer_writes_the_summary(tmp_path: Path) -> None:
     script = [text(big(f"answer {i}")) for i in range(3)] + [text(MODEL_SUMMARY), text("after")]
-    h = harness(tmp_path, script, context_window=WINDOW, settings={"compaction": {"compactor": "model"}})
+    h = harness(
+        tmp_path, script, context_window=WINDOW, settings={"compaction": {"compactor": "model"}}
+    )
     for i in range(4):
         h.run(big(f"prompt {i}"))
     assert h.of_type("compaction")[0].compactor == "model"
@@ -29,14 +31,18 @@ def test_model_summarizer_writes_the_summary(tmp_path: Path) -> None:
     assert "## Goal" in asked and "## Open tasks" in asked and "prompt 0" in asked
     final = h.provider.requests[4]
     assert "BLUEJAY" in final.messages[0].text and "written by the model" in final.messages[0].text
-    assert "Files changed in this session" in final.messages[0].text  # the header stays deterministic
+    assert (
+        "Files changed in this session" in final.messages[0].text
+    )  # the header stays deterministic
     assert MARKER in final.system
     assert h.of_type("turn_end")[-1].text == "after"
 
 
 def test_model_summarizer_falls_back_on_a_provider_error(tmp_path: Path) -> None:
     script = [text(big(f"answer {i}")) for i in range(3)] + [error("server", "boom"), text("after")]
-    h = harness(tmp_path, script, context_window=WINDOW, settings={"compaction": {"compactor": "model"}})
+    h = harness(
+        tmp_path, script, context_window=WINDOW, settings={"compaction": {"compactor": "model"}}
+    )
     for i in range(4):
         h.run(big(f"prompt {i}"))
     assert h.of_type("compaction")[0].compactor.startswith("deterministic")
@@ -47,8 +53,13 @@ def test_model_summarizer_falls_back_on_a_provider_error(tmp_path: Path) -> None
 
 
 def test_model_summarizer_falls_back_on_a_shapeless_answer(tmp_path: Path) -> None:
-    script = [text(big(f"answer {i}")) for i in range(3)] + [text("sure, here you go"), text("after")]
-    h = harness(tmp_path, script, context_window=WINDOW, settings={"compaction": {"compactor": "model"}})
+    script = [text(big(f"answer {i}")) for i in range(3)] + [
+        text("sure, here you go"),
+        text("after"),
+    ]
+    h = harness(
+        tmp_path, script, context_window=WINDOW, settings={"compaction": {"compactor": "model"}}
+    )
     for i in range(4):
         h.run(big(f"prompt {i}"))
     assert any("did not have the requested sections" in n.message for n in h.of_type("notice"))
@@ -90,7 +101,11 @@ def test_repeated_compactions_fold_earlier_summaries_in(tmp_path: Path) -> None:
         h.run(big(f"prompt {i}"))
     slash(h, "compact")
     summary = h.session.active[0]
-    assert "Turn 1" in summary.text and "Turn 3" in summary.text and summary.text.count("[ketch] Summary") == 1
+    assert (
+        "Turn 1" in summary.text
+        and "Turn 3" in summary.text
+        and summary.text.count("[ketch] Summary") == 1
+    )
     stands = origins(h.session.compactions)
     how, ids = stands[summary.id]
     transcript = [m.id for m in h.session.transcript]
@@ -112,7 +127,11 @@ def test_pin_and_unpin(tmp_path: Path) -> None:
     slash(h, "compact")
     # Turn 2 is summarized; the pinned turn 1 follows the summary verbatim, then turn 3.
     summary, first = h.session.active[0], h.session.active[1]
-    assert summary.text.startswith("[ketch] Summary") and "Turn 2" in summary.text and "Turn 1 " not in summary.text
+    assert (
+        summary.text.startswith("[ketch] Summary")
+        and "Turn 2" in summary.text
+        and "Turn 1 " not in summary.text
+    )
     assert first == h.session.transcript[0]
     assert "already compacted" in slash(h, "pin", "2")
     assert "unpinned 1 turn" in slash(h, "unpin", "all")
@@ -120,7 +139,13 @@ def test_pin_and_unpin(tmp_path: Path) -> None:
 
 
 def test_context_command_reports_breakdown_and_turn_states(tmp_path: Path) -> None:
-    script = [call("read_blob", {"name": "b", "size": 3000}), text("a0"), text("a1"), text("a2"), text("a3")]
+    script = [
+        call("read_blob", {"name": "b", "size": 3000}),
+        text("a0"),
+        text("a1"),
+        text("a2"),
+        text("a3"),
+    ]
     h = harness(tmp_path, script, tools=True)
     h.run("prompt 0", approver=approve_all)
     for i in range(1, 4):
@@ -129,7 +154,11 @@ def test_context_command_reports_breakdown_and_turn_states(tmp_path: Path) -> No
     slash(h, "compact")
     report = slash(h, "context")
     assert "effective capacity 115,200" in report
-    assert "system prompt ~" in report and "AGENTS.md (workspace) ~" in report and "tool schemas  ~" in report
+    assert (
+        "system prompt ~" in report
+        and "AGENTS.md (workspace) ~" in report
+        and "tool schemas  ~" in report
+    )
     assert "verbatim    2, 4" in report
     assert "pinned      2" in report
     assert "summarized  1, 3" in report
@@ -137,13 +166,17 @@ def test_context_command_reports_breakdown_and_turn_states(tmp_path: Path) -> No
 
 
 def test_last_resort_prunes_the_current_turn_but_never_its_latest_step(tmp_path: Path) -> None:
-    script = [call("read_blob", {"name": f"step{i}", "size": 6000}) for i in range(4)] + [text("done")]
+    script = [call("read_blob", {"name": f"step{i}", "size": 6000}) for i in range(4)] + [
+        text("done")
+    ]
     h = harness(tmp_path, script, tools=True, context_window=WINDOW)
     end = h.run("read four big blobs", approver=approve_all)
     assert end.stop_reason == "end_turn" and end.text == "done"
     record = [item for c in h.session.compactions for item in c["record"]]
     assert record and all(item["how"] == "pruned" and item.get("last_resort") for item in record)
-    assert any("current turn alone nearly fills the context" in n.message for n in h.of_type("notice"))
+    assert any(
+        "current turn alone nearly fills the context" in n.message for n in h.of_type("notice")
+    )
     last = h.provider.requests[-1].messages
     outputs = [r.output for m in last for r in m.tool_results]
     assert not outputs[-1].startswith("[ketch]")  # the latest step is intact

@@ -14,7 +14,9 @@ WINDOW = 8_000  # effective capacity 5,312 tokens; compaction above ~3,718
 
 def request_tokens(h, request) -> int:  # noqa: ANN001
     estimator = estimator_for(h.session)
-    return estimator.request(request.system, [t.model_dump() for t in request.tools], request.messages).tokens
+    return estimator.request(
+        request.system, [t.model_dump() for t in request.tools], request.messages
+    ).tokens
 
 
 def test_multi_turn_session_compacts_fits_and_keeps_instructions(tmp_path: Path) -> None:
@@ -33,14 +35,21 @@ def test_multi_turn_session_compacts_fits_and_keeps_instructions(tmp_path: Path)
     after = h.provider.requests[-1]
     assert MARKER in after.system
     summary = after.messages[0]
-    assert summary.synthetic and summary.text.startswith("[ketch] Summary of the earlier conversation")
+    assert summary.synthetic and summary.text.startswith(
+        "[ketch] Summary of the earlier conversation"
+    )
     assert "AGENTS.md" in summary.text  # the instruction files are named as still in force
     # The saved transcript is never rewritten.
     assert len(h.session.transcript) == 12
-    assert [m.text for m in h.session.transcript if m.role == "user"] == [big(f"prompt {i}") for i in range(6)]
+    assert [m.text for m in h.session.transcript if m.role == "user"] == [
+        big(f"prompt {i}") for i in range(6)
+    ]
     # The record says what was replaced by what.
     record = h.session.compactions[0]["record"]
-    assert record[0]["how"] == "summary" and record[0]["by"] == h.session.compactions[0]["record"][0]["by"]
+    assert (
+        record[0]["how"] == "summary"
+        and record[0]["by"] == h.session.compactions[0]["record"][0]["by"]
+    )
     transcript_ids = {m.id for m in h.session.transcript}
     assert set(record[0]["replaced"]) <= transcript_ids
 
@@ -92,7 +101,9 @@ def test_pinned_and_most_recent_turns_are_byte_identical(tmp_path: Path) -> None
     assert h.of_type("compaction")
     spans = split_turns(h.session.transcript)
     pinned = [m.model_dump_json() for m in h.session.transcript[spans[1].start : spans[1].end]]
-    recent = [m.model_dump_json() for m in h.session.transcript[spans[-1].start : spans[-1].end - 1]]  # the answer came after the request
+    recent = [
+        m.model_dump_json() for m in h.session.transcript[spans[-1].start : spans[-1].end - 1]
+    ]  # the answer came after the request
     sent = [m.model_dump_json() for m in h.provider.requests[-1].messages]
     assert len(pinned) == 4  # prompt, call, result, answer
     start = sent.index(pinned[0])
@@ -127,7 +138,10 @@ def test_old_tool_outputs_are_pruned_before_any_summary(tmp_path: Path) -> None:
 
 
 def test_summary_lists_files_changed_in_the_session(tmp_path: Path) -> None:
-    script = [call("write_file", {"path": "src/app.py", "content": "x = 1\n"}), text(big("wrote it"))]
+    script = [
+        call("write_file", {"path": "src/app.py", "content": "x = 1\n"}),
+        text(big("wrote it")),
+    ]
     script += [text(big(f"answer {i}")) for i in range(1, 6)]
     h = harness(tmp_path, script, tools=True, context_window=WINDOW)
     h.run(big("prompt 0 write the app"), approver=approve_all)
@@ -161,7 +175,10 @@ def test_pinned_turn_that_no_longer_fits_stops_with_unpin_remedy(tmp_path: Path)
 
 def test_provider_context_overflow_triggers_one_compaction_and_one_retry(tmp_path: Path) -> None:
     script = [text(big(f"answer {i}", 800)) for i in range(3)]
-    script += [error("context_length", "prompt is too long: 9000 tokens > 8192 maximum"), text("fits now")]
+    script += [
+        error("context_length", "prompt is too long: 9000 tokens > 8192 maximum"),
+        text("fits now"),
+    ]
     h = harness(tmp_path, script)
     for i in range(3):
         h.run(big(f"prompt {i}", 800))
@@ -178,7 +195,11 @@ def test_provider_context_overflow_triggers_one_compaction_and_one_retry(tmp_pat
 
 def test_a_second_overflow_error_ends_the_turn(tmp_path: Path) -> None:
     script = [text(big(f"answer {i}", 800)) for i in range(3)]
-    script += [error("context_length", "too long"), error("context_length", "still too long"), text("unused")]
+    script += [
+        error("context_length", "too long"),
+        error("context_length", "still too long"),
+        text("unused"),
+    ]
     h = harness(tmp_path, script)
     for i in range(3):
         h.run(big(f"prompt {i}", 800))
@@ -190,7 +211,11 @@ def test_a_second_overflow_error_ends_the_turn(tmp_path: Path) -> None:
 
 def test_overflow_error_with_a_limit_lowers_the_capacity_for_the_session(tmp_path: Path) -> None:
     script = [text(big(f"answer {i}", 3000)) for i in range(3)]
-    script += [error("context_length", "too long", context_limit=6000), text("ok"), text("ok again")]
+    script += [
+        error("context_length", "too long", context_limit=6000),
+        text("ok"),
+        text("ok again"),
+    ]
     h = harness(tmp_path, script)
     for i in range(3):
         h.run(big(f"prompt {i}", 3000))
@@ -202,7 +227,9 @@ def test_overflow_error_with_a_limit_lowers_the_capacity_for_the_session(tmp_pat
 
 
 def test_without_a_compactor_an_overflow_error_ends_the_turn(tmp_path: Path) -> None:
-    h = harness(tmp_path, [error("context_length", "too long"), text("unused")], bundled=["context"])
+    h = harness(
+        tmp_path, [error("context_length", "too long"), text("unused")], bundled=["context"]
+    )
     end = h.run("hello")
     assert end.stop_reason == "context_overflow"
     assert len(h.provider.requests) == 1

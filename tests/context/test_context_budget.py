@@ -40,7 +40,14 @@ def test_effective_capacity(raw: int, reserve: int | None, expected: int) -> Non
 
 def test_bands_and_utilization() -> None:
     assert [band(u) for u in (0.0, 0.6999, 0.70, 0.8499, 0.85, 0.9499, 0.95, 1.0)] == [
-        "green", "green", "amber", "amber", "orange", "orange", "red", "red",
+        "green",
+        "green",
+        "amber",
+        "amber",
+        "orange",
+        "orange",
+        "red",
+        "red",
     ]
     assert utilization(50, 100) == 0.5
     assert utilization(500, 100) == 1.0 and utilization(-1, 100) == 0.0
@@ -73,9 +80,14 @@ class Counting(ScriptedProvider):
     """Reports input tokens as a tokenizer with 3 characters per token would."""
 
     async def stream(self, request: Any) -> Any:
-        size = TokenEstimator().request(request.system, [t.model_dump() for t in request.tools], request.messages)
+        size = TokenEstimator().request(
+            request.system, [t.model_dump() for t in request.tools], request.messages
+        )
         if self.script:
-            self.script[0]["usage"] = {"input_tokens": int(size.units / 3) + size.overhead, "output_tokens": 7}
+            self.script[0]["usage"] = {
+                "input_tokens": int(size.units / 3) + size.overhead,
+                "output_tokens": 7,
+            }
         async for item in super().stream(request):
             yield item
 
@@ -100,7 +112,11 @@ def test_usage_event_estimates_when_the_report_is_implausible(tmp_path: Path) ->
     h.run("x" * 3000)  # the scripted provider reports 10 input tokens
     usage = h.of_type("usage")[-1]
     request = h.provider.requests[-1]
-    sent = TokenEstimator().request(request.system, [t.model_dump() for t in request.tools], request.messages).tokens
+    sent = (
+        TokenEstimator()
+        .request(request.system, [t.model_dump() for t in request.tools], request.messages)
+        .tokens
+    )
     assert usage.input_tokens == 10
     assert usage.context_tokens == sent + TokenEstimator().message(h.session.transcript[-1])
     assert estimator_for(h.session).chars_per_token == 4.0
@@ -133,11 +149,19 @@ def test_configured_window_from_config_toml(tmp_path: Path) -> None:
     h = harness(tmp_path, [text("ok")], config=config)
     h.provider.config = h.kernel.provider_config("scripted")[0]
     budget = context_budget(h.session)
-    assert (budget.window, budget.reserve, budget.capacity) == (20_000, 4_000, 20_000 - 4_000 - 2_048)
+    assert (budget.window, budget.reserve, budget.capacity) == (
+        20_000,
+        4_000,
+        20_000 - 4_000 - 2_048,
+    )
 
 
 def test_turns_never_split_a_call_from_its_result(tmp_path: Path) -> None:
-    h = harness(tmp_path, [call("read_blob", {"name": "a", "size": 10}), text("done"), text("two")], tools=True)
+    h = harness(
+        tmp_path,
+        [call("read_blob", {"name": "a", "size": 10}), text("done"), text("two")],
+        tools=True,
+    )
     from ketch.testing import approve_all
 
     h.run("one", approver=approve_all)

@@ -30,14 +30,19 @@ def test_remember_asks_even_when_a_policy_allows_everything(tmp_path: Path) -> N
         def ketch_policy_vote(self, call, snapshot, session):  # noqa: ANN001, ANN201
             return Vote(decision="allow", reason="allow all")
 
-    h = harness(tmp_path, [call("remember", {"note": "x"}), text("ok")], plugins=[("allowall", AllowAll())])
+    h = harness(
+        tmp_path, [call("remember", {"note": "x"}), text("ok")], plugins=[("allowall", AllowAll())]
+    )
     h.run("remember", approver=deny_all)
     assert h.of_type("permission")[0].decision == "ask"
     assert not memory_file(h).exists()
 
 
 def test_remembered_note_reaches_the_next_system_prompt(tmp_path: Path) -> None:
-    h = harness(tmp_path, [call("remember", {"note": "Run tests with `make check`."}), text("saved"), text("ok")])
+    h = harness(
+        tmp_path,
+        [call("remember", {"note": "Run tests with `make check`."}), text("saved"), text("ok")],
+    )
     h.run("remember how tests run", approver=approve_all)
     assert "Saved as note 1" in h.of_type("tool_result")[0].output
     content = memory_file(h).read_text()
@@ -70,7 +75,10 @@ def test_memory_command_add_show_forget(tmp_path: Path) -> None:
     assert "saved as note 1" in slash(h, "memory", "add Prefer pathlib over os.path")
     assert "saved as note 2" in slash(h, "memory", "add Deploys go through CI only")
     shown = slash(h, "memory")
-    assert "1. Prefer pathlib over os.path (user, " in shown and "2. Deploys go through CI only" in shown
+    assert (
+        "1. Prefer pathlib over os.path (user, " in shown
+        and "2. Deploys go through CI only" in shown
+    )
     h.run("hi")
     assert "Prefer pathlib over os.path" in h.provider.requests[-1].system
     assert "forgot note 1: Prefer pathlib" in slash(h, "memory", "forget 1")

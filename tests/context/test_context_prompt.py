@@ -35,7 +35,13 @@ def test_environment_facts(tmp_path: Path) -> None:
 
 
 def git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
 
 
@@ -58,7 +64,9 @@ def test_git_branch_and_status_summary(tmp_path: Path) -> None:
     h = harness(tmp_path, [text("ok")])
     h.run("hi")
     system = system_of(h)
-    assert "Git: on branch feature-x; 1 modified, 2 untracked" in system  # AGENTS.md is untracked too
+    assert (
+        "Git: on branch feature-x; 1 modified, 2 untracked" in system
+    )  # AGENTS.md is untracked too
     assert "tracked.py" in system and "new file.txt" in system
     assert not canary.exists()
 
@@ -129,7 +137,15 @@ def test_pointers_are_followed_once_within_the_workspace(tmp_path: Path) -> None
     h.run("hi")
     system = system_of(h)
     assert "STYLE-RULES" in system and "GUIDE-TEXT" in system
-    for absent in ("DEEPER-TEXT", "CODE-SPAN-TEXT", "FENCED-TEXT", "MAIL-TEXT", "SOURCE-TEXT", "SECRET-VALUE", "OUTSIDE-TEXT"):
+    for absent in (
+        "DEEPER-TEXT",
+        "CODE-SPAN-TEXT",
+        "FENCED-TEXT",
+        "MAIL-TEXT",
+        "SOURCE-TEXT",
+        "SECRET-VALUE",
+        "OUTSIDE-TEXT",
+    ):
         assert absent not in system, absent
     excluded = h.session.state["context"]["excluded"]
     assert any("outside.md" in e and "outside the workspace" in e for e in excluded)
@@ -137,12 +153,19 @@ def test_pointers_are_followed_once_within_the_workspace(tmp_path: Path) -> None
 
 
 def test_pointer_parsing_ignores_code_and_urls() -> None:
-    found = pointers("See @a.md, [b](b.md) `@c.md` [d](http://x/d.md) [e](#anchor)\n\n    @indented.md\n")
+    found = pointers(
+        "See @a.md, [b](b.md) `@c.md` [d](http://x/d.md) [e](#anchor)\n\n    @indented.md\n"
+    )
     assert found == [("@", "a.md"), ("link", "b.md")]
 
 
 def test_instruction_files_are_capped(tmp_path: Path) -> None:
-    h = harness(tmp_path, [text("ok")], agents="line of instructions\n" * 5000, config="[context]\ninstruction_max_bytes = 1000\n")
+    h = harness(
+        tmp_path,
+        [text("ok")],
+        agents="line of instructions\n" * 5000,
+        config="[context]\ninstruction_max_bytes = 1000\n",
+    )
     h.run("hi")
     system = system_of(h)
     assert system.count("line of instructions") <= 1000 // len("line of instructions\n")
@@ -172,8 +195,12 @@ def test_strip_keeps_ordinary_emoji_sequences() -> None:
 def test_repository_overview(tmp_path: Path) -> None:
     h = harness(tmp_path, [text("ok")])
     ws = h.workspace
-    (ws / "pyproject.toml").write_text('[project]\nname = "demo-pkg"\nversion = "2.1"\ndescription = "Demo package"\ndependencies = ["httpx>=0.27", "rich"]\n')
-    (ws / "README.md").write_text("[![ci](badge.svg)](x)\n# Demo\nThe README HEAD line.\n" + "more\n" * 200)
+    (ws / "pyproject.toml").write_text(
+        '[project]\nname = "demo-pkg"\nversion = "2.1"\ndescription = "Demo package"\ndependencies = ["httpx>=0.27", "rich"]\n'
+    )
+    (ws / "README.md").write_text(
+        "[![ci](badge.svg)](x)\n# Demo\nThe README HEAD line.\n" + "more\n" * 200
+    )
     (ws / "src").mkdir()
     (ws / "src" / "a.py").write_text("")
     (ws / "node_modules").mkdir()

@@ -86,12 +86,14 @@ def test_cost_appears_when_the_provider_prices_the_model() -> None:
     meter = TurnMeter()
     meter(SimpleNamespace(type="usage", cached_tokens=0, cost_usd=0.01))
     first = meter.totals(_end(cost_usd=0.03), meter.finish(_end(cost_usd=0.03)))  # type: ignore[arg-type]
-    assert first["cost_usd"] == pytest.approx(0.03) and first["total_cost_usd"] == pytest.approx(0.03)
+    assert first["cost_usd"] == pytest.approx(0.03) and first["total_cost_usd"] == pytest.approx(
+        0.03
+    )
     meter.start()
     second = meter.totals(_end(cost_usd=0.5), meter.finish(_end(cost_usd=0.5)))  # type: ignore[arg-type]
-    assert second["cost_usd"] == pytest.approx(0.5) and second["total_cost_usd"] == pytest.approx(0.53)
+    assert second["cost_usd"] == pytest.approx(0.5) and second["total_cost_usd"] == pytest.approx(
+        0.53
+    )
     meter.start()
     unknown = meter.totals(_end(cost_usd=None), meter.finish(_end(cost_usd=None)))  # type: ignore[arg-type]
     assert "cost_usd" not in unknown and unknown["total_cost_usd"] == pytest.approx(0.53)
-
-

@@ -65,7 +65,9 @@ def test_an_image_block_in_claude_codes_shape_reaches_the_model(headless: Headle
     data = base64.b64encode(buffer.getvalue()).decode()
     headless.script([{"text": "a tiny square"}])
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
-    proc = headless.run(*STREAM, stdin=user([{"type": "text", "text": "what is it?"}, image]) + "\n")
+    proc = headless.run(
+        *STREAM, stdin=user([{"type": "text", "text": "what is it?"}, image]) + "\n"
+    )
     assert proc.returncode == 0, proc.stderr
     (request,) = headless.requests()
     parts = request["messages"][-1]["parts"]

@@ -81,12 +81,28 @@ def test_permission_decision_allow_does_not_override_a_deny_rule_or_a_hard_guard
     clean(result)
     assert not (cli.workspace / "secret.txt").exists() and not outside.exists()
     decisions = [(e["decision"], e.get("approved")) for e in result.of_type("permission")]
-    assert decisions == [("deny", None), ("ask", False)]  # the rule denies; the guard's ask stays an ask
-    planned = cli("-p", "go", *RUN, "--profile", "full-access", "--mode", "plan", script=[write("planned.txt"), text("ok")])
+    assert decisions == [
+        ("deny", None),
+        ("ask", False),
+    ]  # the rule denies; the guard's ask stays an ask
+    planned = cli(
+        "-p",
+        "go",
+        *RUN,
+        "--profile",
+        "full-access",
+        "--mode",
+        "plan",
+        script=[write("planned.txt"), text("ok")],
+    )
     clean(planned)
-    assert not (cli.workspace / "planned.txt").exists()  # plan mode refuses it before any hook is asked
+    assert not (
+        cli.workspace / "planned.txt"
+    ).exists()  # plan mode refuses it before any hook is asked
     assert planned.of_type("tool_result")[0]["outcome"] == "refused"
-    assert [d["tool_input"]["path"] for d in seen(cli, "pre")] == [str(outside)]  # a denied call never reaches hooks
+    assert [d["tool_input"]["path"] for d in seen(cli, "pre")] == [
+        str(outside)
+    ]  # a denied call never reaches hooks
 
 
 def test_updated_input_is_applied_and_checked_again(cli: Cli) -> None:

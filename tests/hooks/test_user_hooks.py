@@ -15,7 +15,14 @@ from tests.kernel.kit import Echo, tools_plugins
 
 def harness(tmp_path: Path, script: list[dict[str, Any]], config: str, **kw: Any) -> Harness:
     plugins, _ = tools_plugins("allow")
-    return Harness.create(tmp_path, script=script, plugins=[*plugins, ("hooks", ketch_hooks)], bundled=["guards"], config=config, **kw)
+    return Harness.create(
+        tmp_path,
+        script=script,
+        plugins=[*plugins, ("hooks", ketch_hooks)],
+        bundled=["guards"],
+        config=config,
+        **kw,
+    )
 
 
 def test_pre_tool_use_exit_2_blocks_and_stderr_reaches_the_model(tmp_path: Path) -> None:
@@ -32,7 +39,11 @@ command = "cat > {log}; echo 'no echoing on Fridays' >&2; exit 2"
     (result,) = h.of_type("tool_result")
     assert result.outcome == "blocked" and "no echoing on Fridays" in result.output
     payload = json.loads(log.read_text())
-    assert payload["event"] == "PreToolUse" and payload["tool_name"] == "echo" and payload["tool_input"] == {"text": "hi"}
+    assert (
+        payload["event"] == "PreToolUse"
+        and payload["tool_name"] == "echo"
+        and payload["tool_input"] == {"text": "hi"}
+    )
 
 
 def test_matcher_selects_tools(tmp_path: Path) -> None:

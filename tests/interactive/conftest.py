@@ -21,7 +21,9 @@ def terminals() -> Iterator[list[Terminal]]:
 
 
 @pytest.fixture
-def start(request: pytest.FixtureRequest, tmp_path: Path, terminals: list[Terminal]) -> Callable[..., Terminal]:
+def start(
+    request: pytest.FixtureRequest, tmp_path: Path, terminals: list[Terminal]
+) -> Callable[..., Terminal]:
     defaults: dict[str, Any] = dict(getattr(request.module, "TERMINAL_DEFAULTS", {}))
 
     def start(**kwargs: Any) -> Terminal:

@@ -29,7 +29,9 @@ EXITED = re.compile(r"\[ketch exited (\d+)\]")
 IDLE = re.compile(r"^❯\s+\S.* · context ~?\d+%\s*$")
 TIMEOUT = 30.0
 
-needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+needs_tmux = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)"
+)
 
 
 class Terminal:
@@ -39,10 +41,21 @@ class Terminal:
     scripted provider and the test tools always load. ``script`` is the provider's script.
     """
 
-    def __init__(self, root: Path, *, script: list[dict[str, Any]] | None = None, plugins: str | None = "interactive",
-                 load: str = "", env: dict[str, str] | None = None, args: tuple[str, ...] = (),
-                 width: int = 110, height: int = 40, home: Path | None = None, workspace: Path | None = None,
-                 provider: str | None = "scripted") -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        script: list[dict[str, Any]] | None = None,
+        plugins: str | None = "interactive",
+        load: str = "",
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+        width: int = 110,
+        height: int = 40,
+        home: Path | None = None,
+        workspace: Path | None = None,
+        provider: str | None = "scripted",
+    ) -> None:
         self.root = root
         self.home = home or root / "home"
         self.workspace = workspace or root / "ws"
@@ -51,14 +64,20 @@ class Terminal:
         self.log_path = root / "requests.jsonl"
         if script is not None or not self.script_path.exists():
             self.script_path.write_text(json.dumps(script or []), encoding="utf-8")
-        loads = ["scripted=ketch.testing.scripted_plugin", "shelltest=shelltest_tools", *filter(None, load.split(","))]
+        loads = [
+            "scripted=ketch.testing.scripted_plugin",
+            "shelltest=shelltest_tools",
+            *filter(None, load.split(",")),
+        ]
         names = [item.split("=", 1)[0] for item in loads]
         self.env = {
             **isolated_env(self.home),
             "KETCH_LOAD": ",".join(loads),
             "KETCH_SCRIPT": str(self.script_path),
             "KETCH_SCRIPT_LOG": str(self.log_path),
-            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(
+                os.pathsep
+            ),
             "PYTHON_KEYRING_BACKEND": "ketch.testing.keyring_backend.FileKeyring",
             "KETCH_TEST_KEYRING_FILE": str(self.home / "keyring.json"),
             "TERM": "xterm-256color",
@@ -67,20 +86,40 @@ class Terminal:
         if plugins is not None:  # an allow-list: only these (plus the essential set and ours) load
             self.env["KETCH_PLUGINS"] = ",".join([*filter(None, plugins.split(",")), *names])
         self.server = f"ketch-test-{uuid.uuid4().hex[:10]}"
-        command = [sys.executable, "-m", "ketch", *(["--provider", provider] if provider else []), *args]
+        command = [
+            sys.executable,
+            "-m",
+            "ketch",
+            *(["--provider", provider] if provider else []),
+            *args,
+        ]
         launcher = root / f"launch-{self.server}.sh"
         exports = "".join(f"export {key}={shlex.quote(value)}\n" for key, value in self.env.items())
         launcher.write_text(
             f"{exports}cd {shlex.quote(str(self.workspace))}\n"
-            f"{shlex.join(command)}\necho \"[ketch exited $?]\"\nexec sleep 600\n",
+            f'{shlex.join(command)}\necho "[ketch exited $?]"\nexec sleep 600\n',
             encoding="utf-8",
         )
-        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", str(width), "-y", str(height), f"bash {shlex.quote(str(launcher))}")
+        self._tmux(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            f"bash {shlex.quote(str(launcher))}",
+        )
 
     # --- tmux ----------------------------------------------------------------------------
 
     def _tmux(self, *args: str) -> str:
-        proc = subprocess.run(["tmux", "-L", self.server, *args], capture_output=True, text=True, timeout=20)
+        proc = subprocess.run(
+            ["tmux", "-L", self.server, *args], capture_output=True, text=True, timeout=20
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"tmux {' '.join(args)} failed: {proc.stderr.strip()}")
         return proc.stdout
@@ -116,7 +155,9 @@ class Terminal:
 
     # --- waiting -------------------------------------------------------------------------------
 
-    def wait_for(self, pattern: str, *, count: int = 1, timeout: float = TIMEOUT, regex: bool = False) -> str:
+    def wait_for(
+        self, pattern: str, *, count: int = 1, timeout: float = TIMEOUT, regex: bool = False
+    ) -> str:
         """Wait until ``pattern`` occurs ``count`` times on the screen; return the screen."""
         deadline = time.monotonic() + timeout
         screen = ""
@@ -126,7 +167,9 @@ class Terminal:
             if found >= count:
                 return screen
             time.sleep(0.05)
-        raise AssertionError(f"{pattern!r} (x{count}) did not appear within {timeout:.0f}s; the screen:\n{screen}")
+        raise AssertionError(
+            f"{pattern!r} (x{count}) did not appear within {timeout:.0f}s; the screen:\n{screen}"
+        )
 
     def wait_idle(self, timeout: float = TIMEOUT) -> str:
         """Wait until the main prompt is open and empty: the last line is the prompt and its meter
@@ -139,7 +182,9 @@ class Terminal:
             if lines and IDLE.match(lines[-1]):
                 return self.screen()
             time.sleep(0.05)
-        raise AssertionError(f"the shell did not come back to an empty prompt within {timeout:.0f}s; the screen:\n{screen}")
+        raise AssertionError(
+            f"the shell did not come back to an empty prompt within {timeout:.0f}s; the screen:\n{screen}"
+        )
 
     def ready(self) -> str:
         self.wait_for("Ctrl-D quits")
@@ -156,7 +201,11 @@ class Terminal:
     def requests(self) -> list[dict[str, Any]]:
         if not self.log_path.exists():
             return []
-        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [
+            json.loads(line)
+            for line in self.log_path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
 
 
 def message_texts(request: dict[str, Any]) -> list[tuple[str, str]]:

@@ -32,4 +32,6 @@ def ketch_register_commands(register: Any) -> None:
     register(Command(name="ping", help="answer pong", slash=True, slash_run=_ping))
     register(Command(name="boom", help="always fails", slash=True, slash_run=_boom))
     if os.environ.get("SHELLTEST_NO_TRUST") != "1":
-        register(Command(name="trust", help="trust this workspace (test)", slash=True, slash_run=_trust))
+        register(
+            Command(name="trust", help="trust this workspace (test)", slash=True, slash_run=_trust)
+        )

@@ -36,7 +36,9 @@ class Mark(Tool):
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         (ctx.workspace / args.name).write_text("marked\n")
-        return ToolResult.success(f"created {args.name}", diff=f"--- /dev/null\n+++ {args.name}\n@@ -0,0 +1 @@\n+marked\n")
+        return ToolResult.success(
+            f"created {args.name}", diff=f"--- /dev/null\n+++ {args.name}\n@@ -0,0 +1 @@\n+marked\n"
+        )
 
 
 class WaitInput(BaseModel):

@@ -20,7 +20,14 @@ TERMINAL_DEFAULTS = {"plugins": PLUGINS, "width": 80, "height": 24}
 def _edit_script(old: str, new: str, answer: str) -> list[dict]:  # type: ignore[type-arg]
     return [
         {"tool_calls": [{"name": "read_file", "input": {"path": "main.py"}}]},
-        {"tool_calls": [{"name": "edit_file", "input": {"path": "main.py", "old_string": old, "new_string": new}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "input": {"path": "main.py", "old_string": old, "new_string": new},
+                }
+            ]
+        },
         {"text": answer},
     ]
 

@@ -17,16 +17,35 @@ from tests.providers.recordings import sse
 pytestmark = [needs_tmux, pytest.mark.slow]
 
 KEY = "sk-first-run-canary-0042"
-NO_PROVIDER_ENV = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OLLAMA_HOST": "http://127.0.0.1:9", "OPENAI_BASE_URL": ""}
+NO_PROVIDER_ENV = {
+    "OPENAI_API_KEY": "",
+    "ANTHROPIC_API_KEY": "",
+    "OLLAMA_HOST": "http://127.0.0.1:9",
+    "OPENAI_BASE_URL": "",
+}
 
 
 def _chat_stream(text: str) -> bytes:
-    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "loop-model"}
+    base = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "loop-model",
+    }
     return sse(
-        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+        {
+            **base,
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
+            ],
+        },
         {**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
         {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-        {**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}},
+        {
+            **base,
+            "choices": [],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+        },
         "[DONE]",
     )
 
@@ -37,10 +56,28 @@ def server() -> Iterator[LoopbackServer]:
         yield running
 
 
-def test_setup_writes_a_working_config_and_the_next_prompt_reaches_the_server(tmp_path: Path, server: LoopbackServer) -> None:
-    server.default("/v1/models", Reply.json(200, {"object": "list", "data": [{"id": "loop-model", "object": "model"}, {"id": "zeta-model", "object": "model"}]}))
-    server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("hello from the loopback server")]))
-    term = Terminal(tmp_path, plugins="interactive,openai,keyring", provider=None, env=NO_PROVIDER_ENV)
+def test_setup_writes_a_working_config_and_the_next_prompt_reaches_the_server(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    server.default(
+        "/v1/models",
+        Reply.json(
+            200,
+            {
+                "object": "list",
+                "data": [
+                    {"id": "loop-model", "object": "model"},
+                    {"id": "zeta-model", "object": "model"},
+                ],
+            },
+        ),
+    )
+    server.queue(
+        "/v1/chat/completions", Reply(chunks=[_chat_stream("hello from the loopback server")])
+    )
+    term = Terminal(
+        tmp_path, plugins="interactive,openai,keyring", provider=None, env=NO_PROVIDER_ENV
+    )
     try:
         screen = term.wait_for("Which provider?")
         assert "No model provider is configured yet" in screen
@@ -66,14 +103,20 @@ def test_setup_writes_a_working_config_and_the_next_prompt_reaches_the_server(tm
         config = term.home / "config" / "config.toml"
         data = tomllib.loads(config.read_text())
         assert data["default_provider"] == "openai-compatible"
-        assert data["providers"]["openai-compatible"] == {"kind": "openai", "base_url": f"{server.url}/v1", "model": "loop-model"}
+        assert data["providers"]["openai-compatible"] == {
+            "kind": "openai",
+            "base_url": f"{server.url}/v1",
+            "model": "loop-model",
+        }
         assert KEY not in config.read_text()
         no_traceback(term.screen())
     finally:
         term.close()
     # The next start needs no setup: the config and the keyring have what it takes.
     server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("second start works")]))
-    again = Terminal(tmp_path, plugins="interactive,openai,keyring", provider=None, env=NO_PROVIDER_ENV)
+    again = Terminal(
+        tmp_path, plugins="interactive,openai,keyring", provider=None, env=NO_PROVIDER_ENV
+    )
     try:
         screen = again.ready()
         assert "Which provider?" not in screen

@@ -30,7 +30,9 @@ def _colours(text: str) -> list[str]:
     found = []
     for params in re.findall(r"\x1b\[([0-9;]*)m", text):
         for code in params.split(";"):
-            if code.isdigit() and (30 <= int(code) <= 38 or 40 <= int(code) <= 48 or 90 <= int(code) <= 107):
+            if code.isdigit() and (
+                30 <= int(code) <= 38 or 40 <= int(code) <= 48 or 90 <= int(code) <= 107
+            ):
                 found.append(code)
     return found
 
@@ -44,12 +46,23 @@ def test_streamed_markdown_shows_no_raw_markup(start) -> None:  # type: ignore[n
     term.type("show me")
     term.wait_for("── ")
     area = _answer_area(term.screen())
-    for text in ("Release notes", "very important", "first item", "second item", "alpha", "beta", "def greet(name):", "Done with code here."):
+    for text in (
+        "Release notes",
+        "very important",
+        "first item",
+        "second item",
+        "alpha",
+        "beta",
+        "def greet(name):",
+        "Done with code here.",
+    ):
         assert text in area, area
     assert "**" not in area and "```" not in area and "`" not in area
     assert not re.search(r"(?m)^\s*#", area), area  # no raw heading marker
     assert "|------|" not in area  # the table is drawn, not its source
-    assert area.count("Release notes") == 1  # printed once: no block is re-rendered into the scrollback
+    assert (
+        area.count("Release notes") == 1
+    )  # printed once: no block is re-rendered into the scrollback
     no_traceback(term.screen())
 
 
@@ -59,9 +72,13 @@ def test_code_is_highlighted_and_no_color_turns_colours_off(start, tmp_path: Pat
     term.wait_for("── ")
     coloured = term.escapes()
     code_line = next(line for line in coloured.splitlines() if "greet" in line)
-    assert re.search(r"\x1b\[[0-9;]*3[0-9;]*m", code_line), repr(code_line)  # a foreground colour in the code block
+    assert re.search(r"\x1b\[[0-9;]*3[0-9;]*m", code_line), repr(
+        code_line
+    )  # a foreground colour in the code block
     term.close()
-    plain = Terminal(tmp_path / "nc", script=[{"text": ANSWER, "chunks": _chunks(ANSWER)}], env={"NO_COLOR": "1"})
+    plain = Terminal(
+        tmp_path / "nc", script=[{"text": ANSWER, "chunks": _chunks(ANSWER)}], env={"NO_COLOR": "1"}
+    )
     try:
         plain.ready()
         plain.type("show me")
@@ -74,7 +91,9 @@ def test_code_is_highlighted_and_no_color_turns_colours_off(start, tmp_path: Pat
 
 
 def test_reasoning_is_collapsed_and_reasoning_command_shows_it(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(script=[{"reasoning": "secret chain of thought about the problem", "text": "the answer"}])
+    term = start(
+        script=[{"reasoning": "secret chain of thought about the problem", "text": "the answer"}]
+    )
     term.type("think hard")
     screen = term.wait_for("the answer")
     assert "✻ thought for" in screen

@@ -176,15 +176,24 @@ def test_open_history_memory_only_without_a_cipher(tmp_path: Path) -> None:
 
 
 def test_open_history_memory_only_when_encryption_is_off(tmp_path: Path) -> None:
-    harness = Harness.create(tmp_path, bundled=False, plugins=[("cipher", _CipherPlugin(KeyInHandCipher()))], config='[storage]\nencryption = "off"\n')
+    harness = Harness.create(
+        tmp_path,
+        bundled=False,
+        plugins=[("cipher", _CipherPlugin(KeyInHandCipher()))],
+        config='[storage]\nencryption = "off"\n',
+    )
     history, note = open_history(harness.kernel)
     assert isinstance(history, InMemoryHistory)
     assert note and "storage.encryption is off" in note
 
 
-def test_open_history_encrypted_with_a_cipher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_open_history_encrypted_with_a_cipher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KETCH_STATE_DIR", str(tmp_path / "state"))
-    harness = Harness.create(tmp_path, bundled=False, plugins=[("cipher", _CipherPlugin(KeyInHandCipher()))])
+    harness = Harness.create(
+        tmp_path, bundled=False, plugins=[("cipher", _CipherPlugin(KeyInHandCipher()))]
+    )
     history, note = open_history(harness.kernel)
     assert note is None
     assert isinstance(history, EncryptedPromptHistory)
@@ -218,7 +227,10 @@ def test_entry_aad_names_purpose_and_index() -> None:
     [
         ("/help", ("help", "")),
         ("  /Model  gpt-4o  ", ("model", "gpt-4o")),
-        ("/compact keep the API notes\nand the plan", ("compact", "keep the API notes\nand the plan")),
+        (
+            "/compact keep the API notes\nand the plan",
+            ("compact", "keep the API notes\nand the plan"),
+        ),
         ("/pin-last", ("pin-last", "")),
         ("/usr/bin/python is broken", None),
         ("/ leading space", None),
@@ -238,11 +250,15 @@ def _renderer(tmp_path: Path) -> tuple[Renderer, io.StringIO, Harness]:
     harness = Harness.create(tmp_path, bundled=False, plugins=[("shelltest", shelltest_tools)])
     harness.kernel.configure()
     out = io.StringIO()
-    console = Console(file=out, width=100, force_terminal=False, highlight=False, markup=False, soft_wrap=True)
+    console = Console(
+        file=out, width=100, force_terminal=False, highlight=False, markup=False, soft_wrap=True
+    )
     return Renderer(console, harness.kernel), out, harness
 
 
-def test_streaming_markdown_prints_finished_blocks_once_and_keeps_the_last_live(tmp_path: Path) -> None:
+def test_streaming_markdown_prints_finished_blocks_once_and_keeps_the_last_live(
+    tmp_path: Path,
+) -> None:
     renderer, out, _ = _renderer(tmp_path)
     renderer.on_event(TextDeltaEvent(text="# Ti"))
     renderer.on_event(TextDeltaEvent(text="tle\n\nSome **bo"))
@@ -254,24 +270,54 @@ def test_streaming_markdown_prints_finished_blocks_once_and_keeps_the_last_live(
     assert "bold" not in out.getvalue()  # the paragraph is still the live block
     live = renderer.live_ansi(80, 10)
     assert "bold text" in live and "**" not in live
-    renderer.on_event(TurnEndEvent(text="…", stop_reason="end_turn", input_tokens=12, output_tokens=3))
+    renderer.on_event(
+        TurnEndEvent(text="…", stop_reason="end_turn", input_tokens=12, output_tokens=3)
+    )
     text = out.getvalue()
     assert text.count("Title") == 1  # printed once, never re-rendered
     lines = [line.rstrip() for line in text.splitlines()]
-    assert "Some bold text" in lines and "and a second line" in lines  # a newline stays a line break
+    assert (
+        "Some bold text" in lines and "and a second line" in lines
+    )  # a newline stays a line break
     assert "in 12 · out 3" in text
     assert renderer.live == ""
 
 
-def test_tool_call_line_uses_the_tool_summary_and_results_show_diff_and_errors(tmp_path: Path) -> None:
+def test_tool_call_line_uses_the_tool_summary_and_results_show_diff_and_errors(
+    tmp_path: Path,
+) -> None:
     renderer, out, _ = _renderer(tmp_path)
     renderer.on_event(ToolCallEvent(id="c1", name="mark", input={"name": "x.txt"}))
-    renderer.on_event(ToolResultEvent(tool_call_id="c1", name="mark", ok=True, output="created", diff="--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n"))
+    renderer.on_event(
+        ToolResultEvent(
+            tool_call_id="c1",
+            name="mark",
+            ok=True,
+            output="created",
+            diff="--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n",
+        )
+    )
     renderer.on_event(ToolCallEvent(id="c2", name="unknown_tool", input={"cmd": "ls -la"}))
-    renderer.on_event(ToolResultEvent(tool_call_id="c2", name="unknown_tool", ok=False, output="[ketch] There is no tool named 'unknown_tool'.", outcome="refused"))
+    renderer.on_event(
+        ToolResultEvent(
+            tool_call_id="c2",
+            name="unknown_tool",
+            ok=False,
+            output="[ketch] There is no tool named 'unknown_tool'.",
+            outcome="refused",
+        )
+    )
     renderer.on_event(ToolCallEvent(id="c3", name="mark", input={"name": "y.txt"}))
     renderer.on_event(PermissionEvent(tool_call_id="c3", decision="deny", reason="rule says no"))
-    renderer.on_event(ToolResultEvent(tool_call_id="c3", name="mark", ok=False, output="[ketch] Permission denied", outcome="refused"))
+    renderer.on_event(
+        ToolResultEvent(
+            tool_call_id="c3",
+            name="mark",
+            ok=False,
+            output="[ketch] Permission denied",
+            outcome="refused",
+        )
+    )
     text = out.getvalue()
     assert "● mark  create x.txt" in text
     assert "  -old\n  +new" in text
@@ -283,14 +329,24 @@ def test_tool_call_line_uses_the_tool_summary_and_results_show_diff_and_errors(t
 
 def test_retry_errors_start_a_countdown_and_usage_feeds_the_meter(tmp_path: Path) -> None:
     renderer, out, harness = _renderer(tmp_path)
-    renderer.on_event(ErrorEvent(kind="rate_limit", retryable=True, message="slow down", retry_in=5.0))
+    renderer.on_event(
+        ErrorEvent(kind="rate_limit", retryable=True, message="slow down", retry_in=5.0)
+    )
     assert "⚠ rate_limit: slow down · retrying in 5.0s" in out.getvalue()
     assert "rate_limit: retrying in" in renderer.status()
     renderer.on_event(TextDeltaEvent(text="ok"))
     assert "retrying" not in renderer.status()
     session = harness.session
     assert meter_for(session, None).estimated
-    renderer.on_event(UsageEvent(input_tokens=900, output_tokens=100, context_utilization=0.9, context_tokens=1000, effective_capacity=1111))
+    renderer.on_event(
+        UsageEvent(
+            input_tokens=900,
+            output_tokens=100,
+            context_utilization=0.9,
+            context_tokens=1000,
+            effective_capacity=1111,
+        )
+    )
     meter = meter_for(session, renderer.last_usage)
     assert (meter.band, meter.tokens, meter.estimated) == ("orange", 1000, False)
     assert meter.label() == "context 90%"
@@ -314,7 +370,13 @@ def _request(scope: str | None, summary: str = "rm -rf build") -> Any:
     from ketch.policy import ApprovalRequest, ProposedCall
     from ketch.tools import Effect
 
-    call = ProposedCall(id="c1", tool="shell", input={"command": summary}, effects=frozenset({Effect.EXECUTE}), mutating=True)
+    call = ProposedCall(
+        id="c1",
+        tool="shell",
+        input={"command": summary},
+        effects=frozenset({Effect.EXECUTE}),
+        mutating=True,
+    )
     return ApprovalRequest(call=call, reason="running programs asks", summary=summary, scope=scope)
 
 
@@ -339,7 +401,14 @@ def _answer(request: Any, keys: str) -> Any:
 
 @pytest.mark.parametrize(
     ("keys", "approved", "remember"),
-    [("y", True, "once"), ("s", True, "session"), ("a", True, "always"), ("n", False, "once"), ("\x1b", False, "once"), ("\r", True, "once")],
+    [
+        ("y", True, "once"),
+        ("s", True, "session"),
+        ("a", True, "always"),
+        ("n", False, "once"),
+        ("\x1b", False, "once"),
+        ("\r", True, "once"),
+    ],
 )
 def test_approval_keys_map_to_answers(keys: str, approved: bool, remember: str) -> None:
     answer = _answer(_request("shell:rm"), keys)
@@ -380,10 +449,16 @@ def test_completion_offers_commands_and_at_paths(tmp_path: Path) -> None:
     (tmp_path / "src" / "my notes.txt").write_text("")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".env").write_text("")
-    completer = ShellCompleter(tmp_path, lambda: [("/review", "[path] review code (project .ketch/commands)"), ("/help", "help")])
+    completer = ShellCompleter(
+        tmp_path,
+        lambda: [("/review", "[path] review code (project .ketch/commands)"), ("/help", "help")],
+    )
 
     def complete(text: str) -> list[tuple[str, int]]:
-        return [(c.text, c.start_position) for c in completer.get_completions(Document(text), CompleteEvent())]
+        return [
+            (c.text, c.start_position)
+            for c in completer.get_completions(Document(text), CompleteEvent())
+        ]
 
     assert complete("/re") == [("/review", -3)]
     assert complete("look at @sr") == [("src/", -2)]
@@ -400,14 +475,29 @@ def test_turn_footer_shows_cost_when_the_turn_has_one(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
     renderer, out, _ = _renderer(tmp_path)
-    usage = {"input_tokens": 10, "output_tokens": 5, "cached_tokens": 0, "context_utilization": 0.1, "context_tokens": 100, "effective_capacity": 1000}
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cached_tokens": 0,
+        "context_utilization": 0.1,
+        "context_tokens": 100,
+        "effective_capacity": 1000,
+    }
     renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.0125, **usage))  # type: ignore[arg-type]
     renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.0025, **usage))  # type: ignore[arg-type]
-    renderer.on_event(TurnEndEvent(text="", stop_reason="end_turn", input_tokens=20, output_tokens=10, cost_usd=0.015))
+    renderer.on_event(
+        TurnEndEvent(
+            text="", stop_reason="end_turn", input_tokens=20, output_tokens=10, cost_usd=0.015
+        )
+    )
     assert "in 20 · out 10 · $0.0150" in out.getvalue()
     renderer.on_event(SimpleNamespace(type="usage", cost_usd=0.5, **usage))  # type: ignore[arg-type]
-    renderer.on_event(TurnEndEvent(text="", stop_reason="end_turn", input_tokens=1, output_tokens=1))
-    assert "in 1 · out 1 · context" in out.getvalue() and "$0.5" not in out.getvalue()  # no total: no cost shown
+    renderer.on_event(
+        TurnEndEvent(text="", stop_reason="end_turn", input_tokens=1, output_tokens=1)
+    )
+    assert (
+        "in 1 · out 1 · context" in out.getvalue() and "$0.5" not in out.getvalue()
+    )  # no total: no cost shown
 
 
 def test_a_subagents_progress_is_folded_under_its_call(tmp_path: Path) -> None:
@@ -416,12 +506,36 @@ def test_a_subagents_progress_is_folded_under_its_call(tmp_path: Path) -> None:
     from ketch.events import SubagentEvent, ToolCallEvent, ToolResultEvent
 
     renderer, out, _ = _renderer(tmp_path)
-    renderer.on_event(ToolCallEvent(id="c1", name="agent", input={"description": "look", "prompt": "p"}))
-    renderer.on_event(SubagentEvent(status="started", subagent_id="ag_1", name="explore", description="find the parser", tool_call_id="c1"))
-    renderer.on_event(ToolCallEvent(id="k1", name="read_file", input={"path": "src/parse.py"}, agent_id="ag_1"))
+    renderer.on_event(
+        ToolCallEvent(id="c1", name="agent", input={"description": "look", "prompt": "p"})
+    )
+    renderer.on_event(
+        SubagentEvent(
+            status="started",
+            subagent_id="ag_1",
+            name="explore",
+            description="find the parser",
+            tool_call_id="c1",
+        )
+    )
+    renderer.on_event(
+        ToolCallEvent(id="k1", name="read_file", input={"path": "src/parse.py"}, agent_id="ag_1")
+    )
     renderer.on_event(TextDeltaEvent(text="CHILD-TEXT-NOT-SHOWN", agent_id="ag_1"))
-    renderer.on_event(ToolResultEvent(tool_call_id="k2", name="grep", ok=False, output="no such dir", agent_id="ag_1"))
-    renderer.on_event(SubagentEvent(status="finished", subagent_id="ag_1", name="explore", stop_reason="end_turn", files_changed=[]))
+    renderer.on_event(
+        ToolResultEvent(
+            tool_call_id="k2", name="grep", ok=False, output="no such dir", agent_id="ag_1"
+        )
+    )
+    renderer.on_event(
+        SubagentEvent(
+            status="finished",
+            subagent_id="ag_1",
+            name="explore",
+            stop_reason="end_turn",
+            files_changed=[],
+        )
+    )
     screen = out.getvalue()
     assert "⎿ explore started: find the parser" in screen
     assert "      explore ● read_file" in screen and "src/parse.py" in screen

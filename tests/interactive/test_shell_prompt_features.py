@@ -59,5 +59,10 @@ def test_bang_command_runs_without_the_model_and_reaches_the_next_request(start)
     term.type("what did it print?")
     term.wait_for("I see you ran echo")
     texts = [t for r, t in message_texts(term.requests()[0]) if r == "user"]
-    assert any("$ echo hi && echo bang-canary-5" in t and "bang-canary-5" in t.split("\n", 2)[-1] and "[exit code 0]" in t for t in texts)
+    assert any(
+        "$ echo hi && echo bang-canary-5" in t
+        and "bang-canary-5" in t.split("\n", 2)[-1]
+        and "[exit code 0]" in t
+        for t in texts
+    )
     assert texts[-1] == "what did it print?"

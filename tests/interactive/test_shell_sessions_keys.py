@@ -13,7 +13,10 @@ pytestmark = [needs_tmux, pytest.mark.slow]
 
 
 def test_sessions_rename_and_resume_picker(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(plugins="interactive,crypto,store", script=[{"text": "answer alpha"}, {"text": "answer beta"}, {"text": "back in alpha"}])
+    term = start(
+        plugins="interactive,crypto,store",
+        script=[{"text": "answer alpha"}, {"text": "answer beta"}, {"text": "back in alpha"}],
+    )
     term.type("first prompt alpha")
     term.wait_for("answer alpha")
     term.wait_idle()
@@ -33,7 +36,9 @@ def test_sessions_rename_and_resume_picker(start) -> None:  # type: ignore[no-un
     term.type("/resume")
     screen = term.wait_for("Resume which session?")
     assert "alpha-work · just now · first prompt alpha" in screen.split("Resume which session?")[-1]
-    assert "second prompt beta" not in screen.split("Resume which session?")[-1]  # not the one we are in
+    assert (
+        "second prompt beta" not in screen.split("Resume which session?")[-1]
+    )  # not the one we are in
     term.keys("Enter")
     term.wait_for("you: first prompt alpha")
     term.wait_idle()
@@ -46,7 +51,14 @@ def test_sessions_rename_and_resume_picker(start) -> None:  # type: ignore[no-un
 
 def test_diff_shows_what_the_session_changed(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     script = [
-        {"tool_calls": [{"name": "write_file", "input": {"path": "new.py", "content": "print('made by the session')\n"}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "write_file",
+                    "input": {"path": "new.py", "content": "print('made by the session')\n"},
+                }
+            ]
+        },
         {"text": "created it"},
     ]
     term = start(plugins="interactive,fs,policy", script=script)
@@ -100,4 +112,6 @@ def test_esc_esc_edits_the_previous_prompt_and_ctrl_r_searches(start) -> None:  
     term.wait_for("❯ a unique-zebra request")
     term.keys("Enter")
     term.wait_for("three")
-    assert [t for r, t in message_texts(term.requests()[-1]) if r == "user"][-1] == "a unique-zebra request"
+    assert [t for r, t in message_texts(term.requests()[-1]) if r == "user"][
+        -1
+    ] == "a unique-zebra request"

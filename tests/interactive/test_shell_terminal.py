@@ -12,7 +12,9 @@ pytestmark = [needs_tmux, pytest.mark.slow]
 
 
 def test_prompt_streams_the_answer_and_exit_quits(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(script=[{"text": "first line\nsecond line", "chunks": ["first ", "line\nsec", "ond line"]}])
+    term = start(
+        script=[{"text": "first line\nsecond line", "chunks": ["first ", "line\nsec", "ond line"]}]
+    )
     term.type("hello there")
     screen = term.wait_for("second line")
     term.wait_for("── ")
@@ -45,11 +47,18 @@ def test_alt_enter_adds_a_line_and_enter_sends_both(start) -> None:  # type: ign
     term.keys("Escape", "Enter")
     term.type("line two")
     term.wait_for("two lines received")
-    assert [t for r, t in message_texts(term.requests()[0]) if r == "user"] == ["line one\nline two"]
+    assert [t for r, t in message_texts(term.requests()[0]) if r == "user"] == [
+        "line one\nline two"
+    ]
 
 
 def test_tool_call_approved_at_the_prompt(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(script=[{"tool_calls": [{"name": "mark", "input": {"name": "a.txt"}}]}, {"text": "marked it"}])
+    term = start(
+        script=[
+            {"tool_calls": [{"name": "mark", "input": {"name": "a.txt"}}]},
+            {"text": "marked it"},
+        ]
+    )
     term.type("mark a.txt")
     screen = term.wait_for("Allow mark?")
     assert "● mark  create a.txt" in screen  # the call line, with the tool's own summary
@@ -66,7 +75,12 @@ def test_tool_call_approved_at_the_prompt(start) -> None:  # type: ignore[no-unt
 
 
 def test_tool_call_denied_with_a_note_for_the_model(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(script=[{"tool_calls": [{"name": "mark", "input": {"name": "b.txt"}}]}, {"text": "understood"}])
+    term = start(
+        script=[
+            {"tool_calls": [{"name": "mark", "input": {"name": "b.txt"}}]},
+            {"text": "understood"},
+        ]
+    )
     term.type("mark b.txt")
     term.wait_for("Allow mark?")
     term.keys("t")
@@ -76,11 +90,17 @@ def test_tool_call_denied_with_a_note_for_the_model(start) -> None:  # type: ign
     assert "✗ declined" in screen
     assert not (term.workspace / "b.txt").exists()
     tool_output = [t for r, t in message_texts(term.requests()[1]) if r == "tool"]
-    assert len(tool_output) == 1 and "declined" in tool_output[0] and "use c.txt instead" in tool_output[0]
+    assert (
+        len(tool_output) == 1
+        and "declined" in tool_output[0]
+        and "use c.txt instead" in tool_output[0]
+    )
 
 
 def test_plain_no_refuses_the_call(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(script=[{"tool_calls": [{"name": "mark", "input": {"name": "n.txt"}}]}, {"text": "fine"}])
+    term = start(
+        script=[{"tool_calls": [{"name": "mark", "input": {"name": "n.txt"}}]}, {"text": "fine"}]
+    )
     term.type("mark n.txt")
     term.wait_for("Allow mark?")
     term.keys("n")
@@ -122,7 +142,12 @@ def test_ctrl_c_cancels_a_slow_turn_and_the_shell_stays_usable(start) -> None:  
 
 def test_ctrl_c_cancels_a_running_tool(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     flag = tmp_path / "never"
-    term = start(script=[{"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]}, {"text": "next"}])
+    term = start(
+        script=[
+            {"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]},
+            {"text": "next"},
+        ]
+    )
     term.type("wait")
     term.wait_for("Allow wait_flag?")
     term.keys("y")
@@ -135,7 +160,9 @@ def test_ctrl_c_cancels_a_running_tool(start, tmp_path: Path) -> None:  # type: 
 
 
 def test_ctrl_c_at_the_approval_cancels_the_turn(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(script=[{"tool_calls": [{"name": "mark", "input": {"name": "c.txt"}}]}, {"text": "after"}])
+    term = start(
+        script=[{"tool_calls": [{"name": "mark", "input": {"name": "c.txt"}}]}, {"text": "after"}]
+    )
     term.type("mark c.txt")
     term.wait_for("Allow mark?")
     term.keys("C-c")
@@ -148,7 +175,12 @@ def test_ctrl_c_at_the_approval_cancels_the_turn(start) -> None:  # type: ignore
 
 def test_a_steer_typed_during_a_turn_reaches_the_next_request(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     flag = tmp_path / "go"
-    term = start(script=[{"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]}, {"text": "saw the steer"}])
+    term = start(
+        script=[
+            {"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]},
+            {"text": "saw the steer"},
+        ]
+    )
     term.type("wait for the flag")
     term.wait_for("Allow wait_flag?")
     term.keys("y")
@@ -187,7 +219,9 @@ def test_help_lists_builtin_and_plugin_commands_and_dispatches(start) -> None:  
 
 
 def test_status_model_switch_and_clear(start) -> None:  # type: ignore[no-untyped-def]
-    term = start(script=[{"text": "one"}, {"text": "two"}], plugins="interactive,policy")  # policy: its modes and profiles
+    term = start(
+        script=[{"text": "one"}, {"text": "two"}], plugins="interactive,policy"
+    )  # policy: its modes and profiles
     term.type("/status")
     screen = term.wait_for("(?m)^history    ", regex=True)
     first_id = screen.split("session    ")[1].split()[0]
@@ -213,13 +247,19 @@ def test_status_model_switch_and_clear(start) -> None:  # type: ignore[no-untype
     assert "model      other-model via scripted" in screen.split("new session")[1]
 
 
-def test_untrusted_workspace_prompt_runs_the_trust_command(tmp_path: Path, terminals: list[Terminal]) -> None:
+def test_untrusted_workspace_prompt_runs_the_trust_command(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
     workspace = tmp_path / "ws"
     (workspace / ".ketch").mkdir(parents=True)
-    (workspace / ".ketch" / "config.toml").write_text('profile = "full-access"\n[permissions]\nallow = ["shell:*"]\n')
+    (workspace / ".ketch" / "config.toml").write_text(
+        'profile = "full-access"\n[permissions]\nallow = ["shell:*"]\n'
+    )
     # No policy plugin (the test's own trust command stands in for it): the permissions
     # table is nobody's, so a repository may set none of it.
-    term = Terminal(tmp_path, load="shellcmds=shelltest_commands,vocabulary=ketch.testing.vocabulary")
+    term = Terminal(
+        tmp_path, load="shellcmds=shelltest_commands,vocabulary=ketch.testing.vocabulary"
+    )
     terminals.append(term)
     screen = term.wait_for("Trust this workspace?")
     assert "ignored until trusted: permissions, profile" in screen
@@ -230,7 +270,9 @@ def test_untrusted_workspace_prompt_runs_the_trust_command(tmp_path: Path, termi
     assert (workspace / "trusted-by-command").exists()
 
 
-def test_trust_prompt_without_a_trust_command_says_how(tmp_path: Path, terminals: list[Terminal]) -> None:
+def test_trust_prompt_without_a_trust_command_says_how(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
     workspace = tmp_path / "ws"
     (workspace / ".ketch").mkdir(parents=True)
     (workspace / ".ketch" / "config.toml").write_text('profile = "full-access"\n')
@@ -263,7 +305,9 @@ def _files_containing(root: Path, needle: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
-def test_prompt_history_is_encrypted_at_rest_and_recalled(tmp_path: Path, terminals: list[Terminal]) -> None:
+def test_prompt_history_is_encrypted_at_rest_and_recalled(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
     canary = "history-canary-7f3a"
     term = Terminal(tmp_path, plugins="interactive,crypto", script=[{"text": "noted"}])
     terminals.append(term)
@@ -284,7 +328,9 @@ def test_prompt_history_is_encrypted_at_rest_and_recalled(tmp_path: Path, termin
     again.wait_for(f"❯ remember {canary}")
 
 
-def test_prompt_history_stays_in_memory_without_a_cipher(tmp_path: Path, terminals: list[Terminal]) -> None:
+def test_prompt_history_stays_in_memory_without_a_cipher(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
     canary = "memory-canary-19c2"
     term = Terminal(tmp_path, plugins="interactive", script=[{"text": "ok"}])
     terminals.append(term)
@@ -301,9 +347,13 @@ def test_prompt_history_stays_in_memory_without_a_cipher(tmp_path: Path, termina
     assert _files_containing(tmp_path / "home", canary.encode()) == []
 
 
-def test_continue_shows_where_the_session_left_off(tmp_path: Path, terminals: list[Terminal]) -> None:
+def test_continue_shows_where_the_session_left_off(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
     plugins = "interactive,crypto,store"
-    first = Terminal(tmp_path, plugins=plugins, script=[{"text": "the answer is 42"}, {"text": "still here"}])
+    first = Terminal(
+        tmp_path, plugins=plugins, script=[{"text": "the answer is 42"}, {"text": "still here"}]
+    )
     terminals.append(first)
     first.ready()
     first.type("what is the answer")

@@ -88,7 +88,12 @@ class ToolsPlugin:
 class VotingPlugin:
     """Votes ``decision`` on every call (or per tool via ``per_tool``); records snapshots."""
 
-    def __init__(self, decision: str | None = "allow", per_tool: dict[str, str] | None = None, scope: str | None = None) -> None:
+    def __init__(
+        self,
+        decision: str | None = "allow",
+        per_tool: dict[str, str] | None = None,
+        scope: str | None = None,
+    ) -> None:
         self.decision = decision
         self.per_tool = per_tool or {}
         self.scope = scope
@@ -105,18 +110,32 @@ class VotingPlugin:
         return Vote(decision=decision, reason=f"test says {decision}", scope=self.scope)  # type: ignore[arg-type]
 
 
-def tools_plugins(decision: str | None = "allow", **kw: Any) -> tuple[list[tuple[str, Any]], VotingPlugin]:
+def tools_plugins(
+    decision: str | None = "allow", **kw: Any
+) -> tuple[list[tuple[str, Any]], VotingPlugin]:
     voter = VotingPlugin(decision, **kw)
     return [("testtools", ToolsPlugin()), ("testpolicy", voter)], voter
 
 
-def make_distribution(site: Path, name: str, module_source: str, *, entry_name: str | None = None, version: str = "1.0", module: str | None = None) -> Path:
+def make_distribution(
+    site: Path,
+    name: str,
+    module_source: str,
+    *,
+    entry_name: str | None = None,
+    version: str = "1.0",
+    module: str | None = None,
+) -> Path:
     """Install a fake distribution: a module plus a dist-info with a ``ketch`` entry point."""
     module = module or name.replace("-", "_")
     site.mkdir(parents=True, exist_ok=True)
     (site / f"{module}.py").write_text(textwrap.dedent(module_source), encoding="utf-8")
     dist = site / f"{name.replace('-', '_')}-{version}.dist-info"
     dist.mkdir(exist_ok=True)
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text(f"[ketch]\n{entry_name or name} = {module}\n", encoding="utf-8")
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+    )
+    (dist / "entry_points.txt").write_text(
+        f"[ketch]\n{entry_name or name} = {module}\n", encoding="utf-8"
+    )
     return dist

@@ -16,11 +16,22 @@ from tests.kernel.kit import make_distribution
 pytestmark = pytest.mark.minimal
 
 
-def ketch(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def ketch(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "ketch", *args],
-        cwd=cwd, env=full_env, input=input, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd,
+        env=full_env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         stdin=None if input is not None else subprocess.DEVNULL,
     )
 
@@ -51,27 +62,50 @@ def test_version_help_and_plugins(tmp_path: Path) -> None:
     assert version.returncode == 0 and version.stdout.startswith("ketch ")
     helped = ketch("--help", cwd=tmp_path)
     assert helped.returncode == 0
-    for word in ("--print", "--output-format", "--max-iterations", "--continue", "--no-plugin", "plugins", "config"):
+    for word in (
+        "--print",
+        "--output-format",
+        "--max-iterations",
+        "--continue",
+        "--no-plugin",
+        "plugins",
+        "config",
+    ):
         assert word in helped.stdout
     listed = ketch("plugins", "--json", cwd=tmp_path)
     assert listed.returncode == 0
     plugins = json.loads(listed.stdout)
     names = {p["name"]: p for p in plugins}
     assert names["guards"]["essential"] is True and names["guards"]["status"] == "ok"
-    assert names["headless"]["status"] == "ok" and "ketch_register_frontends" in names["headless"]["hooks"]
+    assert (
+        names["headless"]["status"] == "ok"
+        and "ketch_register_frontends" in names["headless"]["hooks"]
+    )
     for entry in plugins:
-        assert set(entry) >= {"name", "distribution", "version", "hooks", "status", "error", "import_ms"}
+        assert set(entry) >= {
+            "name",
+            "distribution",
+            "version",
+            "hooks",
+            "status",
+            "error",
+            "import_ms",
+        }
 
 
 def test_version_does_not_import_pluggy_or_plugins(tmp_path: Path) -> None:
     code = "import sys; from ketch.cli import main; main(['--version']); print(sorted(m for m in sys.modules if m.startswith(('pluggy', 'pydantic', 'ketch_'))))"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_help_does_not_import_pydantic(tmp_path: Path) -> None:
     code = "import sys; from ketch.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\nprint('PYD', 'pydantic' in sys.modules)"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
     assert proc.stdout.strip().splitlines()[-1] == "PYD False", proc.stdout[-500:]
 
 
@@ -101,8 +135,12 @@ def test_headless_prompt_from_stdin(tmp_path: Path) -> None:
 
 
 def test_headless_json(tmp_path: Path) -> None:
-    env = scripted_env(tmp_path, [{"text": "hello", "usage": {"input_tokens": 7, "output_tokens": 3}}])
-    proc = ketch("-p", "hi", "--provider", "scripted", "--output-format", "json", cwd=tmp_path, env=env)
+    env = scripted_env(
+        tmp_path, [{"text": "hello", "usage": {"input_tokens": 7, "output_tokens": 3}}]
+    )
+    proc = ketch(
+        "-p", "hi", "--provider", "scripted", "--output-format", "json", cwd=tmp_path, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["text"] == "hello" and result["stop_reason"] == "end_turn"
@@ -116,7 +154,16 @@ def test_headless_stream_json_and_failure_exit_code(tmp_path: Path) -> None:
         {"error": {"kind": "auth", "message": "key rejected", "retryable": False}},
     ]
     env = scripted_env(tmp_path, script)
-    proc = ketch("-p", "go", "--provider", "scripted", "--output-format", "stream-json", cwd=tmp_path, env=env)
+    proc = ketch(
+        "-p",
+        "go",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        cwd=tmp_path,
+        env=env,
+    )
     assert proc.returncode == 1
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     types = [e["type"] for e in events]
@@ -133,7 +180,18 @@ def test_headless_stream_json_and_failure_exit_code(tmp_path: Path) -> None:
 def test_max_iterations_flag(tmp_path: Path) -> None:
     script = [{"tool_calls": [{"name": "nope", "input": {"i": i}}]} for i in range(5)]
     env = scripted_env(tmp_path, script)
-    proc = ketch("-p", "go", "--provider", "scripted", "--max-iterations", "2", "--output-format", "json", cwd=tmp_path, env=env)
+    proc = ketch(
+        "-p",
+        "go",
+        "--provider",
+        "scripted",
+        "--max-iterations",
+        "2",
+        "--output-format",
+        "json",
+        cwd=tmp_path,
+        env=env,
+    )
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["stop_reason"] == "max_iterations"
     assert len(requests(tmp_path)) == 2
@@ -211,28 +269,56 @@ def ketch_register_tools(register):
 
 
 def dist_env(site: Path, **extra: str) -> dict[str, str]:
-    return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]), "KETCH_AUTOLOAD": "all", "KETCH_PLUGINS": "", **extra}
+    return {
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+        "KETCH_AUTOLOAD": "all",
+        "KETCH_PLUGINS": "",
+        **extra,
+    }
 
 
 def test_third_party_plugins_are_discovered_isolated_and_offered(tmp_path: Path) -> None:
     site = tmp_path / "site"
     make_distribution(site, "ketch-broken-import", BROKEN_IMPORT, entry_name="brokenimport")
-    make_distribution(site, "ketch-broken-register", BROKEN_REGISTRATION, entry_name="brokenregister")
+    make_distribution(
+        site, "ketch-broken-register", BROKEN_REGISTRATION, entry_name="brokenregister"
+    )
     make_distribution(site, "ketch-shout", GOOD_TOOL, entry_name="shout", version="2.3")
     env = dist_env(site)
     listed = json.loads(ketch("plugins", "--json", cwd=tmp_path, env=env).stdout)
     by_name = {p["name"]: p for p in listed}
-    assert by_name["brokenimport"]["status"] == "failed" and "broken at import" in by_name["brokenimport"]["error"]
-    assert by_name["brokenregister"]["status"] == "failed" and "cannot register today" in by_name["brokenregister"]["error"]
-    assert by_name["shout"] == {**by_name["shout"], "status": "ok", "distribution": "ketch-shout", "version": "2.3"}
+    assert (
+        by_name["brokenimport"]["status"] == "failed"
+        and "broken at import" in by_name["brokenimport"]["error"]
+    )
+    assert (
+        by_name["brokenregister"]["status"] == "failed"
+        and "cannot register today" in by_name["brokenregister"]["error"]
+    )
+    assert by_name["shout"] == {
+        **by_name["shout"],
+        "status": "ok",
+        "distribution": "ketch-shout",
+        "version": "2.3",
+    }
     assert by_name["shout"]["provides"] == {"tools": ["shout"]}
 
     human = ketch("plugins", cwd=tmp_path, env=env)
     assert "brokenimport" in human.stdout and "failed" in human.stdout
 
     script = [{"tool_calls": [{"name": "shout", "input": {"text": "hi"}}]}, {"text": "done"}]
-    proc = ketch("-p", "shout", "--provider", "scripted", "--output-format", "stream-json", "--profile", "full-access",
-                 cwd=tmp_path, env={**env, **scripted_env(tmp_path, script)})
+    proc = ketch(
+        "-p",
+        "shout",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "full-access",
+        cwd=tmp_path,
+        env={**env, **scripted_env(tmp_path, script)},
+    )
     assert proc.returncode == 0, proc.stderr
     offered = [t["name"] for t in requests(tmp_path)[0]["tools"]]
     assert "shout" in offered
@@ -285,7 +371,10 @@ def test_allow_list_keeps_essential(tmp_path: Path) -> None:
 def test_trace_plugins_writes_hook_calls_to_stderr(tmp_path: Path) -> None:
     """Every implementation call, with what it returned: votes included."""
     (tmp_path / "notes.txt").write_text("hello\n")
-    script = [{"tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]}, {"text": "ok"}]
+    script = [
+        {"tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]},
+        {"text": "ok"},
+    ]
     env = scripted_env(tmp_path, script, KETCH_TRACE_PLUGINS="1")
     proc = ketch("-p", "hi", "--provider", "scripted", cwd=tmp_path, env=env)
     assert proc.returncode == 0
@@ -298,7 +387,8 @@ def test_tests_do_not_autoload_foreign_plugins(tmp_path: Path) -> None:
     site = tmp_path / "site"
     make_distribution(site, "ketch-shout", GOOD_TOOL, entry_name="shout")
     env = {"PYTHONPATH": str(site)}  # KETCH_AUTOLOAD stays "bundled" from conftest
-    names = {p["name"] for p in json.loads(ketch("plugins", "--json", cwd=tmp_path, env=env).stdout)}
+    names = {
+        p["name"] for p in json.loads(ketch("plugins", "--json", cwd=tmp_path, env=env).stdout)
+    }
     assert "shout" not in names and "guards" in names
     assert os.environ["KETCH_AUTOLOAD"] == "bundled"
-

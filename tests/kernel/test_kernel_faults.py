@@ -45,12 +45,19 @@ def cli_env(tmp_path: Path, script: list[dict[str, Any]], **extra: str) -> dict[
     }
 
 
-def ketch(tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def ketch(
+    tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, "-m", "ketch", "--provider", "scripted", *args],
-        cwd=workspace, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout,
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
     )
 
 
@@ -58,12 +65,29 @@ def ketch(tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 60) 
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_signal_cancels_the_turn_keeps_finished_results_and_exits_128_plus_signal(tmp_path: Path, signum: int) -> None:
+def test_a_signal_cancels_the_turn_keeps_finished_results_and_exits_128_plus_signal(
+    tmp_path: Path, signum: int
+) -> None:
     env = cli_env(tmp_path, [calls(("quick", {}), ("slow", {})), text("never")])
     (tmp_path / "ws").mkdir()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ketch", "--provider", "scripted", "-p", "go", "--output-format", "stream-json"],
-        cwd=tmp_path / "ws", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "ketch",
+            "--provider",
+            "scripted",
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+        ],
+        cwd=tmp_path / "ws",
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
     )
     assert proc.stdout is not None
     lines: list[str] = []
@@ -80,17 +104,28 @@ def test_a_signal_cancels_the_turn_keeps_finished_results_and_exits_128_plus_sig
     assert proc.returncode == 128 + signum
     assert events[-1]["type"] == "turn_end" and events[-1]["stop_reason"] == "cancelled"
     assert [e for e in events if e["type"] == "turn_end"] == [events[-1]]
-    outcomes = {e["name"]: (e["outcome"], e["output"]) for e in events if e["type"] == "tool_result"}
+    outcomes = {
+        e["name"]: (e["outcome"], e["output"]) for e in events if e["type"] == "tool_result"
+    }
     assert outcomes["quick"] == ("succeeded", "quick done")  # not relabelled by the cancel
     assert outcomes["slow"][0] == "cancelled"
-    (results,) = [e["message"]["parts"] for e in events if e["type"] == "message" and e["message"]["role"] == "tool"]
+    (results,) = [
+        e["message"]["parts"]
+        for e in events
+        if e["type"] == "message" and e["message"]["role"] == "tool"
+    ]
     assert [(r["name"], r["output"]) for r in results][0] == ("quick", "quick done")
     assert "Traceback" not in err
 
 
 def test_cancel_in_process_keeps_the_results_of_calls_that_finished(tmp_path: Path) -> None:
     plugins, _ = tools_plugins("allow")
-    h = Harness.create(tmp_path, script=[calls(("touch", {"path": "a.txt"}), ("sleepy", {"text": "z"})), text("x")], plugins=plugins, bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[calls(("touch", {"path": "a.txt"}), ("sleepy", {"text": "z"})), text("x")],
+        plugins=plugins,
+        bundled=["guards"],
+    )
 
     async def scenario() -> Any:
         task = asyncio.create_task(h.turn("go"))
@@ -111,15 +146,23 @@ def test_cancel_in_process_keeps_the_results_of_calls_that_finished(tmp_path: Pa
 
 @pytest.mark.parametrize("fmt", ["text", "json", "stream-json"])
 @pytest.mark.parametrize("fault", ["ketch", "crash"])
-def test_a_turn_stopped_by_a_plugin_ends_cleanly_in_every_output_format(tmp_path: Path, fmt: str, fault: str) -> None:
+def test_a_turn_stopped_by_a_plugin_ends_cleanly_in_every_output_format(
+    tmp_path: Path, fmt: str, fault: str
+) -> None:
     """A KetchError is a deliberate stop (the turn ends with its message); a plain bug
     in a plugin is reported and skipped (the turn goes on). Either way: no traceback,
     every call answered, one final line."""
-    env = cli_env(tmp_path, [calls(("quick", {}), ("quick", {"note": "2"})), text("after")], FAULT_AFTER_QUICK=fault)
+    env = cli_env(
+        tmp_path,
+        [calls(("quick", {}), ("quick", {"note": "2"})), text("after")],
+        FAULT_AFTER_QUICK=fault,
+    )
     done = ketch(tmp_path, env, "-p", "go", "--output-format", fmt)
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
     if fault == "crash":
-        assert done.returncode == 0 and "plugin 'faults' failed in ketch_after_tool_use" in done.stderr
+        assert (
+            done.returncode == 0 and "plugin 'faults' failed in ketch_after_tool_use" in done.stderr
+        )
         assert done.stderr.count("ZeroDivisionError") == 1  # reported once, not per call
         return
     assert done.returncode == 1
@@ -132,9 +175,17 @@ def test_a_turn_stopped_by_a_plugin_ends_cleanly_in_every_output_format(tmp_path
     else:
         events = [json.loads(line) for line in done.stdout.splitlines()]
         assert events[-1]["type"] == "turn_end" and events[-1]["stop_reason"] == "error"
-        assert any(e["type"] == "error" and "the lint hook could not run" in e["message"] for e in events)
+        assert any(
+            e["type"] == "error" and "the lint hook could not run" in e["message"] for e in events
+        )
         calls_seen = {e["id"] for e in events if e["type"] == "tool_call"}
-        answered = {p["tool_call_id"] for e in events if e["type"] == "message" for p in e["message"]["parts"] if p["type"] == "tool_result"}
+        answered = {
+            p["tool_call_id"]
+            for e in events
+            if e["type"] == "message"
+            for p in e["message"]["parts"]
+            if p["type"] == "tool_result"
+        }
         assert calls_seen and calls_seen <= answered
 
 
@@ -145,9 +196,18 @@ def test_after_a_stopped_turn_the_next_request_carries_no_unanswered_call(tmp_pa
             raise KetchError("stopped on purpose")
 
     plugins, _ = tools_plugins("allow")
-    h = Harness.create(tmp_path, script=[calls(("touch", {"path": "a"}), ("touch", {"path": "b"})), text("second")], plugins=[*plugins, ("stop", Stop())], bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[calls(("touch", {"path": "a"}), ("touch", {"path": "b"})), text("second")],
+        plugins=[*plugins, ("stop", Stop())],
+        bundled=["guards"],
+    )
     end = h.run("first")
-    assert end.stop_reason == "error" and (h.workspace / "a").exists() and not (h.workspace / "b").exists()
+    assert (
+        end.stop_reason == "error"
+        and (h.workspace / "a").exists()
+        and not (h.workspace / "b").exists()
+    )
     h.run("again")
     request = h.provider.requests[-1]
     asked = [c.id for m in request.messages for c in m.tool_calls]
@@ -166,7 +226,12 @@ def test_a_store_that_is_full_still_ends_the_stream_with_turn_end(tmp_path: Path
 
 
 def _full_store_turn(tmp_path: Path, patched_environ: Any, SqliteStore: Any) -> None:  # noqa: N803
-    h = Harness.create(tmp_path, script=[text("warm"), call("echo", {"text": "big " * 20000}), text("done")], plugins=tools_plugins("allow")[0], bundled=["guards", "store", "crypto"])
+    h = Harness.create(
+        tmp_path,
+        script=[text("warm"), call("echo", {"text": "big " * 20000}), text("done")],
+        plugins=tools_plugins("allow")[0],
+        bundled=["guards", "store", "crypto"],
+    )
     seen: list[Any] = []
     h.session.listeners.append(seen.append)
     h.run("warm up")
@@ -191,10 +256,20 @@ def _sse(*payloads: dict[str, Any]) -> list[bytes]:
 
 def _chunk(content: str | None = None) -> dict[str, Any]:
     delta: dict[str, Any] = {"role": "assistant"} if content is None else {"content": content}
-    return {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+    }
 
 
-FINISH = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+FINISH = {
+    "id": "c1",
+    "object": "chat.completion.chunk",
+    "model": "m",
+    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+}
 
 
 def openai_harness(tmp_path: Path, server: LoopbackServer, **provider: Any) -> Harness:
@@ -205,7 +280,9 @@ def openai_harness(tmp_path: Path, server: LoopbackServer, **provider: Any) -> H
 
 def test_a_stream_of_empty_deltas_is_cut_by_progress_timeout(tmp_path: Path) -> None:
     with LoopbackServer() as server:
-        pretending = Reply(chunks=_sse(_chunk(), *[_chunk("")] * 400), pause=0.05)  # 20 s of nothing
+        pretending = Reply(
+            chunks=_sse(_chunk(), *[_chunk("")] * 400), pause=0.05
+        )  # 20 s of nothing
         server.queue("/v1/chat/completions", pretending, pretending)
         h = openai_harness(tmp_path, server, progress_timeout=1.0)
         began = time.monotonic()
@@ -213,7 +290,11 @@ def test_a_stream_of_empty_deltas_is_cut_by_progress_timeout(tmp_path: Path) -> 
         elapsed = time.monotonic() - began
     errors = h.of_type("error")
     assert end.stop_reason == "error" and elapsed < 10
-    assert errors[0].retryable and errors[0].kind == "network" and "progress_timeout" in errors[0].message
+    assert (
+        errors[0].retryable
+        and errors[0].kind == "network"
+        and "progress_timeout" in errors[0].message
+    )
     assert len(server.posts("/v1/chat/completions")) == 2  # a stall is retried once, not forever
     assert "progress_timeout" in errors[-1].message and "[providers.openai]" in errors[-1].message
 
@@ -228,15 +309,31 @@ def test_a_silent_server_is_cut_by_read_timeout(tmp_path: Path) -> None:
         elapsed = time.monotonic() - began
     errors = h.of_type("error")
     assert end.stop_reason == "error" and elapsed < 10
-    assert errors[-1].kind == "network" and "no data" in errors[-1].message and "read_timeout" in errors[-1].message
+    assert (
+        errors[-1].kind == "network"
+        and "no data" in errors[-1].message
+        and "read_timeout" in errors[-1].message
+    )
 
 
-def test_a_slow_stream_shows_that_ketch_is_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_slow_stream_shows_that_ketch_is_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ketch import streaming
 
     monkeypatch.setattr(streaming, "WAITING_EVERY", 0.2)
     with LoopbackServer() as server:
-        server.queue("/v1/chat/completions", Reply(chunks=[*_sse(_chunk(), _chunk("")), *_sse(_chunk("hi"), FINISH), b"data: [DONE]\n\n"], pause=0.5))
+        server.queue(
+            "/v1/chat/completions",
+            Reply(
+                chunks=[
+                    *_sse(_chunk(), _chunk("")),
+                    *_sse(_chunk("hi"), FINISH),
+                    b"data: [DONE]\n\n",
+                ],
+                pause=0.5,
+            ),
+        )
         h = openai_harness(tmp_path, server)
         end = h.run("hello")
     waiting = h.of_type("waiting")
@@ -259,7 +356,9 @@ def test_a_failed_attempt_s_partial_output_is_withdrawn(tmp_path: Path) -> None:
 
 def test_a_retry_before_any_output_has_nothing_to_discard(tmp_path: Path) -> None:
     with LoopbackServer() as server:
-        overloaded = Reply.json(529, {"error": {"type": "overloaded_error", "message": "busy"}}, **{"retry-after": "0"})
+        overloaded = Reply.json(
+            529, {"error": {"type": "overloaded_error", "message": "busy"}}, **{"retry-after": "0"}
+        )
         whole = Reply(chunks=[*_sse(_chunk(), _chunk("ok"), FINISH), b"data: [DONE]\n\n"])
         server.queue("/v1/chat/completions", overloaded, whole)
         h = openai_harness(tmp_path, server)
@@ -270,10 +369,26 @@ def test_a_retry_before_any_output_has_nothing_to_discard(tmp_path: Path) -> Non
 
 def test_the_text_frontend_marks_the_restart(tmp_path: Path) -> None:
     with LoopbackServer() as server:
-        server.queue("/v1/chat/completions", Reply(chunks=_sse(_chunk(), _chunk("PARTIAL ")), drop=True), Reply(chunks=[*_sse(_chunk(), _chunk("FINAL"), FINISH), b"data: [DONE]\n\n"]))
-        env = {**os.environ, **isolated_env(tmp_path), "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": f"{server.url}/v1"}
+        server.queue(
+            "/v1/chat/completions",
+            Reply(chunks=_sse(_chunk(), _chunk("PARTIAL ")), drop=True),
+            Reply(chunks=[*_sse(_chunk(), _chunk("FINAL"), FINISH), b"data: [DONE]\n\n"]),
+        )
+        env = {
+            **os.environ,
+            **isolated_env(tmp_path),
+            "OPENAI_API_KEY": "k",
+            "OPENAI_BASE_URL": f"{server.url}/v1",
+        }
         (tmp_path / "ws").mkdir()
-        done = subprocess.run([sys.executable, "-m", "ketch", "--provider", "openai", "--model", "m", "-p", "hi"], cwd=tmp_path / "ws", env=env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "ketch", "--provider", "openai", "--model", "m", "-p", "hi"],
+            cwd=tmp_path / "ws",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert done.returncode == 0 and done.stdout.strip() == "FINAL"
     assert "trying the model again (attempt 2); its partial output is discarded" in done.stderr
 
@@ -289,13 +404,22 @@ def test_the_text_frontend_marks_the_restart(tmp_path: Path) -> None:
         ("read_timeout = -1", "providers.openai.read_timeout: Input should be greater than 0"),
     ],
 )
-def test_a_wrong_type_in_a_provider_table_is_one_line(tmp_path: Path, table: str, expected: str) -> None:
+def test_a_wrong_type_in_a_provider_table_is_one_line(
+    tmp_path: Path, table: str, expected: str
+) -> None:
     env = {**os.environ, **isolated_env(tmp_path), "OPENAI_API_KEY": "k"}
     config = Path(env["KETCH_CONFIG_DIR"]) / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'[providers.openai]\nmodel = "m"\n{table}\n')
     (tmp_path / "ws").mkdir()
-    done = subprocess.run([sys.executable, "-m", "ketch", "--provider", "openai", "-p", "hi"], cwd=tmp_path / "ws", env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "ketch", "--provider", "openai", "-p", "hi"],
+        cwd=tmp_path / "ws",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert f"{config}:3: {expected}" in line
@@ -323,9 +447,14 @@ def test_a_deleted_working_directory_is_one_line(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
     probe = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from ketch.cli import main; sys.exit(main(['config', 'path']))"
-    done = subprocess.run([sys.executable, "-c", probe, str(gone)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(gone)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.strip() == "ketch: the current directory no longer exists (was it deleted?); cd into an existing directory and run ketch again"
+    assert (
+        done.stderr.strip()
+        == "ketch: the current directory no longer exists (was it deleted?); cd into an existing directory and run ketch again"
+    )
 
 
 # --- reporting, stop hooks, leftovers ----------------------------------------------------------------
@@ -338,14 +467,21 @@ def test_a_failing_observer_is_reported_once_however_often_it_fails(tmp_path: Pa
             raise ValueError("observer bug")
 
     plugins, _ = tools_plugins("allow")
-    h = Harness.create(tmp_path, script=[call("echo", {"text": "a"}), call("echo", {"text": "b"}), text("ok")], plugins=[*plugins, ("broken", Broken())], bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[call("echo", {"text": "a"}), call("echo", {"text": "b"}), text("ok")],
+        plugins=[*plugins, ("broken", Broken())],
+        bundled=["guards"],
+    )
     reported: list[str] = []
     h.kernel.pm.report = reported.append
     end = h.run("x")
     assert end.stop_reason == "end_turn"
     (failure,) = h.kernel.pm.failures
     assert failure.count == len(h.events) > 5
-    assert len(reported) == 1 and h.kernel.pm.infos["broken"].warnings == ["ketch_event: ValueError: observer bug"]
+    assert len(reported) == 1 and h.kernel.pm.infos["broken"].warnings == [
+        "ketch_event: ValueError: observer bug"
+    ]
 
 
 def test_a_stop_hook_runs_once_per_turn(tmp_path: Path) -> None:
@@ -360,7 +496,12 @@ def test_a_stop_hook_runs_once_per_turn(tmp_path: Path) -> None:
             return HookVerdict(block=True, reason="again")
 
     plugins, _ = tools_plugins("allow")
-    h = Harness.create(tmp_path, script=[text("one"), text("two"), text("three")], plugins=[*plugins, ("nag", Nag())], bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[text("one"), text("two"), text("three")],
+        plugins=[*plugins, ("nag", Nag())],
+        bundled=["guards"],
+    )
     end = h.run("x")
     assert ran == ["one"] and end.text == "two" and len(h.provider.requests) == 2
 
@@ -398,7 +539,11 @@ def test_detection_works_inside_a_running_event_loop(tmp_path: Path) -> None:
     class Local:
         @hookimpl
         def ketch_register_providers(self, register: Any) -> None:
-            register(ProviderKind(kind="found", create=lambda cfg, key: None, needs_key=False, detect=detect))
+            register(
+                ProviderKind(
+                    kind="found", create=lambda cfg, key: None, needs_key=False, detect=detect
+                )
+            )
 
     h = Harness.create(tmp_path, plugins=[("local", Local())], bundled=["guards"])
     h.kernel.settings.__dict__["provider"] = None
@@ -418,6 +563,10 @@ def test_a_notice_is_said_once_per_process_not_per_session(tmp_path: Path) -> No
     h = Harness.create(tmp_path, plugins=plugins, bundled=["guards"])
     h.kernel.notices.append("sandbox: bwrap is not installed")
     seen: list[str] = []
-    first = h.kernel.new_session(provider=h.provider, listeners=[lambda e: seen.append(getattr(e, "message", ""))])
-    second = h.kernel.new_session(provider=h.provider, listeners=[lambda e: seen.append(getattr(e, "message", ""))])
+    first = h.kernel.new_session(
+        provider=h.provider, listeners=[lambda e: seen.append(getattr(e, "message", ""))]
+    )
+    second = h.kernel.new_session(
+        provider=h.provider, listeners=[lambda e: seen.append(getattr(e, "message", ""))]
+    )
     assert first.id != second.id and seen.count("sandbox: bwrap is not installed") == 1

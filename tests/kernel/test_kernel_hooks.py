@@ -27,7 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def hook_names() -> list[str]:
-    return sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("ketch_"))
+    return sorted(
+        name
+        for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
+        if name.startswith("ketch_")
+    )
 
 
 def test_every_hook_has_a_test_and_docs() -> None:
@@ -72,9 +76,13 @@ class Recorder:
         return None
 
 
-def make(tmp_path: Path, script: list[dict[str, Any]], *extra: tuple[str, Any], **kw: Any) -> Harness:
+def make(
+    tmp_path: Path, script: list[dict[str, Any]], *extra: tuple[str, Any], **kw: Any
+) -> Harness:
     plugins, _ = tools_plugins("allow")
-    return Harness.create(tmp_path, script=script, plugins=[*plugins, *extra], bundled=["guards"], **kw)
+    return Harness.create(
+        tmp_path, script=script, plugins=[*plugins, *extra], bundled=["guards"], **kw
+    )
 
 
 # --- registration -------------------------------------------------------------------------
@@ -145,13 +153,26 @@ def test_hook_ketch_register_settings(tmp_path: Path) -> None:
             register(SettingsSection("paint", Colours, workspace_safe={"colour"}))
 
     config = 'model = "m"\n[paint]\ncolour = "red"\ndepth = 3\n'
-    h = make(tmp_path / "a", [], ("paint", P()), config=config, workspace_config='[paint]\ncolour = "blue"\ndepth = 9\n')
+    h = make(
+        tmp_path / "a",
+        [],
+        ("paint", P()),
+        config=config,
+        workspace_config='[paint]\ncolour = "blue"\ndepth = 9\n',
+    )
     paint = h.kernel.settings.of(Colours)
     # typed; the workspace set its safe key (colour), not the other one (depth)
     assert isinstance(paint, Colours) and paint.colour == "blue" and paint.depth == 3
-    assert h.kernel.settings.paint is paint and h.kernel.settings.section("paint") == {"colour": "blue", "depth": 3}
-    assert any("paint.depth" in n and "until you trust" in n for n in h.kernel.loaded_settings.notices)
-    bad = make(tmp_path / "b", [], ("paint", P()), config='model = "kept"\n[paint]\ndepth = "deep"\n')
+    assert h.kernel.settings.paint is paint and h.kernel.settings.section("paint") == {
+        "colour": "blue",
+        "depth": 3,
+    }
+    assert any(
+        "paint.depth" in n and "until you trust" in n for n in h.kernel.loaded_settings.notices
+    )
+    bad = make(
+        tmp_path / "b", [], ("paint", P()), config='model = "kept"\n[paint]\ndepth = "deep"\n'
+    )
     assert bad.kernel.settings.model == "kept" and bad.kernel.settings.of(Colours).depth == 1
     (problem,) = [n for n in bad.kernel.loaded_settings.notices if "paint" in n]
     assert ":3: paint.depth:" in problem and "ignoring [paint]" in problem
@@ -167,13 +188,22 @@ def test_hook_ketch_register_modes(tmp_path: Path) -> None:
             register(Mode("look", "read-only", read_only=True))
             register(Mode("work", "everything", default=True))
 
-    h = make(tmp_path, [call("touch", {"path": "x"}), text("ok")], ("modes", P()), settings={"mode": "look"})
+    h = make(
+        tmp_path,
+        [call("touch", {"path": "x"}), text("ok")],
+        ("modes", P()),
+        settings={"mode": "look"},
+    )
     assert set(h.kernel.modes) == {"look", "work"} and h.kernel.default_mode() == "work"
     assert build_parser(h.kernel).parse_args(["--mode", "look"]).mode == "look"
     h.run("x", approver=approve_all)
     assert "touch" not in [t.name for t in h.provider.requests[0].tools]  # offered: none mutating
     (result,) = h.of_type("tool_result")
-    assert result.outcome == "refused" and "look mode" in result.output and not (h.workspace / "x").exists()
+    assert (
+        result.outcome == "refused"
+        and "look mode" in result.output
+        and not (h.workspace / "x").exists()
+    )
     with pytest.raises(KetchError, match="unknown mode 'plan'; known modes: look, work"):
         h.session.set_mode("plan")
 
@@ -209,10 +239,19 @@ def test_hook_ketch_permission_rules(tmp_path: Path) -> None:
             return {"ask": ["touch(*)"]}
 
     plugins, voter = tools_plugins("allow")
-    h = Harness.create(tmp_path, script=[call("echo", {"text": "x"}), text("ok")], plugins=[*plugins, ("p", P()), ("q", Q())], bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[call("echo", {"text": "x"}), text("ok")],
+        plugins=[*plugins, ("p", P()), ("q", Q())],
+        bundled=["guards"],
+    )
     h.run("x")
     rules = voter.snapshots[0].rules
-    assert rules["allow"] == ("echo(*)",) and rules["deny"] == ("touch(secret)",) and rules["ask"] == ("touch(*)",)
+    assert (
+        rules["allow"] == ("echo(*)",)
+        and rules["deny"] == ("touch(secret)",)
+        and rules["ask"] == ("touch(*)",)
+    )
 
 
 def test_hook_ketch_notification(tmp_path: Path) -> None:
@@ -228,7 +267,12 @@ def test_hook_ketch_notification(tmp_path: Path) -> None:
         return await approve_all(request)
 
     plugins, _ = tools_plugins("ask")
-    h = Harness.create(tmp_path, script=[call("echo", {"text": "x"}), text("ok")], plugins=[*plugins, ("n", P())], bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[call("echo", {"text": "x"}), text("ok")],
+        plugins=[*plugins, ("n", P())],
+        bundled=["guards"],
+    )
     h.run("x", approver=approver)
     assert order == ["notification:permission:ketch needs your permission to use echo", "asked"]
 
@@ -259,7 +303,9 @@ def test_hook_ketch_workspace_trusted(tmp_path: Path) -> None:
     h = make(tmp_path, [], ("trust", P()), workspace_config='profile = "assisted"\n')
     assert h.kernel.trusted and h.kernel.settings.profile == "assisted"
     untrusted = make(tmp_path / "other", [], workspace_config='profile = "assisted"\n')
-    assert not untrusted.kernel.trusted and untrusted.kernel.settings.profile is None  # dropped: not safe
+    assert (
+        not untrusted.kernel.trusted and untrusted.kernel.settings.profile is None
+    )  # dropped: not safe
 
 
 def test_hook_ketch_get_credential(tmp_path: Path) -> None:
@@ -285,16 +331,37 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
         @hookimpl
         def ketch_model_info(self, provider_kind: str, model: str) -> ModelInfo | None:
             if (provider_kind, model) == ("scripted", "scripted-model"):
-                return ModelInfo(id=model, context_window=50_000, images=False, input_price=2.0, output_price=10.0, source="test")
+                return ModelInfo(
+                    id=model,
+                    context_window=50_000,
+                    images=False,
+                    input_price=2.0,
+                    output_price=10.0,
+                    source="test",
+                )
             return None
 
-    h = make(tmp_path, [text("ok", usage={"input_tokens": 1000, "output_tokens": 100})], ("cat", Catalog()))
+    h = make(
+        tmp_path,
+        [text("ok", usage={"input_tokens": 1000, "output_tokens": 100})],
+        ("cat", Catalog()),
+    )
     session = h.session
-    session.append(Message(role="user", parts=(TextPart(text="see"), ImagePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n"))))
+    session.append(
+        Message(
+            role="user",
+            parts=(
+                TextPart(text="see"),
+                ImagePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n"),
+            ),
+        )
+    )
     end = h.run("x")
     (usage,) = h.of_type("usage")
     assert usage.cost_usd == end.cost_usd == 0.003  # 1000 x $2/M + 100 x $10/M
-    assert usage.effective_capacity < 50_000  # the catalog's window, before the provider reports one
+    assert (
+        usage.effective_capacity < 50_000
+    )  # the catalog's window, before the provider reports one
     assert not h.provider.requests[0].messages[0].images  # a text-only model gets no image
     assert any("does not take images" in n.message for n in h.of_type("notice"))
     assert h.kernel.hooks.model_info("scripted", "other") is None
@@ -305,7 +372,12 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
 
 def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
     plugins, voter = tools_plugins("deny")
-    h = Harness.create(tmp_path, script=[call("echo", {"text": "x"}), text("ok")], plugins=plugins, bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[call("echo", {"text": "x"}), text("ok")],
+        plugins=plugins,
+        bundled=["guards"],
+    )
     h.run("x", approver=approve_all)
     assert voter.calls[0].tool == "echo" and h.of_type("permission")[0].decision == "deny"
 
@@ -313,11 +385,23 @@ def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
 def test_hook_ketch_sandbox_command(tmp_path: Path) -> None:
     class P:
         @hookimpl
-        def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool, exposed: Any, reporters: Any) -> list[str]:
-            shown = [p for p in (workspace / ".env", workspace / "key.pem") if exposed is not None and exposed(p)]
+        def ketch_sandbox_command(
+            self, argv: list[str], workspace: Path, network: bool, exposed: Any, reporters: Any
+        ) -> list[str]:
+            shown = [
+                p
+                for p in (workspace / ".env", workspace / "key.pem")
+                if exposed is not None and exposed(p)
+            ]
             if reporters is not None:
                 reporters.append(lambda ended: "met a mask" if ended else None)
-            return ["jail", "--net" if network else "--no-net", *(f"--show={p.name}" for p in shown), "--", *argv]
+            return [
+                "jail",
+                "--net" if network else "--no-net",
+                *(f"--show={p.name}" for p in shown),
+                "--",
+                *argv,
+            ]
 
     class Old:  # an implementation written before exposed/reporters existed still works
         @hookimpl
@@ -325,11 +409,20 @@ def test_hook_ketch_sandbox_command(tmp_path: Path) -> None:
             return None
 
     h = make(tmp_path, [], ("jail", P()), ("old", Old()))
-    assert h.kernel.hooks.sandbox_command(["ls"], tmp_path, False) == ["jail", "--no-net", "--", "ls"]
+    assert h.kernel.hooks.sandbox_command(["ls"], tmp_path, False) == [
+        "jail",
+        "--no-net",
+        "--",
+        "ls",
+    ]
     reporters: list[Any] = []
-    wrapped = h.kernel.hooks.sandbox_command(["ls"], tmp_path, True, lambda p: p.name == ".env", reporters)
+    wrapped = h.kernel.hooks.sandbox_command(
+        ["ls"], tmp_path, True, lambda p: p.name == ".env", reporters
+    )
     assert wrapped == ["jail", "--net", "--show=.env", "--", "ls"]
-    assert [r(False) for r in reporters] == [None] and [r(True) for r in reporters] == ["met a mask"]
+    assert [r(False) for r in reporters] == [None] and [r(True) for r in reporters] == [
+        "met a mask"
+    ]
 
 
 # --- context ------------------------------------------------------------------------------------
@@ -339,7 +432,11 @@ def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
     class P:
         @hookimpl
         def ketch_system_prompt(self, session: Any) -> list[Any]:
-            return [PromptPart(text="second", order=200), "last", PromptPart(text="first", title="Env", order=100)]
+            return [
+                PromptPart(text="second", order=200),
+                "last",
+                PromptPart(text="first", title="Env", order=100),
+            ]
 
     h = make(tmp_path, [text("ok")], ("sys", P()))
     h.run("x")
@@ -357,7 +454,13 @@ class Halver:
         self.requests.append(request)
         summary = Message.user("[summary of earlier turns]", synthetic=True)
         kept = (summary, *request.messages[-1:])
-        return CompactionResult(messages=kept, before_tokens=1000, after_tokens=10, compactor="halver", record=[{"replaced": len(request.messages) - 1}])
+        return CompactionResult(
+            messages=kept,
+            before_tokens=1000,
+            after_tokens=10,
+            compactor="halver",
+            record=[{"replaced": len(request.messages) - 1}],
+        )
 
     @hookimpl
     def ketch_before_compaction(self, session: Any, reason: str) -> None:
@@ -475,7 +578,9 @@ def test_hook_ketch_expand_prompt(tmp_path: Path) -> None:
         @hookimpl
         async def ketch_expand_prompt(self, session: Any, prompt: str, intake: Any) -> list[Any]:
             assert intake.has_tool("echo") and not intake.has_tool("nope")
-            result = await intake.call_tool("echo", {"text": prompt.upper()})  # through the policy, journaled
+            result = await intake.call_tool(
+                "echo", {"text": prompt.upper()}
+            )  # through the policy, journaled
             intake.notice("attached one thing")
             return [TextPart(text=f"[attached: {result.output}]")]
 
@@ -483,8 +588,12 @@ def test_hook_ketch_expand_prompt(tmp_path: Path) -> None:
     h.run("hello")
     sent = h.provider.requests[0].messages[-1]
     assert [p.text for p in sent.parts] == ["hello", "[attached: HELLO]"]
-    assert h.of_type("tool_call")[0].name == "echo" and h.of_type("permission")[0].decision == "allow"
-    assert h.of_type("tool_result")[0].ok and "attached one thing" in [e.message for e in h.of_type("notice")]
+    assert (
+        h.of_type("tool_call")[0].name == "echo" and h.of_type("permission")[0].decision == "allow"
+    )
+    assert h.of_type("tool_result")[0].ok and "attached one thing" in [
+        e.message for e in h.of_type("notice")
+    ]
     assert h.of_type("user_prompt")[0].text == "hello"  # the typed prompt, as typed
 
 
@@ -507,7 +616,9 @@ class Decider:
     @hookimpl
     async def ketch_before_tool_use(self, call: Any, decision: str) -> HookVerdict:
         self.seen.append(decision)
-        return HookVerdict(decision=self.decision, reason=f"hook says {self.decision}", updated_input=self.updated)  # type: ignore[arg-type]
+        return HookVerdict(
+            decision=self.decision, reason=f"hook says {self.decision}", updated_input=self.updated
+        )  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -520,7 +631,9 @@ class Decider:
         ("deny", "allow", True, False, False),  # and its allow never beats a deny
     ],
 )
-def test_before_tool_use_runs_before_the_approval_and_weighs_in(tmp_path: Path, policy: str, hook: str, approved: bool, ran: bool, asked: bool) -> None:
+def test_before_tool_use_runs_before_the_approval_and_weighs_in(
+    tmp_path: Path, policy: str, hook: str, approved: bool, ran: bool, asked: bool
+) -> None:
     from tests.kernel.kit import Echo
 
     Echo.runs.clear()
@@ -532,10 +645,17 @@ def test_before_tool_use_runs_before_the_approval_and_weighs_in(tmp_path: Path, 
 
     plugins, _ = tools_plugins(policy)
     decider = Decider(hook)
-    h = Harness.create(tmp_path, script=[call("echo", {"text": "x"}), text("ok")], plugins=[*plugins, ("d", decider)], bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[call("echo", {"text": "x"}), text("ok")],
+        plugins=[*plugins, ("d", decider)],
+        bundled=["guards"],
+    )
     h.run("x", approver=approver)
     assert (Echo.runs == ["x"]) is ran and bool(asks) is asked
-    assert decider.seen == ([] if policy == "deny" else [policy])  # a denied call never reaches the hook
+    assert decider.seen == (
+        [] if policy == "deny" else [policy]
+    )  # a denied call never reaches the hook
 
 
 def test_a_hook_allow_does_not_override_a_hard_guard(tmp_path: Path) -> None:
@@ -544,12 +664,19 @@ def test_a_hook_allow_does_not_override_a_hard_guard(tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     plugins, _ = tools_plugins("allow")
     h = Harness.create(
-        tmp_path, script=[call("touch", {"path": str(outside)}), text("ok")], plugins=[*plugins, ("d", Decider("allow"))], bundled=["guards"]
+        tmp_path,
+        script=[call("touch", {"path": str(outside)}), text("ok")],
+        plugins=[*plugins, ("d", Decider("allow"))],
+        bundled=["guards"],
     )
     h.run("x")  # no approver: an ask is denied
     assert not outside.exists()
     (permission,) = h.of_type("permission")
-    assert permission.decision == "ask" and permission.approved is False and "outside the workspace" in permission.reason
+    assert (
+        permission.decision == "ask"
+        and permission.approved is False
+        and "outside the workspace" in permission.reason
+    )
 
 
 def test_a_hook_updated_input_is_validated_and_voted_again(tmp_path: Path) -> None:
@@ -558,11 +685,22 @@ def test_a_hook_updated_input_is_validated_and_voted_again(tmp_path: Path) -> No
     Echo.runs.clear()
     plugins, voter = tools_plugins("allow", per_tool={})
     h = Harness.create(
-        tmp_path, script=[call("echo", {"text": "original"}), text("ok")], plugins=[*plugins, ("d", Decider(None, {"text": "rewritten"}))], bundled=["guards"]
+        tmp_path,
+        script=[call("echo", {"text": "original"}), text("ok")],
+        plugins=[*plugins, ("d", Decider(None, {"text": "rewritten"}))],
+        bundled=["guards"],
     )
     h.run("x")
-    assert Echo.runs == ["rewritten"] and [c.input for c in voter.calls] == [{"text": "original"}, {"text": "rewritten"}]
-    bad = Harness.create(tmp_path / "bad", script=[call("echo", {"text": "o"}), text("ok")], plugins=[*tools_plugins("allow")[0], ("d", Decider(None, {"nope": 1}))], bundled=["guards"])
+    assert Echo.runs == ["rewritten"] and [c.input for c in voter.calls] == [
+        {"text": "original"},
+        {"text": "rewritten"},
+    ]
+    bad = Harness.create(
+        tmp_path / "bad",
+        script=[call("echo", {"text": "o"}), text("ok")],
+        plugins=[*tools_plugins("allow")[0], ("d", Decider(None, {"nope": 1}))],
+        bundled=["guards"],
+    )
     bad.run("x")
     (result,) = bad.of_type("tool_result")
     assert result.outcome == "refused" and "Invalid input" in result.output
@@ -585,7 +723,12 @@ def test_a_raising_before_tool_use_or_policy_plugin_denies(tmp_path: Path) -> No
     for name, plugin in (("hook", RaisingHook()), ("voter", RaisingVoter())):
         Echo.runs.clear()
         plugins, _ = tools_plugins("allow")
-        h = Harness.create(tmp_path / name, script=[call("echo", {"text": "x"}), text("ok")], plugins=[*plugins, (name, plugin)], bundled=["guards"])
+        h = Harness.create(
+            tmp_path / name,
+            script=[call("echo", {"text": "x"}), text("ok")],
+            plugins=[*plugins, (name, plugin)],
+            bundled=["guards"],
+        )
         h.run("x", approver=approve_all)
         assert Echo.runs == [], name
         (result,) = h.of_type("tool_result")
@@ -606,16 +749,33 @@ def test_hook_ketch_before_tool_effect(tmp_path: Path) -> None:
         async def ketch_before_tool_effect(self, session: Any, call: Any) -> None:
             await asyncio.sleep(0)  # awaited: the call waits for it
             assert self.h is not None
-            seen.append((call.tool, call.mutating, (session.workspace / "made.txt").exists(), self.h.types()))
+            seen.append(
+                (
+                    call.tool,
+                    call.mutating,
+                    (session.workspace / "made.txt").exists(),
+                    self.h.types(),
+                )
+            )
 
     before = Before()
     plugins, _ = tools_plugins("ask")
-    h = Harness.create(tmp_path, script=[call("touch", {"path": "made.txt"}), call("echo", {"text": "hi"}), text("ok")], plugins=[*plugins, ("before", before)], bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[call("touch", {"path": "made.txt"}), call("echo", {"text": "hi"}), text("ok")],
+        plugins=[*plugins, ("before", before)],
+        bundled=["guards"],
+    )
     before.h = h
     h.run("x", approver=approve_all)
-    assert [(tool, mutating, exists) for tool, mutating, exists, _ in seen] == [("touch", True, False), ("echo", False, True)]
+    assert [(tool, mutating, exists) for tool, mutating, exists, _ in seen] == [
+        ("touch", True, False),
+        ("echo", False, True),
+    ]
     touch_types = seen[0][3]
-    assert touch_types[-1] == "permission" and "tool_started" not in touch_types  # after the approval, before the dispatch
+    assert (
+        touch_types[-1] == "permission" and "tool_started" not in touch_types
+    )  # after the approval, before the dispatch
     assert (h.workspace / "made.txt").exists()
 
 
@@ -706,7 +866,9 @@ def test_hook_ketch_subagent_stop(tmp_path: Path) -> None:
     h.run("PARENT go")
     stops = [c for c in watcher.calls if c[0] == "stop"]
     started = next(e for e in h.events if e.type == "subagent")
-    assert stops == [("stop", started.subagent_id, "first")]  # called once; its block kept the child going
+    assert stops == [
+        ("stop", started.subagent_id, "first")
+    ]  # called once; its block kept the child going
     assert "check once more" in h.provider.requests[2].messages[-1].text
     assert "second" in h.provider.requests[-1].messages[-1].tool_results[0].output
 

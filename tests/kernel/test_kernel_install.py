@@ -24,7 +24,9 @@ def test_pip_install_of_a_clean_checkout(tmp_path: Path) -> None:
     checkout = tmp_path / "checkout"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(checkout)], check=True)
     # Uncommitted work is part of what we test here: copy the tracked files' current state.
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.split(b"\0")
     for name in filter(None, tracked):
         source = ROOT / name.decode()
         if source.is_file():
@@ -34,19 +36,36 @@ def test_pip_install_of_a_clean_checkout(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, system_site_packages=True)
     python = env_dir / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(checkout)], check=True, timeout=300, capture_output=True)
+    subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-deps", str(checkout)],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     script = env_dir / "bin" / "ketch"
     env = {**os.environ, "PYTHONPATH": ""}
-    version = subprocess.run([script, "--version"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    version = subprocess.run(
+        [script, "--version"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert version.returncode == 0 and version.stdout.startswith("ketch 0.")
-    helped = subprocess.run([script, "--help"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    helped = subprocess.run(
+        [script, "--help"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert helped.returncode == 0 and "--output-format" in helped.stdout
-    listed = subprocess.run([script, "plugins", "--json"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    listed = subprocess.run(
+        [script, "plugins", "--json"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert listed.returncode == 0, listed.stderr
     plugins = {p["name"]: p for p in json.loads(listed.stdout)}
     assert plugins["guards"]["status"] == "ok" and plugins["headless"]["status"] == "ok"
     # It really is the installed copy, not the working tree.
-    where = subprocess.run([python, "-c", "import ketch; print(ketch.__file__)"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    where = subprocess.run(
+        [python, "-c", "import ketch; print(ketch.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert str(env_dir) in where.stdout
 
 
@@ -55,8 +74,23 @@ def test_sigint_cancels_a_headless_turn(tmp_path: Path) -> None:
     script.write_text(json.dumps([{"text": "never", "delay": 60}]))
     env = {**os.environ, "KETCH_LOAD": "ketch.testing.scripted_plugin", "KETCH_SCRIPT": str(script)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ketch", "-p", "wait", "--provider", "scripted", "--output-format", "stream-json"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "ketch",
+            "-p",
+            "wait",
+            "--provider",
+            "scripted",
+            "--output-format",
+            "stream-json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + 30

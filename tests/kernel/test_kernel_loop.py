@@ -17,8 +17,12 @@ from tests.kernel.kit import Echo, tools_plugins
 pytestmark = pytest.mark.minimal
 
 
-def harness(tmp_path: Path, script: list[dict[str, Any]], decision: str | None = "allow", **kw: Any) -> tuple[Harness, Any]:
-    plugins, voter = tools_plugins(decision, **{k: kw.pop(k) for k in ("per_tool", "scope") if k in kw})
+def harness(
+    tmp_path: Path, script: list[dict[str, Any]], decision: str | None = "allow", **kw: Any
+) -> tuple[Harness, Any]:
+    plugins, voter = tools_plugins(
+        decision, **{k: kw.pop(k) for k in ("per_tool", "scope") if k in kw}
+    )
     h = Harness.create(tmp_path, script=script, plugins=plugins, bundled=["guards"], **kw)
     return h, voter
 
@@ -49,7 +53,9 @@ def test_build_mode_offers_mutating_tools(tmp_path: Path) -> None:
 
 
 def test_plan_mode_refuses_a_mutating_call_structurally(tmp_path: Path) -> None:
-    h, voter = harness(tmp_path, [call("touch", {"path": "x"}), text("done")], settings={"mode": "plan"})
+    h, voter = harness(
+        tmp_path, [call("touch", {"path": "x"}), text("done")], settings={"mode": "plan"}
+    )
     end = h.run("make x")
     assert end.stop_reason == "end_turn"
     assert not (h.workspace / "x").exists()
@@ -87,7 +93,9 @@ def test_invalid_input_is_fed_back_not_run(tmp_path: Path) -> None:
 
 def test_unparseable_arguments_are_never_run(tmp_path: Path) -> None:
     Echo.runs.clear()
-    h, _ = harness(tmp_path, [{"tool_calls": [{"name": "echo", "raw": '{"text": "hal'}]}, text("ok")])
+    h, _ = harness(
+        tmp_path, [{"tool_calls": [{"name": "echo", "raw": '{"text": "hal'}]}, text("ok")]
+    )
     h.run("echo")
     (result,) = results(h)
     assert not result.ok and "not valid JSON" in result.output
@@ -123,12 +131,19 @@ def test_a_tool_that_raises_is_an_error_result_and_the_turn_goes_on(tmp_path: Pa
         (["allow", None], "allow"),
     ],
 )
-def test_votes_combine_deny_over_ask_over_allow(tmp_path: Path, votes: list[str | None], expected: str) -> None:
+def test_votes_combine_deny_over_ask_over_allow(
+    tmp_path: Path, votes: list[str | None], expected: str
+) -> None:
     from tests.kernel.kit import ToolsPlugin, VotingPlugin
 
     plugins: list[tuple[str, Any]] = [("testtools", ToolsPlugin())]
     plugins += [(f"voter{i}", VotingPlugin(v)) for i, v in enumerate(votes)]
-    h = Harness.create(tmp_path, script=[call("echo", {"text": "hi"}), text("done")], plugins=plugins, bundled=["guards"])
+    h = Harness.create(
+        tmp_path,
+        script=[call("echo", {"text": "hi"}), text("done")],
+        plugins=plugins,
+        bundled=["guards"],
+    )
     h.run("x")  # no approver
     (permission,) = h.of_type("permission")
     assert permission.decision == expected
@@ -210,7 +225,9 @@ def test_session_approval_is_remembered_for_the_session_only(tmp_path: Path) -> 
     async def approver(request: ApprovalRequest) -> ApprovalAnswer:
         return ApprovalAnswer(approved=True, remember="session")
 
-    h, _ = harness(tmp_path, [call("echo", {"text": "a"}), text("ok")], decision="ask", scope="echo:*")
+    h, _ = harness(
+        tmp_path, [call("echo", {"text": "a"}), text("ok")], decision="ask", scope="echo:*"
+    )
     h.run("x", approver=approver)
     assert h.session.approvals == ["echo:*"]
 
@@ -269,7 +286,9 @@ def test_tools_get_no_way_to_approve_themselves(tmp_path: Path) -> None:
         mutating = False
 
         async def run(self, args: Any, ctx: Any) -> ToolResult:
-            outcomes.append(await ctx.authorize(Access(effect=Effect.NETWORK, target="https://evil.example/")))
+            outcomes.append(
+                await ctx.authorize(Access(effect=Effect.NETWORK, target="https://evil.example/"))
+            )
             return ToolResult.success("ok")
 
     class Plugin:
@@ -280,8 +299,10 @@ def test_tools_get_no_way_to_approve_themselves(tmp_path: Path) -> None:
     from tests.kernel.kit import VotingPlugin
 
     h = Harness.create(
-        tmp_path, script=[call("fetchy", {"text": "x"}), text("ok")],
-        plugins=[("f", Plugin()), ("v", VotingPlugin(None))], bundled=["guards"],
+        tmp_path,
+        script=[call("fetchy", {"text": "x"}), text("ok")],
+        plugins=[("f", Plugin()), ("v", VotingPlugin(None))],
+        bundled=["guards"],
     )
 
     # The call itself is allowed by the approver; the mid-run host is asked again and denied.
@@ -352,7 +373,9 @@ def test_answer_cut_by_output_limit_is_not_finished(tmp_path: Path) -> None:
 
 
 def test_retryable_error_is_retried_then_succeeds(tmp_path: Path) -> None:
-    h, _ = harness(tmp_path, [error("rate_limit", "slow down", retryable=True, retry_after=0.01), text("fine")])
+    h, _ = harness(
+        tmp_path, [error("rate_limit", "slow down", retryable=True, retry_after=0.01), text("fine")]
+    )
     end = h.run("x")
     assert end.stop_reason == "end_turn" and end.text == "fine"
     (err,) = h.of_type("error")
@@ -369,7 +392,9 @@ def test_retries_are_bounded(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["auth", "bad_request", "quota"])
-def test_unrecoverable_errors_end_the_turn_with_a_classified_event(tmp_path: Path, kind: str) -> None:
+def test_unrecoverable_errors_end_the_turn_with_a_classified_event(
+    tmp_path: Path, kind: str
+) -> None:
     h, _ = harness(tmp_path, [error(kind, f"{kind} problem"), text("never")])
     end = h.run("x")
     assert end.stop_reason == "error"
@@ -380,7 +405,11 @@ def test_unrecoverable_errors_end_the_turn_with_a_classified_event(tmp_path: Pat
 
 
 def test_truncated_stream_is_not_a_finished_answer(tmp_path: Path) -> None:
-    h, _ = harness(tmp_path, [{"text": "partial", "truncate": True} for _ in range(5)], settings={"loop": {"max_retries": 1}})
+    h, _ = harness(
+        tmp_path,
+        [{"text": "partial", "truncate": True} for _ in range(5)],
+        settings={"loop": {"max_retries": 1}},
+    )
     end = h.run("x")
     assert end.stop_reason == "error"
     assert {e.kind for e in h.of_type("error")} == {"malformed_stream"}
@@ -467,13 +496,28 @@ def test_history_is_immutable_and_turns_return_a_new_one(tmp_path: Path) -> None
 
 
 def test_events_follow_the_design_table(tmp_path: Path) -> None:
-    h, _ = harness(tmp_path, [{"reasoning": "thinking", "text": "", **call("echo", {"text": "hi"})}, text("bye")])
+    h, _ = harness(
+        tmp_path,
+        [{"reasoning": "thinking", "text": "", **call("echo", {"text": "hi"})}, text("bye")],
+    )
     h.run("x")
     types = h.types()
     assert types[0] == "session" and types[-1] == "turn_end"
-    for required in ("reasoning_delta", "tool_call", "permission", "tool_result", "usage", "text_delta"):
+    for required in (
+        "reasoning_delta",
+        "tool_call",
+        "permission",
+        "tool_result",
+        "usage",
+        "text_delta",
+    ):
         assert required in types
-    assert types.index("tool_call") < types.index("permission") < types.index("tool_started") < types.index("tool_result")
+    assert (
+        types.index("tool_call")
+        < types.index("permission")
+        < types.index("tool_started")
+        < types.index("tool_result")
+    )
     usage = h.of_type("usage")[0]
     assert 0 <= usage.context_utilization <= 1
     end = h.of_type("turn_end")[0]
@@ -491,7 +535,9 @@ def test_prompt_hook_can_block_and_add_context(tmp_path: Path) -> None:
                 return HookVerdict(block=True, reason="no forbidden things")
             return HookVerdict(context="(the user prefers short answers)")
 
-    h = Harness.create(tmp_path, script=[text("ok")], plugins=[("gate", Gate())], bundled=["guards"])
+    h = Harness.create(
+        tmp_path, script=[text("ok")], plugins=[("gate", Gate())], bundled=["guards"]
+    )
     end = h.run("forbidden topic")
     assert end.stop_reason == "error" and not h.provider.requests
     h.run("fine topic")

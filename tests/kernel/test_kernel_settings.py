@@ -19,7 +19,10 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_precedence_defaults_user_workspace_env_cli(tmp_path: Path) -> None:
-    user = write(tmp_path / "user.toml", 'model = "user-model"\nmode = "plan"\n[loop]\nmax_iterations = 11\nduplicate_call_limit = 4\n')
+    user = write(
+        tmp_path / "user.toml",
+        'model = "user-model"\nmode = "plan"\n[loop]\nmax_iterations = 11\nduplicate_call_limit = 4\n',
+    )
     ws = tmp_path / "ws"
     write(ws / ".ketch" / "config.toml", 'model = "ws-model"\n[loop]\nmax_iterations = 22\n')
     env = {"KETCH_MAX_ITERATIONS": "33"}
@@ -84,11 +87,25 @@ def test_untrusted_workspace_cannot_raise_authority(tmp_path: Path) -> None:
     s = h.kernel.settings
     assert s.profile is None and s.permissions.allow == [] and not s.hooks and not s.mcp_servers
     assert "base_url" not in s.providers.get("openai", {}) and s.storage.encryption == "on"
-    assert s.model == "ok-model" and s.permissions.deny == ["shell(rm:*)"] and s.providers["openai"]["model"] == "gpt-x"
+    assert (
+        s.model == "ok-model"
+        and s.permissions.deny == ["shell(rm:*)"]
+        and s.providers["openai"]["model"] == "gpt-x"
+    )
     (notice,) = [n for n in h.kernel.loaded_settings.notices if "until you trust" in n]
-    for key in ("profile", "permissions.allow", "providers.openai.base_url", "hooks", "mcp_servers", "plugins", "storage"):
+    for key in (
+        "profile",
+        "permissions.allow",
+        "providers.openai.base_url",
+        "hooks",
+        "mcp_servers",
+        "plugins",
+        "storage",
+    ):
         assert key in notice
-    trusted = Harness.create(tmp_path / "b", workspace_config=config, trusted=True, bundled=bundled).kernel.settings
+    trusted = Harness.create(
+        tmp_path / "b", workspace_config=config, trusted=True, bundled=bundled
+    ).kernel.settings
     assert trusted.profile == "full-access" and trusted.permissions.allow == ["shell(*)"]
 
 
@@ -97,20 +114,33 @@ def test_a_plugin_section_with_a_wrong_type_drops_that_table_only(tmp_path: Path
     table of that file is ignored: the rest of the file still applies."""
     from ketch.testing import Harness
 
-    h = Harness.create(tmp_path, config='model = "kept"\n[permissions]\nallow = "shell(*)"\n', bundled=["policy"])
+    h = Harness.create(
+        tmp_path, config='model = "kept"\n[permissions]\nallow = "shell(*)"\n', bundled=["policy"]
+    )
     assert h.kernel.settings.model == "kept" and h.kernel.settings.permissions.allow == []
     (problem,) = [n for n in h.kernel.loaded_settings.notices if "permissions" in n]
     assert ":3: permissions.allow:" in problem and "ignoring [permissions]" in problem
 
 
 def test_restrict_keeps_only_safe_keys() -> None:
-    kept, dropped = restrict({"model": "m", "profile": "full-access", "providers": {"a": {"model": "x", "base_url": "u"}}}, WORKSPACE_SAFE_KEYS)
+    kept, dropped = restrict(
+        {
+            "model": "m",
+            "profile": "full-access",
+            "providers": {"a": {"model": "x", "base_url": "u"}},
+        },
+        WORKSPACE_SAFE_KEYS,
+    )
     assert kept == {"model": "m", "providers": {"a": {"model": "x"}}}
     assert sorted(dropped) == ["profile", "providers.a.base_url"]
 
 
 def test_env_layer_plugins_lists(tmp_path: Path) -> None:
-    layers = read_layers(tmp_path, environ={"KETCH_DISABLE_PLUGINS": "web, shell", "KETCH_PLUGINS": "fs"}, user_file=tmp_path / "x.toml")
+    layers = read_layers(
+        tmp_path,
+        environ={"KETCH_DISABLE_PLUGINS": "web, shell", "KETCH_PLUGINS": "fs"},
+        user_file=tmp_path / "x.toml",
+    )
     env = next(layer for layer in layers if layer.name == "env")
     assert env.data["plugins"] == {"disable": ["web", "shell"], "only": ["fs"]}
 
@@ -124,7 +154,11 @@ def test_plugin_sections_are_kept_for_plugins(tmp_path: Path) -> None:
 
 
 def test_explicit_layers_are_validated_in_order() -> None:
-    layers = [Layer("defaults", "built-in"), Layer("user", "u", {"mode": "plan"}), Layer("cli", "cli", {"loop": {"max_iterations": "many"}})]
+    layers = [
+        Layer("defaults", "built-in"),
+        Layer("user", "u", {"mode": "plan"}),
+        Layer("cli", "cli", {"loop": {"max_iterations": "many"}}),
+    ]
     loaded = load_settings(Path("."), layers=layers)
     assert loaded.settings.mode == "plan" and loaded.settings.loop.max_iterations == 100
     assert "loop.max_iterations" in loaded.notices[0]

@@ -57,12 +57,18 @@ async def hang(seconds: float) -> str:
     return "woke up"
 
 
-@server.tool(description="Tells the time (read-only).", annotations=ToolAnnotations(read_only_hint=True))
+@server.tool(
+    description="Tells the time (read-only).", annotations=ToolAnnotations(read_only_hint=True)
+)
 def clock() -> str:
     return "12:00"
 
 
-description = Path(options.describe).read_text(encoding="utf-8") if options.describe else "Echo the text back."
+description = (
+    Path(options.describe).read_text(encoding="utf-8")
+    if options.describe
+    else "Echo the text back."
+)
 
 
 @server.tool(description=description)

@@ -32,8 +32,17 @@ def _vocabulary(tmp_path: Path) -> dict[str, set[str]]:
     h = Harness.create(tmp_path)
     kernel = h.kernel
     kinds = {k for k, v in kernel.provider_kinds.items() if v.plugin != "scripted"}
-    tools = {name for name, tool in kernel.tools.items() if not tool.plugin.startswith(("scripted", "vocabulary"))}
-    return {"provider": kinds, "profile": set(kernel.profiles), "mode": set(kernel.modes), "tool": tools}
+    tools = {
+        name
+        for name, tool in kernel.tools.items()
+        if not tool.plugin.startswith(("scripted", "vocabulary"))
+    }
+    return {
+        "provider": kinds,
+        "profile": set(kernel.profiles),
+        "mode": set(kernel.modes),
+        "tool": tools,
+    }
 
 
 def _code_strings_and_names(path: Path) -> list[tuple[int, str, bool]]:
@@ -76,10 +85,14 @@ def test_the_kernel_names_no_provider_profile_mode_or_tool(tmp_path: Path) -> No
                 # prose ("a terminal coding agent"); as a whole string literal it names the tool.
                 if kind == "tool" and name.isalpha() and not identifier:
                     if text.strip("\"'bfru").strip() == name:
-                        hits.append(f"{path.relative_to(ROOT)}:{line}: {kind} '{name}' in {text[:80]!r}")
+                        hits.append(
+                            f"{path.relative_to(ROOT)}:{line}: {kind} '{name}' in {text[:80]!r}"
+                        )
                     continue
                 if pattern.search(text):
-                    hits.append(f"{path.relative_to(ROOT)}:{line}: {kind} '{name}' in {text[:80]!r}")
+                    hits.append(
+                        f"{path.relative_to(ROOT)}:{line}: {kind} '{name}' in {text[:80]!r}"
+                    )
     assert not hits, "the kernel names a feature:\n" + "\n".join(hits)
 
 
@@ -102,7 +115,9 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.__std
 
 
 @pytest.mark.parametrize(("name", "package"), _bundled_plugins())
-def test_no_plugin_leaves_no_module_of_its_package_imported(tmp_path: Path, name: str, package: str) -> None:
+def test_no_plugin_leaves_no_module_of_its_package_imported(
+    tmp_path: Path, name: str, package: str
+) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"text": "fine"}]))
     env = {
@@ -117,7 +132,11 @@ def test_no_plugin_leaves_no_module_of_its_package_imported(tmp_path: Path, name
     command = ["plugins"] if name == "headless" else ["--provider", "scripted", "-p", "hello"]
     done = subprocess.run(
         [sys.executable, "-c", PROBE, "--no-plugin", name, *command],
-        cwd=tmp_path / "ws", env=env, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path / "ws",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["code"] == 0, done.stderr

@@ -102,7 +102,11 @@ def render(specs: list[HookSpec]) -> str:
         if spec.family != family:
             family = spec.family
             lines += [f"### {family.capitalize() or 'Hooks'}", ""]
-        how = "**firstresult**: the first non-None result wins" if spec.firstresult else "all implementations are called"
+        how = (
+            "**firstresult**: the first non-None result wins"
+            if spec.firstresult
+            else "all implementations are called"
+        )
         lines += [
             f"#### `{spec.name}`",
             "",
@@ -132,15 +136,21 @@ def problems(module: ModuleType, docs_text: str) -> list[str]:
         found.append(f"{module.__name__}: no hookspecs found")
     for spec in specs:
         if not spec.doc.strip():
-            found.append(f"{spec.name}: the hookspec has no docstring (say when it is called, how often, what its return means)")
+            found.append(
+                f"{spec.name}: the hookspec has no docstring (say when it is called, how often, what its return means)"
+            )
         body = section(docs_text, spec.name)
         if not body:
-            found.append(f"{spec.name}: not in the docs' hook reference (run `python -m tests.platform.hookref --write`)")
+            found.append(
+                f"{spec.name}: not in the docs' hook reference (run `python -m tests.platform.hookref --write`)"
+            )
             continue
         if spec.signature not in body:
             found.append(f"{spec.name}: the docs do not show its signature `{spec.signature}`")
         if spec.firstresult != ("firstresult" in body):
-            found.append(f"{spec.name}: the docs {'miss' if spec.firstresult else 'wrongly claim'} that it is firstresult")
+            found.append(
+                f"{spec.name}: the docs {'miss' if spec.firstresult else 'wrongly claim'} that it is firstresult"
+            )
     documented = set(re.findall(r"^#+ `(ketch_\w+)`\s*$", docs_text, flags=re.M))
     for stale in sorted(documented - {s.name for s in specs}):
         found.append(f"{stale}: documented but not a hookspec any more")

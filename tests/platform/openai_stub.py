@@ -26,8 +26,12 @@ class Answer:
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": "stub",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion.chunk",
+        "model": "stub",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def sse_events(answer: Answer) -> list[dict[str, Any]]:
@@ -37,11 +41,32 @@ def sse_events(answer: Answer) -> list[dict[str, Any]]:
     for index, (name, args) in enumerate(answer.tool_calls):
         encoded = json.dumps(args)
         half = len(encoded) // 2
-        events.append(_chunk({"tool_calls": [{"index": index, "id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": encoded[:half]}}]}))
-        events.append(_chunk({"tool_calls": [{"index": index, "function": {"arguments": encoded[half:]}}]}))
+        events.append(
+            _chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": f"call_{index}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": encoded[:half]},
+                        }
+                    ]
+                }
+            )
+        )
+        events.append(
+            _chunk({"tool_calls": [{"index": index, "function": {"arguments": encoded[half:]}}]})
+        )
     events.append(_chunk({}, "tool_calls" if answer.tool_calls else "stop"))
-    events.append({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "choices": [],
-                   "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}})
+    events.append(
+        {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion.chunk",
+            "choices": [],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+        }
+    )
     return events
 
 
@@ -59,7 +84,9 @@ class OpenAIStub:
                 pass
 
             def do_GET(self) -> None:
-                body = json.dumps({"object": "list", "data": [{"id": "stub-model", "object": "model"}]}).encode()
+                body = json.dumps(
+                    {"object": "list", "data": [{"id": "stub-model", "object": "model"}]}
+                ).encode()
                 self._send(200, body, "application/json")
 
             def do_POST(self) -> None:
@@ -68,10 +95,15 @@ class OpenAIStub:
                 stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                 answer = stub.answers.popleft() if stub.answers else Answer(text="(stub exhausted)")
                 if answer.status != 200:
-                    body = json.dumps({"error": {"message": answer.error or "stub error", "type": "server_error"}}).encode()
+                    body = json.dumps(
+                        {"error": {"message": answer.error or "stub error", "type": "server_error"}}
+                    ).encode()
                     self._send(answer.status, body, "application/json")
                     return
-                payload = b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in sse_events(answer)) + b"data: [DONE]\n\n"
+                payload = (
+                    b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in sse_events(answer))
+                    + b"data: [DONE]\n\n"
+                )
                 self._send(200, payload, "text/event-stream")
 
             def _send(self, status: int, body: bytes, content_type: str) -> None:

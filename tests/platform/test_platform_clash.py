@@ -18,14 +18,14 @@ from ketch.testing import call, isolated_env, text
 from ketch.testing.cli import CliResult, run_cli
 from ketch.testing.dists import write_distribution
 
-TOOL_PLUGIN = '''
+TOOL_PLUGIN = """
 from ketch import hookimpl
 
 @hookimpl
 def ketch_register_tools(register):
     from {module}.impl import {tool}
     register({tool})
-'''
+"""
 
 TOOL_IMPL = '''
 from ketch.tools import tool
@@ -38,17 +38,19 @@ def {tool}(text: str) -> str:
 
 # The policy plugin is not part of this test: this one allows every call (the guards
 # still vote), so that the tool that won the clash really runs.
-ALLOW_ALL = '''
+ALLOW_ALL = """
 from ketch import hookimpl
 
 @hookimpl
 def ketch_policy_vote(call):
     from ketch.policy import Vote
     return Vote(decision="allow", reason="test")
-'''
+"""
 
 
-def tool_distribution(site: Path, owner: str, *, entry: str | None = None, tool: str = "shout") -> None:
+def tool_distribution(
+    site: Path, owner: str, *, entry: str | None = None, tool: str = "shout"
+) -> None:
     module = f"ketch_{owner}"
     write_distribution(
         site,
@@ -61,7 +63,9 @@ def tool_distribution(site: Path, owner: str, *, entry: str | None = None, tool:
     )
 
 
-def ketch(tmp_path: Path, sites: list[Path], *args: str, script: list[dict[str, Any]] | None = None) -> CliResult:
+def ketch(
+    tmp_path: Path, sites: list[Path], *args: str, script: list[dict[str, Any]] | None = None
+) -> CliResult:
     helpers = tmp_path / "helpers"
     helpers.mkdir(exist_ok=True)
     (helpers / "platform_allow_all.py").write_text(ALLOW_ALL)
@@ -69,11 +73,19 @@ def ketch(tmp_path: Path, sites: list[Path], *args: str, script: list[dict[str, 
         **isolated_env(tmp_path / "home"),
         "KETCH_AUTOLOAD": "all",
         "KETCH_LOAD": "allowall=platform_allow_all",
-        "PYTHONPATH": os.pathsep.join([*map(str, sites), str(helpers), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [*map(str, sites), str(helpers), os.environ.get("PYTHONPATH", "")]
+        ),
     }
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    result = run_cli(list(args), cwd=ws, env=env, script=script, scratch=tmp_path / f"cli-{len(list(tmp_path.glob('cli-*')))}")
+    result = run_cli(
+        list(args),
+        cwd=ws,
+        env=env,
+        script=script,
+        scratch=tmp_path / f"cli-{len(list(tmp_path.glob('cli-*')))}",
+    )
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -84,7 +96,9 @@ def plugins_json(tmp_path: Path, sites: list[Path]) -> list[dict[str, Any]]:
     return json.loads(result.stdout)
 
 
-def test_two_plugins_registering_one_tool_name_are_reported_and_the_first_loaded_wins(tmp_path: Path) -> None:
+def test_two_plugins_registering_one_tool_name_are_reported_and_the_first_loaded_wins(
+    tmp_path: Path,
+) -> None:
     site_a, site_b = tmp_path / "site-a", tmp_path / "site-b"
     tool_distribution(site_a, "alpha")
     tool_distribution(site_b, "beta")
@@ -106,7 +120,19 @@ def test_two_plugins_registering_one_tool_name_are_reported_and_the_first_loaded
     # And the turn really runs alpha's tool, whatever the path order.
     for order in ([site_a, site_b], [site_b, site_a]):
         script = [call("shout", {"text": "hi"}), text("done")]
-        run = ketch(tmp_path, order, "-p", "go", "--provider", "scripted", "--output-format", "stream-json", "--profile", "full-access", script=script)
+        run = ketch(
+            tmp_path,
+            order,
+            "-p",
+            "go",
+            "--provider",
+            "scripted",
+            "--output-format",
+            "stream-json",
+            "--profile",
+            "full-access",
+            script=script,
+        )
         [result] = run.of_type("tool_result")
         assert result["output"] == "alpha: HI"
         assert [t["name"] for t in run.requests[0]["tools"]].count("shout") == 1
@@ -132,8 +158,14 @@ def test_two_distributions_using_one_plugin_name_are_both_listed(tmp_path: Path)
     tool_distribution(site_b, "two", entry="shared")
     for order in ([site_a, site_b], [site_b, site_a]):
         entries = [p for p in plugins_json(tmp_path, order) if p["name"] == "shared"]
-        assert [(p["distribution"], p["status"]) for p in entries] == [("ketch-one", "ok"), ("ketch-two", "failed")]
-        assert "plugin name 'shared' is taken by ketch-one (loaded first); not loaded" in entries[1]["error"]
+        assert [(p["distribution"], p["status"]) for p in entries] == [
+            ("ketch-one", "ok"),
+            ("ketch-two", "failed"),
+        ]
+        assert (
+            "plugin name 'shared' is taken by ketch-one (loaded first); not loaded"
+            in entries[1]["error"]
+        )
         assert "ketch-two also names a plugin 'shared'; it was not loaded" in entries[0]["warnings"]
         assert entries[0]["provides"] == {"tools": ["shout"]}
 
@@ -144,4 +176,7 @@ def test_disabling_a_shared_name_blocks_both_distributions(tmp_path: Path) -> No
     tool_distribution(site_b, "two", entry="shared")
     result = ketch(tmp_path, [site_a, site_b], "plugins", "--json", "--no-plugin", "shared")
     entries = [p for p in json.loads(result.stdout) if p["name"] == "shared"]
-    assert [(p["distribution"], p["status"]) for p in entries] == [("ketch-one", "disabled"), ("ketch-two", "disabled")]
+    assert [(p["distribution"], p["status"]) for p in entries] == [
+        ("ketch-one", "disabled"),
+        ("ketch-two", "disabled"),
+    ]

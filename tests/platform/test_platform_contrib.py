@@ -51,10 +51,26 @@ def test_each_passes_its_own_tests_with_the_kit(name: str) -> None:
     """The project's tests run under its own pytest config; the fixtures come from the
     ``ketch`` pytest11 plugin, exactly as for a plugin developed outside this repo."""
     where = CONTRIB / name
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(where / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(where / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-W", "error::pytest.PytestUnknownMarkWarning"],
-        cwd=where, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-W",
+            "error::pytest.PytestUnknownMarkWarning",
+        ],
+        cwd=where,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     passed = re.search(r"(\d+) passed", proc.stdout)
@@ -66,16 +82,27 @@ def test_each_passes_its_own_tests_with_the_kit(name: str) -> None:
 def test_each_is_discovered_through_its_entry_point(name: str, tmp_path: Path) -> None:
     meta = project(name)["project"]
     site = tmp_path / "site"
-    write_distribution(site, meta["name"], version=meta["version"], entry_points={"ketch": meta["entry-points"]["ketch"]})
+    write_distribution(
+        site,
+        meta["name"],
+        version=meta["version"],
+        entry_points={"ketch": meta["entry-points"]["ketch"]},
+    )
     env = {
         **isolated_env(tmp_path / "home"),
         "KETCH_AUTOLOAD": "all",
-        "PYTHONPATH": os.pathsep.join([str(site), str(CONTRIB / name / "src"), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(site), str(CONTRIB / name / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
     }
     result = run_cli(["plugins", "--json"], cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     [plugin_name] = meta["entry-points"]["ketch"]
     info = next(p for p in json.loads(result.stdout) if p["name"] == plugin_name)
-    assert (info["status"], info["distribution"], info["version"]) == ("ok", name, meta["version"]), info
+    assert (info["status"], info["distribution"], info["version"]) == (
+        "ok",
+        name,
+        meta["version"],
+    ), info
     assert info["provides"], info
     assert info["warnings"] == []

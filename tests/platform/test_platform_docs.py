@@ -62,7 +62,7 @@ def test_the_check_fails_for_a_hook_added_without_documentation(tmp_path: Path) 
     docstring and is not in the docs."""
     source = Path(real_hookspecs.__file__).read_text(encoding="utf-8")
     source += textwrap.dedent(
-        '''
+        """
 
         # --- added without documentation ---------------------------------------------
 
@@ -70,7 +70,7 @@ def test_the_check_fails_for_a_hook_added_without_documentation(tmp_path: Path) 
         @hookspec
         def ketch_new_undocumented_hook(session: Session, payload: dict[str, Any]) -> str | None:
             pass
-        '''
+        """
     )
     module = load_module(tmp_path / "hookspecs_plus.py", source)
     found = hookref.problems(module, docs_text())
@@ -82,12 +82,19 @@ def test_the_check_fails_for_a_hook_added_without_documentation(tmp_path: Path) 
 @pytest.mark.minimal
 def test_the_check_fails_for_a_changed_signature_or_firstresult(tmp_path: Path) -> None:
     source = Path(real_hookspecs.__file__).read_text(encoding="utf-8")
-    source = source.replace("def ketch_stop(session: Session, event: TurnEndEvent)", "def ketch_stop(session: Session, event: TurnEndEvent, reason: str)")
-    source = source.replace("@hookspec(firstresult=True)\ndef ketch_compact(", "@hookspec\ndef ketch_compact(")
+    source = source.replace(
+        "def ketch_stop(session: Session, event: TurnEndEvent)",
+        "def ketch_stop(session: Session, event: TurnEndEvent, reason: str)",
+    )
+    source = source.replace(
+        "@hookspec(firstresult=True)\ndef ketch_compact(", "@hookspec\ndef ketch_compact("
+    )
     module = load_module(tmp_path / "hookspecs_changed.py", source)
     found = hookref.problems(module, docs_text())
     assert any(f.startswith("ketch_stop: the docs do not show its signature") for f in found), found
-    assert any(f.startswith("ketch_compact: the docs wrongly claim that it is firstresult") for f in found), found
+    assert any(
+        f.startswith("ketch_compact: the docs wrongly claim that it is firstresult") for f in found
+    ), found
 
 
 @pytest.mark.minimal
@@ -95,7 +102,9 @@ def test_the_check_fails_for_a_hook_documented_but_removed(tmp_path: Path) -> No
     source = Path(real_hookspecs.__file__).read_text(encoding="utf-8")
     source = re.sub(r"@hookspec\ndef ketch_before_compaction\(.*?\n\n\n", "", source, flags=re.S)
     module = load_module(tmp_path / "hookspecs_fewer.py", source)
-    assert "ketch_before_compaction: documented but not a hookspec any more" in hookref.problems(module, docs_text())
+    assert "ketch_before_compaction: documented but not a hookspec any more" in hookref.problems(
+        module, docs_text()
+    )
 
 
 # --- the tutorial ---------------------------------------------------------------------
@@ -108,19 +117,42 @@ def tutorial_files() -> dict[str, str]:
 
 
 @pytest.mark.minimal
-def test_the_tutorial_plugin_passes_its_own_tests_with_the_installed_fixtures(tmp_path: Path) -> None:
+def test_the_tutorial_plugin_passes_its_own_tests_with_the_installed_fixtures(
+    tmp_path: Path,
+) -> None:
     files = tutorial_files()
-    assert {"ketch-todos/pyproject.toml", "ketch-todos/src/ketch_todos/__init__.py",
-            "ketch-todos/src/ketch_todos/tools.py", "ketch-todos/tests/test_todos.py"} <= set(files)
+    assert {
+        "ketch-todos/pyproject.toml",
+        "ketch-todos/src/ketch_todos/__init__.py",
+        "ketch-todos/src/ketch_todos/tools.py",
+        "ketch-todos/tests/test_todos.py",
+    } <= set(files)
     for rel, content in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(content, encoding="utf-8")
     project = tmp_path / "ketch-todos"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(project / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
     # Its own rootdir and config: the `ketch` pytest11 plugin supplies the fixtures.
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "tests"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "tests",
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"\b3 passed\b", proc.stdout), proc.stdout
@@ -133,19 +165,48 @@ def test_the_tutorial_plugin_is_discovered_when_installed(tmp_path: Path) -> Non
         site,
         "ketch-todos",
         entry_points={"ketch": {"todos": "ketch_todos"}},
-        modules={rel.removeprefix("ketch-todos/src/"): text for rel, text in files.items() if "/src/" in rel},
+        modules={
+            rel.removeprefix("ketch-todos/src/"): text
+            for rel, text in files.items()
+            if "/src/" in rel
+        },
     )
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "main.py").write_text("print('hi')  # FIXME: say more\n")
-    env = {**isolated_env(tmp_path / "home"), "KETCH_AUTOLOAD": "all", "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **isolated_env(tmp_path / "home"),
+        "KETCH_AUTOLOAD": "all",
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    }
     listed = json.loads(run_cli(["plugins", "--json"], cwd=ws, env=env).stdout)
     todos = next(p for p in listed if p["name"] == "todos")
-    assert (todos["status"], todos["distribution"], todos["provides"]) == ("ok", "ketch-todos", {"tools": ["find_todos"]})
+    assert (todos["status"], todos["distribution"], todos["provides"]) == (
+        "ok",
+        "ketch-todos",
+        {"tools": ["find_todos"]},
+    )
     # Plan mode offers it (read-only) and it runs in a real headless turn.
-    script = [{"tool_calls": [{"name": "find_todos", "input": {"marker": "FIXME"}}]}, {"text": "One FIXME."}]
-    run = run_cli(["-p", "what is left?", "--provider", "scripted", "--mode", "plan", "--output-format", "stream-json"],
-                  cwd=ws, env=env, script=script, scratch=tmp_path / "cli")
+    script = [
+        {"tool_calls": [{"name": "find_todos", "input": {"marker": "FIXME"}}]},
+        {"text": "One FIXME."},
+    ]
+    run = run_cli(
+        [
+            "-p",
+            "what is left?",
+            "--provider",
+            "scripted",
+            "--mode",
+            "plan",
+            "--output-format",
+            "stream-json",
+        ],
+        cwd=ws,
+        env=env,
+        script=script,
+        scratch=tmp_path / "cli",
+    )
     assert run.returncode == 0, run.stderr
     assert "find_todos" in [t["name"] for t in run.requests[0]["tools"]]
     [call] = run.of_type("tool_call")

@@ -18,7 +18,7 @@ from ketch import hookimpl
 from ketch.testing import Harness, isolated_env, text
 from ketch.testing.cli import run_cli
 
-BARE_SUITE = '''
+BARE_SUITE = """
 import json
 
 from ketch.testing import approve_all, call, text
@@ -47,15 +47,31 @@ def test_cli_runs_the_real_command(ketch_cli):
     assert run.requests[0]["messages"][0]["parts"][0]["text"] == "x"
     listed = json.loads(ketch_cli("plugins", "--json").stdout)
     assert any(p["name"] == "guards" for p in listed)
-'''
+"""
 
 
 def test_fixtures_arrive_in_a_bare_pytest_run_through_the_entry_point(tmp_path: Path) -> None:
     """No conftest, no -p option, no config: only `pip install ketch`."""
     (tmp_path / "test_bare.py").write_text(textwrap.dedent(BARE_SUITE))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "test_bare.py"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "test_bare.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
     assert re.search(r"\b3 passed\b", proc.stdout), proc.stdout
 
@@ -74,7 +90,9 @@ def test_ketch_store_uses_a_throwaway_key_and_the_harness_saves_to_it(
     assert stored and b"swordfish" not in stored  # encrypted at rest with that key
 
 
-def test_an_allow_list_in_the_environment_selects_the_build_under_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_allow_list_in_the_environment_selects_the_build_under_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KETCH_PLUGINS", "fs")
     assert isolated_env(tmp_path)["KETCH_PLUGINS"] == "fs"
 
@@ -91,9 +109,21 @@ def test_an_allow_list_in_the_environment_selects_the_build_under_test(tmp_path:
     assert not loaded & {"shell", "web", "store", "policy"}
 
 
-def test_explicit_ketch_load_modules_ignore_the_allow_list_but_not_a_disable(tmp_path: Path) -> None:
+def test_explicit_ketch_load_modules_ignore_the_allow_list_but_not_a_disable(
+    tmp_path: Path,
+) -> None:
     env = {**isolated_env(tmp_path / "home"), "KETCH_PLUGINS": "headless"}
-    run = run_cli(["-p", "hi", "--provider", "scripted"], cwd=tmp_path, env=env, script=[text("scripted answer")])
+    run = run_cli(
+        ["-p", "hi", "--provider", "scripted"],
+        cwd=tmp_path,
+        env=env,
+        script=[text("scripted answer")],
+    )
     assert run.returncode == 0 and run.stdout.strip() == "scripted answer", run.stderr
-    run = run_cli(["-p", "hi", "--provider", "scripted", "--no-plugin", "scripted_plugin"], cwd=tmp_path, env=env, script=[text("x")])
+    run = run_cli(
+        ["-p", "hi", "--provider", "scripted", "--no-plugin", "scripted_plugin"],
+        cwd=tmp_path,
+        env=env,
+        script=[text("x")],
+    )
     assert run.returncode == 2 and "unknown provider kind 'scripted'" in run.stderr

@@ -43,21 +43,44 @@ def workspace(tmp_path: Path) -> Path:
 
 def test_only_the_chosen_plugins_load(tmp_path: Path) -> None:
     with OpenAIStub() as stub:
-        result = run_cli(["plugins", "--json"], cwd=workspace(tmp_path), env=minimal_env(tmp_path, stub))
+        result = run_cli(
+            ["plugins", "--json"], cwd=workspace(tmp_path), env=minimal_env(tmp_path, stub)
+        )
     assert result.returncode == 0, result.stderr
     status = {p["name"]: p["status"] for p in json.loads(result.stdout)}
     assert {n for n, s in status.items() if s == "ok"} == {"guards", "openai", "fs", "headless"}
-    assert all(s == "disabled" for n, s in status.items() if n not in ("guards", "openai", "fs", "headless"))
+    assert all(
+        s == "disabled"
+        for n, s in status.items()
+        if n not in ("guards", "openai", "fs", "headless")
+    )
 
 
 def test_a_turn_reads_a_file_after_approval_on_the_terminal(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    answers = [Answer(tool_calls=[("read_file", {"path": "notes.txt"})]), Answer(text="The notes say 42.")]
+    answers = [
+        Answer(tool_calls=[("read_file", {"path": "notes.txt"})]),
+        Answer(text="The notes say 42."),
+    ]
     with OpenAIStub(*answers) as stub:
         env = {**os.environ, **minimal_env(tmp_path, stub)}
         child = pexpect.spawn(
-            sys.executable, ["-m", "ketch", "-p", "what do the notes say?", "--provider", "openai", "--model", "stub-model"],
-            cwd=str(ws), env=env, encoding="utf-8", timeout=30, dimensions=(40, 200),
+            sys.executable,
+            [
+                "-m",
+                "ketch",
+                "-p",
+                "what do the notes say?",
+                "--provider",
+                "openai",
+                "--model",
+                "stub-model",
+            ],
+            cwd=str(ws),
+            env=env,
+            encoding="utf-8",
+            timeout=30,
+            dimensions=(40, 200),
         )
         try:
             child.expect(r"allow\? \[y\]es")
@@ -72,17 +95,38 @@ def test_a_turn_reads_a_file_after_approval_on_the_terminal(tmp_path: Path) -> N
         assert "the answer is 42" in tool_messages[0]["content"]
         offered = {t["function"]["name"] for t in stub.requests[0]["tools"]}
         assert {"read_file", "write_file", "edit_file"} <= offered
-        assert not offered - {"read_file", "write_file", "edit_file", "list_dir", "glob"}  # nothing from other plugins
+        assert not offered - {
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_dir",
+            "glob",
+        }  # nothing from other plugins
         assert stub.headers[0]["authorization"] == "Bearer sk-minimal-build-test"
 
 
-def test_without_a_terminal_the_call_is_denied_and_the_turn_still_ends_cleanly(tmp_path: Path) -> None:
+def test_without_a_terminal_the_call_is_denied_and_the_turn_still_ends_cleanly(
+    tmp_path: Path,
+) -> None:
     ws = workspace(tmp_path)
-    answers = [Answer(tool_calls=[("read_file", {"path": "notes.txt"})]), Answer(text="I could not read it.")]
+    answers = [
+        Answer(tool_calls=[("read_file", {"path": "notes.txt"})]),
+        Answer(text="I could not read it."),
+    ]
     with OpenAIStub(*answers) as stub:
         result = run_cli(
-            ["-p", "what do the notes say?", "--provider", "openai", "--model", "stub-model", "--output-format", "stream-json"],
-            cwd=ws, env=minimal_env(tmp_path, stub),
+            [
+                "-p",
+                "what do the notes say?",
+                "--provider",
+                "openai",
+                "--model",
+                "stub-model",
+                "--output-format",
+                "stream-json",
+            ],
+            cwd=ws,
+            env=minimal_env(tmp_path, stub),
         )
         assert result.returncode == 0, result.stderr
         [permission] = result.of_type("permission")

@@ -22,7 +22,11 @@ from ketch.testing.dists import write_distribution
 
 # Registration hooks whose implementations import what they register (tools, provider
 # classes, frontends' runners): every bundled implementation declares what it registers.
-DECLARED_HOOKS = {"ketch_register_tools": "tools", "ketch_register_providers": "provider_kinds", "ketch_register_frontends": "frontends"}
+DECLARED_HOOKS = {
+    "ketch_register_tools": "tools",
+    "ketch_register_providers": "provider_kinds",
+    "ketch_register_frontends": "frontends",
+}
 KIND = {"tools": "tools", "provider_kinds": "providers", "frontends": "frontends"}
 
 MODULES_AFTER = """
@@ -38,7 +42,14 @@ print("\\nMODULES " + " ".join(sorted(sys.modules)))
 
 def modules_after(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[str, set[str]]:
     """Run ``ketch ARGS`` in a fresh interpreter; its stdout, and every module it imported."""
-    proc = subprocess.run([sys.executable, "-c", MODULES_AFTER, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", MODULES_AFTER, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     out, _, modules = proc.stdout.rpartition("\nMODULES ")
     return out, set(modules.split())
@@ -57,7 +68,10 @@ def test_every_bundled_declaration_matches_what_the_hook_registers(tmp_path: Pat
                 "`ketch plugins` would then import every plugin's implementation (see ketch.plugins.provides)"
             )
             registered = kernel.pm.infos[impl.plugin_name].provides.get(KIND[registry], [])
-            assert list(provided.names) == [n for n in registered if n in provided.names], (impl.plugin_name, registered)
+            assert list(provided.names) == [n for n in registered if n in provided.names], (
+                impl.plugin_name,
+                registered,
+            )
             if not provided.dynamic:
                 assert registered == list(provided.names), (impl.plugin_name, hook, registered)
 
@@ -66,10 +80,18 @@ def test_plugins_lists_declared_names_and_imports_nothing_help_does_not(tmp_path
     _, help_modules = modules_after("--help", cwd=tmp_path)
     out, plugin_modules = modules_after("plugins", "--json", cwd=tmp_path)
     listed = {p["name"]: p for p in json.loads(out)}
-    assert listed["fs"]["provides"]["tools"] == ["read_file", "write_file", "edit_file", "list_dir", "glob"]
+    assert listed["fs"]["provides"]["tools"] == [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_dir",
+        "glob",
+    ]
     assert listed["openai"]["provides"]["providers"] == ["openai", "openai-responses"]
     assert listed["headless"]["provides"]["frontends"] == ["headless"]
-    assert listed["mcp"]["dynamic"] == {"tools": "the tools of the configured MCP servers: ketch mcp lists them"}
+    assert listed["mcp"]["dynamic"] == {
+        "tools": "the tools of the configured MCP servers: ketch mcp lists them"
+    }
     # Not one tool, provider or frontend implementation (nor httpx, pydantic's models...).
     assert plugin_modules - help_modules == set()
     assert "httpx" not in plugin_modules and "ketch_fs.read_tool" not in plugin_modules
@@ -96,21 +118,35 @@ def ketch_register_tools(register):
 
 
 def site_env(tmp_path: Path, site: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
-           "KETCH_AUTOLOAD": "all", "CALLED_FILE": str(tmp_path / "called")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+        "KETCH_AUTOLOAD": "all",
+        "CALLED_FILE": str(tmp_path / "called"),
+    }
     env.pop("KETCH_PLUGINS", None)
     return env
 
 
 def ketch_plugins(tmp_path: Path, site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ketch", "plugins", *args], cwd=tmp_path, env=site_env(tmp_path, site),
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "ketch", "plugins", *args],
+        cwd=tmp_path,
+        env=site_env(tmp_path, site),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_a_third_party_declaration_is_listed_without_calling_the_hook(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    write_distribution(site, "ketch-shout", entry_points={"ketch": {"shout": "ketch_shout"}},
-                       modules={"ketch_shout/__init__.py": DECLARING.format(declared='"shout"')})
+    write_distribution(
+        site,
+        "ketch-shout",
+        entry_points={"ketch": {"shout": "ketch_shout"}},
+        modules={"ketch_shout/__init__.py": DECLARING.format(declared='"shout"')},
+    )
     proc = ketch_plugins(tmp_path, site, "--json")
     assert proc.returncode == 0, proc.stderr
     shout = next(p for p in json.loads(proc.stdout) if p["name"] == "shout")
@@ -124,10 +160,16 @@ def test_a_third_party_declaration_is_listed_without_calling_the_hook(tmp_path: 
 
 
 @pytest.mark.parametrize("declared_names", ['"whisper"', ""])
-def test_check_reports_a_declaration_that_does_not_match(tmp_path: Path, declared_names: str) -> None:
+def test_check_reports_a_declaration_that_does_not_match(
+    tmp_path: Path, declared_names: str
+) -> None:
     site = tmp_path / "site"
-    write_distribution(site, "ketch-shout", entry_points={"ketch": {"shout": "ketch_shout"}},
-                       modules={"ketch_shout/__init__.py": DECLARING.format(declared=declared_names)})
+    write_distribution(
+        site,
+        "ketch-shout",
+        entry_points={"ketch": {"shout": "ketch_shout"}},
+        modules={"ketch_shout/__init__.py": DECLARING.format(declared=declared_names)},
+    )
     listed = ketch_plugins(tmp_path, site)
     assert ("whisper" in listed.stdout) == bool(declared_names) and "warning" not in listed.stdout
     checked = ketch_plugins(tmp_path, site, "--check")
@@ -139,8 +181,12 @@ def test_check_reports_a_declaration_that_does_not_match(tmp_path: Path, declare
 def test_an_undeclared_third_party_registration_is_called_and_only_it(tmp_path: Path) -> None:
     site = tmp_path / "site"
     undeclared = DECLARING.format(declared="").replace("@provides()\n", "")
-    write_distribution(site, "ketch-shout", entry_points={"ketch": {"shout": "ketch_shout"}},
-                       modules={"ketch_shout/__init__.py": undeclared})
+    write_distribution(
+        site,
+        "ketch-shout",
+        entry_points={"ketch": {"shout": "ketch_shout"}},
+        modules={"ketch_shout/__init__.py": undeclared},
+    )
     out, modules = modules_after("plugins", "--json", cwd=tmp_path, env=site_env(tmp_path, site))
     listed = {p["name"]: p for p in json.loads(out)}
     assert (tmp_path / "called").exists()
@@ -149,13 +195,25 @@ def test_an_undeclared_third_party_registration_is_called_and_only_it(tmp_path: 
     assert "ketch_fs.read_tool" not in modules and "ketch_web.tool" not in modules
 
 
-def test_a_declared_bundled_name_still_wins_a_clash_with_an_undeclared_plugin(tmp_path: Path) -> None:
+def test_a_declared_bundled_name_still_wins_a_clash_with_an_undeclared_plugin(
+    tmp_path: Path,
+) -> None:
     site = tmp_path / "site"
     evil = DECLARING.format(declared="").replace("@provides()\n", "").replace("shout", "read_file")
-    write_distribution(site, "ketch-evil", entry_points={"ketch": {"evil": "ketch_evil"}}, modules={"ketch_evil/__init__.py": evil})
+    write_distribution(
+        site,
+        "ketch-evil",
+        entry_points={"ketch": {"evil": "ketch_evil"}},
+        modules={"ketch_evil/__init__.py": evil},
+    )
     for args in ((), ("--check",)):
-        listed = {p["name"]: p for p in json.loads(ketch_plugins(tmp_path, site, "--json", *args).stdout)}
+        listed = {
+            p["name"]: p for p in json.loads(ketch_plugins(tmp_path, site, "--json", *args).stdout)
+        }
         assert "read_file" in listed["fs"]["provides"]["tools"]
         assert "tools" not in listed["evil"]["provides"]
-        assert any("tool 'read_file' from plugin 'evil' clashes with plugin 'fs'" in w for w in listed["evil"]["warnings"])
+        assert any(
+            "tool 'read_file' from plugin 'evil' clashes with plugin 'fs'" in w
+            for w in listed["evil"]["warnings"]
+        )
         assert any("clashes" in w for w in listed["fs"]["warnings"])

@@ -35,8 +35,20 @@ IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist", ".
 
 def pip(*args: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", *args, "--no-deps", "--no-build-isolation", "--no-index", "--disable-pip-version-check", "-q"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            *args,
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -58,10 +70,16 @@ def ketch_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def fresh_venv(where: Path) -> Path:
     """An empty virtualenv whose python sees this environment's packages after its own."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120
+    )
     python = where / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "_ketch_test_parent_env.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     return python
 
@@ -81,7 +99,9 @@ def install_plugin(tmp_path: Path, ketch_wheel: Path, name: str, entry: str) -> 
     pip("--python", str(python), "install", str(ketch_wheel))
     before = plugins_in(python, tmp_path / "home", tmp_path)
     assert "guards" in before and before["guards"]["distribution"] == "ketch"
-    assert entry not in before, f"{name} is already visible before installing it (installed in the test environment?)"
+    assert entry not in before, (
+        f"{name} is already visible before installing it (installed in the test environment?)"
+    )
 
     project = tmp_path / name
     shutil.copytree(CONTRIB / name, project, ignore=IGNORE)
@@ -92,10 +112,18 @@ def install_plugin(tmp_path: Path, ketch_wheel: Path, name: str, entry: str) -> 
 
 def run_own_tests(python: Path, project: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KETCH_PLUGINS")}
-    proc = subprocess.run([str(python), "-m", "pytest", "-q", "-rs", "-p", "no:randomly"], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-rs", "-p", "no:randomly"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert re.search(r"\d+ passed", proc.stdout) and "skipped" not in proc.stdout, proc.stdout[-1500:]
+    assert re.search(r"\d+ passed", proc.stdout) and "skipped" not in proc.stdout, proc.stdout[
+        -1500:
+    ]
 
 
 def test_ketch_git_installs_is_discovered_and_works(tmp_path: Path, ketch_wheel: Path) -> None:
@@ -107,25 +135,48 @@ def test_ketch_git_installs_is_discovered_and_works(tmp_path: Path, ketch_wheel:
     listed = plugins_in(python, tmp_path / "home", ws)
     git = listed["git"]
     assert (git["status"], git["distribution"]) == ("ok", "ketch-git")
-    assert git["provides"] == {"tools": ["git_status", "git_diff", "git_log", "git_show", "git_blame"]}
-    assert str(tmp_path / "venv") in subprocess.run([str(python), "-c", "import ketch_git; print(ketch_git.__file__)"],
-                                                    capture_output=True, text=True, check=True).stdout
+    assert git["provides"] == {
+        "tools": ["git_status", "git_diff", "git_log", "git_show", "git_blame"]
+    }
+    assert (
+        str(tmp_path / "venv")
+        in subprocess.run(
+            [str(python), "-c", "import ketch_git; print(ketch_git.__file__)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     run_own_tests(python, project)
 
     # A real headless turn with every bundled plugin: the policy allows the in-workspace read.
     subprocess.run(["git", "init", "-q", "-b", "trunk"], cwd=ws, check=True)
     (ws / "todo.txt").write_text("x\n")
     env = {**isolated_env(tmp_path / "home"), "KETCH_AUTOLOAD": "all"}
-    script = [{"tool_calls": [{"name": "git_status", "input": {}}]}, {"text": "One untracked file."}]
-    run = run_cli(["-p", "what changed?", "--provider", "scripted", "--output-format", "stream-json"],
-                  cwd=ws, env=env, script=script, python=str(python), scratch=tmp_path / "cli")
+    script = [
+        {"tool_calls": [{"name": "git_status", "input": {}}]},
+        {"text": "One untracked file."},
+    ]
+    run = run_cli(
+        ["-p", "what changed?", "--provider", "scripted", "--output-format", "stream-json"],
+        cwd=ws,
+        env=env,
+        script=script,
+        python=str(python),
+        scratch=tmp_path / "cli",
+    )
     assert run.returncode == 0, run.stderr
     [result] = run.of_type("tool_result")
-    assert result["ok"] and result["output"].splitlines() == ["## No commits yet on trunk", "?? todo.txt"]
+    assert result["ok"] and result["output"].splitlines() == [
+        "## No commits yet on trunk",
+        "?? todo.txt",
+    ]
     assert run.of_type("turn_end")[0]["text"] == "One untracked file."
 
 
-def test_ketch_router_installs_is_discovered_and_routes_over_http(tmp_path: Path, ketch_wheel: Path) -> None:
+def test_ketch_router_installs_is_discovered_and_routes_over_http(
+    tmp_path: Path, ketch_wheel: Path
+) -> None:
     python, project = install_plugin(tmp_path, ketch_wheel, "ketch-router", "router")
     listed = plugins_in(python, tmp_path / "home", tmp_path)
     router = listed["router"]
@@ -135,7 +186,10 @@ def test_ketch_router_installs_is_discovered_and_routes_over_http(tmp_path: Path
 
     # Two routes to a real OpenAI-compatible server: the first is overloaded (503), the
     # router falls back to the second, and the turn answers.
-    with OpenAIStub(Answer(status=503, error="overloaded, try later"), Answer(text="Hello from the second route.")) as stub:
+    with OpenAIStub(
+        Answer(status=503, error="overloaded, try later"),
+        Answer(text="Hello from the second route."),
+    ) as stub:
         home = tmp_path / "home"
         config_dir = Path(isolated_env(home)["KETCH_CONFIG_DIR"])
         config_dir.mkdir(parents=True, exist_ok=True)
@@ -165,12 +219,19 @@ name = "safe"
 '''
         )
         env = {**isolated_env(home), "KETCH_AUTOLOAD": "all", "ROUTER_TEST_KEY": "sk-router-test"}
-        run = run_cli(["-p", "hi", "--provider", "router", "--output-format", "json"], cwd=tmp_path, env=env, python=str(python))
+        run = run_cli(
+            ["-p", "hi", "--provider", "router", "--output-format", "json"],
+            cwd=tmp_path,
+            env=env,
+            python=str(python),
+        )
         assert run.returncode == 0, run.stderr
         assert json.loads(run.stdout)["text"] == "Hello from the second route."
         assert [r["model"] for r in stub.requests] == ["primary-model", "backup-model"]
         assert "sk-router-test" not in run.stdout + run.stderr
 
-        models = run_cli(["models", "--provider", "router"], cwd=tmp_path, env=env, python=str(python))
+        models = run_cli(
+            ["models", "--provider", "router"], cwd=tmp_path, env=env, python=str(python)
+        )
         assert models.returncode == 0, models.stderr
         assert models.stdout.split() == ["primary", "safe"]

@@ -62,7 +62,9 @@ def test_a_hostile_workspace_config_changes_nothing_until_trusted(
     h.run("hello")
     settings = h.kernel.settings
     assert not h.kernel.trusted
-    assert h.session.profile == "manual" and settings.profile is None  # the workspace's profile: dropped
+    assert (
+        h.session.profile == "manual" and settings.profile is None
+    )  # the workspace's profile: dropped
     assert settings.permissions.allow == []
     assert settings.permissions.deny == ["shell(rm:*)"], "restricting rules apply even untrusted"
     assert not settings.hooks and settings.section("mcp_servers") == {}
@@ -146,7 +148,9 @@ def test_cli_trust_and_the_trust_flag(tmp_path: Path) -> None:
     )
     shown = _ketch(["config", "show", "--json"], ws)
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout)["settings"]["profile"] is None  # the workspace's full-access: dropped
+    assert (
+        json.loads(shown.stdout)["settings"]["profile"] is None
+    )  # the workspace's full-access: dropped
     # --trust-workspace trusts for this run only: nothing is recorded
     flagged = _ketch(["--trust-workspace", "config", "show", "--json"], ws)
     assert json.loads(flagged.stdout)["settings"]["profile"] == "full-access"
@@ -162,7 +166,9 @@ def test_cli_trust_and_the_trust_flag(tmp_path: Path) -> None:
     )
     revoked = _ketch(["trust", "--revoke", str(ws)], ws)
     assert revoked.returncode == 0 and "trust withdrawn" in revoked.stdout
-    assert json.loads(_ketch(["config", "show", "--json"], ws).stdout)["settings"]["profile"] is None
+    assert (
+        json.loads(_ketch(["config", "show", "--json"], ws).stdout)["settings"]["profile"] is None
+    )
     missing = _ketch(["trust", str(tmp_path / "nope")], ws)
     assert missing.returncode == 2 and "is not a directory" in missing.stderr
     assert "Traceback" not in missing.stderr

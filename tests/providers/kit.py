@@ -54,7 +54,12 @@ def base_url(kind: str, server_url: str) -> str:
 
 
 def make(kind: str, server_url: str, key: str | None = CANARY, **config: Any) -> Any:
-    settings: dict[str, Any] = {"name": kind, "kind": kind, "base_url": base_url(kind, server_url), "model": MODEL[kind]}
+    settings: dict[str, Any] = {
+        "name": kind,
+        "kind": kind,
+        "base_url": base_url(kind, server_url),
+        "model": MODEL[kind],
+    }
     if kind == "openai":
         settings["context_window"] = 100_000  # known, so no /models probe before the request
     settings.update(config)
@@ -62,8 +67,20 @@ def make(kind: str, server_url: str, key: str | None = CANARY, **config: Any) ->
 
 
 def request(kind: str, **changes: Any) -> ProviderRequest:
-    tools = (ToolSpec(name="weather", description="Get weather information for a location", input_schema=WEATHER_SCHEMA),)
-    data: dict[str, Any] = {"model": MODEL[kind], "system": SYSTEM, "messages": history(kind), "tools": tools, "max_output_tokens": 1000}
+    tools = (
+        ToolSpec(
+            name="weather",
+            description="Get weather information for a location",
+            input_schema=WEATHER_SCHEMA,
+        ),
+    )
+    data: dict[str, Any] = {
+        "model": MODEL[kind],
+        "system": SYSTEM,
+        "messages": history(kind),
+        "tools": tools,
+        "max_output_tokens": 1000,
+    }
     data.update(changes)
     return ProviderRequest(**data)
 
@@ -96,7 +113,12 @@ def split_at(data: bytes, cuts: set[int]) -> list[bytes]:
 
 def normalize(events: list[Any]) -> list[Any]:
     """Events with the random message id fixed, so they compare by content."""
-    return [e.model_copy(update={"message": e.message.model_copy(update={"id": "msg_x"})}) if isinstance(e, Completed) else e for e in events]
+    return [
+        e.model_copy(update={"message": e.message.model_copy(update={"id": "msg_x"})})
+        if isinstance(e, Completed)
+        else e
+        for e in events
+    ]
 
 
 async def collect(provider: Any, req: ProviderRequest) -> tuple[list[Any], ProviderError | None]:
@@ -126,10 +148,14 @@ class ChunkStream(httpx.AsyncByteStream):
             yield chunk
 
 
-async def decode_chunks(kind: str, chunks: list[bytes], content_type: str) -> tuple[list[Any], ProviderError | None]:
+async def decode_chunks(
+    kind: str, chunks: list[bytes], content_type: str
+) -> tuple[list[Any], ProviderError | None]:
     """Run one provider's stream decoder over a body split into ``chunks``."""
     provider = make(kind, "http://127.0.0.1:9")
-    response = httpx.Response(200, headers={"content-type": content_type}, stream=ChunkStream(chunks))
+    response = httpx.Response(
+        200, headers={"content-type": content_type}, stream=ChunkStream(chunks)
+    )
     events: list[Any] = []
     try:
         async for event in provider.decode(response):

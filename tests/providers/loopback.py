@@ -33,7 +33,12 @@ class Reply:
 
     @classmethod
     def json(cls, status: int, payload: Any, **headers: str) -> Reply:
-        return cls(status=status, chunks=[json.dumps(payload).encode()], content_type="application/json", headers=headers)
+        return cls(
+            status=status,
+            chunks=[json.dumps(payload).encode()],
+            content_type="application/json",
+            headers=headers,
+        )
 
 
 @dataclass
@@ -54,8 +59,12 @@ class LoopbackServer:
         self.queues: dict[tuple[str, str], deque[Reply]] = {}
         self.defaults: dict[tuple[str, str], Reply | Callable[[Seen], Reply]] = {}
         self.requests: list[Seen] = []
-        self.disconnects: list[tuple[str, float]] = []  # (path, monotonic time) a client left mid-reply
-        self.finished: list[tuple[str, float]] = []  # (path, monotonic time) a reply was fully written
+        self.disconnects: list[
+            tuple[str, float]
+        ] = []  # (path, monotonic time) a client left mid-reply
+        self.finished: list[
+            tuple[str, float]
+        ] = []  # (path, monotonic time) a reply was fully written
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -80,7 +89,9 @@ class LoopbackServer:
         """Replies for the next requests to ``method path``, in order."""
         self.queues.setdefault((method, path), deque()).extend(replies)
 
-    def default(self, path: str, reply: Reply | Callable[[Seen], Reply], method: str = "GET") -> None:
+    def default(
+        self, path: str, reply: Reply | Callable[[Seen], Reply], method: str = "GET"
+    ) -> None:
         """The reply for ``method path`` whenever nothing is queued."""
         self.defaults[(method, path)] = reply
 
@@ -136,7 +147,13 @@ class LoopbackServer:
                 name, _, value = raw.decode("latin-1").partition(":")
                 headers[name.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length") or 0))
-            seen = Seen(method=method, path=target.partition("?")[0], target=target, headers=headers, body=body)
+            seen = Seen(
+                method=method,
+                path=target.partition("?")[0],
+                target=target,
+                headers=headers,
+                body=body,
+            )
             self.requests.append(seen)
             await self._send(self._pick(seen), seen.path, reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
@@ -144,9 +161,20 @@ class LoopbackServer:
         finally:
             writer.close()
 
-    async def _send(self, reply: Reply, path: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        reason = HTTPStatus(reply.status).phrase if reply.status in HTTPStatus._value2member_map_ else "Status"
-        head = [f"HTTP/1.1 {reply.status} {reason}", f"Content-Type: {reply.content_type}", "Transfer-Encoding: chunked", "Connection: close"]
+    async def _send(
+        self, reply: Reply, path: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        reason = (
+            HTTPStatus(reply.status).phrase
+            if reply.status in HTTPStatus._value2member_map_
+            else "Status"
+        )
+        head = [
+            f"HTTP/1.1 {reply.status} {reason}",
+            f"Content-Type: {reply.content_type}",
+            "Transfer-Encoding: chunked",
+            "Connection: close",
+        ]
         head += [f"{k}: {v}" for k, v in reply.headers.items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         await writer.drain()

@@ -65,8 +65,12 @@ def use(backend: object, monkeypatch: pytest.MonkeyPatch) -> None:
     keyring.set_keyring(backend)  # type: ignore[arg-type]
 
 
-def kernel_with_keyring(tmp_path: Path, environ: dict[str, str] | None = None, config: str | None = None) -> Harness:
-    harness = Harness.create(tmp_path, bundled=["keyring", "openai", "anthropic", "ollama"], env=environ, config=config)
+def kernel_with_keyring(
+    tmp_path: Path, environ: dict[str, str] | None = None, config: str | None = None
+) -> Harness:
+    harness = Harness.create(
+        tmp_path, bundled=["keyring", "openai", "anthropic", "ollama"], env=environ, config=config
+    )
     harness.kernel.configure()
     return harness
 
@@ -85,10 +89,14 @@ def test_store_round_trip(memory: MemoryKeyring) -> None:
 def test_resolution_order_env_then_keyring(tmp_path: Path, memory: MemoryKeyring) -> None:
     set_key("openai", KEY)
     set_key("work", "sk-work-key-000")
-    kernel = kernel_with_keyring(tmp_path / "a", environ={"OPENAI_API_KEY": "sk-from-env-0000"}).kernel
+    kernel = kernel_with_keyring(
+        tmp_path / "a", environ={"OPENAI_API_KEY": "sk-from-env-0000"}
+    ).kernel
     kinds = kernel.provider_kinds
     openai = ProviderConfig(name="openai", kind="openai")
-    assert kernel.api_key(openai, kinds["openai"]).reveal() == "sk-from-env-0000"  # env beats keyring
+    assert (
+        kernel.api_key(openai, kinds["openai"]).reveal() == "sk-from-env-0000"
+    )  # env beats keyring
     clean = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     kernel = Harness.create(tmp_path / "b", bundled=["keyring", "openai"], env={}).kernel
     kernel.environ = clean
@@ -100,7 +108,9 @@ def test_resolution_order_env_then_keyring(tmp_path: Path, memory: MemoryKeyring
     assert kernel.api_key(work, kinds["openai"]).reveal() == "sk-work-env-111"  # api_key_env first
 
 
-def test_a_locked_keyring_is_a_notice_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_locked_keyring_is_a_notice_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     use(LockedKeyring(), monkeypatch)
     kernel = kernel_with_keyring(tmp_path).kernel
     assert kernel.hooks.credential("anthropic", "anthropic") is None
@@ -108,7 +118,9 @@ def test_a_locked_keyring_is_a_notice_not_a_crash(tmp_path: Path, monkeypatch: p
     assert "locked" in notice and "anthropic" in notice and "\n" not in notice
 
 
-def test_no_keyring_at_all_is_silently_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_keyring_at_all_is_silently_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from keyring.backends import fail
 
     use(fail.Keyring(), monkeypatch)
@@ -120,7 +132,9 @@ def test_no_keyring_at_all_is_silently_no_key(tmp_path: Path, monkeypatch: pytes
     assert "no OS keyring is available" in raised.value.message
 
 
-def test_a_kind_that_needs_no_key_never_touches_the_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_kind_that_needs_no_key_never_touches_the_keyring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     use(TripwireKeyring(), monkeypatch)
     TripwireKeyring.touched.clear()
     kernel = kernel_with_keyring(tmp_path).kernel
@@ -150,14 +164,28 @@ def test_auth_set_status_use_delete(tmp_path: Path, server: LoopbackServer) -> N
     assert rows["openai"].startswith("keyring (")
     assert rows["anthropic"] == "environment (ANTHROPIC_API_KEY)"
     assert rows["ollama"] == "no key needed"
-    assert rows["openai-responses"] == "none: set OPENAI_API_KEY or run `ketch auth set openai-responses`"
+    assert (
+        rows["openai-responses"]
+        == "none: set OPENAI_API_KEY or run `ketch auth set openai-responses`"
+    )
     assert KEY not in status.stdout and "sk-ant-env-999" not in status.stdout
 
     rec = recordings("openai")
     server.queue(PATHS["openai"], Reply(chunks=[rec["streams"]["plain"]]))
-    turn = ketch(tmp_path, "-p", "hi", "--provider", "openai", "--model", "m", env={**env, "OPENAI_BASE_URL": f"{server.url}/v1"})
+    turn = ketch(
+        tmp_path,
+        "-p",
+        "hi",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        env={**env, "OPENAI_BASE_URL": f"{server.url}/v1"},
+    )
     assert turn.returncode == 0, turn.stderr
-    assert server.requests[-1].headers["authorization"] == f"Bearer {KEY}"  # the keyring's key was used
+    assert (
+        server.requests[-1].headers["authorization"] == f"Bearer {KEY}"
+    )  # the keyring's key was used
     assert KEY not in turn.stdout + turn.stderr
 
     assert ketch(tmp_path, "auth", "delete", "openai", env=env).returncode == 0
@@ -176,32 +204,74 @@ def test_auth_set_notes_env_precedence_and_unknown_providers(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("backend", "stdin", "args", "code", "expected"),
     [
-        ("keyring.backends.fail.Keyring", KEY, ["auth", "set", "openai"], 1, "no OS keyring is available"),
+        (
+            "keyring.backends.fail.Keyring",
+            KEY,
+            ["auth", "set", "openai"],
+            1,
+            "no OS keyring is available",
+        ),
         (LOCKED_BACKEND, KEY, ["auth", "set", "openai"], 1, "the OS keyring is locked"),
         (LOCKED_BACKEND, "", ["auth", "delete", "openai"], 1, "the OS keyring is locked"),
-        ("no_such_module.Backend", KEY, ["auth", "set", "openai"], 1, "check PYTHON_KEYRING_BACKEND"),
+        (
+            "no_such_module.Backend",
+            KEY,
+            ["auth", "set", "openai"],
+            1,
+            "check PYTHON_KEYRING_BACKEND",
+        ),
         (FILE_BACKEND, "", ["auth", "set", "openai"], 1, "no key given; nothing stored"),
         (FILE_BACKEND, "sk bad key", ["auth", "set", "openai"], 1, "spaces or line breaks"),
         (FILE_BACKEND, KEY, ["auth", "set", "../etc"], 2, "is not a provider name"),
     ],
 )
-def test_auth_failures_are_one_clear_line(tmp_path: Path, backend: str, stdin: str, args: list[str], code: int, expected: str) -> None:
-    done = ketch(tmp_path, *args, env={**file_env(tmp_path / "k.json"), "PYTHON_KEYRING_BACKEND": backend}, stdin=stdin)
+def test_auth_failures_are_one_clear_line(
+    tmp_path: Path, backend: str, stdin: str, args: list[str], code: int, expected: str
+) -> None:
+    done = ketch(
+        tmp_path,
+        *args,
+        env={**file_env(tmp_path / "k.json"), "PYTHON_KEYRING_BACKEND": backend},
+        stdin=stdin,
+    )
     assert done.returncode == code
     assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and KEY not in done.stderr
 
 
 def test_auth_status_with_a_locked_keyring_still_shows_the_environment(tmp_path: Path) -> None:
-    done = ketch(tmp_path, "auth", "status", env={"PYTHON_KEYRING_BACKEND": LOCKED_BACKEND, "OPENAI_API_KEY": "sk-x-1234"})
+    done = ketch(
+        tmp_path,
+        "auth",
+        "status",
+        env={"PYTHON_KEYRING_BACKEND": LOCKED_BACKEND, "OPENAI_API_KEY": "sk-x-1234"},
+    )
     assert done.returncode == 1
-    assert "environment (OPENAI_API_KEY)" in done.stdout and "unknown (keyring unavailable)" in done.stdout
-    assert done.stderr.strip().startswith("ketch: the OS keyring is locked") and done.stderr.count("\n") == 1
+    assert (
+        "environment (OPENAI_API_KEY)" in done.stdout
+        and "unknown (keyring unavailable)" in done.stdout
+    )
+    assert (
+        done.stderr.strip().startswith("ketch: the OS keyring is locked")
+        and done.stderr.count("\n") == 1
+    )
 
 
-def test_a_locked_keyring_during_a_turn_is_a_notice_and_the_missing_key_message(tmp_path: Path) -> None:
-    done = ketch(tmp_path, "-p", "hi", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--output-format", "stream-json",
-                 env={"PYTHON_KEYRING_BACKEND": LOCKED_BACKEND})
+def test_a_locked_keyring_during_a_turn_is_a_notice_and_the_missing_key_message(
+    tmp_path: Path,
+) -> None:
+    done = ketch(
+        tmp_path,
+        "-p",
+        "hi",
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-sonnet-4-5",
+        "--output-format",
+        "stream-json",
+        env={"PYTHON_KEYRING_BACKEND": LOCKED_BACKEND},
+    )
     assert done.returncode == 1
     events = [json.loads(line) for line in done.stdout.splitlines()]
     notices = [e["message"] for e in events if e["type"] == "notice"]
@@ -216,7 +286,14 @@ def test_auth_set_prompts_without_echo_on_a_terminal(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
     env.update(file_env(store), KETCH_PLUGINS="openai,anthropic,ollama,headless,keyring")
     (tmp_path / "ws").mkdir()
-    child = pexpect.spawn(sys.executable, ["-m", "ketch", "auth", "set", "anthropic"], env=env, cwd=str(tmp_path / "ws"), encoding="utf-8", timeout=30)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "ketch", "auth", "set", "anthropic"],
+        env=env,
+        cwd=str(tmp_path / "ws"),
+        encoding="utf-8",
+        timeout=30,
+    )
     child.expect("API key for anthropic")
     child.sendline(KEY)
     child.expect(pexpect.EOF)
@@ -228,7 +305,10 @@ def test_auth_set_prompts_without_echo_on_a_terminal(tmp_path: Path) -> None:
 
 # --- a real Secret Service -------------------------------------------------------------------------------
 
-secret_service = pytest.mark.skipif(os.environ.get("KETCH_TEST_SECRET_SERVICE") != "1", reason="needs a Secret Service (KETCH_TEST_SECRET_SERVICE=1, see .ci/run)")
+secret_service = pytest.mark.skipif(
+    os.environ.get("KETCH_TEST_SECRET_SERVICE") != "1",
+    reason="needs a Secret Service (KETCH_TEST_SECRET_SERVICE=1, see .ci/run)",
+)
 
 
 @pytest.mark.keyring
@@ -242,7 +322,9 @@ def test_secret_service_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
         assert get_key(name) == KEY
         from keyring.backends import SecretService
 
-        assert SecretService.Keyring().get_password(SERVICE, name) == KEY  # really in the Secret Service
+        assert (
+            SecretService.Keyring().get_password(SERVICE, name) == KEY
+        )  # really in the Secret Service
     finally:
         delete_key(name)
     assert get_key(name) is None
@@ -264,21 +346,40 @@ def test_secret_service_through_the_cli(tmp_path: Path) -> None:
 
 
 def test_auth_status_without_any_keyring_points_to_the_environment(tmp_path: Path) -> None:
-    done = ketch(tmp_path, "auth", "status", env={"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"})
+    done = ketch(
+        tmp_path, "auth", "status", env={"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    )
     assert done.returncode == 1
     assert "openai            none: set OPENAI_API_KEY (no OS keyring here)" in done.stdout
     assert done.stderr.count("\n") == 1 and "no OS keyring is available" in done.stderr
 
 
-def test_auth_set_gemini_needs_no_keyring_change_and_the_key_is_used(tmp_path: Path, server: LoopbackServer) -> None:
+def test_auth_set_gemini_needs_no_keyring_change_and_the_key_is_used(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
     """A new provider kind works with ``ketch auth`` as it registers: no keyring plugin edit."""
     env = file_env(tmp_path / "keys.json")
     done = ketch(tmp_path, "auth", "set", "gemini", env=env, stdin=KEY + "\n")
     assert done.returncode == 0 and "stored the API key for 'gemini'" in done.stdout, done.stderr
-    rows = {line.split()[0]: line.split(None, 1)[1] for line in ketch(tmp_path, "auth", "status", env=env).stdout.splitlines()}
+    rows = {
+        line.split()[0]: line.split(None, 1)[1]
+        for line in ketch(tmp_path, "auth", "status", env=env).stdout.splitlines()
+    }
     assert rows["gemini"].startswith("keyring (")
     rec = recordings("gemini")
     server.queue(PATHS["gemini"], Reply(chunks=[rec["streams"]["plain"]]))
-    turn = ketch(tmp_path, "-p", "hi", "--provider", "gemini", "--model", "gemini-2.5-flash", env={**env, "GEMINI_BASE_URL": server.url})
+    turn = ketch(
+        tmp_path,
+        "-p",
+        "hi",
+        "--provider",
+        "gemini",
+        "--model",
+        "gemini-2.5-flash",
+        env={**env, "GEMINI_BASE_URL": server.url},
+    )
     assert turn.returncode == 0, turn.stderr
-    assert server.requests[-1].headers["x-goog-api-key"] == KEY and KEY not in turn.stdout + turn.stderr
+    assert (
+        server.requests[-1].headers["x-goog-api-key"] == KEY
+        and KEY not in turn.stdout + turn.stderr
+    )

@@ -27,14 +27,25 @@ def plain_reply(kind: str = "openai") -> Reply:
 
 
 def simple(kind: str, **changes: Any) -> Any:
-    return request(kind, **{"messages": (Message.user("hi"),), "tools": (), "system": "", **changes})
+    return request(
+        kind, **{"messages": (Message.user("hi"),), "tools": (), "system": "", **changes}
+    )
 
 
 # --- OpenAI chat -------------------------------------------------------------------------------
 
 
-def test_rejected_max_tokens_is_resent_once_as_max_completion_tokens(server: LoopbackServer) -> None:
-    rejection = {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}
+def test_rejected_max_tokens_is_resent_once_as_max_completion_tokens(
+    server: LoopbackServer,
+) -> None:
+    rejection = {
+        "error": {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        }
+    }
     server.queue(CHAT, Reply.json(400, rejection), plain_reply(), plain_reply())
     provider = make("openai", server.url)
 
@@ -47,12 +58,22 @@ def test_rejected_max_tokens_is_resent_once_as_max_completion_tokens(server: Loo
     results = asyncio.run(twice())
     assert all(isinstance(r, Completed) for r in results)
     bodies = server.posts(CHAT)
-    assert [("max_tokens" in b, "max_completion_tokens" in b) for b in bodies] == [(True, False), (False, True), (False, True)]
+    assert [("max_tokens" in b, "max_completion_tokens" in b) for b in bodies] == [
+        (True, False),
+        (False, True),
+        (False, True),
+    ]
     assert bodies[1]["max_completion_tokens"] == 1000
 
 
 def test_rejected_stream_options_is_resent_without_it(server: LoopbackServer) -> None:
-    rejection = {"object": "error", "message": "[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options'), 'msg': 'Extra inputs are not permitted'}]", "type": "BadRequestError", "param": None, "code": 400}
+    rejection = {
+        "object": "error",
+        "message": "[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options'), 'msg': 'Extra inputs are not permitted'}]",
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    }
     server.queue(CHAT, Reply.json(400, rejection), plain_reply())
     events, error = run(make("openai", server.url), simple("openai"))
     assert error is None and events[-1].message.text.startswith("I'm unable")
@@ -61,7 +82,9 @@ def test_rejected_stream_options_is_resent_without_it(server: LoopbackServer) ->
 
 
 def test_the_official_api_gets_max_completion_tokens_and_needs_a_key() -> None:
-    provider = provider_kinds()["openai"].create(ProviderConfig(name="openai", kind="openai", model="gpt-5"), None)
+    provider = provider_kinds()["openai"].create(
+        ProviderConfig(name="openai", kind="openai", model="gpt-5"), None
+    )
     assert "max_completion_tokens" in provider.body(simple("openai"))
     events, error = run(provider, simple("openai"))
     assert events == [] and error is not None and error.kind == ErrorKind.AUTH
@@ -69,7 +92,12 @@ def test_the_official_api_gets_max_completion_tokens_and_needs_a_key() -> None:
 
 
 def test_anthropic_without_a_key_says_both_ways() -> None:
-    provider = provider_kinds()["anthropic"].create(ProviderConfig(name="work", kind="anthropic", model="claude-sonnet-4-5", api_key_env="WORK_KEY"), None)
+    provider = provider_kinds()["anthropic"].create(
+        ProviderConfig(
+            name="work", kind="anthropic", model="claude-sonnet-4-5", api_key_env="WORK_KEY"
+        ),
+        None,
+    )
     events, error = run(provider, simple("anthropic"))
     assert error is not None and error.kind == ErrorKind.AUTH
     assert "WORK_KEY" in error.message and "ketch auth set work" in error.message
@@ -89,46 +117,94 @@ def test_keys_go_in_the_right_headers(server: LoopbackServer) -> None:
     run(make("anthropic", server.url), simple("anthropic"))
     openai, anthropic = server.requests
     assert openai.headers["authorization"] == f"Bearer {CANARY}"
-    assert anthropic.headers["x-api-key"] == CANARY and anthropic.headers["anthropic-version"] == "2023-06-01"
+    assert (
+        anthropic.headers["x-api-key"] == CANARY
+        and anthropic.headers["anthropic-version"] == "2023-06-01"
+    )
     assert "authorization" not in anthropic.headers
 
 
 def test_a_server_that_ignores_stream_true_still_works(server: LoopbackServer) -> None:
     completion = {
-        "id": "chatcmpl-1", "object": "chat.completion", "model": "m",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_a", "type": "function", "function": {"name": "weather", "arguments": '{"location":"Rome"}'}},
-            {"id": "call_b", "type": "function", "function": {"name": "weather", "arguments": '{"location":"Oslo"}'}},
-        ]}, "finish_reason": "tool_calls"}],
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_a",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": '{"location":"Rome"}'},
+                        },
+                        {
+                            "id": "call_b",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": '{"location":"Oslo"}'},
+                        },
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
         "usage": {"prompt_tokens": 5, "completion_tokens": 9, "total_tokens": 14},
     }
     server.queue(CHAT, Reply.json(200, completion))
     events, error = run(make("openai", server.url), simple("openai"))
     assert error is None
     final = events[-1]
-    assert [(c.id, c.input) for c in final.message.tool_calls] == [("call_a", {"location": "Rome"}), ("call_b", {"location": "Oslo"})]
+    assert [(c.id, c.input) for c in final.message.tool_calls] == [
+        ("call_a", {"location": "Rome"}),
+        ("call_b", {"location": "Oslo"}),
+    ]
     assert final.stop_reason == "tool_use" and final.usage.output_tokens == 9
 
 
 def test_whole_calls_numbered_alike_or_without_index_stay_apart(server: LoopbackServer) -> None:
     calls = [
-        {"index": 0, "id": "call_1", "type": "function", "function": {"name": "a", "arguments": '{"x":1}'}},
-        {"index": 0, "id": "call_2", "type": "function", "function": {"name": "b", "arguments": '{"y":2}'}},
+        {
+            "index": 0,
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "a", "arguments": '{"x":1}'},
+        },
+        {
+            "index": 0,
+            "id": "call_2",
+            "type": "function",
+            "function": {"name": "b", "arguments": '{"y":2}'},
+        },
         {"id": "call_3", "type": "function", "function": {"name": "c", "arguments": "{}"}},
     ]
-    server.queue(CHAT, Reply(chunks=[sse(*[_oa({"tool_calls": [c]}) for c in calls], _oa({}, "stop"), "[DONE]")]))
+    server.queue(
+        CHAT,
+        Reply(chunks=[sse(*[_oa({"tool_calls": [c]}) for c in calls], _oa({}, "stop"), "[DONE]")]),
+    )
     events, error = run(make("openai", server.url), simple("openai"))
-    assert [(c.id, c.name, c.input) for c in events[-1].message.tool_calls] == [("call_1", "a", {"x": 1}), ("call_2", "b", {"y": 2}), ("call_3", "c", {})]
+    assert [(c.id, c.name, c.input) for c in events[-1].message.tool_calls] == [
+        ("call_1", "a", {"x": 1}),
+        ("call_2", "b", {"y": 2}),
+        ("call_3", "c", {}),
+    ]
     assert events[-1].stop_reason == "tool_use"  # decided on the calls, not on finish_reason "stop"
 
 
 @pytest.mark.parametrize("kind", ["openai", "openai-responses", "anthropic", "ollama"])
-def test_a_connection_dropped_mid_body_is_a_retryable_network_error(server: LoopbackServer, kind: str) -> None:
+def test_a_connection_dropped_mid_body_is_a_retryable_network_error(
+    server: LoopbackServer, kind: str
+) -> None:
     from .kit import PATHS
 
     rec = recordings(kind)
     data = rec["streams"]["plain"]
-    server.queue(PATHS[kind], Reply(chunks=[data[: len(data) // 2]], content_type=rec["content_type"], drop=True))
+    server.queue(
+        PATHS[kind],
+        Reply(chunks=[data[: len(data) // 2]], content_type=rec["content_type"], drop=True),
+    )
     server.default("/api/show", Reply.json(200, OLLAMA_SHOW), method="POST")
     events, error = run(make(kind, server.url), request(kind))
     assert error is not None and error.kind == ErrorKind.NETWORK and error.retryable
@@ -137,16 +213,29 @@ def test_a_connection_dropped_mid_body_is_a_retryable_network_error(server: Loop
 
 
 def _think_stream(pieces: list[str]) -> Reply:
-    return Reply(chunks=[sse(*[_oa({"content": p}) for p in pieces], _oa({}, "stop"), _oa_usage(3, 4), "[DONE]")])
+    return Reply(
+        chunks=[
+            sse(*[_oa({"content": p}) for p in pieces], _oa({}, "stop"), _oa_usage(3, 4), "[DONE]")
+        ]
+    )
 
 
-def test_a_prefilled_think_stream_with_only_the_closing_tag_is_reasoning(server: LoopbackServer) -> None:
+def test_a_prefilled_think_stream_with_only_the_closing_tag_is_reasoning(
+    server: LoopbackServer,
+) -> None:
     server.queue(CHAT, _think_stream(["The user", " greets.\n</th", "ink>\n\nHi", " there"]))
     events, error = run(make("openai", server.url, model="deepseek-r1:14b"), simple("openai"))
     assert error is None
-    assert events[:-1] == [ReasoningDelta(text="The user"), ReasoningDelta(text=" greets.\n"), TextDelta(text="Hi"), TextDelta(text=" there")]
+    assert events[:-1] == [
+        ReasoningDelta(text="The user"),
+        ReasoningDelta(text=" greets.\n"),
+        TextDelta(text="Hi"),
+        TextDelta(text=" there"),
+    ]
     parts = events[-1].message.parts
-    assert parts[0].text == "The user greets.\n" and parts[0].provider_data == {"source": "think_tag"}
+    assert parts[0].text == "The user greets.\n" and parts[0].provider_data == {
+        "source": "think_tag"
+    }
     assert events[-1].message.text == "Hi there"
 
 
@@ -156,7 +245,10 @@ def test_inline_think_tags_become_reasoning_and_are_not_echoed(server: LoopbackS
     assert events[:-1] == [ReasoningDelta(text="plan"), TextDelta(text="Done.")]
     message = events[-1].message
     server.queue(CHAT, plain_reply())
-    run(make("openai", server.url), simple("openai", messages=(Message.user("hi"), message, Message.user("more"))))
+    run(
+        make("openai", server.url),
+        simple("openai", messages=(Message.user("hi"), message, Message.user("more"))),
+    )
     assert server.posts(CHAT)[-1]["messages"][1] == {"role": "assistant", "content": "Done."}
 
 
@@ -169,13 +261,26 @@ def test_a_late_closing_tag_moves_the_text_before_it_into_reasoning(server: Loop
     assert message.parts[0].text == "thinking out loud"
 
 
-def test_openai_lists_models_with_windows_and_learns_an_unknown_window(server: LoopbackServer) -> None:
-    models = {"object": "list", "data": [{"id": "gpt-4o", "owned_by": "openai"}, {"id": "local-coder", "owned_by": "vllm", "max_model_len": 8192}]}
+def test_openai_lists_models_with_windows_and_learns_an_unknown_window(
+    server: LoopbackServer,
+) -> None:
+    models = {
+        "object": "list",
+        "data": [
+            {"id": "gpt-4o", "owned_by": "openai"},
+            {"id": "local-coder", "owned_by": "vllm", "max_model_len": 8192},
+        ],
+    }
     server.default("/v1/models", Reply.json(200, models))
     listed = asyncio.run(make("openai", server.url).list_models())
-    assert [(m.id, m.context_window, m.owned_by) for m in listed] == [("gpt-4o", 128_000, "openai"), ("local-coder", 8192, "vllm")]
+    assert [(m.id, m.context_window, m.owned_by) for m in listed] == [
+        ("gpt-4o", 128_000, "openai"),
+        ("local-coder", 8192, "vllm"),
+    ]
     server.queue(CHAT, plain_reply(), plain_reply())
-    provider = provider_kinds()["openai"].create(ProviderConfig(name="openai", kind="openai", base_url=server.url, model="local-coder"), None)
+    provider = provider_kinds()["openai"].create(
+        ProviderConfig(name="openai", kind="openai", base_url=server.url, model="local-coder"), None
+    )
 
     async def go() -> int | None:
         async for _ in provider.stream(simple("openai", model="local-coder")):
@@ -186,14 +291,25 @@ def test_openai_lists_models_with_windows_and_learns_an_unknown_window(server: L
 
     assert asyncio.run(go()) == 8192
     assert provider.config.context_window == 8192  # what the loop budgets with
-    assert [r.path for r in server.requests if r.method == "GET"].count("/v1/models") == 2  # list + one probe
+    assert [r.path for r in server.requests if r.method == "GET"].count(
+        "/v1/models"
+    ) == 2  # list + one probe
 
 
 # --- OpenAI Responses -------------------------------------------------------------------------
 
 
-def test_responses_drops_reasoning_summaries_an_organisation_may_not_use(server: LoopbackServer) -> None:
-    refusal = {"error": {"message": "Your organization must be verified to generate reasoning summaries.", "type": "invalid_request_error", "param": "reasoning.summary", "code": "unsupported_value"}}
+def test_responses_drops_reasoning_summaries_an_organisation_may_not_use(
+    server: LoopbackServer,
+) -> None:
+    refusal = {
+        "error": {
+            "message": "Your organization must be verified to generate reasoning summaries.",
+            "type": "invalid_request_error",
+            "param": "reasoning.summary",
+            "code": "unsupported_value",
+        }
+    }
     server.queue("/v1/responses", Reply.json(400, refusal), plain_reply("openai-responses"))
     events, error = run(make("openai-responses", server.url), simple("openai-responses"))
     assert error is None
@@ -203,7 +319,19 @@ def test_responses_drops_reasoning_summaries_an_organisation_may_not_use(server:
 
 
 def test_responses_failed_event_is_classified(server: LoopbackServer) -> None:
-    failed = sse(("response.failed", {"type": "response.failed", "response": {"id": "r", "status": "failed", "error": {"code": "rate_limit_exceeded", "message": "slow down"}}}))
+    failed = sse(
+        (
+            "response.failed",
+            {
+                "type": "response.failed",
+                "response": {
+                    "id": "r",
+                    "status": "failed",
+                    "error": {"code": "rate_limit_exceeded", "message": "slow down"},
+                },
+            },
+        )
+    )
     server.queue("/v1/responses", Reply(chunks=[failed]))
     events, error = run(make("openai-responses", server.url), simple("openai-responses"))
     assert error is not None and error.kind == ErrorKind.RATE_LIMIT and error.retryable
@@ -214,19 +342,54 @@ def test_responses_failed_event_is_classified(server: LoopbackServer) -> None:
 
 def test_anthropic_clamps_max_tokens_and_keeps_the_thinking_budget_below_it() -> None:
     kind = provider_kinds()["anthropic"]
-    provider = kind.create(ProviderConfig(name="a", kind="anthropic", model="claude-sonnet-4-5"), None)
-    assert provider.body(simple("anthropic", model="claude-sonnet-4-5", max_output_tokens=200_000))["max_tokens"] == 64_000
-    assert provider.body(simple("anthropic", model="claude-3-5-haiku-latest", max_output_tokens=None))["max_tokens"] == 8_192
-    thinking = kind.create(ProviderConfig(name="a", kind="anthropic", model="claude-sonnet-4-5", thinking_budget=20_000), None)
+    provider = kind.create(
+        ProviderConfig(name="a", kind="anthropic", model="claude-sonnet-4-5"), None
+    )
+    assert (
+        provider.body(simple("anthropic", model="claude-sonnet-4-5", max_output_tokens=200_000))[
+            "max_tokens"
+        ]
+        == 64_000
+    )
+    assert (
+        provider.body(simple("anthropic", model="claude-3-5-haiku-latest", max_output_tokens=None))[
+            "max_tokens"
+        ]
+        == 8_192
+    )
+    thinking = kind.create(
+        ProviderConfig(
+            name="a", kind="anthropic", model="claude-sonnet-4-5", thinking_budget=20_000
+        ),
+        None,
+    )
     body = thinking.body(simple("anthropic", model="claude-sonnet-4-5", max_output_tokens=4096))
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": 20_000} and body["max_tokens"] > 20_000
+    assert (
+        body["thinking"] == {"type": "enabled", "budget_tokens": 20_000}
+        and body["max_tokens"] > 20_000
+    )
     assert provider.config.context_window == 200_000
 
 
-def test_anthropic_context_window_exceeded_stop_reason_is_an_overflow(server: LoopbackServer) -> None:
+def test_anthropic_context_window_exceeded_stop_reason_is_an_overflow(
+    server: LoopbackServer,
+) -> None:
     stream = sse(
-        ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 10, "output_tokens": 1}}}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "model_context_window_exceeded"}, "usage": {"output_tokens": 3}}),
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {"usage": {"input_tokens": 10, "output_tokens": 1}},
+            },
+        ),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "model_context_window_exceeded"},
+                "usage": {"output_tokens": 3},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     )
     server.queue("/v1/messages", Reply(chunks=[stream]))
@@ -235,23 +398,49 @@ def test_anthropic_context_window_exceeded_stop_reason_is_an_overflow(server: Lo
 
 
 def test_anthropic_lists_models(server: LoopbackServer) -> None:
-    server.default("/v1/models", Reply.json(200, {"data": [{"type": "model", "id": "claude-sonnet-4-5-20250929", "display_name": "Claude Sonnet 4.5"}], "has_more": False}))
+    server.default(
+        "/v1/models",
+        Reply.json(
+            200,
+            {
+                "data": [
+                    {
+                        "type": "model",
+                        "id": "claude-sonnet-4-5-20250929",
+                        "display_name": "Claude Sonnet 4.5",
+                    }
+                ],
+                "has_more": False,
+            },
+        ),
+    )
     models = asyncio.run(make("anthropic", server.url).list_models())
     assert [(m.id, m.context_window) for m in models] == [("claude-sonnet-4-5-20250929", 200_000)]
-    assert server.requests[-1].target == "/v1/models?limit=1000" and server.requests[-1].headers["x-api-key"] == CANARY
+    assert (
+        server.requests[-1].target == "/v1/models?limit=1000"
+        and server.requests[-1].headers["x-api-key"] == CANARY
+    )
 
 
 # --- Ollama ------------------------------------------------------------------------------------------
 
 
 def test_ollama_model_not_pulled_says_how_to_get_it(server: LoopbackServer) -> None:
-    server.default("/api/show", Reply.json(404, {"error": "model \"m\" not found, try pulling it first"}), method="POST")
+    server.default(
+        "/api/show",
+        Reply.json(404, {"error": 'model "m" not found, try pulling it first'}),
+        method="POST",
+    )
     events, error = run(make("ollama", server.url), simple("ollama"))
-    assert error is not None and error.kind == ErrorKind.NOT_FOUND and "ollama pull m" in error.message
+    assert (
+        error is not None and error.kind == ErrorKind.NOT_FOUND and "ollama pull m" in error.message
+    )
     assert server.posts("/api/chat") == []
 
 
-def test_ollama_window_from_config_or_modelfile_and_no_tools_without_the_capability(server: LoopbackServer) -> None:
+def test_ollama_window_from_config_or_modelfile_and_no_tools_without_the_capability(
+    server: LoopbackServer,
+) -> None:
     show = {**OLLAMA_SHOW, "parameters": "num_ctx 8192", "capabilities": ["completion"]}
     server.default("/api/show", Reply.json(200, show), method="POST")
     server.queue("/api/chat", plain_reply("ollama"), plain_reply("ollama"))
@@ -263,8 +452,17 @@ def test_ollama_window_from_config_or_modelfile_and_no_tools_without_the_capabil
     notices = [e for e in events if isinstance(e, Notice)]
     assert len(notices) == 1 and "does not support tools" in notices[0].message
     assert provider.config.context_window == 8192  # the loop now budgets with the real window
-    run(make("ollama", server.url, context_window=65536, options={"num_ctx": 1, "temperature": 0.1}), request("ollama"))
-    assert server.posts("/api/chat")[1]["options"] == {"num_ctx": 65536, "num_predict": 1000, "temperature": 0.1}
+    run(
+        make(
+            "ollama", server.url, context_window=65536, options={"num_ctx": 1, "temperature": 0.1}
+        ),
+        request("ollama"),
+    )
+    assert server.posts("/api/chat")[1]["options"] == {
+        "num_ctx": 65536,
+        "num_predict": 1000,
+        "temperature": 0.1,
+    }
 
 
 def test_ollama_gpt_oss_thinks_in_levels(server: LoopbackServer) -> None:
@@ -275,10 +473,20 @@ def test_ollama_gpt_oss_thinks_in_levels(server: LoopbackServer) -> None:
 
 
 def test_ollama_lists_models_with_trained_windows(server: LoopbackServer) -> None:
-    server.default("/api/tags", Reply.json(200, {"models": [{"name": "qwen3:8b"}, {"name": "llama3.2:latest"}]}))
-    server.default("/api/show", lambda seen: Reply.json(200, OLLAMA_SHOW if seen.json["model"] == "qwen3:8b" else {}), method="POST")
+    server.default(
+        "/api/tags",
+        Reply.json(200, {"models": [{"name": "qwen3:8b"}, {"name": "llama3.2:latest"}]}),
+    )
+    server.default(
+        "/api/show",
+        lambda seen: Reply.json(200, OLLAMA_SHOW if seen.json["model"] == "qwen3:8b" else {}),
+        method="POST",
+    )
     models = asyncio.run(make("ollama", server.url).list_models())
-    assert [(m.id, m.context_window) for m in models] == [("llama3.2:latest", None), ("qwen3:8b", 131072)]
+    assert [(m.id, m.context_window) for m in models] == [
+        ("llama3.2:latest", None),
+        ("qwen3:8b", 131072),
+    ]
 
 
 def test_ollama_tool_call_quirks(server: LoopbackServer) -> None:
@@ -290,7 +498,13 @@ def test_ollama_tool_call_quirks(server: LoopbackServer) -> None:
         {"function": {"name": "c", "arguments": "not json"}},
     ]
     server.default("/api/show", Reply.json(200, OLLAMA_SHOW), method="POST")
-    server.queue("/api/chat", Reply(chunks=[ndjson(_ol("", tool_calls=calls), _ol("", done=True, **_metrics(5, 5)))], content_type="application/x-ndjson"))
+    server.queue(
+        "/api/chat",
+        Reply(
+            chunks=[ndjson(_ol("", tool_calls=calls), _ol("", done=True, **_metrics(5, 5)))],
+            content_type="application/x-ndjson",
+        ),
+    )
     events, error = run(make("ollama", server.url), simple("ollama"))
     final = events[-1]
     a, b, c = final.message.tool_calls
@@ -302,14 +516,38 @@ def test_ollama_tool_call_quirks(server: LoopbackServer) -> None:
 # --- first run ------------------------------------------------------------------------------------------
 
 
-def test_detect_finds_ollama_and_lmstudio_and_nothing_when_nothing_listens(server: LoopbackServer) -> None:
+def test_detect_finds_ollama_and_lmstudio_and_nothing_when_nothing_listens(
+    server: LoopbackServer,
+) -> None:
     server.default("/api/version", Reply.json(200, {"version": "0.12.3"}))
-    server.default("/api/tags", Reply.json(200, {"models": [{"name": "qwen3:8b"}, {"name": "llama3.2"}]}))
-    server.default("/v1/models", Reply.json(200, {"data": [{"id": "text-embedding-nomic-embed-text-v1.5"}, {"id": "qwen2.5-coder-7b-instruct"}]}))
+    server.default(
+        "/api/tags", Reply.json(200, {"models": [{"name": "qwen3:8b"}, {"name": "llama3.2"}]})
+    )
+    server.default(
+        "/v1/models",
+        Reply.json(
+            200,
+            {
+                "data": [
+                    {"id": "text-embedding-nomic-embed-text-v1.5"},
+                    {"id": "qwen2.5-coder-7b-instruct"},
+                ]
+            },
+        ),
+    )
     found = asyncio.run(detect_ollama(server.url))
-    assert (found.name, found.kind, found.base_url, found.model) == ("ollama", "ollama", server.url, "qwen3:8b")
+    assert (found.name, found.kind, found.base_url, found.model) == (
+        "ollama",
+        "ollama",
+        server.url,
+        "qwen3:8b",
+    )
     studio = asyncio.run(detect_lmstudio(f"{server.url}/v1"))
-    assert (studio.name, studio.kind, studio.model) == ("lmstudio", "openai", "qwen2.5-coder-7b-instruct")
+    assert (studio.name, studio.kind, studio.model) == (
+        "lmstudio",
+        "openai",
+        "qwen2.5-coder-7b-instruct",
+    )
     nothing = f"http://127.0.0.1:{free_port()}"
     assert asyncio.run(detect_ollama(nothing)) is None
     assert asyncio.run(detect_lmstudio(f"{nothing}/v1")) is None
@@ -325,7 +563,11 @@ def test_detect_says_no_to_a_server_that_is_not_ollama(server: LoopbackServer) -
 @pytest.mark.parametrize("kind", ["openai", "openai-responses", "anthropic", "ollama"])
 def test_providers_have_the_attributes_the_kernel_reads(kind: str) -> None:
     provider = make(kind, "http://127.0.0.1:9")
-    assert (provider.name, provider.kind, provider.model) == (kind, kind, recordings(kind) and provider.model)
+    assert (provider.name, provider.kind, provider.model) == (
+        kind,
+        kind,
+        recordings(kind) and provider.model,
+    )
     assert isinstance(provider.config, ProviderConfig)
 
 
@@ -344,10 +586,14 @@ def test_a_json_chunk_spread_over_several_data_lines_is_joined(server: LoopbackS
     assert error is None and events[:-1] == [TextDelta(text="multi"), TextDelta(text="-line")]
 
 
-def test_anthropic_dispatches_on_the_data_type_and_ignores_unknown_events(server: LoopbackServer) -> None:
+def test_anthropic_dispatches_on_the_data_type_and_ignores_unknown_events(
+    server: LoopbackServer,
+) -> None:
     rec = recordings("anthropic")["streams"]["plain"].decode()
     # A proxy that drops or rewrites event: lines, plus events and deltas ketch does not know.
-    rewritten = rec.replace("event: content_block_delta", "event: message").replace("event: ping\n", "")
+    rewritten = rec.replace("event: content_block_delta", "event: message").replace(
+        "event: ping\n", ""
+    )
     extra = (
         'event: agent.thinking\ndata: {"type":"agent.thinking","x":1}\n\n'
         'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}}\n\n'
@@ -362,27 +608,72 @@ def test_anthropic_dispatches_on_the_data_type_and_ignores_unknown_events(server
 
 def test_responses_without_output_item_added_events_still_assembles(server: LoopbackServer) -> None:
     stream = sse(
-        ("response.output_text.delta", {"type": "response.output_text.delta", "output_index": 0, "delta": "Hi"}),
-        ("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta", "output_index": 1, "delta": '{"a":1}'}),
-        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 1, "item": {"type": "function_call", "call_id": "call_z", "name": "f", "arguments": '{"a":1}'}}),
-        ("response.completed", {"type": "response.completed", "response": {"status": "completed", "usage": {"input_tokens": 1, "output_tokens": 2}}}),
+        (
+            "response.output_text.delta",
+            {"type": "response.output_text.delta", "output_index": 0, "delta": "Hi"},
+        ),
+        (
+            "response.function_call_arguments.delta",
+            {
+                "type": "response.function_call_arguments.delta",
+                "output_index": 1,
+                "delta": '{"a":1}',
+            },
+        ),
+        (
+            "response.output_item.done",
+            {
+                "type": "response.output_item.done",
+                "output_index": 1,
+                "item": {
+                    "type": "function_call",
+                    "call_id": "call_z",
+                    "name": "f",
+                    "arguments": '{"a":1}',
+                },
+            },
+        ),
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {
+                    "status": "completed",
+                    "usage": {"input_tokens": 1, "output_tokens": 2},
+                },
+            },
+        ),
     )
     server.queue("/v1/responses", Reply(chunks=[stream]))
     events, error = run(make("openai-responses", server.url), simple("openai-responses"))
     assert error is None
     message = events[-1].message
-    assert message.text == "Hi" and [(c.id, c.name, c.input) for c in message.tool_calls] == [("call_z", "f", {"a": 1})]
+    assert message.text == "Hi" and [(c.id, c.name, c.input) for c in message.tool_calls] == [
+        ("call_z", "f", {"a": 1})
+    ]
 
 
-def test_a_non_streamed_answer_with_broken_json_is_a_malformed_stream(server: LoopbackServer) -> None:
+def test_a_non_streamed_answer_with_broken_json_is_a_malformed_stream(
+    server: LoopbackServer,
+) -> None:
     server.queue(CHAT, Reply(chunks=[b'{"choices": [ broken'], content_type="application/json"))
     events, error = run(make("openai", server.url), simple("openai"))
     assert error is not None and error.kind == ErrorKind.MALFORMED_STREAM and error.retryable
 
 
-def test_an_overflow_that_mentions_max_tokens_is_not_mistaken_for_a_field_rejection(server: LoopbackServer) -> None:
-    vllm = {"object": "error", "message": "'max_tokens' or 'max_completion_tokens' is too large: 8192. This model's maximum context length is 8192 tokens and your request has 1210 input tokens", "type": "BadRequestError", "param": None, "code": 400}
+def test_an_overflow_that_mentions_max_tokens_is_not_mistaken_for_a_field_rejection(
+    server: LoopbackServer,
+) -> None:
+    vllm = {
+        "object": "error",
+        "message": "'max_tokens' or 'max_completion_tokens' is too large: 8192. This model's maximum context length is 8192 tokens and your request has 1210 input tokens",
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    }
     server.queue(CHAT, Reply.json(400, vllm))
     events, error = run(make("openai", server.url), simple("openai"))
-    assert error is not None and error.kind == ErrorKind.CONTEXT_LENGTH and error.context_limit == 8192
+    assert (
+        error is not None and error.kind == ErrorKind.CONTEXT_LENGTH and error.context_limit == 8192
+    )
     assert len(server.posts(CHAT)) == 1

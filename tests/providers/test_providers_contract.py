@@ -30,7 +30,9 @@ def serve(server: LoopbackServer, kind: str, scenario: str) -> dict:
 
 @pytest.mark.parametrize("scenario", STREAMS_OK)
 @pytest.mark.parametrize("kind", KINDS)
-def test_stream_gives_the_recorded_events_and_sends_the_exact_body(server: LoopbackServer, kind: str, scenario: str) -> None:
+def test_stream_gives_the_recorded_events_and_sends_the_exact_body(
+    server: LoopbackServer, kind: str, scenario: str
+) -> None:
     rec = serve(server, kind, scenario)
     events, error = run(make(kind, server.url), request(kind))
     assert error is None, error
@@ -51,7 +53,9 @@ def test_utf8_split_across_tcp_writes_arrives_whole(server: LoopbackServer, kind
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_truncated_stream_is_a_retryable_malformed_stream_never_completed(server: LoopbackServer, kind: str) -> None:
+def test_truncated_stream_is_a_retryable_malformed_stream_never_completed(
+    server: LoopbackServer, kind: str
+) -> None:
     rec = serve(server, kind, "truncated")
     events, error = run(make(kind, server.url), request(kind))
     assert error is not None and error.kind == ErrorKind.MALFORMED_STREAM and error.retryable
@@ -61,7 +65,9 @@ def test_truncated_stream_is_a_retryable_malformed_stream_never_completed(server
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_data_line_that_is_not_json_is_a_malformed_stream(server: LoopbackServer, kind: str) -> None:
+def test_a_data_line_that_is_not_json_is_a_malformed_stream(
+    server: LoopbackServer, kind: str
+) -> None:
     rec = serve(server, kind, "garbage_data")
     events, error = run(make(kind, server.url), request(kind))
     assert error is not None and error.kind == ErrorKind.MALFORMED_STREAM and error.retryable
@@ -70,7 +76,9 @@ def test_a_data_line_that_is_not_json_is_a_malformed_stream(server: LoopbackServ
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_midstream_error_event_raises_classified_after_the_partial_text(server: LoopbackServer, kind: str) -> None:
+def test_midstream_error_event_raises_classified_after_the_partial_text(
+    server: LoopbackServer, kind: str
+) -> None:
     rec = serve(server, kind, "midstream_error")
     events, error = run(make(kind, server.url), request(kind))
     assert events == rec["events"]["midstream_error"]
@@ -81,13 +89,19 @@ def test_midstream_error_event_raises_classified_after_the_partial_text(server: 
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_tool_call_cut_by_the_token_limit_is_returned_with_input_error(server: LoopbackServer, kind: str) -> None:
+def test_a_tool_call_cut_by_the_token_limit_is_returned_with_input_error(
+    server: LoopbackServer, kind: str
+) -> None:
     rec = serve(server, kind, "cut_tool")
     events, error = run(make(kind, server.url), request(kind))
     assert error is None
     expected = rec["events"]["cut_tool"]
     if kind == "gemini":  # Gemini sends calls whole: the limit leaves no half call, only MAX_TOKENS
-        assert events == expected and events[-1].stop_reason == "max_tokens" and not events[-1].message.tool_calls
+        assert (
+            events == expected
+            and events[-1].stop_reason == "max_tokens"
+            and not events[-1].message.tool_calls
+        )
         return
     if kind != "ollama":
         assert events[:-1] == expected[:-1]
@@ -98,7 +112,9 @@ def test_a_tool_call_cut_by_the_token_limit_is_returned_with_input_error(server:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_rejected_key_is_auth_not_retryable_names_both_ways_and_hides_the_key(server: LoopbackServer, kind: str) -> None:
+def test_a_rejected_key_is_auth_not_retryable_names_both_ways_and_hides_the_key(
+    server: LoopbackServer, kind: str
+) -> None:
     rec = recordings(kind)
     status, headers, body = rec["errors"]["auth"]
     server.queue(PATHS[kind], Reply.json(status, body, **headers))
@@ -106,7 +122,9 @@ def test_a_rejected_key_is_auth_not_retryable_names_both_ways_and_hides_the_key(
     events, error = run(make(kind, server.url), request(kind))
     assert events == []
     assert error is not None and error.kind == ErrorKind.AUTH and not error.retryable
-    assert error.status == (400 if kind == "gemini" else 401)  # Gemini: 400 INVALID_ARGUMENT, API_KEY_INVALID
+    assert error.status == (
+        400 if kind == "gemini" else 401
+    )  # Gemini: 400 INVALID_ARGUMENT, API_KEY_INVALID
     assert CANARY not in error.message and CANARY not in repr(error)
     if kind == "ollama":
         assert "OLLAMA_API_KEY" in error.message
@@ -119,7 +137,9 @@ def test_a_rejected_key_is_auth_not_retryable_names_both_ways_and_hides_the_key(
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_400_context_overflow_is_classified_with_its_numbers(server: LoopbackServer, kind: str) -> None:
+def test_400_context_overflow_is_classified_with_its_numbers(
+    server: LoopbackServer, kind: str
+) -> None:
     rec = recordings(kind)
     status, headers, body = rec["errors"]["overflow"]
     server.queue(PATHS[kind], Reply.json(status, body, **headers))
@@ -134,13 +154,21 @@ def test_400_context_overflow_is_classified_with_its_numbers(server: LoopbackSer
 @pytest.mark.parametrize("kind", KINDS)
 def test_429_and_500_are_retryable_with_the_server_hint(server: LoopbackServer, kind: str) -> None:
     rec = recordings(kind)
-    for name, kind_expected, hint in (("rate_limit", ErrorKind.RATE_LIMIT, 0.02), ("server", ErrorKind.SERVER, None)):
+    for name, kind_expected, hint in (
+        ("rate_limit", ErrorKind.RATE_LIMIT, 0.02),
+        ("server", ErrorKind.SERVER, None),
+    ):
         status, headers, body = rec["errors"][name]
         server.queue(PATHS[kind], Reply.json(status, body, **headers))
         serve_ollama_show(server)
         events, error = run(make(kind, server.url), request(kind))
         assert events == []
-        assert error is not None and error.kind == kind_expected and error.retryable and error.status == status
+        assert (
+            error is not None
+            and error.kind == kind_expected
+            and error.retryable
+            and error.status == status
+        )
         assert error.retry_after == hint
 
 

@@ -267,7 +267,11 @@ def test_an_image_is_stored_encrypted_and_comes_back_whole(tmp_path: Path) -> No
     picture.save(out, format="PNG")
     data = out.getvalue()
     with throwaway_keyring():
-        h = Harness.create(tmp_path, script=[call("read_file", {"path": "noise.png"}), text("static")], bundled=["store", "crypto", "fs"])
+        h = Harness.create(
+            tmp_path,
+            script=[call("read_file", {"path": "noise.png"}), text("static")],
+            bundled=["store", "crypto", "fs"],
+        )
         (h.workspace / "noise.png").write_bytes(data)
         h.run("what is in noise.png?", approver=approve_all)
         h.kernel.end(h.session)
@@ -277,7 +281,9 @@ def test_an_image_is_stored_encrypted_and_comes_back_whole(tmp_path: Path) -> No
         blob = b"".join(p.read_bytes() for p in files)
         # many short slices: a long value is split over SQLite's overflow pages
         encoded = base64.b64encode(data)
-        needles = [encoded[i : i + 40] for i in range(0, len(encoded) - 40, 400)] + [data[i : i + 24] for i in range(0, len(data) - 24, 400)]
+        needles = [encoded[i : i + 40] for i in range(0, len(encoded) - 40, 400)] + [
+            data[i : i + 24] for i in range(0, len(data) - 24, 400)
+        ]
         assert len(needles) > 60 and not [n for n in needles if n in blob]
         record = h.kernel.store.load_session(h.session.id)  # type: ignore[union-attr]
     (result,) = [r for m in record.transcript for r in m.tool_results]
@@ -285,7 +291,9 @@ def test_an_image_is_stored_encrypted_and_comes_back_whole(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_an_at_image_on_the_command_line_reaches_each_provider_in_its_own_form(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+def test_an_at_image_on_the_command_line_reaches_each_provider_in_its_own_form(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
     """``ketch -p "what is in @shot.png"``, end to end: the attachment is read through the
     read rules (the policy allows a workspace read), and the request body carries the
     image in the provider's own form."""
@@ -295,8 +303,22 @@ def test_an_at_image_on_the_command_line_reaches_each_provider_in_its_own_form(t
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "shot.png").write_bytes(SHOT.data)
     serve_plain(server, kind)
-    env = {**CASES[kind](server.url), "KETCH_PLUGINS": "openai,anthropic,ollama,gemini,headless,attach,fs,policy"}
-    done = ketch(tmp_path, "-p", "what is in @shot.png", "--provider", kind, "--model", MODEL[kind], "--output-format", "json", env=env)
+    env = {
+        **CASES[kind](server.url),
+        "KETCH_PLUGINS": "openai,anthropic,ollama,gemini,headless,attach,fs,policy",
+    }
+    done = ketch(
+        tmp_path,
+        "-p",
+        "what is in @shot.png",
+        "--provider",
+        kind,
+        "--model",
+        MODEL[kind],
+        "--output-format",
+        "json",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     body = server.posts(PATHS[kind])[-1]
     wire = json.dumps(body[FIELD[kind]])

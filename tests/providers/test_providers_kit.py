@@ -27,54 +27,346 @@ from ketch_provider_kit import (
 
 # (status, body, expected kind, retryable, context limit, context used), from errors.md.
 CASES = [
-    (400, {"error": {"message": "This model's maximum context length is 4097 tokens. However, your messages resulted in 4294 tokens. Please reduce the length of the messages.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}, ErrorKind.CONTEXT_LENGTH, False, 4097, 4294),
-    (400, {"error": {"message": "Your input exceeds the context window of this model. Please adjust your input and try again.", "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}}, ErrorKind.CONTEXT_LENGTH, False, None, None),
-    (400, {"error": {"message": "This model's maximum context length is 131072 tokens. However, you requested 131134 tokens (122942 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.", "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}, ErrorKind.CONTEXT_LENGTH, False, 131072, 131134),
-    (400, {"object": "error", "message": "'max_tokens' or 'max_completion_tokens' is too large: 8192. This model's maximum context length is 8192 tokens and your request has 1210 input tokens", "type": "BadRequestError", "param": None, "code": 400}, ErrorKind.CONTEXT_LENGTH, False, 8192, None),
-    (400, {"error": {"code": 400, "message": "request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 9412, "n_ctx": 8192}}, ErrorKind.CONTEXT_LENGTH, False, 8192, 9412),
-    (400, {"error": {"code": 400, "message": "This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens (34640 of text input, 8192 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically."}}, ErrorKind.CONTEXT_LENGTH, False, 32768, 42832),
-    (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 203284 tokens > 200000 maximum"}}, ErrorKind.CONTEXT_LENGTH, False, 200000, 203284),
-    (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}, ErrorKind.CONTEXT_LENGTH, False, 200000, 199759),
-    (400, {"error": "the prompt is longer than the context length currently available to the model; shorten the prompt"}, ErrorKind.CONTEXT_LENGTH, False, None, None),
-    (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: 204096 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5-20250929"}}, ErrorKind.BAD_REQUEST, False, None, None),
-    (400, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}, ErrorKind.BAD_REQUEST, False, None, None),
-    (400, {"error": {"message": "The reasoning_content in the thinking mode must be passed back to the API.", "code": "invalid_request_error"}}, ErrorKind.BAD_REQUEST, False, None, None),
-    (401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}, ErrorKind.AUTH, False, None, None),
-    (402, {"error": {"code": 402, "message": "Insufficient credits"}}, ErrorKind.QUOTA, False, None, None),
-    (403, {"type": "error", "error": {"type": "permission_error", "message": "no access"}}, ErrorKind.PERMISSION, False, None, None),
-    (404, {"error": "model \"llama9\" not found, try pulling it first"}, ErrorKind.NOT_FOUND, False, None, None),
+    (
+        400,
+        {
+            "error": {
+                "message": "This model's maximum context length is 4097 tokens. However, your messages resulted in 4294 tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        4097,
+        4294,
+    ),
+    (
+        400,
+        {
+            "error": {
+                "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+                "type": "invalid_request_error",
+                "param": "input",
+                "code": "context_length_exceeded",
+            }
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        None,
+        None,
+    ),
+    (
+        400,
+        {
+            "error": {
+                "message": "This model's maximum context length is 131072 tokens. However, you requested 131134 tokens (122942 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_request_error",
+            }
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        131072,
+        131134,
+    ),
+    (
+        400,
+        {
+            "object": "error",
+            "message": "'max_tokens' or 'max_completion_tokens' is too large: 8192. This model's maximum context length is 8192 tokens and your request has 1210 input tokens",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        8192,
+        None,
+    ),
+    (
+        400,
+        {
+            "error": {
+                "code": 400,
+                "message": "request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": 9412,
+                "n_ctx": 8192,
+            }
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        8192,
+        9412,
+    ),
+    (
+        400,
+        {
+            "error": {
+                "code": 400,
+                "message": 'This endpoint\'s maximum context length is 32768 tokens. However, you requested about 42832 tokens (34640 of text input, 8192 in the output). Please reduce the length of either one, or use the "middle-out" transform to compress your prompt automatically.',
+            }
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        32768,
+        42832,
+    ),
+    (
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "prompt is too long: 203284 tokens > 200000 maximum",
+            },
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        200000,
+        203284,
+    ),
+    (
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again",
+            },
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        200000,
+        199759,
+    ),
+    (
+        400,
+        {
+            "error": "the prompt is longer than the context length currently available to the model; shorten the prompt"
+        },
+        ErrorKind.CONTEXT_LENGTH,
+        False,
+        None,
+        None,
+    ),
+    (
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "max_tokens: 204096 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5-20250929",
+            },
+        },
+        ErrorKind.BAD_REQUEST,
+        False,
+        None,
+        None,
+    ),
+    (
+        400,
+        {
+            "error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error",
+                "param": "max_tokens",
+                "code": "unsupported_parameter",
+            }
+        },
+        ErrorKind.BAD_REQUEST,
+        False,
+        None,
+        None,
+    ),
+    (
+        400,
+        {
+            "error": {
+                "message": "The reasoning_content in the thinking mode must be passed back to the API.",
+                "code": "invalid_request_error",
+            }
+        },
+        ErrorKind.BAD_REQUEST,
+        False,
+        None,
+        None,
+    ),
+    (
+        401,
+        {
+            "error": {
+                "message": "Incorrect API key provided",
+                "type": "invalid_request_error",
+                "code": "invalid_api_key",
+            }
+        },
+        ErrorKind.AUTH,
+        False,
+        None,
+        None,
+    ),
+    (
+        402,
+        {"error": {"code": 402, "message": "Insufficient credits"}},
+        ErrorKind.QUOTA,
+        False,
+        None,
+        None,
+    ),
+    (
+        403,
+        {"type": "error", "error": {"type": "permission_error", "message": "no access"}},
+        ErrorKind.PERMISSION,
+        False,
+        None,
+        None,
+    ),
+    (
+        404,
+        {"error": 'model "llama9" not found, try pulling it first'},
+        ErrorKind.NOT_FOUND,
+        False,
+        None,
+        None,
+    ),
     (408, {"error": {"message": "timeout"}}, ErrorKind.TIMEOUT, True, None, None),
     (409, {"error": {"message": "conflict"}}, ErrorKind.SERVER, True, None, None),
-    (429, {"error": {"message": "Rate limit reached for gpt-4o-mini", "type": "requests", "param": None, "code": "rate_limit_exceeded"}}, ErrorKind.RATE_LIMIT, True, None, None),
-    (429, {"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}, ErrorKind.QUOTA, False, None, None),
-    (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Extra usage is required for long context requests."}}, ErrorKind.QUOTA, False, None, None),
-    (500, {"error": {"message": "The server had an error while processing your request.", "type": "server_error"}}, ErrorKind.SERVER, True, None, None),
+    (
+        429,
+        {
+            "error": {
+                "message": "Rate limit reached for gpt-4o-mini",
+                "type": "requests",
+                "param": None,
+                "code": "rate_limit_exceeded",
+            }
+        },
+        ErrorKind.RATE_LIMIT,
+        True,
+        None,
+        None,
+    ),
+    (
+        429,
+        {
+            "error": {
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "type": "insufficient_quota",
+                "param": None,
+                "code": "insufficient_quota",
+            }
+        },
+        ErrorKind.QUOTA,
+        False,
+        None,
+        None,
+    ),
+    (
+        429,
+        {
+            "type": "error",
+            "error": {
+                "type": "rate_limit_error",
+                "message": "Extra usage is required for long context requests.",
+            },
+        },
+        ErrorKind.QUOTA,
+        False,
+        None,
+        None,
+    ),
+    (
+        500,
+        {
+            "error": {
+                "message": "The server had an error while processing your request.",
+                "type": "server_error",
+            }
+        },
+        ErrorKind.SERVER,
+        True,
+        None,
+        None,
+    ),
     (502, "<html><body><h1>502 Bad Gateway</h1></body></html>", ErrorKind.SERVER, True, None, None),
-    (503, {"error": "server busy, please try again.  maximum pending requests exceeded"}, ErrorKind.OVERLOADED, True, None, None),
-    (504, {"type": "error", "error": {"type": "timeout_error", "message": "timeout"}}, ErrorKind.TIMEOUT, True, None, None),
-    (529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, ErrorKind.OVERLOADED, True, None, None),
+    (
+        503,
+        {"error": "server busy, please try again.  maximum pending requests exceeded"},
+        ErrorKind.OVERLOADED,
+        True,
+        None,
+        None,
+    ),
+    (
+        504,
+        {"type": "error", "error": {"type": "timeout_error", "message": "timeout"}},
+        ErrorKind.TIMEOUT,
+        True,
+        None,
+        None,
+    ),
+    (
+        529,
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        ErrorKind.OVERLOADED,
+        True,
+        None,
+        None,
+    ),
     (413, "<html>Request Entity Too Large</html>", ErrorKind.BAD_REQUEST, False, None, None),
 ]
 
 
 @pytest.mark.parametrize(("status", "body", "kind", "retryable", "limit", "used"), CASES)
-def test_every_recorded_error_body_is_classified(status: int, body: object, kind: ErrorKind, retryable: bool, limit: int | None, used: int | None) -> None:
-    error = classify(status, body if isinstance(body, str) else __import__("json").dumps(body), {}, provider="p")
-    assert (error.kind, error.retryable, error.context_limit, error.context_used) == (kind, retryable, limit, used)
-    assert error.message.startswith("p: ") and "\n" not in error.message and len(error.message) <= 600
+def test_every_recorded_error_body_is_classified(
+    status: int, body: object, kind: ErrorKind, retryable: bool, limit: int | None, used: int | None
+) -> None:
+    error = classify(
+        status, body if isinstance(body, str) else __import__("json").dumps(body), {}, provider="p"
+    )
+    assert (error.kind, error.retryable, error.context_limit, error.context_used) == (
+        kind,
+        retryable,
+        limit,
+        used,
+    )
+    assert (
+        error.message.startswith("p: ") and "\n" not in error.message and len(error.message) <= 600
+    )
 
 
 def test_midstream_errors_are_classified_by_their_type() -> None:
-    assert classify(None, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, provider="p", mid_stream=True).kind == ErrorKind.OVERLOADED
-    assert classify(None, {"error": {"message": "x", "type": "server_error"}}, provider="p", mid_stream=True).kind == ErrorKind.SERVER
+    assert (
+        classify(
+            None,
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            provider="p",
+            mid_stream=True,
+        ).kind
+        == ErrorKind.OVERLOADED
+    )
+    assert (
+        classify(
+            None, {"error": {"message": "x", "type": "server_error"}}, provider="p", mid_stream=True
+        ).kind
+        == ErrorKind.SERVER
+    )
     assert classify(None, {"error": "boom"}, provider="p", mid_stream=True).retryable
-    openrouter = classify(None, {"error": {"code": 429, "message": "slow down"}}, provider="p", mid_stream=True)
+    openrouter = classify(
+        None, {"error": {"code": 429, "message": "slow down"}}, provider="p", mid_stream=True
+    )
     assert openrouter.kind == ErrorKind.RATE_LIMIT and openrouter.status is None
 
 
 def test_x_should_retry_overrides_but_never_for_auth() -> None:
     assert not classify(500, "{}", {"x-should-retry": "false"}, provider="p").retryable
-    assert classify(400, '{"error":{"message":"odd"}}', {"x-should-retry": "true"}, provider="p").retryable
+    assert classify(
+        400, '{"error":{"message":"odd"}}', {"x-should-retry": "true"}, provider="p"
+    ).retryable
     assert not classify(401, "{}", {"x-should-retry": "true"}, provider="p").retryable
 
 
@@ -84,7 +376,13 @@ def test_openrouter_402_is_retryable_only_with_retry_after() -> None:
 
 
 def test_secrets_are_redacted_from_messages() -> None:
-    error = classify(401, '{"error":{"message":"bad key sk-secret-123456 given"}}', {}, provider="p", secrets=("sk-secret-123456",))
+    error = classify(
+        401,
+        '{"error":{"message":"bad key sk-secret-123456 given"}}',
+        {},
+        provider="p",
+        secrets=("sk-secret-123456",),
+    )
     assert "sk-secret-123456" not in error.message and "***" in error.message
     assert redact("a sk-x-1 b", ("sk-x-1", None)) == "a *** b"
 
@@ -104,9 +402,13 @@ def test_error_detail_shapes() -> None:
     assert error_detail('{"error":"plain"}').message == "plain"
     vllm = error_detail('{"object":"error","message":"m","type":"BadRequestError","code":400}')
     assert (vllm.message, vllm.type, vllm.status) == ("m", "BadRequestError", 400)
-    anthropic = error_detail('{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}')
+    anthropic = error_detail(
+        '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}'
+    )
     assert (anthropic.type, anthropic.request_id) == ("overloaded_error", "req_1")
-    router = error_detail('{"error":{"code":502,"message":"Provider returned error","metadata":{"raw":"upstream down"}}}')
+    router = error_detail(
+        '{"error":{"code":502,"message":"Provider returned error","metadata":{"raw":"upstream down"}}}'
+    )
     assert router.status == 502 and "upstream down" in router.message
 
 
@@ -122,7 +424,9 @@ def test_think_splitter_is_independent_of_chunking(pieces: list[str]) -> None:
     def split(parts: list[str]) -> tuple[str, str]:
         splitter = ThinkTagSplitter()
         out = [p for part in parts for p in splitter.feed(part)] + splitter.flush()
-        return "".join(t for k, t in out if k == "reasoning"), "".join(t for k, t in out if k == "text")
+        return "".join(t for k, t in out if k == "reasoning"), "".join(
+            t for k, t in out if k == "text"
+        )
 
     assert split(pieces) == split([text]) == split(list(text))
 
@@ -139,11 +443,20 @@ def test_think_splitter_cases() -> None:
                 merged.append((kind, text))
         return merged
 
-    assert run(["<th", "ink>plan", " it</th", "ink>\n\nAnswer"]) == [("reasoning", "plan it"), ("text", "Answer")]
+    assert run(["<th", "ink>plan", " it</th", "ink>\n\nAnswer"]) == [
+        ("reasoning", "plan it"),
+        ("text", "Answer"),
+    ]
     assert run(["  <think>x</think>y"]) == [("reasoning", "x"), ("text", "y")]
     assert run(["Hello <think> world"]) == [("text", "Hello <think> world")]  # only at the start
-    assert run(["pre-filled thoughts</think>answer"], starts_in_reasoning=True) == [("reasoning", "pre-filled thoughts"), ("text", "answer")]
-    assert run(["<think>also fine</think>ok"], starts_in_reasoning=True) == [("reasoning", "also fine"), ("text", "ok")]
+    assert run(["pre-filled thoughts</think>answer"], starts_in_reasoning=True) == [
+        ("reasoning", "pre-filled thoughts"),
+        ("text", "answer"),
+    ]
+    assert run(["<think>also fine</think>ok"], starts_in_reasoning=True) == [
+        ("reasoning", "also fine"),
+        ("text", "ok"),
+    ]
     assert run(["<th"]) == [("text", "<th")]  # a stream that ends on half a tag keeps it
     assert split_late_close_tag("thoughts</think>\n answer") == ("thoughts", "answer")
     assert split_late_close_tag("<think>a</think>b") is None
@@ -162,7 +475,10 @@ def test_known_context_windows() -> None:
     assert known_context_window("anthropic/claude-sonnet-4") == 200_000
     assert known_context_window("o1-mini-2024-09-12") == 128_000
     assert known_context_window("my-finetune") is None
-    assert output_cap("claude-sonnet-4-5-20250929") == 64_000 and output_cap("claude-opus-4-1") == 32_000
+    assert (
+        output_cap("claude-sonnet-4-5-20250929") == 64_000
+        and output_cap("claude-opus-4-1") == 32_000
+    )
 
 
 @pytest.mark.parametrize(
@@ -184,7 +500,10 @@ def test_openai_base_url_with_or_without_v1(given: str | None, expected: str) ->
 def test_anthropic_url_with_or_without_v1() -> None:
     assert messages_url(None) == "https://api.anthropic.com/v1/messages"
     assert messages_url("https://proxy.example/v1/") == "https://proxy.example/v1/messages"
-    assert messages_url("http://127.0.0.1:9", "models?limit=1000") == "http://127.0.0.1:9/v1/models?limit=1000"
+    assert (
+        messages_url("http://127.0.0.1:9", "models?limit=1000")
+        == "http://127.0.0.1:9/v1/models?limit=1000"
+    )
 
 
 @pytest.mark.parametrize(
@@ -206,6 +525,16 @@ def test_ollama_host_is_read_like_the_ollama_cli(host: str | None, expected: str
 
 
 def test_ollama_model_facts() -> None:
-    facts = model_facts({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}, "parameters": "num_ctx 8192\ntemperature 0.6", "capabilities": ["completion", "tools"]})
-    assert (facts.trained_context, facts.configured_num_ctx, facts.capabilities) == (40960, 8192, ["completion", "tools"])
+    facts = model_facts(
+        {
+            "model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960},
+            "parameters": "num_ctx 8192\ntemperature 0.6",
+            "capabilities": ["completion", "tools"],
+        }
+    )
+    assert (facts.trained_context, facts.configured_num_ctx, facts.capabilities) == (
+        40960,
+        8192,
+        ["completion", "tools"],
+    )
     assert model_facts({}).capabilities is None

@@ -28,7 +28,9 @@ PLAIN_TEXT = {
 }
 
 
-def turn(tmp_path: Path, provider: Any, prompt: str = "hi", **harness: Any) -> tuple[Any, list[Any]]:
+def turn(
+    tmp_path: Path, provider: Any, prompt: str = "hi", **harness: Any
+) -> tuple[Any, list[Any]]:
     """One real turn through the kernel loop with ``provider``; returns (turn_end, events)."""
     h = Harness.create(tmp_path, bundled=False, **harness)
     events: list[Any] = []
@@ -54,7 +56,9 @@ def failure(kind: str, name: str) -> Reply:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_429_with_retry_after_then_success(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+def test_429_with_retry_after_then_success(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
     server.queue(PATHS[kind], failure(kind, "rate_limit"), success(kind))
     serve_ollama_show(server)
     end, events = turn(tmp_path, make(kind, server.url))
@@ -66,7 +70,9 @@ def test_429_with_retry_after_then_success(tmp_path: Path, server: LoopbackServe
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_500_then_success_uses_exponential_backoff(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+def test_500_then_success_uses_exponential_backoff(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
     server.queue(PATHS[kind], failure(kind, "server"), success(kind))
     serve_ollama_show(server)
     end, events = turn(tmp_path, make(kind, server.url))
@@ -78,9 +84,15 @@ def test_500_then_success_uses_exponential_backoff(tmp_path: Path, server: Loopb
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_midstream_error_discards_the_partial_turn_and_retries(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+def test_midstream_error_discards_the_partial_turn_and_retries(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
     rec = recordings(kind)
-    server.queue(PATHS[kind], Reply(chunks=[rec["streams"]["midstream_error"]], content_type=rec["content_type"]), success(kind))
+    server.queue(
+        PATHS[kind],
+        Reply(chunks=[rec["streams"]["midstream_error"]], content_type=rec["content_type"]),
+        success(kind),
+    )
     serve_ollama_show(server)
     end, events = turn(tmp_path, make(kind, server.url))
     assert [e.type for e in events if e.type == "error"] == ["error"]
@@ -90,7 +102,9 @@ def test_midstream_error_discards_the_partial_turn_and_retries(tmp_path: Path, s
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_401_is_not_retried_and_ends_the_turn(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+def test_401_is_not_retried_and_ends_the_turn(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
     server.queue(PATHS[kind], failure(kind, "auth"))
     serve_ollama_show(server)
     end, events = turn(tmp_path, make(kind, server.url))
@@ -101,7 +115,9 @@ def test_401_is_not_retried_and_ends_the_turn(tmp_path: Path, server: LoopbackSe
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_context_overflow_is_not_retried_as_is(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+def test_context_overflow_is_not_retried_as_is(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
     server.queue(PATHS[kind], failure(kind, "overflow"))
     serve_ollama_show(server)
     end, events = turn(tmp_path, make(kind, server.url))
@@ -111,9 +127,15 @@ def test_context_overflow_is_not_retried_as_is(tmp_path: Path, server: LoopbackS
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_truncated_tool_call_is_never_executed(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+def test_truncated_tool_call_is_never_executed(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
     rec = recordings(kind)
-    server.queue(PATHS[kind], Reply(chunks=[rec["streams"]["cut_tool"]], content_type=rec["content_type"]), success(kind))
+    server.queue(
+        PATHS[kind],
+        Reply(chunks=[rec["streams"]["cut_tool"]], content_type=rec["content_type"]),
+        success(kind),
+    )
     serve_ollama_show(server)
     end, events = turn(tmp_path, make(kind, server.url), settings={"loop": {"max_iterations": 3}})
     assert not [e for e in events if e.type in ("tool_call", "tool_started", "tool_result")]
@@ -121,7 +143,9 @@ def test_truncated_tool_call_is_never_executed(tmp_path: Path, server: LoopbackS
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_canary_key_appears_nowhere(tmp_path: Path, server: LoopbackServer, kind: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_canary_key_appears_nowhere(
+    tmp_path: Path, server: LoopbackServer, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
     """The key goes to the server and nowhere else: not in events (JSON), logs, or messages,
     even when the server echoes it back in an error body."""
     caplog.set_level(logging.DEBUG)
@@ -149,10 +173,14 @@ def test_the_canary_key_appears_nowhere(tmp_path: Path, server: LoopbackServer, 
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_cancelling_the_turn_closes_the_connection_promptly(tmp_path: Path, server: LoopbackServer, kind: str) -> None:
+def test_cancelling_the_turn_closes_the_connection_promptly(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
     rec = recordings(kind)
     data = rec["streams"]["plain"]
-    first_token = data.index(json.dumps(PLAIN_TEXT[kind][:3])[1:-1].encode())  # as it is escaped in the JSON
+    first_token = data.index(
+        json.dumps(PLAIN_TEXT[kind][:3])[1:-1].encode()
+    )  # as it is escaped in the JSON
     head = data.index(b"\n", first_token) + 2  # everything up to the first text delta, at once
     chunks = [data[:head], *(data[i : i + 40] for i in range(head, len(data), 40))]
     server.queue(PATHS[kind], Reply(chunks=chunks, content_type=rec["content_type"], pause=0.25))

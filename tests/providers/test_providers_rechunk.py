@@ -12,7 +12,18 @@ from hypothesis import strategies as st
 from .kit import decode_chunks, split_at
 from .recordings import KINDS, recordings
 
-SCENARIOS = ["plain", "tool_split", "parallel", "reasoning", "utf8", "garbage", "garbage_data", "truncated", "midstream_error", "cut_tool"]
+SCENARIOS = [
+    "plain",
+    "tool_split",
+    "parallel",
+    "reasoning",
+    "utf8",
+    "garbage",
+    "garbage_data",
+    "truncated",
+    "midstream_error",
+    "cut_tool",
+]
 
 
 def outcome(kind: str, chunks: list[bytes]) -> tuple[list, str | None]:
@@ -43,12 +54,19 @@ def reference(kind: str, scenario: str) -> tuple[list, str | None]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_any_rechunking_gives_the_same_events(kind: str, data: st.DataObject) -> None:
     scenario = data.draw(st.sampled_from(SCENARIOS), label="scenario")
     body = recordings(kind)["streams"][scenario]
-    cuts = data.draw(st.sets(st.integers(min_value=1, max_value=len(body) - 1), max_size=max(1, len(body) // 3)), label="cuts")
+    cuts = data.draw(
+        st.sets(st.integers(min_value=1, max_value=len(body) - 1), max_size=max(1, len(body) // 3)),
+        label="cuts",
+    )
     assert outcome(kind, split_at(body, cuts)) == reference(kind, scenario)
 
 

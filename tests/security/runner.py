@@ -465,7 +465,9 @@ class InProcess:
         outcome.decision, outcome.reason = vote.decision, vote.reason
         if vote.decision != "allow":
             return outcome
-        if any(v.denies for v in await kernel.hooks.before_tool_use(session, proposed, vote.decision)):
+        if any(
+            v.denies for v in await kernel.hooks.before_tool_use(session, proposed, vote.decision)
+        ):
             outcome.decision, outcome.reason = "deny", "blocked by a before-tool-use hook"
             return outcome
         result = await tool.run(args, ctx)

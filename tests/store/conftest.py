@@ -60,7 +60,9 @@ def fast_kdf() -> Any:
     that start many processes; the defaults are measured in benchmarks/store.py."""
     from ketch_crypto import wrapped
 
-    return wrapped.Kdf("argon2id", {"memory_kib": 8192, "iterations": 1, "lanes": 1}, os.urandom(16))
+    return wrapped.Kdf(
+        "argon2id", {"memory_kib": 8192, "iterations": 1, "lanes": 1}, os.urandom(16)
+    )
 
 
 def make_passphrase_store(passphrase: str) -> bytes:
@@ -80,7 +82,9 @@ def db_path() -> Path:
     return state_dir() / "sessions.db"
 
 
-def cli_env(tmp_path: Path, script: list[dict[str, Any]] | None = None, **extra: str) -> dict[str, str]:
+def cli_env(
+    tmp_path: Path, script: list[dict[str, Any]] | None = None, **extra: str
+) -> dict[str, str]:
     """Environment for a ``ketch`` subprocess: file keyring, scripted provider, test tools."""
     env = {
         **os.environ,
@@ -99,7 +103,9 @@ def cli_env(tmp_path: Path, script: list[dict[str, Any]] | None = None, **extra:
     return env
 
 
-def run_ketch(*args: str, cwd: Path, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_ketch(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """``ketch ARGS`` with no terminal at all (no controlling tty: nothing can prompt)."""
     return subprocess.run(
         [sys.executable, "-m", "ketch", *args],
@@ -117,4 +123,6 @@ def logged_requests(tmp_path: Path) -> list[dict[str, Any]]:
     path = tmp_path / "requests.jsonl"
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]

@@ -19,7 +19,10 @@ CANARY = "KETCHCANARY7f3e9a"
 
 def _script() -> list[dict[str, object]]:
     return [
-        {"reasoning": f"thinking about {CANARY}-reasoning", "tool_calls": [{"name": "note", "input": {"text": f"{CANARY}-toolinput"}}]},
+        {
+            "reasoning": f"thinking about {CANARY}-reasoning",
+            "tool_calls": [{"name": "note", "input": {"text": f"{CANARY}-toolinput"}}],
+        },
         text(f"the answer is {CANARY}-answer"),
     ]
 
@@ -46,7 +49,16 @@ def test_canary_never_reaches_disk_through_the_cli(tmp_path: Path) -> None:
     workspace = tmp_path / f"project-{CANARY}-path"
     workspace.mkdir()
     env = cli_env(tmp_path, _script(), STORE_TEST_TOOL_OUTPUT=f"{CANARY}-tooloutput")
-    proc = run_ketch("-p", f"please note {CANARY}-prompt", "--provider", "scripted", "--output-format", "json", cwd=workspace, env=env)
+    proc = run_ketch(
+        "-p",
+        f"please note {CANARY}-prompt",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "json",
+        cwd=workspace,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert f"{CANARY}-answer" in result["text"]
@@ -61,7 +73,13 @@ def test_canary_never_reaches_disk_through_the_cli(tmp_path: Path) -> None:
 
 
 def _in_process_session(root: Path, config: str | None = None) -> Harness:
-    h = Harness.create(root, script=_script(), plugins=[("store_tools", store_test_tools)], bundled=STORE_PLUGINS, config=config)
+    h = Harness.create(
+        root,
+        script=_script(),
+        plugins=[("store_tools", store_test_tools)],
+        bundled=STORE_PLUGINS,
+        config=config,
+    )
     h.run(f"please note {CANARY}-prompt")
     h.session.pins.add(h.session.transcript[0].id)
     h.session.state["note"] = f"{CANARY}-state"
@@ -69,7 +87,9 @@ def _in_process_session(root: Path, config: str | None = None) -> Harness:
     return h
 
 
-def test_canary_never_reaches_disk_while_the_store_is_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_canary_never_reaches_disk_while_the_store_is_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In-process, with the connection still open, so the WAL and SHM files exist too."""
     monkeypatch.setenv("STORE_TEST_TOOL_OUTPUT", f"{CANARY}-tooloutput")
     h = _in_process_session(tmp_path / f"home-{CANARY}")
@@ -81,13 +101,22 @@ def test_canary_never_reaches_disk_while_the_store_is_open(tmp_path: Path, monke
     names = {p.name for p in state.iterdir()}
     assert {"sessions.db", "sessions.db-wal", "sessions.db-shm"} <= names, names
     record = store.load_session(h.session.id)
-    assert f"{CANARY}-prompt" in record.transcript[0].text and record.state["note"] == f"{CANARY}-state"
+    assert (
+        f"{CANARY}-prompt" in record.transcript[0].text
+        and record.state["note"] == f"{CANARY}-state"
+    )
     # the state dir sits under a path holding the canary: scan the files' contents
-    leaks = [leak for leak in _leaks(state, Path(h.environ["KETCH_CACHE_DIR"])) if not leak.startswith("file name")]
+    leaks = [
+        leak
+        for leak in _leaks(state, Path(h.environ["KETCH_CACHE_DIR"]))
+        if not leak.startswith("file name")
+    ]
     assert leaks == []
 
 
-def test_the_scan_finds_the_canary_when_encryption_is_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_scan_finds_the_canary_when_encryption_is_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The control: the same session with storage.encryption = "off" is found by the scan."""
     monkeypatch.setenv("STORE_TEST_TOOL_OUTPUT", f"{CANARY}-tooloutput")
     h = _in_process_session(tmp_path, config='[storage]\nencryption = "off"\n')
@@ -98,4 +127,6 @@ def test_the_scan_finds_the_canary_when_encryption_is_off(tmp_path: Path, monkey
 
 
 def _all_text(root: Path) -> str:
-    return "".join(p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file())
+    return "".join(
+        p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file()
+    )

@@ -60,7 +60,13 @@ def test_regions_are_each_covered() -> None:
     envelope = c.encrypt(PLAINTEXT, AAD)
     nonce_at = HEADER_BYTES
     tag_at = len(envelope) - 16
-    for position in (nonce_at, nonce_at + NONCE_BYTES - 1, nonce_at + NONCE_BYTES, tag_at, len(envelope) - 1):
+    for position in (
+        nonce_at,
+        nonce_at + NONCE_BYTES - 1,
+        nonce_at + NONCE_BYTES,
+        tag_at,
+        len(envelope) - 1,
+    ):
         tampered = bytearray(envelope)
         tampered[position] ^= 0xFF
         with pytest.raises(IntegrityError, match="authentication"):
@@ -112,7 +118,9 @@ def test_plaintext_tagged_values_are_rejected_when_encrypted() -> None:
 
 def test_100000_encryptions_use_100000_distinct_nonces() -> None:
     c = cipher()
-    nonces = {c.encrypt(b"x", AAD)[HEADER_BYTES : HEADER_BYTES + NONCE_BYTES] for _ in range(100_000)}
+    nonces = {
+        c.encrypt(b"x", AAD)[HEADER_BYTES : HEADER_BYTES + NONCE_BYTES] for _ in range(100_000)
+    }
     assert len(nonces) == 100_000
 
 
@@ -195,4 +203,9 @@ def test_the_plugin_hook_is_lazy_and_honours_encryption_off(memory_keyring: Memo
     assert c is not None and memory_keyring.values == {}  # nothing touched yet
     assert c.decrypt(c.encrypt(b"x", b"a"), b"a") == b"x"
     assert len(memory_keyring.values) == 1
-    assert ketch_crypto.ketch_field_cipher(settings=Settings.model_validate({"storage": {"encryption": "off"}})) is None
+    assert (
+        ketch_crypto.ketch_field_cipher(
+            settings=Settings.model_validate({"storage": {"encryption": "off"}})
+        )
+        is None
+    )

@@ -15,9 +15,13 @@ from ketch.testing import call, text
 from tests.store.conftest import cli_env, logged_requests, run_ketch
 
 
-def _turn(tmp_path: Path, cwd: Path, prompt: str, script: list[dict[str, Any]], *extra: str) -> dict[str, Any]:
+def _turn(
+    tmp_path: Path, cwd: Path, prompt: str, script: list[dict[str, Any]], *extra: str
+) -> dict[str, Any]:
     env = cli_env(tmp_path, script)
-    proc = run_ketch("-p", prompt, "--provider", "scripted", "--output-format", "json", *extra, cwd=cwd, env=env)
+    proc = run_ketch(
+        "-p", prompt, "--provider", "scripted", "--output-format", "json", *extra, cwd=cwd, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     return json.loads(proc.stdout)
@@ -37,7 +41,12 @@ def workspaces(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_list_show_export_rename_delete(tmp_path: Path, workspaces: tuple[Path, Path]) -> None:
     a, b = workspaces
-    first = _turn(tmp_path, a, "fix the parser", [call("note", {"text": "parser notes"}), text("parser fixed")])
+    first = _turn(
+        tmp_path,
+        a,
+        "fix the parser",
+        [call("note", {"text": "parser notes"}), text("parser fixed")],
+    )
     second = _turn(tmp_path, a, "write the docs", [text("docs written")])
     other = _turn(tmp_path, b, "elsewhere work", [text("done elsewhere")])
 
@@ -46,16 +55,29 @@ def test_list_show_export_rename_delete(tmp_path: Path, workspaces: tuple[Path, 
     assert first["session_id"] in listing.stdout and second["session_id"] in listing.stdout
     assert other["session_id"] not in listing.stdout
     assert "fix the parser" in listing.stdout
-    assert listing.stdout.index(second["session_id"]) < listing.stdout.index(first["session_id"])  # newest first
+    assert listing.stdout.index(second["session_id"]) < listing.stdout.index(
+        first["session_id"]
+    )  # newest first
 
     everything = _sessions(tmp_path, a, "list", "--all", "--json")
     rows = json.loads(everything.stdout)
-    assert {r["id"] for r in rows} == {first["session_id"], second["session_id"], other["session_id"]}
+    assert {r["id"] for r in rows} == {
+        first["session_id"],
+        second["session_id"],
+        other["session_id"],
+    }
     assert {r["workspace"] for r in rows} == {str(a.resolve()), str(b.resolve())}
 
     show = _sessions(tmp_path, a, "show", first["session_id"][:10])
     assert show.returncode == 0, show.stderr
-    for expected in ("fix the parser", "parser fixed", "note", "noted: parser notes", "succeeded", "── operations ──"):
+    for expected in (
+        "fix the parser",
+        "parser fixed",
+        "note",
+        "noted: parser notes",
+        "succeeded",
+        "── operations ──",
+    ):
         assert expected in show.stdout
     data = json.loads(_sessions(tmp_path, a, "show", first["session_id"], "--json").stdout)
     assert [m["role"] for m in data["transcript"]] == ["user", "assistant", "tool", "assistant"]
@@ -65,7 +87,9 @@ def test_list_show_export_rename_delete(tmp_path: Path, workspaces: tuple[Path, 
     md = _sessions(tmp_path, a, "export", first["session_id"], "--format", "md")
     assert md.returncode == 0 and md.stdout.startswith("# fix the parser")
     assert "## User" in md.stdout and "**→ note**" in md.stdout
-    exported = json.loads(_sessions(tmp_path, a, "export", first["session_id"], "--format", "json").stdout)
+    exported = json.loads(
+        _sessions(tmp_path, a, "export", first["session_id"], "--format", "json").stdout
+    )
     assert exported["id"] == first["session_id"] and len(exported["transcript"]) == 4
     target = tmp_path / "export.md"
     written = _sessions(tmp_path, a, "export", first["session_id"], "-o", str(target))
@@ -89,7 +113,9 @@ def test_list_show_export_rename_delete(tmp_path: Path, workspaces: tuple[Path, 
     assert usage.returncode == 2 and "Traceback" not in usage.stderr
 
 
-def test_continue_and_resume_bring_back_the_transcript(tmp_path: Path, workspaces: tuple[Path, Path]) -> None:
+def test_continue_and_resume_bring_back_the_transcript(
+    tmp_path: Path, workspaces: tuple[Path, Path]
+) -> None:
     a, b = workspaces
     first = _turn(tmp_path, a, "my name is Ada", [text("hello Ada")])
     log = tmp_path / "requests.jsonl"
@@ -105,13 +131,32 @@ def test_continue_and_resume_bring_back_the_transcript(tmp_path: Path, workspace
     shown = json.loads(_sessions(tmp_path, a, "show", first["session_id"], "--json").stdout)
     assert [m["role"] for m in shown["transcript"]] == ["user", "assistant"] * 3
 
-    elsewhere = run_ketch("-p", "hi", "--provider", "scripted", "--resume", first["session_id"], cwd=b, env=cli_env(tmp_path, [text("x")]))
+    elsewhere = run_ketch(
+        "-p",
+        "hi",
+        "--provider",
+        "scripted",
+        "--resume",
+        first["session_id"],
+        cwd=b,
+        env=cli_env(tmp_path, [text("x")]),
+    )
     assert elsewhere.returncode == 1 and "never rebound silently" in elsewhere.stderr
-    nothing = run_ketch("-p", "hi", "--provider", "scripted", "--continue", cwd=b, env=cli_env(tmp_path, [text("x")]))
+    nothing = run_ketch(
+        "-p",
+        "hi",
+        "--provider",
+        "scripted",
+        "--continue",
+        cwd=b,
+        env=cli_env(tmp_path, [text("x")]),
+    )
     assert nothing.returncode == 1 and "no earlier session" in nothing.stderr
 
 
-def test_recovery_locked_from_the_command_line(tmp_path: Path, workspaces: tuple[Path, Path]) -> None:
+def test_recovery_locked_from_the_command_line(
+    tmp_path: Path, workspaces: tuple[Path, Path]
+) -> None:
     a, _ = workspaces
     _turn(tmp_path, a, "remember me", [text("ok")])
     db = Path(os.environ["KETCH_STATE_DIR"]) / "sessions.db"
@@ -120,17 +165,35 @@ def test_recovery_locked_from_the_command_line(tmp_path: Path, workspaces: tuple
     listing = _sessions(tmp_path, a, "list")
     assert listing.returncode == 1
     assert listing.stderr.startswith("ketch: recovery-locked") and "Traceback" not in listing.stderr
-    resumed = run_ketch("-p", "again", "--provider", "scripted", "--continue", cwd=a, env=cli_env(tmp_path, [text("x")]))
+    resumed = run_ketch(
+        "-p",
+        "again",
+        "--provider",
+        "scripted",
+        "--continue",
+        cwd=a,
+        env=cli_env(tmp_path, [text("x")]),
+    )
     assert resumed.returncode == 1 and "recovery-locked" in resumed.stderr
     # A new headless turn stops before the model is called: its work would silently not be kept.
     requests_before = len(logged_requests(tmp_path))
-    fresh = run_ketch("-p", "new work", "--provider", "scripted", cwd=a, env=cli_env(tmp_path, [text("answer")]))
+    fresh = run_ketch(
+        "-p", "new work", "--provider", "scripted", cwd=a, env=cli_env(tmp_path, [text("answer")])
+    )
     assert fresh.returncode == 1 and fresh.stdout == ""
     assert fresh.stderr.startswith("ketch: recovery-locked") and "--no-save" in fresh.stderr
     assert len(fresh.stderr.strip().splitlines()) == 1 and "Traceback" not in fresh.stderr
     assert len(logged_requests(tmp_path)) == requests_before  # no request reached the model
     # --no-save: the user chose to run unsaved; it runs, says so once, and writes nothing.
-    unsaved = run_ketch("-p", "new work", "--provider", "scripted", "--no-save", cwd=a, env=cli_env(tmp_path, [text("answer")]))
+    unsaved = run_ketch(
+        "-p",
+        "new work",
+        "--provider",
+        "scripted",
+        "--no-save",
+        cwd=a,
+        env=cli_env(tmp_path, [text("answer")]),
+    )
     assert unsaved.returncode == 0 and unsaved.stdout.strip() == "answer", unsaved.stderr
     assert unsaved.stderr.count("not being saved") == 1 and "recovery-locked" not in unsaved.stderr
     assert len(logged_requests(tmp_path)) == requests_before + 1
@@ -138,14 +201,27 @@ def test_recovery_locked_from_the_command_line(tmp_path: Path, workspaces: tuple
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 
 
-def test_plaintext_mode_is_explicit_and_shown(tmp_path: Path, workspaces: tuple[Path, Path]) -> None:
+def test_plaintext_mode_is_explicit_and_shown(
+    tmp_path: Path, workspaces: tuple[Path, Path]
+) -> None:
     a, _ = workspaces
     config = Path(os.environ["KETCH_CONFIG_DIR"])
     config.mkdir(parents=True, exist_ok=True)
-    disabled = run_ketch("-p", "x", "--provider", "scripted", "--no-plugin", "crypto", cwd=a, env=cli_env(tmp_path, [text("y")]))
+    disabled = run_ketch(
+        "-p",
+        "x",
+        "--provider",
+        "scripted",
+        "--no-plugin",
+        "crypto",
+        cwd=a,
+        env=cli_env(tmp_path, [text("y")]),
+    )
     assert disabled.returncode == 0 and "refusing to store sessions in plaintext" in disabled.stderr
     (config / "config.toml").write_text('[storage]\nencryption = "off"\n')
-    plain = run_ketch("-p", "x", "--provider", "scripted", cwd=a, env=cli_env(tmp_path, [text("y")]))
+    plain = run_ketch(
+        "-p", "x", "--provider", "scripted", cwd=a, env=cli_env(tmp_path, [text("y")])
+    )
     assert plain.returncode == 0 and "saved unencrypted" in plain.stderr
     listing = _sessions(tmp_path, a, "list")
     assert listing.returncode == 0 and "not encrypted" in listing.stderr
@@ -162,16 +238,33 @@ def test_show_reports_unknown_outcomes(tmp_path: Path, workspaces: tuple[Path, P
     from ketch.testing.scripted import ScriptedProvider
 
     a, _ = workspaces
-    os.environ["KETCH_TEST_KEYRING_FILE"] = str(tmp_path / "keyring.json")  # restored by the autouse env fixture
+    os.environ["KETCH_TEST_KEYRING_FILE"] = str(
+        tmp_path / "keyring.json"
+    )  # restored by the autouse env fixture
     keyring.set_keyring(FileKeyring())
-    kernel = Kernel.boot(workspace=a, autoload=True, environ={**os.environ, "KETCH_PLUGINS": "guards,store,crypto"})
+    kernel = Kernel.boot(
+        workspace=a, autoload=True, environ={**os.environ, "KETCH_PLUGINS": "guards,store,crypto"}
+    )
     session = kernel.new_session(provider=ScriptedProvider([]))
     user = Message.user("delete the build dir")
-    assistant = Message(role="assistant", parts=({"type": "tool_call", "id": "call_rm", "name": "shell", "input": {"command": "rm -rf build"}},))
+    assistant = Message(
+        role="assistant",
+        parts=(
+            {
+                "type": "tool_call",
+                "id": "call_rm",
+                "name": "shell",
+                "input": {"command": "rm -rf build"},
+            },
+        ),
+    )
     for message in (user, assistant):
         session.append(message)
         kernel.emit(session, MessageEvent(message=message))
-    kernel.emit(session, ToolStartedEvent(tool_call_id="call_rm", name="shell", input={"command": "rm -rf build"}))
+    kernel.emit(
+        session,
+        ToolStartedEvent(tool_call_id="call_rm", name="shell", input={"command": "rm -rf build"}),
+    )
     kernel.store.close()  # type: ignore[union-attr]  # "killed" mid-call
 
     show = _sessions(tmp_path, a, "show", session.id)

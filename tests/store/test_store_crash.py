@@ -40,7 +40,11 @@ KILLS = 60
 
 
 def _boot(workspace: Path) -> Kernel:
-    return Kernel.boot(workspace=workspace, autoload=False, plugins=[("store", ketch_store), ("crypto", ketch_crypto)])
+    return Kernel.boot(
+        workspace=workspace,
+        autoload=False,
+        plugins=[("store", ketch_store), ("crypto", ketch_crypto)],
+    )
 
 
 def _writer(workspace: Path, session_id: str | None, out: int, seed: int) -> None:
@@ -66,7 +70,10 @@ def _writer(workspace: Path, session_id: str | None, out: int, seed: int) -> Non
         session.append(user)
         emit(session, MessageEvent(message=user))
         ack(f"M {user.id}")
-        calls = [ToolCallPart(id=f"call-{tag}-{n}", name="work", input={"n": n}) for n in range(rng.randint(1, 3))]
+        calls = [
+            ToolCallPart(id=f"call-{tag}-{n}", name="work", input={"n": n})
+            for n in range(rng.randint(1, 3))
+        ]
         assistant = Message(role="assistant", parts=(TextPart(text=f"answer {tag}"), *calls))
         session.append(assistant)
         emit(session, MessageEvent(message=assistant))
@@ -76,9 +83,18 @@ def _writer(workspace: Path, session_id: str | None, out: int, seed: int) -> Non
             emit(session, ToolStartedEvent(tool_call_id=call.id, name=call.name, input=call.input))
             ack(f"D {call.id}")
             time.sleep(rng.random() * 0.004)  # the effect
-            emit(session, ToolResultEvent(tool_call_id=call.id, name=call.name, ok=True, output=f"did {call.id}"))
+            emit(
+                session,
+                ToolResultEvent(
+                    tool_call_id=call.id, name=call.name, ok=True, output=f"did {call.id}"
+                ),
+            )
             ack(f"F {call.id}")
-            results.append(ToolResultPart(tool_call_id=call.id, name=call.name, ok=True, output=f"did {call.id}"))
+            results.append(
+                ToolResultPart(
+                    tool_call_id=call.id, name=call.name, ok=True, output=f"did {call.id}"
+                )
+            )
         tool = Message(role="tool", parts=tuple(results))
         session.append(tool)
         emit(session, MessageEvent(message=tool))
@@ -128,7 +144,9 @@ def _run_child(workspace: Path, session_id: str | None, seed: int, kill_after: f
     lines = buffer.decode().splitlines()
     errors = [line for line in lines if line.startswith("E ")]
     assert not errors, errors
-    return [line for line in lines if line.endswith(tuple("0123456789abcdef"))]  # a torn last line is no ack
+    return [
+        line for line in lines if line.endswith(tuple("0123456789abcdef"))
+    ]  # a torn last line is no ack
 
 
 def test_sigkill_loop_loses_no_acknowledged_write(tmp_path: Path) -> None:
@@ -143,7 +161,9 @@ def test_sigkill_loop_loses_no_acknowledged_write(tmp_path: Path) -> None:
     unknown_seen = 0
     path: Path | None = None
     for round_ in range(KILLS):
-        lines = _run_child(workspace, session_id, rng.randrange(1 << 30), kill_after=rng.uniform(0.0, 0.06))
+        lines = _run_child(
+            workspace, session_id, rng.randrange(1 << 30), kill_after=rng.uniform(0.0, 0.06)
+        )
         for line in lines:
             kind, _, value = line.partition(" ")
             if kind == "S":
@@ -167,15 +187,28 @@ def test_sigkill_loop_loses_no_acknowledged_write(tmp_path: Path) -> None:
         missing = acked_messages - ids
         assert not missing, f"round {round_}: acknowledged messages lost: {sorted(missing)[:3]}"
         status = {op.tool_call_id: op.status for op in loaded.operations}
-        assert all(status.get(c) == "succeeded" for c in finished), f"round {round_}: acknowledged outcome lost"
+        assert all(status.get(c) == "succeeded" for c in finished), (
+            f"round {round_}: acknowledged outcome lost"
+        )
         for call_id in dispatched - finished:
-            assert status.get(call_id) in ("unknown_outcome", "succeeded"), (round_, call_id, status.get(call_id))
-        assert "dispatched" not in status.values(), f"round {round_}: an operation is left dispatched"
+            assert status.get(call_id) in ("unknown_outcome", "succeeded"), (
+                round_,
+                call_id,
+                status.get(call_id),
+            )
+        assert "dispatched" not in status.values(), (
+            f"round {round_}: an operation is left dispatched"
+        )
         unknown_seen = sum(1 for s in status.values() if s == "unknown_outcome")
         with sqlite3.connect(path) as raw:
             assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         store.close()
     # The loop must really have caught operations in flight, not only idle moments.
-    assert unknown_seen >= 3, f"only {unknown_seen} kills landed during an operation; the test is not biting"
+    assert unknown_seen >= 3, (
+        f"only {unknown_seen} kills landed during an operation; the test is not biting"
+    )
     assert len(acked_messages) > KILLS
-    print(f"{KILLS} kills, {len(acked_messages)} acknowledged messages, {unknown_seen} unknown outcomes", file=sys.stderr)
+    print(
+        f"{KILLS} kills, {len(acked_messages)} acknowledged messages, {unknown_seen} unknown outcomes",
+        file=sys.stderr,
+    )

@@ -27,24 +27,45 @@ WS = "/home/someone/project"
 
 
 def keyring_cipher(encryption: str = "on") -> AesGcmFieldCipher | None:
-    return ketch_field_cipher(settings=Settings.model_validate({"storage": {"encryption": encryption}}))
+    return ketch_field_cipher(
+        settings=Settings.model_validate({"storage": {"encryption": encryption}})
+    )
 
 
 def open_store(encryption: str = "on") -> SqliteStore:
     return SqliteStore.open(db_path(), keyring_cipher(encryption), encryption=encryption)
 
 
-def populate(store: SqliteStore, session_id: str = "ses_a", texts: tuple[str, ...] = ("first", "second")) -> None:
-    store.ensure_session(session_id, workspace=WS, provider="p", model="m", mode="build", created=1.0)
+def populate(
+    store: SqliteStore, session_id: str = "ses_a", texts: tuple[str, ...] = ("first", "second")
+) -> None:
+    store.ensure_session(
+        session_id, workspace=WS, provider="p", model="m", mode="build", created=1.0
+    )
     for number, text in enumerate(texts):
-        message = {"id": f"msg_{session_id}_{number}", "role": "user", "parts": [{"type": "text", "text": text}]}
-        store.append(session_id, "message", message, event_id=f"ev_{session_id}_{number}", ts=2.0 + number, messages=1)
+        message = {
+            "id": f"msg_{session_id}_{number}",
+            "role": "user",
+            "parts": [{"type": "text", "text": text}],
+        }
+        store.append(
+            session_id,
+            "message",
+            message,
+            event_id=f"ev_{session_id}_{number}",
+            ts=2.0 + number,
+            messages=1,
+        )
     store.set_title(session_id, texts[0])
     store.rename_session(session_id, f"name of {session_id}")
 
 
 def fingerprint(path: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(path.parent.glob(path.name + "*")) if p.is_file()}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.parent.glob(path.name + "*"))
+        if p.is_file()
+    }
 
 
 def test_new_store_mints_key_and_reopens(memory_keyring: MemoryKeyring) -> None:
@@ -102,7 +123,9 @@ def test_wrong_key_is_an_integrity_error_and_writes_nothing(memory_keyring: Memo
     populate(store)
     store.close()
     before = fingerprint(db_path())
-    memory_keyring.values[(SERVICE, USERNAME)] = "ketch-data-key:v1:" + __import__("base64").b64encode(os.urandom(32)).decode()
+    memory_keyring.values[(SERVICE, USERNAME)] = (
+        "ketch-data-key:v1:" + __import__("base64").b64encode(os.urandom(32)).decode()
+    )
     with pytest.raises(IntegrityError, match="does not open"):
         open_store()
     assert fingerprint(db_path()) == before
@@ -119,7 +142,9 @@ def test_encryption_off_is_plaintext_and_modes_never_mix(memory_keyring: MemoryK
     assert not plain.encrypted and memory_keyring.values == {}
     populate(plain)
     plain.close()
-    assert b"first" in db_path().read_bytes() + b"".join(p.read_bytes() for p in db_path().parent.glob("sessions.db-wal"))
+    assert b"first" in db_path().read_bytes() + b"".join(
+        p.read_bytes() for p in db_path().parent.glob("sessions.db-wal")
+    )
     with pytest.raises(KetchError, match="created unencrypted"):
         open_store("on")
     _remove_db()
@@ -190,16 +215,22 @@ def two_sessions() -> SqliteStore:
 
 def test_swapping_journal_payloads_between_rows(two_sessions: SqliteStore) -> None:
     with _raw() as raw:
-        (a,), (b,) = raw.execute("SELECT payload FROM journal WHERE session_id = 'ses_a' ORDER BY seq").fetchall()
+        (a,), (b,) = raw.execute(
+            "SELECT payload FROM journal WHERE session_id = 'ses_a' ORDER BY seq"
+        ).fetchall()
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-            raw.execute("UPDATE journal SET payload = ? WHERE session_id = 'ses_a' AND seq = 1", (b,))
+            raw.execute(
+                "UPDATE journal SET payload = ? WHERE session_id = 'ses_a' AND seq = 1", (b,)
+            )
         with pytest.raises(sqlite3.IntegrityError, match="only with their session"):
             raw.execute("DELETE FROM journal WHERE session_id = 'ses_a'")
         # a tamperer with the file can drop the guard, but not forge the seal
         raw.execute("DROP TRIGGER journal_append_only")
         raw.execute("UPDATE journal SET payload = ? WHERE session_id = 'ses_a' AND seq = 1", (b,))
         raw.execute("UPDATE journal SET payload = ? WHERE session_id = 'ses_a' AND seq = 2", (a,))
-    with pytest.raises(IntegrityError, match="entry 1 was written as entry 2 .entries were reordered"):
+    with pytest.raises(
+        IntegrityError, match="entry 1 was written as entry 2 .entries were reordered"
+    ):
         two_sessions.load_session("ses_a")
     two_sessions.load_session("ses_b")  # the other session is untouched
 
@@ -207,7 +238,9 @@ def test_swapping_journal_payloads_between_rows(two_sessions: SqliteStore) -> No
 def test_moving_a_payload_to_another_session(two_sessions: SqliteStore) -> None:
     with _raw() as raw:
         raw.execute("DROP TRIGGER journal_append_only")
-        (b,) = raw.execute("SELECT payload FROM journal WHERE session_id = 'ses_b' AND seq = 1").fetchone()
+        (b,) = raw.execute(
+            "SELECT payload FROM journal WHERE session_id = 'ses_b' AND seq = 1"
+        ).fetchone()
         raw.execute("UPDATE journal SET payload = ? WHERE session_id = 'ses_a' AND seq = 1", (b,))
     with pytest.raises(IntegrityError):
         two_sessions.load_session("ses_a")
@@ -224,7 +257,9 @@ def test_swapping_columns_and_rows_of_sessions(two_sessions: SqliteStore) -> Non
     rows = two_sessions.list_sessions(errors=errors)
     assert [r.id for r in rows] == ["ses_b"] and len(errors) == 1 and "ses_a" in errors[0]
     with _raw() as raw:
-        raw.execute("UPDATE sessions SET name = title, title = name WHERE id = 'ses_a'")  # swap back
+        raw.execute(
+            "UPDATE sessions SET name = title, title = name WHERE id = 'ses_a'"
+        )  # swap back
         (wb,) = raw.execute("SELECT workspace FROM sessions WHERE id = 'ses_b'").fetchone()
         raw.execute("UPDATE sessions SET workspace = ? WHERE id = 'ses_a'", (wb,))
     with pytest.raises(IntegrityError, match="workspace"):
@@ -235,11 +270,16 @@ def test_swapping_columns_and_rows_of_sessions(two_sessions: SqliteStore) -> Non
 def test_flipping_a_byte_in_a_stored_field(two_sessions: SqliteStore, region: str) -> None:
     with _raw() as raw:
         raw.execute("DROP TRIGGER journal_append_only")
-        (payload,) = raw.execute("SELECT payload FROM journal WHERE session_id = 'ses_a' AND seq = 2").fetchone()
+        (payload,) = raw.execute(
+            "SELECT payload FROM journal WHERE session_id = 'ses_a' AND seq = 2"
+        ).fetchone()
         offsets = {"version": 0, "key_id": 2, "nonce": 8, "ciphertext": 20, "tag": len(payload) - 3}
         tampered = bytearray(payload)
         tampered[offsets[region]] ^= 0x04
-        raw.execute("UPDATE journal SET payload = ? WHERE session_id = 'ses_a' AND seq = 2", (bytes(tampered),))
+        raw.execute(
+            "UPDATE journal SET payload = ? WHERE session_id = 'ses_a' AND seq = 2",
+            (bytes(tampered),),
+        )
     with pytest.raises(IntegrityError):
         two_sessions.load_session("ses_a")
 
@@ -271,9 +311,15 @@ def test_approvals_are_sealed_per_workspace(two_sessions: SqliteStore) -> None:
     assert store.list_approvals(WS) == ["shell:git status"]
     assert store.list_approvals("/elsewhere") == ["shell:make"]
     with _raw() as raw:
-        assert b"git status" not in b"".join(r[0] for r in raw.execute("SELECT scope FROM approvals"))
-        (other,) = raw.execute("SELECT workspace_index FROM approvals WHERE scope_index != (SELECT min(scope_index) FROM approvals)").fetchone()
-        raw.execute("UPDATE approvals SET workspace_index = ? WHERE workspace_index != ?", (other, other))
+        assert b"git status" not in b"".join(
+            r[0] for r in raw.execute("SELECT scope FROM approvals")
+        )
+        (other,) = raw.execute(
+            "SELECT workspace_index FROM approvals WHERE scope_index != (SELECT min(scope_index) FROM approvals)"
+        ).fetchone()
+        raw.execute(
+            "UPDATE approvals SET workspace_index = ? WHERE workspace_index != ?", (other, other)
+        )
     with pytest.raises(IntegrityError):
         store.list_approvals(WS) + store.list_approvals("/elsewhere")
     assert store.remove_approval("/nowhere", "shell:make") is False

@@ -19,7 +19,10 @@ from tests.store.conftest import cli_env, run_ketch
 
 pytestmark = [
     pytest.mark.keyring,
-    pytest.mark.skipif(os.environ.get("KETCH_TEST_SECRET_SERVICE") != "1", reason="needs a real Secret Service (KETCH_TEST_SECRET_SERVICE=1)"),
+    pytest.mark.skipif(
+        os.environ.get("KETCH_TEST_SECRET_SERVICE") != "1",
+        reason="needs a real Secret Service (KETCH_TEST_SECRET_SERVICE=1)",
+    ),
 ]
 
 
@@ -49,8 +52,17 @@ def _open() -> SqliteStore:
 def test_key_lives_in_the_secret_service(secret_service: object) -> None:
     store = _open()
     assert secret_service.get_password(SERVICE, USERNAME) is not None  # type: ignore[attr-defined]
-    store.ensure_session("ses_ss", workspace="/w", provider="p", model="m", mode="build", created=1.0)
-    store.append("ses_ss", "message", {"id": "msg_1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}, event_id="ev_1", ts=1.0, messages=1)
+    store.ensure_session(
+        "ses_ss", workspace="/w", provider="p", model="m", mode="build", created=1.0
+    )
+    store.append(
+        "ses_ss",
+        "message",
+        {"id": "msg_1", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+        event_id="ev_1",
+        ts=1.0,
+        messages=1,
+    )
     store.close()
     again = _open()
     assert again.load_session("ses_ss").transcript[0].text == "hi"
@@ -83,27 +95,59 @@ def _real_env(tmp_path: Path, script: list[dict[str, object]] | None = None) -> 
     return env
 
 
-def test_rotation_retires_the_old_key_in_the_secret_service(tmp_path: Path, secret_service: object) -> None:
+def test_rotation_retires_the_old_key_in_the_secret_service(
+    tmp_path: Path, secret_service: object
+) -> None:
     from ketch_crypto.keys import PENDING, decode_key
 
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    assert run_ketch("-p", "hello", "--provider", "scripted", cwd=workspace, env=_real_env(tmp_path, [text("one")])).returncode == 0
+    assert (
+        run_ketch(
+            "-p",
+            "hello",
+            "--provider",
+            "scripted",
+            cwd=workspace,
+            env=_real_env(tmp_path, [text("one")]),
+        ).returncode
+        == 0
+    )
     old = decode_key(secret_service.get_password(SERVICE, USERNAME))  # type: ignore[attr-defined]
     rotated = run_ketch("store", "key", "rotate", cwd=workspace, env=_real_env(tmp_path))
     assert rotated.returncode == 0, rotated.stderr
     new = decode_key(secret_service.get_password(SERVICE, USERNAME))  # type: ignore[attr-defined]
     assert new != old and secret_service.get_password(SERVICE, PENDING) is None  # type: ignore[attr-defined]
-    again = run_ketch("-p", "again", "--provider", "scripted", "--continue", cwd=workspace, env=_real_env(tmp_path, [text("two")]))
+    again = run_ketch(
+        "-p",
+        "again",
+        "--provider",
+        "scripted",
+        "--continue",
+        cwd=workspace,
+        env=_real_env(tmp_path, [text("two")]),
+    )
     assert again.returncode == 0, again.stderr
     verify = run_ketch("sessions", "verify", "--all", cwd=workspace, env=_real_env(tmp_path))
     assert verify.returncode == 0, verify.stdout
 
 
-def test_the_key_moves_from_the_secret_service_to_a_passphrase_and_back(tmp_path: Path, secret_service: object) -> None:
+def test_the_key_moves_from_the_secret_service_to_a_passphrase_and_back(
+    tmp_path: Path, secret_service: object
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    assert run_ketch("-p", "hello", "--provider", "scripted", cwd=workspace, env=_real_env(tmp_path, [text("one")])).returncode == 0
+    assert (
+        run_ketch(
+            "-p",
+            "hello",
+            "--provider",
+            "scripted",
+            cwd=workspace,
+            env=_real_env(tmp_path, [text("one")]),
+        ).returncode
+        == 0
+    )
     env = {**_real_env(tmp_path), "KETCH_NEW_PASSPHRASE": "a passphrase for the move"}
     moved = run_ketch("store", "key", "passphrase", "--to", "passphrase", cwd=workspace, env=env)
     assert moved.returncode == 0, moved.stderr

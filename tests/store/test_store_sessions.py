@@ -51,17 +51,25 @@ def test_a_turn_is_journaled_completely(tmp_path: Path) -> None:
     assert end.stop_reason == "end_turn"
     store = store_of(h)
     record = store.load_session(h.session.id)
-    assert [m.model_dump() for m in record.transcript] == [m.model_dump() for m in h.session.transcript]
+    assert [m.model_dump() for m in record.transcript] == [
+        m.model_dump() for m in h.session.transcript
+    ]
     assert record.transcript[1].parts[0].type == "reasoning"
     assert record.usage == h.session.usage and record.usage.input_tokens == 20
-    assert record.workspace == str(h.workspace) and record.model == "scripted-model" and record.provider == "scripted"
+    assert (
+        record.workspace == str(h.workspace)
+        and record.model == "scripted-model"
+        and record.provider == "scripted"
+    )
     kinds = [kind for _, kind in journal(store, h.session.id)]
     assert kinds[0] == "session" and "turn_end" in kinds
     assert kinds.index("tool_started") < kinds.index("tool_result")
     seqs = [seq for seq, _ in journal(store, h.session.id)]
     assert seqs == list(range(1, len(seqs) + 1))
     loaded = store.history(h.session.id)
-    assert [(op.name, op.status, op.output) for op in loaded.operations] == [("note", "succeeded", "noted: remember this")]
+    assert [(op.name, op.status, op.output) for op in loaded.operations] == [
+        ("note", "succeeded", "noted: remember this")
+    ]
     summary = store.list_sessions(str(h.workspace))
     assert [s.id for s in summary] == [h.session.id] and summary[0].title == "please take a note"
     assert summary[0].messages == len(record.transcript)
@@ -82,7 +90,11 @@ def test_the_same_event_twice_is_journaled_once(tmp_path: Path) -> None:
 
 
 def test_resume_restores_knowledge_and_resets_authority(tmp_path: Path) -> None:
-    first = harness(tmp_path, [call("note", {"text": "a"}), text("first answer")], settings={"profile": "full-access", "mode": "plan"})
+    first = harness(
+        tmp_path,
+        [call("note", {"text": "a"}), text("first answer")],
+        settings={"profile": "full-access", "mode": "plan"},
+    )
     first.run("first question")
     session = first.session
     session.pins.add(session.transcript[0].id)
@@ -93,22 +105,32 @@ def test_resume_restores_knowledge_and_resets_authority(tmp_path: Path) -> None:
     second = harness(tmp_path, [text("second answer")])
     resumed = second.resume(None)  # --continue: the latest session of this workspace
     assert resumed.id == session.id and resumed.resumed
-    assert [m.model_dump() for m in resumed.transcript] == [m.model_dump() for m in session.transcript]
+    assert [m.model_dump() for m in resumed.transcript] == [
+        m.model_dump() for m in session.transcript
+    ]
     assert resumed.mode == "plan" and resumed.profile == "manual" and resumed.approvals == []
     assert resumed.pins == {session.transcript[0].id}
     assert resumed.state["store_tools"] == {"counter": 3}
     assert resumed.usage == session.usage
     second.run("second question")
     request = second.provider.requests[-1]
-    assert [m.text for m in request.messages if m.role == "user"] == ["first question", "second question"]
+    assert [m.text for m in request.messages if m.role == "user"] == [
+        "first question",
+        "second question",
+    ]
     third = store_of(second).load_session(session.id)
-    assert [m.text for m in third.transcript if m.role == "assistant"][-2:] == ["first answer", "second answer"]
+    assert [m.text for m in third.transcript if m.role == "assistant"][-2:] == [
+        "first answer",
+        "second answer",
+    ]
 
 
 def test_resume_elsewhere_is_refused(tmp_path: Path) -> None:
     first = harness(tmp_path / "a", [text("x")])
     first.run("hello")
-    other = harness(tmp_path / "b", [text("y")], env={"KETCH_STATE_DIR": first.environ["KETCH_STATE_DIR"]})
+    other = harness(
+        tmp_path / "b", [text("y")], env={"KETCH_STATE_DIR": first.environ["KETCH_STATE_DIR"]}
+    )
     with pytest.raises(KetchError, match="never rebound silently"):
         other.resume(first.session.id)
 
@@ -122,14 +144,23 @@ class Summarizer:
         kept = request.messages[-1:]
         replaced = [m.id for m in request.messages[:-1]]
         return CompactionResult(
-            messages=(summary, *kept), before_tokens=0, after_tokens=10, compactor="test",
-            summary="earlier talk", record=[{"replaced": replaced, "by": summary.id, "how": "summary"}],
+            messages=(summary, *kept),
+            before_tokens=0,
+            after_tokens=10,
+            compactor="test",
+            summary="earlier talk",
+            record=[{"replaced": replaced, "by": summary.id, "how": "summary"}],
         )
 
 
 def test_compaction_keeps_the_transcript_and_saves_the_active_context(tmp_path: Path) -> None:
     big = "word " * 900
-    h = harness(tmp_path, [text("one"), text("two"), text("three")], plugins=[("summarizer", Summarizer())], context_window=6000)
+    h = harness(
+        tmp_path,
+        [text("one"), text("two"), text("three")],
+        plugins=[("summarizer", Summarizer())],
+        context_window=6000,
+    )
     h.run("first " + big)
     h.run("second " + big)
     h.run("third " + big)
@@ -138,7 +169,9 @@ def test_compaction_keeps_the_transcript_and_saves_the_active_context(tmp_path: 
     assert len(session.active) < len(session.transcript)
     h.kernel.end(session)
     record = store_of(h).load_session(session.id)
-    assert [m.model_dump() for m in record.transcript] == [m.model_dump() for m in session.transcript]
+    assert [m.model_dump() for m in record.transcript] == [
+        m.model_dump() for m in session.transcript
+    ]
     assert record.active is not None
     assert [m.model_dump() for m in record.active] == [m.model_dump() for m in session.active]
     assert record.compactions and record.compactions[-1]["compactor"] == "test"
@@ -152,10 +185,15 @@ def _dispatch_without_result(h: Harness) -> str:
     """Journal a tool call as dispatched and "crash": no result, owner lock dropped."""
     h.run("start")
     session = h.session
-    message = Message(role="assistant", parts=({"type": "tool_call", "id": "call_crash", "name": "touch", "input": {"path": "x"}},))
+    message = Message(
+        role="assistant",
+        parts=({"type": "tool_call", "id": "call_crash", "name": "touch", "input": {"path": "x"}},),
+    )
     session.append(message)
     h.kernel.emit(session, MessageEvent(message=message))
-    h.kernel.emit(session, ToolStartedEvent(tool_call_id="call_crash", name="touch", input={"path": "x"}))
+    h.kernel.emit(
+        session, ToolStartedEvent(tool_call_id="call_crash", name="touch", input={"path": "x"})
+    )
     store = store_of(h)
     store.close()  # the process "dies": its owner lock goes with it
     return session.id
@@ -187,13 +225,17 @@ def test_recovery_marks_in_flight_operations_unknown_and_resume_says_so(tmp_path
 def test_a_live_process_keeps_its_operations(tmp_path: Path) -> None:
     h = harness(tmp_path, [text("ok")])
     h.run("start")
-    h.kernel.emit(h.session, ToolStartedEvent(tool_call_id="call_live", name="touch", input={"path": "y"}))
+    h.kernel.emit(
+        h.session, ToolStartedEvent(tool_call_id="call_live", name="touch", input={"path": "y"})
+    )
     store = store_of(h)
     other = SqliteStore.open(store.path, store.fields.cipher)  # e.g. a second ketch meanwhile
     assert other.recovered == []
     assert other.history(h.session.id).operations[0].status == "dispatched"
     other.close()
-    h.kernel.emit(h.session, ToolResultEvent(tool_call_id="call_live", name="touch", ok=True, output="done"))
+    h.kernel.emit(
+        h.session, ToolResultEvent(tool_call_id="call_live", name="touch", ok=True, output="done")
+    )
     assert store.history(h.session.id).operations[0].status == "succeeded"
 
 
@@ -201,13 +243,22 @@ def test_calls_that_never_started_or_finished_before_the_crash(tmp_path: Path) -
     h = harness(tmp_path, [text("ok")])
     h.run("start")
     session = h.session
-    parts = [{"type": "tool_call", "id": f"call_{n}", "name": "note", "input": {"text": str(n)}} for n in range(3)]
+    parts = [
+        {"type": "tool_call", "id": f"call_{n}", "name": "note", "input": {"text": str(n)}}
+        for n in range(3)
+    ]
     message = Message(role="assistant", parts=tuple(parts))
     session.append(message)
     h.kernel.emit(session, MessageEvent(message=message))
-    h.kernel.emit(session, ToolStartedEvent(tool_call_id="call_0", name="note", input={"text": "0"}))
-    h.kernel.emit(session, ToolResultEvent(tool_call_id="call_0", name="note", ok=True, output="noted: 0"))
-    h.kernel.emit(session, ToolStartedEvent(tool_call_id="call_1", name="note", input={"text": "1"}))
+    h.kernel.emit(
+        session, ToolStartedEvent(tool_call_id="call_0", name="note", input={"text": "0"})
+    )
+    h.kernel.emit(
+        session, ToolResultEvent(tool_call_id="call_0", name="note", ok=True, output="noted: 0")
+    )
+    h.kernel.emit(
+        session, ToolStartedEvent(tool_call_id="call_1", name="note", input={"text": "1"})
+    )
     store_of(h).close()
     record = harness(tmp_path, []).resume(session.id)
     results = record.transcript[-1].tool_results
@@ -297,7 +348,9 @@ def test_integrity_errors_surface_on_resume(tmp_path: Path) -> None:
     store = store_of(h)
     raw = sqlite3.connect(store.path, isolation_level=None)
     raw.execute("DROP TRIGGER journal_append_only")
-    raw.execute("UPDATE journal SET payload = substr(payload, 1, length(payload) - 1) WHERE seq = 2")
+    raw.execute(
+        "UPDATE journal SET payload = substr(payload, 1, length(payload) - 1) WHERE seq = 2"
+    )
     raw.close()
     with pytest.raises(IntegrityError):
         harness(tmp_path, []).resume(h.session.id)
@@ -339,19 +392,43 @@ def test_a_reused_call_id_is_recovered_and_kept_apart(tmp_path: Path) -> None:
     h.run("start")
     session = h.session
     for step in range(2):
-        message = Message(role="assistant", parts=({"type": "tool_call", "id": "call_0", "name": "note", "input": {"text": str(step)}},))
+        message = Message(
+            role="assistant",
+            parts=(
+                {"type": "tool_call", "id": "call_0", "name": "note", "input": {"text": str(step)}},
+            ),
+        )
         session.append(message)
         h.kernel.emit(session, MessageEvent(message=message))
-        h.kernel.emit(session, ToolStartedEvent(tool_call_id="call_0", name="note", input={"text": str(step)}))
+        h.kernel.emit(
+            session, ToolStartedEvent(tool_call_id="call_0", name="note", input={"text": str(step)})
+        )
         if step == 0:
-            h.kernel.emit(session, ToolResultEvent(tool_call_id="call_0", name="note", ok=True, output="noted: 0"))
-            result = Message(role="tool", parts=({"type": "tool_result", "tool_call_id": "call_0", "name": "note", "ok": True, "output": "noted: 0"},))
+            h.kernel.emit(
+                session,
+                ToolResultEvent(tool_call_id="call_0", name="note", ok=True, output="noted: 0"),
+            )
+            result = Message(
+                role="tool",
+                parts=(
+                    {
+                        "type": "tool_result",
+                        "tool_call_id": "call_0",
+                        "name": "note",
+                        "ok": True,
+                        "output": "noted: 0",
+                    },
+                ),
+            )
             session.append(result)
             h.kernel.emit(session, MessageEvent(message=result))
     store_of(h).close()
     store = store_of(harness(tmp_path, []))
     operations = store.history(session.id).operations
-    assert [(op.input, op.status) for op in operations] == [({"text": "0"}, "succeeded"), ({"text": "1"}, "unknown_outcome")]
+    assert [(op.input, op.status) for op in operations] == [
+        ({"text": "0"}, "succeeded"),
+        ({"text": "1"}, "unknown_outcome"),
+    ]
     assert [u["input"] for u in store.load_session(session.id).unknown_outcomes] == [{"text": "1"}]
 
 
@@ -362,10 +439,26 @@ def test_a_reused_call_id_crashing_twice_is_recovered_twice(tmp_path: Path) -> N
     for attempt in range(2):
         live = h if attempt == 0 else harness(tmp_path, [])
         session = live.session if attempt == 0 else live.resume(session_id)
-        message = Message(role="assistant", parts=({"type": "tool_call", "id": "call_0", "name": "touch", "input": {"path": str(attempt)}},))
+        message = Message(
+            role="assistant",
+            parts=(
+                {
+                    "type": "tool_call",
+                    "id": "call_0",
+                    "name": "touch",
+                    "input": {"path": str(attempt)},
+                },
+            ),
+        )
         session.append(message)
         live.kernel.emit(session, MessageEvent(message=message))
-        live.kernel.emit(session, ToolStartedEvent(tool_call_id="call_0", name="touch", input={"path": str(attempt)}))
+        live.kernel.emit(
+            session,
+            ToolStartedEvent(tool_call_id="call_0", name="touch", input={"path": str(attempt)}),
+        )
         store_of(live).close()
     store = store_of(harness(tmp_path, []))
-    assert [op.status for op in store.history(session_id).operations] == ["unknown_outcome", "unknown_outcome"]
+    assert [op.status for op in store.history(session_id).operations] == [
+        "unknown_outcome",
+        "unknown_outcome",
+    ]

@@ -20,7 +20,9 @@ TOOL_PLUGINS = ["fs", "search", "shell", "web"]
 class Recorder:
     """An approver that records every request and answers with ``answer``."""
 
-    def __init__(self, answer: bool = True, before: Callable[[ApprovalRequest], None] | None = None) -> None:
+    def __init__(
+        self, answer: bool = True, before: Callable[[ApprovalRequest], None] | None = None
+    ) -> None:
         self.answer = answer
         self.before = before
         self.requests: list[ApprovalRequest] = []
@@ -51,7 +53,9 @@ class ToolSession:
     def state(self) -> dict[str, Any]:
         return self.harness.session.state
 
-    def call(self, name: str, input: dict[str, Any], *, approver: Approver | None | str = "default") -> Any:
+    def call(
+        self, name: str, input: dict[str, Any], *, approver: Approver | None | str = "default"
+    ) -> Any:
         self.harness.provider.add(call(name, input), text("ok"))
         chosen = self.approver if approver == "default" else approver
         before = len(self.harness.events)
@@ -64,8 +68,21 @@ class ToolSession:
         return self.harness.of_type(kind)
 
 
-def make_session(tmp_path: Path, *, approver: Approver | None = approve_all, settings: dict[str, Any] | None = None, plugins: list[tuple[str, Any]] | None = None, config: str | None = None) -> ToolSession:
-    harness = Harness.create(tmp_path, bundled=TOOL_PLUGINS, settings={"tools": settings or {}}, plugins=plugins, config=config)
+def make_session(
+    tmp_path: Path,
+    *,
+    approver: Approver | None = approve_all,
+    settings: dict[str, Any] | None = None,
+    plugins: list[tuple[str, Any]] | None = None,
+    config: str | None = None,
+) -> ToolSession:
+    harness = Harness.create(
+        tmp_path,
+        bundled=TOOL_PLUGINS,
+        settings={"tools": settings or {}},
+        plugins=plugins,
+        config=config,
+    )
     return ToolSession(harness, approver)
 
 

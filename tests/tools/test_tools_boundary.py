@@ -61,7 +61,9 @@ def test_symlink_to_outside_read_is_declared_as_its_target(tools, outside: Path)
     assert session.events("permission")[-1].decision == "ask"
 
 
-def test_symlink_to_outside_write_is_declared_and_refused_when_declined(tools, outside: Path) -> None:
+def test_symlink_to_outside_write_is_declared_and_refused_when_declined(
+    tools, outside: Path
+) -> None:
     recorder = Recorder(answer=False)
     session = tools(approver=recorder)
     os.symlink(outside, session.workspace / "link.txt")
@@ -99,13 +101,25 @@ def test_prefix_sibling_directory_is_outside(tools, tmp_path: Path) -> None:
     assert all(target.startswith(str(sibling.resolve())) for target in recorder.targets)
 
 
-@pytest.mark.parametrize("tool,field", [("read_file", "path"), ("write_file", "path"), ("edit_file", "path"), ("list_dir", "path"), ("grep", "path")])
+@pytest.mark.parametrize(
+    "tool,field",
+    [
+        ("read_file", "path"),
+        ("write_file", "path"),
+        ("edit_file", "path"),
+        ("list_dir", "path"),
+        ("grep", "path"),
+    ],
+)
 def test_nul_byte_in_path_is_refused_with_a_clear_error(tools, tool: str, field: str) -> None:
     recorder = Recorder(answer=True)
     session = tools(approver=recorder)
     inputs = {
-        "read_file": {}, "write_file": {"content": "x"}, "edit_file": {"old_string": "a", "new_string": "b"},
-        "list_dir": {}, "grep": {"pattern": "x"},
+        "read_file": {},
+        "write_file": {"content": "x"},
+        "edit_file": {"old_string": "a", "new_string": "b"},
+        "list_dir": {},
+        "grep": {"pattern": "x"},
     }[tool]
     result = session.call(tool, {**inputs, field: "a.txt\x00../../etc/passwd"})
     assert not result.ok
@@ -133,14 +147,18 @@ def test_symlink_swapped_in_after_approval_is_not_followed(tools, outside: Path)
     session = tools(approver=recorder)
     ws_file = session.workspace / "target.txt"
     ws_file.write_text("original\n")
-    session.call("read_file", {"path": "target.txt"}, approver=None)  # denied (no approver): no record
+    session.call(
+        "read_file", {"path": "target.txt"}, approver=None
+    )  # denied (no approver): no record
     result = session.call("write_file", {"path": "target.txt", "content": "new\n"})
     assert not result.ok
     assert "changed" in result.output
     assert outside.read_text() == "top secret\n"
 
 
-def test_planted_symlink_at_final_component_is_refused_at_write_time(tmp_path: Path, outside: Path) -> None:
+def test_planted_symlink_at_final_component_is_refused_at_write_time(
+    tmp_path: Path, outside: Path
+) -> None:
     """Below the tool: the write primitive itself never follows a symlink."""
     from ketch_fs.writing import write_atomic
     from ketch_tool_kit.paths import PathProblem

@@ -23,7 +23,9 @@ TESTS = (
 )
 
 
-def run_ketch(repo: Path, scratch: Path, script: list[dict[str, Any]], *args: str) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+def run_ketch(
+    repo: Path, scratch: Path, script: list[dict[str, Any]], *args: str
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     script_path = scratch / "script.json"
     script_path.write_text(json.dumps(script))
     env = {
@@ -33,8 +35,24 @@ def run_ketch(repo: Path, scratch: Path, script: list[dict[str, Any]], *args: st
         "KETCH_SCRIPT_LOG": str(scratch / "requests.jsonl"),
     }
     proc = subprocess.run(
-        [sys.executable, "-m", "ketch", "-p", "fix the failing test", "--provider", "scripted", "--output-format", "stream-json", *args],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "ketch",
+            "-p",
+            "fix the failing test",
+            "--provider",
+            "scripted",
+            "--output-format",
+            "stream-json",
+            *args,
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     return proc, events
@@ -50,7 +68,9 @@ def repo(tmp_path: Path) -> Path:
         quiet = {"capture_output": True, "check": True, "cwd": repo}
         subprocess.run(["git", "init", "-q"], **quiet)
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "."], **quiet)
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], **quiet)
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], **quiet
+        )
     return repo
 
 
@@ -59,20 +79,44 @@ def test_read_edit_and_test_through_the_cli(repo: Path, tmp_path: Path) -> None:
     test_command = f"{os.path.realpath(sys.executable)} -m unittest -v test_calc"
     script = [
         {"tool_calls": [{"name": "read_file", "input": {"path": "calc.py"}, "id": "read"}]},
-        {"tool_calls": [{"name": "edit_file", "input": {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}, "id": "edit"}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "input": {
+                        "path": "calc.py",
+                        "old_string": "return a - b",
+                        "new_string": "return a + b",
+                    },
+                    "id": "edit",
+                }
+            ]
+        },
         {"tool_calls": [{"name": "shell", "input": {"command": test_command}, "id": "test"}]},
-        {"tool_calls": [{"name": "write_file", "input": {"path": "NOTES.md", "content": "Fixed add().\n"}, "id": "note"}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "write_file",
+                    "input": {"path": "NOTES.md", "content": "Fixed add().\n"},
+                    "id": "note",
+                }
+            ]
+        },
         {"text": "Fixed: add() subtracted instead of adding; the tests pass."},
     ]
     proc, events = run_ketch(repo, tmp_path, script, "--profile", "full-access")
     permissions = [e for e in events if e["type"] == "permission"]
     if any("no policy plugin voted" in e.get("reason", "") for e in permissions):
-        pytest.skip("the policy plugin is not built yet: --profile full-access cannot allow anything")
+        pytest.skip(
+            "the policy plugin is not built yet: --profile full-access cannot allow anything"
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     results = {e["tool_call_id"]: e for e in events if e["type"] == "tool_result"}
     assert set(results) == {"read", "edit", "test", "note"}
-    assert all(r["ok"] for r in results.values()), {k: r["output"][:300] for k, r in results.items() if not r["ok"]}
+    assert all(r["ok"] for r in results.values()), {
+        k: r["output"][:300] for k, r in results.items() if not r["ok"]
+    }
 
     assert "return a - b" in results["read"]["output"] and results["read"]["diff"] is None
     edit_diff = results["edit"]["diff"]
@@ -80,7 +124,9 @@ def test_read_edit_and_test_through_the_cli(repo: Path, tmp_path: Path) -> None:
     assert "-    return a - b\n" in edit_diff and "+    return a + b\n" in edit_diff
     assert "Ran 2 tests" in results["test"]["output"] and "OK" in results["test"]["output"]
     assert results["test"]["output"].rstrip().endswith("[exit code 0]")
-    assert results["note"]["diff"] == "--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+Fixed add().\n"
+    assert (
+        results["note"]["diff"] == "--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1 @@\n+Fixed add().\n"
+    )
 
     assert (repo / "calc.py").read_text() == CALC.replace("a - b", "a + b")
     assert (repo / "NOTES.md").read_text() == "Fixed add().\n"
@@ -93,13 +139,23 @@ def test_read_edit_and_test_through_the_cli(repo: Path, tmp_path: Path) -> None:
 
 def test_edit_without_read_is_refused_through_the_cli(repo: Path, tmp_path: Path) -> None:
     script = [
-        {"tool_calls": [{"name": "edit_file", "input": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}, "id": "blind"}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "input": {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"},
+                    "id": "blind",
+                }
+            ]
+        },
         {"text": "I should read it first."},
     ]
     proc, events = run_ketch(repo, tmp_path, script, "--profile", "full-access")
     permissions = [e for e in events if e["type"] == "permission"]
     if any("no policy plugin voted" in e.get("reason", "") for e in permissions):
-        pytest.skip("the policy plugin is not built yet: --profile full-access cannot allow anything")
+        pytest.skip(
+            "the policy plugin is not built yet: --profile full-access cannot allow anything"
+        )
     (result,) = [e for e in events if e["type"] == "tool_result"]
     assert not result["ok"] and "have not read it" in result["output"] and result["diff"] is None
     assert (repo / "calc.py").read_text() == CALC

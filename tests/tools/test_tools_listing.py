@@ -70,11 +70,17 @@ def test_glob_literal_prefix_braces_and_dotfiles(tools, tree: Path) -> None:
     session = tools()
     assert session.call("glob", {"pattern": "src/*.py"}).output.splitlines() == ["src/app.py"]
     assert session.call("glob", {"pattern": "src/**/*.{py,json}"}).output.splitlines() == [
-        "src/app.py", "src/util/data.json", "src/util/helpers.py",
+        "src/app.py",
+        "src/util/data.json",
+        "src/util/helpers.py",
     ]
     assert session.call("glob", {"pattern": "*.yml"}).output.startswith("No files match")
-    assert session.call("glob", {"pattern": ".github/**/*.yml"}).output.splitlines() == [".github/workflows/ci.yml"]
-    assert session.call("glob", {"pattern": "*.py", "path": "tests"}).output.splitlines() == ["tests/test_app.py"]
+    assert session.call("glob", {"pattern": ".github/**/*.yml"}).output.splitlines() == [
+        ".github/workflows/ci.yml"
+    ]
+    assert session.call("glob", {"pattern": "*.py", "path": "tests"}).output.splitlines() == [
+        "tests/test_app.py"
+    ]
     # A literal prefix that is a symlink out of the workspace is not walked either.
     assert "stolen" not in session.call("glob", {"pattern": "linked/*.py"}).output
 

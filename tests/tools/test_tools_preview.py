@@ -33,7 +33,9 @@ def test_edit_preview_is_the_diff_the_run_writes_and_nothing_is_written_before(t
     path = tools_session.workspace / "a.py"
     path.write_text("def f():\n    return 1\n")
     tools_session.call("read_file", {"path": "a.py"})
-    result = tools_session.call("edit_file", {"path": "a.py", "old_string": "return 1", "new_string": "return 2"})
+    result = tools_session.call(
+        "edit_file", {"path": "a.py", "old_string": "return 1", "new_string": "return 2"}
+    )
     assert result.ok
     edit_preview = seen[-1]
     assert "-    return 1" in edit_preview and "+    return 2" in edit_preview

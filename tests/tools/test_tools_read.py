@@ -27,8 +27,12 @@ def test_reads_numbered_lines_and_ranges(tools) -> None:
 
 
 def test_line_cap_and_char_cap_say_what_was_cut(tools) -> None:
-    session = tools(settings={"read_file": {"max_lines": 50, "max_chars": 2000, "max_line_chars": 100}})
-    (session.workspace / "big.txt").write_text("".join(f"{n:04d} " + "x" * 20 + "\n" for n in range(1, 1001)))
+    session = tools(
+        settings={"read_file": {"max_lines": 50, "max_chars": 2000, "max_line_chars": 100}}
+    )
+    (session.workspace / "big.txt").write_text(
+        "".join(f"{n:04d} " + "x" * 20 + "\n" for n in range(1, 1001))
+    )
     result = session.call("read_file", {"path": "big.txt"})
     shown = numbered(result.output)
     assert 0 < len(shown) <= 50
@@ -73,7 +77,9 @@ def test_a_single_50_mb_line_does_not_blow_up(tools) -> None:
 
 def test_binary_file_is_refused_with_what_it_looks_like(tools) -> None:
     session = tools()  # (a PNG is an image now: read_file returns it as one, see tests/catalog)
-    (session.workspace / "tool.bin").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 10)
+    (session.workspace / "tool.bin").write_bytes(
+        b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 10
+    )
     result = session.call("read_file", {"path": "tool.bin"})
     assert not result.ok
     assert "binary file" in result.output and "ELF executable" in result.output
@@ -82,7 +88,9 @@ def test_binary_file_is_refused_with_what_it_looks_like(tools) -> None:
 
 def test_invalid_utf8_is_shown_safely(tools) -> None:
     session = tools()
-    (session.workspace / "mixed.txt").write_bytes(b"good line\nbad \xff\xfe bytes \xc3\n\xe2\x82\xac euro\n")
+    (session.workspace / "mixed.txt").write_bytes(
+        b"good line\nbad \xff\xfe bytes \xc3\n\xe2\x82\xac euro\n"
+    )
     result = session.call("read_file", {"path": "mixed.txt"})
     assert result.ok
     lines = numbered(result.output)
@@ -93,7 +101,9 @@ def test_invalid_utf8_is_shown_safely(tools) -> None:
 
 def test_latin1_and_utf16_files_are_decoded(tools) -> None:
     session = tools()
-    (session.workspace / "latin1.txt").write_bytes("Grüße aus Köln, déjà vu, señor años niño\n".encode("latin-1") * 3)
+    (session.workspace / "latin1.txt").write_bytes(
+        "Grüße aus Köln, déjà vu, señor años niño\n".encode("latin-1") * 3
+    )
     latin = session.call("read_file", {"path": "latin1.txt"})
     assert numbered(latin.output)[0] == "Grüße aus Köln, déjà vu, señor años niño"
     assert "[encoding:" in latin.output
@@ -134,7 +144,17 @@ def test_crlf_lines_are_shown_without_carriage_returns(tools) -> None:
 def test_schema_has_descriptions_and_read_is_not_mutating(tools) -> None:
     session = tools()
     tools_by_name = session.harness.kernel.tools
-    for name in ("read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "shell", "shell_job", "web_fetch"):
+    for name in (
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_dir",
+        "glob",
+        "grep",
+        "shell",
+        "shell_job",
+        "web_fetch",
+    ):
         schema = tools_by_name[name].input_schema()
         for field, spec in schema["properties"].items():
             assert spec.get("description"), f"{name}.{field} has no description"

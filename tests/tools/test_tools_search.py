@@ -10,7 +10,12 @@ import pytest
 
 HAVE_RG = shutil.which("rg") is not None
 ENGINES = [
-    pytest.param("ripgrep", marks=pytest.mark.skipif(not HAVE_RG, reason="ripgrep (rg) is not installed; .ci/run installs it")),
+    pytest.param(
+        "ripgrep",
+        marks=pytest.mark.skipif(
+            not HAVE_RG, reason="ripgrep (rg) is not installed; .ci/run installs it"
+        ),
+    ),
     "python",
 ]
 
@@ -41,12 +46,16 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_grep_finds_matches_with_context_and_respects_gitignore(tools, repo: Path, engine: str) -> None:
+def test_grep_finds_matches_with_context_and_respects_gitignore(
+    tools, repo: Path, engine: str
+) -> None:
     session = tools(settings={"grep": {"engine": engine}})
     result = session.call("grep", {"pattern": "foo", "context": 1})
     assert result.ok
     out = result.output
-    assert "src/a.py:3:def foo():" in out and "src/a.py-4-    return 1" in out and "src/a.py-2-" in out
+    assert (
+        "src/a.py:3:def foo():" in out and "src/a.py-4-    return 1" in out and "src/a.py-2-" in out
+    )
     assert "src/a.py:8:    return foo()" in out
     assert "src/b.py:1:-foo is a flag" in out
     assert "src/deep/c.txt:1:foo in text" in out
@@ -71,7 +80,7 @@ def test_pre_option_as_pattern_runs_nothing(tools, repo: Path, engine: str) -> N
     session = tools(settings={"grep": {"engine": engine}})
     marker = repo / "pwned"
     script = repo / "x.sh"
-    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat \"$1\"\n")
+    script.write_text(f'#!/bin/sh\ntouch {marker}\ncat "$1"\n')
     script.chmod(0o755)
     for pattern in ("--pre=./x.sh", "--pre", "-z"):
         result = session.call("grep", {"pattern": pattern, "path": "."})
@@ -114,7 +123,11 @@ def test_result_cap_and_long_lines(tools, tmp_path: Path, engine: str) -> None:
 def test_invalid_regex_is_a_clear_error(tools, repo: Path, engine: str) -> None:
     session = tools(settings={"grep": {"engine": engine}})
     result = session.call("grep", {"pattern": "(unclosed"})
-    assert not result.ok and "invalid regular expression" in result.output and "literal" in result.output
+    assert (
+        not result.ok
+        and "invalid regular expression" in result.output
+        and "literal" in result.output
+    )
 
 
 @pytest.mark.skipif(not HAVE_RG, reason="ripgrep (rg) is not installed")
@@ -146,12 +159,14 @@ def test_grep_path_outside_is_declared(tools, repo: Path, tmp_path: Path) -> Non
     assert recorder.targets == [str((tmp_path / "outside.txt").resolve())]
 
 
-def test_rg_config_in_environment_is_ignored(tools, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rg_config_in_environment_is_ignored(
+    tools, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if not HAVE_RG:
         pytest.skip("ripgrep (rg) is not installed")
     marker = repo / "pwned"
     script = repo / "pre.sh"
-    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat \"$1\"\n")
+    script.write_text(f'#!/bin/sh\ntouch {marker}\ncat "$1"\n')
     script.chmod(0o755)
     config = repo / "rgrc"
     config.write_text(f"--pre={script}\n")

@@ -211,7 +211,11 @@ def test_sandbox_hook_wraps_every_command(tools) -> None:
     # The approval's preview asks the same hook first (to say whether it is sandboxed).
     assert len(sandbox.calls) == 2 and sandbox.calls[0] == sandbox.calls[1]
     argv, workspace, network = sandbox.calls[-1]
-    assert argv[1:] == ["-c", "echo $SANDBOXED"] and workspace == session.workspace.resolve() and network is False
+    assert (
+        argv[1:] == ["-c", "echo $SANDBOXED"]
+        and workspace == session.workspace.resolve()
+        and network is False
+    )
     session.call("shell", {"command": "echo bg", "background": True})
     assert len(sandbox.calls) == 4
 

@@ -18,7 +18,9 @@ PAGE = b"""<!doctype html><html><head><title>Release notes</title><style>body{}<
 <footer>copyright</footer></body></html>"""
 
 
-def serve(routes: dict[str, Callable[[BaseHTTPRequestHandler], None]]) -> tuple[ThreadingHTTPServer, str]:
+def serve(
+    routes: dict[str, Callable[[BaseHTTPRequestHandler], None]],
+) -> tuple[ThreadingHTTPServer, str]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
@@ -32,11 +34,15 @@ def serve(routes: dict[str, Callable[[BaseHTTPRequestHandler], None]]) -> tuple[
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.block_on_close = False
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
     return server, f"http://127.0.0.1:{server.server_port}"
 
 
-def reply(body: bytes, content_type: str = "text/html; charset=utf-8", status: int = 200) -> Callable[[BaseHTTPRequestHandler], None]:
+def reply(
+    body: bytes, content_type: str = "text/html; charset=utf-8", status: int = 200
+) -> Callable[[BaseHTTPRequestHandler], None]:
     def handle(h: BaseHTTPRequestHandler) -> None:
         h.send_response(status)
         h.send_header("Content-Type", content_type)
@@ -78,22 +84,40 @@ def test_html_becomes_readable_markdown(tools, servers) -> None:
     assert result.ok, result.output
     out = result.output
     assert "Host: 127.0.0.1" in out and "Status: 200" in out and "Title: Release notes" in out
-    assert "# Version 2" in out and "**faster**" in out and "- one" in out and "pip install thing" in out
+    assert (
+        "# Version 2" in out
+        and "**faster**" in out
+        and "- one" in out
+        and "pip install thing" in out
+    )
     assert f"[the changelog]({base}/changelog)" in out
     assert "steal()" not in out and "body{}" not in out and "Home | Docs" not in out
 
 
 def test_redirect_to_another_origin_is_reauthorized(tools, servers) -> None:
     other = servers({"/final": reply(b"<p>landed</p>")})
-    base = servers({"/go": redirect(f"{other}/final"), "/same": redirect("/here"), "/here": reply(b"<p>same host</p>")})
+    base = servers(
+        {
+            "/go": redirect(f"{other}/final"),
+            "/same": redirect("/here"),
+            "/here": reply(b"<p>same host</p>"),
+        }
+    )
     recorder = Recorder(answer=True)
     session = tools(approver=recorder)
     result = session.call("web_fetch", {"url": f"{base}/go"})
     assert result.ok and "landed" in result.output
     assert f"URL: {other}/final (redirected from {base}/go)" in result.output
-    assert [r.call.accesses[0].target for r in recorder.requests] == [f"{base}/go", f"{other}/final"]
+    assert [r.call.accesses[0].target for r in recorder.requests] == [
+        f"{base}/go",
+        f"{other}/final",
+    ]
     hop = recorder.requests[1].call.accesses[0]
-    assert hop.effect == "network" and hop.detail["host"] == "127.0.0.1" and hop.detail["redirected_from"] == f"{base}/go"
+    assert (
+        hop.effect == "network"
+        and hop.detail["host"] == "127.0.0.1"
+        and hop.detail["redirected_from"] == f"{base}/go"
+    )
     # The same origin needs no second question.
     recorder.requests.clear()
     assert "same host" in session.call("web_fetch", {"url": f"{base}/same"}).output
@@ -123,7 +147,14 @@ def test_denied_redirect_fetches_nothing_from_it(tools, servers) -> None:
 
 def test_only_http_and_https_and_no_credentials(tools) -> None:
     session = tools()
-    for url in ("file:///etc/passwd", "ftp://example.com/x", "gopher://x", "http://user:pw@example.com/", "http://exa mple.com/", "javascript:alert(1)"):
+    for url in (
+        "file:///etc/passwd",
+        "ftp://example.com/x",
+        "gopher://x",
+        "http://user:pw@example.com/",
+        "http://exa mple.com/",
+        "javascript:alert(1)",
+    ):
         result = session.call("web_fetch", {"url": url})
         assert not result.ok and "Invalid input" in result.output, url
 
@@ -155,7 +186,9 @@ def test_slow_server_times_out(tools, servers) -> None:
 
     base = servers({"/slow": slow})
     started = time.monotonic()
-    result = tools(settings={"web_fetch": {"timeout": 0.5}}).call("web_fetch", {"url": f"{base}/slow"})
+    result = tools(settings={"web_fetch": {"timeout": 0.5}}).call(
+        "web_fetch", {"url": f"{base}/slow"}
+    )
     assert not result.ok and "timed out" in result.output
     assert time.monotonic() - started < 4
 

@@ -283,11 +283,19 @@ def test_brave_key_from_the_keyring_hook_and_a_clear_error_without_one(
     )
 
 
-def test_the_brave_key_never_goes_to_another_host(tmp_path: Path, servers: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_brave_key_never_goes_to_another_host(
+    tmp_path: Path, servers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``[tools.*]`` may come from a workspace's config: pointing ``url`` elsewhere must not leak the key."""
     monkeypatch.setenv("BRAVE_API_KEY", KEY)
-    result = session(tmp_path, {"backend": "brave", "url": "https://search.attacker.example"}).call("web_search", {"query": "x"})
-    assert not result.ok and "only sent to api.search.brave.com" in result.output and KEY not in result.output
+    result = session(tmp_path, {"backend": "brave", "url": "https://search.attacker.example"}).call(
+        "web_search", {"query": "x"}
+    )
+    assert (
+        not result.ok
+        and "only sent to api.search.brave.com" in result.output
+        and KEY not in result.output
+    )
 
 
 def test_the_policy_decides_by_the_search_host_and_a_denied_search_sends_nothing(

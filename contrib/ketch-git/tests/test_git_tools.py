@@ -24,12 +24,21 @@ import ketch_git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-GIT_IDENTITY = ["-c", "user.name=Ada Lovelace", "-c", "user.email=ada@example.com", "-c", "commit.gpgsign=false"]
+GIT_IDENTITY = [
+    "-c",
+    "user.name=Ada Lovelace",
+    "-c",
+    "user.email=ada@example.com",
+    "-c",
+    "commit.gpgsign=false",
+]
 
 
 def git(ws: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    proc = subprocess.run(["git", *GIT_IDENTITY, *args], cwd=ws, env=env, capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        ["git", *GIT_IDENTITY, *args], cwd=ws, env=env, capture_output=True, text=True, check=True
+    )
     return proc.stdout
 
 
@@ -49,10 +58,17 @@ def repo(ketch_workspace: Path) -> Path:
     return ws
 
 
-def run_tool(make: Callable[..., Harness], name: str, args: dict[str, Any] | None = None, **kw: Any) -> tuple[Harness, Any]:
+def run_tool(
+    make: Callable[..., Harness], name: str, args: dict[str, Any] | None = None, **kw: Any
+) -> tuple[Harness, Any]:
     """One turn in which the model calls ``name`` once; returns the harness and the result event."""
     approver = kw.pop("approver", approve_all)
-    harness = make(script=[call(name, args or {}), text("done")], plugins=[("git", ketch_git)], bundled=["guards"], **kw)
+    harness = make(
+        script=[call(name, args or {}), text("done")],
+        plugins=[("git", ketch_git)],
+        bundled=["guards"],
+        **kw,
+    )
     end = harness.run(f"run {name}", approver=approver)
     assert end.stop_reason == "end_turn"
     [result] = harness.of_type("tool_result")
@@ -85,7 +101,9 @@ def test_diff_unstaged_staged_and_stat(ketch_harness: Callable[..., Harness], re
 
 
 def test_diff_against_a_range_and_paths(ketch_harness: Callable[..., Harness], repo: Path) -> None:
-    _, result = run_tool(ketch_harness, "git_diff", {"revision": "HEAD~1..HEAD", "paths": ["README.md"]})
+    _, result = run_tool(
+        ketch_harness, "git_diff", {"revision": "HEAD~1..HEAD", "paths": ["README.md"]}
+    )
     assert "+# demo" in result.output and "app.py" not in result.output
 
 
@@ -98,7 +116,9 @@ def test_log_is_newest_first_and_bounded(ketch_harness: Callable[..., Harness], 
     assert "+    return 1" in result.output
 
 
-def test_show_a_commit_and_a_file_at_a_revision(ketch_harness: Callable[..., Harness], repo: Path) -> None:
+def test_show_a_commit_and_a_file_at_a_revision(
+    ketch_harness: Callable[..., Harness], repo: Path
+) -> None:
     _, commit = run_tool(ketch_harness, "git_show", {"revision": "HEAD~1"})
     assert "Add app" in commit.output and "+def main():" in commit.output
     _, old_file = run_tool(ketch_harness, "git_show", {"revision": "HEAD", "path": "app.py"})
@@ -106,22 +126,34 @@ def test_show_a_commit_and_a_file_at_a_revision(ketch_harness: Callable[..., Har
 
 
 def test_blame_a_line_range(ketch_harness: Callable[..., Harness], repo: Path) -> None:
-    _, result = run_tool(ketch_harness, "git_blame", {"path": "README.md", "start_line": 1, "end_line": 1})
+    _, result = run_tool(
+        ketch_harness, "git_blame", {"path": "README.md", "start_line": 1, "end_line": 1}
+    )
     assert "Ada Lovelace" in result.output and "# demo" in result.output
 
 
-def test_tools_are_read_only_and_offered_in_plan_mode(ketch_harness: Callable[..., Harness], repo: Path) -> None:
+def test_tools_are_read_only_and_offered_in_plan_mode(
+    ketch_harness: Callable[..., Harness], repo: Path
+) -> None:
     harness, _ = run_tool(ketch_harness, "git_status", settings={"mode": "plan"})
     offered = {spec.name for spec in harness.provider.requests[0].tools}
     assert {"git_status", "git_diff", "git_log", "git_show", "git_blame"} <= offered
     tools = harness.kernel.tools
-    assert all(not tools[name].mutating and tools[name].plugin == "git" for name in offered if name.startswith("git_"))
-    schema = next(s for s in harness.provider.requests[0].tools if s.name == "git_diff").input_schema
+    assert all(
+        not tools[name].mutating and tools[name].plugin == "git"
+        for name in offered
+        if name.startswith("git_")
+    )
+    schema = next(
+        s for s in harness.provider.requests[0].tools if s.name == "git_diff"
+    ).input_schema
     assert schema["properties"]["staged"]["type"] == "boolean"
     assert "range" in schema["properties"]["revision"]["description"]
 
 
-def test_options_smuggled_in_a_revision_are_refused(ketch_harness: Callable[..., Harness], repo: Path, tmp_path: Path) -> None:
+def test_options_smuggled_in_a_revision_are_refused(
+    ketch_harness: Callable[..., Harness], repo: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "written-by-git.txt"
     _, result = run_tool(ketch_harness, "git_diff", {"revision": f"--output={target}"})
     assert not result.ok and "invalid revision" in result.output
@@ -130,18 +162,24 @@ def test_options_smuggled_in_a_revision_are_refused(ketch_harness: Callable[...,
     assert not result.ok and "invalid revision" in result.output
 
 
-def test_paths_outside_the_workspace_are_refused(ketch_harness: Callable[..., Harness], repo: Path) -> None:
+def test_paths_outside_the_workspace_are_refused(
+    ketch_harness: Callable[..., Harness], repo: Path
+) -> None:
     _, result = run_tool(ketch_harness, "git_diff", {"paths": ["../elsewhere"]})
     assert not result.ok and "outside the workspace" in result.output
 
 
-def test_pathspec_magic_is_taken_literally(ketch_harness: Callable[..., Harness], repo: Path) -> None:
+def test_pathspec_magic_is_taken_literally(
+    ketch_harness: Callable[..., Harness], repo: Path
+) -> None:
     # ':(exclude)x' would otherwise mean "everything except x": here it is a file name.
     _, result = run_tool(ketch_harness, "git_status", {"paths": [":(exclude)nothing"]})
     assert result.ok and result.output == "## main\n(working tree clean)"
 
 
-def test_a_secret_looking_path_makes_the_guards_ask(ketch_harness: Callable[..., Harness], repo: Path) -> None:
+def test_a_secret_looking_path_makes_the_guards_ask(
+    ketch_harness: Callable[..., Harness], repo: Path
+) -> None:
     """accesses() names each path, so the guards see it; denied, git never runs."""
     (repo / ".env").write_text("TOKEN=hunter2\n")
     harness, result = run_tool(ketch_harness, "git_diff", {"paths": [".env"]}, approver=deny_all)
@@ -150,7 +188,9 @@ def test_a_secret_looking_path_makes_the_guards_ask(ketch_harness: Callable[...,
     assert not result.ok and "hunter2" not in result.output
 
 
-def test_programs_named_by_the_repository_config_never_run(ketch_harness: Callable[..., Harness], repo: Path, tmp_path: Path) -> None:
+def test_programs_named_by_the_repository_config_never_run(
+    ketch_harness: Callable[..., Harness], repo: Path, tmp_path: Path
+) -> None:
     """A checkout's .git/config can name programs for fsmonitor, filters, textconv,
     diff drivers and the pager. None of them may run from a read-only tool."""
     marker = tmp_path / "pwned"
@@ -182,13 +222,19 @@ def test_programs_named_by_the_repository_config_never_run(ketch_harness: Callab
     assert not marker.exists(), marker.read_text()
 
 
-def test_not_a_repository_is_an_error_the_model_sees(ketch_harness: Callable[..., Harness], ketch_workspace: Path) -> None:
+def test_not_a_repository_is_an_error_the_model_sees(
+    ketch_harness: Callable[..., Harness], ketch_workspace: Path
+) -> None:
     harness, result = run_tool(ketch_harness, "git_status")
     assert not result.ok and "not inside a git repository" in result.output
-    assert harness.of_type("turn_end")[0].stop_reason == "end_turn"  # a tool error never ends the turn
+    assert (
+        harness.of_type("turn_end")[0].stop_reason == "end_turn"
+    )  # a tool error never ends the turn
 
 
-def test_huge_output_is_truncated_with_a_note(ketch_harness: Callable[..., Harness], repo: Path) -> None:
+def test_huge_output_is_truncated_with_a_note(
+    ketch_harness: Callable[..., Harness], repo: Path
+) -> None:
     (repo / "big.txt").write_text("".join(f"line {i}\n" for i in range(20_000)))
     git(repo, "add", "big.txt")
     _, result = run_tool(ketch_harness, "git_diff", {"staged": True})
@@ -196,7 +242,9 @@ def test_huge_output_is_truncated_with_a_note(ketch_harness: Callable[..., Harne
     assert len(result.output) < 41_000
 
 
-def test_discovered_through_its_entry_point_when_installed(ketch_harness: Callable[..., Harness]) -> None:
+def test_discovered_through_its_entry_point_when_installed(
+    ketch_harness: Callable[..., Harness],
+) -> None:
     try:
         importlib.metadata.distribution("ketch-git")
     except importlib.metadata.PackageNotFoundError:
@@ -204,4 +252,6 @@ def test_discovered_through_its_entry_point_when_installed(ketch_harness: Callab
     harness = ketch_harness(env={"KETCH_AUTOLOAD": "all"})
     info = harness.kernel.pm.infos["git"]
     assert (info.status, info.distribution) == ("ok", "ketch-git")
-    assert {"git_status", "git_diff", "git_log", "git_show", "git_blame"} <= set(harness.kernel.tools)
+    assert {"git_status", "git_diff", "git_log", "git_show", "git_blame"} <= set(
+        harness.kernel.tools
+    )

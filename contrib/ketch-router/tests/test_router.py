@@ -42,7 +42,9 @@ class Backend:
         self.clients: list[ScriptedProvider] = []
 
     def create(self, config: ProviderConfig, key: Any) -> ScriptedProvider:
-        client = ScriptedProvider(self.script, name=config.name, model=config.model or "", config=config)
+        client = ScriptedProvider(
+            self.script, name=config.name, model=config.model or "", config=config
+        )
         self.clients.append(client)
         return client
 
@@ -61,10 +63,19 @@ class Backends:
     @hookimpl
     def ketch_register_providers(self, register: Callable[[ProviderKind], None]) -> None:
         for backend in self.by_kind.values():
-            register(ProviderKind(kind=backend.kind, create=backend.create, needs_key=False, default_model=f"{backend.kind}-default"))
+            register(
+                ProviderKind(
+                    kind=backend.kind,
+                    create=backend.create,
+                    needs_key=False,
+                    default_model=f"{backend.kind}-default",
+                )
+            )
 
 
-def routed(make: Callable[..., Harness], backends: Backends, config: str = CONFIG, **kw: Any) -> Harness:
+def routed(
+    make: Callable[..., Harness], backends: Backends, config: str = CONFIG, **kw: Any
+) -> Harness:
     return make(
         plugins=[("router", ketch_router), ("backends", backends)],
         bundled=["guards"],
@@ -74,7 +85,9 @@ def routed(make: Callable[..., Harness], backends: Backends, config: str = CONFI
     )
 
 
-def test_small_requests_take_the_first_route_large_ones_the_next(ketch_harness: Callable[..., Harness]) -> None:
+def test_small_requests_take_the_first_route_large_ones_the_next(
+    ketch_harness: Callable[..., Harness],
+) -> None:
     backends = Backends(small=[text("from small")], big=[text("from big")])
     harness = routed(ketch_harness, backends)
     assert harness.run("hi").text == "from small"
@@ -94,7 +107,9 @@ def test_a_model_alias_picks_its_route_first(ketch_harness: Callable[..., Harnes
     assert harness.of_type("session")[0].model == "smart"
 
 
-def test_failure_before_output_falls_back_to_the_next_route(ketch_harness: Callable[..., Harness]) -> None:
+def test_failure_before_output_falls_back_to_the_next_route(
+    ketch_harness: Callable[..., Harness],
+) -> None:
     backends = Backends(small=[error("network", "connection refused")], big=[text("rescued")])
     harness = routed(ketch_harness, backends)
     end = harness.run("hi")
@@ -104,7 +119,9 @@ def test_failure_before_output_falls_back_to_the_next_route(ketch_harness: Calla
 
 
 def test_failure_after_output_is_final(ketch_harness: Callable[..., Harness]) -> None:
-    backends = Backends(small=[{**error("server", "stream died"), "after_text": "partial "}], big=[text("never")])
+    backends = Backends(
+        small=[{**error("server", "stream died"), "after_text": "partial "}], big=[text("never")]
+    )
     harness = routed(ketch_harness, backends)
     end = harness.run("hi")
     assert end.stop_reason == "error"
@@ -118,14 +135,21 @@ def test_a_bad_request_does_not_fall_back(ketch_harness: Callable[..., Harness])
     assert end.stop_reason == "error" and backends["big"].requests == []
 
 
-def test_every_route_failing_names_each_reason_and_keeps_the_last_kind(ketch_harness: Callable[..., Harness]) -> None:
-    backends = Backends(small=[error("network", "connection refused")], big=[error("auth", "invalid key")])
+def test_every_route_failing_names_each_reason_and_keeps_the_last_kind(
+    ketch_harness: Callable[..., Harness],
+) -> None:
+    backends = Backends(
+        small=[error("network", "connection refused")], big=[error("auth", "invalid key")]
+    )
     harness = routed(ketch_harness, backends)
     end = harness.run("hi")
     assert end.stop_reason == "error"
     [event] = harness.of_type("error")
     assert event.kind == "auth"
-    assert "small:small-1: network: connection refused" in event.message and "smart: auth: invalid key" in event.message
+    assert (
+        "small:small-1: network: connection refused" in event.message
+        and "smart: auth: invalid key" in event.message
+    )
 
 
 def test_a_route_to_an_unknown_provider_falls_back(ketch_harness: Callable[..., Harness]) -> None:
@@ -134,7 +158,9 @@ def test_a_route_to_an_unknown_provider_falls_back(ketch_harness: Callable[..., 
     assert routed(ketch_harness, backends, config=config).run("hi").text == "rescued"
 
 
-def test_a_request_no_route_takes_is_a_context_overflow(ketch_harness: Callable[..., Harness]) -> None:
+def test_a_request_no_route_takes_is_a_context_overflow(
+    ketch_harness: Callable[..., Harness],
+) -> None:
     config = CONFIG.replace('name = "smart"', 'name = "smart"\nmax_input_tokens = 500')
     backends = Backends(small=[text("never")], big=[text("never")])
     harness = routed(ketch_harness, backends, config=config)
@@ -143,12 +169,20 @@ def test_a_request_no_route_takes_is_a_context_overflow(ketch_harness: Callable[
     assert backends["small"].requests == [] and backends["big"].requests == []
 
 
-def test_routes_are_checked_when_the_provider_is_built(ketch_harness: Callable[..., Harness]) -> None:
+def test_routes_are_checked_when_the_provider_is_built(
+    ketch_harness: Callable[..., Harness],
+) -> None:
     backends = Backends(small=[], big=[])
     for config, message in [
         ('[providers.router]\nkind = "router"\n', "a router needs routes"),
-        ('[providers.router]\nkind = "router"\n[[providers.router.routes]]\nmodel = "m"\n', "route 1: provider: Field required"),
-        ('[providers.router]\nkind = "router"\n[[providers.router.routes]]\nprovider = "router"\n', "cannot route to itself"),
+        (
+            '[providers.router]\nkind = "router"\n[[providers.router.routes]]\nmodel = "m"\n',
+            "route 1: provider: Field required",
+        ),
+        (
+            '[providers.router]\nkind = "router"\n[[providers.router.routes]]\nprovider = "router"\n',
+            "cannot route to itself",
+        ),
     ]:
         harness = routed(ketch_harness, backends, config=config)
         with pytest.raises(KetchError, match=message):

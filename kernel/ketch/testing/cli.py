@@ -42,7 +42,11 @@ class CliResult:
         """Every request the scripted model received (ProviderRequest as JSON)."""
         if self.log_path is None or not self.log_path.exists():
             return []
-        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines() if line]
+        return [
+            json.loads(line)
+            for line in self.log_path.read_text(encoding="utf-8").splitlines()
+            if line
+        ]
 
 
 def run_cli(
@@ -67,7 +71,9 @@ def run_cli(
     environ = {**os.environ, **(env or {})}
     log_path: Path | None = None
     if script is not None:
-        state = Path(scratch) if scratch is not None else Path(tempfile.mkdtemp(prefix="ketch-cli-"))
+        state = (
+            Path(scratch) if scratch is not None else Path(tempfile.mkdtemp(prefix="ketch-cli-"))
+        )
         state.mkdir(parents=True, exist_ok=True)
         (state / "script.json").write_text(json.dumps(script), encoding="utf-8")
         log_path = state / "requests.jsonl"
@@ -75,7 +81,11 @@ def run_cli(
         loads = [item for item in environ.get("KETCH_LOAD", "").split(",") if item.strip()]
         if SCRIPTED_PLUGIN not in loads:
             loads.append(SCRIPTED_PLUGIN)
-        environ.update(KETCH_LOAD=",".join(loads), KETCH_SCRIPT=str(state / "script.json"), KETCH_SCRIPT_LOG=str(log_path))
+        environ.update(
+            KETCH_LOAD=",".join(loads),
+            KETCH_SCRIPT=str(state / "script.json"),
+            KETCH_SCRIPT_LOG=str(log_path),
+        )
     proc = subprocess.run(
         [python or sys.executable, "-m", "ketch", *args],
         cwd=cwd,

@@ -52,5 +52,7 @@ def write_distribution(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
         written.append(f"{rel},,")
-    (info / "RECORD").write_text("\n".join([*written, f"{info.name}/RECORD,,"]) + "\n", encoding="utf-8")
+    (info / "RECORD").write_text(
+        "\n".join([*written, f"{info.name}/RECORD,,"]) + "\n", encoding="utf-8"
+    )
     return info

@@ -126,8 +126,15 @@ class Harness:
         provider = ScriptedProvider(script)
         if context_window:
             provider.config.context_window = context_window
-        kind = ProviderKind(kind="scripted", create=lambda cfg, key: provider, needs_key=False, default_model="scripted-model")
-        with patched_environ({k: v for k, v in environ.items() if k.startswith(("KETCH_", "XDG_"))}):
+        kind = ProviderKind(
+            kind="scripted",
+            create=lambda cfg, key: provider,
+            needs_key=False,
+            default_model="scripted-model",
+        )
+        with patched_environ(
+            {k: v for k, v in environ.items() if k.startswith(("KETCH_", "XDG_"))}
+        ):
             kernel = Kernel.boot(
                 workspace=workspace,
                 environ=environ,
@@ -141,7 +148,10 @@ class Harness:
             # manual, full-access) so settings and sessions can name them.
             from ketch.testing.vocabulary import TestVocabulary
 
-            kernel.pm.add_plugin(TestVocabulary(), PluginInfo(name="vocabulary", module=__name__, distribution="(in-process)"))
+            kernel.pm.add_plugin(
+                TestVocabulary(),
+                PluginInfo(name="vocabulary", module=__name__, distribution="(in-process)"),
+            )
             for cached in ("modes", "profiles"):
                 kernel.__dict__.pop(cached, None)
         harness = cls(kernel, provider, workspace)
@@ -155,23 +165,37 @@ class Harness:
     @property
     def session(self) -> Session:
         if self._session is None:
-            with patched_environ({k: v for k, v in self.environ.items() if k.startswith(("KETCH_", "XDG_"))}):
+            with patched_environ(
+                {k: v for k, v in self.environ.items() if k.startswith(("KETCH_", "XDG_"))}
+            ):
                 if self.provider_name:
-                    self._session = self.kernel.new_session(provider_name=self.provider_name, listeners=[self.events.append])
+                    self._session = self.kernel.new_session(
+                        provider_name=self.provider_name, listeners=[self.events.append]
+                    )
                 else:
-                    self._session = self.kernel.new_session(provider=self.provider, listeners=[self.events.append])
+                    self._session = self.kernel.new_session(
+                        provider=self.provider, listeners=[self.events.append]
+                    )
         return self._session
 
     def resume(self, session_id: str | None = None) -> Session:
-        with patched_environ({k: v for k, v in self.environ.items() if k.startswith(("KETCH_", "XDG_"))}):
+        with patched_environ(
+            {k: v for k, v in self.environ.items() if k.startswith(("KETCH_", "XDG_"))}
+        ):
             if self.provider_name:
-                self._session = self.kernel.resume_session(session_id, provider_name=self.provider_name, listeners=[self.events.append])
+                self._session = self.kernel.resume_session(
+                    session_id, provider_name=self.provider_name, listeners=[self.events.append]
+                )
             else:
-                self._session = self.kernel.resume_session(session_id, provider=self.provider, listeners=[self.events.append])
+                self._session = self.kernel.resume_session(
+                    session_id, provider=self.provider, listeners=[self.events.append]
+                )
         return self._session
 
     async def turn(self, prompt: str, *, approver: Approver | None = None) -> TurnEndEvent:
-        with patched_environ({k: v for k, v in self.environ.items() if k.startswith(("KETCH_", "XDG_"))}):
+        with patched_environ(
+            {k: v for k, v in self.environ.items() if k.startswith(("KETCH_", "XDG_"))}
+        ):
             return await self.kernel.run_turn(self.session, prompt, approver=approver)
 
     def run(self, prompt: str, *, approver: Approver | None = None) -> TurnEndEvent:

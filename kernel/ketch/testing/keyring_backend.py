@@ -60,7 +60,12 @@ class FileKeyring(KeyringBackend):
     @staticmethod
     def path() -> Path:
         named = os.environ.get(FILE_ENV)
-        return Path(named) if named else Path(tempfile.gettempdir()) / f"ketch-test-keyring-{os.getuid() if hasattr(os, 'getuid') else 0}.json"
+        return (
+            Path(named)
+            if named
+            else Path(tempfile.gettempdir())
+            / f"ketch-test-keyring-{os.getuid() if hasattr(os, 'getuid') else 0}.json"
+        )
 
     def _read(self) -> dict[str, str]:
         try:

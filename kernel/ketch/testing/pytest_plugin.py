@@ -55,7 +55,9 @@ def ketch_harness(tmp_path: Path, ketch_env: dict[str, str]) -> Callable[..., Ha
 
 
 @pytest.fixture
-def ketch_cli(tmp_path: Path, ketch_env: dict[str, str], ketch_workspace: Path) -> Callable[..., CliResult]:
+def ketch_cli(
+    tmp_path: Path, ketch_env: dict[str, str], ketch_workspace: Path
+) -> Callable[..., CliResult]:
     """``ketch_cli(*args, script=None, env=None, input=None)`` -> CliResult (exit code,
     stdout, stderr, ``events`` from stream-json, ``requests`` the model received).
 
@@ -67,9 +69,23 @@ def ketch_cli(tmp_path: Path, ketch_env: dict[str, str], ketch_workspace: Path) 
 
     runs = iter(range(1_000_000))
 
-    def run(*args: str, script: list[dict[str, Any]] | None = None, env: dict[str, str] | None = None, input: str | None = None, timeout: float = 60.0) -> CliResult:
+    def run(
+        *args: str,
+        script: list[dict[str, Any]] | None = None,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+        timeout: float = 60.0,
+    ) -> CliResult:
         scratch = tmp_path / f"cli-{next(runs)}"
-        return run_cli(list(args), cwd=ketch_workspace, env={**ketch_env, **(env or {})}, script=script, input=input, timeout=timeout, scratch=scratch)
+        return run_cli(
+            list(args),
+            cwd=ketch_workspace,
+            env={**ketch_env, **(env or {})},
+            script=script,
+            input=input,
+            timeout=timeout,
+            scratch=scratch,
+        )
 
     return run
 
@@ -91,7 +107,9 @@ def ketch_keyring() -> Iterator[MemoryKeyring]:
 
 
 @pytest.fixture
-def ketch_store(tmp_path: Path, ketch_env: dict[str, str], ketch_keyring: MemoryKeyring) -> Iterator[Store]:
+def ketch_store(
+    tmp_path: Path, ketch_env: dict[str, str], ketch_keyring: MemoryKeyring
+) -> Iterator[Store]:
     """The session store, as the loaded plugins open it (bundled: ``store`` + ``crypto``),
     encrypted with a data key minted fresh in ``ketch_keyring``. It is the same
     database that harnesses from ``ketch_harness`` in this test save their sessions
@@ -99,10 +117,14 @@ def ketch_store(tmp_path: Path, ketch_env: dict[str, str], ketch_keyring: Memory
     from ketch.testing.harness import patched_environ
 
     harness = Harness.create(tmp_path)
-    with patched_environ({k: v for k, v in harness.environ.items() if k.startswith(("KETCH_", "XDG_"))}):
+    with patched_environ(
+        {k: v for k, v in harness.environ.items() if k.startswith(("KETCH_", "XDG_"))}
+    ):
         store = harness.kernel.store
     if store is None:
-        pytest.fail("no plugin opened a session store: is the 'store' plugin installed and enabled?")
+        pytest.fail(
+            "no plugin opened a session store: is the 'store' plugin installed and enabled?"
+        )
     try:
         yield store
     finally:

@@ -57,7 +57,9 @@ def text(value: str, **extra: Any) -> dict[str, Any]:
     return {"text": value, **extra}
 
 
-def call(name: str, input: dict[str, Any] | None = None, *, id: str | None = None) -> dict[str, Any]:
+def call(
+    name: str, input: dict[str, Any] | None = None, *, id: str | None = None
+) -> dict[str, Any]:
     return {"tool_calls": [{"name": name, "input": input or {}, **({"id": id} if id else {})}]}
 
 
@@ -65,8 +67,23 @@ def calls(*items: tuple[str, dict[str, Any]]) -> dict[str, Any]:
     return {"tool_calls": [{"name": n, "input": i} for n, i in items]}
 
 
-def error(kind: str, message: str = "scripted failure", *, retryable: bool = False, retry_after: float | None = None, **extra: Any) -> dict[str, Any]:
-    return {"error": {"kind": kind, "message": message, "retryable": retryable, "retry_after": retry_after, **extra}}
+def error(
+    kind: str,
+    message: str = "scripted failure",
+    *,
+    retryable: bool = False,
+    retry_after: float | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "error": {
+            "kind": kind,
+            "message": message,
+            "retryable": retryable,
+            "retry_after": retry_after,
+            **extra,
+        }
+    }
 
 
 class ScriptedProvider:
@@ -99,7 +116,12 @@ class ScriptedProvider:
         self.received.append(time.time())
         if self.log_path is not None:
             with self.log_path.open("a", encoding="utf-8") as log:
-                log.write(json.dumps({**request.model_dump(mode="json"), "received_at": self.received[-1]}) + "\n")
+                log.write(
+                    json.dumps(
+                        {**request.model_dump(mode="json"), "received_at": self.received[-1]}
+                    )
+                    + "\n"
+                )
         step = self._next_step(request)
         if step.get("delay"):
             await asyncio.sleep(float(step["delay"]))
@@ -131,14 +153,30 @@ class ScriptedProvider:
         tool_calls = step.get("tool_calls") or []
         for index, item in enumerate(tool_calls):
             call_id = item.get("id") or new_id("call_")
-            yield ToolCallDelta(index=index, id=call_id, name=item["name"], arguments=json.dumps(item.get("input", {})))
+            yield ToolCallDelta(
+                index=index,
+                id=call_id,
+                name=item["name"],
+                arguments=json.dumps(item.get("input", {})),
+            )
             if "raw" in item:
-                parts.append(ToolCallPart(id=call_id, name=item["name"], input={}, input_error=f"invalid JSON: {item['raw'][:40]!r}"))
+                parts.append(
+                    ToolCallPart(
+                        id=call_id,
+                        name=item["name"],
+                        input={},
+                        input_error=f"invalid JSON: {item['raw'][:40]!r}",
+                    )
+                )
             else:
-                parts.append(ToolCallPart(id=call_id, name=item["name"], input=item.get("input", {})))
+                parts.append(
+                    ToolCallPart(id=call_id, name=item["name"], input=item.get("input", {}))
+                )
         stop = step.get("stop_reason") or ("tool_use" if tool_calls else "end_turn")
         usage = Usage(**(step.get("usage") or {"input_tokens": 10, "output_tokens": 5}))
-        yield Completed(message=Message(role="assistant", parts=tuple(parts)), stop_reason=stop, usage=usage)  # type: ignore[arg-type]
+        yield Completed(
+            message=Message(role="assistant", parts=tuple(parts)), stop_reason=stop, usage=usage
+        )  # type: ignore[arg-type]
 
     def _next_step(self, request: ProviderRequest) -> dict[str, Any]:
         """The first remaining response whose ``when`` this request matches."""
@@ -166,7 +204,12 @@ def load_script(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def scripted_kind(script: list[dict[str, Any]] | None = None, *, log_path: Path | None = None, state_path: Path | None = None) -> ProviderKind:
+def scripted_kind(
+    script: list[dict[str, Any]] | None = None,
+    *,
+    log_path: Path | None = None,
+    state_path: Path | None = None,
+) -> ProviderKind:
     """A ProviderKind ``scripted`` whose clients play ``script``.
 
     With ``state_path`` the remaining script is kept in that file, so several CLI
@@ -177,11 +220,23 @@ def scripted_kind(script: list[dict[str, Any]] | None = None, *, log_path: Path 
         remaining = script
         if state_path is not None and state_path.exists():
             remaining = load_script(state_path)
-        provider = _PersistingProvider(remaining, name=config.name, model=config.model or "scripted-model", config=config, log_path=log_path)
+        provider = _PersistingProvider(
+            remaining,
+            name=config.name,
+            model=config.model or "scripted-model",
+            config=config,
+            log_path=log_path,
+        )
         provider.state_path = state_path
         return provider
 
-    return ProviderKind(kind="scripted", create=create, description="plays back a script (tests)", needs_key=False, default_model="scripted-model")
+    return ProviderKind(
+        kind="scripted",
+        create=create,
+        description="plays back a script (tests)",
+        needs_key=False,
+        default_model="scripted-model",
+    )
 
 
 class _PersistingProvider(ScriptedProvider):

@@ -19,4 +19,8 @@ def ketch_register_providers(register: Any) -> None:
 
     script = os.environ.get("KETCH_SCRIPT")
     log = os.environ.get("KETCH_SCRIPT_LOG")
-    register(scripted_kind([], log_path=Path(log) if log else None, state_path=Path(script) if script else None))
+    register(
+        scripted_kind(
+            [], log_path=Path(log) if log else None, state_path=Path(script) if script else None
+        )
+    )

@@ -31,11 +31,16 @@ MAX_OUTPUT_CHARS = 40_000
 BASE_OPTIONS = (
     "--no-pager",
     "--literal-pathspecs",
-    "-c", "core.fsmonitor=false",
-    "-c", "core.pager=cat",
-    "-c", "core.quotePath=false",
-    "-c", "color.ui=never",
-    "-c", "log.showSignature=false",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.quotePath=false",
+    "-c",
+    "color.ui=never",
+    "-c",
+    "log.showSignature=false",
 )
 
 # Config keys (as ``git config --name-only`` prints them: section and key lowercase)
@@ -73,7 +78,9 @@ def git_executable() -> str:
 
 def check_revision(rev: str, what: str = "revision") -> str:
     if not _REVISION.match(rev):
-        raise GitError(f"invalid {what} {rev!r}: expected a ref, hash or range (no spaces, not starting with '-')")
+        raise GitError(
+            f"invalid {what} {rev!r}: expected a ref, hash or range (no spaces, not starting with '-')"
+        )
     return rev
 
 
@@ -86,7 +93,9 @@ def relative_path(workspace: Path, path: str) -> str:
     try:
         rel = target.relative_to(root)
     except ValueError:
-        raise GitError(f"path {path!r} is outside the workspace ({root}); the git tools only read inside it") from None
+        raise GitError(
+            f"path {path!r} is outside the workspace ({root}); the git tools only read inside it"
+        ) from None
     return rel.as_posix() or "."
 
 
@@ -123,13 +132,17 @@ async def _exec(argv: list[str], cwd: Path, timeout: float) -> tuple[int, bytes,
         await proc.wait()
         if isinstance(exc, asyncio.CancelledError):
             raise
-        raise GitError(f"git {argv[-1] if argv else ''} took longer than {timeout:.0f} s and was stopped") from None
+        raise GitError(
+            f"git {argv[-1] if argv else ''} took longer than {timeout:.0f} s and was stopped"
+        ) from None
     return proc.returncode or 0, out, err
 
 
 async def neutralizers(git: str, cwd: Path, timeout: float = TIMEOUT_S) -> list[str]:
     """``-c KEY=`` for every config key in effect that names a program to run."""
-    code, out, _ = await _exec([git, "--no-pager", "config", "--null", "--name-only", "--list"], cwd, timeout)
+    code, out, _ = await _exec(
+        [git, "--no-pager", "config", "--null", "--name-only", "--list"], cwd, timeout
+    )
     if code != 0:
         return []
     options: list[str] = []
@@ -139,7 +152,9 @@ async def neutralizers(git: str, cwd: Path, timeout: float = TIMEOUT_S) -> list[
     return options
 
 
-async def run_git(workspace: Path, args: list[str], *, timeout: float = TIMEOUT_S, limit: int = MAX_OUTPUT_CHARS) -> GitOutput:
+async def run_git(
+    workspace: Path, args: list[str], *, timeout: float = TIMEOUT_S, limit: int = MAX_OUTPUT_CHARS
+) -> GitOutput:
     """Run ``git <args>`` in ``workspace`` with the safety options; raise GitError on failure."""
     git = git_executable()
     if not workspace.is_dir():
@@ -148,7 +163,9 @@ async def run_git(workspace: Path, args: list[str], *, timeout: float = TIMEOUT_
     argv = [git, *(await neutralizers(git, workspace, timeout)), *BASE_OPTIONS, *args]
     code, out, err = await _exec(argv, workspace, timeout)
     if code != 0:
-        message = " ".join(err.decode("utf-8", "replace").split()) or f"git exited with status {code}"
+        message = (
+            " ".join(err.decode("utf-8", "replace").split()) or f"git exited with status {code}"
+        )
         if "not a git repository" in message:
             message = f"{workspace} is not inside a git repository"
         raise GitError(message[:500])

@@ -30,12 +30,20 @@ class GitTool(Tool):
     mutating = False
 
     def paths(self, args: Any) -> list[str]:
-        return list(getattr(args, "paths", None) or ([args.path] if getattr(args, "path", None) else []))
+        return list(
+            getattr(args, "paths", None) or ([args.path] if getattr(args, "path", None) else [])
+        )
 
     def accesses(self, args: BaseModel, ctx: ToolContext) -> list[Access]:
-        found = [Access(effect=Effect.READ, target=str(ctx.workspace.resolve()), detail={"git": True})]
+        found = [
+            Access(effect=Effect.READ, target=str(ctx.workspace.resolve()), detail={"git": True})
+        ]
         for path in self.paths(args):
-            target = (ctx.workspace / path).resolve() if not Path(path).is_absolute() else Path(path).resolve()
+            target = (
+                (ctx.workspace / path).resolve()
+                if not Path(path).is_absolute()
+                else Path(path).resolve()
+            )
             found.append(Access(effect=Effect.READ, target=str(target), detail={"git": True}))
         return found
 
@@ -72,7 +80,10 @@ class GitTool(Tool):
 
 
 class StatusInput(_Input):
-    paths: list[str] = Field(default_factory=list, description="limit to these files or directories (relative to the workspace)")
+    paths: list[str] = Field(
+        default_factory=list,
+        description="limit to these files or directories (relative to the workspace)",
+    )
 
 
 class GitStatus(GitTool):
@@ -85,7 +96,13 @@ class GitStatus(GitTool):
     input_model = StatusInput
 
     def command(self, args: StatusInput, workspace: Path) -> list[str]:
-        return ["status", "--short", "--branch", "--untracked-files=normal", *self.pathspec(args, workspace)]
+        return [
+            "status",
+            "--short",
+            "--branch",
+            "--untracked-files=normal",
+            *self.pathspec(args, workspace),
+        ]
 
     def render(self, args: Any, output: GitOutput) -> str:
         text = super().render(args, output)
@@ -99,11 +116,16 @@ class GitStatus(GitTool):
 
 
 class DiffInput(_Input):
-    staged: bool = Field(False, description="show staged changes (the index against HEAD) instead of unstaged ones")
-    revision: str | None = Field(
-        None, description="compare the working tree with this revision, or give a range such as 'main..HEAD' or 'HEAD~3..HEAD'"
+    staged: bool = Field(
+        False, description="show staged changes (the index against HEAD) instead of unstaged ones"
     )
-    paths: list[str] = Field(default_factory=list, description="limit to these files or directories")
+    revision: str | None = Field(
+        None,
+        description="compare the working tree with this revision, or give a range such as 'main..HEAD' or 'HEAD~3..HEAD'",
+    )
+    paths: list[str] = Field(
+        default_factory=list, description="limit to these files or directories"
+    )
     stat: bool = Field(False, description="only a summary of changed files and line counts")
     context_lines: int = Field(3, ge=0, le=50, description="lines of context around each change")
 
@@ -132,19 +154,31 @@ class GitDiff(GitTool):
 
 
 class LogInput(_Input):
-    revision: str | None = Field(None, description="start from this revision or range (default: HEAD), e.g. 'main..topic'")
-    paths: list[str] = Field(default_factory=list, description="only commits that touch these files or directories")
+    revision: str | None = Field(
+        None, description="start from this revision or range (default: HEAD), e.g. 'main..topic'"
+    )
+    paths: list[str] = Field(
+        default_factory=list, description="only commits that touch these files or directories"
+    )
     max_count: int = Field(20, ge=1, le=500, description="at most this many commits, newest first")
     patch: bool = Field(False, description="include each commit's diff")
 
 
 class GitLog(GitTool):
     name = "git_log"
-    description = "List commits, newest first: hash, date, author and subject (and the diff with patch=true)."
+    description = (
+        "List commits, newest first: hash, date, author and subject (and the diff with patch=true)."
+    )
     input_model = LogInput
 
     def command(self, args: LogInput, workspace: Path) -> list[str]:
-        argv = ["log", *DIFF_SAFETY, f"--max-count={args.max_count}", "--date=short", "--format=%h %ad %an%d%n    %s"]
+        argv = [
+            "log",
+            *DIFF_SAFETY,
+            f"--max-count={args.max_count}",
+            "--date=short",
+            "--format=%h %ad %an%d%n    %s",
+        ]
         if args.patch:
             argv.append("--patch")
         argv.append("--end-of-options")
@@ -161,13 +195,17 @@ class GitLog(GitTool):
 
 class ShowInput(_Input):
     revision: str = Field("HEAD", description="the commit (or tag) to show")
-    path: str | None = Field(None, description="show this file's content as of the revision instead of the commit")
+    path: str | None = Field(
+        None, description="show this file's content as of the revision instead of the commit"
+    )
     stat: bool = Field(False, description="only the changed-file summary, not the full diff")
 
 
 class GitShow(GitTool):
     name = "git_show"
-    description = "Show a commit (message and diff), or a file's content at a revision when path is given."
+    description = (
+        "Show a commit (message and diff), or a file's content at a revision when path is given."
+    )
     input_model = ShowInput
 
     def command(self, args: ShowInput, workspace: Path) -> list[str]:
@@ -196,7 +234,9 @@ class BlameInput(_Input):
 
 class GitBlame(GitTool):
     name = "git_blame"
-    description = "Show which commit and author last changed each line of a file (optionally a line range)."
+    description = (
+        "Show which commit and author last changed each line of a file (optionally a line range)."
+    )
     input_model = BlameInput
 
     def command(self, args: BlameInput, workspace: Path) -> list[str]:

@@ -77,7 +77,9 @@ def parse_routes(config: ProviderConfig) -> list[Route]:
     raw = (config.model_extra or {}).get("routes")
     where = f"[providers.{config.name}]"
     if not isinstance(raw, list) or not raw:
-        raise ConfigError(f"{where}: a router needs routes: add [[providers.{config.name}.routes]] tables with provider = \"NAME\"")
+        raise ConfigError(
+            f'{where}: a router needs routes: add [[providers.{config.name}.routes]] tables with provider = "NAME"'
+        )
     routes: list[Route] = []
     for index, item in enumerate(raw, 1):
         try:
@@ -94,7 +96,11 @@ def parse_routes(config: ProviderConfig) -> list[Route]:
 
 def request_tokens(request: ProviderRequest) -> int:
     """The request's size estimate: system prompt, messages and tool schemas."""
-    return estimate_text(request.system) + estimate_messages(request.messages) + estimate_schemas(t.input_schema for t in request.tools)
+    return (
+        estimate_text(request.system)
+        + estimate_messages(request.messages)
+        + estimate_schemas(t.input_schema for t in request.tools)
+    )
 
 
 class RouterProvider:
@@ -102,7 +108,9 @@ class RouterProvider:
 
     kind = KIND
 
-    def __init__(self, config: ProviderConfig, routes: list[Route], build: Callable[[Route], Provider]) -> None:
+    def __init__(
+        self, config: ProviderConfig, routes: list[Route], build: Callable[[Route], Provider]
+    ) -> None:
         self.config = config
         self.name = config.name
         self.model = config.model or DEFAULT_MODEL
@@ -120,7 +128,9 @@ class RouterProvider:
     def candidates(self, request: ProviderRequest) -> list[Route]:
         """The routes to try for ``request``, in order."""
         size = request_tokens(request)
-        fitting = [r for r in self.routes if r.max_input_tokens is None or size <= r.max_input_tokens]
+        fitting = [
+            r for r in self.routes if r.max_input_tokens is None or size <= r.max_input_tokens
+        ]
         named = [r for r in self.routes if r.name and r.name == request.model]
         ordered = named + [r for r in fitting if r not in named]
         if not ordered:
@@ -148,11 +158,17 @@ class RouterProvider:
             started = False
             try:
                 client = self.client(route)
-                async for event in client.stream(request.model_copy(update={"model": client.model})):
+                async for event in client.stream(
+                    request.model_copy(update={"model": client.model})
+                ):
                     started = True
                     yield event
             except Exception as caught:  # noqa: BLE001 - a route's plugin bug is that route's failure
-                exc = caught if isinstance(caught, ProviderError) else ProviderError(ErrorKind.SERVER, f"{type(caught).__name__}: {caught}")
+                exc = (
+                    caught
+                    if isinstance(caught, ProviderError)
+                    else ProviderError(ErrorKind.SERVER, f"{type(caught).__name__}: {caught}")
+                )
                 if started or not route.falls_back_on(exc.kind):
                     if exc is caught:
                         raise
@@ -174,7 +190,13 @@ class RouterProvider:
         )
 
     async def list_models(self) -> list[ModelInfo]:
-        return [ModelInfo(id=r.name or f"{r.provider}:{r.model or ''}".rstrip(":"), context_window=r.context_window) for r in self.routes]
+        return [
+            ModelInfo(
+                id=r.name or f"{r.provider}:{r.model or ''}".rstrip(":"),
+                context_window=r.context_window,
+            )
+            for r in self.routes
+        ]
 
     async def context_window(self) -> int | None:
         return self.config.context_window
@@ -190,17 +212,25 @@ def route_builder(kernel: Any) -> Callable[[Route], Provider]:
 
     def build(route: Route) -> Provider:
         if kernel is None:
-            raise ProviderError(ErrorKind.CONFIG, "the router was used before ketch configured its plugins (no kernel)")
+            raise ProviderError(
+                ErrorKind.CONFIG,
+                "the router was used before ketch configured its plugins (no kernel)",
+            )
         try:
             table = kernel.settings.providers.get(route.provider, {})
             kind_name = str(table.get("kind") or route.provider)
             if kind_name == KIND:
-                raise ProviderError(ErrorKind.CONFIG, f"route {route.label}: a route cannot point at another router")
+                raise ProviderError(
+                    ErrorKind.CONFIG, f"route {route.label}: a route cannot point at another router"
+                )
             kind = kernel.provider_kinds.get(kind_name)
             # The route's model, else the target's own; never the router's --model alias.
             model = route.model or table.get("model") or (kind.default_model if kind else None)
             if not model:
-                raise ProviderError(ErrorKind.CONFIG, f"route {route.label}: no model: set model in the route or in [providers.{route.provider}]")
+                raise ProviderError(
+                    ErrorKind.CONFIG,
+                    f"route {route.label}: no model: set model in the route or in [providers.{route.provider}]",
+                )
             return kernel.build_provider(route.provider, model)  # type: ignore[no-any-return]
         except KetchError as exc:
             raise ProviderError(ErrorKind.CONFIG, f"route {route.label}: {exc.message}") from None
