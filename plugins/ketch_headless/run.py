@@ -34,7 +34,7 @@ class TextPrinter:
 
     waiting = False
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Any) -> None:  # one of ketch.events.Event
         kind = event.type
         if self.waiting and kind != "waiting":
             self.err.write("\r\033[K")
@@ -88,7 +88,7 @@ class StreamJsonPrinter:
         self.out = out
         self.meter = TurnMeter()
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Any) -> None:  # one of ketch.events.Event
         self.meter(event)
         if event.type == "turn_end":
             line = {
@@ -113,7 +113,7 @@ class JsonPrinter:
         self.errors: list[dict[str, Any]] = []
         self.meter = TurnMeter()
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Any) -> None:  # one of ketch.events.Event
         self.meter(event)
         if event.type == "error":
             self.errors.append(event.model_dump(exclude={"ts", "type"}))

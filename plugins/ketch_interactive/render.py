@@ -113,7 +113,7 @@ def make_console(stream: TextIO | None = None) -> Console:
     stream = stream or sys.__stdout__ or sys.stdout
     writer = TerminalWriter(stream)
     return Console(
-        file=writer,
+        file=writer,  # type: ignore[arg-type]
         force_terminal=stream.isatty(),
         highlight=False,
         emoji=False,

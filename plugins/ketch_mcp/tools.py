@@ -84,9 +84,10 @@ class McpTool(Tool):
         self.name = ketch_name(server, remote.name)  # type: ignore[misc]
         self.raw_description: str | None = remote.description
         self.raw_schema: dict[str, Any] = dict(remote.input_schema or {"type": "object"})
-        self.description = (
+        described = (
             clean_description(remote.description) or f"{remote.name} (MCP server '{server}')"
-        )  # type: ignore[misc]
+        )
+        self.description = described  # type: ignore[misc]
         self.schema = clean_schema(self.raw_schema)
         annotations = getattr(remote, "annotations", None)
         read_only = bool(annotations is not None and annotations.read_only_hint)
