@@ -11,7 +11,7 @@ from ketch.errors import UsageError
 from ketch_headless.meter import TurnMeter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event, TurnEndEvent
+    from ketch.events import TurnEndEvent
     from ketch.kernel import Kernel
     from ketch.policy import ApprovalAnswer, ApprovalRequest, Approver
     from ketch.session import Session
