@@ -249,9 +249,7 @@ def _main(argv: list[str]) -> int:
     parser = build_parser(kernel)
     args = parser.parse_args(argv)
     kernel.args = args
-    cli_layer = next((layer for layer in kernel._layers or [] if layer.name == "cli"), None)
-    if cli_layer is not None:
-        cli_layer.data = cli_settings(args)
+    kernel.set_command_line_settings(cli_settings(args))
     name = getattr(args, "_command", None)
     if name:
         command = kernel.commands[name]

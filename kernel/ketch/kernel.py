@@ -175,6 +175,19 @@ class Kernel:
         self.__dict__.pop("loaded_settings", None)
         return self.settings
 
+    @property
+    def layers(self) -> tuple[Layer, ...]:
+        """The configuration layers, lowest precedence first (read-only)."""
+        return tuple(self._layers or ())
+
+    def set_command_line_settings(self, data: dict[str, Any]) -> None:
+        """Replace the command line's layer (a frontend that parses its own options,
+        an editor's session settings); settings are validated again on next use."""
+        for layer in self._layers or []:
+            if layer.name == "cli":
+                layer.data = data
+        self.__dict__.pop("loaded_settings", None)
+
     # --- registries ------------------------------------------------------------------
 
     def _collect(

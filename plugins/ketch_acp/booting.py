@@ -89,7 +89,5 @@ def boot_session_kernel(base: Kernel, cwd: str, mcp_servers: list[Any]) -> tuple
                 f"the editor's MCP server(s) {', '.join(sorted(tables))} were not started: {kernel.workspace} is not a trusted "
                 f"workspace (an editor passes servers from the project's own settings too); trust it with `ketch trust {kernel.workspace}`"
             )
-    for layer in kernel._layers or []:
-        if layer.name == "cli":
-            layer.data = cli
+    kernel.set_command_line_settings(cli)
     return kernel, notes

@@ -38,8 +38,7 @@ def _switched_off(kernel: Kernel) -> tuple[bool, str | None]:
         return False, None
     if kernel.trusted:
         return True, None
-    layers = getattr(kernel, "_layers", None) or []
-    others = [layer for layer in layers if layer.name != "workspace" and not layer.error]
+    others = [layer for layer in kernel.layers if layer.name != "workspace" and not layer.error]
     if any((layer.data.get("tools") or {}).get("redact_secrets") is False for layer in others):
         return True, None
     return (
