@@ -31,7 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.session import Session
 
-_state: dict[str, Any] = {"probe": None, "enabled": True, "views": {}, "said": set()}
+# The probe and the views are facts of this machine and workspace: kept per process.
+# Whether the sandbox is on is a setting: kept per workspace (one process may serve
+# several kernels, as ``ketch acp`` does, one per editor session).
+_state: dict[str, Any] = {"probe": None, "off": set(), "views": {}, "said": set()}
 
 
 def _probe() -> Any:
@@ -42,8 +45,11 @@ def _probe() -> Any:
     return _state["probe"]
 
 
-def active() -> bool:
-    return bool(_state["enabled"]) and bool(_probe().available)
+def active(workspace: Path | str | None = None) -> bool:
+    """Whether commands in ``workspace`` run sandboxed (bwrap works, the sandbox is on)."""
+    if workspace is not None and str(Path(workspace)) in _state["off"]:
+        return False
+    return bool(_probe().available)
 
 
 def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> None:
@@ -61,9 +67,9 @@ def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> N
 @hookimpl
 def ketch_configure(kernel: Kernel) -> None:
     section = kernel.settings.section("sandbox")
-    enabled = section.get("enabled", True)
-    _state["enabled"] = enabled is not False
-    if not _state["enabled"]:
+    enabled = section.get("enabled", True) is not False
+    (_state["off"].discard if enabled else _state["off"].add)(str(Path(kernel.workspace)))
+    if not enabled:
         _say_once(
             kernel, "sandbox: off ([sandbox] enabled = false); shell commands run unsandboxed"
         )
@@ -102,7 +108,7 @@ def _prewarm(workspace: Path) -> None:
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    if not active():
+    if not active(session.workspace):
         session.sandboxed = False
         return
     ok, reason = works_in(Path(session.workspace))
@@ -196,7 +202,7 @@ def ketch_sandbox_command(
     exposed: Callable[[Path], bool] | None,
     reporters: list[Callable[[bool], str | None]] | None,
 ) -> list[str] | None:
-    if not active():
+    if not active(workspace):
         return None
     tried = _state["views"].get(str(Path(workspace)))
     if tried is not None and not tried[0]:

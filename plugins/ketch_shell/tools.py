@@ -181,14 +181,20 @@ class Shell(CompactSchema):
         if args.dangerously_disable_sandbox:
             sandbox = "OUTSIDE THE SANDBOX: it runs with your full access (secrets, every file, the network)"
         else:
+            held: list[Reporter] = []  # the preview runs nothing: its masks are let go at once
             try:
                 wrapped = (
                     hooks.sandbox_command(
-                        [_shell(), "-c", args.command], workspace_root(ctx.workspace), network
+                        [_shell(), "-c", args.command],
+                        workspace_root(ctx.workspace),
+                        network,
+                        reporters=held,
                     )
                     if hooks is not None
                     else None
                 )
+                for reporter in held:
+                    reporter(True)
             except Exception as exc:  # noqa: BLE001 - run() refuses in this case too
                 sandbox = f"sandbox failed ({type(exc).__name__}); it will not run"
             else:
