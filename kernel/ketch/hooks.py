@@ -269,6 +269,10 @@ class Hooks:
     def open_store(self, settings: Settings, cipher: FieldCipher | None) -> Store | None:
         return self._first("ketch_open_store", settings=settings, cipher=cipher)  # type: ignore[no-any-return]
 
+    def set_credential(self, provider: str, kind: str, key: str) -> str | None:
+        where = self._first("ketch_set_credential", provider=provider, kind=kind, key=key)
+        return where if isinstance(where, str) and where else None
+
     def model_info(self, provider_kind: str, model: str) -> ModelInfo | None:
         from ketch.providers import ModelInfo
 

@@ -212,6 +212,17 @@ def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
     """
 
 
+@hookspec(firstresult=True)
+def ketch_set_credential(provider: str, kind: str, key: str) -> str | None:
+    """Keep the API key ``key`` of provider ``provider`` (of kind ``kind``) in a secret
+    store (the first-run setup calls it with the key the person pasted).
+
+    Called when a frontend has a key to keep. Return where it went, in words ("the
+    GNOME keyring"), or None when this store cannot keep it (none is available). Stops at
+    the first non-None result. The key must never reach a file, an event or a log.
+    """
+
+
 # --- policy --------------------------------------------------------------------------------
 
 

@@ -169,7 +169,7 @@ async def _key(shell: Shell, picked: Choice) -> Any:
     if not typed:
         say.line(f"· then {env_hint} before starting ketch (the server may also need none)", "dim")
         return None
-    where = store_key(kernel, picked.name, typed)
+    where = store_key(kernel, picked.name, typed, picked.kind.kind)
     if where:
         say.line(
             f"· the key is stored in {where} (never in a file); `ketch auth delete {picked.name}` removes it",
@@ -184,19 +184,10 @@ async def _key(shell: Shell, picked: Choice) -> Any:
     return Secret(typed)
 
 
-def store_key(kernel: Kernel, provider: str, key: str) -> str | None:
-    """Store the key with the keyring plugin; where it went, or None (no keyring)."""
-    info = kernel.pm.infos.get("keyring")
-    if info is None or info.status != "ok":
-        return None
-    try:
-        from ketch_keyring.store import CredentialStoreError, set_key
-    except ImportError:  # pragma: no cover - the plugin is loaded, so its module imports
-        return None
-    try:
-        return set_key(provider, key) or "the OS keyring"
-    except CredentialStoreError:
-        return None
+def store_key(kernel: Kernel, provider: str, key: str, kind: str = "") -> str | None:
+    """Keep the key in a secret store (``ketch_set_credential``: the keyring plugin);
+    where it went, or None (no store could keep it)."""
+    return kernel.hooks.set_credential(provider, kind or provider, key)
 
 
 async def _model(shell: Shell, picked: Choice, key: Any) -> str:

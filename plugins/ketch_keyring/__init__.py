@@ -80,6 +80,17 @@ def _run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 @hookimpl
+def ketch_set_credential(provider: str, key: str) -> str | None:
+    from ketch_keyring.store import CredentialStoreError, set_key
+
+    try:
+        return set_key(provider, key) or "the OS keyring"
+    except CredentialStoreError as exc:
+        log.debug("could not keep the key of %s: %s", provider, exc.message)
+        return None
+
+
+@hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
     register(
         Command(

@@ -254,6 +254,25 @@ def test_hook_ketch_permission_rules(tmp_path: Path) -> None:
     )
 
 
+def test_hook_ketch_set_credential(tmp_path: Path) -> None:
+    kept: list[tuple[str, str, str]] = []
+
+    class Vault:
+        @hookimpl
+        def ketch_set_credential(self, provider: str, kind: str, key: str) -> str:
+            kept.append((provider, kind, key))
+            return "the test vault"
+
+    class Full:
+        @hookimpl
+        def ketch_set_credential(self, provider: str, key: str) -> None:
+            return None  # cannot keep it: the next store is asked
+
+    h = make(tmp_path, [], ("vault", Vault()), ("full", Full()))
+    assert h.kernel.hooks.set_credential("work", "openai", "sk-test") == "the test vault"
+    assert kept == [("work", "openai", "sk-test")]
+
+
 def test_hook_ketch_notification(tmp_path: Path) -> None:
     order: list[str] = []
 

@@ -354,19 +354,25 @@ def test_a_workspace_cannot_turn_the_sandbox_off_until_trusted(tmp_path: Path) -
         tmp_path, bundled=["sandbox"], workspace_config="[sandbox]\nenabled = false\n"
     )
     _ = h.session
-    assert ketch_sandbox.active(h.workspace) == PROBE.available  # the workspace's "off" is not applied
+    assert (
+        ketch_sandbox.active(h.workspace) == PROBE.available
+    )  # the workspace's "off" is not applied
     assert h.session.sandboxed == PROBE.available
 
 
 def test_the_sandbox_setting_is_per_workspace_in_one_process(tmp_path: Path) -> None:
     """One process, two kernels (``ketch acp`` serves one per editor session): one
     workspace's user config turning the sandbox off does not turn it off for the other."""
-    off = Harness.create(tmp_path / "off", bundled=["sandbox"], config="[sandbox]\nenabled = false\n")
+    off = Harness.create(
+        tmp_path / "off", bundled=["sandbox"], config="[sandbox]\nenabled = false\n"
+    )
     on = Harness.create(tmp_path / "on", bundled=["sandbox"])
     _ = off.session, on.session
     assert not off.session.sandboxed and not ketch_sandbox.active(off.workspace)
     assert on.session.sandboxed == PROBE.available
-    assert (on.kernel.hooks.sandbox_command(["ls"], on.workspace, False) is not None) == PROBE.available
+    assert (
+        on.kernel.hooks.sandbox_command(["ls"], on.workspace, False) is not None
+    ) == PROBE.available
 
 
 def test_no_bwrap_binary_at_the_given_path() -> None:
