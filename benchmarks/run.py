@@ -23,14 +23,14 @@ machine's cores are the instrument), and says what it measured in one JSON objec
       "series": {                             # curves for plots (optional)
         "overhead_ms": {"x": [1, 2], "y": [1.1, 1.2], "x_label": "step", "y_label": "ms"}
       },
+      "columns": ["cpu_ms"],                  # the extra columns' order (optional)
       "info": {"steps": 2000},                # anything else worth printing (optional)
       "notes": ["..."]                        # sentences for the page (optional)
     }
 
-Human-readable output may go to stderr. A benchmark that does not take ``--json`` yet
-(argparse refuses the option) is run again without it; its text output goes on the
-page as it is, and the few figures this script knows how to read from that text are
-plotted. A benchmark whose file does not exist is listed as not run. Exit status 1
+Human-readable output may go to stderr. A benchmark that does not take ``--json``
+(argparse refuses the option) is run again without it, and its text output goes on the
+page as it is. A benchmark whose file does not exist is listed as not run. Exit status 1
 from a benchmark (a missed target) is not a failure of this script; a crash is reported
 on the page with the end of its stderr.
 
@@ -51,7 +51,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import shlex
 import shutil
 import statistics
@@ -103,12 +102,14 @@ SPECS = [
          "loop, the policy and the guards, the provider's wire conversion.",
          env={"TMPDIR": "/dev/shm", "KETCH_DISABLE_PLUGINS": "store,crypto,hooks,context,compact,catalog"}, diagnostic=True),
     Spec("store", "store.py", "Session store", [], ["--quick"],
-         "Appends, loads and lists on a real encrypted SQLite file at 1k, 10k and 100k entries, and key unwrap and "
-         "rotation where the store benchmark measures them."),
+         "Appends, loads and lists on a real SQLite file encrypted with AES-256-GCM at 1k, 10k and 100k entries (and "
+         "sessions), and how their CPU cost per entry grows; the key unwrap (the passphrase KDFs at the parameters new key "
+         "files record, and the kernel keyring's cached path); the key rotation of a 10,000-entry store."),
     Spec("compaction", "compaction.py", "Compaction", ["--runs", "30"], ["--runs", "5"],
          "The deterministic compactor and a whole compaction on a ~200k-token coding session, three budgets."),
     Spec("render", "render.py", "Streaming Markdown render", ["--runs", "5"], ["--runs", "2"],
-         "CPU per token of the shell's streaming renderer for 1k, 5k and 20k-token answers."),
+         "Cost per token of the shell's streaming Markdown renderer (rich, a 100-column truecolor console writing to memory, "
+         "the live block drawn every 8 tokens) for 1k, 5k and 20k-token answers of headings, lists, tables and code."),
     Spec("search", "search.py", "Search", ["--files", "50000", "--runs", "10"], ["--files", "10000", "--runs", "3"],
          "The `grep` and `glob` tools against raw `rg` and an `fd`-style `os.scandir` walk on a generated 50k-file "
          "repository (a tenth of it gitignored), interleaved."),
@@ -116,11 +117,17 @@ SPECS = [
          "Peak RSS of a 2,000-step headless session against a loopback server, and RSS of the interactive shell in "
          "tmux over 200 turns."),
     Spec("policy_sweep", "policy_sweep.py", "Policy", [], ["--count", "500"],
-         "Votes per second over the security corpus and the generated sweep; the sweep's size, outcomes and time."),
+         "Votes per second of the guards and the policy together over the hand-written security corpus and a generated sweep "
+         "of 5,000 variants; then, for each configuration (`assisted` without the sandbox, `assisted` and `full-access` with it), every variant decided through a real kernel's votes and what was "
+         "allowed run for real through the `shell` tool among canaries: the outcomes, the effects (there must be none) and the time."),
     Spec("sandbox", "sandbox.py", "Sandbox and redaction", [], ["--files", "10000", "--runs", "5"],
-         "The sandbox's workspace index and wrap on a large repository; redaction of large outputs."),
+         "On a generated 100,000-file repository: the sandbox's workspace index (the first scan, a scan when nothing changed, "
+         "one after ten new files; inotify and the stat fallback), a warm `wrap` and starting a command in the sandbox; "
+         "redaction of 1 MB and 10 MB of code-like output holding secrets."),
     Spec("checkpoints", "checkpoints.py", "Checkpoints", [], ["--files", "2000", "--rounds", "5"],
-         "The cost of a checkpoint and the store's growth per checkpoint."),
+         "A checkpoint (the .gitignore-aware walk, reading what changed, storing new blobs and trees, the record) of a "
+         "10,000-file workspace, unchanged and with 10 files changed, against bare `os.scandir` walks of the same tree; "
+         "the store's growth per checkpoint."),
 ]
 
 
@@ -201,37 +208,6 @@ def fsync_ms(directory: str) -> float | None:
         return statistics.median(times) * 1000
     except OSError:
         return None
-
-
-# --- what text-only benchmarks print (until they take --json) --------------------------------
-
-NUMBER = r"([\d,]+(?:\.\d+)?)"
-
-
-def _num(text: str) -> float:
-    return float(text.replace(",", ""))
-
-
-def text_series(name: str, text: str) -> dict[str, Any]:
-    """The curves this script can read from a benchmark's table output."""
-    if name == "render":
-        found = re.findall(rf"^\s*{NUMBER} tokens:\s+{NUMBER} µs per token", text, re.M)
-        if found:
-            return {"us_per_token": {"x": [_num(a) for a, _ in found], "y": [_num(b) for _, b in found], "x_label": "answer (tokens)", "y_label": "CPU per token (µs)"}}
-    if name == "store":
-        block = text.split("growth of one session", 1)[-1].split("growth of the session list", 1)
-        rows = re.findall(rf"^\s*{NUMBER}\s+{NUMBER}\s+{NUMBER} µs\s+{NUMBER} ms\s+{NUMBER} ms", block[0], re.M)
-        series: dict[str, Any] = {}
-        if rows:
-            entries = [_num(r[0]) for r in rows]
-            series["appends_per_s"] = {"x": entries, "y": [_num(r[1]) for r in rows], "x_label": "entries in the session", "y_label": "appends/s"}
-            series["load_ms"] = {"x": entries, "y": [_num(r[3]) for r in rows], "x_label": "entries in the session", "y_label": "load (ms)"}
-        if len(block) > 1:
-            listed = re.findall(rf"^\s*{NUMBER}\s+{NUMBER} ms\s+{NUMBER} ms", block[1], re.M)
-            if listed:
-                series["list_ms"] = {"x": [_num(r[0]) for r in listed], "y": [_num(r[1]) for r in listed], "x_label": "sessions", "y_label": "list (ms)"}
-        return series
-    return {}
 
 
 # --- plots --------------------------------------------------------------------------------------
@@ -347,6 +323,48 @@ def plot_xy(fig_: Figures, name: str, panels: list[tuple[str, dict[str, Any]]], 
     return fig_.save(fig, name, caption)
 
 
+def plot_store(fig_: Figures, data: dict[str, Any]) -> str:
+    """Appends/s, and load and list on log-log axes beside the straight line that linear
+    growth from the smallest size would follow (the target: within 1.5x of it)."""
+    series = data["series"]
+    fig, axes = fig_.plt.subplots(1, 3, figsize=(12.6, 3.6))
+    appends = series["appends_per_s"]
+    axes[0].plot(appends["x"], appends["y"], marker="o", markersize=3)
+    axes[0].axhline(2000, color="black", linewidth=0.8, linestyle="-.", label="target: >= 2,000/s")
+    axes[0].set_xscale("log")
+    axes[0].set_ylim(bottom=0)
+    for ax, name, target in ((axes[1], "load_ms", (10_000, 300)), (axes[2], "list_ms", (1_000, 100))):
+        one = series[name]
+        x, y = one["x"], one["y"]
+        ax.plot(x, y, marker="o", markersize=3, label="measured (wall-time median)")
+        ax.plot(x, [y[0] * v / x[0] for v in x], color="#7f7f7f", linestyle=":", label="linear from the smallest")
+        ax.plot(x, [1.5 * y[0] * v / x[0] for v in x], color="#7f7f7f", linestyle="--", linewidth=0.8, label="1.5x linear")
+        ax.plot(*target, marker="x", color="black", linestyle="none", label=f"target: <= {target[1]} ms at {target[0]:,}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    for ax, one in zip(axes, (series["appends_per_s"], series["load_ms"], series["list_ms"]), strict=True):
+        ax.set_title(one.get("title", ""), fontsize=9)
+        ax.set_xlabel(one["x_label"])
+        ax.set_ylabel(one["y_label"])
+        ax.legend(fontsize=7)
+    caption = (f"Session store on an encrypted SQLite file: appends per second as a session grows, and the time to load it and to "
+               f"list every session, on log-log axes against linear growth (medians of up to {data['runs']} runs; appends: one run).")
+    return fig_.save(fig, "store", caption)
+
+
+def plot_render(fig_: Figures, data: dict[str, Any]) -> str:
+    one = data["series"]["us_per_token"]
+    fig, ax = fig_.plt.subplots(figsize=(6, 3.4))
+    ax.plot(one["x"], one["y"], marker="o", markersize=4, label="measured")
+    ax.axhline(1.5 * one["y"][0], color="black", linewidth=0.8, linestyle="-.", label=f"target: 1.5x the {one['x'][0]:,}-token answer's")
+    ax.set_xlabel(one["x_label"])
+    ax.set_ylabel(one["y_label"])
+    ax.set_ylim(0, 1.15 * max(1.5 * one["y"][0], *one["y"]))
+    ax.legend(fontsize=7, loc="lower right")
+    caption = f"Streaming Markdown render: the cost of one token by the answer's length (medians of {data['runs']} runs of each answer)."
+    return fig_.save(fig, "render", caption)
+
+
 def plot_search(fig_: Figures, data: dict[str, Any]) -> str:
     rows = data["rows"]
     queries = list(dict.fromkeys(r["query"] for r in rows))
@@ -375,13 +393,18 @@ def fmt(value: Any) -> str:
     return "" if value is None else str(value).replace("|", "\\|")
 
 
-def table(rows: list[dict[str, Any]]) -> str:
+UNIT_WORDS = {"us": "µs", "kib": "KiB", "mib": "MiB"}
+
+
+def table(rows: list[dict[str, Any]], order: list[str] | None = None) -> str:
+    """The rows as a Markdown table; extra keys become columns, in ``order`` first (a
+    benchmark's ``columns``), then as they first appear."""
     if not rows:
         return ""
-    columns = ["measure", "value"]
+    columns = ["measure", "value", *(order or [])]
     for row in rows:
         columns += [k for k in row if k not in columns and k != "unit"]
-    head = ["", "result", *[c.replace("_", " ") for c in columns[2:]]]
+    head = ["", "result", *[" ".join(UNIT_WORDS.get(w, w) for w in c.split("_")) for c in columns[2:]]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         value = f"{fmt(row.get('value'))} {row.get('unit', '')}".strip()
@@ -402,7 +425,8 @@ def targets_table(outcomes: list[Outcome]) -> str:
             unit = target.get("unit", "")
             limit = f"{target.get('op', '<=')} {fmt(target.get('limit'))} {unit}".strip()
             extra = f"; CPU: {fmt(target['cpu_ratio'])}x" if "cpu_ratio" in target else (f"; CPU {fmt(target['cpu_ms'])} ms" if "cpu_ms" in target else "")
-            lines.append(f"| {outcome.spec.name} | {target['name']} | {fmt(target.get('value'))} {unit} | {limit} | {verdict(target)} | {target.get('judged_on', '')}{extra} |")
+            measured = f"{fmt(target.get('value'))} {unit}".strip()
+            lines.append(f"| {outcome.spec.name} | {target['name']} | {measured} | {limit} | {verdict(target)} | {target.get('judged_on', '')}{extra} |")
     for outcome in outcomes:
         if outcome.status in ("text", "failed", "missing"):
             said = {"text": "prints text only (no --json yet): see its section", "failed": "failed: see its section", "missing": "not on this branch yet"}[outcome.status]
@@ -469,16 +493,13 @@ def section(outcome: Outcome, by: dict[str, Outcome], figs: Figures | None, disk
     if data is None:
         lines.append("It prints text only (it takes no `--json` yet), shown as it is:\n")
         lines.append(f"```\n{outcome.text.rstrip()}\n```\n")
-        series = text_series(spec.name, outcome.text)
-        if figs and series:
-            lines.append(plot_series(figs, spec, series, runs=None))
         return "\n".join(lines)
     runs = data.get("runs")
     if runs:
         lines.append(f"Runs behind each figure: {runs}{' (one run)' if runs == 1 else ' (medians)'}.\n")
-    lines.append(table(data.get("rows", [])))
+    lines.append(table(data.get("rows", []), data.get("columns")))
     if data.get("targets"):
-        lines += [f"- target: {t['name']}: {fmt(t.get('value'))} {t.get('unit', '')} (limit {t.get('op', '<=')} {fmt(t.get('limit'))}): {verdict(t)}" for t in data["targets"]]
+        lines += [f"- target: {t['name']}: {fmt(t.get('value'))}{' ' + t['unit'] if t.get('unit') else ''} (limit {t.get('op', '<=')} {fmt(t.get('limit'))}): {verdict(t)}" for t in data["targets"]]
         lines.append("")
     lines += [f"- {note}" for note in data.get("notes", [])]
     if data.get("notes"):
@@ -494,6 +515,10 @@ def section(outcome: Outcome, by: dict[str, Outcome], figs: Figures | None, disk
             lines.append(plot_loop(figs, [(label, by[name].data) for label, name in variants if name in by and by[name].data]))
         elif spec.name == "search":
             lines.append(plot_search(figs, data))
+        elif spec.name == "store" and {"appends_per_s", "load_ms", "list_ms"} <= set(data.get("series", {})):
+            lines.append(plot_store(figs, data))
+        elif spec.name == "render" and "us_per_token" in data.get("series", {}):
+            lines.append(plot_render(figs, data))
         elif not spec.name.startswith("loop") and data.get("series"):
             lines.append(plot_series(figs, spec, data["series"], runs=runs))
     why = EXPLAIN.get(spec.name)
@@ -700,12 +725,162 @@ def explain_memory(outcome: Outcome, by: dict[str, Outcome], disk_fsync: float |
     )
 
 
+def _rows(outcome: Outcome) -> dict[str, dict[str, Any]]:
+    return {r["measure"]: r for r in (outcome.data or {}).get("rows", [])}
+
+
+def _targets(outcome: Outcome) -> list[dict[str, Any]]:
+    return list((outcome.data or {}).get("targets", []))
+
+
+def explain_store(outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None) -> str:
+    rows, targets = _rows(outcome), _targets(outcome)
+    growth = [t for t in targets if t["name"].startswith("linear growth: l")]
+    if not growth:
+        return ""
+    out = ["### Reading the store figures\n"]
+    missed = [t for t in growth if t.get("met") is False]
+    said = "; ".join(f"{t['name'].removeprefix('linear growth: ')}: {fmt(t['value'])}x ({fmt(t.get('gc_paused_ratio'))}x with the cyclic GC paused)" for t in growth)
+    verdict_ = (
+        "Both are within it." if not missed
+        else f"{' and '.join(t['name'].removeprefix('linear growth: ').split(' CPU')[0].capitalize() for t in missed)} "
+        f"miss{'' if len(missed) > 1 else 'es'} it, and the cause is not in the store's algorithm."
+    )
+    out.append(
+        f"Growth is judged on the CPU cost of one entry at the largest size against the smallest's (1x is linear; 1.5x is the "
+        f"margin the loop and the renderer get for \"flat\"): {said}. {verdict_} "
+        "A cProfile of a 1,000- and a 100,000-entry load shows the same calls per entry (one HMAC link of the journal's chain, "
+        "one AES-GCM decryption, one JSON decode, the record built and validated by pydantic) and nothing superlinear (the list "
+        "reads the `updated` index in order, with no sort). What growth there is comes from each of those calls costing 10-20% "
+        "more at 100,000 entries, as the working set outgrows the CPU's caches, and from Python's cyclic garbage collector, "
+        "whose full collections walk every live object and so cost more the more entries a load or a list has already built: "
+        "the rows with the collector paused leave out that part."
+        + (" Pausing it (or `gc.freeze()`) around a load and a list is the store's change to make (`ketch_store`, outside this "
+           "branch); a 100,000-entry session, about 100 MB of history, is far beyond what a session holds in its context.\n"
+           if missed else "\n")
+    )
+    pairs = rows.get("tool dispatch + outcome pairs/s (synchronous=FULL)")
+    if pairs and disk_fsync:
+        out.append(
+            f"A tool call's dispatch and outcome are two commits with `synchronous=FULL`, so {fmt(pairs['value'])} pairs/s is about "
+            f"{fmt(1000 / pairs['value'] / 2)} ms a commit, where fsync alone takes {disk_fsync:.2f} ms on this disk: the pairs are "
+            "bounded by the disk, the plain appends (committed with `synchronous=NORMAL` in WAL mode) by the CPU.\n"
+        )
+    kdf = next((r for name, r in rows.items() if name.startswith("unwrap with the passphrase: Argon2id")), None)
+    cached = next((r for name, r in rows.items() if name.startswith("unwrap from the kernel keyring cache")), None)
+    if kdf and cached and isinstance(cached.get("value"), float):
+        out.append(
+            f"Unwrapping the key with the passphrase costs {fmt(kdf['value'])} ms (Argon2id at the parameters new key files record), "
+            f"once per login session: the kernel session keyring then holds the key, and a later start takes {fmt(cached['value'])} ms.\n"
+        )
+    return "\n".join(out)
+
+
+def explain_render(outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None) -> str:
+    rows = list(_rows(outcome).values())
+    target = next(iter(_targets(outcome)), None)
+    if not rows or not target:
+        return ""
+    worst = max(r["value"] for r in rows)
+    text = (
+        f"A token costs {fmt(rows[0]['value'])} µs in a {rows[0]['measure'].split('-')[0]}-token answer and {fmt(rows[-1]['value'])} µs "
+        f"in a {rows[-1]['measure'].split('-')[0]}-token one ({fmt(target['value'])}x): finished blocks are printed once and only the "
+        f"trailing block is live, so the cost does not grow with the answer. At {fmt(worst)} µs a token, a fast stream of 100 "
+        f"tokens a second costs the renderer {fmt(worst * 100 / 10_000)}% of one core."
+    )
+    if target.get("met") is False:
+        text += (" The target is missed: the live block's cost depends on the block, not the answer, so a ratio above 1.5x means "
+                 "something re-renders what is finished; profile `Renderer.on_event` on the longest answer.")
+    return "### Reading the render figures\n\n" + text + "\n"
+
+
+def explain_policy(outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None) -> str:
+    rows = _rows(outcome)
+    sweeps = [r for name, r in rows.items() if name.startswith("sweep under ")]
+    votes = next((r for name, r in rows.items() if name.startswith("votes/s on the sweep")), None)
+    if not sweeps:
+        return ""
+    harmed = [r for r in sweeps if r.get("effects")]
+    out = ["### Reading the policy figures\n"]
+    if harmed:
+        out.append(
+            "**A canary was read, changed or contacted** under " + ", ".join(r["measure"].removeprefix("sweep under ") for r in harmed)
+            + ": the notes above name the command. That is a hole in the permission engine or the sandbox to fix before anything else.\n"
+        )
+    else:
+        out.append(
+            f"No configuration let anything touch a canary: of {fmt(sweeps[0]['commands'])} generated commands, "
+            + ", ".join(f"{fmt(r['allowed'])} allowed and run under {r['measure'].removeprefix('sweep under ')}" for r in sweeps)
+            + ", every one checked. What is not proven asks (nobody approves in a sweep); the benign variants proven are the "
+            "share of harmless commands that run without a question.\n"
+        )
+    if votes:
+        out.append(
+            f"A vote (the policy's proof and the guards together) takes {fmt(votes['mean_ms'])} ms on average, {fmt(votes['worst_ms'])} ms "
+            "at worst: a small part of a tool call. The sweep's time is mostly running what was allowed, for real, and checking "
+            "the canaries after each command.\n"
+        )
+    return "\n".join(out)
+
+
+def explain_sandbox(outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None) -> str:
+    rows, targets = _rows(outcome), _targets(outcome)
+    inside, direct = rows.get("start `true` in the sandbox"), rows.get("start `true` directly")
+    first, idle = rows.get("index, first scan (inotify)"), rows.get("index, nothing changed (inotify)")
+    out = ["### Reading the sandbox figures\n"]
+    if first and idle:
+        files = (outcome.data or {}).get("info", {}).get("files")
+        out.append(
+            f"The workspace index (secrets, sockets and `.git` directories the sandbox's view must hide or guard) walks the tree once, "
+            f"{fmt(first['value'])} ms for {fmt(files)} files, in the background as a session starts; then inotify keeps it current, "
+            f"and a command pays {fmt(idle['value'])} ms for it when nothing changed."
+        )
+    if inside and direct:
+        out.append(
+            f"Starting a command in the sandbox costs {fmt(inside['value'] - direct['value'])} ms more than starting it directly "
+            "(bubblewrap setting up the namespaces and the mounts of the view)."
+        )
+    missed = [t for t in targets if t.get("met") is False]
+    if missed:
+        out.append("Missed: " + "; ".join(f"{t['name']} ({fmt(t['value'])} ms against {fmt(t['limit'])} ms)" for t in missed)
+                   + ". The medians above are wall time on a shared machine: run `benchmarks/sandbox.py` alone to see whether the miss holds.")
+    return out[0] + "\n" + " ".join(out[1:]) + "\n" if len(out) > 1 else ""
+
+
+def explain_checkpoints(outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None) -> str:
+    rows = _rows(outcome)
+    same = rows.get("checkpoint, unchanged tree")
+    changed = next((r for name, r in rows.items() if name.startswith("checkpoint, ") and name.endswith("files changed")), None)
+    growth = next((r for name, r in rows.items() if name.startswith("store growth per") and "unchanged" not in name), None)
+    if not same:
+        return ""
+    text = (
+        f"A checkpoint of the unchanged tree takes {fmt(same['value'])} ms, {fmt(same['x_listing_lstat'])}x a bare walk that lists "
+        f"the tree and `lstat`s every file (the least any change detection can do) and {fmt(same['x_listing'])}x one that only lists "
+        f"it: the scanner compares each file's stat with the last checkpoint's and reads {fmt(same['files_read'])} files."
+    )
+    if changed:
+        text += f" With files changed it reads {fmt(changed['files_read'])} and takes {fmt(changed['value'])} ms."
+    if growth:
+        text += (
+            f" Each of those checkpoints stores {fmt(growth['value'])} bytes of new blobs ({fmt(growth.get('blobs'))} blobs: the changed "
+            f"contents and the listings of the directories on their paths) and grows the database by about {fmt(growth.get('database_bytes'))} "
+            "bytes, with the tables' indexes and page slack; an unchanged one adds only its record."
+        )
+    return "### Reading the checkpoint figures\n\n" + text + "\n"
+
+
 EXPLAIN: dict[str, Callable[[Outcome, dict[str, Outcome], float | None, float | None], str]] = {
     "startup": explain_startup,
     "loop-kernel": explain_loop,
     "plugins": explain_plugins,
     "search": explain_search,
     "memory": explain_memory,
+    "store": explain_store,
+    "render": explain_render,
+    "policy_sweep": explain_policy,
+    "sandbox": explain_sandbox,
+    "checkpoints": explain_checkpoints,
 }
 
 REPRODUCE = """## Reproducing
