@@ -101,7 +101,10 @@ def record_bytes(store: SqliteStore) -> int:
     """The checkpoint records' own sealed bytes (a record is smaller than a page, so the
     database's size in pages can stay the same over several)."""
     with store.lock:
-        row = store.conn.execute("SELECT coalesce(sum(length(data)), 0) FROM blob_records WHERE collection = ?", (COLLECTION,)).fetchone()
+        row = store.conn.execute(
+            "SELECT coalesce(sum(length(data)), 0) FROM blob_records WHERE collection = ?",
+            (COLLECTION,),
+        ).fetchone()
     return int(row[0])
 
 
@@ -110,7 +113,11 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--changed", type=int, default=10)
-    parser.add_argument("--json", action="store_true", help="print one JSON object (the form benchmarks/run.py reads) instead of the table")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the form benchmarks/run.py reads) instead of the table",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="ketch-bench-") as tmp:
@@ -168,32 +175,99 @@ def main() -> int:
         walks = f"{unchanged / listing:.1f}x the listing walk, {unchanged / with_stat:.2f}x the walk with lstat"
 
         def checkpointed(measure: str, ms: float, read: int) -> dict[str, Any]:
-            return {"measure": measure, "value": round(ms, 2), "unit": "ms", "x_listing": round(ms / listing, 2),
-                    "x_listing_lstat": round(ms / with_stat, 2), "files_read": read}
+            return {
+                "measure": measure,
+                "value": round(ms, 2),
+                "unit": "ms",
+                "x_listing": round(ms / listing, 2),
+                "x_listing_lstat": round(ms / with_stat, 2),
+                "files_read": read,
+            }
 
         table: list[dict[str, Any]] = [
-            {"measure": "first checkpoint (reads everything)", "value": round(cold, 1), "unit": "ms", "files_read": args.files,
-             "database_bytes": first_size},
-            {"measure": "bare os.scandir walk, listing only", "value": round(listing, 2), "unit": "ms"},
-            {"measure": "bare os.scandir walk + lstat per file", "value": round(with_stat, 2), "unit": "ms"},
+            {
+                "measure": "first checkpoint (reads everything)",
+                "value": round(cold, 1),
+                "unit": "ms",
+                "files_read": args.files,
+                "database_bytes": first_size,
+            },
+            {
+                "measure": "bare os.scandir walk, listing only",
+                "value": round(listing, 2),
+                "unit": "ms",
+            },
+            {
+                "measure": "bare os.scandir walk + lstat per file",
+                "value": round(with_stat, 2),
+                "unit": "ms",
+            },
             checkpointed("checkpoint, unchanged tree", unchanged, reads_unchanged),
             checkpointed(f"checkpoint, {args.changed} files changed", changed, reads_changed),
-            {"measure": "store growth per unchanged checkpoint: blobs", "value": round(unchanged_blobs), "unit": "B",
-             "record_bytes": round((records1 - records0) / args.rounds), "database_bytes": round((size1 - size0) / args.rounds)},
-            {"measure": f"store growth per {args.changed}-file checkpoint: blobs", "value": round((stats2["bytes"] - stats1["bytes"]) / args.rounds),
-             "unit": "B", "blobs": round((stats2["blobs"] - stats1["blobs"]) / args.rounds, 1), "record_bytes": round((records2 - records1) / args.rounds),
-             "database_bytes": round((size2 - size1) / args.rounds)},
+            {
+                "measure": "store growth per unchanged checkpoint: blobs",
+                "value": round(unchanged_blobs),
+                "unit": "B",
+                "record_bytes": round((records1 - records0) / args.rounds),
+                "database_bytes": round((size1 - size0) / args.rounds),
+            },
+            {
+                "measure": f"store growth per {args.changed}-file checkpoint: blobs",
+                "value": round((stats2["bytes"] - stats1["bytes"]) / args.rounds),
+                "unit": "B",
+                "blobs": round((stats2["blobs"] - stats1["blobs"]) / args.rounds, 1),
+                "record_bytes": round((records2 - records1) / args.rounds),
+                "database_bytes": round((size2 - size1) / args.rounds),
+            },
         ]
         targets = [
-            {"name": f"checkpoint of an unchanged {args.files:,}-file tree", "value": round(unchanged, 2), "limit": 100, "unit": "ms", "op": "<",
-             "met": unchanged < 100, "judged_on": f"wall-time median of {args.rounds}; {walks}"},
-            {"name": "blobs stored by an unchanged checkpoint", "value": round(unchanged_blobs), "limit": 0, "unit": "B", "op": "==",
-             "met": unchanged_blobs == 0, "judged_on": f"blob bytes over {args.rounds} checkpoints"},
+            {
+                "name": f"checkpoint of an unchanged {args.files:,}-file tree",
+                "value": round(unchanged, 2),
+                "limit": 100,
+                "unit": "ms",
+                "op": "<",
+                "met": unchanged < 100,
+                "judged_on": f"wall-time median of {args.rounds}; {walks}",
+            },
+            {
+                "name": "blobs stored by an unchanged checkpoint",
+                "value": round(unchanged_blobs),
+                "limit": 0,
+                "unit": "B",
+                "op": "==",
+                "met": unchanged_blobs == 0,
+                "judged_on": f"blob bytes over {args.rounds} checkpoints",
+            },
         ]
-        info = {"files": args.files, "layout": "100 directories of 100 files, ~200 B each, and a .gitignore", "rounds": args.rounds,
-                "changed_per_round": args.changed, "database": "its size in whole pages, the WAL folded in, free pages not counted; records: their sealed bytes"}
-        columns = ["x_listing", "x_listing_lstat", "files_read", "blobs", "record_bytes", "database_bytes"]
-        print(json.dumps({"benchmark": "checkpoints", "title": "Checkpoints", "runs": args.rounds, "rows": table, "columns": columns, "targets": targets, "info": info}))
+        info = {
+            "files": args.files,
+            "layout": "100 directories of 100 files, ~200 B each, and a .gitignore",
+            "rounds": args.rounds,
+            "changed_per_round": args.changed,
+            "database": "its size in whole pages, the WAL folded in, free pages not counted; records: their sealed bytes",
+        }
+        columns = [
+            "x_listing",
+            "x_listing_lstat",
+            "files_read",
+            "blobs",
+            "record_bytes",
+            "database_bytes",
+        ]
+        print(
+            json.dumps(
+                {
+                    "benchmark": "checkpoints",
+                    "title": "Checkpoints",
+                    "runs": args.rounds,
+                    "rows": table,
+                    "columns": columns,
+                    "targets": targets,
+                    "info": info,
+                }
+            )
+        )
         return 0
     rows = [
         ("files in the workspace", f"{args.files:,}"),

@@ -73,7 +73,11 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--configs", default="all", help="comma-separated: " + ", ".join(CONFIGS))
-    parser.add_argument("--json", action="store_true", help="print one JSON object (the form benchmarks/run.py reads); the lines go to stderr")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the form benchmarks/run.py reads); the lines go to stderr",
+    )
     args = parser.parse_args()
     say = functools.partial(print, file=sys.stderr, flush=True) if args.json else print
     chosen = list(CONFIGS) if args.configs == "all" else args.configs.split(",")
@@ -94,8 +98,16 @@ def main() -> int:
             say(
                 f"engine speed on the {label}: {rate:,.0f} votes/s ({1000 / rate:.2f} ms mean, {worst:.1f} ms worst) over {len(sample)} commands"
             )
-            rows.append({"measure": f"votes/s on the {label} (guards and policy)", "value": round(rate), "unit": "votes/s",
-                         "commands": len(sample), "mean_ms": round(1000 / rate, 3), "worst_ms": round(worst, 2)})
+            rows.append(
+                {
+                    "measure": f"votes/s on the {label} (guards and policy)",
+                    "value": round(rate),
+                    "unit": "votes/s",
+                    "commands": len(sample),
+                    "mean_ms": round(1000 / rate, 3),
+                    "worst_ms": round(worst, 2),
+                }
+            )
         for name in chosen:
             profile, sandbox = CONFIGS[name]
             world.reset()
@@ -114,11 +126,32 @@ def main() -> int:
                 f"invalid {decisions['invalid']:3}  ran {ran:5}  benign proven {proven}/{len(benign)}  "
                 f"effects {len(report.effects)}  {elapsed:.0f} s"
             )
-            rows.append({"measure": f"sweep under {name}", "value": round(elapsed, 1), "unit": "s", "commands": len(texts),
-                         "allowed": decisions["allow"], "asked": decisions["ask"], "denied": decisions["deny"], "invalid": decisions["invalid"],
-                         "ran": ran, "benign_proven": f"{proven}/{len(benign)} ({proven / max(1, len(benign)):.0%})", "effects": len(report.effects)})
-            targets.append({"name": f"effects under {name}", "value": len(report.effects), "limit": 0, "unit": "", "op": "==",
-                            "met": not report.effects, "judged_on": f"canaries checked after each of the {ran:,} commands that ran"})
+            rows.append(
+                {
+                    "measure": f"sweep under {name}",
+                    "value": round(elapsed, 1),
+                    "unit": "s",
+                    "commands": len(texts),
+                    "allowed": decisions["allow"],
+                    "asked": decisions["ask"],
+                    "denied": decisions["deny"],
+                    "invalid": decisions["invalid"],
+                    "ran": ran,
+                    "benign_proven": f"{proven}/{len(benign)} ({proven / max(1, len(benign)):.0%})",
+                    "effects": len(report.effects),
+                }
+            )
+            targets.append(
+                {
+                    "name": f"effects under {name}",
+                    "value": len(report.effects),
+                    "limit": 0,
+                    "unit": "",
+                    "op": "==",
+                    "met": not report.effects,
+                    "judged_on": f"canaries checked after each of the {ran:,} commands that ran",
+                }
+            )
             if report.effects:
                 failures += 1
                 say(report.describe())
@@ -127,7 +160,19 @@ def main() -> int:
         world.close()
     if args.json:
         info = {"seed": str(args.seed), "variants": dict(kinds)}
-        print(json.dumps({"benchmark": "policy_sweep", "title": "Policy", "runs": 1, "rows": rows, "targets": targets, "info": info, "notes": notes}))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "policy_sweep",
+                    "title": "Policy",
+                    "runs": 1,
+                    "rows": rows,
+                    "targets": targets,
+                    "info": info,
+                    "notes": notes,
+                }
+            )
+        )
     return 1 if failures else 0
 
 

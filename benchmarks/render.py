@@ -58,7 +58,15 @@ def answer_tokens(count: int) -> list[str]:
 
 def run_once(harness: Harness, tokens: list[str], frames_every: int) -> tuple[float, float]:
     """(wall, cpu) seconds per token of one whole answer."""
-    console = Console(file=io.StringIO(), width=100, force_terminal=True, color_system="truecolor", highlight=False, markup=False, soft_wrap=True)
+    console = Console(
+        file=io.StringIO(),
+        width=100,
+        force_terminal=True,
+        color_system="truecolor",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     renderer = Renderer(console, harness.kernel)
     events = [TextDeltaEvent(text=t) for t in tokens]
     started, cpu = time.perf_counter(), time.process_time()
@@ -70,26 +78,68 @@ def run_once(harness: Harness, tokens: list[str], frames_every: int) -> tuple[fl
     return (time.perf_counter() - started) / len(tokens), (time.process_time() - cpu) / len(tokens)
 
 
-def as_json(results: dict[int, tuple[float, float]], runs: int, frames_every: int) -> dict[str, object]:
-    wall, cpu = results[SIZES[-1]][0] / results[SIZES[0]][0], results[SIZES[-1]][1] / results[SIZES[0]][1]
+def as_json(
+    results: dict[int, tuple[float, float]], runs: int, frames_every: int
+) -> dict[str, object]:
+    wall, cpu = (
+        results[SIZES[-1]][0] / results[SIZES[0]][0],
+        results[SIZES[-1]][1] / results[SIZES[0]][1],
+    )
     rows = [
-        {"measure": f"{count:,}-token answer", "value": round(w * 1e6, 2), "unit": "µs per token", "cpu_us_per_token": round(c * 1e6, 2),
-         "total_ms": round(w * count * 1e3, 1), "x_1k": round(w / results[SIZES[0]][0], 3)}
+        {
+            "measure": f"{count:,}-token answer",
+            "value": round(w * 1e6, 2),
+            "unit": "µs per token",
+            "cpu_us_per_token": round(c * 1e6, 2),
+            "total_ms": round(w * count * 1e3, 1),
+            "x_1k": round(w / results[SIZES[0]][0], 3),
+        }
         for count, (w, c) in results.items()
     ]
-    target = {"name": f"per-token cost, {SIZES[-1] // 1000}k vs {SIZES[0] // 1000}k-token answer", "value": round(wall, 3), "limit": TARGET_RATIO,
-              "unit": "x", "op": "<=", "met": wall <= TARGET_RATIO, "judged_on": "wall-time medians", "cpu_ratio": round(cpu, 3)}
-    series = {"us_per_token": {"x": list(results), "y": [round(w * 1e6, 2) for w, _ in results.values()], "x_label": "answer (tokens)",
-                               "y_label": "µs per token (wall-time median)", "title": "cost of a token"}}
-    info = {"console": "rich, truecolor, 100 columns, to memory", "frames": f"the live block rendered every {frames_every} tokens", "token": "4 characters"}
-    return {"benchmark": "render", "title": "Streaming Markdown render", "runs": runs, "rows": rows, "targets": [target], "series": series, "info": info}
+    target = {
+        "name": f"per-token cost, {SIZES[-1] // 1000}k vs {SIZES[0] // 1000}k-token answer",
+        "value": round(wall, 3),
+        "limit": TARGET_RATIO,
+        "unit": "x",
+        "op": "<=",
+        "met": wall <= TARGET_RATIO,
+        "judged_on": "wall-time medians",
+        "cpu_ratio": round(cpu, 3),
+    }
+    series = {
+        "us_per_token": {
+            "x": list(results),
+            "y": [round(w * 1e6, 2) for w, _ in results.values()],
+            "x_label": "answer (tokens)",
+            "y_label": "µs per token (wall-time median)",
+            "title": "cost of a token",
+        }
+    }
+    info = {
+        "console": "rich, truecolor, 100 columns, to memory",
+        "frames": f"the live block rendered every {frames_every} tokens",
+        "token": "4 characters",
+    }
+    return {
+        "benchmark": "render",
+        "title": "Streaming Markdown render",
+        "runs": runs,
+        "rows": rows,
+        "targets": [target],
+        "series": series,
+        "info": info,
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--frames-every", type=int, default=8)
-    parser.add_argument("--json", action="store_true", help="print one JSON object (the form benchmarks/run.py reads)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the form benchmarks/run.py reads)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         harness = Harness.create(Path(tmp), bundled=False)
@@ -99,13 +149,18 @@ def main() -> int:
         for count in SIZES:
             tokens = answer_tokens(count)
             times = [run_once(harness, tokens, args.frames_every) for _ in range(args.runs)]
-            results[count] = statistics.median(w for w, _ in times), statistics.median(c for _, c in times)
+            results[count] = (
+                statistics.median(w for w, _ in times),
+                statistics.median(c for _, c in times),
+            )
     ratio = results[SIZES[-1]][0] / results[SIZES[0]][0]
     if args.json:
         print(json.dumps(as_json(results, args.runs, args.frames_every)))
         return 0 if ratio <= TARGET_RATIO else 1
     for count, (per_token, _) in results.items():
-        print(f"{count:>6,} tokens: {per_token * 1e6:8.1f} µs per token ({per_token * count * 1e3:7.1f} ms in all)")
+        print(
+            f"{count:>6,} tokens: {per_token * 1e6:8.1f} µs per token ({per_token * count * 1e3:7.1f} ms in all)"
+        )
     verdict = "ok" if ratio <= TARGET_RATIO else "MISSED"
     print(f"ratio 20k/1k: {ratio:.2f} (target <= {TARGET_RATIO}) {verdict}")
     return 0 if ratio <= TARGET_RATIO else 1

@@ -86,7 +86,11 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--mb", type=int, default=10)
-    parser.add_argument("--json", action="store_true", help="print one JSON object (the form benchmarks/run.py reads); the other lines go to stderr")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the form benchmarks/run.py reads); the other lines go to stderr",
+    )
     args = parser.parse_args()
     say = functools.partial(print, file=sys.stderr, flush=True) if args.json else print
     rows: list[tuple[str, float, str]] = []
@@ -99,7 +103,11 @@ def main() -> int:
         started = time.perf_counter()
         build_repo(repo, args.files)
         directories = sum(1 for _ in os.walk(repo))
-        info.update(files=args.files, directories=directories, built_s=round(time.perf_counter() - started, 1))
+        info.update(
+            files=args.files,
+            directories=directories,
+            built_s=round(time.perf_counter() - started, 1),
+        )
         say(
             f"repository: {args.files:,} files in {directories:,} directories (built in {time.perf_counter() - started:.1f} s)"
         )
@@ -169,7 +177,13 @@ def main() -> int:
         else:
             say(f"(no sandbox here: {available.reason}; wrap and start times skipped)")
             info["sandbox"] = f"unavailable: {available.reason}"
-            targets.append({**_target("wrap (view + placeholders), warm", 0.0, WRAP_TARGET_MS), "value": None, "met": None})
+            targets.append(
+                {
+                    **_target("wrap (view + placeholders), warm", 0.0, WRAP_TARGET_MS),
+                    "value": None,
+                    "met": None,
+                }
+            )
         forget(repo)
 
         key = "own-key-" + "0123456789abcdef" * 2
@@ -201,9 +215,25 @@ def main() -> int:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     if args.json:
-        table = [{"measure": name, "value": round(ms, 3), "unit": "ms", "note": note} for name, ms, note in rows]
-        info["medians"] = f"of {args.runs} runs (the first scans: one run; the {args.mb} MB redaction: {max(3, args.runs // 4)} runs)"
-        print(json.dumps({"benchmark": "sandbox", "title": "Sandbox and redaction", "runs": args.runs, "rows": table, "targets": targets, "info": info}))
+        table = [
+            {"measure": name, "value": round(ms, 3), "unit": "ms", "note": note}
+            for name, ms, note in rows
+        ]
+        info["medians"] = (
+            f"of {args.runs} runs (the first scans: one run; the {args.mb} MB redaction: {max(3, args.runs // 4)} runs)"
+        )
+        print(
+            json.dumps(
+                {
+                    "benchmark": "sandbox",
+                    "title": "Sandbox and redaction",
+                    "runs": args.runs,
+                    "rows": table,
+                    "targets": targets,
+                    "info": info,
+                }
+            )
+        )
         return 1 if failed else 0
     width = max(len(r[0]) for r in rows)
     for name, ms, note in rows:
@@ -212,7 +242,15 @@ def main() -> int:
 
 
 def _target(name: str, ms: float, limit: float) -> dict[str, object]:
-    return {"name": name, "value": round(ms, 3), "limit": limit, "unit": "ms", "op": "<", "met": ms < limit, "judged_on": "wall-time median"}
+    return {
+        "name": name,
+        "value": round(ms, 3),
+        "limit": limit,
+        "unit": "ms",
+        "op": "<",
+        "met": ms < limit,
+        "judged_on": "wall-time median",
+    }
 
 
 def _wrap_and_release(repo: Path) -> None:
