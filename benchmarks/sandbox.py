@@ -1,6 +1,6 @@
 """Sandbox and redaction costs on a large repository and large outputs.
 
-    .venv/bin/python benchmarks/sandbox.py [--files 100000] [--runs 20] [--mb 10]
+    .venv/bin/python benchmarks/sandbox.py [--files 100000] [--runs 20] [--mb 10] [--json]
 
 Builds a synthetic repository (``--files`` files in about a tenth as many directories:
 a source tree, a gitignored ``node_modules``-like tree, a few secrets, nested ``.git``
@@ -16,12 +16,15 @@ directories) and times, each as the median of ``--runs``:
   and well-known formats), and one megabyte.
 
 Targets: a warm ``wrap`` under 20 ms and redaction of 1 MB under 50 ms. Prints a
-table and exits 1 when a median misses a target; not a test.
+table (``--json``: one JSON object, the form benchmarks/run.py reads; the other lines go
+to stderr) and exits 1 when a median misses a target; not a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import os
 import random
 import shutil
@@ -83,8 +86,16 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--mb", type=int, default=10)
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the form benchmarks/run.py reads); the other lines go to stderr",
+    )
     args = parser.parse_args()
+    say = functools.partial(print, file=sys.stderr, flush=True) if args.json else print
     rows: list[tuple[str, float, str]] = []
+    targets: list[dict[str, object]] = []
+    info: dict[str, object] = {}
     failed = False
     base = Path(tempfile.mkdtemp(prefix="ketch-bench-sandbox-"))
     try:
@@ -92,7 +103,12 @@ def main() -> int:
         started = time.perf_counter()
         build_repo(repo, args.files)
         directories = sum(1 for _ in os.walk(repo))
-        print(
+        info.update(
+            files=args.files,
+            directories=directories,
+            built_s=round(time.perf_counter() - started, 1),
+        )
+        say(
             f"repository: {args.files:,} files in {directories:,} directories (built in {time.perf_counter() - started:.1f} s)"
         )
         time.sleep(2.1)  # past the "racy" window, as a repository that sat still would be
@@ -142,6 +158,7 @@ def main() -> int:
                 ("wrap (view + placeholders), warm", warm, f"target < {WRAP_TARGET_MS:g} ms")
             )
             failed |= warm > WRAP_TARGET_MS
+            targets.append(_target("wrap (view + placeholders), warm", warm, WRAP_TARGET_MS))
             argv = ketch_sandbox.wrap(["true"], repo, network=False, reporters=[])
             rows.append(
                 (
@@ -158,7 +175,15 @@ def main() -> int:
                 )
             )
         else:
-            print(f"(no sandbox here: {available.reason}; wrap and start times skipped)")
+            say(f"(no sandbox here: {available.reason}; wrap and start times skipped)")
+            info["sandbox"] = f"unavailable: {available.reason}"
+            targets.append(
+                {
+                    **_target("wrap (view + placeholders), warm", 0.0, WRAP_TARGET_MS),
+                    "value": None,
+                    "met": None,
+                }
+            )
         forget(repo)
 
         key = "own-key-" + "0123456789abcdef" * 2
@@ -178,6 +203,7 @@ def main() -> int:
         ms = median_ms(lambda: redactor.redact(one_mb), args.runs)
         rows.append(("redact 1 MB (2 secrets)", ms, f"target < {REDACT_TARGET_MS:g} ms"))
         failed |= ms > REDACT_TARGET_MS
+        targets.append(_target("redact 1 MB (2 secrets)", ms, REDACT_TARGET_MS))
         big = median_ms(lambda: redactor.redact(many), max(3, args.runs // 4))
         rows.append(
             (
@@ -188,10 +214,43 @@ def main() -> int:
         )
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    if args.json:
+        table = [
+            {"measure": name, "value": round(ms, 3), "unit": "ms", "note": note}
+            for name, ms, note in rows
+        ]
+        info["medians"] = (
+            f"of {args.runs} runs (the first scans: one run; the {args.mb} MB redaction: {max(3, args.runs // 4)} runs)"
+        )
+        print(
+            json.dumps(
+                {
+                    "benchmark": "sandbox",
+                    "title": "Sandbox and redaction",
+                    "runs": args.runs,
+                    "rows": table,
+                    "targets": targets,
+                    "info": info,
+                }
+            )
+        )
+        return 1 if failed else 0
     width = max(len(r[0]) for r in rows)
     for name, ms, note in rows:
         print(f"{name:<{width}}  {ms:9.2f} ms  {note}")
     return 1 if failed else 0
+
+
+def _target(name: str, ms: float, limit: float) -> dict[str, object]:
+    return {
+        "name": name,
+        "value": round(ms, 3),
+        "limit": limit,
+        "unit": "ms",
+        "op": "<",
+        "met": ms < limit,
+        "judged_on": "wall-time median",
+    }
 
 
 def _wrap_and_release(repo: Path) -> None:
