@@ -46,14 +46,42 @@ def history(tokens: int) -> tuple[Message, ...]:
     while estimate_messages(messages) < tokens:
         path = f"src/module_{n % 40}.py"
         call_read = ToolCallPart(id=f"call_r{n}", name="read_file", input={"path": path})
-        call_edit = ToolCallPart(id=f"call_e{n}", name="edit_file", input={"path": path, "old": "value", "new": "parsed"})
+        call_edit = ToolCallPart(
+            id=f"call_e{n}", name="edit_file", input={"path": path, "old": "value", "new": "parsed"}
+        )
         messages += [
-            Message.user(f"Turn {n}: please look at {path} and fix the handler so it validates input. " * 3),
-            Message(role="assistant", parts=(TextPart(text="Let me read the file first."), call_read)),
-            Message(role="tool", parts=(ToolResultPart(tool_call_id=call_read.id, name="read_file", ok=True, output=CODE * (20 + n % 30)),)),
+            Message.user(
+                f"Turn {n}: please look at {path} and fix the handler so it validates input. " * 3
+            ),
+            Message(
+                role="assistant", parts=(TextPart(text="Let me read the file first."), call_read)
+            ),
+            Message(
+                role="tool",
+                parts=(
+                    ToolResultPart(
+                        tool_call_id=call_read.id,
+                        name="read_file",
+                        ok=True,
+                        output=CODE * (20 + n % 30),
+                    ),
+                ),
+            ),
             Message(role="assistant", parts=(TextPart(text="Now the edit."), call_edit)),
-            Message(role="tool", parts=(ToolResultPart(tool_call_id=call_edit.id, name="edit_file", ok=True, output=f"edited {path}: 1 replacement"),)),
-            Message.assistant(f"I changed {path}: the handler now parses the body before responding. " * 4),
+            Message(
+                role="tool",
+                parts=(
+                    ToolResultPart(
+                        tool_call_id=call_edit.id,
+                        name="edit_file",
+                        ok=True,
+                        output=f"edited {path}: 1 replacement",
+                    ),
+                ),
+            ),
+            Message.assistant(
+                f"I changed {path}: the handler now parses the body before responding. " * 4
+            ),
         ]
         n += 1
     return tuple(messages)
@@ -74,7 +102,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--tokens", type=int, default=200_000)
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of the table"
+    )
     args = parser.parse_args()
     out = (lambda *a, **k: None) if args.json else print
     messages = history(args.tokens)
@@ -89,7 +119,11 @@ def main() -> int:
         session = harness.session
         kernel = session.kernel
         out(f"{'case':<36}{'wall median':>12}{'p95':>9}{'CPU median':>12}{'min':>8}  result")
-        for label, window, reason in (("256k window, auto", 256_000, "auto"), ("128k window, auto", 128_000, "auto"), ("/compact (command)", 256_000, "command")):
+        for label, window, reason in (
+            ("256k window, auto", 256_000, "auto"),
+            ("128k window, auto", 128_000, "auto"),
+            ("/compact (command)", 256_000, "command"),
+        ):
             capacity = effective_capacity(window)
             target = int(kernel.settings.compaction.target * capacity)
 
@@ -98,22 +132,37 @@ def main() -> int:
                 session.active = messages
                 session.compactions.clear()
 
-            def hook_only(capacity: int = capacity, target: int = target, reason: str = reason) -> None:
+            def hook_only(
+                capacity: int = capacity, target: int = target, reason: str = reason
+            ) -> None:
                 reset()
                 request = CompactionRequest(
-                    session=session, messages=messages, system_tokens=3_000, target_tokens=target,
-                    capacity_tokens=capacity, reason=reason,  # type: ignore[arg-type]
+                    session=session,
+                    messages=messages,
+                    system_tokens=3_000,
+                    target_tokens=target,
+                    capacity_tokens=capacity,
+                    reason=reason,  # type: ignore[arg-type]
                 )
                 kernel.hooks.compact(request)
 
             def whole(capacity: int = capacity, reason: str = reason) -> None:
                 reset()
                 # In one running loop, as in a turn (a fresh asyncio.run per call costs more than the work).
-                loop.run_until_complete(compact(session, reason, system_tokens=3_000, capacity=capacity))
+                loop.run_until_complete(
+                    compact(session, reason, system_tokens=3_000, capacity=capacity)
+                )
 
             hook_only()
             result = kernel.hooks.compact(
-                CompactionRequest(session=session, messages=messages, system_tokens=3_000, target_tokens=target, capacity_tokens=capacity, reason=reason)  # type: ignore[arg-type]
+                CompactionRequest(
+                    session=session,
+                    messages=messages,
+                    system_tokens=3_000,
+                    target_tokens=target,
+                    capacity_tokens=capacity,
+                    reason=reason,
+                )  # type: ignore[arg-type]
             )
             assert result is not None
             for name, fn in (("compactor", hook_only), ("whole compaction", whole)):
@@ -122,17 +171,53 @@ def main() -> int:
                 p95 = wall[min(len(wall) - 1, int(len(wall) * 0.95))]
                 ok = cpu_median < TARGET_MS
                 failed |= not ok
-                out(f"{label + ', ' + name:<36}{median:>10.1f}ms{p95:>7.1f}ms{cpu_median:>10.1f}ms{cpu[0]:>6.1f}ms  {'ok' if ok else 'SLOW'}")
-                rows.append({"measure": f"{label}, {name}", "value": round(cpu_median, 2), "unit": "ms (CPU)", "wall_ms": round(median, 2),
-                             "p95_wall_ms": round(p95, 2), "tokens_after": result.after_tokens, "met": ok})
-            out(f"{'':<36}-> {result.before_tokens:,} to {result.after_tokens:,} tokens ({result.summary}), target {target:,}")
-    out(f"target: under {TARGET_MS:.0f} ms (judged on the CPU-time median; wall time includes other load on the machine)")
+                out(
+                    f"{label + ', ' + name:<36}{median:>10.1f}ms{p95:>7.1f}ms{cpu_median:>10.1f}ms{cpu[0]:>6.1f}ms  {'ok' if ok else 'SLOW'}"
+                )
+                rows.append(
+                    {
+                        "measure": f"{label}, {name}",
+                        "value": round(cpu_median, 2),
+                        "unit": "ms (CPU)",
+                        "wall_ms": round(median, 2),
+                        "p95_wall_ms": round(p95, 2),
+                        "tokens_after": result.after_tokens,
+                        "met": ok,
+                    }
+                )
+            out(
+                f"{'':<36}-> {result.before_tokens:,} to {result.after_tokens:,} tokens ({result.summary}), target {target:,}"
+            )
+    out(
+        f"target: under {TARGET_MS:.0f} ms (judged on the CPU-time median; wall time includes other load on the machine)"
+    )
     if args.json:
         slowest = max(rows, key=lambda r: float(r["value"]))  # type: ignore[arg-type]
-        targets = [{"name": "slowest whole compaction or compactor (CPU median)", "value": slowest["value"], "limit": TARGET_MS,
-                    "unit": "ms", "op": "<", "met": not failed, "case": slowest["measure"], "judged_on": "CPU-time median"}]
+        targets = [
+            {
+                "name": "slowest whole compaction or compactor (CPU median)",
+                "value": slowest["value"],
+                "limit": TARGET_MS,
+                "unit": "ms",
+                "op": "<",
+                "met": not failed,
+                "case": slowest["measure"],
+                "judged_on": "CPU-time median",
+            }
+        ]
         info = {"messages": len(messages), "tokens": total, "history_mb": round(megabytes, 1)}
-        print(json.dumps({"benchmark": "compaction", "title": "Compaction", "runs": args.runs, "rows": rows, "targets": targets, "info": info}))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "compaction",
+                    "title": "Compaction",
+                    "runs": args.runs,
+                    "rows": rows,
+                    "targets": targets,
+                    "info": info,
+                }
+            )
+        )
     return 1 if failed else 0
 
 

@@ -67,7 +67,9 @@ class InstantProvider:
 
     def __init__(self, steps: int) -> None:
         self.name, self.model = "bench", "bench-model"
-        self.config = ProviderConfig(name="bench", kind="bench", model="bench-model", context_window=10_000_000)
+        self.config = ProviderConfig(
+            name="bench", kind="bench", model="bench-model", context_window=10_000_000
+        )
         self.steps = steps
         self.calls = 0
         self.starts: list[float] = []
@@ -80,7 +82,12 @@ class InstantProvider:
 
         began = time.perf_counter()
         self.starts.append(began)
-        body = {"model": self.model, "messages": chat_messages(request, "openai"), "tools": [t.model_dump() for t in request.tools], "stream": True}
+        body = {
+            "model": self.model,
+            "messages": chat_messages(request, "openai"),
+            "tools": [t.model_dump() for t in request.tools],
+            "stream": True,
+        }
         converted = time.perf_counter()
         encoded = json.dumps(body).encode()
         self.json_time.append(time.perf_counter() - converted)
@@ -88,13 +95,21 @@ class InstantProvider:
         self.body_bytes.append(len(encoded))
         self.calls += 1
         if self.calls <= self.steps:
-            part = ToolCallPart(id=f"call_{self.calls}", name="peek", input={"path": f"src/module_{self.calls % 50}.py"})
+            part = ToolCallPart(
+                id=f"call_{self.calls}",
+                name="peek",
+                input={"path": f"src/module_{self.calls % 50}.py"},
+            )
             message = Message(role="assistant", parts=(part,))
             stop = "tool_use"
         else:
             message = Message.assistant("done")
             stop = "end_turn"
-        yield Completed(message=message, stop_reason=stop, usage=Usage(input_tokens=len(encoded) // 4, output_tokens=12))
+        yield Completed(
+            message=message,
+            stop_reason=stop,
+            usage=Usage(input_tokens=len(encoded) // 4, output_tokens=12),
+        )
 
     async def list_models(self) -> list[Any]:
         return []
@@ -112,7 +127,14 @@ class BenchPlugin:
 
     @hookimpl
     def ketch_register_providers(self, register: Any) -> None:
-        register(ProviderKind(kind="bench", create=lambda cfg, key: self.provider, needs_key=False, default_model="bench-model"))
+        register(
+            ProviderKind(
+                kind="bench",
+                create=lambda cfg, key: self.provider,
+                needs_key=False,
+                default_model="bench-model",
+            )
+        )
 
     @hookimpl
     def ketch_register_tools(self, register: Any) -> None:
@@ -139,7 +161,11 @@ def run(steps: int) -> dict[str, Any]:
         kernel = Kernel.boot(
             workspace=workspace,
             plugins=[("bench", BenchPlugin(provider))],
-            cli_settings={"provider": "bench", "loop": {"max_iterations": steps + 5, "duplicate_call_limit": 1000}, "compaction": {"trigger": 1.0}},
+            cli_settings={
+                "provider": "bench",
+                "loop": {"max_iterations": steps + 5, "duplicate_call_limit": 1000},
+                "compaction": {"trigger": 1.0},
+            },
         )
         session = kernel.new_session(provider=provider)
         began = time.perf_counter()
@@ -148,7 +174,14 @@ def run(steps: int) -> dict[str, Any]:
         kernel.end(session)
     starts, encoding = provider.starts, provider.json_time
     overhead = [(starts[i + 1] - starts[i]) - encoding[i] for i in range(len(starts) - 1)]
-    return {"end": end.stop_reason, "total": total, "overhead": overhead, "provider": provider.provider_time, "json": encoding, "bytes": provider.body_bytes}
+    return {
+        "end": end.stop_reason,
+        "total": total,
+        "overhead": overhead,
+        "provider": provider.provider_time,
+        "json": encoding,
+        "bytes": provider.body_bytes,
+    }
 
 
 def window(values: list[float], centre: int, half: int = 25) -> float:
@@ -157,22 +190,59 @@ def window(values: list[float], centre: int, half: int = 25) -> float:
 
 
 def as_json(steps: int, result: dict[str, Any], marks: list[int]) -> dict[str, Any]:
-    overhead, provider, encoding, sizes = result["overhead"], result["provider"], result["json"], result["bytes"]
+    overhead, provider, encoding, sizes = (
+        result["overhead"],
+        result["provider"],
+        result["json"],
+        result["bytes"],
+    )
     rows = [
-        {"measure": f"step {mark}", "value": round(window(overhead, mark - 1) * 1000, 3), "unit": "ms",
-         "wire_conversion_ms": round(window(provider, mark - 1) * 1000, 3), "json_encoding_ms": round(window(encoding, mark - 1) * 1000, 3),
-         "request_kib": round(sizes[min(mark - 1, len(sizes) - 1)] / 1024, 1)}
+        {
+            "measure": f"step {mark}",
+            "value": round(window(overhead, mark - 1) * 1000, 3),
+            "unit": "ms",
+            "wire_conversion_ms": round(window(provider, mark - 1) * 1000, 3),
+            "json_encoding_ms": round(window(encoding, mark - 1) * 1000, 3),
+            "request_kib": round(sizes[min(mark - 1, len(sizes) - 1)] / 1024, 1),
+        }
         for mark in marks
     ]
     median = statistics.median(overhead) * 1000
-    targets = [{"name": "median overhead per step", "value": round(median, 3), "limit": 5.0, "unit": "ms", "op": "<=", "met": median <= 5.0}]
+    targets = [
+        {
+            "name": "median overhead per step",
+            "value": round(median, 3),
+            "limit": 5.0,
+            "unit": "ms",
+            "op": "<=",
+            "met": median <= 5.0,
+        }
+    ]
     if len(overhead) >= 100:
         ratio = window(overhead, len(overhead) - 26) / window(overhead, 99)
-        targets.append({"name": f"overhead at step {len(overhead)} vs step 100", "value": round(ratio, 3), "limit": 1.5, "unit": "x", "op": "<=", "met": ratio <= 1.5})
+        targets.append(
+            {
+                "name": f"overhead at step {len(overhead)} vs step 100",
+                "value": round(ratio, 3),
+                "limit": 1.5,
+                "unit": "x",
+                "op": "<=",
+                "met": ratio <= 1.5,
+            }
+        )
         # The wire conversion builds the request's message list: also the request's own bytes.
         own = [o - w for o, w in zip(overhead, provider, strict=False)]
         ratio = window(own, len(own) - 26) / window(own, 99)
-        targets.append({"name": f"overhead at step {len(overhead)} vs step 100, less the wire conversion too", "value": round(ratio, 3), "limit": 1.5, "unit": "x", "op": "<=", "met": ratio <= 1.5})
+        targets.append(
+            {
+                "name": f"overhead at step {len(overhead)} vs step 100, less the wire conversion too",
+                "value": round(ratio, 3),
+                "limit": 1.5,
+                "unit": "x",
+                "op": "<=",
+                "met": ratio <= 1.5,
+            }
+        )
     return {
         "benchmark": "loop",
         "title": "Loop overhead",
@@ -180,31 +250,70 @@ def as_json(steps: int, result: dict[str, Any], marks: list[int]) -> dict[str, A
         "rows": rows,
         "targets": targets,
         "series": {
-            name: {"x": list(range(1, len(overhead) + 1)), "y": values, "x_label": "step", "y_label": label}
+            name: {
+                "x": list(range(1, len(overhead) + 1)),
+                "y": values,
+                "x_label": "step",
+                "y_label": label,
+            }
             for name, values, label in (
-                ("overhead_ms", [round(v * 1000, 4) for v in overhead], "ketch overhead per step (ms)"),
-                ("wire_conversion_ms", [round(v * 1000, 4) for v in provider[: len(overhead)]], "of it: wire conversion (ms)"),
-                ("json_encoding_ms", [round(v * 1000, 4) for v in encoding[: len(overhead)]], "JSON encoding of the body (ms)"),
-                ("request_kib", [round(b / 1024, 2) for b in sizes[: len(overhead)]], "request body (KiB)"),
+                (
+                    "overhead_ms",
+                    [round(v * 1000, 4) for v in overhead],
+                    "ketch overhead per step (ms)",
+                ),
+                (
+                    "wire_conversion_ms",
+                    [round(v * 1000, 4) for v in provider[: len(overhead)]],
+                    "of it: wire conversion (ms)",
+                ),
+                (
+                    "json_encoding_ms",
+                    [round(v * 1000, 4) for v in encoding[: len(overhead)]],
+                    "JSON encoding of the body (ms)",
+                ),
+                (
+                    "request_kib",
+                    [round(b / 1024, 2) for b in sizes[: len(overhead)]],
+                    "request body (KiB)",
+                ),
             )
         },
-        "info": {"steps": steps, "turn_end": result["end"], "total_s": round(result["total"], 2), "window": "medians of 50 steps around each mark"},
+        "info": {
+            "steps": steps,
+            "turn_end": result["end"],
+            "total_s": round(result["total"], 2),
+            "window": "medians of 50 steps around each mark",
+        },
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=2000)
-    parser.add_argument("--json", action="store_true", help="print one JSON object (the form benchmarks/run.py reads)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the form benchmarks/run.py reads)",
+    )
     args = parser.parse_args()
     result = run(args.steps)
-    overhead, provider, encoding, sizes = result["overhead"], result["provider"], result["json"], result["bytes"]
+    overhead, provider, encoding, sizes = (
+        result["overhead"],
+        result["provider"],
+        result["json"],
+        result["bytes"],
+    )
     marks = [m for m in (10, 100, 500, 1000, 1500, 2000) if m <= len(overhead)]
     if args.json:
         print(json.dumps(as_json(args.steps, result, marks)))
         return 0
-    print(f"{args.steps} steps, turn ended {result['end']}, {result['total']:.1f} s in all (medians of 50 steps around each mark)")
-    print(f"{'step':>6} {'ketch overhead ms':>18} {'of it: wire conversion ms':>26} {'json encoding ms':>17} {'request KiB':>12}")
+    print(
+        f"{args.steps} steps, turn ended {result['end']}, {result['total']:.1f} s in all (medians of 50 steps around each mark)"
+    )
+    print(
+        f"{'step':>6} {'ketch overhead ms':>18} {'of it: wire conversion ms':>26} {'json encoding ms':>17} {'request KiB':>12}"
+    )
     for mark in marks:
         i = mark - 1
         print(
@@ -214,7 +323,9 @@ def main() -> int:
     if len(overhead) >= 100:
         early = window(overhead, 99)
         late = window(overhead, len(overhead) - 26)
-        print(f"ratio late/step-100: {late / early:.2f}x (target <= 1.5x); median overall {statistics.median(overhead) * 1000:.2f} ms (target <= 5 ms)")
+        print(
+            f"ratio late/step-100: {late / early:.2f}x (target <= 1.5x); median overall {statistics.median(overhead) * 1000:.2f} ms (target <= 5 ms)"
+        )
     return 0
 
 

@@ -19,7 +19,12 @@ from typing import Any
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    data = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "model": "bench", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    data = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "model": "bench",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
@@ -30,20 +35,47 @@ def answer_text(text: str, prompt_tokens: int) -> bytes:
     return b"".join([*chunks, _chunk({}, "stop"), _usage(prompt_tokens), b"data: [DONE]\n\n"])
 
 
-def answer_tool_call(call_id: str, name: str, arguments: dict[str, Any], prompt_tokens: int) -> bytes:
-    call = {"index": 0, "id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-    chunks = [_chunk({"role": "assistant", "content": None}), _chunk({"tool_calls": [call]}), _chunk({}, "tool_calls")]
+def answer_tool_call(
+    call_id: str, name: str, arguments: dict[str, Any], prompt_tokens: int
+) -> bytes:
+    call = {
+        "index": 0,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    chunks = [
+        _chunk({"role": "assistant", "content": None}),
+        _chunk({"tool_calls": [call]}),
+        _chunk({}, "tool_calls"),
+    ]
     return b"".join([*chunks, _usage(prompt_tokens), b"data: [DONE]\n\n"])
 
 
 def _usage(prompt_tokens: int) -> bytes:
-    data = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 12, "total_tokens": prompt_tokens + 12}}
+    data = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": 12,
+            "total_tokens": prompt_tokens + 12,
+        },
+    }
     return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
 class Loopback:
-    def __init__(self, *, text: str = "ok", tool_calls: int = 0, tool: str = "", tool_input: Callable[[int], dict[str, Any]] | None = None,
-                 on_request: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        text: str = "ok",
+        tool_calls: int = 0,
+        tool: str = "",
+        tool_input: Callable[[int], dict[str, Any]] | None = None,
+        on_request: Callable[[int], None] | None = None,
+    ) -> None:
         self.arrivals: list[tuple[str, float]] = []
         self.posts = 0
         self.body_bytes: list[int] = []
@@ -57,7 +89,12 @@ class Loopback:
 
             def do_GET(self) -> None:
                 server.arrivals.append(("GET", time.perf_counter()))
-                self._send(json.dumps({"object": "list", "data": [{"id": "bench-model", "object": "model"}]}).encode(), "application/json")
+                self._send(
+                    json.dumps(
+                        {"object": "list", "data": [{"id": "bench-model", "object": "model"}]}
+                    ).encode(),
+                    "application/json",
+                )
 
             def do_POST(self) -> None:
                 server.arrivals.append(("POST", time.perf_counter()))

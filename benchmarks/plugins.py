@@ -75,7 +75,9 @@ def main() -> None:  # noqa: C901 - one straight measurement
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--plugins", type=int, default=50)
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of the table"
+    )
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="ketch-bench-plugins-"))
@@ -87,15 +89,27 @@ def main() -> None:  # noqa: C901 - one straight measurement
     pythonpath = os.environ.get("PYTHONPATH", "")
     envs = {
         "none": {**base, "PYTHONPATH": pythonpath},
-        f"{args.plugins}": {**base, "PYTHONPATH": os.pathsep.join(p for p in (str(site), pythonpath) if p)},
+        f"{args.plugins}": {
+            **base,
+            "PYTHONPATH": os.pathsep.join(p for p in (str(site), pythonpath) if p),
+        },
     }
     commands = {"ketch --help": ["--help"], "ketch plugins": ["plugins"]}
 
     # Sanity: the dummies load and register in the one build, and are absent in the other.
-    listed = json.loads(subprocess.run([sys.executable, "-m", "ketch", "plugins", "--json"], env=envs[f"{args.plugins}"],
-                                       capture_output=True, text=True, check=True).stdout)
+    listed = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "ketch", "plugins", "--json"],
+            env=envs[f"{args.plugins}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     dummies = [p for p in listed if p["name"].startswith("dummy")]
-    assert len(dummies) == args.plugins and all(p["status"] == "ok" and p["provides"] for p in dummies), "dummy plugins did not load"
+    assert len(dummies) == args.plugins and all(
+        p["status"] == "ok" and p["provides"] for p in dummies
+    ), "dummy plugins did not load"
     import_ms = sum(p["import_ms"] for p in dummies)
 
     times: dict[tuple[str, str], list[float]] = {(c, e): [] for c in commands for e in envs}
@@ -112,17 +126,40 @@ def main() -> None:  # noqa: C901 - one straight measurement
     for command in commands:
         none = statistics.median(times[(command, "none")])
         many = statistics.median(times[(command, f"{args.plugins}")])
-        rows.append({"measure": command, "value": round(many * 1000, 1), "unit": "ms", "none_ms": round(none * 1000, 1),
-                     "ratio": round(many / none, 3), "per_plugin_ms": round((many - none) / args.plugins * 1000, 3)})
+        rows.append(
+            {
+                "measure": command,
+                "value": round(many * 1000, 1),
+                "unit": "ms",
+                "none_ms": round(none * 1000, 1),
+                "ratio": round(many / none, 3),
+                "per_plugin_ms": round((many - none) / args.plugins * 1000, 3),
+            }
+        )
     if args.json:
         info = {"plugins": args.plugins, "import_ms_total": round(import_ms, 1)}
-        print(json.dumps({"benchmark": "plugins", "title": f"Loading {args.plugins} third-party plugins", "runs": args.runs, "rows": rows, "targets": [], "info": info}))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "plugins",
+                    "title": f"Loading {args.plugins} third-party plugins",
+                    "runs": args.runs,
+                    "rows": rows,
+                    "targets": [],
+                    "info": info,
+                }
+            )
+        )
         return
     print(f"{args.plugins} dummy plugins, {args.runs} runs each, median wall time")
     print(f"{'command':<16} {'none ms':>9} {args.plugins:>6} ms {'ratio':>7} {'per plugin':>11}")
     for row in rows:
-        print(f"{row['measure']:<16} {row['none_ms']:>9.1f} {row['value']:>9.1f} {row['ratio']:>7.2f} {row['per_plugin_ms']:>9.2f} ms")
-    print(f"import_ms of the {args.plugins} dummy plugins (ketch plugins --json): {import_ms:.1f} ms in total")
+        print(
+            f"{row['measure']:<16} {row['none_ms']:>9.1f} {row['value']:>9.1f} {row['ratio']:>7.2f} {row['per_plugin_ms']:>9.2f} ms"
+        )
+    print(
+        f"import_ms of the {args.plugins} dummy plugins (ketch plugins --json): {import_ms:.1f} ms in total"
+    )
 
 
 if __name__ == "__main__":

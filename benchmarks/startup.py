@@ -49,6 +49,7 @@ CACHE = Path(os.environ.get("KETCH_BENCH_CACHE") or Path.home() / ".cache" / "ke
 PEERS = {"llm": "llm", "aider": "aider-chat"}  # console script -> PyPI distribution
 TARGET_PLUGINS_MS = 150.0
 
+
 @dataclass
 class Case:
     name: str
@@ -62,18 +63,29 @@ class Case:
 
 def run_once(case: Case, env: dict[str, str], cwd: Path, server: Loopback) -> None:
     start = time.perf_counter()
-    proc = subprocess.Popen(case.argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        case.argv,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stderr is not None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     end = time.perf_counter()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise SystemExit(f"startup: {case.name} exited {proc.returncode}: {err.decode(errors='replace').strip()[-400:]}")
+        raise SystemExit(
+            f"startup: {case.name} exited {proc.returncode}: {err.decode(errors='replace').strip()[-400:]}"
+        )
     if case.first_request:
         post = server.first("POST", start)
         if post is None:
-            raise SystemExit(f"startup: {case.name} never sent a chat request: {err.decode(errors='replace').strip()[-400:]}")
+            raise SystemExit(
+                f"startup: {case.name} never sent a chat request: {err.decode(errors='replace').strip()[-400:]}"
+            )
         case.wall.append(post - start)
         get = server.first("GET", start)
         if get is not None and get < post:
@@ -93,7 +105,9 @@ FLOOR = (
 NO_HTTPX_CLI = "import sys, types; sys.modules['httpx._main'] = types.ModuleType('httpx._main'); "
 
 
-def peer_script(name: str, package: str, cache: Path, install: bool) -> tuple[list[str], str] | None:
+def peer_script(
+    name: str, package: str, cache: Path, install: bool
+) -> tuple[list[str], str] | None:
     """The peer's console script in its own cached virtualenv (created on first use) and
     its version; None when it is not installed and ``install`` is off or pip fails."""
     home = cache / "venvs" / name
@@ -101,21 +115,37 @@ def peer_script(name: str, package: str, cache: Path, install: bool) -> tuple[li
     if not script.exists():
         if not install:
             return None
-        print(f"startup: installing {package} into {home} (once; reused after that)", file=sys.stderr)
+        print(
+            f"startup: installing {package} into {home} (once; reused after that)", file=sys.stderr
+        )
         shutil.rmtree(home, ignore_errors=True)
         venv.EnvBuilder(with_pip=True).create(home)
-        done = subprocess.run([str(python), "-m", "pip", "install", "-q", package], capture_output=True, text=True)
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", package], capture_output=True, text=True
+        )
         if done.returncode != 0 or not script.exists():
-            print(f"startup: could not install {package}: {done.stderr.strip()[-300:]}", file=sys.stderr)
+            print(
+                f"startup: could not install {package}: {done.stderr.strip()[-300:]}",
+                file=sys.stderr,
+            )
             return None
-    version = subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"], capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        [str(python), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     return [str(script)], version
 
 
 def keyring_backend(env: dict[str, str], cwd: Path) -> str:
     """The keyring backend -p's store used (its class), as keyring chooses it in that env."""
     code = "import keyring; k = keyring.get_keyring(); print(type(k).__module__ + '.' + type(k).__name__)"
-    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True).stdout.strip() or "unknown"
+    return (
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True
+        ).stdout.strip()
+        or "unknown"
+    )
 
 
 def git_workspace(path: Path, env: dict[str, str]) -> None:
@@ -125,7 +155,11 @@ def git_workspace(path: Path, env: dict[str, str]) -> None:
     for n in range(20):
         (path / "src" / f"module_{n}.py").write_text(f"def f{n}(x):\n    return x * {n}\n")
     if shutil.which("git"):
-        for argv in (["init", "-q"], ["add", "-A"], ["-c", "user.name=b", "-c", "user.email=b@example.invalid", "commit", "-qm", "init"]):
+        for argv in (
+            ["init", "-q"],
+            ["add", "-A"],
+            ["-c", "user.name=b", "-c", "user.email=b@example.invalid", "commit", "-qm", "init"],
+        ):
             subprocess.run(["git", *argv], cwd=path, env=env, check=True, capture_output=True)
 
 
@@ -133,20 +167,26 @@ def git_workspace(path: Path, env: dict[str, str]) -> None:
 def sandbox_home() -> Iterator[tuple[Path, dict[str, str]]]:
     root = Path(tempfile.mkdtemp(prefix="ketch-bench-startup-"))
     try:
-        env = {key: value for key, value in os.environ.items() if not key.startswith(("KETCH_", "LLM_", "AIDER_", "OPENAI_"))}
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("KETCH_", "LLM_", "AIDER_", "OPENAI_"))
+        }
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.update({
-            "HOME": str(root / "home"),
-            "XDG_CONFIG_HOME": str(root / "home" / ".config"),
-            "XDG_STATE_HOME": str(root / "home" / ".local" / "state"),
-            "XDG_CACHE_HOME": str(root / "home" / ".cache"),
-            "XDG_DATA_HOME": str(root / "home" / ".local" / "share"),
-            "KETCH_CONFIG_DIR": str(root / "ketch" / "config"),
-            "KETCH_STATE_DIR": str(root / "ketch" / "state"),
-            "KETCH_CACHE_DIR": str(root / "ketch" / "cache"),
-            "KETCH_AUTOLOAD": "bundled",
-            "NO_COLOR": "1",
-        })
+        env.update(
+            {
+                "HOME": str(root / "home"),
+                "XDG_CONFIG_HOME": str(root / "home" / ".config"),
+                "XDG_STATE_HOME": str(root / "home" / ".local" / "state"),
+                "XDG_CACHE_HOME": str(root / "home" / ".cache"),
+                "XDG_DATA_HOME": str(root / "home" / ".local" / "share"),
+                "KETCH_CONFIG_DIR": str(root / "ketch" / "config"),
+                "KETCH_STATE_DIR": str(root / "ketch" / "state"),
+                "KETCH_CACHE_DIR": str(root / "ketch" / "cache"),
+                "KETCH_AUTOLOAD": "bundled",
+                "NO_COLOR": "1",
+            }
+        )
         (root / "home").mkdir()
         yield root, env
     finally:
@@ -165,13 +205,25 @@ PHASES = (
     ("validate the settings (every plugin's section)", "ketch/kernel.py", "loaded_settings", 1),
     ("plugins' configure hooks (the sandbox probe runs bwrap)", "ketch/hooks.py", "configure", 1),
     ("build the provider (its module, the HTTP client)", "ketch/kernel.py", "build_provider", 1),
-    ("start: session event, store opened (key via keyring), session-start hooks", "ketch/kernel.py", "start", 1),
+    (
+        "start: session event, store opened (key via keyring), session-start hooks",
+        "ketch/kernel.py",
+        "start",
+        1,
+    ),
     ("of it: open the store", "ketch/kernel.py", "store", 2),
-    ("the turn until the request (system prompt, tool schemas)", "ketch/loop.py", "_build_request", 0),
+    (
+        "the turn until the request (system prompt, tool schemas)",
+        "ketch/loop.py",
+        "_build_request",
+        0,
+    ),
 )
 
 
-def explain_first_request(case: Case, env: dict[str, str], cwd: Path, scratch: Path) -> dict[str, Any]:
+def explain_first_request(
+    case: Case, env: dict[str, str], cwd: Path, scratch: Path
+) -> dict[str, Any]:
     """One ``-p`` run under cProfile and one under ``-X importtime``: each phase's share of
     the profiled process (applied to the unprofiled CPU median, so an estimate: the
     profiler inflates Python-heavy code more than C), and the imports that cost most."""
@@ -179,22 +231,49 @@ def explain_first_request(case: Case, env: dict[str, str], cwd: Path, scratch: P
 
     out = scratch / "p.prof"
     script = case.argv[0]
-    subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), script, *case.argv[1:]], env=env, cwd=cwd, capture_output=True, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), script, *case.argv[1:]],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        check=True,
+    )
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     total = max(entry[3] for entry in stats.values())
     cpu = median_ms(case.cpu)
     phases = []
     for label, path, function, depth in PHASES:
-        cumulative = sum(entry[3] for (file, _, name), entry in stats.items() if name == function and file.endswith(path))
-        phases.append({"phase": label, "depth": depth, "share": round(cumulative / total, 3), "cpu_ms_estimate": round(cpu * cumulative / total, 1)})
-    imported = subprocess.run([sys.executable, "-X", "importtime", script, *case.argv[1:]], env=env, cwd=cwd, capture_output=True, text=True, check=True).stderr
+        cumulative = sum(
+            entry[3]
+            for (file, _, name), entry in stats.items()
+            if name == function and file.endswith(path)
+        )
+        phases.append(
+            {
+                "phase": label,
+                "depth": depth,
+                "share": round(cumulative / total, 3),
+                "cpu_ms_estimate": round(cpu * cumulative / total, 1),
+            }
+        )
+    imported = subprocess.run(
+        [sys.executable, "-X", "importtime", script, *case.argv[1:]],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
     rows = []
     for line in imported.splitlines():
         if line.startswith("import time:") and "self [us]" not in line:
-            _, cumulative_us, name = line[len("import time:"):].split("|")
+            _, cumulative_us, name = line[len("import time:") :].split("|")
             rows.append((name.rstrip()[1:], int(cumulative_us)))  # nested imports are indented
     all_imports = sum(us for name, us in rows if not name.startswith(" ")) / 1000
-    top = sorted(((name.strip(), us / 1000) for name, us in rows if not name.startswith(" ")), key=lambda r: -r[1])[:12]
+    top = sorted(
+        ((name.strip(), us / 1000) for name, us in rows if not name.startswith(" ")),
+        key=lambda r: -r[1],
+    )[:12]
     httpx_cli = sum(us for name, us in rows if name.strip() == "httpx._main") / 1000
     return {
         "phases": phases,
@@ -211,19 +290,36 @@ def median_ms(values: list[float]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=30, help="runs of each command (after 3 warm-up rounds)")
+    parser.add_argument(
+        "--runs", type=int, default=30, help="runs of each command (after 3 warm-up rounds)"
+    )
     parser.add_argument("--no-peers", action="store_true", help="skip llm and aider")
-    parser.add_argument("--no-install", action="store_true", help="use peers already in the cache, install none")
-    parser.add_argument("--keyring", choices=["file", "system"], default="file", help="the keyring behind -p's encrypted store")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument(
+        "--no-install", action="store_true", help="use peers already in the cache, install none"
+    )
+    parser.add_argument(
+        "--keyring",
+        choices=["file", "system"],
+        default="file",
+        help="the keyring behind -p's encrypted store",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of the table"
+    )
     parser.add_argument("--seed", type=int, default=19)
-    parser.add_argument("--explain", action="store_true", help="profile one -p run: its phases and its costliest imports")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="profile one -p run: its phases and its costliest imports",
+    )
     args = parser.parse_args()
 
     bindir = Path(sys.executable).parent
     ketch = bindir / "ketch"
     if not ketch.exists():
-        raise SystemExit(f"startup: no ketch console script next to {sys.executable}; pip install -e . first")
+        raise SystemExit(
+            f"startup: no ketch console script next to {sys.executable}; pip install -e . first"
+        )
     server = Loopback(text="ok")
     notes: list[str] = []
     versions: dict[str, str] = {}
@@ -232,19 +328,33 @@ def main() -> int:
         git_workspace(workspace, env)
         env_p = {**env, "OPENAI_API_KEY": "sk-bench-not-a-key", "OPENAI_BASE_URL": server.base_url}
         if args.keyring == "file":
-            env_p.update({"PYTHON_KEYRING_BACKEND": "ketch.testing.keyring_backend.FileKeyring", "KETCH_TEST_KEYRING_FILE": str(root / "keyring.json")})
+            env_p.update(
+                {
+                    "PYTHON_KEYRING_BACKEND": "ketch.testing.keyring_backend.FileKeyring",
+                    "KETCH_TEST_KEYRING_FILE": str(root / "keyring.json"),
+                }
+            )
         cases = [
             Case("python -c pass", [sys.executable, "-c", "pass"], "python"),
             Case("ketch --version", [str(ketch), "--version"], "ketch"),
             Case("ketch --help", [str(ketch), "--help"], "ketch"),
             Case("ketch plugins", [str(ketch), "plugins"], "ketch"),
-            Case("ketch -p (to first request)", [str(ketch), "--provider", "openai", "--model", "gpt-4o-mini", "-p", "say ok"], "ketch", first_request=True),
+            Case(
+                "ketch -p (to first request)",
+                [str(ketch), "--provider", "openai", "--model", "gpt-4o-mini", "-p", "say ok"],
+                "ketch",
+                first_request=True,
+            ),
         ]
         # The floor under -p: only importing the libraries it needs before its first request
         # (and the HTTP client's TLS context), with and without httpx's eager CLI import.
         cases += [
             Case("python: the libraries -p needs", [sys.executable, "-c", FLOOR], "floor"),
-            Case("python: the same, without httpx's CLI module", [sys.executable, "-c", NO_HTTPX_CLI + FLOOR], "floor"),
+            Case(
+                "python: the same, without httpx's CLI module",
+                [sys.executable, "-c", NO_HTTPX_CLI + FLOOR],
+                "floor",
+            ),
         ]
         if not args.no_peers:
             for name, package in PEERS.items():
@@ -253,7 +363,10 @@ def main() -> int:
                     notes.append(f"{name} ({package}) is not installed: its rows are missing")
                     continue
                 script, versions[name] = found
-                cases += [Case(f"{name} --version", [*script, "--version"], name), Case(f"{name} --help", [*script, "--help"], name)]
+                cases += [
+                    Case(f"{name} --version", [*script, "--version"], name),
+                    Case(f"{name} --help", [*script, "--help"], name),
+                ]
         rng = random.Random(args.seed)
         for round_ in range(3 + args.runs):
             order = cases[:]
@@ -266,49 +379,101 @@ def main() -> int:
                     case.cpu.clear()
                     case.first_get.clear()
         by = {case.name: case for case in cases}
-        explained = explain_first_request(by["ketch -p (to first request)"], env_p, workspace, root) if args.explain else None
+        explained = (
+            explain_first_request(by["ketch -p (to first request)"], env_p, workspace, root)
+            if args.explain
+            else None
+        )
         backend = keyring_backend(env_p, workspace)
     base_wall, base_cpu = median_ms(by["python -c pass"].wall), median_ms(by["python -c pass"].cpu)
     rows = []
     for case in cases:
         wall, cpu = median_ms(case.wall), median_ms(case.cpu)
         samples = sorted(case.wall)
-        rows.append({
-            "measure": case.name,
-            "value": round(wall, 1),
-            "unit": "ms",
-            "p90_ms": round(samples[max(0, int(len(samples) * 0.9) - 1)] * 1000, 1),
-            "cpu_ms": round(cpu, 1),
-            "x_python": round(wall / base_wall, 2),
-            "x_python_cpu": round(cpu / base_cpu, 2),
-        })
+        rows.append(
+            {
+                "measure": case.name,
+                "value": round(wall, 1),
+                "unit": "ms",
+                "p90_ms": round(samples[max(0, int(len(samples) * 0.9) - 1)] * 1000, 1),
+                "cpu_ms": round(cpu, 1),
+                "x_python": round(wall / base_wall, 2),
+                "x_python_cpu": round(cpu / base_cpu, 2),
+            }
+        )
         if case.first_request:
-            notes.append(f"{case.name}: the wall time runs to the request's arrival; the CPU time is the whole process's, until it exits after the answer")
+            notes.append(
+                f"{case.name}: the wall time runs to the request's arrival; the CPU time is the whole process's, until it exits after the answer"
+            )
         if case.first_get:
-            notes.append(f"{case.name}: the provider's GET /models (context window) arrives first, at {median_ms(case.first_get):.0f} ms median")
+            notes.append(
+                f"{case.name}: the provider's GET /models (context window) arrives first, at {median_ms(case.first_get):.0f} ms median"
+            )
     targets = []
 
     def ratio_target(name: str, num: str, den: str, limit: float, strict: bool = False) -> None:
         if num not in by or den not in by:
-            targets.append({"name": name, "value": None, "limit": limit, "unit": "x", "met": None, "note": f"{den} not measured"})
+            targets.append(
+                {
+                    "name": name,
+                    "value": None,
+                    "limit": limit,
+                    "unit": "x",
+                    "met": None,
+                    "note": f"{den} not measured",
+                }
+            )
             return
         value = median_ms(by[num].wall) / median_ms(by[den].wall)
         cpu = median_ms(by[num].cpu) / median_ms(by[den].cpu)
         met = value < limit if strict else value <= limit
-        targets.append({"name": name, "value": round(value, 3), "limit": limit, "unit": "x", "op": "<" if strict else "<=", "met": met, "cpu_ratio": round(cpu, 3), "judged_on": "wall-time medians"})
+        targets.append(
+            {
+                "name": name,
+                "value": round(value, 3),
+                "limit": limit,
+                "unit": "x",
+                "op": "<" if strict else "<=",
+                "met": met,
+                "cpu_ratio": round(cpu, 3),
+                "judged_on": "wall-time medians",
+            }
+        )
 
     ratio_target("ketch --help vs llm --help", "ketch --help", "llm --help", 0.25)
     ratio_target("ketch --version vs python -c pass", "ketch --version", "python -c pass", 1.5)
-    ratio_target("ketch -p to first request vs llm --version", "ketch -p (to first request)", "llm --version", 1 / 3, strict=True)
+    ratio_target(
+        "ketch -p to first request vs llm --version",
+        "ketch -p (to first request)",
+        "llm --version",
+        1 / 3,
+        strict=True,
+    )
     plugins_ms = median_ms(by["ketch plugins"].wall)
-    targets.append({"name": "ketch plugins", "value": round(plugins_ms, 1), "limit": TARGET_PLUGINS_MS, "unit": "ms", "op": "<", "met": plugins_ms < TARGET_PLUGINS_MS, "cpu_ms": round(median_ms(by["ketch plugins"].cpu), 1), "judged_on": "wall-time median"})
+    targets.append(
+        {
+            "name": "ketch plugins",
+            "value": round(plugins_ms, 1),
+            "limit": TARGET_PLUGINS_MS,
+            "unit": "ms",
+            "op": "<",
+            "met": plugins_ms < TARGET_PLUGINS_MS,
+            "cpu_ms": round(median_ms(by["ketch plugins"].cpu), 1),
+            "judged_on": "wall-time median",
+        }
+    )
     result = {
         "benchmark": "startup",
         "title": "Start-up",
         "runs": args.runs,
         "rows": rows,
         "targets": targets,
-        "info": {"peers": versions, "keyring": backend, "python": sys.version.split()[0], "interleaved": "shuffled order each round, 3 warm-up rounds"},
+        "info": {
+            "peers": versions,
+            "keyring": backend,
+            "python": sys.version.split()[0],
+            "interleaved": "shuffled order each round, 3 warm-up rounds",
+        },
         "notes": notes,
     }
     if explained:
@@ -317,20 +482,30 @@ def main() -> int:
         print(json.dumps(result))
         return 0
     print(f"{args.runs} interleaved runs each (medians); peers: {versions or 'none'}")
-    print(f"{'command':<30} {'wall ms':>8} {'p90 ms':>8} {'cpu ms':>8} {'x python':>9} {'x (cpu)':>8}")
+    print(
+        f"{'command':<30} {'wall ms':>8} {'p90 ms':>8} {'cpu ms':>8} {'x python':>9} {'x (cpu)':>8}"
+    )
     for row in rows:
-        print(f"{row['measure']:<30} {row['value']:>8.1f} {row['p90_ms']:>8.1f} {row['cpu_ms']:>8.1f} {row['x_python']:>9.2f} {row['x_python_cpu']:>8.2f}")
+        print(
+            f"{row['measure']:<30} {row['value']:>8.1f} {row['p90_ms']:>8.1f} {row['cpu_ms']:>8.1f} {row['x_python']:>9.2f} {row['x_python_cpu']:>8.2f}"
+        )
     for target in targets:
         verdict = {True: "met", False: "MISSED", None: "not measured"}[target["met"]]
         shown = "-" if target["value"] is None else f"{target['value']:.3g}"
-        print(f"target {target['name']}: {shown} {target['unit']} (limit {target.get('op', '<=')} {target['limit']:.3g}) {verdict}")
+        print(
+            f"target {target['name']}: {shown} {target['unit']} (limit {target.get('op', '<=')} {target['limit']:.3g}) {verdict}"
+        )
     for note in notes:
         print(f"note: {note}")
     if explained:
         print("\nketch -p, where its CPU time goes (estimated from one cProfile run):")
         for phase in explained["phases"]:
-            print(f"  {'  ' * phase['depth']}{phase['phase']:<{80 - 2 * phase['depth']}} {phase['cpu_ms_estimate']:>7.1f} ms {phase['share']:>6.1%}")
-        print(f"imports (-X importtime): {explained['imports_ms']:.0f} ms in all, of them httpx's CLI module {explained['httpx_cli_ms']:.0f} ms; costliest:")
+            print(
+                f"  {'  ' * phase['depth']}{phase['phase']:<{80 - 2 * phase['depth']}} {phase['cpu_ms_estimate']:>7.1f} ms {phase['share']:>6.1%}"
+            )
+        print(
+            f"imports (-X importtime): {explained['imports_ms']:.0f} ms in all, of them httpx's CLI module {explained['httpx_cli_ms']:.0f} ms; costliest:"
+        )
         for row in explained["top_imports"]:
             print(f"  {row['module']:<40} {row['ms']:>7.1f} ms")
     return 0
