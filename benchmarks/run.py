@@ -870,7 +870,7 @@ def explain_startup(
     p = rows.get("ketch -p (to first request)")
     floor, no_cli = (
         rows.get("python: the libraries -p needs"),
-        rows.get("python: the same, without httpx's CLI module"),
+        rows.get("python: the same, imported plainly"),
     )
     llm = rows.get("llm --version")
     target = targets.get("ketch -p to first request vs llm --version")
@@ -886,11 +886,14 @@ def explain_startup(
         )
         if no_cli:
             out.append(
-                f"Of the floor, {fmt(floor['value'] - no_cli['value'])} ms is httpx importing its own command-line client "
-                "(click, rich, pygments) on `import httpx` whenever those are installed (rich is a ketch dependency): "
-                "a fix merged in the pydantic/httpx2 fork (PR #947, *Do a lazy import of the _main CLI module*) and not "
-                "in httpx 0.28. ketch could avoid it by placing an empty `httpx._main` module in `sys.modules` before the "
-                "first `import httpx` (in the provider kit), a workaround for the lead to decide on.\n"
+                f"The floor is measured with httpx and keyring imported the way ketch imports them, through "
+                f"`ketch_import_kit`; imported plainly they take {fmt(no_cli['value'] - floor['value'])} ms more. "
+                "httpx imports its own command-line client (click, rich, pygments) on `import httpx` whenever those are "
+                "installed (rich is a ketch dependency; the lazy import is merged in the pydantic/httpx2 fork, PR #947, "
+                "not in httpx 0.28), and keyring's backend discovery imports the macOS backend on Linux too, whose module "
+                "calls `ctypes.util.find_library` (on Linux: `ldconfig`, maybe `gcc`) for Apple's frameworks. The kit "
+                "puts a stand-in for `httpx._main` and, off macOS, for `keyring.backends.macOS.api` in `sys.modules` "
+                "before the real import; keyring chooses among the same backends (a meta-test compares both).\n"
             )
     explained = data.get("explain")
     if explained:
@@ -913,24 +916,8 @@ def explain_startup(
             "What would move `-p` further, in order of size: registering tools imports every tool module to build their "
             "schemas for the first request (caching the schemas, keyed by the plugins' versions, would let tool modules load "
             "on first call); `ketch.session` pulls in the pydantic models of messages and events, whose schemas pydantic "
-            "builds at import (`defer_build=True` builds them on first use); keyring's backend discovery; httpx's CLI import "
-            "above. These are kernel and plugin-internal changes outside this benchmark's branch.\n"
+            "builds at import, and `-p` builds and uses most of them before its first request anyway.\n"
         )
-        mac = next(
-            (
-                row
-                for row in explained["top_imports"]
-                if row["module"] == "keyring.backends.macOS.api"
-            ),
-            None,
-        )
-        if mac:
-            out.append(
-                f"`keyring.backends.macOS.api` ({fmt(mac['ms'])} ms) is keyring's backend discovery importing the macOS backend on "
-                "Linux too: its module calls `ctypes.util.find_library`, which on Linux runs `ldconfig` (and may run `gcc`) to look "
-                "for Apple's frameworks. Choosing the Secret Service backend directly on Linux, when the user has not configured "
-                "keyring otherwise, would skip it (ketch_keyring and ketch_crypto's choice).\n"
-            )
     version = targets.get("ketch --version vs python -c pass")
     if version and version.get("met"):
         out.append(

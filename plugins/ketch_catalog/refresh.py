@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if "://" in args.source:
-            import httpx
+            from ketch_import_kit.httpx import httpx
 
             response = httpx.get(args.source, timeout=60, follow_redirects=True)
             response.raise_for_status()

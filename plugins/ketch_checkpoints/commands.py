@@ -7,7 +7,6 @@ the store and the restore machinery load inside the commands.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
@@ -152,6 +151,8 @@ def run_rewind(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 def _run(kernel: Kernel, args: argparse.Namespace, action: str) -> int:
+    import asyncio
+
     from ketch_checkpoints import operations
 
     store = _store(kernel)

@@ -85,7 +85,7 @@ def _explain(exc: BaseException) -> str:
 
 def load_data_key(create: bool) -> bytes:
     """The data key from the keyring; with ``create``, mint and store one if absent."""
-    import keyring
+    from ketch_import_kit.keyring import keyring
 
     try:
         backend = keyring.get_keyring()
@@ -128,7 +128,7 @@ def load_data_key(create: bool) -> bytes:
 
 def read_entry(username: str = USERNAME) -> bytes | None:
     """A key stored under ``username``, or None; a keyring failure is ``RecoveryLocked``."""
-    import keyring
+    from ketch_import_kit.keyring import keyring
 
     try:
         value = keyring.get_password(SERVICE, username)
@@ -141,7 +141,7 @@ def read_entry(username: str = USERNAME) -> bytes | None:
 
 def write_entry(key: bytes, username: str = USERNAME) -> None:
     """Store ``key`` under ``username`` (refusing a keyring that cannot keep it safely)."""
-    import keyring
+    from ketch_import_kit.keyring import keyring
 
     try:
         why = insecure_backend(keyring.get_keyring())
@@ -156,8 +156,9 @@ def write_entry(key: bytes, username: str = USERNAME) -> None:
 
 
 def delete_entry(username: str = USERNAME) -> bool:
-    import keyring
     from keyring.errors import PasswordDeleteError
+
+    from ketch_import_kit.keyring import keyring
 
     try:
         if keyring.get_password(SERVICE, username) is None:
@@ -172,7 +173,7 @@ def delete_entry(username: str = USERNAME) -> bool:
 
 def usable() -> str | None:
     """Why the OS keyring cannot hold a new data key here, or None when it can."""
-    import keyring
+    from ketch_import_kit.keyring import keyring
 
     try:
         return insecure_backend(keyring.get_keyring())
@@ -183,7 +184,7 @@ def usable() -> str | None:
 
 
 def where() -> str:
-    import keyring
+    from ketch_import_kit.keyring import keyring
 
     try:
         backend = keyring.get_keyring()

@@ -22,8 +22,9 @@ class CredentialStoreError(Exception):
 def backend() -> Any:
     """The active keyring backend, checked to be a real secret store."""
     try:
-        import keyring
         from keyring.backends import fail
+
+        from ketch_import_kit.keyring import keyring
 
         chosen = keyring.get_keyring()
     except Exception as exc:  # noqa: BLE001 - a bad PYTHON_KEYRING_BACKEND or broken install

@@ -357,7 +357,7 @@ async def detect_ollama(base_url: str | None = None, timeout: float = 1.0) -> Pr
     localhost:11434); its most recent model becomes the model. None otherwise."""
     import os
 
-    import httpx
+    from ketch_import_kit.httpx import httpx
 
     base = ollama_base(base_url or os.environ.get("OLLAMA_HOST"))
     try:

@@ -16,7 +16,7 @@ async def detect_lmstudio(
 ) -> ProviderConfig | None:
     """A config named ``lmstudio`` (kind ``openai``) when ``GET /v1/models`` answers with
     a model list; the first chat model becomes the model. None when nothing answers."""
-    import httpx
+    from ketch_import_kit.httpx import httpx
 
     try:
         async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:

@@ -336,7 +336,7 @@ def transport_error(
     A connect or read deadline is a retryable ``network`` error that names itself and
     the setting that controls it (``timeouts``: the client's ``httpx.Timeout``).
     """
-    import httpx
+    from ketch_import_kit.httpx import httpx
 
     where = origin(url)
     reason = one_line(redact(str(exc) or type(exc).__name__, secrets), 160)

@@ -98,7 +98,7 @@ class LoopClient:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def get(self) -> httpx.AsyncClient:
-        import httpx
+        from ketch_import_kit.httpx import httpx
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop or self._client.is_closed:
@@ -143,7 +143,7 @@ async def open_stream(
     :class:`ProviderError`. Leaving the block (normally, by an error, or because the
     consuming task was cancelled) closes the response and so the connection.
     """
-    import httpx
+    from ketch_import_kit.httpx import httpx
 
     try:
         async with client.stream(
@@ -179,7 +179,7 @@ async def request_json(
     timeout: float | None = None,
 ) -> Any:
     """One non-streaming request whose answer is JSON; every failure classified."""
-    import httpx
+    from ketch_import_kit.httpx import httpx
 
     extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
     try:

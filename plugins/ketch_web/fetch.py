@@ -13,9 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from ketch.tools import Access, Effect
+from ketch_import_kit.httpx import httpx
 
 REDIRECTS = (301, 302, 303, 307, 308)
 _HOST = re.compile(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch_import_kit.httpx import httpx
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import human_size, tool_settings
 from ketch_web.fetch import BadURL, Fetched, Refused, access_for, fetch, host_of, parse_url

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch_import_kit.httpx import httpx
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import tool_settings
 from ketch_web_search.backends import (

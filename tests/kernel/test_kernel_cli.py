@@ -101,12 +101,37 @@ def test_version_does_not_import_pluggy_or_plugins(tmp_path: Path) -> None:
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_help_does_not_import_pydantic(tmp_path: Path) -> None:
-    code = "import sys; from ketch.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\nprint('PYD', 'pydantic' in sys.modules)"
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+# What `ketch --help` and `ketch plugins` must not pay for: each costs 10-60 ms at import.
+HEAVY = (
+    "pydantic",
+    "httpx",
+    "asyncio",
+    "keyring",
+    "cryptography",
+    "sqlite3",
+    "rich",
+    "prompt_toolkit",
+)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["plugins"]])
+def test_help_and_plugins_import_nothing_heavy(tmp_path: Path, argv: list[str]) -> None:
+    code = (
+        "import sys; from ketch.cli import main\n"
+        f"try: main({argv!r})\n"
+        "except SystemExit: pass\n"
+        f"print('HEAVY', sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
     )
-    assert proc.stdout.strip().splitlines()[-1] == "PYD False", proc.stdout[-500:]
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert proc.stdout.strip().splitlines()[-1] == "HEAVY []", (
+        proc.stdout[-500:] + proc.stderr[-500:]
+    )
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
