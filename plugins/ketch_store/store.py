@@ -1176,6 +1176,14 @@ class SqliteStore:
     ) -> list[SessionSummary]:
         """Sessions, newest first. With ``errors``, a record that fails authentication or
         sits on a damaged page is reported there and skipped; without, it raises."""
+        # A row and a summary per session: the collector's full passes would walk them all
+        # again and again (at 100,000 sessions, 1.7x the CPU per session of 1,000).
+        with _gc_paused():
+            return self._list_sessions(workspace, errors)
+
+    def _list_sessions(
+        self, workspace: str | None, errors: list[str] | None
+    ) -> list[SessionSummary]:
         query = "SELECT id, workspace, name, title, model, mode, created, updated, messages FROM sessions WHERE messages > 0"
         params: tuple[Any, ...] = ()
         if workspace is not None:
