@@ -1111,8 +1111,9 @@ def explain_store(
         "whose full collections walk every live object and so cost more the more entries a load or a list has already built: "
         "the rows with the collector paused leave out that part."
         + (
-            " The store pauses the collector while it loads a session and while it lists sessions; the rows with it paused "
-            "pause it around the benchmark's whole call."
+            " The store pauses the collector while it loads a session and while it lists sessions, so no collection runs "
+            "in the middle of one; the collection it defers runs once afterwards, over everything the call built, and is in "
+            "the figure (the rows with the collector paused around the benchmark's whole call leave it out)."
             + (
                 " A 100,000-entry session, about 100 MB of history, is far beyond what a session holds in its context.\n"
                 if missed
