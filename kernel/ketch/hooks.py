@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.errors import KetchError
+from ketch.markers import FAIL_CLOSED_ATTR
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
@@ -94,6 +95,40 @@ class Hooks:
         self.pm = pm
         self.tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
 
+    # --- hooks that plugins declare (ketch_add_hookspecs) -------------------------------
+
+    def call(self, name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call a hook by name: (plugin, result) for each non-None result, in call
+        order; at most one for a firstresult spec. The spec's error policy applies
+        (``ketch.markers.fail_closed``, else report and skip). An awaitable result is
+        returned as it is: use :meth:`call_async` for hooks that may be awaited."""
+        return list(self._each(name, kwargs, firstresult=self._firstresult(name)))
+
+    def first(self, name: str, **kwargs: Any) -> Any:
+        """The first non-None result of a hook, or None."""
+        return self._first(name, **kwargs)
+
+    async def call_async(self, name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """:meth:`call`, with awaitable results awaited under the same error policy."""
+        out: list[tuple[str, Any]] = []
+        for plugin, value in self._each(name, kwargs, firstresult=self._firstresult(name)):
+            value = await self._resolved(name, plugin, value)
+            if value is not None:
+                out.append((plugin, value))
+        return out
+
+    def _firstresult(self, name: str) -> bool:
+        spec = getattr(self.pm.hook, name).spec
+        return bool(spec is not None and spec.opts.get("firstresult"))
+
+    def _fail_closed(self, name: str) -> FailClosed | None:
+        known = FAIL_CLOSED.get(name)
+        if known is not None:
+            return known
+        spec = getattr(self.pm.hook, name).spec
+        found = getattr(spec.function, FAIL_CLOSED_ATTR, None) if spec is not None else None
+        return found if callable(found) else None
+
     # --- the one caller ---------------------------------------------------------------
 
     def _each(
@@ -117,7 +152,7 @@ class Hooks:
         except KetchError:
             raise
         except Exception as exc:  # noqa: BLE001 - isolating plugins is the point
-            closed = FAIL_CLOSED.get(name)
+            closed = self._fail_closed(name)
             self.pm.record_failure(impl.plugin_name, name, exc, closed=closed is not None)
             result = closed(impl.plugin_name, exc) if closed else None
         if self.tracing:
@@ -139,7 +174,7 @@ class Hooks:
         except KetchError:
             raise
         except Exception as exc:  # noqa: BLE001
-            closed = FAIL_CLOSED.get(name)
+            closed = self._fail_closed(name)
             self.pm.record_failure(plugin, name, exc, closed=closed is not None)
             return closed(plugin, exc) if closed else None
 

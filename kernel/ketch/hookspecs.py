@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.messages import Part
     from ketch.modes import Mode, Profile
+    from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
     from ketch.providers import ModelInfo, ProviderKind
@@ -64,6 +65,22 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # --- registration ------------------------------------------------------------------
+
+
+@hookspec(historic=True)
+def ketch_add_hookspecs(pluginmanager: PluginManager) -> None:
+    """Declare the hooks this plugin owns, as pytest's ``pytest_addhooks`` does.
+
+    Called once for each plugin as it registers (historic: a plugin loaded later is
+    called too). Call ``pluginmanager.add_hookspecs(module_or_class)`` with the specs
+    (functions decorated with ``ketch.hookspec``). Any plugin may then implement
+    them, whatever the load order, and the owner calls them through
+    ``kernel.hooks.call(name, ...)`` / ``first`` / ``call_async``, which apply the
+    spec's error policy (``ketch.markers.fail_closed``; report and skip otherwise).
+    A plugin that implements a hook no loaded plugin declares is still failed (a typo,
+    or its owner is disabled). The return value is ignored.
+    """
+
 
 
 @hookspec

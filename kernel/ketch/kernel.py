@@ -98,18 +98,21 @@ class Kernel:
         )
         pm = PluginManager()
         candidates: list[Candidate] = discover(env) if autoload else []
-        pm.load(candidates, blocking)
-        for name, obj in plugins or []:
-            # Passed in explicitly: the allow-list does not apply, a disable still does.
-            reason = blocking.disabled.get(name)
-            info = PluginInfo(
-                name=name, module=getattr(obj, "__name__", repr(obj)), distribution="(in-process)"
-            )
-            if reason:
-                info.status, info.disabled_by = "disabled", reason
-                pm.infos[name] = info
-                continue
-            pm.add_plugin(obj, info)
+        with pm.loading():
+            pm.load(candidates, blocking)
+            for name, obj in plugins or []:
+                # Passed in explicitly: the allow-list does not apply, a disable still does.
+                reason = blocking.disabled.get(name)
+                info = PluginInfo(
+                    name=name,
+                    module=getattr(obj, "__name__", repr(obj)),
+                    distribution="(in-process)",
+                )
+                if reason:
+                    info.status, info.disabled_by = "disabled", reason
+                    pm.infos[name] = info
+                    continue
+                pm.add_plugin(obj, info)
         kernel = cls(
             pm,
             workspace=workspace,

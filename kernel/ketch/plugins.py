@@ -263,11 +263,35 @@ class PluginManager(pluggy.PluginManager):
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
         self._withheld: list[Any] = []
+        self._deferring = 0  # > 0 inside loading(): checks wait for its end
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
+        # Plugins declare their own hooks as they register (historic: each one is
+        # called when it registers), so any plugin may implement them.
+        self.hook.ketch_add_hookspecs.call_historic(kwargs={"pluginmanager": self})
 
     # --- loading ------------------------------------------------------------------
 
+    @contextmanager
+    def loading(self) -> Iterator[None]:
+        """Register several plugins, then check them: a plugin may implement a hook
+        that a plugin registered after it declares (``ketch_add_hookspecs``), so
+        unknown hooks are looked for once every plugin has declared its own."""
+        self._deferring += 1
+        try:
+            yield
+        finally:
+            self._deferring -= 1
+        if not self._deferring:
+            for info in list(self.infos.values()):
+                plugin = self.get_plugin(info.name) if info.status == "ok" else None
+                if plugin is not None:
+                    self._check(plugin, info)
+
     def load(self, candidates: list[Candidate], blocking: Blocking) -> None:
+        with self.loading():
+            self._load(candidates, blocking)
+
+    def _load(self, candidates: list[Candidate], blocking: Blocking) -> None:
         for cand in candidates:
             info = PluginInfo(
                 name=cand.name,
@@ -318,6 +342,11 @@ class PluginManager(pluggy.PluginManager):
         except Exception as exc:  # pluggy validation errors, duplicate registration
             info.status, info.error = "failed", _one_line(exc, "registration failed")
             return False
+        info.hooks = sorted(caller.name for caller in self.get_hookcallers(plugin) or [])
+        return True if self._deferring else self._check(plugin, info)
+
+    def _check(self, plugin: Any, info: PluginInfo) -> bool:
+        """Fail a registered plugin that implements an unknown hook or a wrapper."""
         unknown = [
             impl.function.__name__
             for caller in self.get_hookcallers(plugin) or []
@@ -328,7 +357,7 @@ class PluginManager(pluggy.PluginManager):
         if unknown:
             self.unregister(plugin)
             info.status = "failed"
-            info.error = f"implements unknown hook(s) {', '.join(sorted(unknown))} (a typo, or a ketch version mismatch?)"
+            info.error = f"implements unknown hook(s) {', '.join(sorted(unknown))} (a typo, a ketch version mismatch, or the plugin that declares it is not loaded?)"
             return False
         wrappers = sorted(
             caller.name
@@ -341,7 +370,6 @@ class PluginManager(pluggy.PluginManager):
             info.status = "failed"
             info.error = f"uses hook wrappers ({', '.join(wrappers)}), which ketch does not support: implement the hook plainly"
             return False
-        info.hooks = sorted(caller.name for caller in self.get_hookcallers(plugin) or [])
         return True
 
     def fail(self, name: str, error: str) -> None:

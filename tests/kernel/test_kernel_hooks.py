@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from ketch import hookimpl, hookspecs
+from ketch import hookimpl, hookspec, hookspecs
 from ketch.compaction import CompactionRequest, CompactionResult
 from ketch.errors import KetchError
+from ketch.markers import fail_closed
 from ketch.messages import Message
 from ketch.prompt import PromptPart
 from ketch.testing import Harness, approve_all, call, deny_all, text
@@ -940,3 +941,71 @@ def test_hooks_run_in_one_event_loop(tmp_path: Path) -> None:
         return [first.text, second.text]
 
     assert asyncio.run(two_turns()) == ["a", "b"]
+
+
+class _DemoSpecs:
+    """Hooks a plugin declares for itself (as a third-party plugin would)."""
+
+    @hookspec(firstresult=True)
+    def demo_pick(self, options: list[str]) -> str | None:
+        """The first non-None pick wins."""
+
+    @hookspec
+    @fail_closed(lambda plugin, exc: f"refused by {plugin}")
+    def demo_check(self, value: int) -> str | None:
+        """A check that fails closed: a raising implementation counts as a refusal."""
+
+
+class _DemoOwner:
+    @hookimpl
+    def ketch_add_hookspecs(self, pluginmanager: Any) -> None:
+        pluginmanager.add_hookspecs(_DemoSpecs)
+
+
+class _DemoImplementer:
+    """Registered *before* the owner: its hooks are known once the owner declares them."""
+
+    @hookimpl
+    def demo_pick(self, options: list[str]) -> str | None:
+        return options[-1]
+
+    @hookimpl
+    def demo_check(self, value: int) -> str | None:
+        raise RuntimeError("boom")
+
+
+def test_hook_ketch_add_hookspecs(tmp_path: Path) -> None:
+    from ketch.kernel import Kernel
+
+    class Typo:
+        @hookimpl
+        def demo_chek(self, value: int) -> str | None:
+            return "never"
+
+    kernel = Kernel.boot(
+        workspace=tmp_path,
+        autoload=False,
+        environ={"HOME": str(tmp_path)},
+        plugins=[("impl", _DemoImplementer()), ("typo", Typo()), ("owner", _DemoOwner())],
+    )
+    infos = kernel.pm.infos
+    assert infos["impl"].status == "ok" and infos["owner"].status == "ok"
+    assert infos["typo"].status == "failed" and "demo_chek" in (infos["typo"].error or "")
+    assert kernel.hooks.call("demo_pick", options=["a", "b"]) == [("impl", "b")]
+    assert kernel.hooks.first("demo_pick", options=["a"]) == "a"
+    # The spec's policy: the raising implementation counts as a refusal, reported once.
+    assert kernel.hooks.call("demo_check", value=1) == [("impl", "refused by impl")]
+    assert any(f.plugin == "impl" and f.hook == "demo_check" for f in kernel.pm.failures)
+    assert asyncio.run(kernel.hooks.call_async("demo_check", value=2)) == [
+        ("impl", "refused by impl")
+    ]
+
+    # Without its owner, an implementation of the owner's hook is a plugin failure.
+    alone = Kernel.boot(
+        workspace=tmp_path,
+        autoload=False,
+        environ={"HOME": str(tmp_path)},
+        plugins=[("impl", _DemoImplementer())],
+    )
+    assert alone.pm.infos["impl"].status == "failed"
+    assert "demo_check" in (alone.pm.infos["impl"].error or "")
