@@ -82,7 +82,6 @@ def ketch_add_hookspecs(pluginmanager: PluginManager) -> None:
     """
 
 
-
 @hookspec
 def ketch_register_providers(register: Callable[[ProviderKind], None], kernel: Kernel) -> None:
     """Register provider kinds.
