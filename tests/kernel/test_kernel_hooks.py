@@ -1000,12 +1000,19 @@ def test_hook_ketch_add_hookspecs(tmp_path: Path) -> None:
         ("impl", "refused by impl")
     ]
 
-    # Without its owner, an implementation of the owner's hook is a plugin failure.
+    # Without its owner, an implementation of the owner's hook is a plugin failure,
+    # unless it is marked optional (pytest's optionalhook): then it simply is not called.
+    class Optional:
+        @hookimpl(optionalhook=True)
+        def demo_pick(self, options: list[str]) -> str | None:
+            return "optional"
+
     alone = Kernel.boot(
         workspace=tmp_path,
         autoload=False,
         environ={"HOME": str(tmp_path)},
-        plugins=[("impl", _DemoImplementer())],
+        plugins=[("impl", _DemoImplementer()), ("optional", Optional())],
     )
     assert alone.pm.infos["impl"].status == "failed"
     assert "demo_check" in (alone.pm.infos["impl"].error or "")
+    assert alone.pm.infos["optional"].status == "ok"
