@@ -271,7 +271,8 @@ def ketch_policy_vote(
     """Leaving the sandbox asks every time (no scope to remember); so does a sandboxed
     command's connection to a local address (every profile, unless a ``local`` rule
     names it). Network by itself does not ask: the egress proxy holds each host to the
-    domain rules and asks about the rest."""
+    domain rules, and a host they do not list asks in every profile unless a ``web(HOST)``
+    rule or approval names it (an allow rule for the whole ``shell`` tool does not)."""
     if not snapshot.sandboxed:
         return None  # no sandbox: nothing to leave, and the network is not confined anyway
     from ketch.policy import Vote
@@ -279,11 +280,20 @@ def ketch_policy_vote(
     from ketch_net_kit.votes import local_reason
 
     reasons: list[str] = []
+    scopes: list[str | None] = []
     for access in call.accesses:
         if access.effect == Effect.NETWORK and access.detail.get("via") == "sandbox":
             local = local_reason(access)
             if local:
                 reasons.append(f"a sandboxed command {local}")
+                scopes.append(None)
+                continue
+            from ketch_sandbox.sessions import unlisted_host
+
+            unlisted = unlisted_host(call, access, snapshot)
+            if unlisted is not None:
+                reasons.append(unlisted[0])
+                scopes.append(unlisted[1])
             continue
         if access.effect != Effect.EXECUTE:
             continue
@@ -293,6 +303,8 @@ def ketch_policy_vote(
             reasons.append(
                 f"runs OUTSIDE the sandbox: it can read your secrets, change any of your files and use the network{said}"
             )
+            scopes.append(None)
     if not reasons:
         return None
-    return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=None)
+    scope = scopes[0] if len(scopes) == 1 else None
+    return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope)

@@ -9,8 +9,9 @@ from ketch.stash import StashKey
 from ketch_sandbox.egress import Channel, Egress
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ketch.policy import PermissionSnapshot, ProposedCall
     from ketch.session import Session
-    from ketch.tools import ToolContext
+    from ketch.tools import Access, ToolContext
     from ketch_net_kit.rules import NetworkRules
 
 EGRESS = StashKey[Egress]()
@@ -53,3 +54,29 @@ def open_channel(
     )
     assert egress.resolv is not None
     return channel, forwarded([]), bwrap_args(channel.path, egress.resolv)
+
+
+def unlisted_host(
+    call: ProposedCall, access: Access, snapshot: PermissionSnapshot
+) -> tuple[str, str] | None:
+    """(reason, scope) when no ``web(HOST)`` rule or approval names the host a sandboxed
+    command asked the proxy for; None when one does. Only host rules count: an allow
+    rule for every ``shell`` call says nothing about where its commands may connect."""
+    from ketch_policy_kit.rules import compile_scopes, parse_host, rules_of
+
+    url = access.target
+    host = str(access.detail.get("host") or "")
+    allowing = rules_of(snapshot.rules).allow + compile_scopes(snapshot.approvals)
+    if any(
+        rule.kind != "tool" or rule.scoped
+        for rule in allowing
+        if rule.matches_url(call.tool, url, host)
+    ):
+        return None
+    parsed = parse_host(url)
+    name, port = parsed if parsed is not None else (host, access.detail.get("port"))
+    where = f"{name}:{port}" if port else name
+    return (
+        f"a sandboxed command connects to {where}, which no [sandbox.network] rule allows",
+        f"web({where})",
+    )
