@@ -184,9 +184,8 @@ class Channel:
         async with lock:
             if key in self.local_approved:
                 return True
-            address = f"[{ip}]" if ip.version == 6 else str(ip)
             allowed = await self._ask(
-                f"tcp://{address}:{target.port}",
+                f"tcp://{target.where}",
                 {"host": target.host.name, "port": target.port, "address": str(ip), "local": kind},
             )
             if allowed:

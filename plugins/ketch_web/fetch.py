@@ -158,10 +158,9 @@ async def fetch(
         for address in addresses:
             key = (host.name, str(address.ip))
             if address.local is not None and key not in local_ok:
-                shown = f"[{address.ip}]" if address.ip.version == 6 else str(address.ip)
                 access = Access(
                     effect=Effect.NETWORK,
-                    target=f"http://{shown}:{port}/",
+                    target=f"http://{host.authority}:{port}/",
                     detail={
                         "host": host.name,
                         "port": port,
