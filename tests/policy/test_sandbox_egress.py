@@ -41,6 +41,7 @@ class Canary:
     def __init__(self, body: bytes = b"canary", redirect: str | None = None) -> None:
         self.connections = 0
         self.hosts: list[str] = []
+        self.authorization: list[str] = []
         canary = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -50,6 +51,7 @@ class Canary:
 
             def do_GET(self) -> None:  # noqa: N802
                 canary.hosts.append(self.headers.get("Host", ""))
+                canary.authorization.append(self.headers.get("Authorization", ""))
                 if redirect:
                     self.send_response(302)
                     self.send_header("Location", redirect)
@@ -397,3 +399,25 @@ def test_without_network_nothing_leaves_and_the_socket_is_per_command(
     offline, looked = run(h)
     assert canary.connections == 0 and "curl-exit=0" not in offline  # no proxy at all
     assert "egress.sock" not in looked and "_proxy" not in looked.lower().replace("no such", "")
+
+
+def test_a_placeholder_becomes_the_secret_only_for_its_host_over_plain_http(
+    tmp_path: Path, canary: Canary, dns: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KETCH_TEST_REAL_TOKEN", "real-secret-value")
+    p = canary.port
+    header = "-H 'Authorization: Bearer KETCH_PLACEHOLDER_TOKEN'"
+    h = harness(
+        tmp_path,
+        [
+            curl(f"http://api.test:{p}/", header),
+            curl(f"http://other.test:{p}/", header),
+            "echo token=$KETCH_TEST_REAL_TOKEN",
+        ],
+        'allow = ["api.test", "other.test"]\nlocal = ["*"]\n'
+        '[sandbox.network.inject."api.test"]\nplaceholder = "KETCH_PLACEHOLDER_TOKEN"\n'
+        'env = "KETCH_TEST_REAL_TOKEN"\n',
+    )
+    *_, inside = run(h)
+    assert canary.authorization == ["Bearer real-secret-value", "Bearer KETCH_PLACEHOLDER_TOKEN"]
+    assert "real-secret-value" not in inside  # the sandbox never had it
