@@ -203,7 +203,7 @@ def wrap(
     masks = MaskSet.create()
     channel = None
     try:
-        inner, extra = list(argv), []
+        inner, extra = list(argv), list[str]()
         if network and context is not None:
             from ketch_sandbox.sessions import open_channel
 

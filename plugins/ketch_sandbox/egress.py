@@ -20,6 +20,7 @@ about in every profile. The proxy connects to the judged addresses only.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import itertools
 import os
@@ -201,7 +202,11 @@ class Channel:
 
         access = Access(effect=Effect.NETWORK, target=url, detail={**detail, "via": "sandbox"})
         try:
-            future = asyncio.run_coroutine_threadsafe(context.authorize(access), owner)
+
+            async def ask() -> bool:
+                return bool(await context.authorize(access))
+
+            future: concurrent.futures.Future[Any] = asyncio.run_coroutine_threadsafe(ask(), owner)
             return bool(await asyncio.wait_for(asyncio.wrap_future(future), ASK_TIMEOUT))
         except (RuntimeError, TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
             return False
