@@ -131,7 +131,9 @@ def why_unmapped(name: str, loaded: Iterable[str] = ()) -> str:
     if entry is not None and not entry.tools:
         return f"Claude Code's {entry.name} has no ketch equivalent ({entry.note or _NONE})"
     if entry is not None:
-        return f"Claude Code's {entry.name} is ketch's {', '.join(entry.tools)}, which is not loaded"
+        return (
+            f"Claude Code's {entry.name} is ketch's {', '.join(entry.tools)}, which is not loaded"
+        )
     if name.startswith("mcp__"):
         return f"{name} is not a tool of any connected MCP server"
     return f"{name!r} is neither a ketch tool nor one of Claude Code's"
