@@ -168,9 +168,11 @@ async def user_prompt_submit(session: Session, prompt: str) -> HookVerdict | Non
     return verdict
 
 
-async def stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
+async def stop(
+    session: Session, event: TurnEndEvent, stop_hook_active: bool = False
+) -> HookVerdict | None:
     fields = {
-        "stop_hook_active": False,
+        "stop_hook_active": stop_hook_active,
         "last_assistant_message": event.text,
         "stop_reason": event.stop_reason,
         "text": event.text,
