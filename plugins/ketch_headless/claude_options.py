@@ -1,0 +1,248 @@
+"""The options ``claude -p`` and the Agent SDK pass, on ketch's command line.
+
+The Agent SDK starts its CLI with an argv it builds itself (``--output-format
+stream-json --verbose --system-prompt "" --permission-mode ... --input-format
+stream-json``, see docs/claude-code.md for the whole list); ketch accepts every one of
+them, so ``cli_path`` can point at ketch unchanged. Each either means what it means in
+Claude Code, or is accepted and said (one notice line) to do nothing here; none of them
+reaches past ketch's deny rules, hard guards or sandbox.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ketch.errors import UsageError
+
+# Accepted and reported as having no effect in ketch (flag -> why).
+IGNORED: dict[str, str] = {
+    "fallback_model": "ketch retries the same model (its provider's retry policy)",
+    "betas": "ketch sends no beta headers of its own choosing",
+    "task_budget": "ketch has no task budget",
+    "plugin_dir": "Claude Code plugins are not loaded this way (ketch's plugins are pip packages)",
+    "thinking": "reasoning is the provider's and the model's setting in ketch's config",
+    "max_thinking_tokens": "reasoning is the provider's and the model's setting in ketch's config",
+    "thinking_display": "reasoning is streamed as it comes",
+    "effort": "reasoning effort is the provider's setting in ketch's config",
+    "json_schema": "ketch has no structured-output mode",
+    "session_mirror": "sessions live in ketch's encrypted store",
+    "resume_session_at": "use `ketch sessions rewind`",
+    "resume_drops_turn": "use `ketch sessions rewind`",
+    "fork_session": "a resumed session goes on as itself",
+    "session_id": "ketch names its sessions itself (ses_…)",
+    "strict_mcp_config": "ketch also starts the MCP servers of its own config",
+    "setting_sources": "ketch reads its own config layers and .claude/ files by its own rules",
+}
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+class PermissionModeAction(argparse.Action):
+    """``--permission-mode MODE`` / ``--dangerously-skip-permissions``: ketch's mode and
+    profile for this run (the command line's settings layer)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from ketch_claude_kit.permission_modes import mapping
+
+        name = (
+            "bypassPermissions"
+            if option_string == "--dangerously-skip-permissions"
+            else str(values)
+        )
+        try:
+            found = mapping(name)
+        except ValueError as exc:
+            raise UsageError(f"{option_string}: {exc}") from None
+        namespace.permission_mode = name
+        layer = _layer(namespace)
+        layer["mode"] = found.mode
+        if found.profile is not None:
+            layer["profile"] = found.profile
+
+
+def _layer(namespace: argparse.Namespace) -> dict[str, Any]:
+    """The command line's settings layer (``cli_settings`` merges it)."""
+    layer = getattr(namespace, "layer_settings", None)
+    if not isinstance(layer, dict):
+        layer = {}
+        namespace.layer_settings = layer
+    return layer
+
+
+def _notices(namespace: argparse.Namespace) -> list[str]:
+    notes = getattr(namespace, "claude_notices", None)
+    if not isinstance(notes, list):
+        notes = []
+        namespace.claude_notices = notes
+    return notes
+
+
+class McpConfigAction(argparse.Action):
+    """``--mcp-config JSON|PATH``: its stdio and HTTP servers join ``[mcp_servers]`` for
+    this run; ``"type": "sdk"`` servers are the SDK program's (served over the control
+    protocol)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        import os
+
+        from ketch_claude_kit.mcp_config import convert
+
+        data = json_or_file(str(values), str(option_string))
+        converted = convert(data, os.environ, str(option_string))
+        if converted.servers:
+            _layer(namespace).setdefault("mcp_servers", {}).update(converted.servers)
+        sdk = getattr(namespace, "sdk_mcp_servers", None) or {}
+        sdk.update(converted.sdk)
+        namespace.sdk_mcp_servers = sdk
+        _notices(namespace).extend(converted.problems)
+
+
+class AddDirAction(argparse.Action):
+    """``--add-dir DIR``: reads under DIR are allowed (an allow rule of this run); a write
+    outside the workspace still asks (a hard guard), which no program can approve."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        directory = Path(str(values)).expanduser().resolve()
+        if not directory.is_dir():
+            raise UsageError(f"{option_string} {values}: not a directory")
+        run = _layer(namespace).setdefault("permissions", {}).setdefault("run", {})
+        run.setdefault("allow", []).append(f"read({directory})")
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "Claude Code's headless options (docs/claude-code.md): the Agent SDK's argv works unchanged"
+    )
+    add = group.add_argument
+    add(
+        "--stream-schema",
+        choices=["ketch", "claude"],
+        help="stream-json/json output in ketch's event schema (default) or Claude Code's messages "
+        "(the ketch-claude command sets claude)",
+    )
+    add("--verbose", action="store_true", help="accepted (stream-json is always complete)")
+    add("--system-prompt", metavar="TEXT", help="instructions added to ketch's system prompt")
+    add("--system-prompt-file", metavar="PATH", help="the same, read from a file")
+    add("--append-system-prompt", metavar="TEXT", help="instructions added at the end")
+    add("--append-system-prompt-file", metavar="PATH", help="the same, read from a file")
+    add(
+        "--tools",
+        metavar="LIST",
+        help='only these tools (Claude Code\'s or ketch\'s names); "" none, "default" all',
+    )
+    add(
+        "--max-turns",
+        dest="max_iterations",
+        type=_positive_int,
+        metavar="N",
+        help="the same as --max-iterations",
+    )
+    add(
+        "--permission-mode",
+        action=PermissionModeAction,
+        metavar="MODE",
+        help="default, acceptEdits, plan, bypassPermissions, dontAsk or auto, mapped to ketch's "
+        "mode and profile (the hard guards and deny rules always apply)",
+    )
+    add(
+        "--dangerously-skip-permissions",
+        action=PermissionModeAction,
+        nargs=0,
+        help="the same as --permission-mode bypassPermissions: full-access, still guarded and sandboxed",
+    )
+    add(
+        "--permission-prompt-tool",
+        metavar="stdio",
+        help="stdio: ask the Agent SDK program (can_use_tool) over the control protocol",
+    )
+    add(
+        "--mcp-config",
+        action=McpConfigAction,
+        metavar="JSON|PATH",
+        help='MCP servers in Claude Code\'s {"mcpServers": {...}} shape (repeatable)',
+    )
+    add(
+        "--add-dir",
+        action=AddDirAction,
+        metavar="DIR",
+        help="allow reading DIR (writes outside the workspace still ask, as a hard guard)",
+    )
+    add("--settings", metavar="JSON|PATH", help="a Claude Code settings object for this run")
+    add(
+        "--include-partial-messages", action="store_true", help="stream_event lines (claude schema)"
+    )
+    add("--include-hook-events", action="store_true", help="hook_started/hook_response lines")
+    add("--replay-user-messages", action="store_true", help="echo each user message back")
+    add("--max-budget-usd", type=float, metavar="USD", help="end the run once it cost this much")
+    for flag in IGNORED:
+        spelled = "--" + flag.replace("_", "-")
+        if flag in ("fork_session", "strict_mcp_config", "session_mirror"):
+            add(spelled, action="store_true", help=argparse.SUPPRESS)
+        elif flag in ("plugin_dir",):
+            add(spelled, action="append", help=argparse.SUPPRESS)
+        else:
+            add(spelled, help=argparse.SUPPRESS)
+
+
+def ignored_notices(args: argparse.Namespace) -> list[str]:
+    """One line per option given that does nothing in ketch."""
+    notes = []
+    for flag, why in IGNORED.items():
+        value = getattr(args, flag, None)
+        if value not in (None, False, []):
+            notes.append(f"--{flag.replace('_', '-')} has no effect in ketch: {why}")
+    return notes
+
+
+def read_text_option(value: str | None, file: str | None, what: str) -> str:
+    """The text of ``--X`` or ``--X-file`` (a file that cannot be read is a usage error)."""
+    parts = [value] if value else []
+    if file:
+        try:
+            parts.append(Path(file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{what}-file {file}: cannot be read ({exc})") from None
+    return "\n\n".join(p.strip() for p in parts if p and p.strip())
+
+
+def json_or_file(value: str, what: str) -> Any:
+    """A JSON value given inline or as a file path (Claude Code accepts both)."""
+    text = value.strip()
+    if not text.startswith("{"):
+        try:
+            text = Path(value).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{what} {value}: cannot be read ({exc})") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{what}: not valid JSON ({exc})") from None
