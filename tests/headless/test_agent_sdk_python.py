@@ -43,14 +43,18 @@ def test_query_yields_init_assistant_tool_use_its_result_and_the_result(
     steps = [
         {
             "text": "Reading it.",
-            "tool_calls": [{"name": "read_file", "input": {"path": "notes.md"}, "id": "call_read1"}],
+            "tool_calls": [
+                {"name": "read_file", "input": {"path": "notes.md"}, "id": "call_read1"}
+            ],
             "usage": {"input_tokens": 30, "output_tokens": 8},
         },
         {"text": "It says 42.", "usage": {"input_tokens": 60, "output_tokens": 4}},
     ]
 
     async def run() -> list[Any]:
-        return [m async for m in sdk.query(prompt="What is in notes.md?", options=options(place, steps))]
+        return [
+            m async for m in sdk.query(prompt="What is in notes.md?", options=options(place, steps))
+        ]
 
     messages = asyncio.run(run())
     init = messages[0]
@@ -64,7 +68,9 @@ def test_query_yields_init_assistant_tool_use_its_result_and_the_result(
         for block in m.content
         if isinstance(block, sdk.ToolUseBlock)
     ]
-    assert [(t.id, t.name, t.input["path"]) for t in tool_uses] == [("call_read1", "Read", "notes.md")]
+    assert [(t.id, t.name, t.input["path"]) for t in tool_uses] == [
+        ("call_read1", "Read", "notes.md")
+    ]
     assert tool_uses[0].input["file_path"] == str(workspace / "notes.md")  # Claude Code's key
     results = [
         block
@@ -106,9 +112,7 @@ def test_partial_messages_stream_the_answer_as_anthropic_events(place: tuple[Pat
     kinds = [e["type"] for e in events]
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
     assert "content_block_start" in kinds and "message_delta" in kinds
-    streamed = "".join(
-        e["delta"]["text"] for e in events if e["type"] == "content_block_delta"
-    )
+    streamed = "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta")
     assert streamed == "Hello there, friend."
     assert isinstance(messages[-1], sdk.ResultMessage) and messages[-1].result == streamed
 
@@ -164,8 +168,15 @@ def test_client_can_use_tool_allows_one_denies_another_and_a_hook_denies_a_third
     assert (workspace / "allowed.txt").read_text() == "yes"
     assert not (workspace / "denied.txt").exists()  # denied by can_use_tool: never ran
     assert not (workspace / "hooked.txt").exists()  # denied by the hook: never ran
-    assert sorted(asked) == [("Write", "allowed.txt"), ("Write", "denied.txt")]  # not the hooked one
-    assert sorted(h["tool_input"]["path"] for h in hooked) == ["allowed.txt", "denied.txt", "hooked.txt"]
+    assert sorted(asked) == [
+        ("Write", "allowed.txt"),
+        ("Write", "denied.txt"),
+    ]  # not the hooked one
+    assert sorted(h["tool_input"]["path"] for h in hooked) == [
+        "allowed.txt",
+        "denied.txt",
+        "hooked.txt",
+    ]
     assert all(h["tool_name"] == "Write" and h["hook_event_name"] == "PreToolUse" for h in hooked)
     result = messages[-1]
     assert isinstance(result, sdk.ResultMessage) and result.subtype == "success"
