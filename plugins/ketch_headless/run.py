@@ -121,6 +121,9 @@ class JsonPrinter:
         self.meter(event)
         if event.type == "error":
             self.errors.append(event.model_dump(exclude={"ts", "type"}))
+        elif event.type == "notice" and event.level == "warning":
+            self.err.write(f"ketch: {event.message}\n")  # stdout stays one JSON object
+            self.err.flush()
 
     def start(self) -> None:
         self.meter.start()
