@@ -28,8 +28,6 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
     if ctx.submit is None:
         ctx.print(f"/{name}: this frontend cannot send a command's prompt")
         return
-    if markdown.problem:
-        ctx.print(f"/{name}: {markdown.path}: {markdown.problem}; using the file without it")
     text = expand_arguments(markdown.body, ctx.argument)
     text = await run_bang_lines(ctx, name, markdown, text)
     allowed = markdown.meta.get("allowed-tools")
