@@ -6,6 +6,8 @@ import re
 from typing import TYPE_CHECKING
 
 from ketch.commands import PromptRequest
+from ketch_claude_kit.claude_vars import expand as expand_claude_vars
+from ketch_claude_kit.claude_vars import unknown_note
 from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing
 from ketch_prompt_kit.arguments import expand_arguments
 
@@ -29,6 +31,15 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
         ctx.print(f"/{name}: this frontend cannot send a command's prompt")
         return
     text = expand_arguments(markdown.body, ctx.argument)
+    text, missing = expand_claude_vars(
+        text,
+        {
+            "CLAUDE_PROJECT_DIR": str(ctx.session.workspace),
+            "CLAUDE_SESSION_ID": ctx.session.id,
+        },
+    )
+    if missing:
+        ctx.print(f"/{name}: {unknown_note(missing, str(markdown.path))}; kept as written")
     text = await run_bang_lines(ctx, name, markdown, text)
     allowed = markdown.meta.get("allowed-tools")
     narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"/{name}")
@@ -62,10 +73,16 @@ async def run_bang_lines(ctx: SlashContext, name: str, markdown: MarkdownFile, t
         return BANG.sub(
             lambda m: f"[!`{m.group(1)}` was not run: the workspace is not trusted]", text
         )
+    from ketch_claude_kit.claude_vars import references
     from ketch_prompt_kit.user_shell import run_user_command
 
     outputs: list[str] = []
     for match in found:
+        unset = sorted(references(match.group(1)))
+        if unset:  # never run with a path that would start at /
+            ctx.print(f"/{name}: $ {match.group(1)} not run: it uses {', '.join(unset)}")
+            outputs.append(f"[!`{match.group(1)}` was not run: {', '.join(unset)} is not set]")
+            continue
         ctx.print(f"/{name}: $ {match.group(1)}")
         result = await run_user_command(match.group(1), ctx.session.workspace, timeout=BANG_TIMEOUT)
         outputs.append(

@@ -138,7 +138,7 @@ def run_skill(ctx: SlashContext, skill: Skill) -> None:
         f"Use the skill {skill.name} for this request."
         + (f"\n\n{ctx.argument}" if ctx.argument.strip() else "")
         + "\n\n"
-        + body_for(skill, ctx.argument)
+        + body_for(skill, ctx.argument, ctx.session.id)
     )
     ctx.submit(
         PromptRequest(
