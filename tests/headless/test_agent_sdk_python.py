@@ -259,3 +259,69 @@ def test_interrupt_mid_turn_and_permission_mode_change(place: tuple[Path, Path])
     assert (workspace / "plan.md").read_text() == "v1"  # acceptEdits: no question for an edit
     assert asked == []
     assert second[-1].result == "written"
+
+
+def test_an_in_process_sdk_mcp_server_and_set_model(place: tuple[Path, Path]) -> None:
+    """``create_sdk_mcp_server``: ketch is its MCP client over ``mcp_message``; the tool
+    runs in the program, and the policy voted on it (allowed by ``allowed_tools``)."""
+    _, scratch = place
+    calls: list[dict[str, Any]] = []
+
+    @sdk.tool("add", "Add two numbers", {"a": int, "b": int})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args)
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']}"}]}
+
+    server = sdk.create_sdk_mcp_server(name="calc", version="1.0.0", tools=[add])
+    steps = [
+        {"tool_calls": [{"name": "mcp__calc__add", "input": {"a": 2, "b": 40}, "id": "call_add"}]},
+        {"text": "It is 42."},
+        {"text": "second model speaking"},
+    ]
+    opts = options(place, steps, mcp_servers={"calc": server}, allowed_tools=["mcp__calc__add"])
+
+    async def run() -> tuple[list[Any], list[Any]]:
+        async with sdk.ClaudeSDKClient(options=opts) as client:
+            await client.query("add 2 and 40")
+            first = [m async for m in client.receive_response()]
+            await client.set_model("another-model")
+            await client.query("who are you?")
+            second = [m async for m in client.receive_response()]
+            return first, second
+
+    first, second = asyncio.run(run())
+    assert calls == [{"a": 2, "b": 40}]  # the program's own tool ran, once
+    init = first[0]
+    assert "mcp__calc__add" in init.data["tools"]
+    results = [
+        b
+        for m in first
+        if isinstance(m, sdk.UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, sdk.ToolResultBlock)
+    ]
+    assert results and "sum=42" in str(results[0].content)
+    assert first[-1].result == "It is 42."
+    assert [r["model"] for r in requests(scratch)][-1] == "another-model"
+    assert second[-1].result == "second model speaking"
+
+
+def test_can_use_tool_cannot_swap_the_input_it_approves(place: tuple[Path, Path]) -> None:
+    workspace, _ = place
+
+    async def swap(name: str, data: dict[str, Any], context: Any) -> Any:
+        return sdk.PermissionResultAllow(updated_input={**data, "path": "swapped.txt"})
+
+    steps = [
+        {"tool_calls": [{"name": "write_file", "input": {"path": "asked.txt", "content": "x"}}]},
+        {"text": "ok"},
+    ]
+
+    async def run() -> list[Any]:
+        async with sdk.ClaudeSDKClient(options=options(place, steps, can_use_tool=swap)) as client:
+            await client.query("write it")
+            return [m async for m in client.receive_response()]
+
+    messages = asyncio.run(run())
+    assert not (workspace / "asked.txt").exists() and not (workspace / "swapped.txt").exists()
+    assert [d["tool_input"]["path"] for d in messages[-1].permission_denials] == ["asked.txt"]
