@@ -35,6 +35,8 @@ IGNORED: dict[str, str] = {
     "session_id": "ketch names its sessions itself (ses_…)",
     "strict_mcp_config": "ketch also starts the MCP servers of its own config",
     "setting_sources": "ketch reads its own config layers and .claude/ files by its own rules",
+    "max_budget_usd": "ketch sets no spending limit (the cost is in total_cost_usd)",
+    "include_hook_events": "hook problems are said as notices",
 }
 
 
@@ -138,6 +140,38 @@ class AddDirAction(argparse.Action):
         run.setdefault("allow", []).append(f"read({directory})")
 
 
+class SettingsAction(argparse.Action):
+    """``--settings JSON|PATH``: a Claude Code settings object's permissions, mode and
+    hooks for this run (the command line's layer, like ``--allow``); what has no ketch
+    form is said, one notice each."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from ketch_claude_kit.settings_import import from_settings
+
+        data = json_or_file(str(values), str(option_string))
+        if not isinstance(data, dict):
+            raise UsageError(f"{option_string}: not a settings object")
+        plan = from_settings(Path(str(option_string)), data, user=False)
+        layer = _layer(namespace)
+        run = layer.setdefault("permissions", {}).setdefault("run", {})
+        for decision, rules in plan.rules.items():
+            run.setdefault(decision, []).extend(rules)
+        if plan.mode is not None:
+            layer["mode"] = plan.mode
+        if plan.profile is not None:
+            layer["profile"] = plan.profile
+        hooks = layer.setdefault("hooks", {})
+        for event, table in plan.hooks:
+            hooks.setdefault(event, []).append(table)
+        _notices(namespace).extend(f"{option_string}: {line}" for line in plan.left_out)
+
+
 def add_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "Claude Code's headless options (docs/claude-code.md): the Agent SDK's argv works unchanged"
@@ -196,16 +230,19 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="allow reading DIR (writes outside the workspace still ask, as a hard guard)",
     )
-    add("--settings", metavar="JSON|PATH", help="a Claude Code settings object for this run")
+    add(
+        "--settings",
+        action=SettingsAction,
+        metavar="JSON|PATH",
+        help="a Claude Code settings object for this run: its permissions, mode and hooks",
+    )
     add(
         "--include-partial-messages", action="store_true", help="stream_event lines (claude schema)"
     )
-    add("--include-hook-events", action="store_true", help="hook_started/hook_response lines")
     add("--replay-user-messages", action="store_true", help="echo each user message back")
-    add("--max-budget-usd", type=float, metavar="USD", help="end the run once it cost this much")
     for flag in IGNORED:
         spelled = "--" + flag.replace("_", "-")
-        if flag in ("fork_session", "strict_mcp_config", "session_mirror"):
+        if flag in ("fork_session", "strict_mcp_config", "session_mirror", "include_hook_events"):
             add(spelled, action="store_true", help=argparse.SUPPRESS)
         elif flag in ("plugin_dir",):
             add(spelled, action="append", help=argparse.SUPPRESS)

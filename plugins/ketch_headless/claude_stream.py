@@ -170,11 +170,10 @@ class ClaudeStreamPrinter:
         *,
         partial: bool = False,
         replay: bool = False,
-        hook_events: bool = False,
         emit_lines: bool = True,
     ) -> None:
         self.out, self.kernel = out, kernel
-        self.partial_wanted, self.replay, self.hook_events = partial, replay, hook_events
+        self.partial_wanted, self.replay = partial, replay
         self.emit_lines = emit_lines  # False: only the result at the end (--output-format json)
         self.meter = TurnMeter()
         self.lock = threading.Lock()

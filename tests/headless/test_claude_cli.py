@@ -202,3 +202,28 @@ def test_mcp_config_problems_are_said(headless: Headless) -> None:
     proc = headless.run("-p", "hi", "--mcp-config", json.dumps(config))
     assert proc.returncode == 0, proc.stderr
     assert "NO_SUCH_VAR_FOR_KETCH" in proc.stderr and "skipped" in proc.stderr
+
+
+def test_settings_deny_rule_acts_and_the_rest_is_said(headless: Headless) -> None:
+    (headless.workspace / "secrets").mkdir()
+    (headless.workspace / "secrets" / "k.txt").write_text("CANARY-KEY\n", encoding="utf-8")
+    steps = [
+        {"tool_calls": [{"name": "read_file", "input": {"path": "secrets/k.txt"}}]},
+        {"text": "ok"},
+    ]
+    settings = {"permissions": {"deny": ["Read(./secrets/**)"]}, "sandbox": {"enabled": True}}
+    headless.script(steps)
+    proc = headless.run(
+        "-p",
+        "read",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "full-access",
+        "--settings",
+        json.dumps(settings),
+    )
+    results = [json.loads(x) for x in proc.stdout.splitlines() if '"tool_result"' in x]
+    assert results and results[0]["ok"] is False and "CANARY-KEY" not in proc.stdout
+    assert "CANARY-KEY" not in json.dumps(headless.requests())
+    assert "--settings: sandbox: ketch has no such setting" in proc.stdout
