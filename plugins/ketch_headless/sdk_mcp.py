@@ -96,13 +96,10 @@ class SdkMcpTool(Tool):
     def __init__(self, server: SdkMcpServer, remote: dict[str, Any]) -> None:
         self.server = server
         self.remote_name = str(remote["name"])
-        self.name = f"mcp__{_UNSAFE.sub('_', server.name)}__{_UNSAFE.sub('_', self.remote_name)}"[
-            :64
-        ]  # type: ignore[misc]
-        self.description = str(
-            remote.get("description")
-            or f"{self.remote_name} (the program's MCP server {server.name})"
-        )[:2000]  # type: ignore[misc]
+        name = f"mcp__{_UNSAFE.sub('_', server.name)}__{_UNSAFE.sub('_', self.remote_name)}"
+        self.name = name[:64]  # type: ignore[misc]
+        described = remote.get("description") or f"{self.remote_name} (MCP server {server.name})"
+        self.description = str(described)[:2000]  # type: ignore[misc]
         schema = remote.get("inputSchema")
         self.schema = schema if isinstance(schema, dict) else {"type": "object"}
         annotations = remote.get("annotations") or {}

@@ -122,7 +122,12 @@ def test_can_use_tool_hooks_interrupt_and_permission_mode(
     assert not (workspace / "denied.txt").exists()  # the program denied it: never ran
     assert not (workspace / "hooked.txt").exists()  # its hook denied it: never ran
     assert sorted(map(tuple, out["asked"])) == [("Write", "allowed.txt"), ("Write", "denied.txt")]
-    assert sorted(h["path"] for h in out["hooked"]) == ["allowed.txt", "denied.txt", "hooked.txt", "plan.md"]
+    assert sorted(h["path"] for h in out["hooked"]) == [
+        "allowed.txt",
+        "denied.txt",
+        "hooked.txt",
+        "plan.md",
+    ]
     assert {h["tool_name"] for h in out["hooked"]} == {"Write"}
     assert sorted(d["tool_input"]["path"] for d in out["first"][-1]["denials"]) == [
         "denied.txt",
