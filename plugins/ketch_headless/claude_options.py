@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ketch.cli import _positive_int as positive_int
 from ketch.errors import UsageError
 
 # Accepted and reported as having no effect in ketch (flag -> why).
@@ -40,19 +41,9 @@ IGNORED: dict[str, str] = {
 }
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-class PermissionModeAction(argparse.Action):
-    """``--permission-mode MODE`` / ``--dangerously-skip-permissions``: ketch's mode and
-    profile for this run (the command line's settings layer)."""
+class LayerAction(argparse.Action):
+    """An option that adds to the command line's settings layer (``layer_settings``,
+    which ``cli_settings`` merges): subclasses implement ``apply``."""
 
     def __call__(
         self,
@@ -61,115 +52,102 @@ class PermissionModeAction(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
+        layer = getattr(namespace, "layer_settings", None)
+        if not isinstance(layer, dict):
+            layer = namespace.layer_settings = {}
+        notes = getattr(namespace, "claude_notices", None)
+        if not isinstance(notes, list):
+            notes = namespace.claude_notices = []
+        self.apply(namespace, layer, notes, values, str(option_string))
+
+    def apply(
+        self,
+        namespace: argparse.Namespace,
+        layer: dict[str, Any],
+        notes: list[str],
+        values: Any,
+        option: str,
+    ) -> None:  # pragma: no cover - every subclass implements it
+        raise NotImplementedError
+
+    @staticmethod
+    def run_rules(layer: dict[str, Any]) -> dict[str, list[str]]:
+        """This run's ``[permissions]`` rules (the policy's ``[permissions.run]``)."""
+        run: dict[str, list[str]] = layer.setdefault("permissions", {}).setdefault("run", {})
+        return run
+
+
+class PermissionModeAction(LayerAction):
+    """``--permission-mode MODE`` / ``--dangerously-skip-permissions``: ketch's mode and
+    profile for this run."""
+
+    def apply(self, namespace: Any, layer: Any, notes: Any, values: Any, option: str) -> None:
         from ketch_claude_kit.permission_modes import mapping
 
-        name = (
-            "bypassPermissions"
-            if option_string == "--dangerously-skip-permissions"
-            else str(values)
-        )
+        name = "bypassPermissions" if option == "--dangerously-skip-permissions" else str(values)
         try:
             found = mapping(name)
         except ValueError as exc:
-            raise UsageError(f"{option_string}: {exc}") from None
+            raise UsageError(f"{option}: {exc}") from None
         namespace.permission_mode = name
-        layer = _layer(namespace)
         layer["mode"] = found.mode
         if found.profile is not None:
             layer["profile"] = found.profile
 
 
-def _layer(namespace: argparse.Namespace) -> dict[str, Any]:
-    """The command line's settings layer (``cli_settings`` merges it)."""
-    layer = getattr(namespace, "layer_settings", None)
-    if not isinstance(layer, dict):
-        layer = {}
-        namespace.layer_settings = layer
-    return layer
-
-
-def _notices(namespace: argparse.Namespace) -> list[str]:
-    notes = getattr(namespace, "claude_notices", None)
-    if not isinstance(notes, list):
-        notes = []
-        namespace.claude_notices = notes
-    return notes
-
-
-class McpConfigAction(argparse.Action):
+class McpConfigAction(LayerAction):
     """``--mcp-config JSON|PATH``: its stdio and HTTP servers join ``[mcp_servers]`` for
     this run; ``"type": "sdk"`` servers are the SDK program's (served over the control
     protocol)."""
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
+    def apply(self, namespace: Any, layer: Any, notes: Any, values: Any, option: str) -> None:
         import os
 
         from ketch_claude_kit.mcp_config import convert
 
-        data = json_or_file(str(values), str(option_string))
-        converted = convert(data, os.environ, str(option_string))
+        converted = convert(json_or_file(str(values), option), os.environ, option)
         if converted.servers:
-            _layer(namespace).setdefault("mcp_servers", {}).update(converted.servers)
-        sdk = getattr(namespace, "sdk_mcp_servers", None) or {}
-        sdk.update(converted.sdk)
-        namespace.sdk_mcp_servers = sdk
-        _notices(namespace).extend(converted.problems)
+            layer.setdefault("mcp_servers", {}).update(converted.servers)
+        namespace.sdk_mcp_servers = {
+            **(getattr(namespace, "sdk_mcp_servers", None) or {}),
+            **converted.sdk,
+        }
+        notes.extend(converted.problems)
 
 
-class AddDirAction(argparse.Action):
+class AddDirAction(LayerAction):
     """``--add-dir DIR``: reads under DIR are allowed (an allow rule of this run); a write
     outside the workspace still asks (a hard guard), which no program can approve."""
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
+    def apply(self, namespace: Any, layer: Any, notes: Any, values: Any, option: str) -> None:
         directory = Path(str(values)).expanduser().resolve()
         if not directory.is_dir():
-            raise UsageError(f"{option_string} {values}: not a directory")
-        run = _layer(namespace).setdefault("permissions", {}).setdefault("run", {})
-        run.setdefault("allow", []).append(f"read({directory})")
+            raise UsageError(f"{option} {values}: not a directory")
+        self.run_rules(layer).setdefault("allow", []).append(f"read({directory})")
 
 
-class SettingsAction(argparse.Action):
+class SettingsAction(LayerAction):
     """``--settings JSON|PATH``: a Claude Code settings object's permissions, mode and
     hooks for this run (the command line's layer, like ``--allow``); what has no ketch
     form is said, one notice each."""
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
+    def apply(self, namespace: Any, layer: Any, notes: Any, values: Any, option: str) -> None:
         from ketch_claude_kit.settings_import import from_settings
 
-        data = json_or_file(str(values), str(option_string))
+        data = json_or_file(str(values), option)
         if not isinstance(data, dict):
-            raise UsageError(f"{option_string}: not a settings object")
-        plan = from_settings(Path(str(option_string)), data, user=False)
-        layer = _layer(namespace)
-        run = layer.setdefault("permissions", {}).setdefault("run", {})
+            raise UsageError(f"{option}: not a settings object")
+        plan = from_settings(Path(option), data, user=False)
+        run = self.run_rules(layer)
         for decision, rules in plan.rules.items():
             run.setdefault(decision, []).extend(rules)
-        if plan.mode is not None:
-            layer["mode"] = plan.mode
-        if plan.profile is not None:
-            layer["profile"] = plan.profile
+        for key, value in (("mode", plan.mode), ("profile", plan.profile)):
+            if value is not None:
+                layer[key] = value
         hooks = layer.setdefault("hooks", {})
         for event, table in plan.hooks:
             hooks.setdefault(event, []).append(table)
-        _notices(namespace).extend(f"{option_string}: {line}" for line in plan.left_out)
+        notes.extend(f"{option}: {line}" for line in plan.left_out)
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -196,7 +174,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     add(
         "--max-turns",
         dest="max_iterations",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="the same as --max-iterations",
     )

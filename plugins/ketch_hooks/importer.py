@@ -16,13 +16,12 @@ is replaced only with text that still parses.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from ketch.errors import KetchError
+from ketch_claude_kit.config_files import write_atomically
 from ketch_claude_kit.hooks_import import (
     Conversion,
     convert,
@@ -101,21 +100,5 @@ def merge(
             f"{target}: adding the hooks would not parse ({exc}); does it define [hooks] some other way? Nothing was imported"
         ) from None
     if not dry_run:
-        _write(target, text)
+        write_atomically(target, text)
     return new, addition
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = (path.stat().st_mode & 0o777) if path.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".toml")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
