@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ketch_claude_kit.tool_names import split_list
+from ketch_claude_kit.tool_names import lookup, split_list, why_unmapped
 
 DEFAULT = "general-purpose"
 MAX_FILES = 500  # per folder: a repository cannot make ketch read forever
@@ -136,6 +136,11 @@ def parse(
     ):
         notes.append(f"maxTurns {max_turns!r} is not a positive number; ignored")
         max_turns = None
+    for key, value in (("tools", tools), ("disallowedTools", disallowed)):
+        lacking = [e for e in split_list(value) if _unmappable(e)]
+        if lacking:
+            reasons = "; ".join(why_unmapped(e.split("(", 1)[0].strip()) for e in lacking)
+            notes.append(f"{key}: {reasons}; left out")
     definition = Definition(
         name=name,
         description=description[:500],
@@ -149,6 +154,12 @@ def parse(
         path=path,
     )
     return definition, "; ".join(notes)
+
+
+def _unmappable(entry: str) -> bool:
+    """A Claude Code tool ketch has no tool for (``AskUserQuestion``)."""
+    known = lookup(entry.split("(", 1)[0].strip())
+    return known is not None and not known.tools
 
 
 def listing(definitions: dict[str, Definition]) -> str:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from ketch.commands import PromptRequest
 from ketch_claude_kit.claude_vars import expand as expand_claude_vars
-from ketch_claude_kit.claude_vars import unknown_note
-from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing
+from ketch_claude_kit.claude_vars import unknown_note as unset_note
+from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing, unknown_note
 from ketch_prompt_kit.arguments import expand_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,14 +39,12 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
         },
     )
     if missing:
-        ctx.print(f"/{name}: {unknown_note(missing, str(markdown.path))}; kept as written")
+        ctx.print(f"/{name}: {unset_note(missing, str(markdown.path))}; kept as written")
     text = await run_bang_lines(ctx, name, markdown, text)
     allowed = markdown.meta.get("allowed-tools")
     narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"/{name}")
     if unknown:
-        ctx.print(
-            f"/{name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)"
-        )
+        ctx.print(unknown_note(f"/{name}", unknown, ctx.kernel.tools))
     if narrow is not None and narrow.scoped:  # Bash(git status:*): enforced call by call
         narrow_rest_of_turn(ctx.session, STATE_KEY, f"/{name}", allowed)
     model = markdown.text("model") or None

@@ -101,6 +101,14 @@ def narrowing(value: Any, known: Iterable[str], source: str) -> tuple[Narrowing 
     ), unknown
 
 
+def unknown_note(source: str, unknown: list[str], loaded: Iterable[str]) -> str:
+    """One line for the ``allowed-tools`` entries that name no loaded tool, each with why."""
+    from ketch_claude_kit.tool_names import why_unmapped
+
+    reasons = "; ".join(why_unmapped(e.split("(", 1)[0].strip(), loaded) for e in unknown)
+    return f"{source}: allowed-tools: {reasons} (so they allow nothing)"
+
+
 def _matches(scope: str, subject: str, *, is_command: bool) -> bool:
     if is_command:
         if scope.endswith(":*"):

@@ -120,7 +120,7 @@ def skill_commands(kernel: Kernel) -> list[Command]:
 
 
 def run_skill(ctx: SlashContext, skill: Skill) -> None:
-    from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing
+    from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing, unknown_note
     from ketch_skills.skills import body_for
 
     if ctx.submit is None:
@@ -129,9 +129,7 @@ def run_skill(ctx: SlashContext, skill: Skill) -> None:
     allowed = skill.markdown.meta.get("allowed-tools")
     narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"the skill {skill.name}")
     if unknown:
-        ctx.print(
-            f"/{skill.name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)"
-        )
+        ctx.print(unknown_note(f"/{skill.name}", unknown, ctx.kernel.tools))
     if narrow is not None and narrow.scoped:
         narrow_rest_of_turn(ctx.session, "skills", f"the skill {skill.name}", allowed)
     text = (

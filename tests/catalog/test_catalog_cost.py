@@ -80,8 +80,13 @@ def test_json_output_has_the_cost_of_a_catalogued_model(
     done = ketch(tmp_path, server, "gpt-4o", "json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["usage"] == {"input_tokens": 14, "output_tokens": 30}
+    assert result["usage"] == {
+        "input_tokens": 14,
+        "output_tokens": 30,
+        "cache_read_input_tokens": 0,
+    }
     assert result["cost_usd"] == pytest.approx(GPT_4O, abs=1e-12)
+    assert result["total_cost_usd"] == pytest.approx(GPT_4O, abs=1e-12)  # Claude Code's name
 
 
 def test_stream_json_usage_and_turn_end_carry_cost_usd(
