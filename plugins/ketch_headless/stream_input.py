@@ -34,6 +34,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch_headless.control import ControlChannel
 
 
+# The control lines of Claude Code's protocol (--stream-schema claude): ketch's requests
+# are answered (control_response) or withdrawn (control_cancel_request) on stdin too.
+CHANNEL_LINES = ("control_request", "control_response", "control_cancel_request")
+
+
 class BadLine(ValueError):
     pass
 
@@ -89,8 +94,11 @@ def parse_user_content(content: Any) -> tuple[str, tuple[Any, ...]]:
     return "\n".join(texts), tuple(images)
 
 
-def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
-    """A user message, or a control request (the object itself)."""
+def parse_line(
+    raw: bytes, control: tuple[str, ...] = ("control_request",)
+) -> UserLine | dict[str, Any]:
+    """A user message, or a control line (the object itself): ``control`` names the
+    control types accepted (the Agent SDK's channel also answers ketch's requests)."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -98,7 +106,7 @@ def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
     if not isinstance(data, dict):
         raise BadLine("not a JSON object")
     kind = data.get("type")
-    if kind in ("control_request", "control_response", "control_cancel_request"):
+    if kind in control:
         return data
     if kind != "user":
         raise BadLine(
@@ -172,8 +180,6 @@ class StreamSession:
             if data.get("type") == "control_response":
                 self.channel.answered(data)
             return  # control_cancel_request: ketch answers every request at once
-        if data.get("type") != "control_request":
-            return
         request_id = data.get("request_id")
         request = data.get("request")
         subtype = request.get("subtype") if isinstance(request, dict) else None
@@ -242,7 +248,9 @@ class StreamSession:
             if not raw.strip():
                 continue
             try:
-                parsed = parse_line(raw)
+                parsed = parse_line(
+                    raw, CHANNEL_LINES if self.channel is not None else ("control_request",)
+                )
             except BadLine as exc:
                 self.bad_input(number, str(exc))
                 continue

@@ -100,6 +100,18 @@ def test_query_yields_init_assistant_tool_use_its_result_and_the_result(
     assert "What is in notes.md?" in str(requests(scratch)[0]["messages"])
 
 
+def test_reasoning_arrives_as_a_thinking_block(place: tuple[Path, Path]) -> None:
+    steps = [{"reasoning": "The user greets me.", "text": "Hello!"}]
+
+    async def run() -> list[Any]:
+        return [m async for m in sdk.query(prompt="hi", options=options(place, steps))]
+
+    messages = asyncio.run(run())
+    blocks = [b for m in messages if isinstance(m, sdk.AssistantMessage) for b in m.content]
+    assert [type(b).__name__ for b in blocks] == ["ThinkingBlock", "TextBlock"]
+    assert blocks[0].thinking == "The user greets me." and blocks[1].text == "Hello!"
+
+
 def test_partial_messages_stream_the_answer_as_anthropic_events(place: tuple[Path, Path]) -> None:
     steps = [{"text": "Hello there, friend.", "chunks": ["Hello ", "there, ", "friend."]}]
 
