@@ -111,7 +111,9 @@ def test_an_unknown_model_shows_tokens_without_a_cost(
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (
-        result["usage"] == {"input_tokens": 14, "output_tokens": 30} and result["cost_usd"] is None
+        result["usage"] == {"input_tokens": 14, "output_tokens": 30, "cache_read_input_tokens": 0}
+        and result["cost_usd"] is None
+        and result["total_cost_usd"] is None
     )
     stream = ketch(tmp_path / "b", server, "my-finetune", "stream-json")
     events = [json.loads(line) for line in stream.stdout.splitlines()]
