@@ -67,12 +67,34 @@ def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
 
 
 @hookimpl
+def ketch_permission_rules(session: Session) -> dict[str, list[str]] | None:
+    """Rules the Agent SDK program sent in ``initialize`` (deny rules, a settings
+    object): part of every step's snapshot, like the command line's."""
+    from ketch_headless.control import CHANNEL
+
+    channel = session.kernel.stash.get(CHANNEL)
+    return channel.rules if channel is not None and channel.rules else None
+
+
+@hookimpl
 def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
-    """``--system-prompt`` / ``--append-system-prompt`` (and their ``-file`` forms): the
-    person's instructions, added to ketch's own (which say how its tools work)."""
+    """``--system-prompt`` / ``--append-system-prompt`` (and their ``-file`` forms, or
+    the same sent in ``initialize``): the person's instructions, added to ketch's own
+    (which say how its tools work)."""
     args = session.kernel.args
     if session.agent is not None or args is None:
         return None
+    from ketch_headless.control import CHANNEL
+
+    channel = session.kernel.stash.get(CHANNEL)
+    if channel is not None and (channel.system_prompt or channel.append_system_prompt):
+        from ketch.prompt import PromptPart
+
+        parts = [PromptPart(text=channel.system_prompt, order=1, source="systemPrompt")]
+        parts.append(
+            PromptPart(text=channel.append_system_prompt, order=990, source="appendSystemPrompt")
+        )
+        return [p for p in parts if p.text.strip()]
     if not any(
         getattr(args, name, None)
         for name in (

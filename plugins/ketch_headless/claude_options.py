@@ -218,6 +218,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         "--include-partial-messages", action="store_true", help="stream_event lines (claude schema)"
     )
     add("--replay-user-messages", action="store_true", help="echo each user message back")
+    add("--await-initialize", action="store_true", help=argparse.SUPPRESS)  # TypeScript SDK
     for flag in IGNORED:
         spelled = "--" + flag.replace("_", "-")
         if flag in ("fork_session", "strict_mcp_config", "session_mirror", "include_hook_events"):

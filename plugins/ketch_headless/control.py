@@ -32,6 +32,7 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.stash import StashKey
@@ -69,9 +70,20 @@ class ControlChannel:
     never_ask: bool = False  # --permission-mode dontAsk
     hooks: list[CallbackMatcher] = field(default_factory=list)
     sdk_servers: dict[str, Any] = field(default_factory=dict)  # name -> SdkMcpServer
+    sdk_server_names: list[str] = field(default_factory=list)  # named in initialize
+    rules: dict[str, list[str]] = field(default_factory=dict)  # from initialize (narrowing)
+    system_prompt: str = ""  # from initialize (the TypeScript SDK sends it there)
+    append_system_prompt: str = ""
     _pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    # Cleared while an initialize request is being answered: a turn waits for it (the
+    # TypeScript SDK sends its first prompt without waiting for the answer, and the
+    # program's own MCP tools and rules must be in place before the model is called).
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self.settled.set()
 
     # --- ketch asking the program -------------------------------------------------------
 
@@ -117,9 +129,13 @@ class ControlChannel:
     def received(self, data: dict[str, Any]) -> None:
         """A ``control_request`` line: answered by a task of its own (an answer may need
         the program's own answers, which arrive on the same stdin)."""
+        request = data.get("request")
+        if isinstance(request, dict) and request.get("subtype") == "initialize":
+            self.settled.clear()
         task = asyncio.ensure_future(self._answer(data))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self.settled.set())
 
     async def _answer(self, data: dict[str, Any]) -> None:
         request_id = data.get("request_id")
@@ -158,6 +174,7 @@ class ControlChannel:
                 "the program's agent definitions are not used: ketch reads agents from "
                 ".ketch/agents/ and .claude/agents/"
             )
+        self._initial_options(request)
         from ketch_headless.sdk_mcp import start_servers
 
         await start_servers(self)
@@ -178,6 +195,66 @@ class ControlChannel:
             "account": {},
             "hooks_applied": True,
         }
+
+    def _initial_options(self, request: dict[str, Any]) -> None:
+        """What the TypeScript SDK sends in ``initialize`` rather than on the command line
+        (``--await-initialize``): its own MCP servers, deny rules, a settings object, the
+        system prompt. Anything that would narrow authority and cannot be honoured is an
+        error (the program does not start believing a rule holds that does not)."""
+        import json
+
+        from ketch_claude_kit.rules import MappingError, from_claude
+        from ketch_claude_kit.settings_import import from_settings
+
+        names = request.get("sdkMcpServers")
+        if isinstance(names, list):
+            self.sdk_server_names += [str(n) for n in names if str(n) not in self.sdk_server_names]
+        servers = request.get("mcpServers")
+        if isinstance(servers, dict):
+            others = [
+                n
+                for n, c in servers.items()
+                if not (isinstance(c, dict) and c.get("type") == "sdk")
+            ]
+            if others:
+                raise ControlError(
+                    f"ketch starts MCP servers from --mcp-config or its config, not from initialize "
+                    f"({', '.join(others)}): set mcpServersDelivery: 'argv'"
+                )
+            self.sdk_server_names += [
+                str(n) for n in servers if str(n) not in self.sdk_server_names
+            ]
+        for entry in request.get("disallowedTools") or []:
+            try:
+                self.rules.setdefault("deny", []).append(from_claude(str(entry)))
+            except MappingError as exc:
+                raise ControlError(
+                    f"disallowedTools: {exc}; ketch will not run without it"
+                ) from None
+        for key in ("settings", "managedSettings"):
+            value = request.get(key)
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    raise ControlError(f"{key}: not JSON") from None
+            if not isinstance(value, dict):
+                continue
+            plan = from_settings(Path(key), value, user=False)
+            lost_denials = [line for line in plan.left_out if line.startswith("permissions.deny")]
+            if lost_denials:
+                raise ControlError(f"{key}: {lost_denials[0]}")
+            for decision, rules in plan.rules.items():
+                self.rules.setdefault(decision, []).extend(rules)
+            for line in plan.left_out:
+                self.notice(f"{key} (initialize): {line}")
+            if plan.hooks:
+                self.notice(
+                    f"{key} (initialize): its hooks are not run (pass them with --settings)"
+                )
+        prompt = request.get("systemPrompt")
+        self.system_prompt = "\n\n".join(prompt) if isinstance(prompt, list) else str(prompt or "")
+        self.append_system_prompt = str(request.get("appendSystemPrompt") or "")
 
     async def _on_interrupt(self, request: dict[str, Any]) -> dict[str, Any]:
         self.interrupt()

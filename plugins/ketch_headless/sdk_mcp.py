@@ -152,7 +152,8 @@ def render(result: Any) -> str:
 
 async def start_servers(channel: ControlChannel) -> None:
     """Handshake with every SDK server ``--mcp-config`` named; register their tools."""
-    names = getattr(channel.kernel.args, "sdk_mcp_servers", None) or {}
+    names = [*(getattr(channel.kernel.args, "sdk_mcp_servers", None) or {})]
+    names += [n for n in channel.sdk_server_names if n not in names]
     tools = channel.kernel.tools
     for name in names:
         if name in channel.sdk_servers:

@@ -218,6 +218,8 @@ class StreamSession:
                 self.session.append(message)
                 self.kernel.emit(self.session, MessageEvent(message=message))
                 continue
+            if self.channel is not None:
+                await self.channel.settled.wait()  # the program's initialize, answered
             self.printer.start()
             self.interrupted = False
             self.current = asyncio.create_task(

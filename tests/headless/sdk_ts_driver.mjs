@@ -2,7 +2,8 @@
 // (@anthropic-ai/claude-agent-sdk), as a program written for `claude` would.
 // Usage: node sdk_ts_driver.mjs SCENARIO  (CLI path, workspace and env come from the
 // environment: KETCH_CLAUDE, KETCH_WS). Prints one JSON object: what the program saw.
-import { query } from "@anthropic-ai/claude-agent-sdk";
+import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
+import { z } from "zod";
 
 const scenario = process.argv[2];
 const base = {
@@ -103,6 +104,18 @@ if (scenario === "query") {
   prompts.end();
   await collect(q, false); // to the end of the session
   console.log(JSON.stringify({ asked, hooked, first, second, third, elapsed }));
+} else if (scenario === "mcp") {
+  const calls = [];
+  const add = tool("add", "Add two numbers", { a: z.number(), b: z.number() }, async (args) => {
+    calls.push(args);
+    return { content: [{ type: "text", text: `sum=${args.a + args.b}` }] };
+  });
+  const calc = createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add] });
+  const seen = await collect(query({
+    prompt: "add 2 and 40, then touch a file",
+    options: { ...base, mcpServers: { calc }, allowedTools: ["mcp__calc__add"], disallowedTools: ["Bash"] },
+  }), false);
+  console.log(JSON.stringify({ calls, seen }));
 } else {
   console.error(`unknown scenario ${scenario}`);
   process.exit(2);

@@ -138,3 +138,26 @@ def test_can_use_tool_hooks_interrupt_and_permission_mode(
     assert init["permissionMode"] == "acceptEdits"
     assert (workspace / "plan.md").read_text() == "v1"  # acceptEdits: nobody asked
     assert len(out["asked"]) == 2 and out["third"][-1]["result"] == "written"
+
+
+def test_an_in_process_mcp_server_and_deny_rules_sent_in_initialize(
+    ts_sdk: Path, place: tuple[Path, Path]
+) -> None:
+    """With MCP servers the TypeScript SDK sends its options in ``initialize``
+    (``--await-initialize``): its own server's tools are offered, and its
+    ``disallowedTools`` deny (the shell command never runs)."""
+    workspace, scratch = place
+    steps = [
+        {"tool_calls": [{"name": "mcp__calc__add", "input": {"a": 2, "b": 40}, "id": "call_add"}]},
+        {"tool_calls": [{"name": "shell", "input": {"command": "touch canary.txt"}}]},
+        {"text": "It is 42."},
+    ]
+    out = drive(ts_sdk, "mcp", workspace, scratch, steps)
+    assert out["calls"] == [{"a": 2, "b": 40}]
+    init = out["seen"][0]
+    assert "mcp__calc__add" in init["tools"]
+    results = [r for m in out["seen"] if m["type"] == "user" for r in m["results"]]
+    assert "sum=42" in str(results[0]["content"])
+    assert not (workspace / "canary.txt").exists()  # Bash was denied: it never ran
+    assert results[1]["is_error"] is True
+    assert out["seen"][-1]["result"] == "It is 42."
