@@ -83,7 +83,8 @@ class Shell:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         layer = ignored_workspace_layer(self.kernel)
-        if layer is not None:  # the trust prompt below says it better than the notice
+        has_offer = any(c.name == "trust" and c.slash for c in self.kernel.commands.values())
+        if layer is not None and has_offer:  # the trust offer below says it better
             self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
         if not continue_unsaved(self.kernel):
             return 1
@@ -102,8 +103,8 @@ class Shell:
                     self.renderer.line(f"· {self.history_note}", "dim")
                 if self.session.resumed:
                     self._recap()
-                if layer is not None:
-                    await offer_trust(self, layer)
+                if has_offer:
+                    await offer_trust(self)
                 self.renderer.line("Type a request · /help for commands · Ctrl-D quits", "dim")
                 await self._read_loop()
         except Exception as exc:  # noqa: BLE001 - one line, never a traceback
