@@ -172,7 +172,8 @@ def command_files(
             if depth < 2 and any(c.isspace() for c in word):
                 scan(_split(word), depth + 1)  # sh -c 'python scripts/x.py'
                 continue
-            if index == 0:
+            previous = items[index - 1] if index else ";"
+            if previous in ("&&", "||", "|", "&", ";") or previous.endswith(";"):
                 for name in PROGRAM_FILES.get(os.path.basename(word), ()):
                     if os.path.lexists(cwd / name):
                         add(cwd / name)
