@@ -34,7 +34,7 @@ from ketch_interactive import slash
 from ketch_interactive.approval import Interrupted, ask_approval, summary_is_long
 from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
-from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offer_trust
+from ketch_interactive.trust import ignored_workspace_layer, offer_replaces, offer_trust
 from ketch_interactive.unsaved import continue_unsaved
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,8 +84,8 @@ class Shell:
 
         layer = ignored_workspace_layer(self.kernel)
         has_offer = any(c.name == "trust" and c.slash for c in self.kernel.commands.values())
-        if layer is not None and has_offer:  # the trust offer below says it better
-            self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
+        if has_offer:  # the trust offer below lists them all, better
+            self.renderer.hidden_notice_prefixes.extend(offer_replaces(layer))
         if not continue_unsaved(self.kernel):
             return 1
         loop = asyncio.get_running_loop()

@@ -26,9 +26,12 @@ def ignored_workspace_layer(kernel: Kernel) -> Layer | None:
     return layer
 
 
-def notice_prefix(layer: Layer) -> str:
-    """How the settings loader's notice about this layer starts (the offer replaces it)."""
-    return f"{layer.source}: ignored "
+def offer_replaces(layer: Layer | None) -> list[str]:
+    """How the notices the offer replaces begin: the settings loader's about this layer,
+    and the trust kit's summary of the items never trusted."""
+    from ketch_trust_kit import SUMMARY_PREFIX
+
+    return [SUMMARY_PREFIX] + ([f"{layer.source}: ignored "] if layer is not None else [])
 
 
 async def offer_trust(shell: Shell) -> bool:

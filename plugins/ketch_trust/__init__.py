@@ -12,7 +12,8 @@ the shell's first-run offer, ``/trust --offer``). Each owner checks its own item
 more: it only takes away the way to trust.
 
 Headless runs and ``ketch acp`` never trust anything implicitly; ``--trust-workspace``
-is gone (a usage error saying what to do instead).
+is gone (a usage error saying what to do instead); a tool call that runs ``ketch
+trust`` asks in every profile.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
     from ketch.kernel import Kernel
+    from ketch.policy import ProposedCall, Vote
     from ketch.session import Session
     from ketch_trust_kit import TrustItem
 
@@ -51,6 +53,23 @@ def trust_items(kernel: Kernel) -> list[TrustItem]:
     from ketch_git_kit.trust import repository_items
 
     return repository_items(kernel.workspace, kernel.environ)
+
+
+@hookimpl
+def ketch_policy_vote(call: ProposedCall) -> Vote | None:
+    """The model running ``ketch trust`` asks, in every profile: only the person pins
+    what a workspace may run. (The pin file itself is ketch's own config, which the
+    hard guards protect from tool calls that write it.)"""
+    from ketch_trust.commands import runs_ketch_trust
+
+    if not runs_ketch_trust(call):
+        return None
+    from ketch.policy import Vote
+
+    return Vote(
+        decision="ask",
+        reason="it runs `ketch trust`: only you trust what a workspace may run (type it yourself)",
+    )
 
 
 @hookimpl

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch_trust_kit import PinStore, TrustItem, canonical, make_item
+from ketch_trust_kit import PinStore, TrustItem, canonical, make_item, say_held
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -85,18 +85,9 @@ def admit(kernel: Kernel, key: tuple[str, ...], value: Any, store: PinStore | No
     ]
     for item in items:
         if item.digest not in pins:
-            _say_held(kernel, item, any(p.get("key") == item.key for p in pins.values()))
+            changed = any(p.get("key") == item.key for p in pins.values())
+            say_held(kernel, item, changed=changed, held="not applied")
     return narrowed(value, parts)
-
-
-def _say_held(kernel: Kernel, item: TrustItem, changed: bool) -> None:
-    from ketch_trust_kit import message
-    from ketch_trust_kit.quarantine import SAID
-
-    said = kernel.stash.setdefault(SAID, set())
-    if item.digest not in said:
-        said.add(item.digest)
-        kernel.notices.append(message(item, changed, "not applied"))
 
 
 def all_items(kernel: Kernel) -> list[TrustItem]:

@@ -5,6 +5,7 @@ where no tool call can write."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from ketch_trust_kit import PinStore, TrustItem, TrustStoreError
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.commands import SlashContext
     from ketch.kernel import Kernel
+    from ketch.policy import ProposedCall
 
 REMOVED = (
     "--trust-workspace was removed: ketch now trusts what a workspace holds, item by item, "
@@ -27,6 +29,24 @@ class RemovedOption(argparse.Action):
         from ketch.errors import UsageError
 
         raise UsageError(REMOVED)
+
+
+_KETCH_TRUST = re.compile(r"(?<![\w.-])ketch(?![\w.-]).*?(?<![\w-])trust(?![\w-])", re.S)
+
+
+def runs_ketch_trust(call: ProposedCall) -> bool:
+    """Whether a tool call's command line runs ``ketch ... trust`` (``python -m ketch``
+    and paths to it included; a command hidden from the text, under full-access without
+    the sandbox, is not seen: docs/trust.md)."""
+    from ketch.tools import Effect
+
+    if not any(a.effect == Effect.EXECUTE for a in call.accesses):
+        return False
+    command = call.input.get("command")
+    texts = [command] if isinstance(command, str) else []
+    if isinstance(command, list):
+        texts.append(" ".join(map(str, command)))
+    return any(_KETCH_TRUST.search(text) for text in texts)
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

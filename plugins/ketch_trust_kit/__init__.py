@@ -30,7 +30,14 @@ from ketch_trust_kit.items import (
     make_item,
     sha256_text,
 )
-from ketch_trust_kit.quarantine import check, message, relative_source, workspace_config
+from ketch_trust_kit.quarantine import (
+    SUMMARY_PREFIX,
+    check,
+    message,
+    relative_source,
+    say_held,
+    workspace_config,
+)
 from ketch_trust_kit.store import PinStore, TrustStoreError, workspace_key
 
 
@@ -40,6 +47,7 @@ def is_pinned(workspace: object, item: TrustItem) -> bool:
 
 
 __all__ = [
+    "SUMMARY_PREFIX",
     "PinStore",
     "TrustItem",
     "TrustStoreError",
@@ -51,6 +59,7 @@ __all__ = [
     "make_item",
     "message",
     "relative_source",
+    "say_held",
     "sha256_text",
     "workspace_config",
     "workspace_key",

@@ -15,6 +15,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
 
 SAID = StashKey[set[str]]()
+SUMMARY = StashKey[tuple[int, list[str]]]()  # the start-up summary line: its index, its items
+# How the start-up summary of items never trusted begins (a frontend that shows the
+# items itself, as the shell's trust offer does, may hide it).
+SUMMARY_PREFIX = "not trusted yet, so off until you trust them (`ketch trust` shows each): "
 
 
 def message(item: TrustItem, changed: bool, held: str = "not run") -> str:
@@ -30,6 +34,39 @@ def _short(text: str, limit: int = 120) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def say_held(
+    kernel: Kernel,
+    item: TrustItem,
+    *,
+    changed: bool,
+    held: str = "not run",
+    session: Session | None = None,
+) -> None:
+    """Say once per kernel that ``item`` is held back. A changed item (or one met during
+    a session) gets a line of its own, naming it and what changed; items never trusted
+    that are met at start-up share one summary line (a fresh checkout can hold dozens)."""
+    said = kernel.stash.setdefault(SAID, set())
+    if item.digest in said:
+        return
+    said.add(item.digest)
+    if session is not None:
+        from ketch.events import NoticeEvent
+
+        kernel.emit(session, NoticeEvent(level="warning", message=message(item, changed, held)))
+    elif changed:
+        kernel.notices.append(message(item, changed, held))
+    else:
+        index, labels = kernel.stash.get(SUMMARY, (-1, []))
+        labels.append(item.label)
+        text = SUMMARY_PREFIX + "; ".join(labels)
+        if 0 <= index < len(kernel.notices) and kernel.notices[index].startswith(SUMMARY_PREFIX):
+            kernel.notices[index] = text
+        else:
+            kernel.notices.append(text)
+            index = len(kernel.notices) - 1
+        kernel.stash[SUMMARY] = (index, labels)
+
+
 def check(
     kernel: Kernel,
     item: TrustItem,
@@ -39,21 +76,14 @@ def check(
     store: PinStore | None = None,
 ) -> bool:
     """Whether ``item`` is pinned for the kernel's workspace. When it is not, say so
-    once per kernel (a notice on ``session`` if given, else among the kernel's start-up
-    notices) and return False: the caller then leaves it out."""
+    once per kernel (:func:`say_held`: a notice on ``session`` if given, else among the
+    kernel's start-up notices) and return False: the caller then leaves it out."""
     store = store or PinStore()
     if store.is_pinned(kernel.workspace, item):
         return True
-    said = kernel.stash.setdefault(SAID, set())
-    if item.digest not in said:
-        said.add(item.digest)
-        text = message(item, store.changed(kernel.workspace, item), held)
-        if session is not None:
-            from ketch.events import NoticeEvent
-
-            kernel.emit(session, NoticeEvent(level="warning", message=text))
-        else:
-            kernel.notices.append(text)
+    say_held(
+        kernel, item, changed=store.changed(kernel.workspace, item), held=held, session=session
+    )
     return False
 
 

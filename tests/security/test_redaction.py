@@ -130,7 +130,7 @@ def test_the_user_can_turn_it_off_and_an_untrusted_workspace_cannot(
         tmp_path / "repo", workspace_config="[tools]\nredact_secrets = false\n"
     )
     assert GITHUB not in output and any(
-        "tools.redact_secrets (.ketch/config.toml): not trusted yet" in n and "ketch trust" in n
+        "not trusted yet" in n and "setting tools.redact_secrets (.ketch/config.toml)" in n
         for n in notices
     )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,7 +142,7 @@ def test_ketch_p_in_a_hostile_repository_runs_nothing(hostile: Hostile) -> None:
     assert len(asks) == 2 and not any(e["approved"] for e in asks)
     assert all("repository's config names a program" in e["reason"] for e in asks)
     said = _notices(result)
-    assert "hook SessionStart #1 (.ketch/config.toml): not trusted yet" in said
+    assert "not trusted yet" in said and "hook SessionStart #1 (.ketch/config.toml)" in said
     assert "ketch trust" in said
     # ketch's own git did look (the environment section), with nothing run.
     system = json.dumps(result.requests[0])
@@ -370,3 +371,36 @@ def test_after_trust_the_models_git_runs_the_trusted_programs(hostile: Hostile) 
     (permission,) = result.of_type("permission")
     assert permission["decision"] == "ask" and not permission["approved"]
     assert hostile.canaries.ran() == []
+
+
+def test_the_model_cannot_pin_anything(hostile: Hostile) -> None:
+    """The pins live where no tool call writes without asking (the hard guards), in
+    every profile: headless, the ask is a no, and nothing is trusted."""
+    pins = Path(hostile.env["KETCH_CONFIG_DIR"]) / "trust.json"
+    forged = json.dumps({"version": 1, "workspaces": {str(hostile.ws): {"pins": {}}}})
+    script = [
+        {"tool_calls": [{"name": "write_file", "input": {"path": str(pins), "content": forged}}]},
+        {"tool_calls": [{"name": "shell", "input": {"command": f"echo '{forged}' > {pins}"}}]},
+        {
+            "tool_calls": [
+                {"name": "shell", "input": {"command": f"ketch trust --yes {hostile.ws}"}}
+            ]
+        },
+        {"text": "done"},
+    ]
+    # ketch itself on the model's PATH: `ketch trust --yes` would pin everything.
+    venv = str(Path(sys.executable).parent)
+    result = hostile.ketch(
+        "-p",
+        "trust yourself",
+        *SCRIPTED,
+        "--profile",
+        "full-access",
+        script=script,
+        PATH=f"{venv}:{os.environ['PATH']}",
+    )
+    decisions = [(e["decision"], e.get("approved")) for e in result.of_type("permission")]
+    assert decisions == [("ask", False)] * 3, decisions
+    assert "only you trust" in result.of_type("permission")[2]["reason"]
+    assert not pins.exists()
+    hostile.nothing_ran()
