@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ketch_git_kit.env import safe_environment
+from ketch_git_kit.env import GitDidNotRun, spawn
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class ConfigEntry:
         return ".".join(parts[1:-1]) if len(parts) > 2 else None
 
 
-class ConfigUnreadable(Exception):
+class ConfigUnreadable(GitDidNotRun):
     """git could not list the configuration (one line, for the person)."""
 
 
@@ -72,19 +71,9 @@ def read_config(
     Raises :class:`ConfigUnreadable` when git fails or takes longer than ``timeout``."""
     argv = [git, "config", "--list", "-z", "--show-origin", "--show-scope", "--includes"]
     try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=safe_environment(environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise ConfigUnreadable(f"git config took over {timeout:g} s") from None
-    except OSError as exc:
-        raise ConfigUnreadable(f"git could not run ({exc.strerror or exc})") from None
+        done = spawn(argv, cwd, environ, timeout, "git config")
+    except GitDidNotRun as exc:
+        raise ConfigUnreadable(str(exc)) from None
     # Exit 1 with no output: no configuration at all (nothing set anywhere).
     if done.returncode not in (0, 1) or (done.returncode == 1 and done.stdout):
         err = done.stderr.decode("utf-8", "replace").strip().splitlines() or ["?"]

@@ -20,7 +20,9 @@ switched off per name by :func:`ketch_git_kit.run.overrides_for`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 # A hooks directory that can hold no hook (a file, not a directory): git finds none.
 NO_HOOKS = os.devnull
@@ -76,3 +78,28 @@ def safe_environment(environ: Mapping[str, str]) -> dict[str, str]:
         GIT_ADVICE="0",
     )
     return env
+
+
+class GitDidNotRun(Exception):
+    """git could not start or did not finish in time (one line, for the person)."""
+
+
+def spawn(
+    argv: Sequence[str], cwd: Path, environ: Mapping[str, str], timeout: float, what: str
+) -> subprocess.CompletedProcess[bytes]:
+    """Run one git command line in the safe environment, output captured, no stdin.
+    Raises :class:`GitDidNotRun` (``what`` names it) rather than a traceback."""
+    try:
+        return subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=safe_environment(environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise GitDidNotRun(f"{what} took over {timeout:g} s") from None
+    except OSError as exc:
+        raise GitDidNotRun(f"git could not run ({exc.strerror or exc})") from None

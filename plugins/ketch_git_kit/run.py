@@ -14,13 +14,12 @@ like the rest (see docs/trust.md for the one gap this leaves).
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ketch_git_kit.config import ConfigEntry, ConfigUnreadable, read_config
-from ketch_git_kit.env import FIXED, safe_environment
+from ketch_git_kit.env import FIXED, GitDidNotRun, spawn
 from ketch_git_kit.locate import git_executable
 
 # Subcommands that can show a diff: they take --no-ext-diff and --no-textconv.
@@ -127,18 +126,9 @@ def run_git(
         settings = overrides_for(entries)
     except (ConfigUnreadable, UnsafeConfiguration) as exc:
         return GitRun(None, problem=str(exc))
+    what = f"git {args[0]}" if args else "git"
     try:
-        done = subprocess.run(
-            command_line(git, args, settings),
-            cwd=cwd,
-            env=safe_environment(environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return GitRun(None, problem=f"git {args[0] if args else ''} took over {timeout:g} s")
-    except OSError as exc:
-        return GitRun(None, problem=f"git could not run ({exc.strerror or exc})")
+        done = spawn(command_line(git, args, settings), cwd, environ, timeout, what)
+    except GitDidNotRun as exc:
+        return GitRun(None, problem=str(exc))
     return GitRun(done.returncode, done.stdout, done.stderr)

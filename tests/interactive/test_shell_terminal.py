@@ -202,7 +202,7 @@ def test_help_lists_builtin_and_plugin_commands_and_dispatches(start) -> None:  
     term = start(load="shellcmds=shelltest_commands")
     term.type("/help")
     screen = term.wait_for("Ctrl-D quits", count=2)
-    for name in ("/help", "/exit", "/clear", "/model", "/status", "/ping", "/trust", "/boom"):
+    for name in ("/help", "/exit", "/clear", "/model", "/status", "/ping", "/boom"):
         assert name in screen
     assert "answer pong" in screen
     term.wait_idle()
