@@ -19,8 +19,20 @@ def _dotted(key: tuple[str | int, ...]) -> str:
     )
 
 
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 def generic_item(kernel: Kernel, key: tuple[str, ...], value: Any) -> TrustItem:
-    """A held-back value no plugin splits: one item, shown as it is written."""
+    """A held-back value no plugin splits: one item, shown as it is written (a workspace
+    file one of its strings names is pinned with it: a plugin's table may name a
+    program)."""
     return make_item(
         "setting",
         _dotted(key),
@@ -28,6 +40,7 @@ def generic_item(kernel: Kernel, key: tuple[str, ...], value: Any) -> TrustItem:
         {"key": list(key), "value": value},
         f"{_dotted(key)} = {canonical(value)}",
         workspace=kernel.workspace,
+        command=_strings(value),
         setting=key,
     )
 

@@ -22,6 +22,8 @@ config dir (:class:`PinStore`), which no tool call can write.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ketch_trust_kit.items import (
     TrustItem,
     canonical,
@@ -41,9 +43,9 @@ from ketch_trust_kit.quarantine import (
 from ketch_trust_kit.store import PinStore, TrustStoreError, workspace_key
 
 
-def is_pinned(workspace: object, item: TrustItem) -> bool:
+def is_pinned(workspace: Path | str, item: TrustItem) -> bool:
     """Whether the person pinned ``item`` for ``workspace`` (the default pin store)."""
-    return PinStore().is_pinned(workspace, item)  # type: ignore[arg-type]
+    return PinStore().is_pinned(workspace, item)
 
 
 __all__ = [

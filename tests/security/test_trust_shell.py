@@ -22,7 +22,7 @@ def _open(hostile: Hostile, terminals: list[Terminal]) -> Terminal:  # noqa: F81
         workspace=hostile.ws,
         home=Path(hostile.env["HOME"]),
         plugins=None,  # every bundled plugin
-        script=[{"text": "ok"}, {"text": "ok again"}],
+        script=[{"text": "FIRST-ANSWER"}, {"text": "SECOND-ANSWER"}],
         env={"KETCH_DISABLE_PLUGINS": "sandbox", "HOSTILE_KEY": hostile.env["HOSTILE_KEY"]},
     )
     terminals.append(term)
@@ -53,10 +53,10 @@ def test_declining_the_offer_runs_nothing(hostile: Hostile, terminals: list[Term
     term.wait_for("nothing trusted")
     term.wait_idle()
     term.type("hello")
-    term.wait_for("ok")
+    term.wait_for("FIRST-ANSWER")
     term.wait_idle()
     term.type("/bang")  # a project command: its !`cmd` line stays off
-    term.wait_for("ok again")
+    term.wait_for("SECOND-ANSWER")
     term.wait_idle()
     term.type("/exit")
     assert term.exit_code() == 0
@@ -68,10 +68,10 @@ def test_trusting_all_turns_them_on(hostile: Hostile, terminals: list[Terminal])
     term = _open(hostile, terminals)
     term.wait_for("item(s)?")
     term.keys("1")  # Trust all of them
-    term.wait_for("trusted ")
+    term.wait_for("MCP servers among them start with the next session")
     term.wait_idle()
     term.type("hello")
-    term.wait_for("ok")
+    term.wait_for("FIRST-ANSWER")
     term.wait_idle()
     term.type("/exit")
     assert term.exit_code() == 0
