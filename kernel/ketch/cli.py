@@ -136,11 +136,6 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
         metavar="NAME",
         help="do not load plugin NAME (repeatable)",
     )
-    parser.add_argument(
-        "--trust-workspace",
-        action="store_true",
-        help="apply this workspace's .ketch/config.toml in full (it can add rules, hooks, servers)",
-    )
     parser.add_argument("--frontend", help=argparse.SUPPRESS)
     kernel.hooks.add_cli_options(parser, kernel)
     # Options that also work after a subcommand (`ketch plugins --no-plugin web`).
@@ -154,9 +149,6 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     )
     common.add_argument("--provider", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     common.add_argument("--model", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    common.add_argument(
-        "--trust-workspace", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-    )
     commands = [c for c in kernel.commands.values() if c.cli and not c.parent]
     if commands:
         sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")

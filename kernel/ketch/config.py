@@ -24,6 +24,8 @@ class Layer:
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # why this layer was dropped
     ignored: list[str] = field(default_factory=list)  # keys dropped (e.g. untrusted)
+    # The workspace layer's values held back until trusted: (path of table names, value).
+    held: list[tuple[tuple[str, ...], Any]] = field(default_factory=list)
 
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a config file larger than this is refused, unread

@@ -195,12 +195,19 @@ def ketch_configure(kernel: Kernel) -> None:
 
 
 @hookspec(firstresult=True)
-def ketch_workspace_trusted(workspace: Path) -> bool | None:
-    """Whether the user has trusted this workspace's ``.ketch/config.toml``.
+def ketch_workspace_setting(kernel: Kernel, key: tuple[str, ...], value: Any) -> Any | None:
+    """What of one held-back value of the workspace's ``.ketch/config.toml`` applies.
 
-    Called once per process while settings load, before plugins' own settings are
-    read. Return True or False to decide; None to abstain (no answer at all means not
-    trusted). Stops at the first non-None result.
+    A repository's own config applies as written only for keys that cannot raise
+    authority (the kernel's and each section's ``workspace_safe``); every other value
+    is held back, and this hook is asked once per such value while settings load (again
+    after ``kernel.reload_settings()``). ``key`` is its path of table names
+    (``("permissions", "allow")``), ``value`` the value as written. Return what of it
+    applies: the value itself, or a narrowed copy of it (some entries of a list or
+    table); None to abstain. No answer at all means none of it applies, and it is
+    reported as ignored. An implementation must not read ``kernel.settings`` (they are
+    being loaded): ``kernel.layers`` holds the files as written. Stops at the first
+    non-None result; an implementation that raises counts as no answer.
     """
 
 

@@ -138,21 +138,19 @@ class Kernel:
 
     # --- settings --------------------------------------------------------------------
 
-    @property
-    def trusted(self) -> bool:
-        if self._trusted is None:
-            self._trusted = bool(
-                getattr(self.args, "trust_workspace", False)
-            ) or self.hooks.workspace_trusted(self.workspace)
-        return self._trusted
+    def _admit(self, key: tuple[str, ...], value: Any) -> Any:
+        """What of a held-back workspace value applies (``ketch_workspace_setting``)."""
+        return self.hooks.first("ketch_workspace_setting", kernel=self, key=key, value=value)
 
     @cached_property
     def loaded_settings(self) -> LoadedSettings:
         from ketch.settings import load_settings
 
+        # ``trusted`` (an embedder's or a test's): the whole workspace layer, or none of
+        # its held-back values; by default each value is asked for.
         loaded = load_settings(
             self.workspace,
-            trusted=self.trusted,
+            admit=self._admit if self._trusted is None else self._trusted,
             layers=self._layers,
             sections=list(self.settings_sections.values()),
         )
@@ -163,8 +161,9 @@ class Kernel:
     def settings(self) -> Settings:
         return self.loaded_settings.settings
 
-    def reload_settings(self, *, trusted: bool | None = None) -> Settings:
-        """Read the config files again (e.g. right after the user trusted this workspace).
+    def reload_settings(self) -> Settings:
+        """Read the config files again (e.g. right after the user trusted some of this
+        workspace's settings).
 
         The command-line layer is kept. Sessions already open keep their profile and mode
         unless the caller applies the new ones.
@@ -173,8 +172,6 @@ class Kernel:
 
         cli = next((layer.data for layer in self._layers or [] if layer.name == "cli"), {})
         self._layers = read_layers(self.workspace, cli=cli, environ=self.environ)
-        if trusted is not None:
-            self._trusted = trusted
         self.__dict__.pop("loaded_settings", None)
         return self.settings
 
@@ -481,7 +478,6 @@ class Kernel:
             workspace=self.workspace,
             mode=self.check_mode(settings.mode),
             profile=self.check_profile(settings.profile),
-            trusted_workspace=self.trusted,
             listeners=list(listeners or []),
         )
         self.start(session)
@@ -545,7 +541,6 @@ class Kernel:
             rewound=set(record.rewound),
             usage=record.usage,
             state=dict(record.state),
-            trusted_workspace=self.trusted,
             resumed=True,
             listeners=list(listeners or []),
         )

@@ -48,7 +48,6 @@ class PermissionSnapshot(BaseModel):
     mode: str  # a registered Mode's name ("" when no plugin declares modes)
     profile: str  # a registered Profile's name (the policy plugins' vocabulary)
     workspace: Path
-    trusted_workspace: bool = False
     rules: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # allow/ask/deny
     approvals: tuple[str, ...] = ()  # scopes the user allowed in this session
     sandboxed: bool = False

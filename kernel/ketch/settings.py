@@ -8,14 +8,17 @@ model, reports a bad value as ``path:line: key: what`` and drops that layer's ta
 and ``settings.of(Model)`` (or ``settings.NAME``) returns the typed result.
 
 The workspace layer (``.ketch/config.toml``) comes from the repository, which ketch
-does not trust: until the user trusts the workspace, only keys that cannot raise
-authority are read from it (the kernel's :data:`WORKSPACE_SAFE_KEYS` plus what each
-section declares safe); the rest are ignored with a notice. A layer that is corrupt
-is reported with its path and line and dropped, never fatal.
+does not trust: only keys that cannot raise authority apply as written (the kernel's
+:data:`WORKSPACE_SAFE_KEYS` plus what each section declares safe). Every other value
+is held back and offered, key by key, to ``admit`` (the kernel asks the
+``ketch_workspace_setting`` hook), which answers with what of it the person trusted;
+what is not admitted is ignored with a notice. A layer that is corrupt is reported
+with its path and line and dropped, never fatal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -164,28 +167,70 @@ def safe_keys(sections: list[SettingsSection]) -> dict[str, Any]:
     return allowed
 
 
+KeyPath = tuple[str, ...]
+# What of a held-back workspace value applies: the value itself, a narrowed copy (some
+# entries of a list or table), or None for none of it.
+Admit = Callable[[KeyPath, Any], Any]
+
+
+def hold_back(
+    data: dict[str, Any], allowed: Any, path: KeyPath = ()
+) -> tuple[dict[str, Any], list[tuple[KeyPath, Any]]]:
+    """Split ``data`` into what applies as written and what is held back, as
+    ``(path of table names, value)`` pairs at the depth the rules say."""
+    if allowed is True:
+        return data, []
+    kept: dict[str, Any] = {}
+    held: list[tuple[KeyPath, Any]] = []
+    for key, value in data.items():
+        rule = allowed.get(key, allowed.get("*")) if isinstance(allowed, dict) else None
+        where = (*path, str(key))
+        if rule is True:
+            kept[key] = value
+        elif rule is not None and isinstance(value, dict):
+            sub, sub_held = hold_back(value, rule, where)
+            kept[key] = sub
+            held.extend(sub_held)
+        else:
+            held.append((where, value))
+    return kept, held
+
+
 def restrict(
     data: dict[str, Any], allowed: Any, prefix: str = ""
 ) -> tuple[dict[str, Any], list[str]]:
     """Keep only allowed keys; return the kept data and the dotted names dropped."""
-    if allowed is True:
-        return data, []
-    kept: dict[str, Any] = {}
-    dropped: list[str] = []
-    for key, value in data.items():
-        rule = allowed.get(key, allowed.get("*")) if isinstance(allowed, dict) else None
-        name = f"{prefix}{key}"
-        if rule is None:
-            dropped.append(name)
-        elif rule is True:
-            kept[key] = value
-        elif isinstance(value, dict):
-            sub, sub_dropped = restrict(value, rule, name + ".")
-            kept[key] = sub
-            dropped.extend(sub_dropped)
-        else:
-            dropped.append(name)
-    return kept, dropped
+    kept, held = hold_back(data, allowed)
+    return kept, [prefix + ".".join(path) for path, _ in held]
+
+
+def _put(data: dict[str, Any], path: KeyPath, value: Any) -> None:
+    target = data
+    for key in path[:-1]:
+        nested = target.get(key)
+        if not isinstance(nested, dict):
+            nested = {}
+            target[key] = nested
+        target = nested
+    target[path[-1]] = value
+
+
+def _admitted(
+    data: dict[str, Any], allowed: Any, admit: Admit | bool
+) -> tuple[dict[str, Any], list[tuple[KeyPath, Any]], list[str]]:
+    """The workspace data to apply, what was held back, and the dotted names of the
+    held-back values not (wholly) admitted."""
+    if admit is True:
+        return data, [], []
+    kept, held = hold_back(data, allowed)
+    ignored: list[str] = []
+    for path, value in held:
+        applied = admit(path, value) if callable(admit) else None
+        if applied is not None:
+            _put(kept, path, applied)
+        if applied is None or applied != value:
+            ignored.append(".".join(path))
+    return kept, held, ignored
 
 
 class LoadedSettings(BaseModel):
@@ -211,14 +256,17 @@ def _problem(layer: Layer, exc: ValidationError, prefix: tuple[str, ...] = ()) -
 def load_settings(
     workspace: Path,
     *,
-    trusted: bool = False,
+    admit: Admit | bool = False,
     cli: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
     user_file: Path | None = None,
     layers: list[Layer] | None = None,
     sections: list[SettingsSection] | None = None,
 ) -> LoadedSettings:
-    """Validate and merge the layers. Never raises for a bad file: it reports and skips it."""
+    """Validate and merge the layers. Never raises for a bad file: it reports and skips it.
+
+    ``admit`` decides the workspace layer's held-back values: a callable answering per
+    value (see :data:`Admit`), True for all of them as written, False for none."""
     layers = (
         layers
         if layers is not None
@@ -235,13 +283,12 @@ def load_settings(
             notices.append(layer.error)
             continue
         data = layer.data
-        if layer.name == "workspace" and data and not trusted:
-            data, dropped = restrict(data, allowed)
-            if dropped:
-                layer.ignored = dropped
+        if layer.name == "workspace" and data:
+            data, layer.held, layer.ignored = _admitted(data, allowed, admit)
+            if layer.ignored:
                 notices.append(
-                    f"{layer.source}: ignored {', '.join(sorted(dropped))} until you trust this "
-                    "workspace (--trust-workspace, or answer yes when ketch asks)"
+                    f"{layer.source}: ignored {', '.join(sorted(layer.ignored))} until you "
+                    "trust them (`ketch trust` shows what they would do)"
                 )
         # A plugin's table that does not validate drops that table of this layer only.
         data = dict(data)

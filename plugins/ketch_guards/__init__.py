@@ -6,7 +6,7 @@ these still ask (votes combine deny > ask > allow, so nothing can override them)
 * writes outside the workspace;
 * writes to git internals (any ``.git`` directory, and ``git config`` that writes);
 * writes to ketch's own config, hooks and MCP settings (the user config dir, where
-  ``config.toml`` and ``trusted.toml`` live, and any ``.ketch/`` directory);
+  ``config.toml`` and ``trust.json`` (the pins) live, and any ``.ketch/`` directory);
 * reads of files that look like secrets (``.env*``, key files, ``~/.ssh``...), unless
   an allow rule or an approval names them;
 * for shell commands, the same checks on every effect the shell analysis finds:

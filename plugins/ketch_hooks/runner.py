@@ -72,7 +72,13 @@ async def run_event(
     """Run every hook of ``event`` whose matcher accepts ``names``, all at once, and
     return their runs in configuration order. ``payload(hook)`` is the JSON each gets.
     ``async`` hooks are handed to ``detach`` (started, never waited for)."""
-    hooks = [h for h in configured(session, event) if matches(h.matcher, names)]
+    from ketch_hooks.trust import allowed
+
+    hooks = [
+        h
+        for h in configured(session, event)
+        if matches(h.matcher, names) and allowed(session, event, h)
+    ]
     if not hooks:
         return []
     env = hook_env(session, event)

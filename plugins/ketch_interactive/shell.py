@@ -34,7 +34,7 @@ from ketch_interactive import slash
 from ketch_interactive.approval import Interrupted, ask_approval, summary_is_long
 from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
-from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offer_trust
+from ketch_interactive.trust import ignored_workspace_layer, offer_replaces, offer_trust
 from ketch_interactive.unsaved import continue_unsaved
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,8 +83,9 @@ class Shell:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         layer = ignored_workspace_layer(self.kernel)
-        if layer is not None:  # the trust prompt below says it better than the notice
-            self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
+        has_offer = any(c.name == "trust" and c.slash for c in self.kernel.commands.values())
+        if has_offer:  # the trust offer below lists them all, better
+            self.renderer.hidden_notice_prefixes.extend(offer_replaces(layer))
         if not continue_unsaved(self.kernel):
             return 1
         loop = asyncio.get_running_loop()
@@ -102,8 +103,8 @@ class Shell:
                     self.renderer.line(f"· {self.history_note}", "dim")
                 if self.session.resumed:
                     self._recap()
-                if layer is not None:
-                    await offer_trust(self, layer)
+                if has_offer:
+                    await offer_trust(self)
                 self.renderer.line("Type a request · /help for commands · Ctrl-D quits", "dim")
                 await self._read_loop()
         except Exception as exc:  # noqa: BLE001 - one line, never a traceback

@@ -102,9 +102,13 @@ async def _status(shell: Shell, argument: str) -> bool:
     say(f"session    {session.id}{resumed}")
     say(f"model      {session.model} via {session.provider.name}")
     say(f"mode       {session.mode} · profile {session.profile}")
-    say(
-        f"workspace  {session.workspace} ({'trusted' if session.trusted_workspace else 'not trusted'})"
-    )
+    held = [
+        lay
+        for lay in shell.kernel.loaded_settings.layers
+        if lay.name == "workspace" and lay.ignored
+    ]
+    off = f" ({len(held[0].ignored)} config value(s) off until trusted: /trust)" if held else ""
+    say(f"workspace  {session.workspace}{off}")
     say(f"context    {meter.detail()}")
     say(
         f"usage      in {session.usage.input_tokens:,} · out {session.usage.output_tokens:,} tokens this session"

@@ -3,7 +3,8 @@
 Read-only subcommands (status, diff, log, show, grep, blame, ...) are proven only
 where git reads no configuration but the user's: in the workspace's own repository,
 with no ``-C``/``--git-dir``/``--work-tree`` elsewhere and no ``-c`` other than a few
-display settings. A repository *inside* the workspace (a nested ``.git``, a bare
+display settings, and while the repository's own config (and what it includes) names no
+program and holds no hook script the person has not trusted (``ketch trust``). A repository *inside* the workspace (a nested ``.git``, a bare
 repository written as plain files, a submodule) can carry its own config, whose
 textconv, diff drivers, fsmonitor, pager and aliases run code; git in one is never
 proven, and the guards ask (the code could do anything). The other subcommands are
@@ -354,6 +355,17 @@ def foreign_repository(start: Path, workspace: Path | None) -> tuple[str, bool] 
     return None
 
 
+def untrusted_programs(workspace: Path | None) -> list[str]:
+    """The programs the workspace repository's own config (and the files it includes)
+    and its hook scripts name that the person has not trusted (``ketch_git_kit``): git
+    there may run any of them, so git is not proven while there is one."""
+    if workspace is None:
+        return []
+    from ketch_git_kit.trust import untrusted_programs as found
+
+    return found(workspace)
+
+
 def _looks_like_git_dir(path: Path) -> bool:
     return (
         os.path.isfile(path / "HEAD")
@@ -475,6 +487,13 @@ def git(
         _other(builder, sub, rest, starts)
         builder.done()
         return
+    untrusted = untrusted_programs(walker.workspace)
+    if untrusted:
+        more = f" and {len(untrusted) - 1} more" if len(untrusted) > 1 else ""
+        builder.not_proven(
+            f"the repository's config names a program git may run that you have not trusted "
+            f"({untrusted[0]}{more}; `ketch trust` shows them)"
+        )
     no_locks = any("--no-optional-locks" in o.names for o, _, _ in parsed.options) or any(
         k == "GIT_OPTIONAL_LOCKS" and v.value == "0" for k, v in assignments
     )
