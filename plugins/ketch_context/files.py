@@ -6,11 +6,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# One definition of "inside the workspace" and "looks like a secret": the essential
-# guards' own (they always load), so the prompt never reads what a tool would ask for.
+# One definition of "inside the workspace" and "a secret" (by name or content): the
+# essential guards' own (they always load), so the prompt never reads what a tool
+# would ask for.
 from ketch_policy_kit.paths import is_within as within
-from ketch_policy_kit.paths import looks_secret as looks_secret
 from ketch_policy_kit.paths import resolve as resolve
+from ketch_secret_kit import is_secret as looks_secret
 
 
 @dataclass

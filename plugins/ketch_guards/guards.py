@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ketch.policy import PermissionSnapshot, ProposedCall, Vote
 from ketch.tools import Access, Effect
-from ketch_policy_kit.paths import looks_secret, resolve, tree_secret, write_guard
+from ketch_policy_kit.paths import resolve, tree_secret, write_guard
+from ketch_secret_kit import secret_reason
 from ketch_policy_kit.rules import Rule, compile_scopes, rules_of
 from ketch_policy_kit.scopes import join, read_scope
 
@@ -48,9 +49,10 @@ def check_path(
     if effect == Effect.WRITE:
         reason = write_guard(path, snapshot.workspace)
         return Finding(reason) if reason else None
-    if looks_secret(path) and not secret_allowed(path, tool, snapshot):
+    why = secret_reason(path)
+    if why and not secret_allowed(path, tool, snapshot):
         return Finding(
-            f"reads a file that looks like a secret ({path.name})",
+            f"reads a file that looks like a secret ({path.name}: {why})",
             read_scope(path, snapshot.workspace),
         )
     return None

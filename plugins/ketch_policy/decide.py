@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ketch.policy import SCOPE_SEPARATOR, PermissionSnapshot, ProposedCall, Vote
 from ketch.tools import Access, Effect
-from ketch_policy_kit.paths import is_within, looks_secret, resolve, tree_secret
+from ketch_policy_kit.paths import is_within, resolve, tree_secret
 from ketch_policy_kit.rules import (
     Rule,
     RuleError,
@@ -33,6 +33,7 @@ from ketch_policy_kit.rules import (
 )
 from ketch_policy_kit.scopes import dir_glob, scope, shell_scope, write_glob
 from ketch_shell_kit import MAX_COMMANDS, Analysis, Command, analyse_for, harmless_path
+from ketch_secret_kit import secret_reason
 from ketch_shell_kit.paths import resolve_word
 
 PLUGIN = "policy"
@@ -355,8 +356,10 @@ def _paths(ctx: Context, part: Command, *, sandboxed: bool) -> tuple[str | None,
                 found = found or f"reads {path}, outside the workspace"
                 scopes.append(scope("read", dir_glob(path)))
                 continue
-            if use.kind in ("read", "link") and looks_secret(Path(path)) and not allowed(path):
-                return f"reads {path}, which looks like a secret", [None]
+            if use.kind in ("read", "link") and not allowed(path):
+                why = secret_reason(path)
+                if why:
+                    return f"reads {path}, which looks like a secret ({why})", [None]
             if use.kind in ("tree", "vtree") and not sandboxed and os.path.isdir(path):
                 secret = tree_secret(path, hidden=use.kind == "tree")
                 if secret is not None:

@@ -10,19 +10,16 @@ import fnmatch
 import os
 from pathlib import Path, PurePath
 
-SECRET_PATTERNS = (
-    ".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*",
-    "id_ecdsa*", "id_dsa*", ".netrc", ".pgpass", "*.keystore", "*.jks", "credentials", "credentials.json",
-    ".npmrc", ".pypirc", "secrets.*", "*.secret", "*.secrets", ".git-credentials", "*.kdbx", "*.gpg",
-    "service-account*.json", "*.tfvars",
-)  # fmt: skip
-# Templates that only name the variables: not secrets.
-NOT_SECRET = (".env.example", ".env.sample", ".env.template", ".env.dist", "*.pub")
-# Directories whose every file is a secret.
-SECRET_DIRS = frozenset(
-    {".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", "keyrings"}
+# Secrets by name live in the secret kit (one classification for every part of ketch).
+from ketch_secret_kit.names import (  # noqa: E402
+    NOT_SECRET as NOT_SECRET,
+    PROCESS_SECRETS as PROCESS_SECRETS,
+    SECRET_DIRS as SECRET_DIRS,
+    SECRET_PATTERNS as SECRET_PATTERNS,
+    looks_secret as looks_secret,
+    secret_name as secret_name,
 )
-PROCESS_SECRETS = frozenset({"environ", "mem", "auxv"})
+
 # Files under the home directory that run code or grant access when changed
 # (they matter when the workspace is, or contains, the home directory).
 HOME_SENSITIVE = frozenset(
@@ -39,27 +36,6 @@ def resolve(path: str | os.PathLike[str]) -> Path:
 def is_within(path: Path, root: Path) -> bool:
     """Component-wise containment: /w/proj-evil is not within /w/proj."""
     return path.is_relative_to(root)
-
-
-def secret_name(name: str) -> bool:
-    """Whether a file *name* (one component) looks like a secret."""
-    lowered = name.lower()
-    if any(fnmatch.fnmatchcase(lowered, pattern) for pattern in NOT_SECRET):
-        return False
-    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in SECRET_PATTERNS)
-
-
-def looks_secret(path: PurePath) -> bool:
-    name = path.name.lower()
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in NOT_SECRET):
-        return False
-    # A process's environment or memory: ketch's own holds the API keys
-    # (/proc/self/... resolves to /proc/<pid>/...).
-    if len(path.parts) >= 3 and path.parts[1] == "proc" and name in PROCESS_SECRETS:
-        return True
-    if any(part.lower() in SECRET_DIRS for part in path.parts[:-1]):
-        return True
-    return secret_name(name)
 
 
 def ketch_config_dirs(workspace: Path) -> list[Path]:
