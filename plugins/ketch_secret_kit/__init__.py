@@ -22,4 +22,11 @@ from __future__ import annotations
 from ketch_secret_kit.files import content_secret, is_secret, secret_reason
 from ketch_secret_kit.names import SECRET_DIRS, looks_secret, secret_name
 
-__all__ = ["SECRET_DIRS", "content_secret", "is_secret", "looks_secret", "secret_name", "secret_reason"]
+__all__ = [
+    "SECRET_DIRS",
+    "content_secret",
+    "is_secret",
+    "looks_secret",
+    "secret_name",
+    "secret_reason",
+]

@@ -131,7 +131,9 @@ def _urls(text: str) -> list[Finding]:
 
 # --- a secret in assignment context -----------------------------------------------------------
 
-_KEYWORD = re.compile(r"(?i)pass|pwd|secret|token|api[_\-.]?key|private[_\-.]?key|access[_\-.]?key|auth|credential")
+_KEYWORD = re.compile(
+    r"(?i)pass|pwd|secret|token|api[_\-.]?key|private[_\-.]?key|access[_\-.]?key|auth|credential"
+)
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _SECRET_WORDS = frozenset(
     {"password", "passwd", "pwd", "pass", "passphrase", "secret", "secrets", "token", "apikey", "credential",
@@ -148,7 +150,9 @@ _NOT_VALUE_KEYS = frozenset(
      "command", "cmd", "helper", "source", "store", "kind", "label", "hint", "usage", "min", "max", "enabled"}
 )  # fmt: skip
 _VALUE = re.compile(r"[^\s\"'`,;<]{8,512}")
-_REFERENCE = re.compile(r"[$(){}\[\]<>%]|^(?:env|os|process|settings|config|self|this)\.|^/|^\./|^~/")
+_REFERENCE = re.compile(
+    r"[$(){}\[\]<>%]|^(?:env|os|process|settings|config|self|this)\.|^/|^\./|^~/"
+)
 
 
 def _words(key: str) -> list[str]:
@@ -214,7 +218,8 @@ def _assignments(text: str, lowered: str | None) -> list[Finding]:
         if (
             _REFERENCE.search(value)
             or placeholder(value)
-            or value.replace("_", "").replace("-", "").isalpha() and entropy(value) < 3.0
+            or value.replace("_", "").replace("-", "").isalpha()
+            and entropy(value) < 3.0
             or entropy(value) < 2.5
         ):
             continue

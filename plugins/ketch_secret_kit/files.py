@@ -29,9 +29,7 @@ MAX_BYTES = 1 << 20  # read at most this much of a file to classify it
 SNIFF = 8192  # a NUL byte here makes it binary
 # Extensions of source code and prose, where ``key = "value"`` is mostly test data.
 CODE_SUFFIXES = frozenset(
-    ".py .pyi .pyx .js .mjs .cjs .ts .tsx .jsx .go .rs .java .kt .kts .scala .c .h .cc .cpp .cxx .hpp .hh .cs .rb .swift "
-    ".m .mm .lua .pl .pm .r .jl .dart .ex .exs .erl .hs .ml .mli .clj .vue .svelte .md .rst .adoc .html .htm .css .scss "
-    ".ipynb .sql .tex".split()
+    [".py", ".pyi", ".pyx", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".cs", ".rb", ".swift", ".m", ".mm", ".lua", ".pl", ".pm", ".r", ".jl", ".dart", ".ex", ".exs", ".erl", ".hs", ".ml", ".mli", ".clj", ".vue", ".svelte", ".md", ".rst", ".adoc", ".html", ".htm", ".css", ".scss", ".ipynb", ".sql", ".tex"]
 )  # fmt: skip
 
 
@@ -48,7 +46,13 @@ def content_reason(text: str, name: str = "") -> str | None:
 def _classified(path: str, _identity: tuple[int, int, int, int]) -> str | None:
     """The content reason of one state of a file (the cache key includes its identity)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(
+            path,
+            os.O_RDONLY
+            | os.O_NONBLOCK
+            | getattr(os, "O_NOFOLLOW", 0)
+            | getattr(os, "O_CLOEXEC", 0),
+        )
     except OSError:
         return None
     try:

@@ -119,7 +119,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("sendgrid-key", _starts("SG.", r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _END), "SG."),
     _p("digitalocean-token", _starts("do", r"[opr]_v1_[a-f0-9]{64}" + _END), "_v1_"),
     _p("shopify-token", _starts("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END), "shp"),
-    _p("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "AGE-SECRET-KEY-1"),
+    _p(
+        "age-secret-key",
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        "AGE-SECRET-KEY-1",
+    ),
     _p(
         "azure-storage-key",
         r"(?i:AccountKey)=(?P<secret>[A-Za-z0-9+/]{80,}={0,2})",

@@ -259,6 +259,17 @@ def typed(builder: Builder, kind: str, word: Word, label: str) -> None:  # noqa:
     if kind == "varname":
         check_varname(walker, word, builder.name)
         return
+    if kind == "awkprog":
+        from ketch_shell_kit.grammar.awk import program_problems
+
+        problems = (
+            program_problems(word.value or "")
+            if word.static
+            else ["the awk program is only known at run time"]
+        )
+        for problem in problems:
+            builder.not_proven(f"the awk program: {problem}", hide=True)
+        return
     if kind in SCRIPT_CHECKS:
         from ketch_shell_kit.grammar import scripts
 
@@ -297,11 +308,6 @@ SCRIPT_CHECKS = {
     "sedscript": (
         "sed_script_read_only",
         "the sed script can write files or run commands (w, W, e, r, s///w, s///e)",
-        True,
-    ),
-    "awkprog": (
-        "awk_program_read_only",
-        "the awk program can run commands or write files (system, getline, |, print >)",
         True,
     ),
     "jqfilter": ("jq_filter_read_only", "the jq filter loads modules or files", False),
