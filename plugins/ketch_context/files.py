@@ -11,7 +11,6 @@ from pathlib import Path
 # would ask for.
 from ketch_policy_kit.paths import is_within as within
 from ketch_policy_kit.paths import resolve as resolve
-from ketch_secret_kit import is_secret as looks_secret
 
 
 @dataclass

@@ -6,17 +6,26 @@ inside ``/w/proj`` and a link to ``.git/config`` is a write to ``.git/config``.
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from pathlib import Path, PurePath
+from pathlib import Path
 
 # Secrets by name live in the secret kit (one classification for every part of ketch).
 from ketch_secret_kit.names import (  # noqa: E402
     NOT_SECRET as NOT_SECRET,
+)
+from ketch_secret_kit.names import (
     PROCESS_SECRETS as PROCESS_SECRETS,
+)
+from ketch_secret_kit.names import (
     SECRET_DIRS as SECRET_DIRS,
+)
+from ketch_secret_kit.names import (
     SECRET_PATTERNS as SECRET_PATTERNS,
+)
+from ketch_secret_kit.names import (
     looks_secret as looks_secret,
+)
+from ketch_secret_kit.names import (
     secret_name as secret_name,
 )
 
@@ -57,47 +66,4 @@ def write_guard(path: Path, workspace: Path) -> str | None:
     home = resolve(Path.home())
     if is_within(path, home) and path != home and path.relative_to(home).parts[0] in HOME_SENSITIVE:
         return f"writes to a shell startup file or key directory ({path})"
-    return None
-
-
-MAX_TREE_ENTRIES = 20_000
-
-
-def tree_secret(
-    directory: str | os.PathLike[str], *, limit: int = MAX_TREE_ENTRIES, hidden: bool = True
-) -> str | None:
-    """The first secret-looking file under ``directory`` (a recursive read would read
-    it), "" when there are too many entries to check, None when there is none.
-    ``hidden=False``: entries whose name starts with '.', and symlinks, are skipped, as
-    ``rg`` walks by default.
-    ``.git`` directories are skipped (git's own objects are not files a reader greps
-    by name); symlinks are not followed, but a link to a secret counts."""
-    count = 0
-    stack = [os.fspath(directory)]
-    while stack:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            count += 1
-            if count > limit:
-                return ""
-            if entry.name == ".git" or (not hidden and entry.name.startswith(".")):
-                continue
-            path = Path(entry.path)
-            try:
-                if entry.is_symlink():
-                    if hidden and (looks_secret(resolve(path)) or looks_secret(path)):
-                        return str(path)
-                    continue
-                if entry.is_dir():
-                    if entry.name.lower() in SECRET_DIRS:
-                        return str(path)
-                    stack.append(entry.path)
-                elif looks_secret(path):
-                    return str(path)
-            except OSError:
-                continue
     return None

@@ -50,9 +50,13 @@ def git_configs_with_credentials(dirs: list[Path]) -> list[Path]:
     found: list[Path] = []
     for directory in dirs:
         config = directory / "config"
-        if (directory / "HEAD").is_file() and config.is_file() and not config.is_symlink():
-            if content_secret(config):
-                found.append(config)
+        if (
+            (directory / "HEAD").is_file()
+            and config.is_file()
+            and not config.is_symlink()
+            and content_secret(config)
+        ):
+            found.append(config)
     return found
 
 

@@ -242,16 +242,38 @@ def findings(text: str, *, assignments: bool = True) -> list[Finding]:
     return found
 
 
-def first_finding(text: str, *, assignments: bool = True) -> Finding | None:
+# Formats that in source code are nearly always test data (a sample JWT, "Bearer x").
+_TEST_DATA_IN_CODE = frozenset({"jwt", "bearer-token"})
+
+
+def first_finding(text: str, *, code: bool = False) -> Finding | None:
     """The first real-looking credential in ``text`` (placeholders and test values of a
-    known format -- ``sk-ant-xxxx...`` -- do not count), or None."""
-    for finding in sorted(findings(text, assignments=assignments), key=lambda f: f.start):
+    known format -- ``sk-ant-xxxx...`` -- do not count), or None. ``code``: the text is
+    source code, where only credential formats and URL userinfo count (not the keyword
+    rule, JWTs or bearer tokens: test data, mostly)."""
+    for finding in sorted(findings(text, assignments=not code), key=lambda f: f.start):
+        if code and finding.name in _TEST_DATA_IN_CODE:
+            continue
         value = text[finding.start : finding.end]
-        if finding.name in ("url-password", "url-token", "secret-assignment", "private-key"):
+        if finding.name == "private-key":
+            if _key_body(value):
+                return finding
+            continue
+        if finding.name in ("url-password", "url-token", "secret-assignment"):
             if finding.name == "url-password" and placeholder(value):
                 continue
             return finding
         if placeholder(value) or entropy(value) < 3.0:
             continue
+        if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+            continue  # generated keys mix both; "Bearer sk-minimal-build-test" does not
         return finding
     return None
+
+
+def _key_body(block: str) -> bool:
+    """A private key block with a real key in it: dozens of base64 characters, not a
+    template (``{key}``) or a few characters of test data."""
+    lines = block.splitlines()[1:]
+    body = "".join(line.strip() for line in lines if not line.startswith("-----") and ":" not in line)
+    return len(body) >= 64 and re.fullmatch(r"[A-Za-z0-9+/=\\n]+", body) is not None

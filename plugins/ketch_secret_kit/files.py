@@ -11,7 +11,8 @@ file's identity and state -- (device, inode, size, mtime) -- so a tree of 50,000
 is read once and afterwards costs one ``stat`` per file asked about.
 
 Source code is classified by credential formats and URL userinfo only: the keyword
-rule (``password = "..."``) would find mostly test data there. Configuration, data,
+rule (``password = "..."``), sample JWTs and bearer tokens would find mostly test data
+there. Configuration, data,
 scripts and files without a known extension get every rule.
 """
 
@@ -36,7 +37,7 @@ CODE_SUFFIXES = frozenset(
 def content_reason(text: str, name: str = "") -> str | None:
     """Why ``text`` (the content of a file named ``name``) is a secret, or None."""
     suffix = PurePath(name).suffix.lower() if name else ""
-    finding = first_finding(text, assignments=suffix not in CODE_SUFFIXES)
+    finding = first_finding(text, code=suffix in CODE_SUFFIXES)
     if finding is None:
         return None
     return f"it holds a credential ({finding.name})"

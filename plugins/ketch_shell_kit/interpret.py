@@ -94,6 +94,7 @@ class Builder:
         self.cwds_override: tuple[Path, ...] | None = None
         self.index_refresh = False
         self.risky = True  # an option it may be given could write or run something
+        self.walk: object | None = None  # how it walks the trees it reads (reach.Walk)
 
     @property
     def name(self) -> str:
@@ -107,7 +108,8 @@ class Builder:
 
     def use(self, kind: str, word: Word, why: str = "") -> None:
         cwds = self.cwds_override if self.cwds_override is not None else self.walker.cwds
-        self.uses.append(PathUse(word=word, kind=kind, cwds=cwds, why=why))
+        walk = self.walk if kind in ("tree", "vtree") else None
+        self.uses.append(PathUse(word=word, kind=kind, cwds=cwds, why=why, walk=walk))
         if kind == "write":
             self.not_proven(f"{self.name} writes {word.source}")
         elif kind == "link":
@@ -417,6 +419,8 @@ def generic(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
         args.append(EXTRA)
     parsed = getopt.parse(spec, args)
     ops = read_options(builder, spec, parsed)
+    if spec.name in WALKERS:
+        ops = walker_of(builder, spec, parsed, ops)
     operands = parsed.operands
     dash_globs(builder, operands)
     if any(not w.single for w in operands) and not uniform(ops):
@@ -435,6 +439,34 @@ def generic(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
     for kind_, word in pairs:
         typed(builder, kind_, word, f"{spec.name} operand {word.source}")
     builder.done()
+
+
+WALKERS = frozenset({"rg", "grep", "egrep", "fgrep", "diff"})
+
+
+def walker_of(builder: Builder, spec: Program, parsed: getopt.Parsed, ops: tuple[Operand, ...]) -> tuple[Operand, ...]:
+    """How a recursive reader walks its trees, from its options (see :mod:`.reach`);
+    ``grep -d recurse`` reads its operands recursively like ``-r``."""
+    from ketch_shell_kit import reach
+
+    options = [
+        (option.label, value.value if value is not None else None) for option, value, _ in parsed.options
+    ]
+    if spec.name == "rg":
+        for name, value in options:
+            if value is None and name in ("--glob", "--iglob", "--ignore-file", "--max-depth"):
+                builder.not_proven(f"rg {name} with a value only known at run time decides which files it reads")
+        builder.walk = reach.rg_walk(options)
+    elif spec.name == "diff":
+        builder.walk = reach.diff_walk(options)
+    else:
+        recurse = any(
+            name == "--directories" and (value is None or value.startswith("rec")) for name, value in options
+        )
+        if recurse:
+            ops = tuple(Operand("tree", o.repeat) if o.type == "read" else o for o in ops)
+        builder.walk = reach.grep_walk(options)
+    return ops
 
 
 def read_options(builder: Builder, spec: Program, parsed: getopt.Parsed) -> tuple[Operand, ...]:

@@ -55,6 +55,9 @@ class PathUse:
     kind: str
     cwds: tuple[Path, ...]
     why: str = ""
+    # For ``tree``/``vtree``: how this program walks the tree (:class:`ketch_shell_kit.reach.Walk`);
+    # None: every entry, hidden ones included (``tree``) or rg's defaults (``vtree``).
+    walk: object | None = None
 
 
 @dataclass(frozen=True)

@@ -784,9 +784,9 @@ class Parser:
                 argument = self.token.text
                 self.position += 1
                 self._used(argument)
-                if argument in FILE_SELECTORS and (not builtin or name != "length"):
-                    if argument == "ARGV" or (builtin and ASSIGNS_ARGUMENT.get(name) == index):
-                        self.problem(f"{argument} is passed to {name}, which can change it")
+                changes = argument == "ARGV" or (builtin and ASSIGNS_ARGUMENT.get(name) == index)
+                if argument in FILE_SELECTORS and name != "length" and changes:
+                    self.problem(f"{argument} is passed to {name}, which can change it")
             else:
                 self.position = start
                 target = self.expression_list_item()
