@@ -13,6 +13,13 @@ from ketch_policy_kit.paths import is_within as within
 from ketch_policy_kit.paths import resolve as resolve
 
 
+def looks_secret(path: Path) -> bool:
+    """A secret by name or content (:mod:`ketch_secret_kit`): never put in the prompt."""
+    from ketch_secret_kit import is_secret
+
+    return is_secret(path)
+
+
 @dataclass
 class Read:
     text: str

@@ -49,7 +49,7 @@ def check_path(
     if effect == Effect.WRITE:
         reason = write_guard(path, snapshot.workspace)
         return Finding(reason) if reason else None
-    why = secret_reason(path)
+    why = secret_reason(path, within=snapshot.workspace)
     if why and not secret_allowed(path, tool, snapshot):
         return Finding(
             f"reads a file that looks like a secret ({path.name}: {why})",
@@ -115,6 +115,13 @@ def check_command(
             if finding:
                 findings.append(finding)
 
+    rewritten = analysis.selection_rewritten
+    if rewritten is not None:
+        findings.append(
+            Finding(
+                f"it writes {rewritten} and reads a tree recursively in the same line (which files it reads is decided after the check)"
+            )
+        )
     links = any(part.links for part in analysis.parts)
     for redirect in analysis.redirects:
         if redirect.writes and not redirect.harmless and redirect.target is not None:
@@ -165,7 +172,9 @@ def _tree_secret(path: str, walk: object, snapshot: PermissionSnapshot, *, maske
     from ketch_shell_kit.reach import EVERYTHING, Walk, reach
 
     chosen = walk if isinstance(walk, Walk) else EVERYTHING
-    found = reach(path, chosen, workspace=Path("/"), cwd=path, masked=masked)
+    found = reach(
+        path, chosen, workspace=Path("/"), cwd=path, masked=masked, content_within=snapshot.workspace
+    )
     if found is None:
         return None
     if found.kind == "secret":

@@ -233,6 +233,14 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
     if not analysis.understood:
         reason = f"the command is not fully understood: {'; '.join(analysis.problems[:2])}"
         return [*verdicts, Verdict("deny" if plan else "ask", reason)]
+    rewritten = analysis.selection_rewritten
+    if rewritten is not None:
+        verdicts.append(
+            Verdict(
+                "deny" if plan else "ask",
+                f"it writes {rewritten} and reads a tree recursively in the same line (which files it reads is decided after the check)",
+            )
+        )
     full = ctx.profile == "full-access"
     if not full and not is_within(resolve(cwd), resolve(ctx.workspace)):
         verdicts.append(Verdict("ask", f"runs in {cwd}, outside the workspace"))
@@ -359,7 +367,7 @@ def _paths(ctx: Context, part: Command, *, sandboxed: bool) -> tuple[str | None,
                 scopes.append(scope("read", dir_glob(path)))
                 continue
             if use.kind in ("read", "link") and not allowed(path):
-                why = secret_reason(path)
+                why = secret_reason(path, within=ctx.workspace)
                 if why:
                     return f"reads {path}, which looks like a secret ({why})", [None]
             if use.kind in ("tree", "vtree"):
@@ -375,7 +383,7 @@ def _tree(ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Ca
     secret (masked in the sandbox, so it counts only without one) or leaves the
     workspace (with or without the sandbox)."""
     if not os.path.isdir(path):
-        why = None if sandboxed or allowed(path) else secret_reason(path)
+        why = None if sandboxed or allowed(path) else secret_reason(path, within=ctx.workspace)
         return f"reads {path}, which looks like a secret ({why})" if why else None
     walk = use.walk if isinstance(use.walk, Walk) else (EVERYTHING if use.kind == "tree" else RG_DEFAULT)
     cwd = str(use.cwds[0]) if use.cwds else str(ctx.workspace)

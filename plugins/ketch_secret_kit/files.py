@@ -91,16 +91,27 @@ def content_secret(path: str | os.PathLike[str], info: os.stat_result | None = N
     return _classified(text, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
 
 
-def secret_reason(path: str | os.PathLike[str], *, content: bool = True) -> str | None:
+def secret_reason(
+    path: str | os.PathLike[str],
+    *,
+    content: bool = True,
+    within: str | os.PathLike[str] | None = None,
+) -> str | None:
     """Why ``path`` (already resolved) is a secret -- by its name or directory, or by
-    its content -- or None."""
+    its content -- or None. ``within``: read the content only of files inside this
+    directory (the workspace); elsewhere a secret is known by its name (ketch does not
+    open files outside the workspace just to classify them)."""
     if looks_secret(Path(path)):
         return "its name looks like a secret"
-    return content_secret(path) if content else None
+    if not content:
+        return None
+    if within is not None and not Path(path).is_relative_to(os.path.realpath(within)):
+        return None
+    return content_secret(path)
 
 
-def is_secret(path: str | os.PathLike[str]) -> bool:
-    return secret_reason(path) is not None
+def is_secret(path: str | os.PathLike[str], within: str | os.PathLike[str] | None = None) -> bool:
+    return secret_reason(path, within=within) is not None
 
 
 def cache_clear() -> None:

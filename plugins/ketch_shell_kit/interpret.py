@@ -812,12 +812,17 @@ def sed(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tupl
 
 def awk(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple[str, Word], ...],
         stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
-    """awk: operands of the form ``name=value`` are assignments, not files."""
-    kept = [argv[0]] + [
-        w
-        for w in argv[1:]
-        if not (w.static and _assignment(w) is not None and not (w.value or "").startswith("-"))
-    ]
+    """awk: operands of the form ``name=value`` are assignments, not files (only
+    operands: ``-v f=.env`` is an option and its value, and the program comes next)."""
+    parsed = getopt.parse(spec, list(argv[1:]))
+    has_program = any(option.type in ("awkprog", "code") for option, _, _ in parsed.options)
+    operands = parsed.operands if has_program else parsed.operands[1:]
+    dropped = {
+        id(w)
+        for w in operands
+        if w.static and _assignment(w) is not None and not (w.value or "").startswith("-")
+    }
+    kept = [argv[0]] + [w for w in argv[1:] if id(w) not in dropped]
     generic(walker, spec, kept, assignments, stdin_script, extra_args)
 
 

@@ -332,13 +332,17 @@ def reach(
     cwd: str,
     masked: bool = False,
     limit: int = MAX_ENTRIES,
+    content_within: Path | None = None,
 ) -> Found | None:
     """The first reason ``walk`` from ``start`` (resolved, inside the workspace) is not
     proven, or None. ``masked``: secrets read as empty (a working sandbox masks them), so
-    only leaving the workspace counts -- and a walk that follows no symlink cannot."""
+    only leaving the workspace counts -- and a walk that follows no symlink cannot.
+    ``content_within``: where files are classified by content too (default: the
+    workspace); elsewhere by name."""
     from ketch_secret_kit import secret_reason
 
     root = os.path.realpath(workspace)
+    scope = content_within if content_within is not None else workspace
     if masked and not walk.follow:
         return None
     if walk.program == "rg":
@@ -361,7 +365,7 @@ def reach(
             continue
         if os.path.isdir(real):
             continue
-        why = secret_reason(real) if real == path else secret_reason(path, content=False) or secret_reason(real)
+        why = secret_reason(path, content=False) or secret_reason(real, within=scope)
         if why:
             return Found("secret", os.path.relpath(path, root), why)
     return None

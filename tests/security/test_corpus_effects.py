@@ -20,6 +20,7 @@ from runner import needs_sandbox, run_cli
 ISSUE_CLASSES = {
     "issue:builtin-evaluates", "issue:unwalked-words", "issue:steering", "issue:option-grammar", "issue:wrappers",
     "issue:globs", "issue:runtime-words", "issue:planted-config", "issue:process-env", "issue:sandbox",
+    "issue:file-selection", "issue:secret-by-content",
 }  # fmt: skip
 # The shell cases of the security research notes (the others are about files, the web,
 # storage or crypto, and are tested where those live).
