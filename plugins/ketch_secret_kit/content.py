@@ -275,5 +275,7 @@ def _key_body(block: str) -> bool:
     """A private key block with a real key in it: dozens of base64 characters, not a
     template (``{key}``) or a few characters of test data."""
     lines = block.splitlines()[1:]
-    body = "".join(line.strip() for line in lines if not line.startswith("-----") and ":" not in line)
+    body = "".join(
+        line.strip() for line in lines if not line.startswith("-----") and ":" not in line
+    )
     return len(body) >= 64 and re.fullmatch(r"[A-Za-z0-9+/=\\n]+", body) is not None

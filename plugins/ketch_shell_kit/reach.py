@@ -61,12 +61,16 @@ class Walk:
     include: tuple[str, ...] = ()  # grep --include (plain patterns only)
     exclude: tuple[str, ...] = ()  # grep --exclude, diff -x
     exclude_dir: tuple[str, ...] = ()  # grep --exclude-dir
-    git: str = ""  # git grep: "tracked" | "untracked" | "all-untracked" | "no-index" | "no-index-standard"
+    git: str = (
+        ""  # git grep: "tracked" | "untracked" | "all-untracked" | "no-index" | "no-index-standard"
+    )
     content: bool = True  # reads what it finds (False: names only)
     notes: tuple[str, ...] = field(default=())
 
 
-RG_DEFAULT = Walk("rg", hidden=False, ignores=frozenset({"vcs", "dot", "parents", "global", "exclude"}))
+RG_DEFAULT = Walk(
+    "rg", hidden=False, ignores=frozenset({"vcs", "dot", "parents", "global", "exclude"})
+)
 EVERYTHING = Walk("grep")
 
 
@@ -82,7 +86,9 @@ class Found:
         if self.kind == "secret":
             return f"reads everything under {start}, which holds a secret ({self.path}: {self.why})"
         if self.kind == "outside":
-            return f"reads everything under {start}, which reaches {self.path}, outside the workspace"
+            return (
+                f"reads everything under {start}, which reaches {self.path}, outside the workspace"
+            )
         return f"reads everything under {start}, more files than ketch checks ({MAX_ENTRIES:,})"
 
 
@@ -128,8 +134,22 @@ def rg_walk(options: list[tuple[str, str | None]]) -> Walk:
             ignores.clear()
         elif name == "--ignore":
             ignores = {"vcs", "dot", "parents", "global", "exclude"}
-        elif name in ("--no-ignore-vcs", "--no-ignore-dot", "--no-ignore-parent", "--no-ignore-global", "--no-ignore-exclude"):
-            ignores.discard({"vcs": "vcs", "dot": "dot", "parent": "parents", "global": "global", "exclude": "exclude"}[name.rsplit("-", 1)[1]])
+        elif name in (
+            "--no-ignore-vcs",
+            "--no-ignore-dot",
+            "--no-ignore-parent",
+            "--no-ignore-global",
+            "--no-ignore-exclude",
+        ):
+            ignores.discard(
+                {
+                    "vcs": "vcs",
+                    "dot": "dot",
+                    "parent": "parents",
+                    "global": "global",
+                    "exclude": "exclude",
+                }[name.rsplit("-", 1)[1]]
+            )
         elif name == "--no-ignore-files":
             ignore_files.clear()
         elif name == "--no-require-git":
@@ -173,9 +193,13 @@ def diff_walk(options: list[tuple[str, str | None]]) -> Walk:
 def git_grep_walk(options: list[tuple[str, str | None]]) -> Walk:
     names = {name for name, _ in options}
     if "--no-index" in names:
-        return Walk("git-grep", git="no-index-standard" if "--exclude-standard" in names else "no-index")
+        return Walk(
+            "git-grep", git="no-index-standard" if "--exclude-standard" in names else "no-index"
+        )
     if "--untracked" in names:
-        return Walk("git-grep", git="all-untracked" if "--no-exclude-standard" in names else "untracked")
+        return Walk(
+            "git-grep", git="all-untracked" if "--no-exclude-standard" in names else "untracked"
+        )
     return Walk("git-grep", git="tracked")
 
 
@@ -324,6 +348,18 @@ def _git_walk(start: str, walk: Walk, repository: str) -> Iterator[tuple[str, bo
     return files()
 
 
+def entries_of(
+    start: str, walk: Walk, *, cwd: str, repository: str
+) -> Iterator[tuple[str, bool]] | None:
+    """Every file (and followed symlink) ``walk`` reads from ``start``, as (path, is a
+    symlink met in the tree); None when git's index cannot be read."""
+    if walk.program == "rg":
+        return _rg_walk(start, walk, cwd)
+    if walk.program == "git-grep":
+        return _git_walk(start, walk, repository)
+    return _plain_walk(start, walk, skip_git=False)
+
+
 def reach(
     start: str,
     walk: Walk,
@@ -345,14 +381,9 @@ def reach(
     scope = content_within if content_within is not None else workspace
     if masked and not walk.follow:
         return None
-    if walk.program == "rg":
-        entries: Iterator[tuple[str, bool]] | None = _rg_walk(start, walk, cwd)
-    elif walk.program == "git-grep":
-        entries = _git_walk(start, walk, root)
-        if entries is None:
-            return Found("too-many", why="the repository's index cannot be read")
-    else:
-        entries = _plain_walk(start, walk, skip_git=False)
+    entries = entries_of(start, walk, cwd=cwd, repository=root)
+    if entries is None:
+        return Found("too-many", why="the repository's index cannot be read")
     count = 0
     for path, link in entries:
         count += 1
