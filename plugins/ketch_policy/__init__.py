@@ -84,6 +84,19 @@ def ketch_policy_vote(
 
 
 @hookimpl
+def ketch_session_start(session: Session) -> None:
+    """Classify the workspace's files in the background (names and content, cached by
+    file identity), so the first proof of a recursive read does not read them all."""
+    import threading
+
+    from ketch_secret_kit.files import warm
+
+    threading.Thread(
+        target=warm, args=(session.workspace,), name="ketch-secret-warm", daemon=True
+    ).start()
+
+
+@hookimpl
 def ketch_workspace_trusted(workspace: Path) -> bool | None:
     from ketch_policy.trust import is_trusted
 

@@ -131,9 +131,11 @@ def _urls(text: str) -> list[Finding]:
 
 # --- a secret in assignment context -----------------------------------------------------------
 
-_KEYWORD = re.compile(
-    r"(?i)pass|pwd|secret|token|api[_\-.]?key|private[_\-.]?key|access[_\-.]?key|auth|credential"
+_KEYWORDS = (
+    r"pass|pwd|secret|token|api[_\-.]?key|private[_\-.]?key|access[_\-.]?key|auth|credential"
 )
+_KEYWORD = re.compile(_KEYWORDS)  # on lowercased text: case-sensitive is 8x faster in re
+_KEYWORD_ANY_CASE = re.compile("(?i)" + _KEYWORDS)
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _SECRET_WORDS = frozenset(
     {"password", "passwd", "pwd", "pass", "passphrase", "secret", "secrets", "token", "apikey", "credential",
@@ -194,11 +196,23 @@ def _assignment_value(text: str, end: int) -> tuple[int, int] | None:
     return match.start(), match.end()
 
 
+# The rest of a key after a keyword, then an assignment: most keyword hits (prose,
+# code that only mentions a token) fail here, in C, before any Python runs for them.
+_KEY_TAIL = re.compile(r"[A-Za-z0-9_.\-]*[\"']?[ \t]*(?:=>|:=|[:=>])")
+
+
 def _assignments(text: str, lowered: str | None) -> list[Finding]:
     found: list[Finding] = []
     last = -1
-    for hit in _KEYWORD.finditer(text):
-        if hit.start() < last:
+    lowered = text.lower() if lowered is None else lowered
+    # Lowercasing keeps offsets only when every character stays one character.
+    hits = (
+        _KEYWORD.finditer(lowered)
+        if len(lowered) == len(text)
+        else _KEYWORD_ANY_CASE.finditer(text)
+    )
+    for hit in hits:
+        if hit.start() < last or _KEY_TAIL.match(text, hit.end()) is None:
             continue
         start, end = hit.start(), hit.end()
         while start > 0 and text[start - 1] in _KEY_CHARS:

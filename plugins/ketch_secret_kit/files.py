@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import os
 import stat
-from functools import lru_cache
+import threading
 from pathlib import Path, PurePath
 
 from ketch_secret_kit.content import first_finding
 from ketch_secret_kit.names import looks_secret
 
 MAX_BYTES = 1 << 20  # read at most this much of a file to classify it
+MAX_CACHED = 1 << 18  # classifications kept (a few hundred bytes each)
 SNIFF = 8192  # a NUL byte here makes it binary
 # Extensions of source code and prose, where ``key = "value"`` is mostly test data.
 CODE_SUFFIXES = frozenset(
@@ -43,9 +44,27 @@ def content_reason(text: str, name: str = "") -> str | None:
     return f"it holds a credential ({finding.name})"
 
 
-@lru_cache(maxsize=1 << 17)
-def _classified(path: str, _identity: tuple[int, int, int, int]) -> str | None:
-    """The content reason of one state of a file (the cache key includes its identity)."""
+# (path, identity) -> reason ("" for none): what _classified answered, readable without
+# calling it (lru_cache offers no lookup that does not compute).
+_LAST: dict[tuple[str, tuple[int, int, int, int]], str] = {}
+_LOCK = threading.Lock()
+
+
+def _classified(path: str, identity: tuple[int, int, int, int]) -> str | None:
+    found = _LAST.get((path, identity))
+    if found is not None:
+        return found or None
+    reason = _classify(path)
+    with _LOCK:
+        if len(_LAST) >= MAX_CACHED:
+            for key in list(_LAST)[: MAX_CACHED // 4]:  # oldest first (insertion order)
+                _LAST.pop(key, None)
+        _LAST[(path, identity)] = reason or ""
+    return reason
+
+
+def _classify(path: str) -> str | None:
+    """The content reason of one file as it is now."""
     try:
         fd = os.open(
             path,
@@ -91,6 +110,47 @@ def content_secret(path: str | os.PathLike[str], info: os.stat_result | None = N
     return _classified(text, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
 
 
+_UNKNOWN = object()
+
+
+def cached_content_secret(path: str) -> object:
+    """What :func:`content_secret` would answer, when it is cached: the reason, "" for
+    "not a secret", or None when the file was not classified in its current state."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return ""
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+        return ""
+    key = (path, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
+    found = _LAST.get(key, _UNKNOWN)
+    if found is _UNKNOWN:
+        return None
+    return found or ""
+
+
+def warm(root: str | os.PathLike[str], limit: int = 50_000) -> int:
+    """Classify the files under ``root`` (not following symlinks, ``.git`` skipped) so a
+    later proof finds them cached; returns how many were looked at. Meant for a
+    background thread at session start."""
+    count = 0
+    stack = [os.fspath(root)]
+    while stack and count < limit:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == ".git" or entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif not looks_secret(Path(entry.path)):
+                content_secret(entry.path)
+                count += 1
+    return count
+
+
 def secret_reason(
     path: str | os.PathLike[str],
     *,
@@ -115,8 +175,8 @@ def is_secret(path: str | os.PathLike[str], within: str | os.PathLike[str] | Non
 
 
 def cache_clear() -> None:
-    """Forget every classification (tests)."""
-    _classified.cache_clear()
+    """Forget every classification (tests, benchmarks)."""
+    _LAST.clear()
 
 
 def without_url_credentials(path: str | os.PathLike[str]) -> bytes | None:

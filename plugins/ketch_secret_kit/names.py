@@ -71,10 +71,18 @@ def _cores(name: str) -> list[str]:
     return cores
 
 
+def _one(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """Many globs as one regular expression (one match per name, not one per glob)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+_SECRET = _one(SECRET_PATTERNS)
+_TEMPLATE = _one(NOT_SECRET)
+
+
 def template_name(name: str) -> bool:
     """A template that only names the variables (``.env.example``, ``id_rsa.pub``)."""
-    lowered = name.lower()
-    return any(fnmatch.fnmatchcase(lowered, p) for p in NOT_SECRET)
+    return _TEMPLATE.match(name.lower()) is not None
 
 
 def secret_name(name: str) -> bool:
@@ -85,9 +93,9 @@ def secret_name(name: str) -> bool:
     for index, core in enumerate(_cores(lowered)):
         if index and core in _BARE_WHEN_COPIED:
             return True
-        if index and any(fnmatch.fnmatchcase(core, p) for p in NOT_SECRET):
+        if index and _TEMPLATE.match(core):
             continue
-        if any(fnmatch.fnmatchcase(core, p) for p in SECRET_PATTERNS):
+        if _SECRET.match(core):
             return True
     return False
 
@@ -101,7 +109,7 @@ def looks_secret(path: PurePath) -> bool:
     # (/proc/self/... resolves to /proc/<pid>/...).
     if len(path.parts) >= 3 and path.parts[1] == "proc" and name in PROCESS_SECRETS:
         return True
-    if any(part.lower() in SECRET_DIRS for part in path.parts[:-1]):
+    if not SECRET_DIRS.isdisjoint(part.lower() for part in path.parts[:-1]):
         return True
     return secret_name(path.name)
 

@@ -39,9 +39,12 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 MAX_ENTRIES = 20_000
+# Files one proof may read to classify (the rest of the cache fills in the background,
+# see ketch_secret_kit.files.warm); past it the command asks.
+MAX_COLD = 2_000
 _SIMPLE_PATTERN = re.compile(r"[^\[\]\\{}]*")
 
 
@@ -375,28 +378,38 @@ def reach(
     only leaving the workspace counts -- and a walk that follows no symlink cannot.
     ``content_within``: where files are classified by content too (default: the
     workspace); elsewhere by name."""
-    from ketch_secret_kit import secret_reason
+    from ketch_secret_kit import looks_secret
+    from ketch_secret_kit.files import cached_content_secret, content_secret
 
     root = os.path.realpath(workspace)
-    scope = content_within if content_within is not None else workspace
+    inside = root.rstrip(os.sep) + os.sep
+    scope = os.path.realpath(content_within if content_within is not None else workspace)
+    scoped = scope.rstrip(os.sep) + os.sep
     if masked and not walk.follow:
         return None
     entries = entries_of(start, walk, cwd=cwd, repository=root)
     if entries is None:
         return Found("too-many", why="the repository's index cannot be read")
-    count = 0
+    count = cold = 0
     for path, link in entries:
         count += 1
         if count > limit:
             return Found("too-many")
         real = os.path.realpath(path) if link or walk.follow else path
-        if not Path(real).is_relative_to(root):
+        if real != root and not real.startswith(inside):
             return Found("outside", real)
-        if masked or not walk.content:
+        if masked or not walk.content or (link and os.path.isdir(real)):
             continue
-        if os.path.isdir(real):
-            continue
-        why = secret_reason(path, content=False) or secret_reason(real, within=scope)
+        if looks_secret(PurePath(path)) or (real != path and looks_secret(PurePath(real))):
+            return Found("secret", os.path.relpath(path, root), "its name looks like a secret")
+        if real != scope and not real.startswith(scoped):
+            continue  # outside the workspace: known by name only
+        why = cached_content_secret(real)
+        if why is None:
+            cold += 1
+            if cold > MAX_COLD:
+                return Found("too-many", why="not yet classified")
+            why = content_secret(real)
         if why:
             return Found("secret", os.path.relpath(path, root), why)
     return None

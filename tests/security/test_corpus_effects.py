@@ -75,6 +75,13 @@ ORDINARY = {
     "grep -n canary README.md": "1:# canary project",
     "cat src/*.py | wc -c": "15",
     "git log -p -1 -- src/app.py": "+print('hello')",
+    # recursive readers and awk, proven by their own rules (issue 23, item 4)
+    "grep -rn hello src": "src/app.py:1:print('hello')",
+    "find . -name '*.py'": "./src/app.py",
+    "ls -R src": "app.py",
+    "awk '{print $1}' README.md": "#",
+    "awk 'END {print NR}' src/app.py": "1",
+    "git grep -n hello": "src/app.py:1:print('hello')",
 }
 
 
