@@ -10,10 +10,13 @@ about a tenth of them gitignored, a few secrets by name and by content) and time
   price of the classification, as a ratio;
 * the same index when nothing changed, and after ten files were written in place (their
   directories listed again: a ``stat`` per file and a cache lookup, ten files read);
+* the background warm-up of the classification (:func:`ketch_secret_kit.files.warm`,
+  started when a session starts);
 * the proof's walk of ``rg PATTERN`` and ``grep -r PATTERN .`` over the whole
-  repository (:func:`ketch_shell_kit.reach.reach`), cold (every file read) and warm
-  (cached by device, inode, size and mtime), against ``rg --files`` listing the same
-  tree (the floor: rg's own walk, no reading);
+  repository (:func:`ketch_shell_kit.reach.reach`, with the entry cap lifted), warm
+  (cached by device, inode, size and mtime) and cold (a proof reads at most
+  :data:`ketch_shell_kit.reach.MAX_COLD` files, then asks), against ``rg --files``
+  listing the same tree (the floor: rg's own walk, no reading);
 * the cap: a walk stops at :data:`ketch_shell_kit.reach.MAX_ENTRIES` entries (then the
   command asks).
 
@@ -42,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "kernel"), str(ROOT / "plugins")]
 
 import ketch_sandbox.trees as trees  # noqa: E402
-from ketch_secret_kit.files import cache_clear  # noqa: E402
+from ketch_secret_kit.files import cache_clear, warm  # noqa: E402
 from ketch_shell_kit.reach import MAX_ENTRIES, grep_walk, reach, rg_walk  # noqa: E402
 
 UNCHANGED_TARGET_MS = 20.0
@@ -160,20 +163,41 @@ def main() -> int:  # noqa: C901 - one measurement after another
         index.close()
 
         cwd = str(repo)
+        (repo / ".env").unlink()  # so the walks go through the whole tree
+        (repo / "config" / "deploy.yaml").unlink()
+        cache_clear()
+        started = time.perf_counter()
+        looked = warm(repo, limit=args.files * 2)
+        row(
+            "background warm-up of the classification",
+            (time.perf_counter() - started) * 1000,
+            f"{looked:,} files",
+        )
         for label, walk in (("rg PATTERN", rg_walk([])), ("grep -r PATTERN .", grep_walk([]))):
             limit = args.files * 2
 
             def walk_once(chosen: object = walk, cap: int = limit) -> object:
                 return reach(cwd, chosen, workspace=repo, cwd=cwd, limit=cap)  # type: ignore[arg-type]
 
+            warm_ms = median_ms(walk_once, args.runs)
+            found = walk_once()
+            row(
+                f"proof walk of `{label}` over every file, warm",
+                warm_ms,
+                f"found: {getattr(found, 'kind', None)}",
+            )
             cache_clear()
             cold = median_ms(walk_once, 1)
-            warm = median_ms(walk_once, args.runs)
             found = walk_once()
-            row(f"proof walk of `{label}`, cold", cold, f"found: {getattr(found, 'kind', None)}")
-            row(f"proof walk of `{label}`, warm", warm)
-            targets.append({"name": f"warm proof walk of `{label}`", "value": round(warm, 1), "limit": WARM_WALK_TARGET_MS,
-                            "unit": "ms", "op": "<=", "met": warm <= WARM_WALK_TARGET_MS})  # fmt: skip
+            row(
+                f"proof walk of `{label}`, cold (stops at the budget)",
+                cold,
+                f"found: {getattr(found, 'kind', None)}",
+            )
+            warm(repo, limit=args.files * 2)
+            warm_walk = warm_ms
+            targets.append({"name": f"warm proof walk of `{label}`", "value": round(warm_walk, 1), "limit": WARM_WALK_TARGET_MS,
+                            "unit": "ms", "op": "<=", "met": warm_walk <= WARM_WALK_TARGET_MS})  # fmt: skip
         if shutil.which("rg"):
             floor = median_ms(
                 lambda: subprocess.run(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from functools import lru_cache
 from pathlib import PurePath
 
 SECRET_PATTERNS = (
@@ -80,11 +81,13 @@ _SECRET = _one(SECRET_PATTERNS)
 _TEMPLATE = _one(NOT_SECRET)
 
 
+@lru_cache(maxsize=1 << 16)
 def template_name(name: str) -> bool:
     """A template that only names the variables (``.env.example``, ``id_rsa.pub``)."""
     return _TEMPLATE.match(name.lower()) is not None
 
 
+@lru_cache(maxsize=1 << 16)
 def secret_name(name: str) -> bool:
     """Whether a file *name* (one component) looks like a secret."""
     lowered = name.lower()
@@ -100,18 +103,19 @@ def secret_name(name: str) -> bool:
     return False
 
 
-def looks_secret(path: PurePath) -> bool:
+def looks_secret(path: PurePath | str) -> bool:
     """Whether a path looks like a secret by its name or the directory it is in."""
-    name = path.name.lower()
+    parts = (path if isinstance(path, str) else str(path)).split("/")
+    name = parts[-1].lower()
     if template_name(name):
         return False
     # A process's environment or memory: ketch's own holds the API keys
     # (/proc/self/... resolves to /proc/<pid>/...).
-    if len(path.parts) >= 3 and path.parts[1] == "proc" and name in PROCESS_SECRETS:
+    if len(parts) >= 4 and parts[0] == "" and parts[1] == "proc" and name in PROCESS_SECRETS:
         return True
-    if not SECRET_DIRS.isdisjoint(part.lower() for part in path.parts[:-1]):
+    if not SECRET_DIRS.isdisjoint(part.lower() for part in parts[:-1]):
         return True
-    return secret_name(path.name)
+    return secret_name(parts[-1])
 
 
 # Environment variables: the kernel's markers (``ketch.childenv.secret_name``) and the

@@ -39,7 +39,7 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 
 MAX_ENTRIES = 20_000
 # Files one proof may read to classify (the rest of the cache fills in the background,
@@ -400,7 +400,7 @@ def reach(
             return Found("outside", real)
         if masked or not walk.content or (link and os.path.isdir(real)):
             continue
-        if looks_secret(PurePath(path)) or (real != path and looks_secret(PurePath(real))):
+        if looks_secret(path) or (real != path and looks_secret(real)):
             return Found("secret", os.path.relpath(path, root), "its name looks like a secret")
         if real != scope and not real.startswith(scoped):
             continue  # outside the workspace: known by name only
