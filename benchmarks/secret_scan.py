@@ -1,6 +1,6 @@
 """What knowing a secret by its content costs: the sandbox's index and the proof's walks.
 
-    .venv/bin/python benchmarks/secrets.py [--files 50000] [--runs 5] [--json]
+    .venv/bin/python benchmarks/secret_scan.py [--files 50000] [--runs 5] [--json]
 
 Builds a synthetic repository of ``--files`` text files (1-8 KiB of code-like lines,
 about a tenth of them gitignored, a few secrets by name and by content) and times:
