@@ -92,6 +92,8 @@ class Found:
             return (
                 f"reads everything under {start}, which reaches {self.path}, outside the workspace"
             )
+        if self.why:
+            return f"reads everything under {start}, which ketch cannot check ({self.why})"
         return f"reads everything under {start}, more files than ketch checks ({MAX_ENTRIES:,})"
 
 
@@ -274,7 +276,8 @@ def _rg_walk(start: str, walk: Walk, cwd: str) -> Iterator[tuple[str, bool]]:
     if "dot" in ignores:
         builder = builder.add_custom_ignore_filename(".rgignore")
     for path in walk.ignore_files:
-        builder.add_ignore(os.path.join(cwd, path))
+        if os.path.isfile(os.path.join(cwd, path)):  # rg warns about a missing one and goes on
+            builder.add_ignore(os.path.join(cwd, path))
     if walk.globs:
         overrides = OverrideBuilder(cwd)
         for glob in walk.globs:
@@ -378,15 +381,24 @@ def reach(
     only leaving the workspace counts -- and a walk that follows no symlink cannot.
     ``content_within``: where files are classified by content too (default: the
     workspace); elsewhere by name."""
+    root = os.path.realpath(workspace)
+    scope = os.path.realpath(content_within if content_within is not None else workspace)
+    if masked and not walk.follow:
+        return None
+    try:
+        return _first(start, walk, root, cwd, scope, masked=masked, limit=limit)
+    except Exception as exc:  # noqa: BLE001 - a walk that fails proves nothing: ask
+        return Found("too-many", why=f"the walk failed: {exc}")
+
+
+def _first(
+    start: str, walk: Walk, root: str, cwd: str, scope: str, *, masked: bool, limit: int
+) -> Found | None:
     from ketch_secret_kit import looks_secret
     from ketch_secret_kit.files import cached_content_secret, content_secret
 
-    root = os.path.realpath(workspace)
     inside = root.rstrip(os.sep) + os.sep
-    scope = os.path.realpath(content_within if content_within is not None else workspace)
     scoped = scope.rstrip(os.sep) + os.sep
-    if masked and not walk.follow:
-        return None
     entries = entries_of(start, walk, cwd=cwd, repository=root)
     if entries is None:
         return Found("too-many", why="the repository's index cannot be read")

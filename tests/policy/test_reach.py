@@ -183,3 +183,10 @@ def test_the_walk_is_capped(tree: Path) -> None:
     found = reach(str(tree / "src"), grep_walk([]), workspace=tree, cwd=str(tree), limit=10)
     assert found is not None and found.kind == "too-many"
     assert MAX_ENTRIES >= 10_000
+
+
+def test_a_walk_that_cannot_be_made_asks_and_never_raises(tree: Path) -> None:
+    missing = rg_walk([("--ignore-file", "no/such/file")])
+    assert reach(str(tree / "src"), missing, workspace=tree, cwd=str(tree)) is None
+    gone = reach(str(tree / "nowhere"), rg_walk([]), workspace=tree, cwd=str(tree))
+    assert gone is None or gone.kind == "too-many"
