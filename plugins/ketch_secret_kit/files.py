@@ -110,10 +110,7 @@ def content_secret(path: str | os.PathLike[str], info: os.stat_result | None = N
     return _classified(text, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
 
 
-_UNKNOWN = object()
-
-
-def cached_content_secret(path: str) -> object:
+def cached_content_secret(path: str) -> str | None:
     """What :func:`content_secret` would answer, when it is cached: the reason, "" for
     "not a secret", or None when the file was not classified in its current state."""
     try:
@@ -123,10 +120,7 @@ def cached_content_secret(path: str) -> object:
     if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
         return ""
     key = (path, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
-    found = _LAST.get(key, _UNKNOWN)
-    if found is _UNKNOWN:
-        return None
-    return found or ""
+    return _LAST.get(key)
 
 
 def warm(root: str | os.PathLike[str], limit: int = 50_000) -> int:

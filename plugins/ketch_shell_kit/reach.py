@@ -263,7 +263,7 @@ def _rg_walk(start: str, walk: Walk, cwd: str) -> Iterator[tuple[str, bool]]:
 
     ignores = walk.ignores
     builder = (
-        WalkBuilder(start)
+        WalkBuilder(Path(start))
         .hidden(not walk.hidden)
         .follow_links(walk.follow)
         .require_git(walk.require_git)
@@ -277,9 +277,9 @@ def _rg_walk(start: str, walk: Walk, cwd: str) -> Iterator[tuple[str, bool]]:
         builder = builder.add_custom_ignore_filename(".rgignore")
     for path in walk.ignore_files:
         if os.path.isfile(os.path.join(cwd, path)):  # rg warns about a missing one and goes on
-            builder.add_ignore(os.path.join(cwd, path))
+            builder.add_ignore(Path(cwd, path))
     if walk.globs:
-        overrides = OverrideBuilder(cwd)
+        overrides = OverrideBuilder(Path(cwd))
         for glob in walk.globs:
             overrides = overrides.add(glob)
         builder = builder.overrides(overrides.build())
@@ -308,7 +308,7 @@ def _gitignore_walk(start: str, *, standard: bool) -> Iterator[tuple[str, bool]]
     from ignore.overrides import OverrideBuilder
 
     builder = (
-        WalkBuilder(start)
+        WalkBuilder(Path(start))
         .hidden(False)
         .follow_links(False)
         .require_git(False)
@@ -317,7 +317,7 @@ def _gitignore_walk(start: str, *, standard: bool) -> Iterator[tuple[str, bool]]
         .git_global(True)
         .ignore(False)
         .parents(True)
-        .overrides(OverrideBuilder(start).add("!.git").build())
+        .overrides(OverrideBuilder(Path(start)).add("!.git").build())
     )
     for item in builder.build():
         path = str(item.path())

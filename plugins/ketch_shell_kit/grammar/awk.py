@@ -749,11 +749,13 @@ class Parser:
             return None
         if token.kind == "builtin":
             self.position += 1
-            return self.call(token.text, builtin=True)
+            self.call(token.text, builtin=True)
+            return None
         if token.kind == "name":
             self.position += 1
             if self.at("(") and self.tokens[self.position].offset == token.offset + len(token.text):
-                return self.call(token.text, builtin=False)
+                self.call(token.text, builtin=False)
+                return None
             self._used(token.text)
             if self.at("["):
                 self.subscript()
