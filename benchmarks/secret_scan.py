@@ -38,11 +38,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "kernel"), str(ROOT / "plugins")]
+
+from sandbox import median_ms  # noqa: E402 - benchmarks/sandbox.py, beside this file
 
 import ketch_sandbox.trees as trees  # noqa: E402
 from ketch_secret_kit.files import cache_clear, warm  # noqa: E402
@@ -85,15 +86,6 @@ def build_repo(root: Path, files: int) -> None:
     (root / ".env").write_text("API_KEY=Zq8kd93Lm2xPq4Rt7Yw1\n")
     (root / "config").mkdir(exist_ok=True)
     (root / "config" / "deploy.yaml").write_text("password: Zq8kd93Lm2xPq4Rt7Yw1\n")
-
-
-def median_ms(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def first_scan_ms(repo: Path, *, content: bool, runs: int) -> tuple[float, int]:

@@ -444,18 +444,27 @@ def _index_of(index: str, mtime_ns: int, size: int) -> tuple[str, ...] | None:
     return tuple(names) if names is not None else None
 
 
+def git_dir(repository: str | os.PathLike[str]) -> str | None:
+    """The git directory of a work tree: its ``.git``, or where a ``.git`` file (a linked
+    worktree, a submodule) points; None when a ``.git`` file cannot be read."""
+    dotgit = os.path.join(os.path.realpath(repository), ".git")
+    if not os.path.isfile(dotgit):
+        return dotgit
+    try:
+        with open(dotgit, encoding="utf-8", errors="replace") as handle:
+            first = handle.readline().strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    return os.path.join(os.path.dirname(dotgit), first.removeprefix("gitdir:").strip())
+
+
 def index_names(repository: str | os.PathLike[str]) -> tuple[str, ...] | None:
     """The paths tracked in ``repository``'s index ((): no index; None: unreadable)."""
-    dotgit = os.path.join(os.path.realpath(repository), ".git")
-    if os.path.isfile(dotgit):  # a linked worktree or a submodule: "gitdir: PATH"
-        try:
-            with open(dotgit, encoding="utf-8", errors="replace") as handle:
-                first = handle.readline().strip()
-        except OSError:
-            return None
-        if not first.startswith("gitdir:"):
-            return None
-        dotgit = os.path.join(os.path.dirname(dotgit), first.removeprefix("gitdir:").strip())
+    dotgit = git_dir(repository)
+    if dotgit is None:
+        return None
     index = os.path.join(dotgit, "index")
     try:
         info = os.stat(index)
@@ -611,17 +620,9 @@ def repository_config(workspace: Path | None) -> str | None:
     """The workspace repository's own config file (its common dir's, for a worktree)."""
     if workspace is None:
         return None
-    dotgit = os.path.join(os.path.realpath(workspace), ".git")
-    if os.path.isdir(dotgit):
-        return os.path.join(dotgit, "config")
-    try:
-        with open(dotgit, encoding="utf-8", errors="replace") as handle:
-            first = handle.readline().strip()
-    except OSError:
+    gitdir = git_dir(workspace)
+    if gitdir is None:
         return None
-    if not first.startswith("gitdir:"):
-        return None
-    gitdir = os.path.join(os.path.dirname(dotgit), first.removeprefix("gitdir:").strip())
     try:
         with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as handle:
             gitdir = os.path.join(gitdir, handle.read().strip())
