@@ -257,7 +257,7 @@ def _plain_walk(start: str, walk: Walk, *, skip_git: bool) -> Iterator[tuple[str
             yield entry.path, link
 
 
-def _rg_walk(start: str, walk: Walk, cwd: str) -> Iterator[tuple[str, bool]]:
+def _rg_walk(start: str, walk: Walk, cwd: str, root: str) -> Iterator[tuple[str, bool]]:
     from ignore import WalkBuilder
     from ignore.overrides import OverrideBuilder
 
@@ -275,9 +275,15 @@ def _rg_walk(start: str, walk: Walk, cwd: str) -> Iterator[tuple[str, bool]]:
     )
     if "dot" in ignores:
         builder = builder.add_custom_ignore_filename(".rgignore")
+    from ketch_secret_kit import looks_secret
+
     for path in walk.ignore_files:
-        if os.path.isfile(os.path.join(cwd, path)):  # rg warns about a missing one and goes on
-            builder.add_ignore(Path(cwd, path))
+        # rg warns about a missing one and goes on. One outside the workspace, or a
+        # secret, is not opened here: the command names it, so its proof asks anyway.
+        ignore_file = os.path.realpath(os.path.join(cwd, path))
+        inside = ignore_file.startswith(root.rstrip(os.sep) + os.sep)
+        if inside and os.path.isfile(ignore_file) and not looks_secret(ignore_file):
+            builder.add_ignore(Path(ignore_file))
     if walk.globs:
         overrides = OverrideBuilder(Path(cwd))
         for glob in walk.globs:
@@ -355,12 +361,13 @@ def _git_walk(start: str, walk: Walk, repository: str) -> Iterator[tuple[str, bo
 
 
 def entries_of(
-    start: str, walk: Walk, *, cwd: str, repository: str
+    start: str, walk: Walk, *, cwd: str, repository: str, workspace: str | None = None
 ) -> Iterator[tuple[str, bool]] | None:
     """Every file (and followed symlink) ``walk`` reads from ``start``, as (path, is a
-    symlink met in the tree); None when git's index cannot be read."""
+    symlink met in the tree); None when git's index cannot be read. Ignore files named
+    on the command line are read only inside ``workspace`` (default: ``repository``)."""
     if walk.program == "rg":
-        return _rg_walk(start, walk, cwd)
+        return _rg_walk(start, walk, cwd, workspace or repository)
     if walk.program == "git-grep":
         return _git_walk(start, walk, repository)
     return _plain_walk(start, walk, skip_git=False)
@@ -399,7 +406,7 @@ def _first(
 
     inside = root.rstrip(os.sep) + os.sep
     scoped = scope.rstrip(os.sep) + os.sep
-    entries = entries_of(start, walk, cwd=cwd, repository=root)
+    entries = entries_of(start, walk, cwd=cwd, repository=root, workspace=scope)
     if entries is None:
         return Found("too-many", why="the repository's index cannot be read")
     count = cold = 0

@@ -173,3 +173,28 @@ def test_world_has_the_content_canaries(world: World) -> None:
     config = (world.workspace / ".git" / "config").read_text(encoding="utf-8")
     assert world.tokens["ws/.git/config"] in config
     assert Path(world.workspace / "notes" / "deploy.yaml").is_file()
+
+
+def test_deciding_opens_no_secret(world: World) -> None:
+    """The votes themselves read no secret: an ignore file named on rg's command line
+    that is a secret, or outside the workspace, is not loaded to enumerate the walk
+    (the command asks for naming it anyway)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.policy.policy_kit import shell_call, snapshot
+
+    from ketch.policy import combine_votes
+    from ketch_guards.guards import vote as guards_vote
+    from ketch_policy.decide import vote as policy_vote
+
+    snap = snapshot(world.workspace, "assisted")
+    for command in (
+        f"rg --ignore-file={world.home}/.aws/credentials -- canary src",
+        f"rg --ignore-file={world.outside}/victim.txt canary src",
+        "rg --ignore-file=.env canary src",
+    ):
+        call = shell_call(command, world.workspace)
+        vote = combine_votes([policy_vote(call, snap), guards_vote(call, snap)])
+        assert vote.decision == "ask", command
+    assert not world.check(), world.check()
