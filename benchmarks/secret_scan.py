@@ -20,8 +20,9 @@ about a tenth of them gitignored, a few secrets by name and by content) and time
 * the cap: a walk stops at :data:`ketch_shell_kit.reach.MAX_ENTRIES` entries (then the
   command asks).
 
-Targets: the index with nothing changed under 20 ms; a warm proof walk of the
-repository under 1 s at 50k files. Prints a table (``--json``: one JSON object, the form
+Targets: the index with nothing changed under 20 ms; a warm proof walk stopped at
+the entry cap under 2 s (what one vote costs at most in a large repository without the
+sandbox; with it, a walk that follows no symlink is not made at all). Prints a table (``--json``: one JSON object, the form
 benchmarks/run.py reads; the other lines go to stderr); exits 1 when a target is missed.
 """
 
@@ -50,7 +51,7 @@ from ketch_secret_kit.files import cache_clear, warm  # noqa: E402
 from ketch_shell_kit.reach import MAX_ENTRIES, grep_walk, reach, rg_walk  # noqa: E402
 
 UNCHANGED_TARGET_MS = 20.0
-WARM_WALK_TARGET_MS = 1000.0
+CAPPED_TARGET_MS = 2000.0  # the longest a vote may walk, warm, before it asks
 
 LINES = [
     "def handler(request):\n",
@@ -187,9 +188,6 @@ def main() -> int:  # noqa: C901 - one measurement after another
                 f"found: {getattr(found, 'kind', None)}",
             )
             warm(repo, limit=args.files * 2)
-            warm_walk = warm_ms
-            targets.append({"name": f"warm proof walk of `{label}`", "value": round(warm_walk, 1), "limit": WARM_WALK_TARGET_MS,
-                            "unit": "ms", "op": "<=", "met": warm_walk <= WARM_WALK_TARGET_MS})  # fmt: skip
         if shutil.which("rg"):
             floor = median_ms(
                 lambda: subprocess.run(
@@ -198,17 +196,24 @@ def main() -> int:  # noqa: C901 - one measurement after another
                 args.runs,
             )
             row("`rg --files` (rg's own walk, the floor)", floor)
-        capped = median_ms(lambda: reach(cwd, grep_walk([]), workspace=repo, cwd=cwd), args.runs)
-        row(
-            f"proof walk at the default cap ({MAX_ENTRIES:,} entries)",
-            capped,
-            "past it the command asks",
-        )
+        for label, walk in (("rg PATTERN", rg_walk([])), ("grep -r PATTERN .", grep_walk([]))):
+
+            def capped_once(chosen: object = walk) -> object:
+                return reach(cwd, chosen, workspace=repo, cwd=cwd)  # type: ignore[arg-type]
+
+            capped = median_ms(capped_once, args.runs)
+            row(
+                f"proof walk of `{label}`, warm, at the cap ({MAX_ENTRIES:,} entries)",
+                capped,
+                "past it the command asks",
+            )
+            targets.append({"name": f"a proof of `{label}` at the cap", "value": round(capped, 1), "limit": CAPPED_TARGET_MS,
+                            "unit": "ms", "op": "<=", "met": capped <= CAPPED_TARGET_MS})  # fmt: skip
     finally:
         shutil.rmtree(base, ignore_errors=True)
     missed = [t for t in targets if not t["met"]]
     if args.json:
-        print(json.dumps({"benchmark": "secrets", "title": "Secrets by content", "runs": args.runs, "rows": rows,
+        print(json.dumps({"benchmark": "secret_scan", "title": "Secrets by content", "runs": args.runs, "rows": rows,
                           "targets": targets, "info": {"files": args.files}, "notes": []}))  # fmt: skip
     return 1 if missed else 0
 
