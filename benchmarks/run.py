@@ -213,6 +213,16 @@ SPECS = [
         "(medians of wall time: on a loaded machine they include waiting for a CPU; the load average is recorded).",
     ),
     Spec(
+        "secret_scan",
+        "secret_scan.py",
+        "Secrets by content",
+        [],
+        ["--files", "5000", "--runs", "2"],
+        "On a generated 50,000-file repository: the sandbox's workspace index with content classification against names "
+        "only, the background warm-up of the classification, and the proof's walks of `rg PATTERN` and `grep -r PATTERN .` "
+        "warm and cold (a proof reads at most 2,000 files to classify, then asks).",
+    ),
+    Spec(
         "checkpoints",
         "checkpoints.py",
         "Checkpoints",

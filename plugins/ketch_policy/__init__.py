@@ -116,6 +116,15 @@ def ketch_session_start(session: Session) -> None:
         notices.append(problem)
     for notice in notices:
         session.kernel.emit(session, NoticeEvent(level="warning", message=notice))
+    # Classify the workspace's files in the background (names and content, cached by
+    # file identity), so the first proof of a recursive read does not read them all.
+    import threading
+
+    from ketch_secret_kit.files import warm
+
+    threading.Thread(
+        target=warm, args=(session.workspace,), name="ketch-secret-warm", daemon=True
+    ).start()
 
 
 @hookimpl

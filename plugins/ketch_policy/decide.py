@@ -16,12 +16,13 @@ not the analysis, bounds what they do).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ketch.policy import SCOPE_SEPARATOR, PermissionSnapshot, ProposedCall, Vote
 from ketch.tools import Access, Effect
-from ketch_policy_kit.paths import is_within, looks_secret, resolve, tree_secret
+from ketch_policy_kit.paths import is_within, resolve
 from ketch_policy_kit.rules import (
     Rule,
     RuleError,
@@ -32,8 +33,10 @@ from ketch_policy_kit.rules import (
     rules_of,
 )
 from ketch_policy_kit.scopes import dir_glob, scope, shell_scope, write_glob
-from ketch_shell_kit import MAX_COMMANDS, Analysis, Command, analyse_for, harmless_path
+from ketch_secret_kit import secret_reason
+from ketch_shell_kit import MAX_COMMANDS, Analysis, Command, PathUse, analyse_for, harmless_path
 from ketch_shell_kit.paths import resolve_word
+from ketch_shell_kit.reach import EVERYTHING, RG_DEFAULT, Walk, reach
 
 PLUGIN = "policy"
 # Plugins whose tools run commands through ``ketch_sandbox_command`` (so a working
@@ -229,6 +232,14 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
     if not analysis.understood:
         reason = f"the command is not fully understood: {'; '.join(analysis.problems[:2])}"
         return [*verdicts, Verdict("deny" if plan else "ask", reason)]
+    rewritten = analysis.selection_rewritten
+    if rewritten is not None:
+        verdicts.append(
+            Verdict(
+                "deny" if plan else "ask",
+                f"it writes {rewritten} and reads a tree recursively in the same line (which files it reads is decided after the check)",
+            )
+        )
     full = ctx.profile == "full-access"
     if not full and not is_within(resolve(cwd), resolve(ctx.workspace)):
         verdicts.append(Verdict("ask", f"runs in {cwd}, outside the workspace"))
@@ -354,21 +365,31 @@ def _paths(ctx: Context, part: Command, *, sandboxed: bool) -> tuple[str | None,
                 found = found or f"reads {path}, outside the workspace"
                 scopes.append(scope("read", dir_glob(path)))
                 continue
-            if use.kind in ("read", "link") and looks_secret(Path(path)) and not allowed(path):
-                return f"reads {path}, which looks like a secret", [None]
-            if use.kind in ("tree", "vtree") and not sandboxed and os.path.isdir(path):
-                secret = tree_secret(path, hidden=use.kind == "tree")
-                if secret is not None:
-                    what = (
-                        f"a secret-looking file ({secret})"
-                        if secret
-                        else "more files than can be checked"
-                    )
-                    return (
-                        f"reads everything under {path}, which holds {what} (a sandbox would mask it)",
-                        [None],
-                    )
+            if use.kind in ("read", "link") and not allowed(path):
+                why = secret_reason(path, within=ctx.workspace)
+                if why:
+                    return f"reads {path}, which looks like a secret ({why})", [None]
+            if use.kind in ("tree", "vtree"):
+                problem = _tree(ctx, use, path, sandboxed=sandboxed, allowed=allowed)
+                if problem is not None:
+                    return problem, [None]
     return found, list(dict.fromkeys(scopes))
+
+
+def _tree(ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Callable[[str], bool]) -> str | None:
+    """Why a recursive read of ``path`` is not proven: what *that* program would read
+    there (its own walk: hidden and ignored files, overrides, symlinks followed) holds a
+    secret (masked in the sandbox, so it counts only without one) or leaves the
+    workspace (with or without the sandbox)."""
+    if not os.path.isdir(path):
+        why = None if sandboxed or allowed(path) else secret_reason(path, within=ctx.workspace)
+        return f"reads {path}, which looks like a secret ({why})" if why else None
+    walk = use.walk if isinstance(use.walk, Walk) else (EVERYTHING if use.kind == "tree" else RG_DEFAULT)
+    cwd = str(use.cwds[0]) if use.cwds else str(ctx.workspace)
+    found = reach(path, walk, workspace=ctx.workspace, cwd=cwd, masked=sandboxed)
+    if found is None or (found.kind == "secret" and allowed(os.path.join(resolve(ctx.workspace), found.path))):
+        return None
+    return found.describe(path) + (" (a sandbox would mask it)" if found.kind == "secret" else "")
 
 
 def _named_files(ctx: Context, analysis: Analysis) -> list[Verdict]:

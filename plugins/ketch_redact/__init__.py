@@ -3,11 +3,11 @@
 Implements ``ketch_tool_result``, the last word on a call's result before the model,
 the journal and the screen get it. Redacted, in the output and in the diff: the
 values of the process's own secret-looking environment variables, the API keys the
-kernel resolved (``Kernel.known_secrets()``: environment or keyring), and well-known
-credential formats (provider keys, AWS keys, GitHub/GitLab/Slack/Stripe/npm/PyPI/
-Hugging Face tokens, private key blocks, JWTs and bearer tokens; see patterns.py).
-Each becomes ``[REDACTED NAME]``, and the result says how many: ``[ketch] 2 secrets
-redacted``.
+kernel resolved (``Kernel.known_secrets()``: environment or keyring), and secrets found
+by content with the rules that classify files (:mod:`ketch_secret_kit`: credential
+formats, the password or token in a URL's userinfo, secret-looking values in
+assignment context). Each becomes ``[REDACTED NAME]``, and the result says how many:
+``[ketch] 2 secrets redacted``.
 
 ``[tools] redact_secrets = false`` turns it off -- in the user config, on the command
 line, or in a workspace config once the person trusted that very setting (an item

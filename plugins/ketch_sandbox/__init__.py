@@ -171,16 +171,28 @@ def view_of(
 
     environ = dict(os.environ)
     root = Path(os.path.realpath(workspace))
-    return build(
+
+    def hint(path: Path) -> str:
+        return read_scope(path, root) or f"read({path})"
+
+    view = build(
         root,
         home=home_of(environ),
         environ=environ,
         exposed=exposed,
-        hint=lambda path: read_scope(path, root) or f"read({path})",
+        hint=hint,
         protected_dirs=[config_dir()],
         hidden_dirs=[state_dir()],
         scan=scan,
     )
+    if scan:
+        from ketch_sandbox.masks import git_configs_with_credentials
+
+        masked = {m for m, _ in view.masks}
+        for config in git_configs_with_credentials([*view.protect, *view.read_only]):
+            if config not in masked and not (exposed is not None and exposed(config)):
+                view.masks.append((config, hint(config)))
+    return view
 
 
 def wrap(

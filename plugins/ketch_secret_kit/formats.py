@@ -1,4 +1,4 @@
-"""Well-known credential formats, as regular expressions.
+"""Well-known credential formats, as regular expressions (used by the classifier and redaction).
 
 A small table, kept here rather than pulled from a scanner package: the scanners worth
 their salt (gitleaks, MIT; detect-secrets, Apache-2.0) ship hundreds of rules tuned
@@ -18,8 +18,10 @@ Sources: gitleaks ``config/gitleaks.toml`` (rules ``openai-api-key``,
 ``anthropic-api-key``, ``gcp-api-key``, ``aws-access-token``, ``github-pat``,
 ``github-fine-grained-pat``, ``github-oauth``, ``github-app-token``, ``slack-*``,
 ``stripe-access-token``, ``gitlab-pat``, ``npm-access-token``, ``pypi-upload-token``,
-``huggingface-access-token``, ``private-key``, ``jwt``); the providers' own docs for
-the key prefixes.
+``huggingface-access-token``, ``private-key``, ``jwt``, ``sendgrid-api-token``,
+``digitalocean-*``, ``shopify-*``, ``age-secret-key``, ``azure-storage-account-key``
+-- gitleaks is MIT-licensed, Copyright (c) 2019 Zachary Rice); the providers' own docs
+for the key prefixes.
 """
 
 from __future__ import annotations
@@ -113,6 +115,20 @@ PATTERNS: tuple[Pattern, ...] = (
         "jwt",
         _starts("eyJ", r"[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _END),
         "eyJ",
+    ),
+    _p("sendgrid-key", _starts("SG.", r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _END), "SG."),
+    _p("digitalocean-token", _starts("do", r"[opr]_v1_[a-f0-9]{64}" + _END), "_v1_"),
+    _p("shopify-token", _starts("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _END), "shp"),
+    _p(
+        "age-secret-key",
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        "AGE-SECRET-KEY-1",
+    ),
+    _p(
+        "azure-storage-key",
+        r"(?i:AccountKey)=(?P<secret>[A-Za-z0-9+/]{80,}={0,2})",
+        "accountkey",
+        lowered=True,
     ),
     _p(
         "bearer-token",
