@@ -12,7 +12,9 @@ Each stdin line is one JSON object:
 * EOF: the turns already sent finish, then the session ends.
 
 A line that is not one of these gets an ``error`` event (kind ``bad_input``) and is
-skipped; the session goes on.
+skipped; the session goes on. Every line is read as hostile: at most
+:data:`MAX_LINE` bytes (a longer one is read to its end and dropped, never held),
+UTF-8, JSON nested at most :data:`ketch_text_kit.jsonline.MAX_DEPTH` deep.
 """
 
 from __future__ import annotations
@@ -25,11 +27,16 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from ketch_text_kit.jsonline import Line, too_long_problem
+
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import TurnEndEvent
     from ketch.kernel import Kernel
     from ketch.policy import Approver
     from ketch.session import Session
+
+
+MAX_LINE = 50 * 1024 * 1024  # bytes in one stdin line (images travel base64 inside)
 
 
 class BadLine(ValueError):
@@ -89,10 +96,12 @@ def parse_user_content(content: Any) -> tuple[str, tuple[Any, ...]]:
 
 def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
     """A user message, or a control request (the object itself)."""
+    from ketch_text_kit.jsonline import LineProblem, parse
+
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BadLine(f"not JSON ({exc})") from None
+        data = parse(raw)
+    except LineProblem as exc:
+        raise BadLine(exc.message) from None
     if not isinstance(data, dict):
         raise BadLine("not a JSON object")
     kind = data.get("type")
@@ -114,11 +123,13 @@ def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
 
 
 def _reader(
-    loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[bytes | None], stream: BinaryIO
+    loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[Line | None], stream: BinaryIO
 ) -> None:
     """Blocking reads on a thread (stdin may be a file, a pipe or a terminal)."""
+    from ketch_text_kit.jsonline import read_line
+
     try:
-        for line in iter(stream.readline, b""):
+        while (line := read_line(stream, MAX_LINE)) is not None:
             loop.call_soon_threadsafe(inbox.put_nowait, line)
     except (OSError, ValueError):
         pass
@@ -205,18 +216,21 @@ class StreamSession:
 
     async def run(self, stream: BinaryIO) -> None:
         loop = asyncio.get_running_loop()
-        inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        inbox: asyncio.Queue[Line | None] = asyncio.Queue()
         threading.Thread(
             target=_reader, args=(loop, inbox, stream), name="ketch-stdin", daemon=True
         ).start()
         worker = asyncio.create_task(self.worker())
         number = 0
-        while (raw := await inbox.get()) is not None:
+        while (line := await inbox.get()) is not None:
             number += 1
-            if not raw.strip():
+            if line.too_long:
+                self.bad_input(number, too_long_problem(line, MAX_LINE).message)
+                continue
+            if not line.data.strip():
                 continue
             try:
-                parsed = parse_line(raw)
+                parsed = parse_line(line.data)
             except BadLine as exc:
                 self.bad_input(number, str(exc))
                 continue
