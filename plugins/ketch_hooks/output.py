@@ -14,9 +14,10 @@ The JSON fields honoured: ``continue`` / ``stopReason``, ``systemMessage``,
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from ketch_text_kit.jsonline import LineProblem, parse
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_hooks.runner import HookRun
@@ -91,9 +92,9 @@ def read(run: HookRun) -> Answer:
     stripped = run.stdout.strip()
     if stripped.startswith("{"):
         try:
-            parsed = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            problem = f"printed JSON that does not parse ({exc.msg} at line {exc.lineno}); its answer was ignored"
+            parsed = parse(stripped)
+        except LineProblem as exc:
+            problem = f"printed JSON that cannot be used: {exc.message}; its answer was ignored"
         else:
             if isinstance(parsed, dict):
                 data = parsed

@@ -71,14 +71,18 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse(raw: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
-    """The JSON value of one line (without its newline), or :class:`LineProblem`."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LineProblem(
-            "not_utf8", f"not UTF-8 (an invalid byte at offset {exc.start})"
-        ) from None
+def parse(raw: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """The JSON value of one line (without its newline), or :class:`LineProblem`.
+    (Text already decoded works too: a program's whole stdout, say.)"""
+    if isinstance(raw, str):
+        text, raw = raw, raw.encode("utf-8", "surrogatepass")
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LineProblem(
+                "not_utf8", f"not UTF-8 (an invalid byte at offset {exc.start})"
+            ) from None
     if too_deep(raw, max_depth):
         raise LineProblem("too_deep", f"nested deeper than {max_depth} levels")
     try:
