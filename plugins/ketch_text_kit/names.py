@@ -10,6 +10,11 @@ all, is what the tools and checkpoints use on disk.
 
 :func:`os_name` reads the shown form back: where a path given as text does not exist
 but the name with ``\\xNN`` taken as raw bytes does, that is the file meant.
+
+Where a name must be kept exactly in JSON or the store (a checkpoint's record, a
+session's read records), :func:`portable` gives a lossless form that is valid UTF-8:
+each undecodable byte becomes NUL plus two hex digits (a NUL can never be part of a
+file name, so nothing else reads the same), and :func:`from_portable` undoes it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import re
 
 _SHOWN = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 _ESCAPED = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+_RAW_BYTE = re.compile("[\udc80-\udcff]")
+_PORTABLE_BYTE = re.compile("\x00([89a-f][0-9a-f])")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -53,3 +60,17 @@ def os_name(text: str) -> str:
     except UnicodeEncodeError:  # pragma: no cover - surrogates from \x80-\xff always encode
         return text
     return candidate if os.path.lexists(raw) else text
+
+
+def portable(name: str) -> str:
+    """``name`` as valid UTF-8 text that :func:`from_portable` turns back into it."""
+    if name.isascii() or not _RAW_BYTE.search(name):
+        return name
+    return _RAW_BYTE.sub(lambda m: f"\x00{ord(m.group()) - 0xDC00:02x}", name)
+
+
+def from_portable(text: str) -> str:
+    """The name :func:`portable` was given."""
+    if "\x00" not in text:
+        return text
+    return _PORTABLE_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
