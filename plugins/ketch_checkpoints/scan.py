@@ -18,6 +18,7 @@ are left out. Nothing here writes anywhere but the blob store.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -259,10 +260,8 @@ class Scanner:
         if result.files > self.max_files:
             raise TooManyFiles(f"more than {self.max_files:,} files")
         if not rel:  # the workspace root: its own mode bits
-            try:
+            with contextlib.suppress(OSError):
                 entries[ROOT] = Entry("r", stat.S_IMODE(os.stat(path).st_mode))
-            except OSError:
-                pass
         for gone in set(node.subdirs) - {n for n, e in entries.items() if e.kind in ("d", "u")}:
             del node.subdirs[gone]
         node.racy &= set(entries)

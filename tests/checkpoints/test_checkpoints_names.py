@@ -34,7 +34,8 @@ def _names(ws: Path) -> dict[bytes, bytes]:
     for dirpath, _dirs, files in os.walk(os.fsencode(ws)):
         for name in files:
             path = os.path.join(dirpath, name)
-            out[os.path.relpath(path, os.fsencode(ws))] = open(path, "rb").read()
+            with open(path, "rb") as handle:
+                out[os.path.relpath(path, os.fsencode(ws))] = handle.read()
     return out
 
 
