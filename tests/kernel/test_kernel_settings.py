@@ -46,12 +46,41 @@ def test_corrupt_toml_falls_back_for_that_layer_only(tmp_path: Path) -> None:
     assert notice.startswith(f"{user}:3: invalid TOML")
 
 
-def test_invalid_value_reports_key_and_line(tmp_path: Path) -> None:
-    user = write(tmp_path / "user.toml", 'model = "fine"\n[compaction]\ntrigger = 7\n')
+def test_invalid_value_reports_key_and_line_and_drops_that_key_only(tmp_path: Path) -> None:
+    user = write(
+        tmp_path / "user.toml", 'model = "fine"\n[compaction]\ntrigger = 7\ntarget = 0.4\n'
+    )
     loaded = load_settings(tmp_path, user_file=user, environ={})
-    assert loaded.settings.model is None and loaded.settings.compaction.trigger == 0.70
+    assert loaded.settings.model == "fine" and loaded.settings.compaction.target == 0.4
+    assert loaded.settings.compaction.trigger == 0.70
     (notice,) = loaded.notices
     assert notice.startswith(f"{user}:3: compaction.trigger")
+    assert "ignoring compaction.trigger, the rest of this file applies" in notice
+    assert loaded.problems == [notice]
+
+
+def test_a_problem_no_key_explains_drops_that_table(tmp_path: Path) -> None:
+    from pydantic import BaseModel, model_validator
+
+    from ketch.settings import SettingsSection
+
+    class Pair(BaseModel):
+        low: int = 0
+        high: int = 1
+
+        @model_validator(mode="after")
+        def ordered(self) -> Pair:
+            if self.low > self.high:
+                raise ValueError("low must not be above high")
+            return self
+
+    user = write(tmp_path / "user.toml", 'model = "m"\n[pair]\nlow = 5\nhigh = 2\n')
+    loaded = load_settings(
+        tmp_path, user_file=user, environ={}, sections=[SettingsSection("pair", Pair)]
+    )
+    assert loaded.settings.model == "m" and loaded.settings.of(Pair).low == 0
+    (notice,) = loaded.notices
+    assert "ignoring [pair]" in notice
 
 
 def test_non_utf8_config(tmp_path: Path) -> None:
@@ -109,9 +138,9 @@ def test_untrusted_workspace_cannot_raise_authority(tmp_path: Path) -> None:
     assert trusted.profile == "full-access" and trusted.permissions.allow == ["shell(*)"]
 
 
-def test_a_plugin_section_with_a_wrong_type_drops_that_table_only(tmp_path: Path) -> None:
+def test_a_plugin_section_with_a_wrong_type_drops_that_key_only(tmp_path: Path) -> None:
     """A bad value in a plugin's table is one line with the file and line, and only that
-    table of that file is ignored: the rest of the file still applies."""
+    key of that file is ignored: the rest of the file still applies."""
     from ketch.testing import Harness
 
     h = Harness.create(
@@ -119,7 +148,7 @@ def test_a_plugin_section_with_a_wrong_type_drops_that_table_only(tmp_path: Path
     )
     assert h.kernel.settings.model == "kept" and h.kernel.settings.permissions.allow == []
     (problem,) = [n for n in h.kernel.loaded_settings.notices if "permissions" in n]
-    assert ":3: permissions.allow:" in problem and "ignoring [permissions]" in problem
+    assert ":3: permissions.allow:" in problem and "ignoring permissions.allow," in problem
 
 
 def test_restrict_keeps_only_safe_keys() -> None:
