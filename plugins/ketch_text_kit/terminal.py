@@ -16,6 +16,7 @@ escapes) are shown as ``\\xNN``.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # C0 controls except TAB and LF, DEL, C1 controls (0x80-0x9F: 0x9B is an 8-bit CSI),
 # bidirectional controls, and lone surrogates (undecodable bytes of a file name).
@@ -29,6 +30,8 @@ def _visible(match: re.Match[str]) -> str:
     code = ord(char)
     if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the byte that was not UTF-8
         return f"\\x{code - 0xDC00:02x}"
+    if char == "\r":
+        return "\\r"
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}"
@@ -48,3 +51,28 @@ def line_for_terminal(text: str) -> str:
     """The same for text that must stay on one line (a tool name, a status): newlines
     and tabs are shown too."""
     return for_terminal(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def data_for_terminal(value: Any) -> Any:
+    """Every string in ``value`` (nested in dicts and lists too) through
+    :func:`for_terminal`; anything else as it is."""
+    if isinstance(value, str):
+        return for_terminal(value)
+    if isinstance(value, dict):
+        return {key: data_for_terminal(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(data_for_terminal(item) for item in value)
+    return value
+
+
+def event_for_terminal(event: Any) -> Any:
+    """A copy of a (pydantic) event whose text fields are safe to render on a terminal
+    (anything that is not a pydantic model comes back as it is)."""
+    if not hasattr(event, "model_copy"):
+        return event
+    changed = {
+        name: data_for_terminal(value)
+        for name, value in event
+        if isinstance(value, str | dict | list | tuple)
+    }
+    return event.model_copy(update=changed) if changed else event
