@@ -25,10 +25,10 @@ HOSTILE = {
 }
 
 
-def _run_on_a_tty(headless: Headless, *args: str) -> bytes:
+def _run_on_a_tty(headless: Headless, *args: str, argv: list[str] | None = None) -> bytes:
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
-        headless.argv(*args),
+        argv or headless.argv(*args),
         cwd=headless.workspace,
         env=headless.env(),
         stdin=subprocess.DEVNULL,
@@ -71,6 +71,23 @@ def test_escapes_in_the_answer_and_a_tool_name_are_shown_not_obeyed(headless: He
     assert b"\\x1b]0;pwned-title\\x07" in seen  # visible, so the person sees what was tried
     assert b"overwritten\\rSAFE" in seen
     assert b"evil\\x1b]0;pwned-title" in seen  # the unknown tool's name, escaped too
+    # The saved transcript, shown on a terminal, is just as harmless.
+    import json
+    import sys
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "ketch", "sessions", "list", "--json"],
+        cwd=headless.workspace,
+        env=headless.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (session,) = json.loads(listed.stdout)
+    show = [sys.executable, "-m", "ketch", "sessions", "show", session["id"]]
+    shown = _run_on_a_tty(headless, argv=show)
+    assert b"answer \\x1b]0;pwned-title" in shown, shown[-2000:]
+    assert b"\x1b]" not in shown and b"\x1b[2J" not in shown
 
 
 def test_piped_output_keeps_the_answer_as_the_model_wrote_it(headless: Headless) -> None:
