@@ -106,18 +106,20 @@ class PromptCommand:
 
 
 def parse_answer(out: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The answer object, or a description of what was wrong with it."""
+    """The answer object, or a description of what was wrong with it. The answer must
+    be UTF-8 JSON: an answer with a corrupted byte is no answer (it could be a
+    corrupted scope or decision)."""
+    from ketch_text_kit.jsonline import LineProblem, parse
+
     text = out.decode("utf-8", "replace").strip()
     if not text:
         return None, "gave no answer on stdout"
-    from ketch_text_kit.jsonline import LineProblem, parse
-
     try:
-        answer = parse(text)
+        answer = parse(out.strip())
     except LineProblem as exc:
         if exc.kind == "not_json":
             return None, f"did not answer with JSON ({text.splitlines()[0][:120]!r})"
-        return None, f"answered JSON that cannot be used ({exc.message})"
+        return None, f"answered something that cannot be used ({exc.message})"
     if not isinstance(answer, dict):
         return None, "answered JSON that is not an object"
     if answer.get("decision") not in ("allow", "deny"):

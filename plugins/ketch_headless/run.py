@@ -277,9 +277,8 @@ def run_stream_json_input(kernel: Kernel, fmt: str) -> int:
     printer = StreamJsonPrinter(sys.stdout)
     session = kernel.open_session([printer])
     try:
-        ok = run_stream_input(
+        return run_stream_input(
             kernel, session, printer, choose_approver(kernel, session, interactive=False)
         )
     finally:
         kernel.end(session, "exit")
-    return 0 if ok else 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import threading
 from dataclasses import dataclass
@@ -150,6 +151,7 @@ class StreamSession:
         self.current: asyncio.Task[TurnEndEvent] | None = None
         self.interrupted = False  # the running turn was cancelled on request: not a failure
         self.failed = False
+        self.stopping = False  # a signal ends the session: no further turn starts
 
     def bad_input(self, number: int, problem: str) -> None:
         from ketch.events import ErrorEvent
@@ -190,10 +192,10 @@ class StreamSession:
         )
 
     async def worker(self) -> None:
-        from ketch.events import MessageEvent
+        from ketch.events import MessageEvent, TurnEndEvent
         from ketch.messages import Message, TextPart
 
-        while (job := await self.jobs.get()) is not None:
+        while not self.stopping and (job := await self.jobs.get()) is not None:
             if not job.query:
                 message = Message(role="user", parts=(TextPart(text=job.text), *job.images))
                 self.session.append(message)
@@ -206,7 +208,15 @@ class StreamSession:
                     self.session, job.text, approver=self.approver, parts=job.images
                 )
             )
-            end = await self.current
+            try:
+                end = await self.current
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                # Interrupted before the turn even began: it still ends, once, cancelled.
+                end = TurnEndEvent(text="", stop_reason="cancelled")
+                self.kernel.emit(self.session, end)
             self.current = None
             self.printer.finish(end, self.session)
             if end.stop_reason != "end_turn" and not (
@@ -221,6 +231,19 @@ class StreamSession:
             target=_reader, args=(loop, inbox, stream), name="ketch-stdin", daemon=True
         ).start()
         worker = asyncio.create_task(self.worker())
+        try:
+            await self._read(inbox, worker)
+            self.jobs.put_nowait(None)
+            await worker
+        finally:
+            if not worker.done():  # cancelled (a signal): the running turn ends as cancelled
+                self.stopping = True  # and no queued message starts another
+                self.jobs.put_nowait(None)
+                worker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await worker
+
+    async def _read(self, inbox: asyncio.Queue[Line | None], worker: asyncio.Task[None]) -> None:
         number = 0
         while (line := await inbox.get()) is not None:
             number += 1
@@ -240,27 +263,32 @@ class StreamSession:
                 self.control(parsed)
             if worker.done():
                 break
-        self.jobs.put_nowait(None)
-        await worker
 
 
 def run_stream_input(
     kernel: Kernel, session: Session, printer: Any, approver: Approver | None
-) -> bool:
-    """Serve stdin until EOF. True when every line was good and every turn ended
-    normally (or was interrupted on request)."""
+) -> int:
+    """Serve stdin until EOF. The exit status: 0 when every line was good and every turn
+    ended normally (or was interrupted on request), 1 otherwise, 128 + N when signal N
+    ended it (the running turn cancelled first)."""
+    from ketch.signals import run_cancellable
 
     def write(obj: dict[str, Any]) -> None:
         printer.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         printer.out.flush()
 
     runner = StreamSession(kernel, session, printer, approver, write)
+    # The reading thread gets a stdin of its own: when ketch exits while it waits for a
+    # line, the interpreter's own sys.stdin is not held by it.
+    stream = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
 
     async def serve() -> None:
         try:
-            await runner.run(sys.stdin.buffer)
+            await runner.run(stream)
         finally:
             await session.provider.aclose()
 
-    asyncio.run(serve())
-    return not runner.failed
+    outcome = run_cancellable(serve)
+    if outcome.exit_code is not None:
+        return outcome.exit_code
+    return 1 if runner.failed else 0

@@ -94,3 +94,68 @@ def test_wrong_lines_are_bad_input_not_a_crash(headless: Headless, line: bytes) 
     out = events(proc.stdout.decode())
     assert len(bad_inputs(out)) == 1 and "Traceback" not in proc.stderr.decode()
     assert [e["text"] for e in of(out, "turn_end")] == ["ok"]
+
+
+def test_an_interrupt_before_its_turn_began_still_ends_that_turn_once() -> None:
+    """The interrupt lands after the turn's task was created but before it ran (the
+    fuzzer found this): the worker goes on, and the turn ends once, cancelled."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from ketch_headless.stream_input import StreamSession, UserLine
+
+    emitted: list = []
+    finished: list = []
+
+    class Kernel:
+        async def run_turn(self, *args: object, **kwargs: object) -> object:
+            await asyncio.sleep(10)
+            raise AssertionError("the turn should never run")
+
+        def emit(self, session: object, event: object) -> None:
+            emitted.append(event)
+
+    printer = SimpleNamespace(start=lambda: None, finish=lambda end, session: finished.append(end))
+
+    async def scenario() -> None:
+        runner = StreamSession(Kernel(), object(), printer, None, lambda obj: None)  # type: ignore[arg-type]
+        runner.jobs.put_nowait(UserLine("hi"))
+        runner.jobs.put_nowait(None)
+        worker = asyncio.create_task(runner.worker())
+        await asyncio.sleep(0)  # the worker created the turn's task, which has not run yet
+        assert runner.current is not None
+        runner.interrupted = True
+        runner.current.cancel()
+        await asyncio.wait_for(worker, 5)
+        assert not runner.failed
+
+    asyncio.run(scenario())
+    assert [e.stop_reason for e in finished] == ["cancelled"]
+    assert [e.type for e in emitted] == ["turn_end"]
+
+
+def test_a_signal_mid_turn_cancels_it_and_exits_128_plus_the_signal(headless: Headless) -> None:
+    import signal
+
+    from tests.stdio_kit import processes_with, wait_gone
+
+    marker = "320.25"
+    headless.script([{"tool_calls": [{"name": "shell", "input": {"command": f"sleep {marker}"}}]}])
+    proc = headless.popen(*STREAM, "--profile", "full-access")
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(user("run it") + "\n")
+        proc.stdin.flush()
+        while not processes_with(marker):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        import time
+
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and "Fatal Python error" not in err, err
+    assert [e["stop_reason"] for e in of(events(out), "turn_end")] == ["cancelled"]
+    assert wait_gone(marker) == []

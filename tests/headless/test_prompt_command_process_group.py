@@ -46,3 +46,19 @@ def test_an_answer_is_read_when_the_command_exits_not_when_stdout_closes(
     assert took < 20, took
     assert [e["stop_reason"] for e in of(events(proc.stdout), "turn_end")] == ["end_turn"]
     assert wait_gone(marker) == [], "the command's background child outlived it"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"decision": "allow", "sco\xfe\xfepe": "forever"}',  # a corrupted key hid a bad scope
+        b'{"decision": "allow", "message": "ok\xc3"}',
+        b'{"decision": "allow", "x": ' + b"[" * 200 + b"]" * 200 + b"}",
+        b'{"decision": "allow", "n": NaN}',
+    ],
+)
+def test_an_answer_that_is_not_clean_utf8_json_never_approves(answer: bytes) -> None:
+    from ketch_headless.prompt_command import parse_answer
+
+    parsed, problem = parse_answer(answer)
+    assert parsed is None and problem
