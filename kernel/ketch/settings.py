@@ -229,6 +229,11 @@ def _without(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+def _validator(model: type[BaseModel], below: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
+    """Validates a layer's table merged over what the layers below it gave."""
+    return lambda data: model.model_validate(deep_merge(below, data))
+
+
 def _pruned(
     layer: Layer,
     data: dict[str, Any],
@@ -326,13 +331,10 @@ def load_settings(
                 )
                 data.pop(section.name)
                 continue
-            below = merged.get(section.name) or {}
             kept, said_here = _pruned(
                 layer,
                 table,
-                lambda t, model=section.model, below=below: model.model_validate(
-                    deep_merge(below, t)
-                ),
+                _validator(section.model, merged.get(section.name) or {}),
                 (section.name,),
             )
             notices.extend(said_here)
@@ -342,11 +344,7 @@ def load_settings(
                 data[section.name] = kept
         kernel_part = {k: v for k, v in data.items() if k not in owned}
         base = {k: v for k, v in merged.items() if k not in owned}
-        kept, said_here = _pruned(
-            layer,
-            kernel_part,
-            lambda part, base=base: Settings.model_validate(deep_merge(base, part)),
-        )
+        kept, said_here = _pruned(layer, kernel_part, _validator(Settings, base))
         notices.extend(said_here)
         problems.extend(n for n in notices[said:] if not n.endswith(_UNTRUSTED_TAIL))
         if kept is None:
