@@ -163,6 +163,16 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+def wait_started(marker: str, timeout: float = 60) -> bool:
+    """Whether a process with ``marker`` in its command line appeared within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not processes_with(marker):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def wait_gone(marker: str, timeout: float = 10) -> list[int]:
     deadline = time.monotonic() + timeout
     while (left := processes_with(marker)) and time.monotonic() < deadline:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.acp.acp_kit import AcpEnv, RecordingClient, spawn
-from tests.stdio_kit import StdioProcess, processes_with, wait_gone
+from tests.stdio_kit import StdioProcess, wait_gone, wait_started
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -168,19 +168,10 @@ def _start_turn(acp_env: AcpEnv, agent: StdioProcess, marker: str) -> None:
             "params": {"sessionId": session, "prompt": [{"type": "text", "text": "sleep"}]},
         }
     )
-    assert started(marker), "the shell command never started"
+    assert wait_started(marker), "the shell command never started"
     # (The shell tool registers the command's group right after starting it; a signal in
     # that instant is a race of the shell tool's own, not what these tests are about.)
     time.sleep(0.5)
-
-
-def started(marker: str, timeout: float = 60) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if processes_with(marker):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_an_editor_that_disconnects_mid_turn_ends_the_session_and_ketch_exits(

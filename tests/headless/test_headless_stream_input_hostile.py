@@ -137,7 +137,7 @@ def test_an_interrupt_before_its_turn_began_still_ends_that_turn_once() -> None:
 def test_a_signal_mid_turn_cancels_it_and_exits_128_plus_the_signal(headless: Headless) -> None:
     import signal
 
-    from tests.stdio_kit import processes_with, wait_gone
+    from tests.stdio_kit import wait_gone, wait_started
 
     marker = "320.25"
     headless.script([{"tool_calls": [{"name": "shell", "input": {"command": f"sleep {marker}"}}]}])
@@ -146,11 +146,10 @@ def test_a_signal_mid_turn_cancels_it_and_exits_128_plus_the_signal(headless: He
     try:
         proc.stdin.write(user("run it") + "\n")
         proc.stdin.flush()
-        while not processes_with(marker):
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert wait_started(marker), "the shell command never started"
         import time
 
-        time.sleep(0.5)
+        time.sleep(0.5)  # past the shell tool's own start-up instant
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     finally:
