@@ -208,15 +208,17 @@ class StreamSession:
                     self.session, job.text, approver=self.approver, parts=job.images
                 )
             )
+            me = asyncio.current_task()
             try:
                 end = await self.current
             except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
+                if me is not None and me.cancelling():
                     raise
                 # Interrupted before the turn even began: it still ends, once, cancelled.
                 end = TurnEndEvent(text="", stop_reason="cancelled")
                 self.kernel.emit(self.session, end)
+            if me is not None and me.cancelling():
+                self.stopping = True  # a signal: the turn ended cancelled; no other starts
             self.current = None
             self.printer.finish(end, self.session)
             if end.stop_reason != "end_turn" and not (
