@@ -141,7 +141,7 @@ def ketch_register_settings(register: Callable[[SettingsSection], None], kernel:
     ``register(SettingsSection(name, model, workspace_safe=...))`` once per table: the
     layered data of ``[name]`` (user < workspace < environment < command line) is
     validated with the pydantic ``model``, a bad value in one layer is reported as
-    ``path:line: key: what`` and only that key of that layer dropped (never a traceback), and
+    ``path:line: key: what`` and that layer's table dropped (never a traceback), and
     ``kernel.settings.of(model)`` returns the typed result. ``workspace_safe`` names
     the keys a repository's ``.ketch/config.toml`` may set before the user trusts the
     workspace (default: none). Two plugins may extend one table with different keys.

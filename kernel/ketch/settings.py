@@ -4,13 +4,13 @@ The kernel validates only its own keys (:class:`Settings`: providers, plugins, t
 loop, the context budget, and the session's mode and profile *names*). Every other
 table belongs to the plugin that declares it with ``ketch_register_settings``
 (a :class:`SettingsSection`): the kernel validates each such table with the plugin's
-model, reports a bad value as ``path:line: key: what`` and drops that layer's table,
-and ``settings.of(Model)`` (or ``settings.NAME``) returns the typed result.
+model, reports a bad value as ``path:line: key: what`` and drops that layer's table
+(a plugin's table is one unit: a table of rules never half-applies), and
+``settings.of(Model)`` (or ``settings.NAME``) returns the typed result.
 
-A value of the wrong type (``[loop] max_iterations = "many"``) drops that key of that
-file only, with ``path:line: key: what``; the rest of the file applies. Only a problem
-no single key explains (a cross-field check) drops the table (or, for the kernel's
-keys, the file).
+A kernel key of the wrong type (``[loop] max_iterations = "many"``) drops that key of
+that file only, with ``path:line: key: what``; the rest of the file applies. Only a
+problem no single key explains drops the file's kernel keys.
 
 The workspace layer (``.ketch/config.toml``) comes from the repository, which ketch
 does not trust: until the user trusts the workspace, only keys that cannot raise
@@ -331,17 +331,12 @@ def load_settings(
                 )
                 data.pop(section.name)
                 continue
-            kept, said_here = _pruned(
-                layer,
-                table,
-                _validator(section.model, merged.get(section.name) or {}),
-                (section.name,),
-            )
-            notices.extend(said_here)
-            if kept is None:
+            # A plugin's table is one unit: half a table of rules is not what was written.
+            try:
+                _validator(section.model, merged.get(section.name) or {})(table)
+            except ValidationError as exc:
+                notices.append(_problem(layer, exc, (section.name,)))
                 data.pop(section.name)
-            else:
-                data[section.name] = kept
         kernel_part = {k: v for k, v in data.items() if k not in owned}
         base = {k: v for k, v in merged.items() if k not in owned}
         kept, said_here = _pruned(layer, kernel_part, _validator(Settings, base))

@@ -176,7 +176,7 @@ def test_hook_ketch_register_settings(tmp_path: Path) -> None:
     )
     assert bad.kernel.settings.model == "kept" and bad.kernel.settings.of(Colours).depth == 1
     (problem,) = [n for n in bad.kernel.loaded_settings.notices if "paint" in n]
-    assert ":3: paint.depth:" in problem and "ignoring paint.depth," in problem
+    assert ":3: paint.depth:" in problem and "ignoring [paint]" in problem
 
 
 def test_hook_ketch_register_modes(tmp_path: Path) -> None:

@@ -59,8 +59,10 @@ def test_invalid_value_reports_key_and_line_and_drops_that_key_only(tmp_path: Pa
     assert loaded.problems == [notice]
 
 
-def test_a_problem_no_key_explains_drops_that_table(tmp_path: Path) -> None:
-    from pydantic import BaseModel, model_validator
+def test_a_plugin_table_never_half_applies(tmp_path: Path) -> None:
+    """A plugin's table with one wrong-typed key is dropped whole (a table of rules must
+    not lose one rule and keep the others), while the file's kernel keys still apply."""
+    from pydantic import BaseModel
 
     from ketch.settings import SettingsSection
 
@@ -68,19 +70,14 @@ def test_a_problem_no_key_explains_drops_that_table(tmp_path: Path) -> None:
         low: int = 0
         high: int = 1
 
-        @model_validator(mode="after")
-        def ordered(self) -> Pair:
-            if self.low > self.high:
-                raise ValueError("low must not be above high")
-            return self
-
-    user = write(tmp_path / "user.toml", 'model = "m"\n[pair]\nlow = 5\nhigh = 2\n')
+    user = write(tmp_path / "user.toml", 'model = "m"\n[pair]\nlow = 5\nhigh = "x"\n')
     loaded = load_settings(
         tmp_path, user_file=user, environ={}, sections=[SettingsSection("pair", Pair)]
     )
     assert loaded.settings.model == "m" and loaded.settings.of(Pair).low == 0
     (notice,) = loaded.notices
-    assert "ignoring [pair]" in notice
+    assert f"{user}:4: pair.high:" in notice and "ignoring [pair]" in notice
+    assert loaded.problems == [notice]
 
 
 def test_non_utf8_config(tmp_path: Path) -> None:
@@ -138,9 +135,9 @@ def test_untrusted_workspace_cannot_raise_authority(tmp_path: Path) -> None:
     assert trusted.profile == "full-access" and trusted.permissions.allow == ["shell(*)"]
 
 
-def test_a_plugin_section_with_a_wrong_type_drops_that_key_only(tmp_path: Path) -> None:
+def test_a_plugin_section_with_a_wrong_type_drops_that_table_only(tmp_path: Path) -> None:
     """A bad value in a plugin's table is one line with the file and line, and only that
-    key of that file is ignored: the rest of the file still applies."""
+    table of that file is ignored (never half of it): the rest of the file still applies."""
     from ketch.testing import Harness
 
     h = Harness.create(
@@ -148,7 +145,7 @@ def test_a_plugin_section_with_a_wrong_type_drops_that_key_only(tmp_path: Path) 
     )
     assert h.kernel.settings.model == "kept" and h.kernel.settings.permissions.allow == []
     (problem,) = [n for n in h.kernel.loaded_settings.notices if "permissions" in n]
-    assert ":3: permissions.allow:" in problem and "ignoring permissions.allow," in problem
+    assert ":3: permissions.allow:" in problem and "ignoring [permissions]" in problem
 
 
 def test_restrict_keeps_only_safe_keys() -> None:
