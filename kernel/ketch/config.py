@@ -59,16 +59,38 @@ def read_toml_layer(name: str, path: Path) -> Layer:
     try:
         layer.data = tomllib.loads(text)
     except RecursionError:
-        layer.error = f"{path}: nested too deeply to read; ignoring this file, fix it to use it"
+        line = _deepest_line(text)
+        layer.error = (
+            f"{path}:{line}: nested too deeply to read; ignoring this file, fix it to use it"
+        )
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         match = re.search(r"\(at line (\d+), column (\d+)\)", message)
         where = f"{path}:{match.group(1)}" if match else str(path)
-        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", message) or "invalid TOML"
+        if "(at end of document)" in message:
+            where = f"{path}:{text.count(chr(10)) + (0 if text.endswith(chr(10)) else 1)}"
+        reason = (
+            re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
+            or "invalid TOML"
+        )
         if match:
             reason += f" (column {match.group(2)})"
         layer.error = f"{where}: invalid TOML: {reason}; ignoring this file, fix it to use it"
     return layer
+
+
+def _deepest_line(text: str, limit: int = 100) -> int:
+    """The line where arrays and inline tables first nest ``limit`` deep (strings are not
+    told apart: this only points at the spot)."""
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "[{":
+            depth += 1
+            if depth >= limit:
+                return text.count("\n", 0, index) + 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return 1
 
 
 def line_of_key(path: str, loc: tuple[Any, ...]) -> int | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import KetchError, NoProviderConfigured, UsageError
+from ketch.errors import ConfigError, KetchError, NoProviderConfigured, UsageError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -329,6 +329,9 @@ class Kernel:
             name = self._provider_from_environment()
         if not name:
             name = self._detect_local()
+        if not name and self.loaded_settings.problems:
+            # Not "nothing is configured": the config that would say it could not be used.
+            raise ConfigError(config_problems(self.loaded_settings.problems))
         if not name:
             raise NoProviderConfigured(first_run_help(kinds))
         table = dict(settings.providers.get(name, {}))
@@ -636,6 +639,15 @@ def _call_maybe_async(fn: Callable[[], Any]) -> Any:
 
 # Registries whose entries ``ketch plugins`` lists as what a plugin provides.
 _SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile"})
+
+
+def config_problems(problems: list[str]) -> str:
+    """Why no provider is configured when the config files say otherwise: what in them
+    could not be used, with file and line."""
+    lines = ["the configuration could not be used, so no model provider is configured:"]
+    lines += [f"  {problem}" for problem in problems]
+    lines.append("  fix it (`ketch config show` lists every layer), or pass --provider and --model")
+    return "\n".join(lines)
 
 
 def first_run_help(kinds: dict[str, Any]) -> str:

@@ -4,8 +4,13 @@ The kernel validates only its own keys (:class:`Settings`: providers, plugins, t
 loop, the context budget, and the session's mode and profile *names*). Every other
 table belongs to the plugin that declares it with ``ketch_register_settings``
 (a :class:`SettingsSection`): the kernel validates each such table with the plugin's
-model, reports a bad value as ``path:line: key: what`` and drops that layer's table,
-and ``settings.of(Model)`` (or ``settings.NAME``) returns the typed result.
+model, reports a bad value as ``path:line: key: what`` and drops that layer's table
+(a plugin's table is one unit: a table of rules never half-applies), and
+``settings.of(Model)`` (or ``settings.NAME``) returns the typed result.
+
+A kernel key of the wrong type (``[loop] max_iterations = "many"``) drops that key of
+that file only, with ``path:line: key: what``; the rest of the file applies. Only a
+problem no single key explains drops the file's kernel keys.
 
 The workspace layer (``.ketch/config.toml``) comes from the repository, which ketch
 does not trust: only keys that cannot raise authority apply as written (the kernel's
@@ -233,21 +238,88 @@ def _admitted(
     return kept, held, ignored
 
 
+_UNTRUSTED_TAIL = "trust them (`ketch trust` shows what they would do)"
+
+
 class LoadedSettings(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     settings: Settings
     layers: list[Layer]
     notices: list[str]
+    # What in the config files could not be used (a subset of ``notices``): a frontend
+    # that cannot start says these first, not a guess at what is missing.
+    problems: list[str] = Field(default_factory=list)
 
 
-def _problem(layer: Layer, exc: ValidationError, prefix: tuple[str, ...] = ()) -> str:
+def _key_path(data: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str, ...]:
+    """The longest run of ``loc`` that names nested keys present in ``data``."""
+    path: list[str] = []
+    here: Any = data
+    for key in loc:
+        if not isinstance(here, dict) or not isinstance(key, str) or key not in here:
+            break
+        path.append(key)
+        here = here[key]
+    return tuple(path)
+
+
+def _without(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    out = dict(data)
+    if len(path) == 1:
+        out.pop(path[0], None)
+    else:
+        out[path[0]] = _without(out[path[0]], path[1:])
+    return out
+
+
+def _validator(model: type[BaseModel], below: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
+    """Validates a layer's table merged over what the layers below it gave."""
+    return lambda data: model.model_validate(deep_merge(below, data))
+
+
+def _pruned(
+    layer: Layer,
+    data: dict[str, Any],
+    validate: Callable[[dict[str, Any]], Any],
+    prefix: tuple[str, ...] = (),
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """``data`` without each key that fails ``validate`` (a notice for each), or None
+    when a problem is no single key's (the caller drops the whole table or layer)."""
+    notices: list[str] = []
+    for _ in range(100):
+        try:
+            validate(data)
+            return data, notices
+        except ValidationError as exc:
+            path = _key_path(data, tuple(exc.errors()[0].get("loc", ())))
+            if not path:
+                return None, [*notices, _problem(layer, exc, prefix)]
+            notices.append(_problem(layer, exc, prefix, dropped=prefix + path))
+            data = _without(data, path)
+    return None, notices
+
+
+def _problem(
+    layer: Layer,
+    exc: ValidationError,
+    prefix: tuple[str, ...] = (),
+    dropped: tuple[str, ...] | None = None,
+) -> str:
     first = exc.errors()[0]
     loc = prefix + tuple(str(k) for k in first.get("loc", ()))
     key = ".".join(loc)
     line = line_of_key(layer.source, loc) if layer.name in ("user", "workspace") else None
     where = f"{layer.source}:{line}" if line else layer.source
     what = "file" if layer.name in ("user", "workspace") else "layer"
+    got = (
+        f" (got {first['input']!r})"
+        if "input" in first and not isinstance(first["input"], dict)
+        else ""
+    )
+    if dropped is not None:
+        name = ".".join(dropped)
+        return f"{where}: {name}: {first.get('msg', 'invalid value')}{got}; ignoring {name}, the rest of this {what} applies"
     if prefix:
         return f"{where}: {key}: {first.get('msg', 'invalid value')}; ignoring [{prefix[0]}] in this {what}"
     return f"{where}: {key}: {first.get('msg', 'invalid value')}; ignoring this {what}"
@@ -277,18 +349,21 @@ def load_settings(
     # Tables only plugins validate (a plugin may also extend a kernel table, e.g. [compaction]).
     owned = {s.name for s in sections} - set(Settings.model_fields)
     notices: list[str] = []
+    problems: list[str] = []
     merged: dict[str, Any] = {}
     for layer in layers:
         if layer.error:
             notices.append(layer.error)
+            problems.append(layer.error)
             continue
+        said = len(notices)
         data = layer.data
         if layer.name == "workspace" and data:
             data, layer.held, layer.ignored = _admitted(data, allowed, admit)
             if layer.ignored:
                 notices.append(
                     f"{layer.source}: ignored {', '.join(sorted(layer.ignored))} until you "
-                    "trust them (`ketch trust` shows what they would do)"
+                    + _UNTRUSTED_TAIL
                 )
         # A plugin's table that does not validate drops that table of this layer only.
         data = dict(data)
@@ -302,20 +377,21 @@ def load_settings(
                 )
                 data.pop(section.name)
                 continue
+            # A plugin's table is one unit: half a table of rules is not what was written.
             try:
-                section.model.model_validate(deep_merge(merged.get(section.name) or {}, table))
+                _validator(section.model, merged.get(section.name) or {})(table)
             except ValidationError as exc:
                 notices.append(_problem(layer, exc, (section.name,)))
                 data.pop(section.name)
         kernel_part = {k: v for k, v in data.items() if k not in owned}
-        try:
-            Settings.model_validate(
-                deep_merge({k: v for k, v in merged.items() if k not in owned}, kernel_part)
-            )
-        except ValidationError as exc:
-            layer.error = _problem(layer, exc)
-            notices.append(layer.error)
+        base = {k: v for k, v in merged.items() if k not in owned}
+        kept, said_here = _pruned(layer, kernel_part, _validator(Settings, base))
+        notices.extend(said_here)
+        problems.extend(n for n in notices[said:] if not n.endswith(_UNTRUSTED_TAIL))
+        if kept is None:
+            layer.error = notices[-1]
             continue
+        data = {**{k: v for k, v in data.items() if k in owned}, **kept}
         merged = deep_merge(merged, data)
     settings = Settings.model_validate(merged)
     for section in sections:
@@ -323,4 +399,4 @@ def load_settings(
         settings._typed[section.model] = section.model.model_validate(
             merged.get(section.name) or {}
         )
-    return LoadedSettings(settings=settings, layers=layers, notices=notices)
+    return LoadedSettings(settings=settings, layers=layers, notices=notices, problems=problems)

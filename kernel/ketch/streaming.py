@@ -3,7 +3,9 @@
 Deltas become ``text_delta``/``reasoning_delta`` events as they arrive. A stream
 that only pretends to progress (keep-alives, empty deltas) is cut after the
 provider's ``progress_timeout`` with a retryable error that says so; one that sends
-no bytes at all is the provider client's ``read_timeout``. While nothing arrives, a
+no bytes at all is the provider client's ``read_timeout`` (when the progress deadline
+fires first on such a stream, its message says that nothing arrived: nothing is
+blamed on keep-alives that were never seen). While nothing arrives, a
 ``waiting`` event every few seconds tells frontends how long ketch has waited.
 """
 
@@ -77,10 +79,13 @@ async def stream_response(
                 emit(WaitingEvent(elapsed=round(idle, 1), timeout=deadline))
 
     waiter = asyncio.create_task(announce())
+    pretending = 0  # items since the last progress that were none (empty deltas)
     try:
         async with asyncio.timeout(deadline) as budget:
             async for item in provider.stream(request):
+                pretending += 1
                 if _progress(item):
+                    pretending = 0
                     last = loop.time()
                     budget.reschedule(last + deadline)
                 if isinstance(item, TextDelta):
@@ -97,6 +102,11 @@ async def stream_response(
                     outcome.completed = item
     except TimeoutError:
         name = getattr(provider, "name", "provider")
+        if not pretending:  # nothing came at all since the last progress: a silent server
+            raise StreamStalled(
+                f"{name}: no data from the model for {deadline:g} s "
+                f"(read_timeout and progress_timeout in [providers.{name}])"
+            ) from None
         raise StreamStalled(
             f"{name}: no progress from the model for {deadline:g} s: the stream sent only keep-alives or empty "
             f"deltas (progress_timeout in [providers.{name}])"

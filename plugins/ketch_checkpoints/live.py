@@ -21,8 +21,9 @@ from ketch.stash import StashKey
 from ketch.tools import Effect
 from ketch_checkpoints.scan import Scanner, TooManyFiles
 from ketch_checkpoints.settings import CheckpointSettings
-from ketch_checkpoints.timeline import COLLECTION, Timeline
+from ketch_checkpoints.timeline import COLLECTION, Timeline, portable_record
 from ketch_checkpoints.tree import Trees
+from ketch_text_kit.names import shown_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -196,12 +197,12 @@ class Live:
         files = sorted(
             path
             for path, (a, b) in diff.items()
-            if not all(e is None or e.kind == "d" for e in (a, b))
+            if not all(e is None or e.kind in ("d", "r") for e in (a, b))
         )
         data = {**record, "root": result.root, "t0": result.started_ns, "files": result.files}
         if before is not None:
             data["changed"], data["changed_files"] = sorted(diff), files
-        self.blobs.add_record(self.session.id, COLLECTION, data, [result.root])
+        self.blobs.add_record(self.session.id, COLLECTION, portable_record(data), [result.root])
         return result.root, files
 
     async def before(self, call: ProposedCall) -> None:
@@ -257,9 +258,8 @@ class Live:
         self.turn_paths.update(dict.fromkeys(changed))
         from ketch.events import ChangesEvent
 
-        self.session.kernel.emit(
-            self.session, ChangesEvent(paths=sorted(self.turn_paths), revert=REVERT)
-        )
+        shown = sorted(shown_name(path) for path in self.turn_paths)
+        self.session.kernel.emit(self.session, ChangesEvent(paths=shown, revert=REVERT))
 
     # --- failures, said once -----------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ketch_fs.reading import Fingerprint
+from ketch_text_kit.names import portable
 
 MAX_RECORDS = 2000
 
@@ -67,6 +68,12 @@ def _records(state: dict[str, Any]) -> dict[str, Any]:
     return records  # type: ignore[no-any-return]
 
 
+def _key(path: Path) -> str:
+    """The record's key: the path, kept exactly even when its bytes are not UTF-8 (the
+    records are saved with the session)."""
+    return portable(str(path))
+
+
 def _same(record: dict[str, Any], fp: Fingerprint) -> bool:
     return record.get("size") == fp.size and record.get("sha256") == fp.sha256
 
@@ -79,7 +86,7 @@ def record_read(
     shown: Iterable[tuple[int, int]],
 ) -> None:
     records = _records(state)
-    key = str(path)
+    key = _key(path)
     previous = records.pop(key, None)  # re-inserted last: most recent at the end
     covered: list[tuple[int, int]] = list(shown)
     if previous and _same(previous, fp):
@@ -89,8 +96,8 @@ def record_read(
 
 def record_written(state: dict[str, Any], path: Path, fp: Fingerprint, total_lines: int) -> None:
     records = _records(state)
-    records.pop(str(path), None)
-    records[str(path)] = {
+    records.pop(_key(path), None)
+    records[_key(path)] = {
         **fp.as_dict(),
         "lines": total_lines,
         "covered": [[1, total_lines]] if total_lines else [],
@@ -99,7 +106,7 @@ def record_written(state: dict[str, Any], path: Path, fp: Fingerprint, total_lin
 
 
 def forget(state: dict[str, Any], path: Path) -> None:
-    _records(state).pop(str(path), None)
+    _records(state).pop(_key(path), None)
 
 
 def _ranges_text(ranges: list[tuple[int, int]], limit: int = 4) -> str:
@@ -113,7 +120,7 @@ def check(
     state: dict[str, Any], path: Path, shown_as: str, fp: Fingerprint, total_lines: int
 ) -> str | None:
     """Why overwriting/editing this existing file is refused, or None when allowed."""
-    record = _records(state).get(str(path))
+    record = _records(state).get(_key(path))
     if record is None:
         return (
             f"{shown_as} exists and you have not read it in this session, so it was not changed. "

@@ -11,16 +11,14 @@ and its stdout decides: ``{"decision": "allow" | "deny", "message": "...",
 "scope": "once" | "session"}``. ``message`` goes to the model on a deny; ``session``
 allows the request's scope for the rest of the session (when it has one). Anything
 else denies: no answer, output that is not that JSON, a non-zero exit, or no answer
-within the timeout (the command is then killed, with its whole process group).
+within the timeout (the command is then killed, with its whole process group). The
+answer is read as soon as the command exits (a background child it left holding
+stdout does not hold it up), and its process group is ended then too.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import os
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,43 +60,35 @@ class PromptCommand:
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         from ketch.childenv import child_environment
         from ketch.policy import ApprovalAnswer
+        from ketch_process_kit.oneshot import run_once
 
         what = f"{request.call.tool} ({request.summary})" if request.summary else request.call.tool
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                "/bin/sh",
-                "-c",
-                self.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.workspace,
-                env=child_environment(self.environ),
-                start_new_session=True,  # its own process group: a timeout kills all of it
-            )
-        except OSError as exc:
-            return self._deny(
-                f"the permission prompt command could not start ({exc.strerror or exc}); denied {what}"
-            )
-        try:
-            out, err = await asyncio.wait_for(
-                proc.communicate(self.request_json(request)), self.timeout
-            )
-        except TimeoutError:
-            await _kill(proc)
+        done = await run_once(
+            ["/bin/sh", "-c", self.command],
+            stdin=self.request_json(request),
+            cwd=self.workspace,
+            env=child_environment(self.environ),
+            timeout=self.timeout,
+            max_output=MAX_ANSWER,
+        )
+        if done.code is None and done.problem.startswith("timed out"):
             return self._deny(
                 f"the permission prompt command gave no answer within {self.timeout:g} s; denied {what}"
             )
-        except asyncio.CancelledError:
-            await _kill(proc)
-            raise
+        if done.code is None:
+            return self._deny(f"the permission prompt command {done.problem}; denied {what}")
+        out, err = done.stdout, done.stderr
         tail = _last_line(err)
-        if proc.returncode != 0:
+        if done.code != 0:
             detail = f" (stderr: {tail})" if tail else ""
             return self._deny(
-                f"the permission prompt command failed (exit {proc.returncode}){detail}; denied {what}"
+                f"the permission prompt command failed (exit {done.code}){detail}; denied {what}"
             )
-        answer, problem = parse_answer(out[:MAX_ANSWER])
+        if done.stdout_cut:
+            return self._deny(
+                f"the permission prompt command answered more than {MAX_ANSWER:,} bytes; denied {what}"
+            )
+        answer, problem = parse_answer(out)
         if problem:
             return self._deny(f"the permission prompt command {problem}; denied {what}")
         assert answer is not None
@@ -116,14 +106,20 @@ class PromptCommand:
 
 
 def parse_answer(out: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The answer object, or a description of what was wrong with it."""
+    """The answer object, or a description of what was wrong with it. The answer must
+    be UTF-8 JSON: an answer with a corrupted byte is no answer (it could be a
+    corrupted scope or decision)."""
+    from ketch_text_kit.jsonline import LineProblem, parse
+
     text = out.decode("utf-8", "replace").strip()
     if not text:
         return None, "gave no answer on stdout"
     try:
-        answer = json.loads(text)
-    except ValueError:
-        return None, f"did not answer with JSON ({text.splitlines()[0][:120]!r})"
+        answer = parse(out.strip())
+    except LineProblem as exc:
+        if exc.kind == "not_json":
+            return None, f"did not answer with JSON ({text.splitlines()[0][:120]!r})"
+        return None, f"answered something that cannot be used ({exc.message})"
     if not isinstance(answer, dict):
         return None, "answered JSON that is not an object"
     if answer.get("decision") not in ("allow", "deny"):
@@ -138,11 +134,3 @@ def parse_answer(out: bytes) -> tuple[dict[str, Any] | None, str]:
 def _last_line(data: bytes) -> str:
     lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
-
-
-async def _kill(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(proc.wait(), 5)

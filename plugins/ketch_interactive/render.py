@@ -23,6 +23,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from ketch.context import DEFAULT_CONTEXT_WINDOW, band, effective_capacity, estimate_messages
+from ketch_text_kit.terminal import event_for_terminal, for_terminal
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event, UsageEvent
@@ -254,11 +255,13 @@ class Renderer:
 
     def line(self, text: str | Text, style: str = "") -> None:
         self.flush_live()
-        self.console.print(text if isinstance(text, Text) else Text(text, style=style))
+        self.console.print(
+            text if isinstance(text, Text) else Text(for_terminal(text), style=style)
+        )
 
     def say(self, text: str) -> None:
-        """What slash commands print: plain text, never markup."""
-        self.line(Text(text))
+        """What slash commands print: plain text, never markup, never a terminal control."""
+        self.line(Text(for_terminal(text)))
 
     @property
     def live(self) -> str:
@@ -366,7 +369,8 @@ class Renderer:
     def on_event(self, event: Event) -> None:
         """The session listener. A rendering bug must never break the turn."""
         try:
-            self._dispatch(event)
+            # Text from the model or a tool is shown, never obeyed, by the terminal.
+            self._dispatch(event_for_terminal(event))
         except Exception as exc:  # noqa: BLE001
             if not self.failed:
                 self.failed = True

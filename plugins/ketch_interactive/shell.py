@@ -121,13 +121,16 @@ class Shell:
     async def _open_session(self) -> bool:
         """The session the command line asks for; with no provider configured, the
         first-run setup first. False: there is no session (the reason was shown)."""
-        from ketch.errors import KetchError, NoProviderConfigured
+        from ketch.errors import ConfigError, KetchError, NoProviderConfigured
         from ketch_interactive.setup import first_run_setup
 
         notices = len(self.kernel.notices)
         try:
             self.session = self.kernel.open_session([self.renderer.on_event])
             return True
+        except ConfigError as exc:  # a broken config file: say where, never set up over it
+            self.renderer.line(f"ketch: {exc.message}", "bold red")
+            return False
         except KetchError as exc:
             del self.kernel.notices[notices:]  # what the failed attempt guessed no longer holds
             settings = self.kernel.settings

@@ -85,8 +85,15 @@ def _list(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
         where = "" if show_all else f" for {kernel.workspace} (--all shows every workspace)"
         print(f"no saved sessions{where}")
     else:
-        print(summaries_table(rows, show_workspace=show_all))
+        print(_shown(summaries_table(rows, show_workspace=show_all)))
     return 1 if errors else 0
+
+
+def _shown(text: str) -> str:
+    """Transcripts hold what the model and tools wrote: on a terminal, escapes are shown."""
+    from ketch_text_kit.terminal import for_terminal
+
+    return for_terminal(text) if sys.stdout.isatty() else text
 
 
 def _show(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
@@ -96,7 +103,7 @@ def _show(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(loaded), indent=2, ensure_ascii=False))
     else:
-        print(text_view(loaded))
+        print(_shown(text_view(loaded)))
     return 0
 
 
@@ -113,7 +120,7 @@ def _export(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
         _write_private(args.output, text)
         print(f"exported {loaded.record.id} to {args.output}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(_shown(text))
     return 0
 
 
