@@ -307,4 +307,6 @@ def ketch_policy_vote(
     if not reasons:
         return None
     scope = scopes[0] if len(scopes) == 1 else None
-    return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope)
+    return Vote(
+        decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope, origin="sandbox"
+    )
