@@ -323,10 +323,9 @@ def run_verify(kernel: Kernel, args: argparse.Namespace) -> int:
     predicate = verify.statement_shape(statement, report)
     if predicate is None:
         return _finish(report, args)
-    verify.subjects(statement, predicate, root, report)
-    verify.git_tree(
-        statement, root, args.commit, f"sha256:{hashlib.sha256(raw).hexdigest()}", report
-    )
+    changed = verify.subjects(statement, predicate, root, report)
+    trailer = f"sha256:{hashlib.sha256(raw).hexdigest()}"
+    verify.git_tree(statement, root, args.commit, trailer, changed, report)
     found = store()
     if found is None:
         report.notes.append(

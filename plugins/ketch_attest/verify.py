@@ -8,7 +8,6 @@ not be checked here (the store is not on this machine, say) and why.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from ketch_attest.statement import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
     TREE_SUBJECT,
+    hash_path,
     read_subject,
 )
 
@@ -107,7 +107,8 @@ def statement_shape(statement: dict[str, Any], report: Report) -> dict[str, Any]
 
 def subjects(
     statement: dict[str, Any], predicate: dict[str, Any], root: Path, report: Report
-) -> None:
+) -> list[str]:
+    """Check each file subject; returns the subjects' paths (hashed names resolved)."""
     files = [
         s
         for s in statement["subject"]
@@ -120,6 +121,7 @@ def subjects(
         else {}
     )
     good = 0
+    resolved: list[str] = []
     for subject in files:
         name = subject["name"]
         rel = by_hash.get(name) if name.startswith(HASHED) else name
@@ -130,6 +132,7 @@ def subjects(
         if os.path.isabs(rel) or ".." in Path(rel).parts:
             report.failed.append(f"subject {name}: the name leaves the repository; not checked")
             continue
+        resolved.append(rel)
         data = read_subject(root / rel)
         if data is None:
             report.failed.append(f"subject {shown}: missing from {root}")
@@ -147,6 +150,7 @@ def subjects(
         report.ok.append(f"subjects: {good} file(s) match their SHA-256 in {root}")
     elif not files:
         report.ok.append("subjects: the receipt names no changed file")
+    return resolved
 
 
 def _hashed_names(root: Path, salt: bytes) -> dict[str, str]:
@@ -156,17 +160,20 @@ def _hashed_names(root: Path, salt: bytes) -> dict[str, str]:
         dirs[:] = [d for d in dirs if d != ".git"]
         for name in names:
             rel = Path(directory, name).relative_to(root).as_posix()
-            key = (
-                HASHED
-                + hmac.new(salt, rel.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
-            )
-            found[key] = rel
+            found[hash_path(salt, rel)] = rel
     return found
 
 
 def git_tree(
-    statement: dict[str, Any], root: Path, commit: str, trailer_value: str, report: Report
+    statement: dict[str, Any],
+    root: Path,
+    commit: str,
+    trailer_value: str,
+    changed: list[str],
+    report: Report,
 ) -> None:
+    """The receipt's tree is ``commit``'s, or ``commit``'s plus the subject files as they
+    are now (``changed``: the subjects' paths) and without the removed ones."""
     subject = next((s for s in statement["subject"] if s["name"] == TREE_SUBJECT), None)
     if subject is None:
         return
@@ -190,23 +197,35 @@ def git_tree(
                 f"git: {commit}'s Ketch-Receipt trailer names another receipt ({values[-1]})"
             )
         return
-    changed = [
-        s["name"]
-        for s in statement["subject"]
-        if not s["name"].startswith((JOURNAL_SUBJECT, HASHED)) and s["name"] != TREE_SUBJECT
-    ]
-    removed = (statement.get("predicate") or {}).get("files", {}).get("removed") or []
-    if all(not str(p).startswith(HASHED) for p in removed):
-        base = gitrepo.resolve(repo, f"{commit}^{{commit}}")
-        if gitrepo.overlay_tree(repo, base, root, changed + list(removed)) == want:
-            report.ok.append(
-                f"git: {commit} plus the subject files as they are in the working tree make the receipt's tree {want[:12]}"
-            )
-            return
+    predicate = statement.get("predicate") or {}
+    removed = [str(p) for p in (predicate.get("files") or {}).get("removed") or []]
+    base = gitrepo.resolve(repo, f"{commit}^{{commit}}")
+    if any(p.startswith(HASHED) for p in removed):
+        removed = _unhash_removed(repo, base, removed, (predicate.get("privacy") or {}).get("salt"))
+    if gitrepo.overlay_tree(repo, base, root, changed + removed) == want:
+        report.ok.append(
+            f"git: {commit} plus the subject files as they are in the working tree make the receipt's tree {want[:12]}"
+        )
+        return
     report.failed.append(
         f"subject {TREE_SUBJECT}: the tree of {commit} is {str(tree)[:12]}, not the receipt's {str(want)[:12]} "
         "(and the working tree's changes do not make it either)"
     )
+
+
+def _unhash_removed(
+    repo: gitrepo.Repo, base: str | None, removed: list[str], salt: Any
+) -> list[str]:
+    """Removed files named by hash: found among ``base``'s files (they were there)."""
+    if not isinstance(salt, str):
+        return []
+    prefix = repo.prefix + "/" if repo.prefix else ""
+    known = {
+        hash_path(bytes.fromhex(salt), rel): rel
+        for path in gitrepo.entries_of(repo, base)
+        if (rel := os.fsdecode(path)).startswith(prefix) and (rel := rel[len(prefix) :])
+    }
+    return [known[name] for name in removed if name in known]
 
 
 def journal(
