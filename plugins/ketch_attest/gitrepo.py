@@ -192,8 +192,8 @@ def _write(repo: Repo, node: dict[bytes, object]) -> bytes:
                 continue
             items.append((name + b"/", b"40000", _write(repo, value)))
         else:
-            mode, oid = value  # type: ignore[misc]
-            items.append((name, mode, oid))
+            entry: tuple[bytes, bytes] = value  # type: ignore[assignment]
+            items.append((name, entry[0], entry[1]))
     items.sort(key=lambda item: item[0])  # git orders a directory as its name plus "/"
     body = b"".join(mode + b" " + name.rstrip(b"/") + b"\0" + oid for name, mode, oid in items)
     return repo.object_id(b"tree", body)

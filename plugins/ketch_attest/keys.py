@@ -35,8 +35,11 @@ PURPOSE = "attest/ed25519-signing-key/v1"
 
 
 class Signer(Protocol):
-    keyid: str
-    description: str
+    @property
+    def keyid(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
 
     def sign(self, message: bytes) -> bytes: ...
 
