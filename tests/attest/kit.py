@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.checkpoints.kit import ketch  # the real CLI as a subprocess
+
 PLUGINS = [
     "guards",
     "headless",
@@ -69,20 +71,6 @@ def env_for(
         (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
     env.update(extra)
     return env
-
-
-def ketch(
-    *args: str, cwd: Path, env: dict[str, str], timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ketch", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def acceptance_script() -> list[dict[str, Any]]:
