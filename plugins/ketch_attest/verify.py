@@ -129,7 +129,7 @@ def subjects(
         if rel is None:
             report.failed.append(f"subject {name}: no file under {root} has this hashed name")
             continue
-        if os.path.isabs(rel) or ".." in Path(rel).parts:
+        if os.path.isabs(rel) or ".." in Path(rel).parts or not _inside(root, rel):
             report.failed.append(f"subject {name}: the name leaves the repository; not checked")
             continue
         resolved.append(rel)
@@ -151,6 +151,14 @@ def subjects(
     elif not files:
         report.ok.append("subjects: the receipt names no changed file")
     return resolved
+
+
+def _inside(root: Path, rel: str) -> bool:
+    """``rel``'s directory, links resolved, is inside ``root`` (a subject is never read
+    through a linked directory that leads out of the checkout)."""
+    top = os.path.realpath(root)
+    parent = os.path.realpath(os.path.dirname(os.path.join(top, rel)))
+    return parent == top or parent.startswith(top + os.sep)
 
 
 def _hashed_names(root: Path, salt: bytes) -> dict[str, str]:

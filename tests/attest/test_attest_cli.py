@@ -176,3 +176,24 @@ def test_no_session_to_attest(tmp_path: Path) -> None:
     done = ketch("attest", cwd=ws, env=env)
     assert done.returncode == 1 and "no saved sessions in" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_subject_behind_a_link_out_of_the_checkout_is_not_read(
+    two_turns: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    ws, env = two_turns
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "t1.txt").write_text("1\n")  # the very content the receipt names
+    (ws / "via").symlink_to(outside)
+    data = json.loads((ws / "receipt.json").read_text())
+    stmt = json.loads(base64.b64decode(data["payload"]))
+    stmt["subject"][0]["name"] = "via/t1.txt"
+    data["payload"] = base64.b64encode(json.dumps(stmt).encode()).decode()
+    (ws / "hostile.json").write_text(json.dumps(data))
+    try:
+        done = ketch("verify", "hostile.json", cwd=ws, env=env)
+    finally:
+        (ws / "via").unlink()
+    assert done.returncode == 1
+    assert "FAILED: subject via/t1.txt: the name leaves the repository; not checked" in done.stdout
