@@ -599,7 +599,7 @@ def _permission(
         tool_call_id=proposed.id,
         decision=decision,
         reason=reason,
-        origin=origin or (vote.origin if vote is not None else "") or "policy",
+        origin=origin or (vote.origin if vote is not None else "") or "vote",
         plugin=plugin or (vote.plugin if vote is not None else ""),
         rules=list(vote.rules) if vote is not None and not origin else [],
         effects=sorted(
