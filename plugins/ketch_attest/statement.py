@@ -199,46 +199,18 @@ class Builder:
 
     def _usage(self) -> dict[str, Any]:
         rows = [u for u in self.facts.usage if self.options.selects(u.turn)]
-        models: dict[tuple[str, str], dict[str, Any]] = {}
-        unpriced = 0
+        groups: dict[tuple[str, str], list[Any]] = {}
         for u in rows:
-            m = models.setdefault(
-                (u.provider, u.model),
-                {
-                    "provider": u.provider,
-                    "model": u.model,
-                    "responses": 0,
-                    "inputTokens": 0,
-                    "outputTokens": 0,
-                    "cachedTokens": 0,
-                    "costUsd": 0.0,
-                },
-            )
-            m["responses"] += 1
-            m["inputTokens"] += u.input_tokens
-            m["outputTokens"] += u.output_tokens
-            m["cachedTokens"] += u.cached_tokens
-            if u.cost_usd is None:
-                unpriced += 1
-                m["costUsd"] = None if m["costUsd"] == 0.0 else m["costUsd"]
-            elif m["costUsd"] is not None:
-                m["costUsd"] = round(m["costUsd"] + float(u.cost_usd), 6)
+            groups.setdefault((u.provider, u.model), []).append(u)
+        models = [{"provider": p, "model": m, **_totals(us)} for (p, m), us in groups.items()]
         if not models:  # no response in the range: the models the runs named
-            for run in self.facts.runs:
-                models.setdefault(
-                    (run["provider"], run["model"]),
-                    {"provider": run["provider"], "model": run["model"], "responses": 0},
-                )
-        costs = [float(u.cost_usd) for u in rows if u.cost_usd is not None]
+            seen = dict.fromkeys((r["provider"], r["model"]) for r in self.facts.runs)
+            models = [{"provider": p, "model": m, **_totals([])} for p, m in seen]
         return {
-            "models": list(models.values()),
+            "models": models,
             "usage": {
-                "responses": len(rows),
-                "inputTokens": sum(u.input_tokens for u in rows),
-                "outputTokens": sum(u.output_tokens for u in rows),
-                "cachedTokens": sum(u.cached_tokens for u in rows),
-                "costUsd": round(sum(costs), 6) if rows and not unpriced else None,
-                "unpricedResponses": unpriced,
+                **_totals(rows),
+                "unpricedResponses": sum(1 for u in rows if u.cost_usd is None),
             },
         }
 
@@ -303,6 +275,18 @@ class Builder:
         for root in dict.fromkeys((str(self.workspace), os.path.realpath(self.workspace))):
             text = text.replace(root + os.sep, "").replace(root, ".")
         return text
+
+
+def _totals(rows: list[Any]) -> dict[str, Any]:
+    """Responses, tokens, and the cost (None unless every response had a known price)."""
+    priced = all(u.cost_usd is not None for u in rows)
+    return {
+        "responses": len(rows),
+        "inputTokens": sum(u.input_tokens for u in rows),
+        "outputTokens": sum(u.output_tokens for u in rows),
+        "cachedTokens": sum(u.cached_tokens for u in rows),
+        "costUsd": round(sum(float(u.cost_usd) for u in rows), 6) if rows and priced else None,
+    }
 
 
 def read_subject(path: Path) -> bytes | None:
