@@ -139,6 +139,15 @@ def test_ketch_verify_passes_with_the_store_and_with_only_the_public_key(
         "note: journal: not checked: the session store is not available (--no-store was given)"
         in offline.stdout
     )
+    # ketch's key as an allowed_signers line (ssh-ed25519) verifies it too.
+    line = ketch("attest", "--public-key", "ssh", cwd=ws, env=env)
+    assert line.returncode == 0 and line.stdout.startswith("ssh-ed25519 ")
+    signers = made["root"] / "ketch_signers"
+    signers.write_text(f"ketch@example.com {line.stdout}")
+    by_line = ketch(
+        "verify", str(made["receipt"]), "--key", str(signers), "--no-store", cwd=ws, env=env
+    )
+    assert by_line.returncode == 0 and "verified by ketch@example.com SHA256:" in by_line.stdout
 
 
 def test_the_receipt_verifies_with_securesystemslib_and_in_toto(made: dict[str, Any]) -> None:
