@@ -79,6 +79,14 @@ class PermissionEvent(_Event):
     reason: str = ""
     approved: bool | None = None  # for ask: what the approver (or its absence) said
     scope: str | None = None  # what an "always allow" answer was scoped to
+    # Who decided, for provenance: the deciding vote's ``origin`` (its voter's word: a
+    # rule, a proof, the profile, an approval...), "hook" for a ``ketch_before_tool_use``
+    # verdict, the approver's ``ApprovalAnswer.origin`` for an answered ask ("approver"
+    # when it did not say), "no-approver" for an ask nobody could answer.
+    origin: str = ""
+    plugin: str = ""  # the plugin whose vote or hook verdict decided ("" for an approver)
+    rules: list[str] = Field(default_factory=list)  # the rules/approval scopes that decided
+    effects: list[str] = Field(default_factory=list)  # the call's effects, as policy saw them
 
 
 class ToolStartedEvent(_Event):
@@ -110,6 +118,8 @@ class UsageEvent(_Event):
     context_tokens: int = 0
     effective_capacity: int = 0
     cost_usd: float | None = None  # this response, when the model's price is known
+    model: str = ""  # the model that answered (a session can switch models)
+    provider: str = ""
 
 
 class CompactionEvent(_Event):

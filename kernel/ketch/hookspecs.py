@@ -259,7 +259,9 @@ def ketch_policy_vote(
     with the permission snapshot frozen at the start of the step. Return a
     :class:`ketch.policy.Vote` (allow, ask or deny, with a reason), or None to abstain.
     All votes are combined: deny beats ask beats allow; no vote at all means ask. An
-    implementation that raises counts as a deny vote.
+    implementation that raises counts as a deny vote. A vote's ``origin`` and ``rules``
+    say what settled it (a rule and its text, a proof, the profile...); the permission
+    event records them, and so do provenance receipts.
     """
 
 

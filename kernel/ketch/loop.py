@@ -484,6 +484,8 @@ class Turn:
                 context_tokens=context_tokens,
                 effective_capacity=budget_capacity,
                 cost_usd=cost,
+                model=session.model,
+                provider=session.provider.name,
             )
         )
 

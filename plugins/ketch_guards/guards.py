@@ -199,4 +199,5 @@ def vote(call: ProposedCall, snapshot: PermissionSnapshot) -> Vote | None:
         reason="; ".join(reasons),
         plugin="guards",
         scope=join([f.scope for f in findings]),
+        origin="guard",
     )

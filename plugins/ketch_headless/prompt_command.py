@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import ApprovalAnswer, ApprovalRequest
 
 DEFAULT_TIMEOUT = 60.0
+ORIGIN = "prompt-command"  # who answers (PermissionEvent.origin, docs/provenance.md)
 MAX_ANSWER = 1 << 20  # bytes of stdout read as the answer
 
 
@@ -94,9 +95,11 @@ class PromptCommand:
         assert answer is not None
         if answer["decision"] == "deny":
             message = answer.get("message")
-            return ApprovalAnswer(approved=False, message=str(message) if message else None)
+            return ApprovalAnswer(
+                approved=False, message=str(message) if message else None, origin=ORIGIN
+            )
         remember = "session" if answer.get("scope") == "session" and request.scope else "once"
-        return ApprovalAnswer(approved=True, remember=remember)  # type: ignore[arg-type]
+        return ApprovalAnswer(approved=True, remember=remember, origin=ORIGIN)  # type: ignore[arg-type]
 
     def _deny(self, message: str) -> ApprovalAnswer:
         from ketch.policy import ApprovalAnswer

@@ -170,10 +170,10 @@ def terminal_approver() -> Any:
         sys.stderr.flush()
         answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
         if answer in ("y", "yes"):
-            return ApprovalAnswer(approved=True)
+            return ApprovalAnswer(approved=True, origin="person")
         if answer in ("s", "session"):
-            return ApprovalAnswer(approved=True, remember="session")
-        return ApprovalAnswer(approved=False)
+            return ApprovalAnswer(approved=True, remember="session", origin="person")
+        return ApprovalAnswer(approved=False, origin="person")
 
     return approve
 

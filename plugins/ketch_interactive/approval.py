@@ -86,6 +86,7 @@ async def choose(
     return await prompt.prompt_async()
 
 
+PERSON = "person"  # who answers here (PermissionEvent.origin, docs/provenance.md)
 LONG_SUMMARY_LINES = 8  # taller than this, the summary is printed above the choice list
 
 
@@ -167,13 +168,13 @@ async def ask_approval(request: ApprovalRequest, read_note: Any) -> ApprovalAnsw
             f"{request.call.tool}: {request.summary.splitlines()[0] if request.summary else ''}",
         )
     if picked == "yes":
-        return ApprovalAnswer(approved=True, remember="once")
+        return ApprovalAnswer(approved=True, remember="once", origin=PERSON)
     if picked in ("session", "always"):
-        return ApprovalAnswer(approved=True, remember=picked)  # type: ignore[arg-type]
+        return ApprovalAnswer(approved=True, remember=picked, origin=PERSON)  # type: ignore[arg-type]
     if picked == "note":
         note = (await read_note("  note for the model: ")).strip()
-        return ApprovalAnswer(approved=False, message=note or None)
-    return ApprovalAnswer(approved=False)
+        return ApprovalAnswer(approved=False, message=note or None, origin=PERSON)
+    return ApprovalAnswer(approved=False, origin=PERSON)
 
 
 async def confirm(message: FormattedText, yes: str, no: str) -> bool:

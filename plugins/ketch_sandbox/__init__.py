@@ -229,6 +229,11 @@ def wrap(
         if channel is not None:
             channel.report(True)
         raise
+    if context is not None:
+        from ketch_sandbox.record import record
+
+        session = _state["sessions"].get(context.session_id)
+        record(context, session, sandboxed=True, network=channel is not None, view=view)
     if reporters is not None:
         masks.watch()
         reporters.append(masks.report)
@@ -260,12 +265,13 @@ def ketch_sandbox_command(
     context: ToolContext | None,
 ) -> list[str] | None:
     if not active(workspace):
+        _unwrapped(context, "the sandbox is off or bwrap cannot run here")
         return None
     tried = _state["views"].get(str(Path(workspace)))
     if tried is not None and not tried[0]:
-        return (
-            None  # bwrap refused this workspace's view: the session was told, and is not sandboxed
-        )
+        # bwrap refused this workspace's view: the session was told, and is not sandboxed
+        _unwrapped(context, f"bwrap refused this workspace's view ({tried[1]})")
+        return None
     return wrap(
         list(argv),
         Path(workspace),
@@ -274,6 +280,13 @@ def ketch_sandbox_command(
         reporters=reporters,
         context=context,
     )
+
+
+def _unwrapped(context: ToolContext | None, reason: str) -> None:
+    if context is not None:
+        from ketch_sandbox.record import record
+
+        record(context, _state["sessions"].get(context.session_id), sandboxed=False, reason=reason)
 
 
 @hookimpl
@@ -319,4 +332,6 @@ def ketch_policy_vote(
     if not reasons:
         return None
     scope = scopes[0] if len(scopes) == 1 else None
-    return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope)
+    return Vote(
+        decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope, origin="sandbox"
+    )
