@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ketch.errors import KetchError
 from ketch.storage import BlobRecord, IntegrityError, NewBlob
-from ketch_store.codec import Fields, dumps
+from ketch_store_kit.codec import Fields, dumps
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_store.store import SqliteStore

@@ -72,7 +72,7 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 def _list(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import summaries_table
+    from ketch_store_kit.render import summaries_table
 
     show_all = getattr(args, "all", False)
     errors: list[str] = []
@@ -90,7 +90,7 @@ def _list(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
 
 
 def _show(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import text_view, to_json
+    from ketch_store_kit.render import text_view, to_json
 
     loaded = store.history(args.id)
     if args.json:
@@ -101,7 +101,7 @@ def _show(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
 
 
 def _export(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import markdown, to_json
+    from ketch_store_kit.render import markdown, to_json
 
     loaded = store.history(args.id)
     text = (
@@ -145,7 +145,7 @@ def _rename(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
 
 
 def _verify(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.chain import Report
+    from ketch_store_kit.chain import Report
 
     errors: list[str] = []
     if args.id:

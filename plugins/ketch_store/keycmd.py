@@ -136,7 +136,7 @@ def _meta(path: Path) -> dict[str, str]:
 
 
 def _when(value: Any) -> str:
-    from ketch_store.render import when
+    from ketch_store_kit.render import when
 
     try:
         return when(float(value))
@@ -232,7 +232,7 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
     import sqlite3
 
     from ketch.storage import StoreUnavailable
-    from ketch_store.codec import Fields
+    from ketch_store_kit.codec import Fields
     from ketch_store.store import SqliteStore, _opens_keycheck
     from ketch_store.store import _meta as meta_of
 

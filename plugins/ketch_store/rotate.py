@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 from ketch.errors import KetchError
 from ketch.storage import FieldCipher, IntegrityError
 from ketch_store import owners
-from ketch_store.chain import CHAIN, HEAD, head_input, link_input
-from ketch_store.codec import Fields
+from ketch_store_kit.chain import CHAIN, HEAD, head_input, link_input
+from ketch_store_kit.codec import Fields
 from ketch_store.schema import lift_triggers, restore_triggers
 
 if TYPE_CHECKING:  # pragma: no cover

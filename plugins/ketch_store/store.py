@@ -15,7 +15,7 @@ store also holds a shared lock that a key rotation takes exclusively):
 
 Writes go through :meth:`SqliteStore.append`: one ``BEGIN IMMEDIATE`` transaction that
 skips an event id already journaled, allocates the session's next sequence number,
-inserts the sealed entry with its chain link (:mod:`ketch_store.chain`), moves the
+inserts the sealed entry with its chain link (:mod:`ketch_store_kit.chain`), moves the
 session's head, and applies the entry's side effects (operations, counters).
 Dispatches and outcomes of tool calls commit with ``synchronous=FULL`` (they must
 survive a power cut); everything else with ``NORMAL`` (survives a crash of the process).
@@ -51,8 +51,8 @@ from ketch.storage import (
     StoreUnavailable,
 )
 from ketch_store import owners
-from ketch_store.chain import CHAIN, HEAD, Report, Row, check, head_input, link_input
-from ketch_store.codec import Fields, PlainCodec, dumps
+from ketch_store_kit.chain import CHAIN, HEAD, Report, Row, check, head_input, link_input
+from ketch_store_kit.codec import Fields, PlainCodec, dumps
 from ketch_store.schema import (
     SCHEMA_VERSION,
     SchemaTooNew,
@@ -1159,9 +1159,9 @@ class SqliteStore:
         }
 
     def history(self, session_id: str) -> Any:
-        """The record plus the operation history (:class:`ketch_store.record.Loaded`)."""
-        from ketch_store.children import children
-        from ketch_store.record import build
+        """The record plus the operation history (:class:`ketch_store_kit.record.Loaded`)."""
+        from ketch_store_kit.children import children
+        from ketch_store_kit.record import build
 
         session_id = self.resolve_id(session_id)
         header = self._header(session_id)
