@@ -38,9 +38,9 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 @hookimpl
 def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | None:
     from ketch.paths import state_dir
-    from ketch_store_kit.recorder import Recorder
     from ketch_store.settings import StorageSettings
     from ketch_store.store import SqliteStore, writer_wait
+    from ketch_store_kit.recorder import Recorder
 
     wait = writer_wait(settings)  # a bad value is a config error before anything opens
     store = SqliteStore.open(

@@ -232,9 +232,10 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
     import sqlite3
 
     from ketch.storage import StoreUnavailable
-    from ketch_store_kit.codec import Fields
-    from ketch_store.store import SqliteStore, _opens_keycheck
+    from ketch_store.store import SqliteStore
     from ketch_store.store import _meta as meta_of
+    from ketch_store_kit.codec import Fields
+    from ketch_store_kit.journal import opens_keycheck
 
     manager = cipher.manager
     key = manager.key_from_code(_read_code(args))
@@ -258,7 +259,7 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
                 "the store already opens with its current key, and the recovery code is another key; nothing was imported"
             )
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-            opens = _opens_keycheck(Fields(manager.cipher_for(key)), meta_of(conn))
+            opens = opens_keycheck(Fields(manager.cipher_for(key)), meta_of(conn))
         if not opens:
             raise KetchError(
                 f"the recovery code does not open {path} (it is another store's key); nothing was imported"

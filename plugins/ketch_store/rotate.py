@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING, Any
 from ketch.errors import KetchError
 from ketch.storage import FieldCipher, IntegrityError
 from ketch_store import owners
+from ketch_store.schema import lift_triggers, restore_triggers
+from ketch_store_kit.binding import rebind
 from ketch_store_kit.chain import CHAIN, HEAD, head_input, link_input
 from ketch_store_kit.codec import Fields
-from ketch_store.schema import lift_triggers, restore_triggers
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_store.store import SqliteStore
@@ -179,6 +180,7 @@ def _reseal_database(
                 "UPDATE sessions SET head = ? WHERE id = ?",
                 (new.mac(HEAD, head_input(session_id, last_seq, prev)), session_id),
             )
+            rebind(conn, new, session_id)
         pause_at("sessions-done")
         approvals = conn.execute(
             "SELECT workspace_index, scope_index, scope FROM approvals"
