@@ -117,6 +117,14 @@ class AesGcmFieldCipher:
         if self.manager is not None:
             self.manager.bind(database, recorded)
 
+    def key_file_beside(self) -> Path | None:
+        """The key file kept beside the bound database, if there is one (an empty
+        database beside it is a truncated store, not a new one)."""
+        if self.manager is None:
+            return None
+        path: Path = self.manager.passphrase.path
+        return path if path.exists() else None
+
     def unlock(self, *, create: bool) -> None:
         """Load the key now; with ``create``, mint one if the keyring has none."""
         if self._keys is None:

@@ -329,12 +329,40 @@ class Blobs:
                 self.get(blob_id)
             except (IntegrityError, KetchError, zlib.error) as exc:
                 problems.append(f"blob {blob_id}: {exc}")
+        problems += self._missing_referenced({row[0] for row in blob_rows})
         for session_id, collection, seq, data in record_rows:
             key = _record_key(session_id, collection, seq)
             try:
                 self.fields.open("blob_records", "data", key, bytes(data))
             except IntegrityError:
                 problems.append(f"record {key} does not open under the current key")
+        return problems
+
+    def _missing_referenced(self, present: set[str]) -> list[str]:
+        """Blobs a record refers to, or a stored tree names as a child, that are gone
+        (deleted outside ketch): undo and rewind to them would fail later."""
+        with self.store.lock:
+            refs = self.store.conn.execute(
+                "SELECT session_id, collection, seq, blob_id FROM blob_refs ORDER BY session_id, seq"
+            ).fetchall()
+            trees = self.store.conn.execute(
+                "SELECT id, children FROM blobs WHERE children IS NOT NULL"
+            ).fetchall()
+        problems: list[str] = []
+        gone = [(s, c, q, b) for s, c, q, b in refs if b not in present]
+        for session_id, collection, seq, blob_id in gone[:20]:
+            problems.append(
+                f"session {session_id}: {collection} record {seq} refers to blob {blob_id}, which is "
+                "missing from the store (deleted outside ketch; undo and rewind to it will fail)"
+            )
+        if len(gone) > 20:
+            problems.append(f"and {len(gone) - 20} more records refer to missing blobs")
+        orphans = sorted({c for _, kids in trees for c in _unpack(kids) if c not in present})
+        if orphans:
+            problems.append(
+                f"{len(orphans)} blob(s) named by a stored directory tree are missing "
+                f"(first: {orphans[0]}; deleted outside ketch)"
+            )
         return problems
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import functools
 import os
 import sqlite3
@@ -116,6 +117,50 @@ def _remove_if_empty(path: Path) -> None:
             path.unlink()
             for suffix in ("-wal", "-shm", "-journal"):
                 path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+def _refuse_empty_beside_key(path: Path, cipher: FieldCipher) -> None:
+    """An empty (truncated) database whose key file is beside it: the sessions that key
+    protects are gone from the file. Never build a fresh store over that key silently."""
+    beside = getattr(cipher, "key_file_beside", None)
+    key_file = beside() if callable(beside) else None
+    if key_file is None:
+        return
+    size = path.stat().st_size if path.exists() else 0
+    raise StoreUnavailable(
+        f"{path} is empty ({size} bytes, no sessions in it) but its key {key_file} is beside it: the "
+        "store that key belongs to was truncated or replaced. Restore sessions.db from a backup; to start "
+        f"a new store instead, move both {path.name} and {key_file.name} away (ketch will not make a new "
+        "store over an old key by itself)",
+        exists=True,
+    )
+
+
+def full(exc: sqlite3.Error, path: Path) -> bool:
+    """The disk holding the store is full, not the database damaged: SQLITE_FULL, or an
+    I/O error (a -wal/-shm that cannot grow) on a filesystem with no space left."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL or "disk is full" in str(exc):
+        return True
+    if code is not None and code & 0xFF != sqlite3.SQLITE_IOERR:
+        return False
+    return no_space(path)
+
+
+def no_space(path: Path) -> bool:
+    """Less than a few pages free for an unprivileged writer where ``path`` lives."""
+    try:
+        stats = os.statvfs(path.parent if not path.is_dir() else path)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 64 * 1024
+
+
+def disk_full(path: Path, exc: BaseException) -> str:
+    return (
+        f"the disk holding the session store is full ({exc}; {path.parent}). The store itself is not "
+        "damaged: free some space there and run again; do not move sessions.db away"
+    )
 
 
 def _has_data(path: Path) -> bool:
@@ -215,6 +260,8 @@ class SqliteStore(SqlJournal):
                 store._users = users
                 return store
         except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise StoreUnavailable(disk_full(path, exc.strerror), exists=exists) from None
             raise StoreUnavailable(
                 f"cannot open the session store in {path.parent}: {exc.strerror or exc}",
                 exists=exists,
@@ -227,7 +274,8 @@ class SqliteStore(SqlJournal):
 
     @classmethod
     def _open_file(cls, path: Path, cipher: FieldCipher | None) -> SqliteStore:
-        fresh = not path.exists() or path.stat().st_size == 0
+        existed = path.exists()
+        fresh = not existed or path.stat().st_size == 0
         if fresh:
             # Owner-only from the start; SQLite gives -wal/-shm the same mode.
             with contextlib.suppress(FileExistsError):
@@ -239,20 +287,27 @@ class SqliteStore(SqlJournal):
                 f"cannot open the session store {path}: {exc}", exists=not fresh
             ) from None
         try:
-            return cls._open_checked(path, conn, cipher, fresh)
+            return cls._open_checked(path, conn, cipher, fresh, existed)
         except BaseException:
             conn.close()
-            if fresh:
+            if fresh and not existed:
                 _remove_if_empty(path)  # a store that never opened leaves nothing behind
             raise
 
     @classmethod
     def _open_checked(
-        cls, path: Path, conn: sqlite3.Connection, cipher: FieldCipher | None, fresh: bool
+        cls,
+        path: Path,
+        conn: sqlite3.Connection,
+        cipher: FieldCipher | None,
+        fresh: bool,
+        existed: bool,
     ) -> SqliteStore:
         try:
-            return cls._open_locked(path, conn, cipher, fresh)
+            return cls._open_locked(path, conn, cipher, fresh, existed)
         except sqlite3.DatabaseError as exc:
+            if full(exc, path):
+                raise StoreUnavailable(disk_full(path, exc), exists=not fresh) from None
             raise StoreUnavailable(
                 f"cannot open the session store {path}: {exc}. If it is damaged beyond what ketch can read, move it away "
                 "(or restore a backup) and run again; `ketch sessions verify --all` reports what is readable",
@@ -261,7 +316,12 @@ class SqliteStore(SqlJournal):
 
     @classmethod
     def _open_locked(
-        cls, path: Path, conn: sqlite3.Connection, cipher: FieldCipher | None, fresh: bool
+        cls,
+        path: Path,
+        conn: sqlite3.Connection,
+        cipher: FieldCipher | None,
+        fresh: bool,
+        existed: bool = False,
     ) -> SqliteStore:
         if not fresh and not _has_tables(conn):
             fresh = True  # an empty file (e.g. created and never written): start it
@@ -288,6 +348,8 @@ class SqliteStore(SqlJournal):
         if fields.encrypted and callable(bind):
             recorded = meta.get("key_provider")
             bind(path, recorded.decode("ascii", "replace") if recorded else None)
+        if fresh and existed and fields.encrypted:
+            _refuse_empty_beside_key(path, codec)
         unlock = getattr(codec, "unlock", None)
         if fields.encrypted and callable(unlock):
             unlock(create=fresh)
@@ -457,6 +519,8 @@ class SqliteStore(SqlJournal):
                 with _transaction(self.conn):
                     yield self.conn
             except sqlite3.OperationalError as exc:
+                if full(exc, self.path):
+                    raise KetchError(disk_full(self.path, exc)) from None
                 raise KetchError(f"the session store is unavailable: {exc}") from None
             except sqlite3.DatabaseError as exc:
                 if not damaged(exc):
