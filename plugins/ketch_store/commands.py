@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
-    from ketch_store.store import SqliteStore
+    from ketch_store_kit.journal import SqlJournal as SqliteStore
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +52,9 @@ def _store(kernel: Kernel) -> SqliteStore:
     store = kernel.store
     if store is None:
         raise KetchError("no session store is loaded (is the 'store' plugin disabled?)")
-    if not store.__class__.__name__ == "SqliteStore":
+    from ketch_store_kit.journal import SqlJournal
+
+    if not isinstance(store, SqlJournal):
         raise KetchError("the loaded session store is not ketch's own; use its plugin's commands")
     return store  # type: ignore[return-value]
 

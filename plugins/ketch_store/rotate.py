@@ -190,7 +190,7 @@ def _reseal_database(
                 "UPDATE approvals SET scope = ? WHERE workspace_index = ? AND scope_index = ?",
                 (again("approvals", "scope", f"{index}/{key}", scope), index, key),
             )
-        from ketch_store import blobs
+        from ketch_store_kit import blobs
 
         blobs.reseal(conn, old, new)  # checkpoint blobs and their records: sealed fields too
         conn.execute(

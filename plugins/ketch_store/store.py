@@ -61,13 +61,14 @@ from ketch_store_kit.journal import (
     SqlJournal,
     gc_paused,
     opens_keycheck,
+    writer_wait,
 )
 
 BUSY_TIMEOUT_MS = 10_000
 ROTATION_WAIT = 120.0  # seconds an open waits for a key rotation in another process
 
 DAMAGE_HINT = "`ketch sessions verify --all` names the damaged sessions; the others can still be listed and exported"
-__all__ = ["KEY_CHECK", "DamagedSession", "SqliteStore", "gc_paused"]
+__all__ = ["KEY_CHECK", "DamagedSession", "SqliteStore", "gc_paused", "writer_wait"]
 
 
 class KeyDoesNotOpen(StoreUnavailable, IntegrityError):
@@ -93,18 +94,6 @@ def damaged(exc: sqlite3.DatabaseError) -> bool:
     """A damaged file ("database disk image is malformed", "file is not a database"), as
     opposed to a constraint, a closed connection or a busy lock."""
     return type(exc) is sqlite3.DatabaseError
-
-
-def writer_wait(settings: Any) -> float:
-    """``[storage] writer_wait``: seconds to wait for another writer of a session (then fork)."""
-    from ketch.errors import ConfigError
-
-    value = settings.section("storage").get("writer_wait", WRITER_WAIT)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigError(
-            f"[storage] writer_wait = {value!r} is not a number of seconds (0 or more) in config.toml"
-        )
-    return float(value)
 
 
 def workspace_filter_absent(params: tuple[Any, ...]) -> bool:
@@ -229,8 +218,8 @@ class SqliteStore(SqlJournal):
 
     @functools.cached_property
     def blobs(self) -> Any:
-        """Content-addressed encrypted blobs (:mod:`ketch_store.blobs`; checkpoints)."""
-        from ketch_store.blobs import Blobs
+        """Content-addressed encrypted blobs (:mod:`ketch_store_kit.blobs`; checkpoints)."""
+        from ketch_store_kit.blobs import Blobs
 
         return Blobs(self)
 
@@ -625,17 +614,17 @@ class SqliteStore(SqlJournal):
         self._sweep_owner_files()
 
     def _copy_extras(self, conn: Any, source_id: str, fork_id: str) -> None:
-        from ketch_store import blobs
+        from ketch_store_kit import blobs
 
         blobs.copy_session(conn, self.fields, source_id, fork_id)
 
     def _forget_extras(self, conn: Any, session_id: str) -> None:
-        from ketch_store import blobs
+        from ketch_store_kit import blobs
 
         blobs.forget_session(conn, session_id)
 
     def _after_delete(self) -> None:
-        from ketch_store import blobs
+        from ketch_store_kit import blobs
 
         self.blobs.collect_garbage(grace=blobs.DELETE_GRACE_SECONDS)
 

@@ -45,6 +45,32 @@ WRITER_WAIT = 60.0  # seconds a second writer waits for a session before forking
 Extra = Callable[[Any, int], None]
 
 
+def writer_wait(settings: Any) -> float:
+    """``[storage] writer_wait``: seconds to wait for another writer of a session (then fork)."""
+    from ketch.errors import ConfigError
+
+    value = settings.section("storage").get("writer_wait", WRITER_WAIT)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(
+            f"[storage] writer_wait = {value!r} is not a number of seconds (0 or more) in config.toml"
+        )
+    return float(value)
+
+
+STORE_URL_ENV = "KETCH_STORE_URL"
+
+
+def store_url(settings: Any, environ: Any = None) -> str | None:
+    """Where sessions go instead of the SQLite file: ``KETCH_STORE_URL``, else
+    ``[storage] url``; None for the default (the SQLite file in the state dir)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    url = env.get(STORE_URL_ENV) or settings.section("storage").get("url") or ""
+    url = str(url).strip()
+    return url or None
+
+
 class DamagedSession(KetchError):
     """Part of the database is damaged (``database disk image is malformed``)."""
 
@@ -99,6 +125,11 @@ class SqlJournal:
     def _list_fallback(self, query: str, params: tuple[Any, ...], errors: list[str]) -> list[Any]:
         """The session list when reading it whole failed on damage."""
         raise DamagedSession("the session list cannot be read")
+
+    def _fence(self, conn: Any, session_id: str) -> None:
+        """Inside an append's transaction, before anything is written: refuse if this
+        process is no longer the session's writer (a store whose writer locks can be
+        lost, such as leases, checks that here)."""
 
     def damage(self) -> str | None:
         """What the database's own check finds wrong (None: sound, or no such check)."""
@@ -300,6 +331,7 @@ class SqlJournal:
         messages: int = 0,
         extra: Extra | None = None,
     ) -> int | None:
+        self._fence(conn, session_id)
         if conn.execute("SELECT 1 FROM journal WHERE event_id = ?", (event_id,)).fetchone():
             return None
         cursor = conn.execute(
@@ -845,7 +877,8 @@ class SqlJournal:
         sealed = self.fields.seal_text("approvals", "scope", f"{index}/{key}", scope)
         with self.transaction() as conn:
             conn.execute(
-                "INSERT OR IGNORE INTO approvals (workspace_index, scope_index, scope, created) VALUES (?, ?, ?, ?)",
+                "INSERT INTO approvals (workspace_index, scope_index, scope, created) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 (index, key, sealed, time.time()),
             )
 

@@ -38,7 +38,7 @@ from ketch.storage import BlobRecord, IntegrityError, NewBlob
 from ketch_store_kit.codec import Fields, dumps
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch_store.store import SqliteStore
+    from ketch_store_kit.journal import SqlJournal
 
 GRACE_SECONDS = 3600.0
 # After ``sessions delete``: long enough for another process's checkpoint in flight
@@ -97,16 +97,19 @@ def _record_key(session_id: str, collection: str, seq: int) -> str:
     return f"{session_id}/{collection}/{seq}"
 
 
-def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables if they are missing (inside the caller's transaction)."""
+def ensure_schema(conn: Any) -> None:
+    """Create the tables if they are missing (inside the caller's transaction). SQLite's
+    only: a store on another database creates its own with the rest of its schema."""
+    if not isinstance(conn, sqlite3.Connection):
+        return
     for statement in _statements(SCHEMA):
         conn.execute(statement)
 
 
 class Blobs:
-    """The :class:`ketch.storage.BlobStore` over one :class:`SqliteStore`."""
+    """The :class:`ketch.storage.BlobStore` over one :class:`SqlJournal`."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: SqlJournal) -> None:
         self.store = store
         with store.transaction() as conn:
             ensure_schema(conn)
@@ -147,7 +150,7 @@ class Blobs:
         absent = self.missing(b.id for b in items)
         # Sealed outside the write lock; what was there already is only marked as used.
         rows = [(b.id, now, _pack(b.children), self._seal(b)) for b in items if b.id in absent]
-        insert = "INSERT OR IGNORE INTO blobs (id, used, children, data) VALUES (?, ?, ?, ?)"
+        insert = "INSERT INTO blobs (id, used, children, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
         with self.store.transaction() as conn:
             conn.executemany(insert, rows)
             present = [b for b in items if b.id not in absent]
@@ -161,7 +164,7 @@ class Blobs:
         return sum(len(row[3]) for row in rows + late)
 
     @staticmethod
-    def _absent_in(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
+    def _absent_in(conn: Any, ids: list[str]) -> set[str]:
         found: set[str] = set()
         for chunk in _chunks(ids):
             found.update(
@@ -219,7 +222,7 @@ class Blobs:
                 (session_id, collection, seq, now, sealed),
             )
             conn.executemany(
-                "INSERT OR IGNORE INTO blob_refs (session_id, collection, seq, blob_id) VALUES (?, ?, ?, ?)",
+                "INSERT INTO blob_refs (session_id, collection, seq, blob_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [(session_id, collection, seq, ref) for ref in refs],
             )
             if refs:  # what a record refers to must exist now (and is kept from collection)
@@ -366,7 +369,7 @@ class Blobs:
         return problems
 
 
-def forget_session(conn: sqlite3.Connection, session_id: str) -> None:
+def forget_session(conn: Any, session_id: str) -> None:
     """Drop a deleted session's records, inside the store's delete transaction (the
     store collects the blobs nothing else refers to right after)."""
     ensure_schema(conn)
@@ -374,7 +377,7 @@ def forget_session(conn: sqlite3.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM blob_records WHERE session_id = ?", (session_id,))
 
 
-def reseal(conn: sqlite3.Connection, old: Fields, new: Fields) -> dict[str, int]:
+def reseal(conn: Any, old: Fields, new: Fields) -> dict[str, int]:
     """Re-encrypt every blob and record from ``old`` to ``new`` (key rotation), inside the
     caller's transaction. Ids and children stay: they use the lookup-index key, which a
     rotation carries over. Raises ``IntegrityError`` for a value ``old`` does not open."""
@@ -411,7 +414,7 @@ def reseal(conn: sqlite3.Connection, old: Fields, new: Fields) -> dict[str, int]
     return {"blobs": blobs, "records": records}
 
 
-def copy_session(conn: sqlite3.Connection, fields: Fields, source_id: str, fork_id: str) -> int:
+def copy_session(conn: Any, fields: Fields, source_id: str, fork_id: str) -> int:
     """Give a forked session copies of ``source_id``'s records (re-sealed under the fork's
     identity), inside the caller's transaction. Blobs are shared, not copied."""
     ensure_schema(conn)
@@ -433,7 +436,7 @@ def copy_session(conn: sqlite3.Connection, fields: Fields, source_id: str, fork_
             ),
         )
     conn.execute(
-        "INSERT OR IGNORE INTO blob_refs (session_id, collection, seq, blob_id) SELECT ?, collection, seq, blob_id FROM blob_refs WHERE session_id = ?",
+        "INSERT INTO blob_refs (session_id, collection, seq, blob_id) SELECT ?, collection, seq, blob_id FROM blob_refs WHERE session_id = ? ON CONFLICT DO NOTHING",
         (fork_id, source_id),
     )
     return len(rows)
