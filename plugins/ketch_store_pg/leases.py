@@ -17,6 +17,7 @@ to tell a dispatched operation of a live process from one whose process is gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -212,8 +213,6 @@ class Leases:
         self._stop.set()
         self.release_all()
         if self.owner_registered:
-            try:
+            with contextlib.suppress(KetchError):
                 self.forget_owner(self.holder)
-            except KetchError:
-                pass
             self.owner_registered = False
