@@ -373,6 +373,28 @@ class PgStore(SqlJournal):
         problems += self.blobs.verify()
         return problems
 
+    # --- the team (``ketch store key members|rotate``) ------------------------------------------
+
+    def members(self) -> list[dict[str, Any]]:
+        from ketch_store_pg import team
+
+        return team.members(self)
+
+    def add_member(self, name: str, public_key: str) -> str:
+        from ketch_store_pg import team
+
+        return team.add(self, name, public_key)
+
+    def remove_member(self, who: str) -> dict[str, Any]:
+        from ketch_store_pg import team
+
+        return team.remove(self, who)
+
+    def rotate_key(self) -> dict[str, Any]:
+        from ketch_store_pg import team
+
+        return team.rotate(self)
+
     def close(self) -> None:
         with self.lock:
             self.writers.stop()
