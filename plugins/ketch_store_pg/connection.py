@@ -155,6 +155,10 @@ class PgConnection:
             self.raw = None
 
     def execute(self, sql: str, params: Any = ()) -> Any:
+        if self.raw is None:  # a reconnect has not succeeded yet: as lost as it gets
+            import pg8000
+
+            raise pg8000.InterfaceError("not connected")
         cursor = self.raw.cursor()
         if params:
             cursor.execute(qmark(sql), tuple(params))
