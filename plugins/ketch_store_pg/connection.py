@@ -13,6 +13,7 @@ for ``reconnect_wait`` seconds before it becomes an error that says so.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -148,10 +149,8 @@ class PgConnection:
 
     def close(self) -> None:
         if self.raw is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a dead connection
                 self.raw.close()
-            except Exception:  # noqa: BLE001 - closing a dead connection
-                pass
             self.raw = None
 
     def execute(self, sql: str, params: Any = ()) -> Any:
@@ -178,10 +177,8 @@ class PgConnection:
         try:
             yield self
         except BaseException:
-            try:
+            with contextlib.suppress(Exception):  # the connection may be the reason
                 self.execute("ROLLBACK")
-            except Exception:  # noqa: BLE001 - the connection may be the reason
-                pass
             raise
         self.execute("COMMIT")
 

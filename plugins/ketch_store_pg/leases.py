@@ -111,7 +111,7 @@ class Leases:
         if session_id not in self.held:
             return
         self.held.discard(session_id)
-        try:
+        with contextlib.suppress(KetchError):  # else it expires by itself
             self.store.run(
                 lambda conn: conn.execute(
                     "DELETE FROM writers WHERE session_id = ? AND holder = ?",
@@ -119,8 +119,6 @@ class Leases:
                 ),
                 "releasing a writer lease",
             )
-        except KetchError:
-            pass  # it expires by itself
 
     def release_all(self) -> None:
         for session_id in list(self.held):

@@ -265,17 +265,14 @@ class PgStore(SqlJournal):
 
     @contextlib.contextmanager
     def transaction(self, *, durable: bool = False) -> Iterator[PgConnection]:
-        with self.lock, self.reading("a write"):
-            with self.pg.transaction():
-                row = self.pg.execute(
-                    "SELECT value FROM meta WHERE key = 'epoch' FOR SHARE"
-                ).fetchone()
-                if row is None or bytes(row[0]) != self.epoch:
-                    raise KetchError(
-                        "the team key of this session store was rotated by another member while this ketch ran; "
-                        "nothing was written: run again to go on under the new key"
-                    )
-                yield self.pg
+        with self.lock, self.reading("a write"), self.pg.transaction():
+            row = self.pg.execute("SELECT value FROM meta WHERE key = 'epoch' FOR SHARE").fetchone()
+            if row is None or bytes(row[0]) != self.epoch:
+                raise KetchError(
+                    "the team key of this session store was rotated by another member while this ketch ran; "
+                    "nothing was written: run again to go on under the new key"
+                )
+            yield self.pg
 
     # --- the journal: the write path, retried across a server restart ------------------------
 
