@@ -65,6 +65,13 @@ def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> N
 
 
 @hookimpl
+def ketch_register_settings(register: Callable[[Any], None]) -> None:
+    from ketch_sandbox.managed import MANAGED_SANDBOX
+
+    register(MANAGED_SANDBOX)
+
+
+@hookimpl
 def ketch_configure(kernel: Kernel) -> None:
     section = kernel.settings.section("sandbox")
     enabled = section.get("enabled", True) is not False
@@ -218,11 +225,27 @@ def ketch_sandbox_command(
 def ketch_policy_vote(
     call: ProposedCall, snapshot: PermissionSnapshot, session: Session
 ) -> Vote | None:
-    """Leaving the sandbox, or network it does not grant, asks every time (no scope to remember)."""
-    if not snapshot.sandboxed:
-        return None  # no sandbox: nothing to leave, and the network is not confined anyway
+    """Leaving the sandbox, or network it does not grant, asks every time (no scope to remember).
+    Where the managed policy requires the sandbox, running a program outside it is denied."""
     from ketch.policy import Vote
     from ketch.tools import Effect
+
+    if session.kernel.settings.section("sandbox").get("required"):
+        outside = [
+            a
+            for a in call.accesses
+            if a.effect == Effect.EXECUTE
+            and (not snapshot.sandboxed or a.detail.get("sandboxed") is False)
+        ]
+        if outside or (Effect.EXECUTE in call.effects and not snapshot.sandboxed):
+            return Vote(
+                decision="deny",
+                reason="the managed policy requires the sandbox, and this would run a program outside it",
+                plugin="sandbox",
+                scope=None,
+            )
+    if not snapshot.sandboxed:
+        return None  # no sandbox: nothing to leave, and the network is not confined anyway
 
     reasons: list[str] = []
     for access in call.accesses:
