@@ -10,9 +10,9 @@ needs:
   is refused with what to do;
 * **leases** instead of lock files (:mod:`ketch_store_pg.leases`): one writer per
   session across machines, renewed by a heartbeat, fenced inside every append;
-* **the key epoch**: every write transaction holds the ``epoch`` row shared, a key
-  rotation holds it exclusively and changes it, so no process keeps writing under a
-  key that was rotated away;
+* **the key epoch**: every write transaction holds an advisory lock shared and checks
+  the ``epoch``; a key rotation holds the lock exclusively and changes the epoch, so no
+  process keeps writing under a key that was rotated away;
 * **reconnecting**: a dropped connection or a server restart is retried (appends are
   idempotent by their event id) for ``reconnect_wait`` seconds.
 
@@ -42,6 +42,7 @@ from ketch_store_pg.leases import LEASE_SECONDS, Leases
 
 T = TypeVar("T")
 TEAM_LABEL = b"ketch/team/"
+EPOCH_LOCK = 7301454  # the advisory lock a rotation holds exclusively
 
 
 def _stderr(text: str) -> None:
@@ -266,7 +267,11 @@ class PgStore(SqlJournal):
     @contextlib.contextmanager
     def transaction(self, *, durable: bool = False) -> Iterator[PgConnection]:
         with self.lock, self.reading("a write"), self.pg.transaction():
-            row = self.pg.execute("SELECT value FROM meta WHERE key = 'epoch' FOR SHARE").fetchone()
+            # Shared with every other write, exclusive to a rotation (an advisory lock: no
+            # row lock on one hot row for every append of the whole team).
+            row = self.pg.execute(
+                f"SELECT value, pg_advisory_xact_lock_shared({EPOCH_LOCK}) IS NULL FROM meta WHERE key = 'epoch'"
+            ).fetchone()
             if row is None or bytes(row[0]) != self.epoch:
                 raise KetchError(
                     "the team key of this session store was rotated by another member while this ketch ran; "

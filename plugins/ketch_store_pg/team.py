@@ -22,7 +22,7 @@ from ketch_store_kit import blobs
 from ketch_store_kit.binding import rebind
 from ketch_store_kit.chain import CHAIN, HEAD, head_input, link_input
 from ketch_store_kit.codec import Fields
-from ketch_store_pg.store import PgStore, _context
+from ketch_store_pg.store import EPOCH_LOCK, PgStore, _context
 
 
 def members(store: PgStore) -> list[dict[str, Any]]:
@@ -104,9 +104,8 @@ def rotate(store: PgStore, drop: str | None = None) -> dict[str, Any]:
         conn = store.pg
         try:
             with conn.transaction():
-                row = conn.execute(
-                    "SELECT value FROM meta WHERE key = 'epoch' FOR UPDATE"
-                ).fetchone()
+                conn.execute(f"SELECT pg_advisory_xact_lock({EPOCH_LOCK})")  # waits out every write
+                row = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
                 if row is None or bytes(row[0]) != store.epoch:
                     raise KetchError("another member rotated the team key meanwhile; run again")
                 conn.execute("SET LOCAL ketch.rotating = 'on'")
