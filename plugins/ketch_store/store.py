@@ -31,7 +31,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
-import functools
 import os
 import sqlite3
 import threading
@@ -215,13 +214,6 @@ class SqliteStore(SqlJournal):
             _stderr  # said at once (a wait the user is sitting through)
         )
         self.recorder: Any = None  # set by the plugin: the event observer for this store
-
-    @functools.cached_property
-    def blobs(self) -> Any:
-        """Content-addressed encrypted blobs (:mod:`ketch_store_kit.blobs`; checkpoints)."""
-        from ketch_store_kit.blobs import Blobs
-
-        return Blobs(self)
 
     # --- opening ------------------------------------------------------------------------
 
@@ -612,21 +604,6 @@ class SqliteStore(SqlJournal):
 
     def _after_recover(self) -> None:
         self._sweep_owner_files()
-
-    def _copy_extras(self, conn: Any, source_id: str, fork_id: str) -> None:
-        from ketch_store_kit import blobs
-
-        blobs.copy_session(conn, self.fields, source_id, fork_id)
-
-    def _forget_extras(self, conn: Any, session_id: str) -> None:
-        from ketch_store_kit import blobs
-
-        blobs.forget_session(conn, session_id)
-
-    def _after_delete(self) -> None:
-        from ketch_store_kit import blobs
-
-        self.blobs.collect_garbage(grace=blobs.DELETE_GRACE_SECONDS)
 
     def _list_fallback(self, query: str, params: tuple[Any, ...], errors: list[str]) -> list[Any]:
         return self._rows_one_by_one(query, params, errors)

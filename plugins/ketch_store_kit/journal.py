@@ -20,6 +20,7 @@ effects. Only the holder of a session's writer lock appends to it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import time
@@ -55,6 +56,28 @@ def writer_wait(settings: Any) -> float:
             f"[storage] writer_wait = {value!r} is not a number of seconds (0 or more) in config.toml"
         )
     return float(value)
+
+
+def claim_waiting(
+    writers: Any,
+    session_id: str,
+    wait: float,
+    on_wait: Callable[[str], None] | None,
+    poll: float,
+) -> bool:
+    """``writers.try_claim(session_id)``, retried every ``poll`` seconds for up to ``wait``
+    seconds; ``on_wait(holder)`` once if the first try finds it taken (either store's
+    writer locks: lock files or leases)."""
+    if writers.try_claim(session_id):
+        return True
+    if on_wait is not None:
+        on_wait(writers.holder(session_id))
+    deadline = time.monotonic() + max(wait, 0.0)
+    while time.monotonic() < deadline:
+        time.sleep(poll)
+        if writers.try_claim(session_id):
+            return True
+    return False
 
 
 STORE_URL_ENV = "KETCH_STORE_URL"
@@ -113,14 +136,30 @@ class SqlJournal:
     def _after_recover(self) -> None:
         """After the recovery pass (sweeping what dead owners left)."""
 
+    @functools.cached_property
+    def blobs(self) -> Any:
+        """Content-addressed encrypted blobs (:mod:`ketch_store_kit.blobs`; checkpoints)."""
+        from ketch_store_kit.blobs import Blobs
+
+        return Blobs(self)
+
     def _copy_extras(self, conn: Any, source_id: str, fork_id: str) -> None:
-        """A fork gets what else its source had (checkpoint records), inside its transaction."""
+        """A fork gets its source's checkpoint records, inside its transaction."""
+        from ketch_store_kit import blobs
+
+        blobs.copy_session(conn, self.fields, source_id, fork_id)
 
     def _forget_extras(self, conn: Any, session_id: str) -> None:
-        """A deleted session's other records, inside the delete transaction."""
+        """A deleted session's checkpoint records, inside the delete transaction."""
+        from ketch_store_kit import blobs
+
+        blobs.forget_session(conn, session_id)
 
     def _after_delete(self) -> None:
-        """After a session was deleted (collecting blobs nothing refers to)."""
+        """After a session was deleted: collect the blobs nothing refers to any more."""
+        from ketch_store_kit import blobs
+
+        self.blobs.collect_garbage(grace=blobs.DELETE_GRACE_SECONDS)
 
     def _list_fallback(self, query: str, params: tuple[Any, ...], errors: list[str]) -> list[Any]:
         """The session list when reading it whole failed on damage."""

@@ -22,7 +22,6 @@ import os
 import secrets
 import socket
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -80,16 +79,10 @@ class Leases:
     def claim(
         self, session_id: str, wait: float, on_wait: Callable[[str], None] | None = None
     ) -> bool:
-        if self.try_claim(session_id):
-            return True
-        if on_wait is not None:
-            on_wait(self.holder_of(session_id))
-        deadline = time.monotonic() + max(wait, 0.0)
-        while time.monotonic() < deadline:
-            time.sleep(POLL_SECONDS)
-            if self.try_claim(session_id):
-                return True
-        return False
+        """Take it, waiting up to ``wait`` seconds; ``on_wait(holder)`` once if busy."""
+        from ketch_store_kit.journal import claim_waiting
+
+        return claim_waiting(self, session_id, wait, on_wait, POLL_SECONDS)
 
     def holder(self, session_id: str) -> str:
         return self.holder_of(session_id)

@@ -24,7 +24,6 @@ should be one writer, and the fence makes sure) are serialized, never interleave
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import socket
 import threading
@@ -326,28 +325,6 @@ class PgStore(SqlJournal):
 
     def _forget_owner(self, owner: str) -> None:
         self.writers.forget_owner(owner)
-
-    @functools.cached_property
-    def blobs(self) -> Any:
-        """Content-addressed encrypted blobs (checkpoints), as in the SQLite store."""
-        from ketch_store_kit.blobs import Blobs
-
-        return Blobs(self)
-
-    def _copy_extras(self, conn: Any, source_id: str, fork_id: str) -> None:
-        from ketch_store_kit import blobs
-
-        blobs.copy_session(conn, self.fields, source_id, fork_id)
-
-    def _forget_extras(self, conn: Any, session_id: str) -> None:
-        from ketch_store_kit import blobs
-
-        blobs.forget_session(conn, session_id)
-
-    def _after_delete(self) -> None:
-        from ketch_store_kit import blobs
-
-        self.blobs.collect_garbage(grace=blobs.DELETE_GRACE_SECONDS)
 
     def verify_store(self) -> list[str]:
         """The store-wide records: the key check, the index key, approvals, members, blobs."""

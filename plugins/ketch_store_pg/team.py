@@ -18,10 +18,8 @@ from typing import Any
 
 from ketch.errors import KetchError
 from ketch.storage import IntegrityError
-from ketch_store_kit import blobs
-from ketch_store_kit.binding import rebind
-from ketch_store_kit.chain import CHAIN, HEAD, head_input, link_input
 from ketch_store_kit.codec import Fields
+from ketch_store_kit.reseal import again, reseal_all
 from ketch_store_pg.store import EPOCH_LOCK, PgStore, _context
 
 
@@ -94,12 +92,7 @@ def rotate(store: PgStore, drop: str | None = None) -> dict[str, Any]:
     new.cipher.set_index_key(old.cipher.index_key())  # type: ignore[attr-defined]
     epoch = os.urandom(8).hex().encode()
 
-    def again(table: str, column: str, key: str, value: Any) -> bytes | None:
-        if value is None:
-            return None
-        return new.seal(table, column, key, old.open(table, column, key, bytes(value)))
-
-    counts = {"sessions": 0, "entries": 0, "approvals": 0, "members": 0}
+    counts: dict[str, Any] = {}
     with store.lock, store.reading("a key rotation"):
         conn = store.pg
         try:
@@ -108,76 +101,27 @@ def rotate(store: PgStore, drop: str | None = None) -> dict[str, Any]:
                 row = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
                 if row is None or bytes(row[0]) != store.epoch:
                     raise KetchError("another member rotated the team key meanwhile; run again")
-                conn.execute("SET LOCAL ketch.rotating = 'on'")
+                conn.execute("SET LOCAL ketch.rotating = 'on'")  # lifts the append-only trigger
                 if drop is not None:
                     conn.execute("DELETE FROM members WHERE fingerprint = ?", (drop,))
-                for name in ("keycheck", "index_key"):
-                    value = conn.execute(
-                        "SELECT value FROM meta WHERE key = ?", (name,)
-                    ).fetchone()[0]
-                    conn.execute(
-                        "UPDATE meta SET value = ? WHERE key = ?",
-                        (again("meta", name, "store", value), name),
-                    )
-                for session_id, workspace, name, title, last_seq in conn.execute(
-                    "SELECT id, workspace, name, title, last_seq FROM sessions ORDER BY id"
-                ).fetchall():
-                    conn.execute(
-                        "UPDATE sessions SET workspace = ?, name = ?, title = ? WHERE id = ?",
-                        (
-                            again("sessions", "workspace", session_id, workspace),
-                            again("sessions", "name", session_id, name),
-                            again("sessions", "title", session_id, title),
-                            session_id,
-                        ),
-                    )
-                    prev = b""
-                    for seq, event_id, kind, ts, payload in conn.execute(
-                        "SELECT seq, event_id, kind, ts, payload FROM journal WHERE session_id = ? ORDER BY seq",
-                        (session_id,),
-                    ).fetchall():
-                        sealed = again(
-                            "journal", "payload", f"{session_id}/{seq}/{kind}/{event_id}", payload
-                        )
-                        assert sealed is not None
-                        prev = new.mac(
-                            CHAIN, link_input(session_id, seq, kind, event_id, ts, sealed, prev)
-                        )
-                        conn.execute(
-                            "UPDATE journal SET payload = ?, mac = ? WHERE session_id = ? AND seq = ?",
-                            (sealed, prev, session_id, seq),
-                        )
-                        counts["entries"] += 1
-                    conn.execute(
-                        "UPDATE sessions SET head = ? WHERE id = ?",
-                        (new.mac(HEAD, head_input(session_id, int(last_seq), prev)), session_id),
-                    )
-                    rebind(conn, new, session_id)
-                    counts["sessions"] += 1
-                for index, key, scope in conn.execute(
-                    "SELECT workspace_index, scope_index, scope FROM approvals"
-                ).fetchall():
-                    conn.execute(
-                        "UPDATE approvals SET scope = ? WHERE workspace_index = ? AND scope_index = ?",
-                        (again("approvals", "scope", f"{index}/{key}", scope), index, key),
-                    )
-                    counts["approvals"] += 1
-                blobs.reseal(conn, old, new)
-                for fingerprint, public, name in conn.execute(
+                counts = reseal_all(conn, old, new)
+                members = conn.execute(
                     "SELECT fingerprint, public_key, name FROM members"
-                ).fetchall():
+                ).fetchall()
+                for fingerprint, public, name in members:
                     conn.execute(
                         "UPDATE members SET name = ?, wrapped = ? WHERE fingerprint = ?",
                         (
-                            again("members", "name", fingerprint, name),
+                            again(old, new, "members", "name", fingerprint, name),
                             store.team.wrap(new_key, public, _context(store.store_id, fingerprint)),
                             fingerprint,
                         ),
                     )
-                    counts["members"] += 1
+                counts["members"] = len(members)
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'epoch'", (epoch,))
                 conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('rotated', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    "INSERT INTO meta (key, value) VALUES ('rotated', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (str(time.time()).encode(),),
                 )
         except IntegrityError as exc:
