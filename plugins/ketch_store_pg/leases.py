@@ -42,7 +42,7 @@ class Leases:
     def __init__(self, store: Any, seconds: float = LEASE_SECONDS) -> None:
         self.store = store
         self.seconds = max(float(seconds), 1.0)
-        self.holder = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(6)}"
+        self.me = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(6)}"
         self.host = socket.gethostname()
         self.held: set[str] = set()
         self.owner_registered = False
@@ -65,7 +65,7 @@ class Leases:
                     "ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, host = excluded.host, "
                     "pid = excluded.pid, expires = excluded.expires "
                     f"WHERE writers.holder = excluded.holder OR writers.expires < {NOW}",
-                    (session_id, self.holder, self.host, os.getpid(), self.seconds),
+                    (session_id, self.me, self.host, os.getpid(), self.seconds),
                 ).rowcount
             ),
             "taking a session's writer lease",
@@ -108,7 +108,7 @@ class Leases:
             self.store.run(
                 lambda conn: conn.execute(
                     "DELETE FROM writers WHERE session_id = ? AND holder = ?",
-                    (session_id, self.holder),
+                    (session_id, self.me),
                 ),
                 "releasing a writer lease",
             )
@@ -126,7 +126,7 @@ class Leases:
         """Inside a write transaction: renew the lease, or refuse if it is not ours any more."""
         renewed = conn.execute(
             f"UPDATE writers SET expires = {NOW} + ? WHERE session_id = ? AND holder = ?",
-            (self.seconds, session_id, self.holder),
+            (self.seconds, session_id, self.me),
         ).rowcount
         if renewed != 1:
             self.held.discard(session_id)
@@ -142,13 +142,13 @@ class Leases:
                 lambda conn: conn.execute(
                     f"INSERT INTO owners (id, host, pid, expires) VALUES (?, ?, ?, {NOW} + ?) "
                     "ON CONFLICT (id) DO UPDATE SET expires = excluded.expires",
-                    (self.holder, self.host, os.getpid(), self.seconds),
+                    (self.me, self.host, os.getpid(), self.seconds),
                 ),
                 "registering this process",
             )
             self.owner_registered = True
             self._heartbeat()
-        return self.holder
+        return self.me
 
     def owner_alive(self, owner: str) -> bool:
         row = self.store.run(
@@ -190,12 +190,12 @@ class Leases:
                 marks = ",".join("?" * len(held))
                 conn.execute(
                     f"UPDATE writers SET expires = {NOW} + ? WHERE holder = ? AND session_id IN ({marks})",
-                    (self.seconds, self.holder, *held),
+                    (self.seconds, self.me, *held),
                 )
             if self.owner_registered:
                 conn.execute(
                     f"UPDATE owners SET expires = {NOW} + ? WHERE id = ?",
-                    (self.seconds, self.holder),
+                    (self.seconds, self.me),
                 )
 
         self.store.run(work, "renewing leases", retry=False)
@@ -205,5 +205,5 @@ class Leases:
         self.release_all()
         if self.owner_registered:
             with contextlib.suppress(KetchError):
-                self.forget_owner(self.holder)
+                self.forget_owner(self.me)
             self.owner_registered = False
