@@ -242,7 +242,7 @@ class SqliteStore(SqlJournal):
                 return store
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise StoreUnavailable(disk_full(path, exc.strerror), exists=exists) from None
+                raise StoreUnavailable(disk_full(path, exc), exists=exists) from None
             raise StoreUnavailable(
                 f"cannot open the session store in {path.parent}: {exc.strerror or exc}",
                 exists=exists,

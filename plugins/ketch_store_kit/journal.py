@@ -102,6 +102,7 @@ class SqlJournal:
     """Implements :class:`ketch.storage.Store` and the journal the recorder writes."""
 
     where = "the session store"  # how messages name the database
+    path: Any  # what messages and commands name the store by (a file, or a URL without password)
     damage_hint = "`ketch sessions verify --all` names the damaged sessions"
     driver_errors: tuple[type[BaseException], ...] = ()  # what a failed read raises
     conn: Any
@@ -173,6 +174,13 @@ class SqlJournal:
     def damage(self) -> str | None:
         """What the database's own check finds wrong (None: sound, or no such check)."""
         return None
+
+    def verify_store(self) -> list[str]:
+        """Problems with the store-wide records (``ketch sessions verify``)."""
+        return []
+
+    def close(self) -> None:
+        raise NotImplementedError
 
     def session_ids(self) -> list[str]:
         with self.lock:

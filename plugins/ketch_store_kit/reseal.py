@@ -28,9 +28,9 @@ def again(old: Fields, new: Fields, table: str, column: str, key: str, value: An
 
 def reseal_all(
     conn: Any, old: Fields, new: Fields, on_entry: Callable[[int], None] = lambda done: None
-) -> dict[str, int]:
+) -> dict[str, Any]:
     """Re-seal everything (see the module docstring); ``on_entry(n)`` after each journal entry."""
-    counts = {"sessions": 0, "entries": 0, "approvals": 0}
+    counts: dict[str, Any] = {"sessions": 0, "entries": 0, "approvals": 0}
     for name in ("keycheck", "index_key"):
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (name,)).fetchone()
         if row is not None:

@@ -137,7 +137,7 @@ class PgStore(SqlJournal):
                 ) from None
             raise
         store = cls(target, pg, fields, meta, lease)
-        store.team, store.cipher_for = team, cipher.for_key
+        store.team, store.cipher_for = team, cipher.for_key  # type: ignore[attr-defined]
         try:
             store.recover()
         except KetchError as exc:
