@@ -20,6 +20,7 @@ PROMPT_CANARY = "KETCHPGPROMPT7f31"
 TITLE_CANARY = "KETCHPGTITLE0c9e"
 TOOL_CANARY = "KETCHPGTOOLOUT5a2d"
 INPUT_CANARY = "KETCHPGTOOLIN88b1"
+FILE_CANARY = "KETCHPGFILE2b7c"
 ANSWER_CANARY = "KETCHPGANSWER31f0"
 
 
@@ -152,15 +153,19 @@ def _pg_dump(url: str) -> bytes:
 
 def test_pg_dump_holds_no_plaintext(team: tuple[Machine, Machine], workspace: Path) -> None:
     a, b = team
-    (workspace / "notes.txt").write_text(f"the file says {INPUT_CANARY}\n")
+    (workspace / "notes.txt").write_text(f"the file says {FILE_CANARY}\n")
     script = [
-        call("note", {"text": f"{INPUT_CANARY} from the file"}),
+        call("read_file", {"path": "notes.txt"}),
+        call("note", {"text": f"{INPUT_CANARY} as tool input"}),
         text(f"the answer is {ANSWER_CANARY}"),
     ]
-    run = a.ketch("-p", f"{TITLE_CANARY} then {PROMPT_CANARY}", "--provider", "scripted",
+    plugins = a.env()["KETCH_PLUGINS"] + ",fs,policy"
+    run = a.ketch("-p", f"{TITLE_CANARY} then {PROMPT_CANARY}", "--provider", "scripted", "--allow", "note",
                   "--output-format", "json", cwd=workspace, script=script,
-                  STORE_TEST_TOOL_OUTPUT=TOOL_CANARY)  # fmt: skip
+                  STORE_TEST_TOOL_OUTPUT=TOOL_CANARY, KETCH_PLUGINS=plugins)  # fmt: skip
     session_id = _json(run)["session_id"]
+    shown = b.ketch("sessions", "export", session_id, "--format", "json", cwd=workspace)
+    assert FILE_CANARY in shown.stdout and TOOL_CANARY in shown.stdout  # they were stored (sealed)
     renamed = b.ketch("sessions", "rename", session_id, f"named {TITLE_CANARY}", cwd=workspace)
     assert renamed.returncode == 0, renamed.stderr
     dump = _pg_dump(a.url)
@@ -168,6 +173,7 @@ def test_pg_dump_holds_no_plaintext(team: tuple[Machine, Machine], workspace: Pa
     for canary in (
         PROMPT_CANARY,
         TITLE_CANARY,
+        FILE_CANARY,
         TOOL_CANARY,
         INPUT_CANARY,
         ANSWER_CANARY,
