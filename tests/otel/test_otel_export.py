@@ -190,3 +190,14 @@ def test_a_receiver_that_never_answers_does_not_slow_the_turn(tmp_path: Path) ->
         black_hole.close()
     # The turn itself (session event to turn_end): the export runs beside it, never in it.
     assert statistics.median(down) < statistics.median(off) + 0.5, (off, down)
+
+
+def test_the_plugin_costs_nothing_at_startup_when_off() -> None:
+    """Importing the plugin (as every start does) imports nothing of OpenTelemetry."""
+    code = (
+        "import sys, ketch_otel\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('opentelemetry') or m == 'ketch_otel.exporter')\n"
+        "print(loaded)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
