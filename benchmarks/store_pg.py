@@ -130,41 +130,47 @@ def main() -> int:
     finally:
         if started:
             subprocess.run(["bash", str(ROOT / ".ci" / "postgres"), "stop", started], check=False)
-    sqlite_rate = results["SQLite (file, WAL)"]["appends_per_s"]
+    pg, lite = results["PostgreSQL (loopback)"], results["SQLite (file, WAL)"]
+    measures = [
+        (f"appends/s, one transaction each ({entries:,} entries)", "appends_per_s", "/s", 0),
+        ("CPU per append", "cpu_us_per_append", "µs", 0),
+        ("tool dispatch + outcome pairs/s (durable commits)", "pairs_per_s", "/s", 0),
+        (f"load a {entries:,}-entry session (chain checked)", "load_ms", "ms", 1),
+        (f"load a {entries:,}-entry session, CPU", "load_cpu_ms", "ms", 1),
+    ]
     rows = [
         {
-            "store": name,
-            f"appends/s ({entries:,}, one transaction each)": round(r["appends_per_s"]),
-            "cpu µs/append": round(r["cpu_us_per_append"]),
-            "dispatch+outcome pairs/s": round(r["pairs_per_s"]),
-            f"load {entries:,} entries (ms)": round(r["load_ms"], 1),
-            "load cpu (ms)": round(r["load_cpu_ms"], 1),
-            "appends vs SQLite": round(r["appends_per_s"] / sqlite_rate, 2),
+            "measure": name,
+            "value": round(pg[key], digits),
+            "unit": unit,
+            "sqlite": round(lite[key], digits),
+            "vs_sqlite": round(pg[key] / lite[key], 2) if lite[key] else None,
         }
-        for name, r in results.items()
+        for name, key, unit, digits in measures
     ]
     if args.json:
         print(
             json.dumps(
                 {
                     "rows": rows,
+                    "columns": ["sqlite", "vs_sqlite"],
                     "runs": loads,
                     "notes": [
-                        "Both stores run the same journal code; PostgreSQL adds a round trip per statement "
-                        "(the key-epoch check, the lease fence, the sequence, the insert, the head) on loopback.",
-                        "PostgreSQL commits with synchronous_commit on (every append durable); SQLite commits "
-                        "messages with synchronous=NORMAL in WAL and tool dispatches/outcomes with FULL.",
+                        "value: the PostgreSQL store on a server on loopback; sqlite: the SQLite store on a file in a "
+                        "temporary directory; both run the same journal code (ketch_store_kit.journal).",
+                        "PostgreSQL adds a round trip per statement of an append (the key-epoch lock and check, the lease "
+                        "fence, the event-id check, the sequence, the previous link, the insert, the head) and commits "
+                        "every append durably (synchronous_commit on); SQLite commits messages with synchronous=NORMAL in "
+                        "WAL and tool dispatches/outcomes with FULL.",
                     ],
                 }
             )
         )
         return 0
-    width = max(len(k) for k in rows[0])
     for row in rows:
-        print(f"== {row['store']}")
-        for key, value in row.items():
-            if key != "store":
-                print(f"  {key:<{width}}  {value}")
+        print(
+            f"{row['measure']:<55} postgresql {row['value']:>10} {row['unit']:<3} sqlite {row['sqlite']:>10}"
+        )
     return 0
 
 
