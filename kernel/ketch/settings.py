@@ -232,17 +232,6 @@ def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _leaves(data: dict[str, Any], prefix: str = "") -> list[str]:
-    keys: list[str] = []
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            keys += _leaves(value, name + ".")
-        else:
-            keys.append(name)
-    return keys
-
-
 def apply_managed(
     merged: dict[str, Any],
     layer: Layer,
@@ -280,7 +269,7 @@ def apply_managed(
         if name in KERNEL_MANAGED_KEYS:
             continue
         merged.update(deep_merge(merged, {name: table}))
-        for key in _leaves({name: table}):
+        for key in _flat({name: table}):
             origins[key] = where
     return refusals
 
@@ -363,7 +352,7 @@ def load_settings(
             notices.append(layer.error)
             continue
         merged = deep_merge(merged, data)
-        for key in _leaves(data):
+        for key in _flat(data):
             origins[key] = f"{layer.name} ({layer.source})"
     refusals = apply_managed(merged, managed, sections, origins) if managed is not None else []
     try:
