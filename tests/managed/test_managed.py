@@ -208,3 +208,28 @@ def test_a_broken_managed_file_fails_closed(tmp_path: Path) -> None:
         and str(policy) in run.stderr
         and "does not run without it" in run.stderr
     ), run.stderr
+
+
+def test_the_managed_network_rules_bound_and_add(tmp_path: Path) -> None:
+    """``[sandbox.network]`` in the managed file: its allow bounds the user's (never allows
+    by itself), its deny adds, its inject is never read; composed where the sandbox and
+    web_fetch compose their rules."""
+    from ketch.config import Layer
+    from ketch_net_kit.config import compose, inject_rules
+
+    user = Layer("user", "config.toml", {"sandbox": {"network": {
+        "allow": ["pypi.org", "example.com", "*.github.com"],
+        "inject": {"api.test": {"placeholder": "KETCH_PLACEHOLDER_1", "env": "X"}}}}})  # fmt: skip
+    managed = Layer("managed", "/etc/ketch/managed.toml", {"sandbox": {"network": {
+        "allow": ["pypi.org", "*.github.com", "corp.internal"], "deny": ["gist.github.com"],
+        "inject": {"evil.test": {"placeholder": "KETCH_PLACEHOLDER_2", "env": "Y"}}}}})  # fmt: skip
+    rules = compose([user, managed], "manual")
+    assert sorted(str(p) for p in rules.allow) == [
+        "*.github.com",
+        "pypi.org",
+    ]  # example.com dropped
+    assert "corp.internal" not in {str(p) for p in rules.allow}  # the policy never allows by itself
+    assert "gist.github.com" in {str(p) for p in rules.deny}
+    assert set(inject_rules([user, managed])) == {"api.test"}
+    alone = compose([Layer("user", "config.toml", {}), managed], "manual")
+    assert list(alone.allow) == []
