@@ -148,6 +148,16 @@ SPECS = [
         "files record, and the kernel keyring's cached path); the key rotation of a 10,000-entry store.",
     ),
     Spec(
+        "store_pg",
+        "store_pg.py",
+        "Session store on PostgreSQL (beside SQLite)",
+        [],
+        ["--quick"],
+        "The same journal code on a PostgreSQL server on loopback (`KETCH_TEST_PG_URL`, else a throwaway one from "
+        "`.ci/postgres`) and on the SQLite file: appends per second (one transaction each, as the recorder does), tool "
+        "dispatch + outcome pairs, and the load of a 10,000-entry session with its MAC chain checked.",
+    ),
+    Spec(
         "compaction",
         "compaction.py",
         "Compaction",

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.paths import user_config_file, workspace_config_file
+from ketch.paths import managed_file, user_config_file, workspace_config_file
 
 
 @dataclass
 class Layer:
     """One configuration source: its name, where it came from, and its data."""
 
-    name: str  # "defaults", "user", "workspace", "env", "cli"
+    name: str  # "defaults", "user", "workspace", "env", "cli", "managed" (narrows, never merged)
     source: str  # a path, or a description
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # why this layer was dropped
@@ -170,4 +170,14 @@ def read_layers(
         ws,
         env_layer(environ),
         Layer("cli", "command line", cli or {}),
+        managed_layer(environ),
     ]
+
+
+def managed_layer(environ: dict[str, str] | None = None) -> Layer:
+    """The system-wide managed policy. Not one more layer on top: it can only narrow
+    (:func:`ketch.settings.load_settings`). A managed file that exists but cannot be
+    read fails closed (the kernel refuses to run), so it is never silently dropped."""
+    env = os.environ if environ is None else environ
+    override = env.get("KETCH_MANAGED_FILE")
+    return read_toml_layer("managed", Path(override) if override else managed_file())

@@ -89,12 +89,22 @@ class Kernel:
         workspace = (workspace or Path.cwd()).resolve()
         layers = read_layers(workspace, cli=cli_settings, environ=env)
         user = next(layer for layer in layers if layer.name == "user")
+        managed = next((layer for layer in layers if layer.name == "managed"), None)
         # Only the user's own config chooses plugins: a repository never decides what code runs.
         config_plugins = (
             user.data.get("plugins") if isinstance(user.data.get("plugins"), dict) else {}
         )
+        managed_plugins = (
+            managed.data.get("plugins")
+            if managed is not None and isinstance(managed.data.get("plugins"), dict)
+            else {}
+        )
         blocking, notices = blocking_from(
-            cli_disabled=cli_disabled, config_plugins=config_plugins, environ=env
+            cli_disabled=cli_disabled,
+            config_plugins=config_plugins,
+            environ=env,
+            managed_plugins=managed_plugins,
+            managed_source=managed.source if managed is not None else "",
         )
         pm = PluginManager()
         candidates: list[Candidate] = discover(env) if autoload else []
@@ -154,6 +164,10 @@ class Kernel:
             layers=self._layers,
             sections=list(self.settings_sections.values()),
         )
+        if loaded.refusals:
+            from ketch.errors import ConfigError
+
+            raise ConfigError("; ".join(loaded.refusals), exit_code=2)
         self.notices.extend(loaded.notices)
         return loaded
 
@@ -356,6 +370,7 @@ class Kernel:
                 exit_code=2,
             )
         table["model"] = chosen_model
+        self._check_managed_provider(name, kind_name, chosen_model)
         from pydantic import ValidationError
 
         model_class = kind.config_model or ProviderConfig
@@ -363,6 +378,28 @@ class Kernel:
             return model_class.model_validate(table), kind
         except ValidationError as exc:
             raise KetchError(self._config_problem(f"providers.{name}", exc), exit_code=2) from None
+
+    def _check_managed_provider(self, name: str, kind: str, model: str) -> None:
+        """The managed policy's ``allowed_providers`` (names or kinds) and ``allowed_models``
+        (globs): whatever chose them (config, environment, detection, a resumed session)."""
+        from fnmatch import fnmatchcase
+
+        loaded = self.loaded_settings
+        managed, source = loaded.managed, loaded.managed_source
+        providers = managed.get("allowed_providers")
+        if isinstance(providers, list) and name not in providers and kind not in providers:
+            raise KetchError(
+                f"provider '{name}' is not allowed by the managed policy {source} "
+                f"(allowed: {', '.join(map(str, providers)) or 'none'})",
+                exit_code=2,
+            )
+        models = managed.get("allowed_models")
+        if isinstance(models, list) and not any(fnmatchcase(model, str(p)) for p in models):
+            raise KetchError(
+                f"model '{model}' is not allowed by the managed policy {source} "
+                f"(allowed: {', '.join(map(str, models)) or 'none'})",
+                exit_code=2,
+            )
 
     def _config_problem(self, table: str, exc: Any) -> str:
         """One line for a bad value in a config table: where, which key, what is wrong."""
@@ -452,9 +489,10 @@ class Kernel:
         if getattr(self.args, "no_save", False):
             self.store_problem = StoreUnavailable("--no-save was given", exists=False)
             return
+        settings = self.settings  # a config refusal (the managed policy) is not a store problem
         try:
-            cipher = self.hooks.field_cipher(self.settings)
-            self._store = self.hooks.open_store(self.settings, cipher)
+            cipher = self.hooks.field_cipher(settings)
+            self._store = self.hooks.open_store(settings, cipher)
         except StoreUnavailable as exc:
             self.store_problem = exc
         except KetchError as exc:  # any other refusal: assume there was data it should have opened

@@ -76,6 +76,15 @@ class SettingsSection:
     workspace_safe: bool | frozenset[str] | dict[str, Any] = False
     doc: str = ""
     plugin: str = field(default="", compare=False)
+    # How this section's table in the managed policy narrows the effective config:
+    # ``narrow(effective, managed_table, origin)`` may change ``effective`` (the merged
+    # config, every table) in place to the narrower of the two, and returns refusals:
+    # one line each, for a value a user, workspace or command line asked for that the
+    # policy forbids (``origin(dotted_key)`` names the layer that set it). Without it,
+    # the managed table's values are enforced as they are (they replace the others').
+    narrow: Callable[[dict[str, Any], dict[str, Any], Callable[[str], str]], list[str]] | None = (
+        field(default=None, compare=False)
+    )
 
     def safe_rule(self) -> Any:
         if self.workspace_safe is True:
@@ -250,6 +259,74 @@ class LoadedSettings(BaseModel):
     # What in the config files could not be used (a subset of ``notices``): a frontend
     # that cannot start says these first, not a guess at what is missing.
     problems: list[str] = Field(default_factory=list)
+    # dotted key -> "layer (source)" that set its value last (``ketch config show --origin``)
+    origins: dict[str, str] = Field(default_factory=dict)
+    # the managed policy's tables as written, and where it is ("" when there is none)
+    managed: dict[str, Any] = Field(default_factory=dict)
+    managed_source: str = ""
+    # what the config asked for that the managed policy forbids: the run stops
+    refusals: list[str] = Field(default_factory=list)
+
+
+# Top-level keys of the managed file the kernel enforces itself (where the provider is
+# chosen, and before plugins load): never merged as values.
+KERNEL_MANAGED_KEYS = frozenset({"allowed_providers", "allowed_models", "plugins"})
+
+
+_MISSING = object()
+
+
+def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def apply_managed(
+    merged: dict[str, Any],
+    layer: Layer,
+    sections: list[SettingsSection],
+    origins: dict[str, str],
+) -> list[str]:
+    """Narrow ``merged`` by the managed layer; returns refusals. Sections that declare
+    ``narrow`` decide what narrower means for their keys; other tables' values are
+    enforced as written. A managed file that exists but is broken refuses everything."""
+    if layer.error:
+        return [f"the managed policy cannot be read ({layer.error}); ketch does not run without it"]
+    if not layer.data:
+        return []
+    where = f"managed ({layer.source})"
+
+    def origin(key: str) -> str:
+        return origins.get(key, "defaults (built-in)")
+
+    refusals: list[str] = []
+    narrowers: dict[str, list[Any]] = {}
+    for section in sections:
+        if section.narrow is not None:
+            narrowers.setdefault(section.name, []).append(section.narrow)
+    for name, table in layer.data.items():
+        if name in narrowers and isinstance(table, dict):
+            before = _flat(merged)
+            for narrow in narrowers[name]:
+                for line in narrow(merged, table, origin):
+                    refusals.append(f"{line}: forbidden by the managed policy {layer.source}")
+            after = _flat(merged)
+            for key, value in after.items():
+                if before.get(key, _MISSING) != value:
+                    origins[key] = where  # narrowed: the managed policy decided this value
+            continue
+        if name in KERNEL_MANAGED_KEYS:
+            continue
+        merged.update(deep_merge(merged, {name: table}))
+        for key in _flat({name: table}):
+            origins[key] = where
+    return refusals
 
 
 def _key_path(data: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str, ...]:
@@ -351,7 +428,11 @@ def load_settings(
     notices: list[str] = []
     problems: list[str] = []
     merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    managed = next((layer for layer in layers if layer.name == "managed"), None)
     for layer in layers:
+        if layer.name == "managed":
+            continue
         if layer.error:
             notices.append(layer.error)
             problems.append(layer.error)
@@ -393,10 +474,32 @@ def load_settings(
             continue
         data = {**{k: v for k, v in data.items() if k in owned}, **kept}
         merged = deep_merge(merged, data)
-    settings = Settings.model_validate(merged)
+        for key in _flat(data):
+            origins[key] = f"{layer.name} ({layer.source})"
+    refusals = apply_managed(merged, managed, sections, origins) if managed is not None else []
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:  # a managed value of the wrong type: the policy is broken
+        refusals.append(f"the managed policy sets an invalid value ({exc.errors()[0].get('msg')})")
+        settings = Settings()
     for section in sections:
         settings._by_name.setdefault(section.name, []).append(section.model)
-        settings._typed[section.model] = section.model.model_validate(
-            merged.get(section.name) or {}
-        )
-    return LoadedSettings(settings=settings, layers=layers, notices=notices, problems=problems)
+        try:
+            settings._typed[section.model] = section.model.model_validate(
+                merged.get(section.name) or {}
+            )
+        except ValidationError as exc:  # only a managed value can get here
+            refusals.append(
+                f"the managed policy's [{section.name}] is invalid ({exc.errors()[0].get('msg')})"
+            )
+            settings._typed[section.model] = section.model()
+    return LoadedSettings(
+        settings=settings,
+        layers=layers,
+        notices=notices,
+        problems=problems,
+        origins=origins,
+        managed=dict(managed.data) if managed is not None and not managed.error else {},
+        managed_source=managed.source if managed is not None and managed.data else "",
+        refusals=refusals,
+    )

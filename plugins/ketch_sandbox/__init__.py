@@ -297,12 +297,28 @@ def ketch_policy_vote(
     command's connection to a local address (every profile, unless a ``local`` rule
     names it). Network by itself does not ask: the egress proxy holds each host to the
     domain rules, and a host they do not list asks in every profile unless a ``web(HOST)``
-    rule or approval names it (an allow rule for the whole ``shell`` tool does not)."""
-    if not snapshot.sandboxed:
-        return None  # no sandbox: nothing to leave, and the network is not confined anyway
+    rule or approval names it (an allow rule for the whole ``shell`` tool does not).
+    Where the managed policy requires the sandbox, running a program outside it is denied."""
     from ketch.policy import Vote
     from ketch.tools import Effect
     from ketch_net_kit.votes import local_reason
+
+    if session.kernel.settings.section("sandbox").get("required"):
+        outside = [
+            a
+            for a in call.accesses
+            if a.effect == Effect.EXECUTE
+            and (not snapshot.sandboxed or a.detail.get("sandboxed") is False)
+        ]
+        if outside or (Effect.EXECUTE in call.effects and not snapshot.sandboxed):
+            return Vote(
+                decision="deny",
+                reason="the managed policy requires the sandbox, and this would run a program outside it",
+                plugin="sandbox",
+                scope=None,
+            )
+    if not snapshot.sandboxed:
+        return None  # no sandbox: nothing to leave, and the network is not confined anyway
 
     reasons: list[str] = []
     scopes: list[str | None] = []

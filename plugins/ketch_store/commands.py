@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
-    from ketch_store.store import SqliteStore
+    from ketch_store_kit.journal import SqlJournal as SqliteStore
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +52,9 @@ def _store(kernel: Kernel) -> SqliteStore:
     store = kernel.store
     if store is None:
         raise KetchError("no session store is loaded (is the 'store' plugin disabled?)")
-    if not store.__class__.__name__ == "SqliteStore":
+    from ketch_store_kit.journal import SqlJournal
+
+    if not isinstance(store, SqlJournal):
         raise KetchError("the loaded session store is not ketch's own; use its plugin's commands")
     return store  # type: ignore[return-value]
 
@@ -72,7 +74,7 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 def _list(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import summaries_table
+    from ketch_store_kit.render import summaries_table
 
     show_all = getattr(args, "all", False)
     errors: list[str] = []
@@ -97,7 +99,7 @@ def _shown(text: str) -> str:
 
 
 def _show(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import text_view, to_json
+    from ketch_store_kit.render import text_view, to_json
 
     loaded = store.history(args.id)
     if args.json:
@@ -108,7 +110,7 @@ def _show(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
 
 
 def _export(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import markdown, to_json
+    from ketch_store_kit.render import markdown, to_json
 
     loaded = store.history(args.id)
     text = (
@@ -152,7 +154,7 @@ def _rename(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
 
 
 def _verify(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.chain import Report
+    from ketch_store_kit.chain import Report
 
     errors: list[str] = []
     if args.id:

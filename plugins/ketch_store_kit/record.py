@@ -66,7 +66,7 @@ class Loaded:
     updated: float
     operations: list[Operation]
     timeline: list[dict[str, Any]]  # every non-message entry: (seq, kind, ts, data)
-    children: list[Any] = field(default_factory=list)  # subagents (ketch_store.children.Child)
+    children: list[Any] = field(default_factory=list)  # subagents (ketch_store_kit.children.Child)
 
 
 def build(
@@ -75,7 +75,7 @@ def build(
     statuses: dict[str, str],
     call_key: Callable[[str, str], str],
 ) -> Loaded:
-    from ketch_store.children import is_child
+    from ketch_store_kit.children import is_child
 
     session_id = header["id"]
     entries = [

@@ -22,14 +22,14 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch_store.codec import dumps
+from ketch_store_kit.codec import dumps
 
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite3
 
     from ketch.events import Event
     from ketch.session import Session
-    from ketch_store.store import SqliteStore
+    from ketch_store_kit.journal import SqlJournal
 
 IGNORED = frozenset({"text_delta", "reasoning_delta", "tool_call", "user_prompt", "notice"})
 
@@ -48,7 +48,7 @@ class Tracker:
 
 
 class Recorder:
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: SqlJournal) -> None:
         self.store = store
         self.trackers: dict[str, Tracker] = {}
 
@@ -197,7 +197,7 @@ class Recorder:
     def _observe_child(self, session: Session, event: Any) -> None:
         """A subagent's event, journaled in its parent's journal under its agent id
         (dispatches and outcomes as durably, and in the same operations table)."""
-        from ketch_store.children import child_kind
+        from ketch_store_kit.children import child_kind
 
         agent = session.agent
         assert agent is not None

@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from ketch.errors import KetchError
 from ketch.storage import BlobRecord, IntegrityError, NewBlob
-from ketch_store.codec import Fields, dumps
+from ketch_store_kit.codec import Fields, dumps
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch_store.store import SqliteStore
+    from ketch_store_kit.journal import SqlJournal
 
 GRACE_SECONDS = 3600.0
 # After ``sessions delete``: long enough for another process's checkpoint in flight
@@ -97,16 +97,19 @@ def _record_key(session_id: str, collection: str, seq: int) -> str:
     return f"{session_id}/{collection}/{seq}"
 
 
-def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables if they are missing (inside the caller's transaction)."""
+def ensure_schema(conn: Any) -> None:
+    """Create the tables if they are missing (inside the caller's transaction). SQLite's
+    only: a store on another database creates its own with the rest of its schema."""
+    if not isinstance(conn, sqlite3.Connection):
+        return
     for statement in _statements(SCHEMA):
         conn.execute(statement)
 
 
 class Blobs:
-    """The :class:`ketch.storage.BlobStore` over one :class:`SqliteStore`."""
+    """The :class:`ketch.storage.BlobStore` over one :class:`SqlJournal`."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: SqlJournal) -> None:
         self.store = store
         with store.transaction() as conn:
             ensure_schema(conn)
@@ -147,7 +150,7 @@ class Blobs:
         absent = self.missing(b.id for b in items)
         # Sealed outside the write lock; what was there already is only marked as used.
         rows = [(b.id, now, _pack(b.children), self._seal(b)) for b in items if b.id in absent]
-        insert = "INSERT OR IGNORE INTO blobs (id, used, children, data) VALUES (?, ?, ?, ?)"
+        insert = "INSERT INTO blobs (id, used, children, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
         with self.store.transaction() as conn:
             conn.executemany(insert, rows)
             present = [b for b in items if b.id not in absent]
@@ -161,7 +164,7 @@ class Blobs:
         return sum(len(row[3]) for row in rows + late)
 
     @staticmethod
-    def _absent_in(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
+    def _absent_in(conn: Any, ids: list[str]) -> set[str]:
         found: set[str] = set()
         for chunk in _chunks(ids):
             found.update(
@@ -219,7 +222,7 @@ class Blobs:
                 (session_id, collection, seq, now, sealed),
             )
             conn.executemany(
-                "INSERT OR IGNORE INTO blob_refs (session_id, collection, seq, blob_id) VALUES (?, ?, ?, ?)",
+                "INSERT INTO blob_refs (session_id, collection, seq, blob_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [(session_id, collection, seq, ref) for ref in refs],
             )
             if refs:  # what a record refers to must exist now (and is kept from collection)
@@ -329,6 +332,7 @@ class Blobs:
                 self.get(blob_id)
             except (IntegrityError, KetchError, zlib.error) as exc:
                 problems.append(f"blob {blob_id}: {exc}")
+        problems += self._missing_referenced({row[0] for row in blob_rows})
         for session_id, collection, seq, data in record_rows:
             key = _record_key(session_id, collection, seq)
             try:
@@ -337,8 +341,35 @@ class Blobs:
                 problems.append(f"record {key} does not open under the current key")
         return problems
 
+    def _missing_referenced(self, present: set[str]) -> list[str]:
+        """Blobs a record refers to, or a stored tree names as a child, that are gone
+        (deleted outside ketch): undo and rewind to them would fail later."""
+        with self.store.lock:
+            refs = self.store.conn.execute(
+                "SELECT session_id, collection, seq, blob_id FROM blob_refs ORDER BY session_id, seq"
+            ).fetchall()
+            trees = self.store.conn.execute(
+                "SELECT id, children FROM blobs WHERE children IS NOT NULL"
+            ).fetchall()
+        problems: list[str] = []
+        gone = [(s, c, q, b) for s, c, q, b in refs if b not in present]
+        for session_id, collection, seq, blob_id in gone[:20]:
+            problems.append(
+                f"session {session_id}: {collection} record {seq} refers to blob {blob_id}, which is "
+                "missing from the store (deleted outside ketch; undo and rewind to it will fail)"
+            )
+        if len(gone) > 20:
+            problems.append(f"and {len(gone) - 20} more records refer to missing blobs")
+        orphans = sorted({c for _, kids in trees for c in _unpack(kids) if c not in present})
+        if orphans:
+            problems.append(
+                f"{len(orphans)} blob(s) named by a stored directory tree are missing "
+                f"(first: {orphans[0]}; deleted outside ketch)"
+            )
+        return problems
 
-def forget_session(conn: sqlite3.Connection, session_id: str) -> None:
+
+def forget_session(conn: Any, session_id: str) -> None:
     """Drop a deleted session's records, inside the store's delete transaction (the
     store collects the blobs nothing else refers to right after)."""
     ensure_schema(conn)
@@ -346,7 +377,7 @@ def forget_session(conn: sqlite3.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM blob_records WHERE session_id = ?", (session_id,))
 
 
-def reseal(conn: sqlite3.Connection, old: Fields, new: Fields) -> dict[str, int]:
+def reseal(conn: Any, old: Fields, new: Fields) -> dict[str, int]:
     """Re-encrypt every blob and record from ``old`` to ``new`` (key rotation), inside the
     caller's transaction. Ids and children stay: they use the lookup-index key, which a
     rotation carries over. Raises ``IntegrityError`` for a value ``old`` does not open."""
@@ -383,7 +414,7 @@ def reseal(conn: sqlite3.Connection, old: Fields, new: Fields) -> dict[str, int]
     return {"blobs": blobs, "records": records}
 
 
-def copy_session(conn: sqlite3.Connection, fields: Fields, source_id: str, fork_id: str) -> int:
+def copy_session(conn: Any, fields: Fields, source_id: str, fork_id: str) -> int:
     """Give a forked session copies of ``source_id``'s records (re-sealed under the fork's
     identity), inside the caller's transaction. Blobs are shared, not copied."""
     ensure_schema(conn)
@@ -405,7 +436,7 @@ def copy_session(conn: sqlite3.Connection, fields: Fields, source_id: str, fork_
             ),
         )
     conn.execute(
-        "INSERT OR IGNORE INTO blob_refs (session_id, collection, seq, blob_id) SELECT ?, collection, seq, blob_id FROM blob_refs WHERE session_id = ?",
+        "INSERT INTO blob_refs (session_id, collection, seq, blob_id) SELECT ?, collection, seq, blob_id FROM blob_refs WHERE session_id = ? ON CONFLICT DO NOTHING",
         (fork_id, source_id),
     )
     return len(rows)

@@ -35,7 +35,7 @@ class Child:
     info: dict[
         str, Any
     ]  # from the parent's "subagent" entries: name, description, tool_call_id, stop_reason...
-    loaded: Any  # ketch_store.record.Loaded of the child's own entries
+    loaded: Any  # ketch_store_kit.record.Loaded of the child's own entries
 
 
 def children(
@@ -45,7 +45,7 @@ def children(
     call_key: Callable[[str, str], str],
 ) -> list[Child]:
     """Every subagent of the session whose entries these are, in the order they started."""
-    from ketch_store.record import build
+    from ketch_store_kit.record import build
 
     own: dict[str, list[Entry]] = {}
     recovery: list[Entry] = []

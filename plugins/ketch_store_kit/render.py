@@ -8,7 +8,7 @@ from typing import Any
 
 from ketch.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from ketch.storage import SessionSummary
-from ketch_store.record import Loaded
+from ketch_store_kit.record import Loaded
 
 STATUS_NOTES = {
     "unknown_outcome": "outcome unknown: ketch stopped while it ran",
