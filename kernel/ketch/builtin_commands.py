@@ -59,12 +59,13 @@ def _fill_listing(kernel: Kernel, check: bool) -> None:
             getattr(kernel, registry)
             _compare(kernel, kind, declarations)
             continue
-        stand_ins = [impl for impl in impls if declarations[impl.plugin_name] is not None]
+        stand_ins = frozenset(p for p, declared in declarations.items() if declared is not None)
         if len(stand_ins) < len(impls):
-            with kernel.pm.withholding(stand_ins):
-                getattr(
-                    kernel, registry
-                )  # the undeclared ones register (clashes among them reported)
+            kernel._withheld = stand_ins
+            try:  # the undeclared ones register (clashes among them reported)
+                getattr(kernel, registry)
+            finally:
+                kernel._withheld = frozenset()
             if stand_ins:
                 del vars(kernel)[registry]  # incomplete: anything later registers for real
         _merge_declared(kernel, kind, [impl.plugin_name for impl in impls], declarations)

@@ -288,6 +288,7 @@ class CallPipeline:
             mutating=tool.mutating,
             accesses=accesses,
             plugin=tool.plugin,
+            capabilities=tool.capabilities,
         )
 
     def votes(self, proposed: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
@@ -445,8 +446,11 @@ class CallPipeline:
                 "this mode, so it was not run. Ask the user to allow it, or do without it."
             )
         shown = await preview() if preview is not None else None
-        await self.kernel.hooks.notification(
-            session, f"ketch needs your permission to use {proposed.tool}", "permission"
+        await self.kernel.hooks.call_async(
+            "ketch_notification",
+            session=session,
+            message=f"ketch needs your permission to use {proposed.tool}",
+            kind="permission",
         )
         answer = await self.approver(
             ApprovalRequest(
@@ -481,9 +485,9 @@ class CallPipeline:
 
     async def execute(self, ready: Ready) -> tuple[ToolResult, str]:
         call, tool, ctx = ready.call, ready.tool, ready.ctx
-        await self.kernel.hooks.before_tool_effect(
-            self.session, ready.proposed
-        )  # e.g. a checkpoint
+        await self.kernel.hooks.call_async(  # e.g. a checkpoint
+            "ketch_before_tool_effect", session=self.session, call=ready.proposed
+        )
         self.emit(
             ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input)
         )
@@ -568,6 +572,7 @@ class CallPipeline:
                 mutating=tool.mutating,
                 accesses=(access,),
                 plugin=tool.plugin,
+                capabilities=tool.capabilities,
             )
             allowed, _ = await self.authorize(
                 proposed,
@@ -584,7 +589,6 @@ class CallPipeline:
             authorize=authorize,
             emit=self.emit,
             tool_call_id=call.id,
-            hooks=self.kernel.hooks,
         )
 
 

@@ -119,8 +119,10 @@ def window_and_reserve(session: Session) -> tuple[int, int | None, str]:
         and reported.get("tokens")
     ):
         return int(reported["tokens"]), reserve, "provider"
-    info = session.kernel.hooks.model_info(
-        str(getattr(session.provider, "kind", "")), session.model
+    info = session.kernel.hooks.first(
+        "ketch_model_info",
+        provider_kind=str(getattr(session.provider, "kind", "")),
+        model=session.model,
     )
     if info is not None and info.context_window:
         return int(info.context_window), reserve, "catalog"
@@ -492,7 +494,7 @@ async def compact(
     before_messages = session.active
     before = system_tokens + estimator.messages(before_messages)
     target = int(settings.target * capacity) if target_tokens is None else int(target_tokens)
-    kernel.hooks.before_compaction(session, reason)
+    kernel.hooks.call("ketch_before_compaction", session=session, reason=reason)
     request = CompactionRequest(
         session=session,
         messages=before_messages,
@@ -504,7 +506,7 @@ async def compact(
         pinned=frozenset(session.pins),
     )
     try:
-        result: Any = kernel.hooks.compact(request)
+        result: Any = kernel.hooks.first("ketch_compact", request=request)
         if inspect.isawaitable(result):
             result = await result
     except asyncio.CancelledError:
@@ -541,5 +543,5 @@ async def compact(
             summary=result.summary,
         ),
     )
-    kernel.hooks.after_compaction(session, result)
+    kernel.hooks.call("ketch_after_compaction", session=session, result=result)
     return result

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch.markers import hookspec
+from ketch.hooks import registers
+from ketch.markers import chained, fail_closed, hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
     from collections.abc import Callable
-    from pathlib import Path
 
     from ketch.commands import Command
     from ketch.compaction import CompactionRequest, CompactionResult
@@ -57,12 +57,42 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
     from ketch.providers import ModelInfo, ProviderKind
-    from ketch.session import Session, Subagent
+    from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
-    from ketch.tools import Tool, ToolContext, ToolResult
+    from ketch.tools import Tool, ToolResult
     from ketch.verdicts import HookVerdict
 
+
+def _deny_vote(plugin: str, exc: BaseException) -> Any:
+    from ketch.policy import Vote
+
+    return Vote(
+        decision="deny",
+        reason=f"policy plugin '{plugin}' failed ({type(exc).__name__}: {exc}); denied to be safe",
+        plugin=plugin,
+    )
+
+
+def _deny_verdict(plugin: str, exc: BaseException) -> Any:
+    from ketch.verdicts import HookVerdict
+
+    return HookVerdict(
+        decision="deny",
+        reason=f"the before-tool-use hook of plugin '{plugin}' failed ({type(exc).__name__}: {exc}); the call was not run",
+        plugin=plugin,
+    )
+
+
+def _withhold_result(plugin: str, exc: BaseException) -> Any:
+    from ketch.tools import ToolResult
+
+    return ToolResult.error(
+        f"[ketch] The output filter of plugin '{plugin}' failed ({type(exc).__name__}); the output was withheld."
+    )
+
+
+_VERDICT = "ketch.verdicts:HookVerdict"
 
 # --- registration ------------------------------------------------------------------
 
@@ -83,6 +113,7 @@ def ketch_add_hookspecs(pluginmanager: PluginManager) -> None:
 
 
 @hookspec
+@registers
 def ketch_register_providers(register: Callable[[ProviderKind], None], kernel: Kernel) -> None:
     """Register provider kinds.
 
@@ -95,6 +126,7 @@ def ketch_register_providers(register: Callable[[ProviderKind], None], kernel: K
 
 
 @hookspec
+@registers
 def ketch_register_tools(
     register: Callable[[Tool | Callable[..., Any]], None], kernel: Kernel
 ) -> None:
@@ -112,6 +144,7 @@ def ketch_register_tools(
 
 
 @hookspec
+@registers
 def ketch_register_frontends(register: Callable[[Frontend], None], kernel: Kernel) -> None:
     """Register frontends (the interactive shell, the headless print mode, ...).
 
@@ -124,6 +157,7 @@ def ketch_register_frontends(register: Callable[[Frontend], None], kernel: Kerne
 
 
 @hookspec
+@registers
 def ketch_register_commands(register: Callable[[Command], None], kernel: Kernel) -> None:
     """Register commands: CLI subcommands (``ketch NAME ...``) and/or slash commands.
 
@@ -134,6 +168,7 @@ def ketch_register_commands(register: Callable[[Command], None], kernel: Kernel)
 
 
 @hookspec
+@registers
 def ketch_register_settings(register: Callable[[SettingsSection], None], kernel: Kernel) -> None:
     """Declare the configuration sections this plugin owns.
 
@@ -150,6 +185,7 @@ def ketch_register_settings(register: Callable[[SettingsSection], None], kernel:
 
 
 @hookspec
+@registers
 def ketch_register_modes(register: Callable[[Mode], None]) -> None:
     """Declare session modes (``register(Mode(name, description, read_only=...))``).
 
@@ -161,6 +197,7 @@ def ketch_register_modes(register: Callable[[Mode], None]) -> None:
 
 
 @hookspec
+@registers
 def ketch_register_profiles(register: Callable[[Profile], None]) -> None:
     """Declare permission profiles (``register(Profile(name, description, default=...))``).
 
@@ -212,6 +249,7 @@ def ketch_workspace_setting(kernel: Kernel, key: tuple[str, ...], value: Any) ->
 
 
 @hookspec(firstresult=True)
+@returns(str)
 def ketch_get_credential(provider: str, kind: str) -> str | None:
     """Look up the API key of provider ``provider`` (of kind ``kind``) in a secret store.
 
@@ -222,6 +260,7 @@ def ketch_get_credential(provider: str, kind: str) -> str | None:
 
 
 @hookspec(firstresult=True)
+@returns("ketch.providers:ModelInfo")
 def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
     """What is known about ``model`` served by a provider of kind ``provider_kind``.
 
@@ -235,21 +274,12 @@ def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
     """
 
 
-@hookspec(firstresult=True)
-def ketch_set_credential(provider: str, kind: str, key: str) -> str | None:
-    """Keep the API key ``key`` of provider ``provider`` (of kind ``kind``) in a secret
-    store (the first-run setup calls it with the key the person pasted).
-
-    Called when a frontend has a key to keep. Return where it went, in words ("the
-    GNOME keyring"), or None when this store cannot keep it (none is available). Stops at
-    the first non-None result. The key must never reach a file, an event or a log.
-    """
-
-
 # --- policy --------------------------------------------------------------------------------
 
 
 @hookspec
+@fail_closed(_deny_vote)
+@returns("ketch.policy:Vote")
 def ketch_policy_vote(
     call: ProposedCall, snapshot: PermissionSnapshot, session: Session
 ) -> Vote | None:
@@ -266,6 +296,7 @@ def ketch_policy_vote(
 
 
 @hookspec
+@returns(dict)
 def ketch_permission_rules(session: Session) -> dict[str, list[str]] | None:
     """Contribute permission rules to the snapshot of one step.
 
@@ -276,31 +307,15 @@ def ketch_permission_rules(session: Session) -> dict[str, list[str]] | None:
     """
 
 
-@hookspec(firstresult=True)
-def ketch_sandbox_command(
-    argv: list[str],
-    workspace: Path,
-    network: bool,
-    exposed: Callable[[Path], bool] | None,
-    reporters: list[Callable[[bool], str | None]] | None,
-    context: ToolContext | None,
-) -> list[str] | None:
-    """Wrap a command line so it runs inside a sandbox.
+@hookspec
+@returns(dict)
+def ketch_permission_facts(session: Session) -> dict[str, Any] | None:
+    """Contribute facts to the permission snapshot of one step.
 
-    Called by tools that execute programs, once per command, right before it starts.
-    Return the argv to run instead (e.g. ``["bwrap", ..., "--", *argv]``), or None to
-    run it unwrapped. Stops at the first non-None result.
-
-    ``network``: the command may use the network. ``exposed(path)``: True when the
-    person allowed this command to read that (resolved) path, which a sandbox would
-    otherwise mask as a secret; None exposes nothing. ``reporters``: a list the sandbox
-    may append callables to; the caller calls ``reporter(False)`` whenever it reports
-    the command's output and ``reporter(True)`` once the command and everything it
-    started have ended (which also frees what the sandbox held for it), and adds the
-    text each returns (e.g. "``.env`` is masked in the sandbox ...") to the result.
-    ``context``: the running call's :class:`ketch.tools.ToolContext` (None outside a
-    call): a sandbox that lets the command reach the network asks through
-    ``context.authorize`` and journals through ``context.emit`` on that call's behalf.
+    Called once per step, when the permission snapshot is taken. Return a dict of
+    facts (``{"sandboxed": True}``) keyed by the names a contract between plugins
+    declares, or None; the kernel merges every contribution, in plugin order, into
+    ``snapshot.facts``, frozen for the step, and gives them no meaning itself.
     """
 
 
@@ -308,6 +323,7 @@ def ketch_sandbox_command(
 
 
 @hookspec
+@returns(list, str, "ketch.prompt:PromptPart")
 def ketch_system_prompt(session: Session) -> list[PromptPart] | PromptPart | str | None:
     """Contribute parts of the system prompt.
 
@@ -319,6 +335,7 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | PromptPart | str
 
 
 @hookspec(firstresult=True)
+@returns("ketch.compaction:CompactionResult")
 def ketch_compact(request: CompactionRequest) -> CompactionResult | None:
     """Compact the active context so that it fits the budget in ``request``.
 
@@ -377,6 +394,7 @@ def ketch_session_end(session: Session, reason: str) -> None:
 
 
 @hookspec
+@returns(_VERDICT)
 def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     """The user submitted a prompt; it is not in the history yet.
 
@@ -389,6 +407,7 @@ def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | Non
 
 
 @hookspec
+@returns(list, tuple)
 def ketch_expand_prompt(session: Session, prompt: str, intake: PromptIntake) -> list[Part] | None:
     """Add parts to a prompt the user submitted (attachments such as ``@file``).
 
@@ -404,6 +423,8 @@ def ketch_expand_prompt(session: Session, prompt: str, intake: PromptIntake) -> 
 
 
 @hookspec
+@fail_closed(_deny_verdict)
+@returns(_VERDICT)
 def ketch_before_tool_use(
     session: Session, call: ProposedCall, decision: str
 ) -> HookVerdict | None:
@@ -422,6 +443,7 @@ def ketch_before_tool_use(
 
 
 @hookspec
+@returns(str, _VERDICT)
 def ketch_after_tool_use(
     session: Session, call: ProposedCall, result: ToolResult
 ) -> str | HookVerdict | None:
@@ -446,6 +468,9 @@ def ketch_notification(session: Session, message: str, kind: str) -> None:
 
 
 @hookspec
+@fail_closed(_withhold_result)
+@returns("ketch.tools:ToolResult")
+@chained("result")
 def ketch_tool_result(
     session: Session, call: ProposedCall, result: ToolResult
 ) -> ToolResult | None:
@@ -470,6 +495,7 @@ def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
 
 
 @hookspec
+@returns(_VERDICT)
 def ketch_stop(session: Session, event: TurnEndEvent, stop_hook_active: bool) -> HookVerdict | None:
     """A turn is about to end with ``event``.
 
@@ -489,29 +515,6 @@ def ketch_event(session: Session, event: Event) -> None:
     Called for every event, in order, synchronously: when it returns, the event has
     been handled (storage relies on this to journal a dispatch before the effect).
     Keep it fast. The return value is ignored.
-    """
-
-
-@hookspec
-def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
-    """A subagent is about to start its task.
-
-    Called once per subagent, in the parent ``session``, after the subagent's own
-    session exists and before its first request; may be awaited. ``agent`` says who
-    it is (``agent.id`` is the ``agent_id`` its events carry, ``agent.name`` its
-    definition). Return ``HookVerdict(context=...)`` to add text to the task the
-    subagent gets; None adds nothing. All verdicts' contexts are added.
-    """
-
-
-@hookspec
-def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
-    """A subagent finished its task with ``result`` (its final answer).
-
-    Called once per subagent turn, in the parent ``session``, before the result goes
-    back to the parent (for a cancelled subagent it is not called); may be awaited.
-    Return ``HookVerdict(block=True, reason=...)`` to keep the subagent going once more
-    with ``reason`` as its next instruction; None to let it finish.
     """
 
 

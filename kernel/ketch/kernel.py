@@ -211,29 +211,31 @@ class Kernel:
         key: Callable[[Any], str],
         convert: Callable[[Any], Any] | None = None,
     ) -> dict[str, Any]:
-        """Run a registration hook plugin by plugin.
+        """Run a registration hook (every plugin's ``register`` calls, staged per plugin).
 
         A plugin whose registration raises is failed and removed, and nothing it
-        registered is kept. A name registered twice keeps the plugin that loaded first,
-        and the clash is reported on both plugins and as a notice.
+        registered, in this registry or any other, is kept. A name registered twice
+        keeps the plugin that loaded first, and the clash is reported on both plugins
+        and as a notice.
         """
+        from ketch.hooks import registering_plugin
+
         staged: dict[str, list[Any]] = {}
 
-        def make_kwargs(plugin: str) -> dict[str, Any]:
-            bucket = staged.setdefault(plugin, [])
+        def register(obj: Any) -> None:
+            staged.setdefault(registering_plugin(), []).append(convert(obj) if convert else obj)
 
-            def register(obj: Any) -> None:
-                bucket.append(convert(obj) if convert else obj)
-
-            return {"register": register, "kernel": self}
-
+        order, failures = self.hooks.register(
+            hook, withheld=self._withheld, register=register, kernel=self
+        )
+        for plugin, error in failures.items():
+            self.fail_plugin(plugin, f"{hook} raised: {type(error).__name__}: {error}")
         table: dict[str, Any] = {}
         owners: dict[str, str] = {}
-        for plugin, error in self.hooks.register_each(hook, make_kwargs):
-            if error is not None:
-                self.pm.fail(plugin, f"{hook} raised: {type(error).__name__}: {error}")
-                continue
+        for plugin in order:
             info = self.pm.infos.get(plugin)
+            if plugin in failures or (info is not None and info.status != "ok"):
+                continue
             for obj in staged.get(plugin, []):
                 if hasattr(obj, "plugin"):
                     with contextlib.suppress(AttributeError, TypeError, ValueError):
@@ -247,6 +249,22 @@ class Kernel:
                 if info is not None and kind in _SHOWN_KINDS:
                     info.provides.setdefault(kind + "s", []).append(name)
         return table
+
+    _withheld: frozenset[str] = frozenset()  # plugins ``ketch plugins`` lists from @provides
+
+    def fail_plugin(self, plugin: str, error: str) -> None:
+        """Fail a plugin and withdraw everything it registered, from every registry
+        built so far (its tools are no longer offered, its commands no longer run)."""
+        self.pm.fail(plugin, error)
+        for registry in _REGISTRIES:
+            table = self.__dict__.get(registry)
+            if not isinstance(table, dict):
+                continue
+            for name in [n for n, obj in table.items() if getattr(obj, "plugin", None) == plugin]:
+                del table[name]
+        info = self.pm.infos.get(plugin)
+        if info is not None:
+            info.provides.clear()
 
     def _report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
         message = f"{kind} '{name}' from plugin '{loser}' clashes with plugin '{winner}'; keeping '{winner}' (loaded first)"
@@ -325,7 +343,7 @@ class Kernel:
             return
         self._configured = True
         _ = self.settings, self.tools, self.provider_kinds, self.commands
-        self.hooks.configure(self)
+        self.hooks.call("ketch_configure", kernel=self)
 
     # --- providers ----------------------------------------------------------------------
 
@@ -450,7 +468,7 @@ class Kernel:
         for var in (config.api_key_env, kind.env_key):
             if var and self.environ.get(var):
                 return self._known(Secret(self.environ[var]))
-        value = self.hooks.credential(config.name, config.kind)
+        value = self.hooks.first("ketch_get_credential", provider=config.name, kind=config.kind)
         return self._known(Secret(value)) if value else None
 
     def _known(self, secret: Secret) -> Secret:
@@ -491,8 +509,8 @@ class Kernel:
             return
         settings = self.settings  # a config refusal (the managed policy) is not a store problem
         try:
-            cipher = self.hooks.field_cipher(settings)
-            self._store = self.hooks.open_store(settings, cipher)
+            cipher = self.hooks.first("ketch_field_cipher", settings=settings)
+            self._store = self.hooks.first("ketch_open_store", settings=settings, cipher=cipher)
         except StoreUnavailable as exc:
             self.store_problem = exc
         except KetchError as exc:  # any other refusal: assume there was data it should have opened
@@ -617,10 +635,10 @@ class Kernel:
         for notice in self.notices[self._notices_said :]:
             self.emit(session, NoticeEvent(level="warning", message=notice))
         self._notices_said = len(self.notices)
-        self.hooks.session_start(session)
+        self.hooks.call("ketch_session_start", session=session)
 
     def end(self, session: Session, reason: str = "exit") -> None:
-        self.hooks.session_end(session, reason)
+        self.hooks.call("ketch_session_end", session=session, reason=reason)
 
     def emit(self, session: Session, event: Event) -> None:
         """Deliver one event to observer plugins (storage first in line), then listeners.
@@ -633,7 +651,7 @@ class Kernel:
         if agent is not None and getattr(event, "agent_id", "") is None:
             event = event.model_copy(update={"agent_id": agent.id})
         try:
-            self.hooks.event(session, event)
+            self.hooks.call("ketch_event", session=session, event=event)
         finally:
             for listener in list(session.listeners):
                 listener(event)
@@ -677,6 +695,16 @@ def _call_maybe_async(fn: Callable[[], Any]) -> Any:
 
 # Registries whose entries ``ketch plugins`` lists as what a plugin provides.
 _SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile"})
+# Every registry (a cached property filled by a ``@registers`` hook).
+_REGISTRIES = (
+    "settings_sections",
+    "modes",
+    "profiles",
+    "commands",
+    "frontends",
+    "provider_kinds",
+    "tools",
+)
 
 
 def config_problems(problems: list[str]) -> str:

@@ -265,8 +265,11 @@ class Turn:
                 )
             )
             return False
-        verdicts = await self.kernel.hooks.stop(
-            self.session, self._turn_end_event("end_turn"), self.stop_continuations > 0
+        verdicts = await self.kernel.hooks.values_async(
+            "ketch_stop",
+            session=self.session,
+            event=self._turn_end_event("end_turn"),
+            stop_hook_active=self.stop_continuations > 0,
         )
         block = next((v for v in verdicts if v.block), None)
         if block is None:

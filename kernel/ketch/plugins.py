@@ -26,6 +26,7 @@ import pluggy
 
 from ketch import PROJECT_NAME, hookspecs
 from ketch.config import split_names
+from ketch.hooks import Policy, isolate, policy_of
 
 # The essential set: plugins that cannot be disabled. Kept to one member.
 # ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
@@ -277,16 +278,57 @@ class PluginManager(pluggy.PluginManager):
 
     def __init__(self) -> None:
         super().__init__(PROJECT_NAME)
+        self._spec_sources: list[Any] = []
+        self._policies: dict[str, Policy] = {}
         self.add_hookspecs(hookspecs)
         self.infos: dict[str, PluginInfo] = {}
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
-        self._withheld: list[Any] = []
         self._deferring = 0  # > 0 inside loading(): checks wait for its end
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
+        self.tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
+        if self.tracing:  # pluggy's tracer and call monitoring, written to stderr
+            from ketch.hooks import trace_writer
+
+            self.trace.root.setwriter(trace_writer)
+            calls = self.trace.root.get("call")
+            self.add_hookcall_monitoring(
+                lambda name, impls, kwargs: calls(name, [i.plugin_name for i in impls]),
+                lambda outcome, name, impls, kwargs: None,
+            )
         # Plugins declare their own hooks as they register (historic: each one is
         # called when it registers), so any plugin may implement them.
         self.hook.ketch_add_hookspecs.call_historic(kwargs={"pluginmanager": self})
+
+    # --- specs and their policies -------------------------------------------------
+
+    def add_hookspecs(self, module_or_class: Any) -> None:
+        """pluggy's, made idempotent: a library's spec module may be declared by each
+        plugin that calls or implements it (whichever of them is loaded)."""
+        if any(module_or_class is known for known in self._spec_sources):
+            return
+        super().add_hookspecs(module_or_class)
+        self._spec_sources.append(module_or_class)
+        self._policies.clear()
+
+    def policy(self, name: str) -> Policy:
+        """What hook ``name``'s spec declares (error policy, answer types, chaining)."""
+        found = self._policies.get(name)
+        if found is None:
+            caller = getattr(self.hook, name, None)
+            spec = caller.spec if caller is not None else None
+            found = policy_of(spec.function) if spec is not None else Policy()
+            self._policies[name] = found
+        return found
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """pluggy's, with every implementation wrapped in its spec's error policy."""
+        registered = super().register(plugin, name)
+        for caller in self.get_hookcallers(plugin) or []:
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin:
+                    isolate(self, caller.name, impl)
+        return registered
 
     # --- loading ------------------------------------------------------------------
 
@@ -359,6 +401,8 @@ class PluginManager(pluggy.PluginManager):
         try:
             self.register(plugin, name=info.name)
         except Exception as exc:  # pluggy validation errors, duplicate registration
+            if self.get_plugin(info.name) is plugin:  # a declaration raised half-way
+                self.unregister(plugin)
             info.status, info.error = "failed", _one_line(exc, "registration failed")
             return False
         info.hooks = sorted(caller.name for caller in self.get_hookcallers(plugin) or [])
@@ -428,7 +472,7 @@ class PluginManager(pluggy.PluginManager):
                 else "continuing without it"
             )
             self.report(f"plugin '{plugin}' failed in {hook}: {message} ({consequence})")
-            if os.environ.get(TRACE_ENV, "") not in ("", "0"):
+            if self.tracing:
                 traceback.print_exception(exc, file=sys.stderr)
 
     def in_load_order(self, impls: list[Any]) -> list[Any]:
@@ -442,19 +486,7 @@ class PluginManager(pluggy.PluginManager):
             internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
             return (not internal, order.get(impl.plugin_name, len(order)))
 
-        return sorted(
-            (impl for impl in impls if not any(impl is w for w in self._withheld)), key=key
-        )
-
-    @contextmanager
-    def withholding(self, impls: list[Any]) -> Iterator[None]:
-        """Registration hooks skip these implementations inside the block (``ketch
-        plugins`` lists their ``@provides`` declarations instead of calling them)."""
-        self._withheld = list(impls)
-        try:
-            yield
-        finally:
-            self._withheld = []
+        return sorted(impls, key=key)
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]

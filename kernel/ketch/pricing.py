@@ -28,7 +28,7 @@ STATE_KEY = "kernel.pricing"
 def model_info(session: Session) -> ModelInfo | None:
     """What the model catalog (any ``ketch_model_info`` plugin) knows of the session's model."""
     kind = str(getattr(session.provider, "kind", "") or "")
-    return session.kernel.hooks.model_info(kind, session.model)
+    return session.kernel.hooks.first("ketch_model_info", provider_kind=kind, model=session.model)  # type: ignore[no-any-return]
 
 
 def cost_of(usage: Usage, info: ModelInfo | None) -> float | None:

@@ -61,7 +61,6 @@ class Session:
     state: dict[str, Any] = field(default_factory=dict)  # per-plugin state, JSON, persisted
     stash: Stash = field(default_factory=Stash)  # per-plugin state in memory (ketch.stash)
     resumed: bool = False
-    sandboxed: bool = False
     steers: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
     listeners: list[Callable[[Event], None]] = field(default_factory=list)
     context_window: int | None = None
@@ -122,11 +121,14 @@ class Session:
 
     def snapshot(self) -> PermissionSnapshot:
         """The authority for one step, frozen: nothing during the step can relax it."""
+        facts: dict[str, Any] = {}
+        for contributed in self.kernel.hooks.values("ketch_permission_facts", session=self):
+            facts.update(contributed)
         return PermissionSnapshot(
             mode=self.mode,
             profile=self.profile,
             workspace=self.workspace,
             rules=self.kernel.hooks.permission_rules(self),
             approvals=tuple(self.approvals),
-            sandboxed=self.sandboxed,
+            facts=facts,
         )

@@ -83,9 +83,6 @@ class ToolContext:
     emit: Callable[[Any], None] = lambda event: None
     tool_call_id: str = ""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
-    # The kernel's hook façade (ketch.hooks.Hooks), for tools that must call a hook
-    # themselves (e.g. ``sandbox_command`` right before a command starts). None outside a loop.
-    hooks: Any = None
 
     def plugin_state(self, key: str) -> dict[str, Any]:
         return self.state.setdefault(key, {})
@@ -110,6 +107,9 @@ class Tool:
     # Whether calls may run side by side with other such calls of the same response.
     # None: read-only tools do, mutating ones do not.
     concurrent: ClassVar[bool | None] = None
+    # What the tool is, for the plugins that care, in the words of the contract that
+    # defines each (a library's constant: "runs its commands sandboxed", "delegates").
+    capabilities: ClassVar[frozenset[str]] = frozenset()
     plugin: str = ""  # filled by the registry: which plugin registered it
 
     def accesses(self, args: BaseModel, ctx: ToolContext) -> list[Access]:

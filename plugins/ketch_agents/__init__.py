@@ -36,6 +36,13 @@ PREAMBLE = (
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_agents import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)  # agents_subagent_start/stop
+
+
+@hookimpl
 def ketch_register_settings(register: Callable[[Any], None]) -> None:
     from ketch_agents.settings import AGENTS
 

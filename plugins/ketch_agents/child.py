@@ -46,7 +46,6 @@ class ChildSession(Session):
         parent = self.parent
         assert parent is not None
         self.mode, self.profile = parent.mode, parent.profile
-        self.sandboxed = parent.sandboxed
         return parent.snapshot()
 
 
@@ -195,9 +194,10 @@ class Child:
         from ketch.loop import Turn
 
         hooks = self.kernel.hooks
-        contexts = [
-            v.context for v in await hooks.subagent_start(self.parent, self.agent) if v.context
-        ]
+        started = await hooks.values_async(
+            "agents_subagent_start", session=self.parent, agent=self.agent
+        )
+        contexts = [v.context for v in started if v.context]
         prompt = "\n\n".join([self.task, *contexts])
         allowed = self._tools()
         approver = self._approver()
@@ -213,7 +213,12 @@ class Child:
             more = next(
                 (
                     v
-                    for v in await hooks.subagent_stop(self.parent, self.agent, end.text)
+                    for v in await hooks.values_async(
+                        "agents_subagent_stop",
+                        session=self.parent,
+                        agent=self.agent,
+                        result=end.text,
+                    )
                     if v.block
                 ),
                 None,
@@ -251,7 +256,6 @@ class Child:
             mode=parent.mode,
             profile=parent.profile,
             approvals=parent.approvals,  # one list: "allow for this session" holds for both
-            sandboxed=parent.sandboxed,
             listeners=parent.listeners,  # the parent's frontends see the child's events
             context_window=parent.context_window,
             agent=self.agent,
@@ -271,8 +275,7 @@ class Child:
                 provider=child.provider.name,
             ),
         )
-        self.kernel.hooks.session_start(child)
-        child.sandboxed = self.parent.sandboxed  # never more (or less) confined than the parent
+        self.kernel.hooks.call("ketch_session_start", session=child)
 
     def _tools(self) -> frozenset[str]:
         """The parent turn's tools less ``agent``, narrowed by the definition."""

@@ -171,8 +171,8 @@ async def ketch_stop(
     return await stop(session, event.text, stop_hook_active)
 
 
-@hookimpl
-async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+@hookimpl(optionalhook=True)  # the agents plugin's hook
+async def agents_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
     if not _sdk(session):
         return None
     from ketch_headless.sdk_hooks import subagent_start
@@ -180,8 +180,10 @@ async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict
     return await subagent_start(session, agent)
 
 
-@hookimpl
-async def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+@hookimpl(optionalhook=True)  # the agents plugin's hook
+async def agents_subagent_stop(
+    session: Session, agent: Subagent, result: str
+) -> HookVerdict | None:
     if not _sdk(session):
         return None
     from ketch_headless.sdk_hooks import subagent_stop

@@ -224,8 +224,8 @@ async def ketch_stop(
     return await stop(session, event, stop_hook_active)
 
 
-@hookimpl
-async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+@hookimpl(optionalhook=True)  # the agents plugin's hook
+async def agents_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
     if not _has(session, "SubagentStart"):
         return None
     from ketch_hooks.handlers import subagent_start
@@ -233,8 +233,10 @@ async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict
     return await subagent_start(session, agent)
 
 
-@hookimpl
-async def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+@hookimpl(optionalhook=True)  # the agents plugin's hook
+async def agents_subagent_stop(
+    session: Session, agent: Subagent, result: str
+) -> HookVerdict | None:
     if not _has(session, "SubagentStop"):
         return None
     from ketch_hooks.handlers import subagent_stop

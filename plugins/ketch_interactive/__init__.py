@@ -27,3 +27,10 @@ def run_shell(kernel: Kernel) -> int:
 @provides("shell")
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     register(Frontend(name="shell", run=run_shell, help="the interactive shell", role="terminal"))
+
+
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: object) -> None:
+    from ketch_frontend_kit import credentials
+
+    pluginmanager.add_hookspecs(credentials)  # type: ignore[attr-defined]  # its setup keeps keys

@@ -168,7 +168,7 @@ def open_history(kernel: Kernel) -> tuple[History, str | None]:
         return InMemoryHistory(), f"{memory_only} (storage.encryption is off)"
     path = history_path()
     try:
-        cipher = kernel.hooks.field_cipher(kernel.settings)
+        cipher = kernel.hooks.first("ketch_field_cipher", settings=kernel.settings)
         if cipher is None:
             return InMemoryHistory(), (
                 f"{memory_only}: no encryption plugin is loaded, and ketch never writes "

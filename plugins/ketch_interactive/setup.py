@@ -150,7 +150,7 @@ async def _key(shell: Shell, picked: Choice) -> Any:
     if kind.env_key and kernel.environ.get(kind.env_key):
         say.line(f"· using the key in ${kind.env_key}", "dim")
         return Secret(kernel.environ[kind.env_key])
-    stored = kernel.hooks.credential(picked.name, kind.kind)
+    stored = kernel.hooks.first("ketch_get_credential", provider=picked.name, kind=kind.kind)
     if stored:
         say.line(f"· using the key stored in the OS keyring for {picked.name}", "dim")
         return Secret(stored)
@@ -185,9 +185,11 @@ async def _key(shell: Shell, picked: Choice) -> Any:
 
 
 def store_key(kernel: Kernel, provider: str, key: str, kind: str = "") -> str | None:
-    """Keep the key in a secret store (``ketch_set_credential``: the keyring plugin);
+    """Keep the key in a secret store (``credentials_set``: the keyring plugin);
     where it went, or None (no store could keep it)."""
-    return kernel.hooks.set_credential(provider, kind or provider, key)
+    from ketch_frontend_kit.credentials import keep
+
+    return keep(kernel, provider, key, kind)
 
 
 async def _model(shell: Shell, picked: Choice, key: Any) -> str:

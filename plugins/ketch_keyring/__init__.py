@@ -80,7 +80,14 @@ def _run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 @hookimpl
-def ketch_set_credential(provider: str, key: str) -> str | None:
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_frontend_kit import credentials
+
+    pluginmanager.add_hookspecs(credentials)  # the contract it implements
+
+
+@hookimpl
+def credentials_set(provider: str, key: str) -> str | None:
     from ketch_keyring.store import CredentialStoreError, set_key
 
     try:

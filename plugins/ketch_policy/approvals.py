@@ -122,8 +122,11 @@ def describe(
 
     lines: list[str] = []
     if session is not None:
+        from ketch_tool_kit.sandbox import SANDBOXED
+
+        sandboxed = session.snapshot().facts.get(SANDBOXED) is True
         lines.append(
-            f"mode {session.mode}, profile {session.profile}, sandbox {'on' if session.sandboxed else 'off'}"
+            f"mode {session.mode}, profile {session.profile}, sandbox {'on' if sandboxed else 'off'}"
         )
     compiled = compile_rules(
         tuple(rules.get("allow", ())), tuple(rules.get("ask", ())), tuple(rules.get("deny", ()))

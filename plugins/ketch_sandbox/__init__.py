@@ -1,13 +1,13 @@
 """The bubblewrap sandbox for shell commands (Linux): the boundary, whatever the analyser says.
 
-Tools that run programs call ``ketch_sandbox_command(argv, workspace, network,
-exposed, reporters)`` right before starting one; this plugin returns the argv wrapped
-in bwrap. What the sandbox shows, hides and masks is in ``view.py`` and
+Tools that run programs call ``sandbox_command(argv, workspace, network, exposed,
+reporters, context)`` (the contract in ``ketch_tool_kit.sandbox``) right before
+starting one; this plugin returns the argv wrapped in bwrap. What the sandbox shows, hides and masks is in ``view.py`` and
 docs/sandbox.md. bwrap is checked once per process when the kernel is configured, and
 each session's workspace view is tried once when the session starts: when bwrap is
 missing, cannot create namespaces, or refuses the view, ketch says so once and the
-session is not ``sandboxed`` (commands then run unwrapped, and the policy allows
-without asking only what it can prove harmless).
+session is not sandboxed (the snapshot's ``sandboxed`` fact is False: commands then
+run unwrapped, and the policy allows without asking only what it can prove harmless).
 
 A call that asks to run *outside* the sandbox (``Access.detail["sandboxed"] is
 False``) always asks, with the reason, and the answer is never remembered beyond that
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
+from ketch.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -41,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # Whether the sandbox is on is a setting: kept per workspace (one process may serve
 # several kernels, as ``ketch acp`` does, one per editor session).
 # Live sessions by id (the sandbox hook gets the call's context, which names its session).
+# Whether this session's commands run sandboxed (bwrap works and took its view).
+SANDBOXED = StashKey[bool]()
 _state: dict[str, Any] = {"probe": None, "off": set(), "views": {}, "said": set(), "sessions": {}}
 
 
@@ -72,10 +75,24 @@ def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> N
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_tool_kit import sandbox
+
+    pluginmanager.add_hookspecs(sandbox)  # the contract it implements
+
+
+@hookimpl
 def ketch_register_settings(register: Callable[[SettingsSection], None]) -> None:
     from ketch_sandbox.settings import SANDBOX
 
     register(SANDBOX)
+
+
+@hookimpl
+def ketch_permission_facts(session: Session) -> dict[str, Any]:
+    from ketch_tool_kit.sandbox import SANDBOXED as FACT
+
+    return {FACT: session.stash.get(SANDBOXED, False)}
 
 
 @hookimpl
@@ -124,10 +141,10 @@ def _prewarm(workspace: Path) -> None:
 def ketch_session_start(session: Session) -> None:
     _state["sessions"][session.id] = session
     if not active(session.workspace):
-        session.sandboxed = False
+        session.stash[SANDBOXED] = False
         return
     ok, reason = works_in(Path(session.workspace))
-    session.sandboxed = ok
+    session.stash[SANDBOXED] = ok
     if ok:
         import threading
 
@@ -256,7 +273,7 @@ def _leftover(masks: Any) -> None:
 
 
 @hookimpl
-def ketch_sandbox_command(
+def sandbox_command(
     argv: list[str],
     workspace: Path,
     network: bool,
@@ -302,22 +319,23 @@ def ketch_policy_vote(
     from ketch.policy import Vote
     from ketch.tools import Effect
     from ketch_net_kit.votes import local_reason
+    from ketch_tool_kit.sandbox import SANDBOXED
 
+    sandboxed = snapshot.facts.get(SANDBOXED) is True
     if session.kernel.settings.section("sandbox").get("required"):
         outside = [
             a
             for a in call.accesses
-            if a.effect == Effect.EXECUTE
-            and (not snapshot.sandboxed or a.detail.get("sandboxed") is False)
+            if a.effect == Effect.EXECUTE and (not sandboxed or a.detail.get("sandboxed") is False)
         ]
-        if outside or (Effect.EXECUTE in call.effects and not snapshot.sandboxed):
+        if outside or (Effect.EXECUTE in call.effects and not sandboxed):
             return Vote(
                 decision="deny",
                 reason="the managed policy requires the sandbox, and this would run a program outside it",
                 plugin="sandbox",
                 scope=None,
             )
-    if not snapshot.sandboxed:
+    if not sandboxed:
         return None  # no sandbox: nothing to leave, and the network is not confined anyway
 
     reasons: list[str] = []

@@ -18,6 +18,7 @@ from ketch_shell.process import reaped, run_foreground
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import notice, tool_settings
 from ketch_tool_kit.paths import check_path_text, display, is_within, resolve, workspace_root
+from ketch_tool_kit.sandbox import RUNS_SANDBOXED, SandboxCommand
 
 
 class ShellSettings(BaseModel):
@@ -134,6 +135,11 @@ class Shell(CompactSchema):
     input_model = ShellInput
     effects = frozenset({Effect.EXECUTE})
     mutating = True
+    capabilities = frozenset({RUNS_SANDBOXED})
+
+    def __init__(self, sandbox: SandboxCommand | None = None) -> None:
+        # The one hook this tool calls, as a narrow callable (None: no sandbox is asked).
+        self.sandbox = sandbox
 
     def _cwd(self, args: ShellInput, ctx: ToolContext) -> str:
         return str(resolve(ctx.workspace, args.cwd or "."))
@@ -177,20 +183,20 @@ class Shell(CompactSchema):
             if args.cwd
             else "the workspace root"
         )
-        hooks = getattr(ctx, "hooks", None)
+        sandbox_command = self.sandbox
         if args.dangerously_disable_sandbox:
             sandbox = "OUTSIDE THE SANDBOX: it runs with your full access (secrets, every file, the network)"
         else:
             held: list[Reporter] = []  # the preview runs nothing: its masks are let go at once
             try:
                 wrapped = (
-                    hooks.sandbox_command(
+                    sandbox_command(
                         [_shell(), "-c", args.command],
                         workspace_root(ctx.workspace),
                         network,
                         reporters=held,
                     )
-                    if hooks is not None
+                    if sandbox_command is not None
                     else None
                 )
                 for reporter in held:
@@ -225,11 +231,10 @@ class Shell(CompactSchema):
         passthrough, granted = authority(ctx)
         argv = [_shell(), "-c", args.command]
         wrapped: list[str] | None = None
-        hooks = getattr(ctx, "hooks", None)
-        if hooks is not None and not args.dangerously_disable_sandbox:
+        if self.sandbox is not None and not args.dangerously_disable_sandbox:
             # A sandbox plugin that raises means "not run", never "run it unsandboxed".
             try:
-                wrapped = hooks.sandbox_command(
+                wrapped = self.sandbox(
                     argv,
                     root,
                     granted or args.network,

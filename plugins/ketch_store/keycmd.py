@@ -147,7 +147,7 @@ def _cipher(kernel: Kernel) -> Any:
             'storage.encryption is "off": sessions are not encrypted, so there is no key to manage',
             exit_code=2,
         )
-    cipher = kernel.hooks.field_cipher(kernel.settings)
+    cipher = kernel.hooks.first("ketch_field_cipher", settings=kernel.settings)
     if cipher is None or getattr(cipher, "manager", None) is None:
         raise KetchError(
             "no encryption plugin with key management is loaded (is the 'crypto' plugin disabled?)",

@@ -28,7 +28,9 @@ def _open(kernel: Kernel, url: str | None) -> Any:
         return store
     if url == "local":
         url = f"sqlite://{state_dir() / 'sessions.db'}"
-    cipher = kernel.hooks.field_cipher(kernel.settings)  # one per store: each binds its own key
+    cipher = kernel.hooks.first(
+        "ketch_field_cipher", settings=kernel.settings
+    )  # one per store: each binds its own key
     try:
         store = kernel.hooks.first(
             "store_open_url", url=url, settings=kernel.settings, cipher=cipher

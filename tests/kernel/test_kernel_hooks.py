@@ -19,7 +19,7 @@ from ketch.errors import KetchError
 from ketch.markers import fail_closed
 from ketch.messages import Message
 from ketch.prompt import PromptPart
-from ketch.testing import Harness, approve_all, call, deny_all, text
+from ketch.testing import Harness, approve_all, call, calls, deny_all, text
 from ketch.verdicts import HookVerdict
 from tests.kernel.kit import tools_plugins
 
@@ -255,23 +255,33 @@ def test_hook_ketch_permission_rules(tmp_path: Path) -> None:
     )
 
 
-def test_hook_ketch_set_credential(tmp_path: Path) -> None:
-    kept: list[tuple[str, str, str]] = []
+def test_hook_ketch_permission_facts(tmp_path: Path) -> None:
+    """Facts are taken with the snapshot, once per step, and frozen for it: a plugin that
+    changes its answer mid-step changes the next step's snapshot, not this one's."""
+    taken: list[int] = []
 
-    class Vault:
+    class P:
         @hookimpl
-        def ketch_set_credential(self, provider: str, kind: str, key: str) -> str:
-            kept.append((provider, kind, key))
-            return "the test vault"
+        def ketch_permission_facts(self, session: Any) -> dict[str, Any]:
+            taken.append(len(taken))
+            return {"snapshot": taken[-1]}
 
-    class Full:
+    class Q:
         @hookimpl
-        def ketch_set_credential(self, provider: str, key: str) -> None:
-            return None  # cannot keep it: the next store is asked
+        def ketch_permission_facts(self, session: Any) -> str:
+            return "not a dict"  # the wrong type: reported, contributes nothing
 
-    h = make(tmp_path, [], ("vault", Vault()), ("full", Full()))
-    assert h.kernel.hooks.set_credential("work", "openai", "sk-test") == "the test vault"
-    assert kept == [("work", "openai", "sk-test")]
+    plugins, voter = tools_plugins("allow")
+    h = Harness.create(
+        tmp_path,
+        script=[calls(("echo", {"text": "a"}), ("echo", {"text": "b"})), text("ok")],
+        plugins=[*plugins, ("p", P()), ("q", Q())],
+        bundled=["guards"],
+    )
+    h.run("x")
+    first, second = (s.facts for s in voter.snapshots)
+    assert first == second and first["snapshot"] in taken and len(taken) >= 2
+    assert any(f.plugin == "q" and "not dict" in f.error for f in h.kernel.pm.failures)
 
 
 def test_hook_ketch_notification(tmp_path: Path) -> None:
@@ -397,7 +407,7 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
     )  # the catalog's window, before the provider reports one
     assert not h.provider.requests[0].messages[0].images  # a text-only model gets no image
     assert any("does not take images" in n.message for n in h.of_type("notice"))
-    assert h.kernel.hooks.model_info("scripted", "other") is None
+    assert h.kernel.hooks.first("ketch_model_info", provider_kind="scripted", model="other") is None
 
 
 # --- policy --------------------------------------------------------------------------------------------
@@ -413,49 +423,6 @@ def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
     )
     h.run("x", approver=approve_all)
     assert voter.calls[0].tool == "echo" and h.of_type("permission")[0].decision == "deny"
-
-
-def test_hook_ketch_sandbox_command(tmp_path: Path) -> None:
-    class P:
-        @hookimpl
-        def ketch_sandbox_command(
-            self, argv: list[str], workspace: Path, network: bool, exposed: Any, reporters: Any
-        ) -> list[str]:
-            shown = [
-                p
-                for p in (workspace / ".env", workspace / "key.pem")
-                if exposed is not None and exposed(p)
-            ]
-            if reporters is not None:
-                reporters.append(lambda ended: "met a mask" if ended else None)
-            return [
-                "jail",
-                "--net" if network else "--no-net",
-                *(f"--show={p.name}" for p in shown),
-                "--",
-                *argv,
-            ]
-
-    class Old:  # an implementation written before exposed/reporters existed still works
-        @hookimpl
-        def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> None:
-            return None
-
-    h = make(tmp_path, [], ("jail", P()), ("old", Old()))
-    assert h.kernel.hooks.sandbox_command(["ls"], tmp_path, False) == [
-        "jail",
-        "--no-net",
-        "--",
-        "ls",
-    ]
-    reporters: list[Any] = []
-    wrapped = h.kernel.hooks.sandbox_command(
-        ["ls"], tmp_path, True, lambda p: p.name == ".env", reporters
-    )
-    assert wrapped == ["jail", "--net", "--show=.env", "--", "ls"]
-    assert [r(False) for r in reporters] == [None] and [r(True) for r in reporters] == [
-        "met a mask"
-    ]
 
 
 # --- context ------------------------------------------------------------------------------------
@@ -871,57 +838,6 @@ def test_hook_ketch_event(tmp_path: Path) -> None:
     h.run("x")
     observed = [name for kind, name in rec.calls if kind == "event"]
     assert observed == h.types()
-
-
-class SubagentWatcher:
-    """Implements the subagent hooks: adds context to the task, keeps it going once."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, str]] = []
-
-    @hookimpl
-    async def ketch_subagent_start(self, session: Any, agent: Any) -> HookVerdict:
-        self.calls.append(("start", session.id, agent.name))
-        return HookVerdict(context="[context from a subagent_start hook]")
-
-    @hookimpl
-    def ketch_subagent_stop(self, session: Any, agent: Any, result: str) -> HookVerdict | None:
-        self.calls.append(("stop", agent.id, result))
-        return HookVerdict(block=True, reason="check once more") if result == "first" else None
-
-
-def subagent_harness(tmp_path: Path, watcher: SubagentWatcher) -> Harness:
-    import ketch_agents
-
-    script = [
-        {**call("agent", {"description": "look", "prompt": "TASK look around"}), "when": "PARENT"},
-        {**text("first"), "when": "TASK"},
-        {**text("second"), "when": "TASK"},
-        {**text("done"), "when": "PARENT"},
-    ]
-    return make(tmp_path, script, ("agents", ketch_agents), ("watcher", watcher))
-
-
-def test_hook_ketch_subagent_start(tmp_path: Path) -> None:
-    watcher = SubagentWatcher()
-    h = subagent_harness(tmp_path, watcher)
-    h.run("PARENT go")
-    assert watcher.calls[0] == ("start", h.session.id, "general-purpose")
-    task = h.provider.requests[1].messages[0].text
-    assert task.startswith("TASK look around") and "[context from a subagent_start hook]" in task
-
-
-def test_hook_ketch_subagent_stop(tmp_path: Path) -> None:
-    watcher = SubagentWatcher()
-    h = subagent_harness(tmp_path, watcher)
-    h.run("PARENT go")
-    stops = [c for c in watcher.calls if c[0] == "stop"]
-    started = next(e for e in h.events if e.type == "subagent")
-    assert stops == [
-        ("stop", started.subagent_id, "first")
-    ]  # called once; its block kept the child going
-    assert "check once more" in h.provider.requests[2].messages[-1].text
-    assert "second" in h.provider.requests[-1].messages[-1].tool_results[0].output
 
 
 def test_a_raising_observer_is_isolated(tmp_path: Path) -> None:

@@ -22,8 +22,16 @@ from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.testing import Harness, call, text
 from ketch_sandbox.bwrap import probe
 from ketch_sandbox.trees import forget
+from ketch_tool_kit.sandbox import SANDBOXED, wrapper
 
 PROBE = probe()
+
+
+def sandboxed(session: Any) -> bool:
+    """What the sandbox told this session's permission snapshot."""
+    return session.snapshot().facts.get(SANDBOXED) is True
+
+
 needs_bwrap = pytest.mark.skipif(
     not PROBE.available, reason=f"no working sandbox here: {PROBE.reason}"
 )
@@ -38,7 +46,7 @@ def run(
     exposed: Any = None,
 ) -> subprocess.CompletedProcess[str]:
     reporters: list[Any] = []
-    wrapped = ketch_sandbox.ketch_sandbox_command(
+    wrapped = ketch_sandbox.sandbox_command(
         argv=argv,
         workspace=workspace,
         network=network,
@@ -306,9 +314,8 @@ def test_a_workspace_secret_is_masked_unless_exposed_and_the_command_is_told(
 @needs_bwrap
 def test_a_session_knows_it_is_sandboxed(tmp_path: Path) -> None:
     h = Harness.create(tmp_path, bundled=["sandbox"])
-    assert h.session.sandboxed
-    assert h.session.snapshot().sandboxed
-    wrapped = h.kernel.hooks.sandbox_command(["ls"], h.workspace, False)
+    assert sandboxed(h.session)
+    wrapped = wrapper(h.kernel)(["ls"], h.workspace, False)
     assert wrapped is not None and wrapped[0] == PROBE.path and wrapped[-2:] == ["--", "ls"]
 
 
@@ -323,8 +330,8 @@ def test_missing_bwrap_is_said_once_and_commands_run_unwrapped(
     session = h.session
     notices = [e.message for e in h.of_type("notice") if e.message.startswith("sandbox:")]
     assert len(notices) == 1 and "bubblewrap (bwrap) is not installed" in notices[0]
-    assert not session.sandboxed
-    assert h.kernel.hooks.sandbox_command(["ls"], h.workspace, False) is None
+    assert not sandboxed(session)
+    assert wrapper(h.kernel)(["ls"], h.workspace, False) is None
 
 
 @needs_bwrap
@@ -342,18 +349,18 @@ def test_a_view_bwrap_refuses_means_not_sandboxed_said_once(
     ketch_sandbox._state["probe"] = probe(str(broken))
     assert ketch_sandbox._state["probe"].available
     h = Harness.create(tmp_path / "h", bundled=["sandbox"])
-    assert not h.session.sandboxed
+    assert not sandboxed(h.session)
     notices = [e.message for e in h.of_type("notice") if e.message.startswith("sandbox:")]
     assert len(notices) == 1 and "Can not mount tmpfs" in notices[0]
-    assert h.kernel.hooks.sandbox_command(["ls"], h.workspace, False) is None
+    assert wrapper(h.kernel)(["ls"], h.workspace, False) is None
     h.kernel.new_session(provider=h.provider)
     assert len([e for e in h.of_type("notice") if e.message.startswith("sandbox:")]) == 1
 
 
 def test_the_sandbox_can_be_turned_off_by_the_user(tmp_path: Path) -> None:
     h = Harness.create(tmp_path, bundled=["sandbox"], config="[sandbox]\nenabled = false\n")
-    assert not h.session.sandboxed
-    assert h.kernel.hooks.sandbox_command(["ls"], h.workspace, False) is None
+    assert not sandboxed(h.session)
+    assert wrapper(h.kernel)(["ls"], h.workspace, False) is None
     assert any("sandbox: off" in e.message for e in h.of_type("notice"))
 
 
@@ -365,7 +372,7 @@ def test_a_workspace_cannot_turn_the_sandbox_off_until_trusted(tmp_path: Path) -
     assert (
         ketch_sandbox.active(h.workspace) == PROBE.available
     )  # the workspace's "off" is not applied
-    assert h.session.sandboxed == PROBE.available
+    assert sandboxed(h.session) == PROBE.available
 
 
 def test_the_sandbox_setting_is_per_workspace_in_one_process(tmp_path: Path) -> None:
@@ -376,11 +383,9 @@ def test_the_sandbox_setting_is_per_workspace_in_one_process(tmp_path: Path) -> 
     )
     on = Harness.create(tmp_path / "on", bundled=["sandbox"])
     _ = off.session, on.session
-    assert not off.session.sandboxed and not ketch_sandbox.active(off.workspace)
-    assert on.session.sandboxed == PROBE.available
-    assert (
-        on.kernel.hooks.sandbox_command(["ls"], on.workspace, False) is not None
-    ) == PROBE.available
+    assert not sandboxed(off.session) and not ketch_sandbox.active(off.workspace)
+    assert sandboxed(on.session) == PROBE.available
+    assert (wrapper(on.kernel)(["ls"], on.workspace, False) is not None) == PROBE.available
 
 
 def test_no_bwrap_binary_at_the_given_path() -> None:
@@ -493,7 +498,7 @@ def test_the_shell_tool_runs_through_policy_and_sandbox(tmp_path: Path) -> None:
     (h.workspace / ".git").mkdir()
     (h.workspace / ".git" / "config").write_text("[core]\n")
     h.run("go")
-    assert h.session.sandboxed
+    assert sandboxed(h.session)
     outcomes = [(r.ok, r.outcome) for r in h.of_type("tool_result")]
     assert outcomes[0] == (True, "succeeded")
     assert outcomes[1] == (True, "succeeded") and (h.workspace / "made.txt").exists()

@@ -113,7 +113,9 @@ def test_a_locked_keyring_is_a_notice_not_a_crash(
 ) -> None:
     use(LockedKeyring(), monkeypatch)
     kernel = kernel_with_keyring(tmp_path).kernel
-    assert kernel.hooks.credential("anthropic", "anthropic") is None
+    assert (
+        kernel.hooks.first("ketch_get_credential", provider="anthropic", kind="anthropic") is None
+    )
     (notice,) = [n for n in kernel.notices if "keyring" in n]
     assert "locked" in notice and "anthropic" in notice and "\n" not in notice
 
@@ -125,7 +127,7 @@ def test_no_keyring_at_all_is_silently_no_key(
 
     use(fail.Keyring(), monkeypatch)
     kernel = kernel_with_keyring(tmp_path).kernel
-    assert kernel.hooks.credential("openai", "openai") is None
+    assert kernel.hooks.first("ketch_get_credential", provider="openai", kind="openai") is None
     assert not [n for n in kernel.notices if "keyring" in n]
     with pytest.raises(CredentialStoreError) as raised:
         set_key("openai", KEY)
@@ -138,7 +140,7 @@ def test_a_kind_that_needs_no_key_never_touches_the_keyring(
     use(TripwireKeyring(), monkeypatch)
     TripwireKeyring.touched.clear()
     kernel = kernel_with_keyring(tmp_path).kernel
-    assert kernel.hooks.credential("ollama", "ollama") is None
+    assert kernel.hooks.first("ketch_get_credential", provider="ollama", kind="ollama") is None
     assert ketch_get_credential(provider="ollama", kind="ollama") is None
     assert TripwireKeyring.touched == []
 

@@ -1,0 +1,43 @@
+"""The hooks the agents plugin declares (``ketch_add_hookspecs``): what other plugins may
+do when a subagent starts and stops. Implement them with ``@hookimpl(optionalhook=True)``
+so your plugin still loads when the agents plugin is disabled (they are then not called).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ketch import hookspec
+from ketch.markers import returns
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.session import Session
+    from ketch.verdicts import HookVerdict
+    from ketch_agents.child import Subagent
+
+_VERDICT = "ketch.verdicts:HookVerdict"
+
+
+@hookspec
+@returns(_VERDICT)
+def agents_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+    """A subagent is about to start its task.
+
+    Called once per subagent, in the parent ``session``, after the subagent's own
+    session exists and before its first request; may be awaited. ``agent`` says who
+    it is (``agent.id`` is the ``agent_id`` its events carry, ``agent.name`` its
+    definition). Return ``HookVerdict(context=...)`` to add text to the task the
+    subagent gets; None adds nothing. All verdicts' contexts are added.
+    """
+
+
+@hookspec
+@returns(_VERDICT)
+def agents_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+    """A subagent finished its task with ``result`` (its final answer).
+
+    Called once per subagent turn, in the parent ``session``, before the result goes
+    back to the parent (for a cancelled subagent it is not called); may be awaited.
+    Return ``HookVerdict(block=True, reason=...)`` to keep the subagent going once more
+    with ``reason`` as its next instruction; None to let it finish.
+    """
