@@ -462,9 +462,9 @@ class CallPipeline:
                 hard=vote.hard,
             )
         )
+        # What the answer remembers is kept by whoever keeps approvals (the policy),
+        # from this event: the kernel keeps no authority of its own.
         scope = vote.scope if answer.approved and answer.remember != "once" else None
-        if scope and answer.remember == "session" and scope not in session.approvals:
-            session.approvals.append(scope)
         self.emit(
             _permission(
                 proposed,
@@ -473,6 +473,7 @@ class CallPipeline:
                 vote=vote,
                 approved=answer.approved,
                 scope=scope if answer.remember == "always" else None,
+                remembered=scope,
                 origin=answer.origin or "approver",
             )
         )

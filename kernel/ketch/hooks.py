@@ -295,8 +295,8 @@ class Hooks:
 
     @facade("ketch_permission_rules")
     def permission_rules(self, session: Session) -> dict[str, tuple[str, ...]]:
-        """Every contribution, concatenated in plugin order."""
-        rules: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
+        """Every contribution, concatenated in plugin order (approvals included)."""
+        rules: dict[str, list[str]] = {"allow": [], "ask": [], "deny": [], "approvals": []}
         for contributed in self.values("ketch_permission_rules", session=session):
             for kind in rules:
                 rules[kind] += [str(r) for r in contributed.get(kind) or () if isinstance(r, str)]

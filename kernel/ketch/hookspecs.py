@@ -13,22 +13,24 @@ Conventions, as in pytest:
 * Hooks marked "may be awaited" accept an awaitable as an implementation's return;
   the kernel awaits it inside the turn's event loop (run a subprocess without
   blocking the turn).
-* The kernel calls every hook through one façade (:mod:`ketch.hooks`), which applies
-  one error policy per hook. An implementation that raises is reported once
+* The kernel calls every hook through one caller (:mod:`ketch.hooks`), driven by
+  what each spec declares (:mod:`ketch.markers`): an implementation that raises, or
+  answers with a type the spec does not declare (``@returns``), is reported once
   (``ketch plugins`` and stderr) and then:
 
-  - **fails closed** where authority is at stake: a raising ``ketch_policy_vote``
-    counts as a deny vote, a raising ``ketch_before_tool_use`` denies the call, a
-    raising ``ketch_sandbox_command`` refuses to run the command (never "run it
-    unsandboxed"), and a raising ``ketch_tool_result`` withholds the output (never
+  - **fails closed** where authority is at stake (``@fail_closed``): a raising
+    ``ketch_policy_vote`` counts as a deny vote, a raising ``ketch_before_tool_use``
+    denies the call, and a raising ``ketch_tool_result`` withholds the output (never
     "show it unfiltered");
   - is **reported and skipped** everywhere else: the call goes on as if it had
-    returned None.
+    returned None;
+  - **fails its plugin** for registration hooks (``@registers``): nothing it
+    registered anywhere is kept.
 
   Raising :class:`ketch.errors.KetchError` is the deliberate way to stop with a
   message (e.g. a store that is recovery-locked): it propagates.
-* Hook wrappers (``wrapper=True``/``hookwrapper=True``) are not supported: the façade
-  calls implementations one by one so that each can fail on its own.
+* Hook wrappers (``wrapper=True``/``hookwrapper=True``) are not supported: each
+  implementation is isolated on its own.
 
 Hook modules should stay light: a plugin's entry module is imported whenever
 plugins load (``ketch --help`` included), so import heavy modules inside hooks.
@@ -46,7 +48,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
     from ketch.commands import Command
-    from ketch.compaction import CompactionRequest, CompactionResult
     from ketch.events import Event, TurnEndEvent
     from ketch.frontends import Frontend
     from ketch.intake import PromptIntake
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
     from ketch.providers import ModelInfo, ProviderKind
+    from ketch.request import RequestBudget
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
@@ -186,6 +188,20 @@ def ketch_register_settings(register: Callable[[SettingsSection], None], kernel:
 
 @hookspec
 @registers
+def ketch_register_events(register: Callable[[type[Event]], None], kernel: Kernel) -> None:
+    """Declare the event models this plugin emits (subclasses of :class:`ketch.events.Event`
+    with a ``type`` of their own).
+
+    Called once per process, when the kernel first needs the event registry
+    (``kernel.events``). Registered events are carried like the kernel's own: observers,
+    listeners, ``stream-json``, the store. ``ketch.events.parse_event`` reads one back by
+    its ``type`` (a plain ``Event`` with its fields when its plugin is not loaded). Two
+    plugins registering one ``type``: the first keeps it. The return value is ignored.
+    """
+
+
+@hookspec
+@registers
 def ketch_register_modes(register: Callable[[Mode], None]) -> None:
     """Declare session modes (``register(Mode(name, description, read_only=...))``).
 
@@ -261,16 +277,16 @@ def ketch_get_credential(provider: str, kind: str) -> str | None:
 
 @hookspec(firstresult=True)
 @returns("ketch.providers:ModelInfo")
-def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
+def ketch_model_info(provider_kind: str, model: str, kernel: Kernel) -> ModelInfo | None:
     """What is known about ``model`` served by a provider of kind ``provider_kind``.
 
-    Called whenever the kernel needs a model's facts without asking the provider: the
-    context window before the provider reports one, whether to send images, and the
-    prices that turn a response's token usage into its cost (``cost_usd`` on ``usage``
-    and ``turn_end``). Return a :class:`ketch.providers.ModelInfo` (unknown fields None;
-    prices in USD per million tokens; ``source`` naming where the facts come from), or
-    None when this plugin knows nothing of the model. Never fetch anything here: it is
-    called on every request. Stops at the first non-None result.
+    Called whenever ketch needs a model's facts without asking the provider: the
+    context window before the provider reports one, whether to send images (and by
+    plugins for facts of their own, such as prices). Return a
+    :class:`ketch.providers.ModelInfo` (unknown fields None; ``source`` naming where the
+    facts come from; a subclass may carry more), or None when this plugin knows nothing
+    of the model. Never fetch anything here: it is called on every request. Stops at the
+    first non-None result.
     """
 
 
@@ -302,8 +318,10 @@ def ketch_permission_rules(session: Session) -> dict[str, list[str]] | None:
 
     Called once per step, when the permission snapshot is taken (and by commands that
     show the rules). Return ``{"allow": [...], "ask": [...], "deny": [...]}`` (any
-    subset) in the rule syntax the policy plugins share, or None. The kernel
-    concatenates every contribution, in plugin order, into ``snapshot.rules``.
+    subset) in the rule syntax the policy plugins share, and ``"approvals"``: the
+    scopes the person allowed for this session (the plugin that keeps them answers),
+    or None. The kernel concatenates every contribution, in plugin order, into
+    ``snapshot.rules`` and ``snapshot.approvals``.
     """
 
 
@@ -319,7 +337,7 @@ def ketch_permission_facts(session: Session) -> dict[str, Any] | None:
     """
 
 
-# --- context and compaction ----------------------------------------------------------------
+# --- context ------------------------------------------------------------------------------------
 
 
 @hookspec
@@ -334,18 +352,32 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | PromptPart | str
     """
 
 
-@hookspec(firstresult=True)
-@returns("ketch.compaction:CompactionResult")
-def ketch_compact(request: CompactionRequest) -> CompactionResult | None:
-    """Compact the active context so that it fits the budget in ``request``.
+@hookspec
+def ketch_fit_context(session: Session, budget: RequestBudget, overflow: int | None) -> None:
+    """Make room in the active context for the request about to be sent.
 
-    Called before a provider request whose projected context passes the compaction
-    trigger, after a provider reports a context overflow, and for ``/compact``.
-    Return a :class:`ketch.compaction.CompactionResult` with the new active messages
-    and a record of what was replaced, or None to let the next compactor try.
-    A compactor that must wait (a model summarizer) may return an awaitable of that
-    result instead; the kernel awaits it before the request is built.
-    Stops at the first non-None result. Never modifies the saved transcript.
+    Called before every provider request with its measured ``budget``
+    (:class:`ketch.request.RequestBudget`: the fixed part, the messages, the capacity),
+    and once more after a provider rejected a request as too long, with ``overflow``:
+    the effective capacity that error implies (None otherwise); may be awaited. A
+    plugin that manages the context (compaction) replaces ``session.active`` with
+    :meth:`ketch.session.Session.set_active` when it decides to; the kernel measures
+    again and stops the turn with ``context_overflow`` when it still does not fit.
+    Raise :class:`ketch.errors.ContextOverflow` to stop it with your own explanation.
+    The return value is ignored. With no implementation at all, a provider's
+    context-length error ends the turn.
+    """
+
+
+@hookspec
+@returns(dict)
+def ketch_event_fields(session: Session, event: Event) -> dict[str, Any] | None:
+    """Add fields to one of the kernel's accounting events before it is emitted.
+
+    Called once for each ``usage`` event (one response) and each ``turn_end`` event (and
+    for the ``turn_end`` a stop hook is shown). Return the fields to add (a model
+    catalog adds ``cost_usd``), or None. Contributions are merged in plugin order; a
+    field the event already has is never replaced.
     """
 
 
@@ -482,16 +514,6 @@ def ketch_tool_result(
     :class:`ketch.tools.ToolResult`, or None to keep it. Implementations are applied in
     turn, each seeing the previous one's result.
     """
-
-
-@hookspec
-def ketch_before_compaction(session: Session, reason: str) -> None:
-    """Compaction is about to run (``reason``: auto, overflow, command). Return ignored."""
-
-
-@hookspec
-def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
-    """Compaction finished; ``result`` holds the record. Return ignored."""
 
 
 @hookspec

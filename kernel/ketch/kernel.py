@@ -61,6 +61,7 @@ class Kernel:
         self._configured = False
         self.stash = Stash()  # plugins' in-memory state (ketch.stash.StashKey)
         self._notices_said = 0  # how many of ``notices`` sessions were already told
+        self._owners: dict[str, dict[str, str]] = {}  # registry kind -> name -> its plugin
         self._secrets: set[Secret] = set()  # every API key ``api_key`` handed out
 
     # --- building -------------------------------------------------------------------
@@ -231,7 +232,8 @@ class Kernel:
         for plugin, error in failures.items():
             self.fail_plugin(plugin, f"{hook} raised: {type(error).__name__}: {error}")
         table: dict[str, Any] = {}
-        owners: dict[str, str] = {}
+        owners = self._owners.setdefault(kind, {})
+        owners.clear()
         for plugin in order:
             info = self.pm.infos.get(plugin)
             if plugin in failures or (info is not None and info.status != "ok"):
@@ -256,12 +258,12 @@ class Kernel:
         """Fail a plugin and withdraw everything it registered, from every registry
         built so far (its tools are no longer offered, its commands no longer run)."""
         self.pm.fail(plugin, error)
-        for registry in _REGISTRIES:
-            table = self.__dict__.get(registry)
-            if not isinstance(table, dict):
-                continue
-            for name in [n for n, obj in table.items() if getattr(obj, "plugin", None) == plugin]:
-                del table[name]
+        for kind, owners in self._owners.items():
+            table = self.__dict__.get(_REGISTRIES[kind])
+            for name in [n for n, owner in owners.items() if owner == plugin]:
+                del owners[name]
+                if isinstance(table, dict):
+                    table.pop(name, None)
         info = self.pm.infos.get(plugin)
         if info is not None:
             info.provides.clear()
@@ -336,6 +338,15 @@ class Kernel:
         from ketch.tools import as_tool
 
         return self._collect("ketch_register_tools", "tool", lambda t: t.name, as_tool)
+
+    @cached_property
+    def events(self) -> dict[str, type[Event]]:
+        """Every event model by its ``type``: the kernel's and those plugins register."""
+        from ketch.events import CORE_EVENTS, event_type
+
+        found = {event_type(model): model for model in CORE_EVENTS}
+        registered = self._collect("ketch_register_events", "event", event_type)
+        return {**registered, **found}
 
     def configure(self) -> None:
         """Fill every registry and tell plugins the kernel is ready (once)."""
@@ -595,9 +606,6 @@ class Kernel:
             profile=self.check_profile(getattr(self.args, "profile", None)),
             transcript=record.transcript,
             active=record.active if record.active is not None else record.transcript,
-            pins=set(record.pins),
-            compactions=list(record.compactions),
-            rewound=set(record.rewound),
             usage=record.usage,
             state=dict(record.state),
             resumed=True,
@@ -645,11 +653,10 @@ class Kernel:
 
         The listeners (frontends) get the event even when an observer stops with a
         ``KetchError`` (a store that cannot write), which then propagates: the turn
-        ends with an error the frontend sees. A subagent's events are stamped with its
-        ``agent_id`` first."""
-        agent = session.agent
-        if agent is not None and getattr(event, "agent_id", "") is None:
-            event = event.model_copy(update={"agent_id": agent.id})
+        ends with an error the frontend sees. An agent session's events are stamped
+        with its ``agent_id`` first."""
+        if session.agent_id is not None and event.agent_id is None:
+            event = event.model_copy(update={"agent_id": session.agent_id})
         try:
             self.hooks.call("ketch_event", session=session, event=event)
         finally:
@@ -694,17 +701,18 @@ def _call_maybe_async(fn: Callable[[], Any]) -> Any:
 
 
 # Registries whose entries ``ketch plugins`` lists as what a plugin provides.
-_SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile"})
-# Every registry (a cached property filled by a ``@registers`` hook).
-_REGISTRIES = (
-    "settings_sections",
-    "modes",
-    "profiles",
-    "commands",
-    "frontends",
-    "provider_kinds",
-    "tools",
-)
+_SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile", "event"})
+# Every registry (a cached property filled by a ``@registers`` hook), by kind.
+_REGISTRIES = {
+    "settings section": "settings_sections",
+    "mode": "modes",
+    "profile": "profiles",
+    "command": "commands",
+    "frontend": "frontends",
+    "provider": "provider_kinds",
+    "tool": "tools",
+    "event": "events",
+}
 
 
 def config_problems(problems: list[str]) -> str:

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from ketch.calls import CANCELLED, CallPipeline, Refused
 from ketch.context import (
     calibrate,
-    compact,
     context_budget,
     effective_capacity,
     estimator_for,
@@ -38,7 +37,7 @@ from ketch.context import (
     utilization,
     window_and_reserve,
 )
-from ketch.errors import KetchError
+from ketch.errors import ContextOverflow, KetchError
 from ketch.events import (
     ErrorEvent,
     MessageEvent,
@@ -60,9 +59,8 @@ from ketch.messages import (
     new_id,
     pending_tool_calls,
 )
-from ketch.pricing import CostTally, charge, fit_images
 from ketch.providers import Completed, ErrorKind, ProviderError, ProviderRequest
-from ketch.request import measure, offered_tools, overflow_report
+from ketch.request import fit_images, measure, offered_tools, overflow_report
 from ketch.retry import RetryPolicy, backoff_delay
 from ketch.streaming import StreamOutcome, stream_response
 
@@ -137,15 +135,12 @@ class Turn:
     ) -> None:
         self.session = session
         self.kernel = session.kernel
-        settings = self.kernel.settings
-        self.loop_settings = settings.loop
-        self.compaction_settings = settings.compaction
+        self.loop_settings = self.kernel.settings.loop
         self.max_iterations = int(
             getattr(self.kernel.args, "max_iterations", None) or self.loop_settings.max_iterations
         )
         self.iterations = 0
         self.usage = Usage()
-        self.cost = CostTally()
         self.calls = CallPipeline(
             session,
             approver,
@@ -155,8 +150,8 @@ class Turn:
         self.stop_continuations = 0  # how often stop hooks kept this turn going
         self.overflow_retried = False
         self.ended = False
-        # A compaction the provider's overflow error asked for, run when the next request is built.
-        self._pending_compaction: tuple[str, int, str | None] | None = None
+        # The capacity a provider's overflow error implied, for the next request's fitting.
+        self._overflow: int | None = None
         # The size of the request just built, to read the provider's reported tokens against.
         self._request_size: Any = None
 
@@ -214,6 +209,8 @@ class Turn:
             return await self._run(prompt, parts)
         except _TurnStop as stop:
             return self._close(stop.reason, stop.message)
+        except ContextOverflow as exc:
+            return self._close("context_overflow", exc.message)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
@@ -327,14 +324,25 @@ class Turn:
             if message.role == "assistant" and message.text:
                 text = message.text
                 break
-        return TurnEndEvent(
-            text=text,
-            stop_reason=reason,
-            input_tokens=self.usage.input_tokens,
-            output_tokens=self.usage.output_tokens,
-            iterations=self.iterations,
-            cost_usd=self.cost.total,
+        return self._with_fields(
+            TurnEndEvent(
+                text=text,
+                stop_reason=reason,
+                input_tokens=self.usage.input_tokens,
+                output_tokens=self.usage.output_tokens,
+                iterations=self.iterations,
+            )
         )
+
+    def _with_fields(self, event: Any) -> Any:
+        """The event with what plugins add to the kernel's accounting (``ketch_event_fields``:
+        a response's cost), never replacing the kernel's own fields."""
+        added: dict[str, Any] = {}
+        for fields in self.kernel.hooks.values(
+            "ketch_event_fields", session=self.session, event=event
+        ):
+            added.update({k: v for k, v in fields.items() if k not in type(event).model_fields})
+        return event.model_copy(update=added) if added else event
 
     # --- the request ---------------------------------------------------------------------
 
@@ -343,34 +351,20 @@ class Turn:
 
     async def _build_request(self) -> ProviderRequest:
         session = self.session
-        settings = self.compaction_settings
         tools = self._tools()
         await learn_provider_window(session)
         budget = measure(session, tools)
-        pending = self._pending_compaction
-        if pending is not None:
-            self._pending_compaction = None
-            reason, limit, instructions = pending
-            limit = min(limit, budget.capacity)
-            # The provider said it does not fit, whatever the estimate says: at least halve.
-            target = min(int(settings.target * limit), budget.fixed + budget.message_tokens // 2)
-            if await compact(
-                session,
-                reason,
-                system_tokens=budget.fixed,
-                capacity=limit,
-                target_tokens=target,
-                instructions=instructions,
-            ):
-                budget = measure(session, tools)
-        if budget.projected > settings.trigger * budget.capacity and await compact(
-            session, "auto", system_tokens=budget.fixed, capacity=budget.capacity
-        ):
+        overflow, self._overflow = self._overflow, None
+        before = session.active
+        # Plugins that shape the context make room (a compaction), or stop the turn
+        # with their own explanation (``ContextOverflow``).
+        await self.kernel.hooks.call_async(
+            "ketch_fit_context", session=session, budget=budget, overflow=overflow
+        )
+        if session.active is not before:
             budget = measure(session, tools)
         if not budget.fits:
-            raise _TurnStop(
-                "context_overflow", overflow_report(session, budget, settings.keep_recent_turns)
-            )
+            raise _TurnStop("context_overflow", overflow_report(session, budget))
         self._request_size = estimator_for(session).request(
             budget.system, (), session.active, schema_units=budget.schema_units
         )
@@ -382,18 +376,6 @@ class Turn:
             tools=budget.specs,
             max_output_tokens=max_out,
         )
-
-    def _arrange_compaction(
-        self, reason: str, capacity: int, instructions: str | None = None
-    ) -> bool:
-        """Arrange a compaction before the next request is built (where a model summarizer
-        can be awaited). ``capacity`` below the usual one (a provider's overflow error
-        named its limit) is remembered for the session. True when a compactor is loaded."""
-        if not self.kernel.hooks.implemented("ketch_compact"):
-            return False
-        learn_capacity(self.session, capacity)
-        self._pending_compaction = (reason, capacity, instructions)
-        return True
 
     # --- the provider -------------------------------------------------------------------
 
@@ -413,11 +395,13 @@ class Turn:
                         ErrorEvent(kind=error.kind.value, retryable=False, message=error.message)
                     )
                     window, reserve, _ = window_and_reserve(self.session)
-                    if self._arrange_compaction(
-                        "overflow", effective_capacity(error.context_limit or window, reserve)
-                    ):
+                    if self.kernel.hooks.implemented("ketch_fit_context"):
+                        # Remembered for the session; the next request is fitted to it.
+                        capacity = effective_capacity(error.context_limit or window, reserve)
+                        learn_capacity(self.session, capacity)
+                        self._overflow = capacity
                         self._retry_event(
-                            retries.attempts + 1, outcome, "the context was too long: compacted"
+                            retries.attempts + 1, outcome, "the context was too long: made room"
                         )
                         request = await self._build_request()
                         continue
@@ -461,8 +445,6 @@ class Turn:
         usage = completed.usage
         self.usage = self.usage + usage
         session.usage = session.usage + usage
-        cost = charge(session, usage)
-        self.cost.add(cost)
         budget_capacity = context_budget(session).capacity
         size = self._request_size
         reported = reported_input_tokens(usage.input_tokens, usage.cached_tokens)
@@ -478,19 +460,19 @@ class Turn:
         else:
             request_tokens = reported or estimator.messages(session.active)
         context_tokens = request_tokens + estimator.message(completed.message)
-        self.emit(
-            UsageEvent(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cached_tokens=usage.cached_tokens,
-                context_utilization=utilization(context_tokens, budget_capacity),
-                context_tokens=context_tokens,
-                effective_capacity=budget_capacity,
-                cost_usd=cost,
-                model=session.model,
-                provider=session.provider.name,
-            )
+        event = UsageEvent(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_tokens=usage.cached_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            context_utilization=utilization(context_tokens, budget_capacity),
+            context_tokens=context_tokens,
+            effective_capacity=budget_capacity,
+            model=session.model,
+            provider=session.provider.name,
         )
+        self.emit(self._with_fields(event))
 
     # --- the response ---------------------------------------------------------------------
 

@@ -17,9 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import context_budget, estimator_for, split_turns, text_units, utilization
+from ketch.context import context_budget, estimator_for, model_info, text_units, utilization
+from ketch.messages import History, without_images
 from ketch.prompt import PromptPart, join_parts
 from ketch.providers import ToolSpec
+from ketch.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
@@ -110,25 +112,10 @@ def measure(
     )
 
 
-def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: int) -> str:
-    """Why the context does not fit even after compaction, and what the person can do."""
+def overflow_report(session: Session, budget: RequestBudget) -> str:
+    """Why the request does not fit the model, and what the person can do (the plugins
+    that shape the context say more, by raising ``ContextOverflow`` themselves)."""
     estimator = estimator_for(session)
-    active = session.active
-    spans = split_turns(active)
-    pinned_ids = set(session.pins)
-    recent = spans[-keep_recent_turns:] if spans else []
-    recent_ids = {i for span in recent for i in span.ids}
-    pinned = [
-        m
-        for span in spans
-        if pinned_ids.intersection(span.ids) and not recent_ids.intersection(span.ids)
-        for m in active[span.start : span.end]
-    ]
-    recent_tokens = sum(estimator.messages(active[s.start : s.end]) for s in recent)
-    pinned_tokens = estimator.messages(pinned)
-    capacity = budget.capacity
-    total = budget.projected
-    other = total - budget.fixed - recent_tokens - pinned_tokens
     sizes = sorted(
         (
             (estimator.text(p.render()), p.title or p.source or "untitled")
@@ -138,17 +125,8 @@ def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: 
         reverse=True,
     )
     largest = ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:3])
-    breakdown = (
-        f"system prompt ~{budget.system_tokens:,} tokens"
-        + (f" (largest: {largest})" if largest else "")
-        + f", tool schemas ~{budget.schema_tokens:,} ({len(budget.specs)} tools), pinned ~{pinned_tokens:,}, "
-        f"recent ~{recent_tokens:,}, other ~{max(other, 0):,}; total ~{total:,} of an effective capacity of {capacity:,}"
-    )
+    capacity = budget.capacity
     remedies = []
-    if pinned_tokens:
-        remedies.append("unpin turns (/unpin)")
-    if recent_tokens > capacity // 2:
-        remedies.append("send a shorter message, or ask for less output at once")
     if budget.system_tokens > capacity // 4:
         remedies.append("shorten the instruction files or the project memory")
     if budget.schema_tokens > capacity // 4:
@@ -158,9 +136,35 @@ def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: 
         "use a model with a larger context window (context_window in config.toml)",
     ]
     return (
-        "the context does not fit the model even after compaction: "
-        + breakdown
-        + ". Remedies: "
-        + "; ".join(remedies)
-        + "."
+        "the context does not fit the model: "
+        f"system prompt ~{budget.system_tokens:,} tokens"
+        + (f" (largest: {largest})" if largest else "")
+        + f", tool schemas ~{budget.schema_tokens:,} ({len(budget.specs)} tools), messages "
+        f"~{budget.message_tokens:,}; total ~{budget.projected:,} of an effective capacity of "
+        f"{capacity:,}. Remedies: " + "; ".join(remedies) + "."
     )
+
+
+# The session was told once that its model takes no images.
+_TOLD_NO_IMAGES = StashKey[bool]()
+
+
+def fit_images(session: Session, messages: History) -> History:
+    """``messages`` for the session's model: without images (a note in their place, and
+    a notice once per session) when the catalog knows the model takes none."""
+    info = model_info(session)
+    if info is None or info.images is not False:
+        return messages
+    stripped, dropped = without_images(messages)
+    if dropped and not session.stash.get(_TOLD_NO_IMAGES, False):
+        from ketch.events import NoticeEvent
+
+        session.stash[_TOLD_NO_IMAGES] = True
+        session.kernel.emit(
+            session,
+            NoticeEvent(
+                level="warning",
+                message=f"model '{session.model}' does not take images ({info.source or 'model catalog'}); it gets the text alone. Use a model with vision to show it pictures.",
+            ),
+        )
+    return stripped

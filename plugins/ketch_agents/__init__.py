@@ -43,6 +43,13 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
 
 
 @hookimpl
+def ketch_register_events(register: Callable[[Any], None]) -> None:
+    from ketch_agents.events import SubagentEvent
+
+    register(SubagentEvent)
+
+
+@hookimpl
 def ketch_register_settings(register: Callable[[Any], None]) -> None:
     from ketch_agents.settings import AGENTS
 
@@ -83,7 +90,7 @@ def trust_items(kernel: Kernel) -> list[Any]:
 
 @hookimpl
 def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
-    if session.agent is None:
+    if session.parent is None:
         return None
     from ketch.prompt import PromptPart
     from ketch_agents.runtime import CHILD
@@ -105,7 +112,7 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
 @hookimpl
 def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> None:
     """Note what a subagent changed, for the result its parent gets."""
-    if session.agent is None or not result.ok:
+    if session.parent is None or not result.ok:
         return
     from ketch.tools import Effect
     from ketch_agents.runtime import CHILD
@@ -135,7 +142,7 @@ def _shown_path(session: Session, target: str) -> str:
 async def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
     """A turn does not end while background subagents it started still run: their
     results arrive as steers, and the loop goes on with them."""
-    if session.agent is not None:
+    if session.parent is not None:
         return None
     from ketch_agents.background import wait_all
 
@@ -147,7 +154,7 @@ async def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | Non
 def ketch_event(session: Session, event: Event) -> None:
     if (
         event.type == "turn_end"
-        and session.agent is None
+        and session.parent is None
         and getattr(event, "stop_reason", "") == "cancelled"
     ):
         from ketch_agents.background import cancel_all
@@ -157,7 +164,7 @@ def ketch_event(session: Session, event: Event) -> None:
 
 @hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
-    if session.agent is None:
+    if session.parent is None:
         from ketch_agents.background import cancel_all
 
         cancel_all(session)

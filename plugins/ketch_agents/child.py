@@ -17,9 +17,10 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.events import NoticeEvent, SessionEvent, SubagentEvent
+from ketch.events import NoticeEvent, SessionEvent
 from ketch.messages import new_id
-from ketch.session import Session, Subagent
+from ketch.session import Session
+from ketch_agents.events import SubagentEvent
 from ketch_agents.runtime import CHILD, ChildState
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,11 +37,25 @@ AGENT_TOOL = "agent"
 CLAUDE_ALIASES = frozenset({"inherit", "sonnet", "opus", "haiku", "fable", "default"})
 
 
+@dataclass(frozen=True)
+class Subagent:
+    """Who a subagent's session is: ``id`` (its events carry it as ``agent_id``), the
+    name of its definition, the task's short description, its parent session and the
+    parent's tool call that started it."""
+
+    id: str
+    name: str
+    parent_id: str
+    description: str = ""
+    tool_call_id: str = ""
+    background: bool = False
+
+
 @dataclass
 class ChildSession(Session):
     """A subagent's session: its authority is read from its parent at every step."""
 
-    parent: Session | None = None
+    agent: Subagent | None = None
 
     def snapshot(self) -> PermissionSnapshot:
         parent = self.parent
@@ -255,11 +270,12 @@ class Child:
             workspace=parent.workspace,
             mode=parent.mode,
             profile=parent.profile,
-            approvals=parent.approvals,  # one list: "allow for this session" holds for both
             listeners=parent.listeners,  # the parent's frontends see the child's events
             context_window=parent.context_window,
+            parent=parent,  # its snapshot, approvals included, is its parent's
+            agent_id=self.agent.id,
+            agent_name=self.agent.name,
             agent=self.agent,
-            parent=parent,
         )
         child.stash[CHILD] = ChildState(self.definition)
         return child

@@ -80,7 +80,7 @@ class AgentTool(Tool):
         if scope is None:
             return ToolResult.error("[ketch] The agent tool runs only inside a turn.")
         parent = scope.session
-        if parent.agent is not None:
+        if parent.parent is not None:
             return ToolResult.error(
                 "[ketch] A subagent cannot start subagents; do the work yourself."
             )

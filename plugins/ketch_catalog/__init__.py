@@ -10,7 +10,6 @@ it by hand). Models of a local kind (Ollama) cost 0. Nothing is fetched at run t
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,29 +18,32 @@ from ketch.commands import Command
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.commands import SlashContext
+    from ketch.events import Event
     from ketch.kernel import Kernel
     from ketch.providers import ModelInfo
-
-_kernel: weakref.ReferenceType[Any] | None = None
-
+    from ketch.session import Session
 
 @hookimpl
-def ketch_configure(kernel: Kernel) -> None:
-    global _kernel
-    _kernel = weakref.ref(kernel)
-
-
-def configured_models() -> dict[str, Any]:
-    """The ``[models]`` table of the loaded configuration (a trusted layer only)."""
-    kernel = _kernel() if _kernel is not None else None
-    return kernel.settings.section("models") if kernel is not None else {}
-
-
-@hookimpl
-def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
+def ketch_model_info(provider_kind: str, model: str, kernel: Kernel) -> ModelInfo | None:
     from ketch_catalog.catalog import lookup
 
-    return lookup(provider_kind, model, configured_models())
+    # The [models] table of the loaded configuration (a trusted layer only).
+    return lookup(provider_kind, model, kernel.settings.section("models"))
+
+
+@hookimpl
+def ketch_event_fields(session: Session, event: Event) -> dict[str, Any] | None:
+    from ketch_catalog.pricing import event_fields
+
+    return event_fields(session, event)
+
+
+@hookimpl
+def ketch_event(session: Session, event: Event) -> None:
+    if event.type == "user_prompt" and not getattr(event, "steer", False):
+        from ketch_catalog.pricing import new_turn
+
+        new_turn(session)  # a turn's cost counts from its prompt
 
 
 def _cost(ctx: SlashContext) -> None:

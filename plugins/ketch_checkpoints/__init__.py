@@ -39,6 +39,14 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
+def ketch_register_events(register: Callable[[Any], None]) -> None:
+    from ketch_checkpoints.conversation import ChangesEvent, RewindEvent
+
+    register(ChangesEvent)
+    register(RewindEvent)
+
+
+@hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
     from ketch_checkpoints import commands as c
 
@@ -141,7 +149,7 @@ async def ketch_after_tool_use(session: Session, call: ProposedCall, result: Too
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
     if event.type == "message":
-        from ketch.context import is_prompt
+        from ketch_context_kit.turns import is_prompt
 
         message = event.message  # type: ignore[union-attr]
         if is_prompt(message):

@@ -95,6 +95,7 @@ def stored_target(kernel: Kernel, store: Any, session_id: str) -> Target:
     from ketch.errors import KetchError
     from ketch_checkpoints.operations import Target
     from ketch_checkpoints.settings import CheckpointSettings
+    from ketch_context_kit.marks import rewound
 
     resolve = getattr(store, "resolve_id", None)
     if resolve is not None:
@@ -112,7 +113,7 @@ def stored_target(kernel: Kernel, store: Any, session_id: str) -> Target:
         session_id=record.id,
         workspace=workspace,
         transcript=record.transcript,
-        rewound=set(record.rewound),
+        rewound=rewound(record.state),
         max_file_size=int(settings.max_file_size),
         store=store,
         record=record,
@@ -302,6 +303,7 @@ def live_target(ctx: SlashContext) -> Target:
     from ketch_checkpoints.live import blob_store, live
     from ketch_checkpoints.operations import Target
     from ketch_checkpoints.settings import CheckpointSettings
+    from ketch_context_kit.marks import rewound
 
     session = ctx.session
     blobs, why = blob_store(ctx.kernel)
@@ -313,7 +315,7 @@ def live_target(ctx: SlashContext) -> Target:
         session_id=session.id,
         workspace=session.workspace,
         transcript=session.transcript,
-        rewound=session.rewound,
+        rewound=rewound(session.state),
         max_file_size=int(ctx.kernel.settings.of(CheckpointSettings).max_file_size),
         trees=found.shared.trees if found is not None else None,
         live=session,

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import is_prompt
+from ketch_context_kit.turns import is_prompt
 from ketch.errors import KetchError
 from ketch.stash import StashKey
 from ketch.tools import Effect
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.policy import ProposedCall
     from ketch.session import Session
-    from ketch.storage import BlobStore
+    from ketch_store_kit.protocols import BlobStore
     from ketch.tools import Tool
 
 REVERT = "/undo"
@@ -256,7 +256,7 @@ class Live:
         if not changed:
             return
         self.turn_paths.update(dict.fromkeys(changed))
-        from ketch.events import ChangesEvent
+        from ketch_checkpoints.conversation import ChangesEvent
 
         shown = sorted(shown_name(path) for path in self.turn_paths)
         self.session.kernel.emit(self.session, ChangesEvent(paths=shown, revert=REVERT))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.storage import BlobStore, NewBlob
+from ketch_store_kit.protocols import BlobStore, NewBlob
 from ketch_checkpoints.tree import ROOT, Entry, Trees, children, encode
 
 RACY_NS = 2_000_000_000  # coarse (FAT: 2 s) timestamps make same-tick writes invisible

@@ -31,16 +31,16 @@ def permission_mode(session: Session) -> str:
 
 
 def common(session: Session, event: str) -> dict[str, Any]:
-    agent = session.agent
+    parent = session.parent
     data: dict[str, Any] = {
-        "session_id": agent.parent_id if agent is not None else session.id,
+        "session_id": parent.id if parent is not None else session.id,
         "cwd": str(session.workspace),
         "hook_event_name": event,
         "permission_mode": permission_mode(session),
     }
-    if agent is not None:
-        data["agent_id"] = agent.id
-        data["agent_type"] = agent.name
+    if parent is not None:
+        data["agent_id"] = session.agent_id
+        data["agent_type"] = session.agent_name
     data.update(
         {
             "event": event,

@@ -1,5 +1,5 @@
-"""The compactors' keys in ``[compaction]`` (the kernel owns trigger, target and
-keep_recent_turns in the same table: when to compact and what to keep)."""
+"""``[compaction]``: when to compact and what to keep (the context budget), and the
+compactors' own keys."""
 
 from __future__ import annotations
 
@@ -9,6 +9,11 @@ from ketch.settings import Section, SettingsSection
 
 
 class CompactorSettings(Section):
+    # Compact once a request would fill this share of the effective capacity, down to
+    # ``target``; the last ``keep_recent_turns`` turns always stay verbatim.
+    trigger: float = Field(0.70, gt=0, le=1)
+    target: float = Field(0.50, gt=0, le=1)
+    keep_recent_turns: int = Field(1, ge=1)
     compactor: str = "deterministic"  # or "model": a structured summary from the session's model
     # Old tool results larger than this (estimated tokens) are pruned first.
     prune_min_tokens: int = Field(200, ge=20)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from ketch.compaction import CompactionResult
+from ketch_context_kit.compaction import CompactionResult
 from ketch.events import NoticeEvent
 from ketch.messages import Message
 from ketch.providers import Completed, ProviderRequest, TextDelta

@@ -14,7 +14,7 @@ from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.commands import SlashContext
-    from ketch.compaction import CompactionResult
+    from ketch_context_kit.compaction import CompactionResult
     from ketch.prompt import PromptPart
     from ketch.session import Session
 
@@ -66,8 +66,8 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
     )
 
 
-@hookimpl
-def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_after(session: Session, result: CompactionResult) -> None:
     # Instruction files are re-read from disk after every compaction.
     from ketch_context.builder import reread_instructions
 

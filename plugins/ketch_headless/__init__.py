@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
 from ketch.frontends import Frontend
 from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.compaction import CompactionResult
+    from ketch_context_kit.compaction import CompactionResult
     from ketch.events import TurnEndEvent
     from ketch.policy import ProposedCall
     from ketch.prompt import PromptPart
-    from ketch.session import Session, Subagent
+    from ketch.session import Session
     from ketch.tools import ToolResult
     from ketch.verdicts import HookVerdict
 
@@ -82,7 +82,7 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
     the same sent in ``initialize``): the person's instructions, added to ketch's own
     (which say how its tools work)."""
     args = session.kernel.args
-    if session.agent is not None or args is None:
+    if session.parent is not None or args is None:
         return None
     from ketch_headless.control import CHANNEL
 
@@ -172,7 +172,7 @@ async def ketch_stop(
 
 
 @hookimpl(optionalhook=True)  # the agents plugin's hook
-async def agents_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+async def agents_subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     if not _sdk(session):
         return None
     from ketch_headless.sdk_hooks import subagent_start
@@ -182,7 +182,7 @@ async def agents_subagent_start(session: Session, agent: Subagent) -> HookVerdic
 
 @hookimpl(optionalhook=True)  # the agents plugin's hook
 async def agents_subagent_stop(
-    session: Session, agent: Subagent, result: str
+    session: Session, agent: Any, result: str
 ) -> HookVerdict | None:
     if not _sdk(session):
         return None
@@ -199,8 +199,8 @@ async def ketch_notification(session: Session, message: str, kind: str) -> None:
         await notification(session, message, kind)
 
 
-@hookimpl
-def ketch_before_compaction(session: Session, reason: str) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_before(session: Session, reason: str) -> None:
     if _sdk(session):
         from ketch_headless.sdk_hooks import compaction
 
@@ -208,8 +208,8 @@ def ketch_before_compaction(session: Session, reason: str) -> None:
         compaction(session, "PreCompact", {"trigger": trigger, "custom_instructions": ""})
 
 
-@hookimpl
-def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_after(session: Session, result: CompactionResult) -> None:
     if _sdk(session):
         from ketch_headless.sdk_hooks import compaction
 

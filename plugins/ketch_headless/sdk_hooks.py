@@ -23,7 +23,7 @@ from ketch_headless.control import CHANNEL, ControlChannel, ControlError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import ProposedCall
-    from ketch.session import Session, Subagent
+    from ketch.session import Session
     from ketch.tools import ToolResult
     from ketch.verdicts import HookVerdict
 
@@ -138,7 +138,7 @@ async def after_tool_use(
 
 async def prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     channel = channel_for(session, "UserPromptSubmit")
-    if channel is None or session.agent is not None:
+    if channel is None or session.parent is not None:
         return None
     data = {**hook_payload.common(session, "UserPromptSubmit"), "prompt": prompt}
     return meaning.prompt_submit(await call(channel, "UserPromptSubmit", data))
@@ -146,7 +146,7 @@ async def prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
 
 async def stop(session: Session, text: str, stop_hook_active: bool) -> HookVerdict | None:
     channel = channel_for(session, "Stop")
-    if channel is None or session.agent is not None:
+    if channel is None or session.parent is not None:
         return None
     data = {
         **hook_payload.common(session, "Stop"),
@@ -156,7 +156,7 @@ async def stop(session: Session, text: str, stop_hook_active: bool) -> HookVerdi
     return meaning.keeps_going(await call(channel, "Stop", data))
 
 
-def _agent_data(session: Session, event: str, agent: Subagent) -> dict[str, Any]:
+def _agent_data(session: Session, event: str, agent: Any) -> dict[str, Any]:
     return {
         **hook_payload.common(session, event),
         "agent_id": agent.id,
@@ -164,7 +164,7 @@ def _agent_data(session: Session, event: str, agent: Subagent) -> dict[str, Any]
     }
 
 
-async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+async def subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     channel = channel_for(session, "SubagentStart")
     if channel is None:
         return None
@@ -179,7 +179,7 @@ async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | Non
     return HookVerdict(context=context)
 
 
-async def subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+async def subagent_stop(session: Session, agent: Any, result: str) -> HookVerdict | None:
     channel = channel_for(session, "SubagentStop")
     if channel is None:
         return None

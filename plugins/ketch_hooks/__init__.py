@@ -27,10 +27,10 @@ from ketch.commands import Command
 from ketch.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.compaction import CompactionResult
+    from ketch_context_kit.compaction import CompactionResult
     from ketch.events import Event, TurnEndEvent
     from ketch.policy import ProposedCall
-    from ketch.session import Session, Subagent
+    from ketch.session import Session
     from ketch.tools import ToolResult
     from ketch.verdicts import HookVerdict
 
@@ -86,7 +86,7 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    if session.agent is not None or not _has(session, "SessionStart"):
+    if session.parent is not None or not _has(session, "SessionStart"):
         return  # a subagent's start is SubagentStart
     import asyncio
 
@@ -105,7 +105,7 @@ def ketch_session_start(session: Session) -> None:
 
 @hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
-    if session.agent is not None or not _has(session, "SessionEnd"):
+    if session.parent is not None or not _has(session, "SessionEnd"):
         return
     import asyncio
 
@@ -122,7 +122,7 @@ def ketch_session_end(session: Session, reason: str) -> None:
 
 @hookimpl
 async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
-    if session.agent is not None:
+    if session.parent is not None:
         return None  # a subagent's task is not something the person typed
     import asyncio
 
@@ -190,8 +190,8 @@ def ketch_notification(session: Session, message: str, kind: str) -> None:
     detach(session, notification(session, message, kind))  # the person is not kept waiting
 
 
-@hookimpl
-def ketch_before_compaction(session: Session, reason: str) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_before(session: Session, reason: str) -> None:
     if not _has(session, "PreCompact"):
         return
     from ketch_hooks.background import fire
@@ -200,8 +200,8 @@ def ketch_before_compaction(session: Session, reason: str) -> None:
     fire(session, lambda: pre_compact(session, reason))
 
 
-@hookimpl
-def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_after(session: Session, result: CompactionResult) -> None:
     if not _has(session, "PostCompact"):
         return
     from ketch_hooks.background import fire
@@ -217,7 +217,7 @@ async def ketch_stop(
     from ketch_hooks.background import settle
 
     await settle(session)  # hooks started meanwhile finish before the turn ends
-    if session.agent is not None or not _has(session, "Stop"):
+    if session.parent is not None or not _has(session, "Stop"):
         return None  # a subagent's stop is SubagentStop
     from ketch_hooks.handlers import stop
 
@@ -225,7 +225,7 @@ async def ketch_stop(
 
 
 @hookimpl(optionalhook=True)  # the agents plugin's hook
-async def agents_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+async def agents_subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     if not _has(session, "SubagentStart"):
         return None
     from ketch_hooks.handlers import subagent_start
@@ -235,7 +235,7 @@ async def agents_subagent_start(session: Session, agent: Subagent) -> HookVerdic
 
 @hookimpl(optionalhook=True)  # the agents plugin's hook
 async def agents_subagent_stop(
-    session: Session, agent: Subagent, result: str
+    session: Session, agent: Any, result: str
 ) -> HookVerdict | None:
     if not _has(session, "SubagentStop"):
         return None

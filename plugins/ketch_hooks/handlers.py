@@ -35,10 +35,10 @@ from ketch_hooks.output import Answer, read
 from ketch_hooks.runner import run_event
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.compaction import CompactionResult
+    from ketch_context_kit.compaction import CompactionResult
     from ketch.events import TurnEndEvent
     from ketch.policy import ProposedCall
-    from ketch.session import Session, Subagent
+    from ketch.session import Session
     from ketch.tools import ToolResult
     from ketch_hooks.settings import HookCommand
 
@@ -183,11 +183,11 @@ async def stop(
 # --- subagents ------------------------------------------------------------------------------
 
 
-def _agent_fields(agent: Subagent) -> dict[str, Any]:
+def _agent_fields(agent: Any) -> dict[str, Any]:
     return {"agent_id": agent.id, "agent_type": agent.name, "agent_description": agent.description}
 
 
-async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+async def subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     answers = await _answers(
         session,
         "SubagentStart",
@@ -199,7 +199,7 @@ async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | Non
     return HookVerdict(context=context) if context else None
 
 
-async def subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+async def subagent_stop(session: Session, agent: Any, result: str) -> HookVerdict | None:
     fields = {**_agent_fields(agent), "stop_hook_active": False, "last_assistant_message": result}
     return meaning.keeps_going(
         await _answers(
@@ -261,7 +261,10 @@ async def pre_compact(session: Session, reason: str) -> None:
 
 
 async def post_compact(session: Session, result: CompactionResult) -> None:
-    reason = str(session.compactions[-1].get("reason", "auto")) if session.compactions else "auto"
+    from ketch_context_kit.compaction import records
+
+    done = records(session.state)
+    reason = str(done[-1].get("reason", "auto")) if done else "auto"
     trigger = _trigger(reason)
     fields = {
         "trigger": trigger,

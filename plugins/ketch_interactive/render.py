@@ -22,7 +22,8 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.text import Text
 
-from ketch.context import DEFAULT_CONTEXT_WINDOW, band, effective_capacity, estimate_messages
+from ketch.context import DEFAULT_CONTEXT_WINDOW, effective_capacity, estimate_messages
+from ketch_context_kit.meter import band
 from ketch_text_kit.terminal import event_for_terminal, for_terminal
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -64,7 +64,10 @@ def ketch_permission_rules(session: Session) -> dict[str, list[str]]:
         value = run.get(kind)
         return [str(v) for v in value] if isinstance(value, list) else []
 
-    return {kind: [*getattr(perms, kind), *extra(kind)] for kind in ("allow", "ask", "deny")}
+    from ketch_policy_kit.approvals import session_approvals
+
+    rules = {kind: [*getattr(perms, kind), *extra(kind)] for kind in ("allow", "ask", "deny")}
+    return {**rules, "approvals": list(session_approvals(session))}
 
 
 @hookimpl
@@ -131,6 +134,11 @@ def ketch_session_start(session: Session) -> None:
 def ketch_event(session: Session, event: Event) -> None:
     if getattr(event, "type", None) != "permission" or not getattr(event, "approved", False):
         return
+    remembered = getattr(event, "remembered", None)
+    if remembered:  # "for this session" (or always): this policy keeps the session's approvals
+        from ketch_policy_kit.approvals import approve_for_session
+
+        approve_for_session(session, remembered)
     scope = getattr(event, "scope", None)
     if not scope:
         return

@@ -1,6 +1,7 @@
-"""Approvals: "allow for this session" scopes live in ``session.approvals`` only;
-"always allow" scopes are also persisted per workspace through the store, and
-loaded into a session's approvals when it starts (new or resumed).
+"""Approvals: "allow for this session" scopes live in the session's approvals only
+(``ketch_policy_kit.approvals``: in memory); "always allow" scopes are also persisted
+per workspace through the store, and loaded into a session's approvals when it starts
+(new or resumed).
 
 Nothing here is kept in ``session.state``: that is saved with the session and
 restored on resume, and authority must never come back that way.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ketch_policy_kit.approvals import approve_for_session, session_approvals
 from ketch_policy_kit.rules import RuleError, parse_rule, split_scope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,8 +65,8 @@ def load_into(session: Session) -> str | None:
     except StoreUnavailable as exc:
         return f"saved 'always allow' approvals were not loaded: {exc}"
     for scope in scopes:
-        if valid_scope(scope) and scope not in session.approvals:
-            session.approvals.append(scope)
+        if valid_scope(scope):
+            approve_for_session(session, scope)
     return None
 
 
@@ -73,8 +75,7 @@ def remember_always(session: Session, scope: str) -> str | None:
     this workspace. Returns a notice when it could not be saved."""
     if not valid_scope(scope):
         return f"approval scope {scope!r} is not a valid rule; it was not remembered"
-    if scope not in session.approvals:
-        session.approvals.append(scope)
+    approve_for_session(session, scope)
     try:
         open_store(session.kernel).add_approval(str(session.workspace), scope)
     except StoreUnavailable as exc:
@@ -94,7 +95,7 @@ def revoke(
         store_error = None
     except StoreUnavailable as exc:
         saved, store_error = [], str(exc)
-    session_only = [s for s in (session.approvals if session else []) if s not in saved]
+    session_only = [s for s in (session_approvals(session) if session else []) if s not in saved]
     listed = saved + session_only
     target: str | None = None
     if selector.isdigit() and 1 <= int(selector) <= len(listed):
@@ -109,8 +110,8 @@ def revoke(
         )
     if target in saved:
         open_store(kernel).remove_approval(workspace, target)
-    if session is not None and target in session.approvals:
-        session.approvals.remove(target)
+    if session is not None and target in session_approvals(session):
+        session_approvals(session).remove(target)
     return [target], f"revoked: {target}"
 
 
@@ -141,7 +142,7 @@ def describe(
         store_note = ""
     except StoreUnavailable as exc:
         saved, store_note = [], f" ({exc})"
-    session_only = [s for s in (session.approvals if session else []) if s not in saved]
+    session_only = [s for s in (session_approvals(session) if session else []) if s not in saved]
     lines.append(
         f"always-allow approvals for {workspace}:{store_note}" + ("" if saved else " none")
     )

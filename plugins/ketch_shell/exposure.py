@@ -59,13 +59,14 @@ def _names(command: str, path: Path, workspace: Path) -> bool:
 def exposure(ctx: ToolContext, command: str) -> Callable[[Path], bool]:
     """The ``exposed`` predicate for one command (see the module docstring)."""
     from ketch.tools import Effect
+    from ketch_policy_kit.approvals import session_approvals
     from ketch_policy_kit.rules import compile_scopes
 
     workspace = Path(ctx.workspace).resolve()
     session = _SESSIONS.get(ctx.session_id)
     permissions = getattr(ctx.settings, "permissions", None)
     allow = tuple(getattr(permissions, "allow", ()) or ())
-    approvals = tuple(session.approvals) if session is not None else ()
+    approvals = tuple(session_approvals(session)) if session is not None else ()
     rules = compile_scopes(tuple(str(r) for r in allow) + approvals)
     person = ctx.tool_call_id in _APPROVED.get(ctx.session_id, set())
 

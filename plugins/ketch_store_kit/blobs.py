@@ -1,4 +1,4 @@
-"""Content-addressed, encrypted blobs in the session database (:class:`ketch.storage.BlobStore`).
+"""Content-addressed, encrypted blobs in the session database (:class:`ketch_store_kit.protocols.BlobStore`).
 
 Self-contained: its tables are created on first use (``CREATE TABLE IF NOT EXISTS``),
 outside the journal's schema versions, and it touches no other table. The store offers
@@ -34,7 +34,8 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ketch.errors import KetchError
-from ketch.storage import BlobRecord, IntegrityError, NewBlob
+from ketch.storage import IntegrityError
+from ketch_store_kit.protocols import BlobRecord, NewBlob
 from ketch_store_kit.codec import Fields, dumps
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -107,7 +108,7 @@ def ensure_schema(conn: Any) -> None:
 
 
 class Blobs:
-    """The :class:`ketch.storage.BlobStore` over one :class:`SqlJournal`."""
+    """The :class:`ketch_store_kit.protocols.BlobStore` over one :class:`SqlJournal`."""
 
     def __init__(self, store: SqlJournal) -> None:
         self.store = store

@@ -81,7 +81,7 @@ def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    if session.agent is not None:
+    if session.parent is not None:
         return
     from ketch_trust_kit import PinStore
 

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from ketch.messages import Usage
-from ketch.pricing import cost_of
-from ketch.providers import ModelInfo, PriceTier
 from ketch.testing import Harness, approve_all, call, text
 from ketch_catalog.catalog import DATA, lookup
+from ketch_catalog.pricing import PricedModel, PriceTier, cost_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,7 +98,7 @@ def test_config_overrides_merge_over_the_shipped_entry_and_add_new_models() -> N
 
 
 def test_cost_reads_writes_output_and_tiers() -> None:
-    info = ModelInfo(
+    info = PricedModel(
         id="m", input_price=3.0, output_price=15.0, cached_input_price=0.3, cache_write_price=3.75
     )
     usage = Usage(
@@ -109,7 +108,7 @@ def test_cost_reads_writes_output_and_tiers() -> None:
     assert cost_of(usage, info) == pytest.approx(
         (2_000 * 3 + 6_000 * 0.3 + 2_000 * 3.75 + 1_000 * 15) / 1e6
     )
-    tiered = ModelInfo(
+    tiered = PricedModel(
         id="m",
         input_price=1.25,
         output_price=10.0,
@@ -121,7 +120,7 @@ def test_cost_reads_writes_output_and_tiers() -> None:
     assert cost_of(Usage(input_tokens=300_000, output_tokens=10), tiered) == pytest.approx(
         (300_000 * 2.5 + 150) / 1e6
     )
-    assert cost_of(usage, ModelInfo(id="m", input_price=1.0)) is None  # half a price is no price
+    assert cost_of(usage, PricedModel(id="m", input_price=1.0)) is None  # half a price is no price
     assert cost_of(usage, None) is None
 
 

@@ -503,7 +503,8 @@ def test_turn_footer_shows_cost_when_the_turn_has_one(tmp_path: Path) -> None:
 def test_a_subagents_progress_is_folded_under_its_call(tmp_path: Path) -> None:
     """A child's calls are one indented line each, named by the agent; its streamed text
     is not shown (its answer comes back as the agent call's result)."""
-    from ketch.events import SubagentEvent, ToolCallEvent, ToolResultEvent
+    from ketch.events import ToolCallEvent, ToolResultEvent
+    from ketch_agents.events import SubagentEvent
 
     renderer, out, _ = _renderer(tmp_path)
     renderer.on_event(

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from ketch import hookimpl, hookspec, hookspecs
-from ketch.compaction import CompactionRequest, CompactionResult
 from ketch.errors import KetchError
 from ketch.markers import fail_closed
 from ketch.messages import Message
@@ -374,14 +373,7 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
         @hookimpl
         def ketch_model_info(self, provider_kind: str, model: str) -> ModelInfo | None:
             if (provider_kind, model) == ("scripted", "scripted-model"):
-                return ModelInfo(
-                    id=model,
-                    context_window=50_000,
-                    images=False,
-                    input_price=2.0,
-                    output_price=10.0,
-                    source="test",
-                )
+                return ModelInfo(id=model, context_window=50_000, images=False, source="test")
             return None
 
     h = make(
@@ -401,13 +393,18 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
     )
     end = h.run("x")
     (usage,) = h.of_type("usage")
-    assert usage.cost_usd == end.cost_usd == 0.003  # 1000 x $2/M + 100 x $10/M
+    assert end.stop_reason == "end_turn"
     assert (
         usage.effective_capacity < 50_000
     )  # the catalog's window, before the provider reports one
     assert not h.provider.requests[0].messages[0].images  # a text-only model gets no image
     assert any("does not take images" in n.message for n in h.of_type("notice"))
-    assert h.kernel.hooks.first("ketch_model_info", provider_kind="scripted", model="other") is None
+    assert (
+        h.kernel.hooks.first(
+            "ketch_model_info", provider_kind="scripted", model="other", kernel=h.kernel
+        )
+        is None
+    )
 
 
 # --- policy --------------------------------------------------------------------------------------------
@@ -444,59 +441,84 @@ def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
     assert system.index("# Env\n\nfirst") < system.index("second") < system.index("last")
 
 
-class Halver:
-    def __init__(self) -> None:
-        self.requests: list[CompactionRequest] = []
-        self.events: list[str] = []
+def test_hook_ketch_fit_context(tmp_path: Path) -> None:
+    """A plugin makes room by replacing the active context (the transcript stays whole);
+    one that cannot raises ContextOverflow, and the turn ends with it."""
 
-    @hookimpl
-    def ketch_compact(self, request: CompactionRequest) -> CompactionResult:
-        self.requests.append(request)
-        summary = Message.user("[summary of earlier turns]", synthetic=True)
-        kept = (summary, *request.messages[-1:])
-        return CompactionResult(
-            messages=kept,
-            before_tokens=1000,
-            after_tokens=10,
-            compactor="halver",
-            record=[{"replaced": len(request.messages) - 1}],
-        )
+    class Trimmer:
+        def __init__(self) -> None:
+            self.calls: list[tuple[int, int | None]] = []
 
-    @hookimpl
-    def ketch_before_compaction(self, session: Any, reason: str) -> None:
-        self.events.append(f"before:{reason}")
+        @hookimpl
+        async def ketch_fit_context(self, session: Any, budget: Any, overflow: int | None) -> None:
+            self.calls.append((budget.capacity, overflow))
+            if len(session.active) > 1:
+                session.set_active(session.active[-1:], "trimmer")
 
-    @hookimpl
-    def ketch_after_compaction(self, session: Any, result: CompactionResult) -> None:
-        self.events.append(f"after:{result.compactor}")
-
-
-def test_hook_ketch_compact(tmp_path: Path) -> None:
-    halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
-    h.run("first " + "x" * 8000)
+    trimmer = Trimmer()
+    h = make(tmp_path, [text("a"), text("b")], ("trimmer", trimmer))
+    h.run("first")
     h.run("second")
-    assert halver.requests and halver.requests[0].reason == "auto"
-    assert h.provider.requests[-1].messages[0].text == "[summary of earlier turns]"
-    assert h.of_type("compaction")[0].compactor == "halver"
-    # The saved transcript is untouched: it still starts with the first prompt.
-    assert h.session.transcript[0].text.startswith("first ")
+    assert [m.text for m in h.provider.requests[-1].messages] == ["second"]
+    assert h.session.transcript[0].text == "first"  # never rewritten
+    assert [e.reason for e in h.of_type("active")] == ["trimmer"]
+    assert all(overflow is None for _, overflow in trimmer.calls)
+
+    class Refuser:
+        @hookimpl
+        def ketch_fit_context(self) -> None:
+            from ketch.errors import ContextOverflow
+
+            raise ContextOverflow("too big: the refuser says so")
+
+    h = make(tmp_path / "refused", [text("never")], ("refuser", Refuser()))
+    end = h.run("x")
+    assert end.stop_reason == "context_overflow" and not h.provider.requests
+    assert any("the refuser says so" in n.message for n in h.of_type("notice"))
 
 
-def test_hook_ketch_before_compaction(tmp_path: Path) -> None:
-    halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
-    h.run("first " + "x" * 8000)
-    h.run("second")
-    assert halver.events[0] == "before:auto"
+def test_hook_ketch_event_fields(tmp_path: Path) -> None:
+    class Meter:
+        @hookimpl
+        def ketch_event_fields(self, event: Any) -> dict[str, Any]:
+            # A field of its own is added; one the event already has is never replaced.
+            return {"metered": event.type, "input_tokens": -1}
+
+    h = make(tmp_path, [text("ok", usage={"input_tokens": 10, "output_tokens": 2})], ("m", Meter()))
+    end = h.run("x")
+    (usage,) = h.of_type("usage")
+    assert usage.metered == "usage" and usage.input_tokens == 10
+    assert end.metered == "turn_end" and '"metered":"turn_end"' in end.model_dump_json()
 
 
-def test_hook_ketch_after_compaction(tmp_path: Path) -> None:
-    halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
-    h.run("first " + "x" * 8000)
-    h.run("second")
-    assert halver.events == ["before:auto", "after:halver"]
+def test_hook_ketch_register_events(tmp_path: Path) -> None:
+    from typing import Literal
+
+    from ketch.events import Event, parse_event
+
+    class Pinged(Event):
+        type: Literal["pinged"] = "pinged"
+        target: str
+
+    class Pinger:
+        @hookimpl
+        def ketch_register_events(self, register: Any) -> None:
+            register(Pinged)
+
+        @hookimpl
+        def ketch_session_start(self, session: Any) -> None:
+            session.kernel.emit(session, Pinged(target="here"))
+
+    h = make(tmp_path, [text("ok")], ("pinger", Pinger()))
+    h.run("x")
+    assert h.kernel.events["pinged"] is Pinged and "message" in h.kernel.events
+    assert h.kernel.pm.infos["pinger"].provides["events"] == ["pinged"]
+    [pinged] = h.of_type("pinged")
+    data = pinged.model_dump(mode="json")
+    assert isinstance(parse_event(data, h.kernel.events), Pinged)
+    # Without the plugin that defines it, an event is still read back, every field kept.
+    unknown = parse_event(data, {})
+    assert type(unknown) is Event and unknown.type == "pinged" and unknown.target == "here"
 
 
 # --- storage -------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import pytest
 import ketch_sandbox
 from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.testing import Harness, call, text
+from ketch_policy_kit.approvals import session_approvals
 from ketch_sandbox.bwrap import probe
 from ketch_sandbox.trees import forget
 from ketch_tool_kit.sandbox import SANDBOXED, wrapper
@@ -462,7 +463,7 @@ def test_running_outside_the_sandbox_asks_every_time_with_the_reason(tmp_path: P
         )
         assert request.scope is None and "OUTSIDE THE SANDBOX" in request.summary
     assert "OUTSIDE" not in inside.reason  # the guards asked about .git; it runs sandboxed
-    assert h.session.approvals == []  # "for the session" kept nothing
+    assert session_approvals(h.session) == []  # "for the session" kept nothing
     assert (h.workspace / ".git" / "made-outside").exists() and (
         h.workspace / ".git" / "again"
     ).exists()
@@ -540,7 +541,7 @@ def test_a_secret_approved_for_the_session_is_shown_and_a_job_is_told_what_it_me
     h.run("go", approver=answer)
     started, read, named, later = (e.output for e in h.of_type("tool_result"))
     assert "hunter2" not in started + read and "[sandbox] .env is masked in the sandbox" in read
-    assert "read(.env)" in h.session.approvals
+    assert "read(.env)" in session_approvals(h.session)
     assert "hunter2" in named and "hunter2" in later and "masked" not in later
     h.kernel.end(h.session, "exit")
 
