@@ -56,6 +56,11 @@ class _ErasingChoice(ChoiceInput[T]):
         app.erase_when_done = True
         return app
 
+    async def prompt_async(self) -> T:
+        # Ctrl-C is a key here (raw mode); leaving SIGINT alone keeps the shell's own
+        # handler installed, which is what stops a ``!command`` later on.
+        return await self._create_application().run_async(handle_sigint=False)
+
 
 async def choose(
     message: FormattedText,

@@ -218,4 +218,4 @@ async def page(preview: str, title: str) -> None:
     app: Application[None] = Application(
         layout=layout, key_bindings=bindings, full_screen=True, style=style_obj, mouse_support=False
     )
-    await app.run_async()
+    await app.run_async(handle_sigint=False)  # keep the shell's SIGINT handler

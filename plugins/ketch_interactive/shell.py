@@ -95,8 +95,7 @@ class Shell:
                 return 1
             self.history, self.history_note = open_history(self.kernel)
             self.prompt = self._make_prompt()
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+            self._catch_sigint()
             with patch_stdout(raw=True):
                 if self.history_note:
                     self.renderer.line(f"· {self.history_note}", "dim")
@@ -265,6 +264,7 @@ class Shell:
             )
         )
         self.busy = task
+        self._catch_sigint()
         saved, leave = "", False
         try:
             while not task.done():
@@ -467,6 +467,7 @@ class Shell:
         """Run a command's coroutine so that Ctrl-C (SIGINT) can cancel it."""
         task = asyncio.ensure_future(work)
         self.busy = task
+        self._catch_sigint()
         try:
             return await task
         except asyncio.CancelledError:
@@ -496,6 +497,15 @@ class Shell:
             self.renderer.line(f"! {error}", "yellow")
 
     _history_error_shown = False
+
+    def _catch_sigint(self) -> None:
+        """(Re)install the SIGINT handler that turns Ctrl-C between prompts into a cancel.
+
+        Called before anything Ctrl-C should stop: a prompt_toolkit application that
+        handled SIGINT itself (a third-party one, a future one) removes the loop's
+        handler when it exits, and the next ``!command`` would then run on unstoppable."""
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._on_sigint)
 
     def _on_sigint(self) -> None:
         if self.busy is not None and not self.busy.done():
