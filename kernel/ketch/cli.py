@@ -79,7 +79,6 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     """argparse, but an unknown option is named, with a "did you mean", in one line
     (not the whole usage and a complaint about the word after it)."""
     import argparse
-    import difflib
 
     class Parser(argparse.ArgumentParser):
         seen: list[str] = []
