@@ -57,6 +57,38 @@ class AnswerMarkdown(Markdown):
                     child.type = "hardbreak"
 
 
+def split_code(text: str) -> list[tuple[str, tuple[str, str]]]:
+    """The text as ("markdown", (text, "")) and ("code", (code, language)) pieces, in
+    order: every top-level fenced or indented code block is a piece of its own."""
+    from markdown_it import MarkdownIt
+
+    lines = text.split("\n")
+    pieces: list[tuple[str, tuple[str, str]]] = []
+    cursor = 0
+    for token in MarkdownIt().parse(text):
+        if token.level != 0 or token.type not in ("fence", "code_block") or not token.map:
+            continue
+        start, end = token.map
+        if start > cursor:
+            pieces.append(("markdown", ("\n".join(lines[cursor:start]), "")))
+        language = (token.info or "").strip().split(" ")[0]
+        pieces.append(("code", (token.content.rstrip("\n"), language)))
+        cursor = end
+    if cursor < len(lines):
+        pieces.append(("markdown", ("\n".join(lines[cursor:]), "")))
+    return pieces
+
+
+def code_text(code: str, language: str) -> Text:
+    """A code block's lines, highlighted by its language (plain when unknown)."""
+    from rich.syntax import Syntax
+
+    syntax = Syntax(code, language or "text", theme=CODE_THEME, background_color="default")
+    text = syntax.highlight(code)
+    text.rstrip()
+    return text
+
+
 class TerminalWriter:
     """Where the shell's own output goes: straight to the terminal when no prompt is
     open (in order, at once), above the prompt when one is (``run_in_terminal``).
@@ -313,7 +345,21 @@ class Renderer:
             self.invalidate()
 
     def _print_blocks(self, text: str) -> None:
-        """Render finished blocks once and print them, one blank line between blocks."""
+        """Render finished blocks once and print them, one blank line between blocks.
+
+        Code blocks are printed as their lines, highlighted, with no padding and no
+        line breaks added: the terminal wraps a long line itself, so code copied from
+        the scrollback is the code (rich's Markdown would wrap and indent it)."""
+        for kind, chunk in split_code(text):
+            if kind == "code":
+                if self.blocks_printed:
+                    self.console.print()
+                self.console.print(code_text(*chunk), soft_wrap=True)
+                self.blocks_printed += 1
+            else:
+                self._print_markdown(chunk[0])
+
+    def _print_markdown(self, text: str) -> None:
         from rich.segment import Segment, Segments
 
         if not text.strip():

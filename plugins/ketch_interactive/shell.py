@@ -31,7 +31,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 
 from ketch_interactive import slash
-from ketch_interactive.approval import Interrupted, ask_approval, summary_is_long
+from ketch_interactive.approval import Interrupted, ask_approval, screen_size, summary_is_long
 from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
 from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offer_trust
@@ -397,7 +397,7 @@ class Shell:
             return
         self.renderer.flush_live()
         if (
-            summary_is_long(request)
+            summary_is_long(request, screen_size()[0])
             and self.renderer.shown_summary.get(request.call.id) != request.summary
         ):
             self.renderer.line(f"{request.call.tool} wants to run:", "bold")

@@ -74,3 +74,39 @@ def test_ctrl_c_stops_a_bang_command_after_the_pager(start, tmp_path: Path) -> N
     term.wait_for("left it")
     term.wait_idle()
     assert _stops_within_a_second(term) < 1.0
+
+
+def test_a_command_approval_says_each_thing_once_and_fits_60_columns(start) -> None:  # type: ignore[no-untyped-def]
+    # Item 8: the command three times, every sub-command (echo too) as "why it asks",
+    # and at 60 columns the key hints of options 2 and 3 cut off.
+    command = "echo hi && ls | wc -l > out.txt"
+    term = start(
+        plugins="interactive,shell,policy",
+        width=60,
+        script=[{"tool_calls": [{"name": "shell", "input": {"command": command}}]}, {"text": "ok"}],
+    )
+    term.type("count")
+    term.wait_for("Allow shell?")
+    screen = term.wait_for("5. No, and tell")
+    assert screen.count(command) == 2  # the call line, and the box's "$ COMMAND"
+    box = screen.split("Allow shell?")[-1]
+    assert "runs 'echo hi'" not in box and "the manual profile asks before every" in box
+    options = [line for line in box.splitlines() if line.strip()[:2] in ("2.", "3.")]
+    assert (
+        len(options) == 2
+        and options[0].rstrip().endswith("(s)")
+        and options[1].rstrip().endswith("(a)")
+    )
+    assert "s/a remember:" in box  # the scope the cut labels stand for, in full
+    term.keys("n")
+    term.wait_for("ok")
+    no_traceback(term.screen())
+
+
+def test_a_long_code_line_in_an_answer_copies_as_one_line(start) -> None:  # type: ignore[no-untyped-def]
+    # Item 8: code blocks were soft-wrapped and indented by the renderer, so copied code broke.
+    line = "result = compute(" + ", ".join(f"argument_{n}" for n in range(20)) + ")"
+    term = start(width=60, script=[{"text": f"Here:\n\n```python\n{line}\n```\n\nDone."}])
+    term.type("show code")
+    screen = term.wait_for("Done.")
+    assert "\n" + line + "\n" in screen  # joined by tmux: the terminal wrapped it, not ketch

@@ -64,7 +64,7 @@ def test_tool_call_approved_at_the_prompt(start) -> None:  # type: ignore[no-unt
     assert "● mark  create a.txt" in screen  # the call line, with the tool's own summary
     assert "create a.txt" in screen.split("Allow mark?")[1]  # the full summary in the question
     assert "why it asks: no policy plugin voted" in screen
-    assert "Yes, run it" in screen and "No, and tell the model" in screen
+    assert "Yes, make this change" in screen and "No, and tell the model" in screen
     assert "for this session" not in screen  # no scope, so no remembering offered
     assert not (term.workspace / "a.txt").exists()
     term.keys("y")
