@@ -110,3 +110,33 @@ def test_a_long_code_line_in_an_answer_copies_as_one_line(start) -> None:  # typ
     term.type("show code")
     screen = term.wait_for("Done.")
     assert "\n" + line + "\n" in screen  # joined by tmux: the terminal wrapped it, not ketch
+
+
+def test_a_call_that_will_fail_says_so_in_full_and_no_is_the_default(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Item 3: the preview's warning was cut at the width, and "Yes, run it" was selected.
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    (tmp_path / "ws" / "main.py").write_text("x = 1\n")
+    term = start(
+        plugins="interactive,fs,policy",
+        width=60,
+        script=[
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "input": {"path": "main.py", "old_string": "x = 1", "new_string": "x = 2"},
+                    }
+                ]
+            },
+            {"text": "gave up"},
+        ],
+    )
+    term.type("edit without reading")
+    screen = term.wait_for("5. No, and tell")
+    box = " ".join(screen.split("Allow edit_file?")[-1].split())
+    assert "this call will fail" in box and "then try again" in box  # the whole warning
+    chosen = next(line for line in screen.splitlines() if "›" in line and ". " in line)
+    assert "No" in chosen and "Yes" not in chosen
+    term.keys("Enter")  # the default answer: no
+    term.wait_for("gave up")
+    assert (tmp_path / "ws" / "main.py").read_text() == "x = 1\n"
