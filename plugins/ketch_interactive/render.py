@@ -177,17 +177,27 @@ class Meter:
 
 
 def meter_for(session: Session, last: UsageEvent | None) -> Meter:
-    """The last reported utilization, or an estimate of the active context before any request."""
+    """The last reported utilization, or an estimate of the request the session would send
+    now (system prompt, tool schemas and the active context: what ``/context`` counts)."""
     if last is not None and last.effective_capacity:
         return Meter(last.context_utilization, last.context_tokens, last.effective_capacity)
-    config = getattr(session.provider, "config", None)
-    settings = session.kernel.settings
-    window = (
-        session.context_window or getattr(config, "context_window", None) or DEFAULT_CONTEXT_WINDOW
-    )
-    reserve = settings.loop.max_output_tokens or getattr(config, "max_output_tokens", None)
-    capacity = effective_capacity(int(window), reserve)
-    tokens = estimate_messages(session.active)
+    try:
+        from ketch.request import measure
+
+        budget = measure(session)
+        tokens, capacity = budget.projected, max(budget.capacity, 1)
+    except Exception:  # noqa: BLE001 - a context plugin's failure must not break the prompt
+        config = getattr(session.provider, "config", None)
+        window = (
+            session.context_window
+            or getattr(config, "context_window", None)
+            or DEFAULT_CONTEXT_WINDOW
+        )
+        reserve = session.kernel.settings.loop.max_output_tokens or getattr(
+            config, "max_output_tokens", None
+        )
+        capacity = effective_capacity(int(window), reserve)
+        tokens = estimate_messages(session.active)
     return Meter(min(tokens / capacity, 1.0), tokens, capacity, estimated=True)
 
 
@@ -543,8 +553,7 @@ class Renderer:
     def _on_tool_result(self, event: Any) -> None:
         self.running_tool = ""
         if event.outcome == "cancelled":
-            self.line("  ⏹ cancelled", "yellow")
-            return
+            return  # the turn's end says "⏹ cancelled" once
         if event.outcome == "refused" and event.tool_call_id in self.declined:
             return  # the permission line already said so
         if event.diff:

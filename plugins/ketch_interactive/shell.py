@@ -85,6 +85,10 @@ class Shell:
         layer = ignored_workspace_layer(self.kernel)
         if layer is not None:  # the trust prompt below says it better than the notice
             self.renderer.hidden_notice_prefixes.append(notice_prefix(layer))
+        if getattr(self.kernel.args, "no_save", False):  # they typed it a moment ago
+            self.renderer.hidden_notice_prefixes.append(
+                "this session is not being saved: --no-save"
+            )
         if not continue_unsaved(self.kernel):
             return 1
         loop = asyncio.get_running_loop()

@@ -140,3 +140,109 @@ def test_a_call_that_will_fail_says_so_in_full_and_no_is_the_default(start, tmp_
     term.keys("Enter")  # the default answer: no
     term.wait_for("gave up")
     assert (tmp_path / "ws" / "main.py").read_text() == "x = 1\n"
+
+
+STORE = "interactive,store,crypto,context"
+
+
+def test_cancelled_is_said_once(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Item 11: "⏹ cancelled" printed twice (the tool's line and the turn's).
+    flag = tmp_path / "never"
+    term = start(
+        script=[
+            {"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]},
+            {"text": "x"},
+        ]
+    )
+    term.type("wait")
+    term.wait_for("Allow wait_flag?")
+    term.keys("y")
+    term.wait_for("running wait_flag")
+    term.keys("C-c")
+    term.wait_for("⏹ cancelled")
+    screen = term.wait_idle()
+    assert screen.count("⏹ cancelled") == 1, screen
+
+
+def _big(label: str) -> str:
+    return (label + " " + "word " * 3000)[:12000]
+
+
+def test_compact_asks_the_model_and_its_numbers_print_once(start) -> None:  # type: ignore[no-untyped-def]
+    # Items 11 and 12: /compact's numbers printed twice, and it never asked the model.
+    summary = "## Goal\nfinish the parser\n## Decisions\nkeep the API\n## Open tasks\nbench it"
+    term = start(
+        plugins="interactive,compact",
+        script=[
+            {"text": "answer 1"},
+            {"text": "answer 2"},
+            {"text": "answer 3"},
+            {"text": summary},
+        ],
+    )
+    for n in (1, 2, 3):
+        term.type(_big(f"prompt {n}"))
+        term.wait_for(f"answer {n}")
+        term.wait_idle()
+    term.type("/compact")
+    screen = term.wait_for("written by the model")
+    assert "asking the model to summarize" in screen
+    assert screen.count("context compacted") == 1 and " -> " not in screen
+    assert "summarize" in term.requests()[-1]["system"].lower()
+
+
+def test_the_meter_after_resume_agrees_with_context(start) -> None:  # type: ignore[no-untyped-def]
+    # Item 11: after /resume (or --continue) the meter said ~0% while /context said 3%.
+    term = start(plugins=STORE, script=[{"text": "first answer " * 400}])
+    term.type("hello " * 300)
+    term.wait_for("── ")
+    term.wait_idle()
+    term.type("/exit")
+    assert term.exit_code() == 0
+    again = start(plugins=STORE, args=("--continue",), script=[])
+    idle = again.wait_idle()
+    meter = idle.strip().splitlines()[-1].rsplit("context ~", 1)[1].split("%")[0]
+    again.type("/context")
+    screen = again.wait_for("Next request ~")
+    share = screen.split("Next request ~", 1)[1].split(": ", 1)[1].split("%")[0]
+    assert meter == share and int(meter) >= 1
+
+
+def test_no_save_is_not_read_back_to_the_person(start) -> None:  # type: ignore[no-untyped-def]
+    # Item 11: "--no-save was given" right after typing --no-save.
+    term = start(plugins=STORE, args=("--no-save",))
+    assert "--no-save was given" not in term.screen()
+
+
+def test_rewind_lists_prompts_not_steers_or_attachment_markup(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Item 11: the /rewind list showed attachment markup and counted a steer as a turn.
+    flag = tmp_path / "go"
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    (tmp_path / "ws" / "notes.txt").write_text("the plan\n")
+    term = start(
+        plugins="interactive,store,crypto,checkpoints,attach,fs,policy",
+        script=[
+            {"text": "summarized"},
+            {"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]},
+            {"text": "steered"},
+        ],
+    )
+    term.type("summarize @notes.txt")
+    term.wait_for("summarized")
+    term.wait_idle()
+    term.type("wait for it")
+    term.wait_for("Allow wait_flag?")
+    term.keys("y")
+    term.wait_for("running wait_flag")
+    term.type("steer-words-77")
+    term.wait_for("steer-words-77")
+    flag.write_text("go")
+    term.wait_for("steered")
+    term.wait_idle()
+    term.type("/rewind")
+    screen = term.wait_for("Rewind to before which turn?")
+    picker = screen.split("Rewind to before which turn?")[-1]
+    assert "turn 1" in picker and "turn 2" in picker and "turn 3" not in picker
+    line = next(x for x in picker.splitlines() if "turn 1" in x)
+    assert "summarize @notes.txt" in line and "<" not in line and "the plan" not in line
+    term.keys("Escape")
