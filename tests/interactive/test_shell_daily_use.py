@@ -191,15 +191,18 @@ def test_compact_asks_the_model_and_its_numbers_print_once(start) -> None:  # ty
     assert "summarize" in term.requests()[-1]["system"].lower()
 
 
-def test_the_meter_after_resume_agrees_with_context(start) -> None:  # type: ignore[no-untyped-def]
-    # Item 11: after /resume (or --continue) the meter said ~0% while /context said 3%.
-    term = start(plugins=STORE, script=[{"text": "first answer " * 400}])
-    term.type("hello " * 300)
+def test_the_meter_after_resume_agrees_with_context(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Item 11: after /resume (or --continue) the meter said ~0% while /context said 3%:
+    # the meter counted the messages only, /context the system prompt and tools too.
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    (tmp_path / "ws" / "AGENTS.md").write_text("Always run the linter first.\n" * 400)
+    term = start(plugins=STORE + ",fs,shell", script=[{"text": "first answer"}])
+    term.type("hello")
     term.wait_for("── ")
     term.wait_idle()
     term.type("/exit")
     assert term.exit_code() == 0
-    again = start(plugins=STORE, args=("--continue",), script=[])
+    again = start(plugins=STORE + ",fs,shell", args=("--continue",), script=[])
     idle = again.wait_idle()
     meter = idle.strip().splitlines()[-1].rsplit("context ~", 1)[1].split("%")[0]
     again.type("/context")
