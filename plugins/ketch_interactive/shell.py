@@ -157,6 +157,7 @@ class Shell:
 
     async def _read_loop(self) -> None:
         while True:
+            slash.refresh(self)  # commands written during the last turn are known now
             default, self.next_default = self.next_default, ""
             self.prompt.app.erase_when_done = False
             try:
@@ -281,7 +282,9 @@ class Shell:
                     asked.cancel()  # nothing is lost: an item stays in the queue
                 kind, value = await self._finish_prompt(steer)
                 saved = value if kind == "closed" else ""
-                if kind == "text":
+                if kind == "text" and self._waits_for_the_turn(value):
+                    saved = value  # kept in the line: Enter runs it once the turn is over
+                elif kind == "text":
                     leave = await self._on_steer(value) or leave
                 elif kind == "interrupt":
                     task.cancel()
@@ -372,6 +375,17 @@ class Shell:
         if result is CLOSED:
             return "closed", typed
         return "text", str(result)
+
+    def _waits_for_the_turn(self, text: str) -> bool:
+        command = slash.parse(text)
+        if command is None or not slash.waits_for_the_turn(self, command[0]):
+            return False
+        self.renderer.line(
+            f"/{command[0]} runs once the turn is over: it stays in the line "
+            "(Enter then runs it; Ctrl-C cancels the turn now)",
+            "yellow",
+        )
+        return True
 
     async def _on_steer(self, text: str) -> bool:
         if not text.strip():

@@ -273,6 +273,26 @@ async def _choose(title: str, options: list[str]) -> int | None:
     return None if picked < 0 else picked
 
 
+def refresh(shell: Shell) -> None:
+    """Pick up commands added or changed since (Markdown commands, skills): between turns,
+    and when a name is not known."""
+    try:
+        shell.kernel.reload_commands()
+    except Exception as exc:  # noqa: BLE001 - a broken command file must not stop the shell
+        shell.renderer.line(
+            f"! could not reload the commands: {type(exc).__name__}: {exc}", "yellow"
+        )
+
+
+def waits_for_the_turn(shell: Shell, name: str) -> bool:
+    """Whether ``/name`` cannot run while a turn runs (it would change the session
+    under the loop, or it is not known yet)."""
+    own = builtin(name)
+    if own is not None:
+        return not own.during_turn
+    return True
+
+
 async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool) -> bool:
     """Run ``/name argument``. True when the shell should exit."""
     own = builtin(name)
@@ -284,6 +304,9 @@ async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool)
             return False
         return await own.run(shell, argument)
     command = plugin_command(shell, name)
+    if command is None and not during_turn:
+        refresh(shell)  # a command file written since the prompt opened
+        command = plugin_command(shell, name)
     if command is None:
         shell.renderer.line(f"unknown command /{name}: /help lists them", "yellow")
         return False

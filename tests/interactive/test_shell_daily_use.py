@@ -249,3 +249,37 @@ def test_rewind_lists_prompts_not_steers_or_attachment_markup(start, tmp_path: P
     line = next(x for x in picker.splitlines() if "turn 1" in x)
     assert "summarize @notes.txt" in line and "<" not in line and "the plan" not in line
     term.keys("Escape")
+
+
+def test_a_command_file_added_during_the_session_works_without_a_restart(start) -> None:  # type: ignore[no-untyped-def]
+    # Item 5: commands added to .ketch/commands during a session were unknown until a restart.
+    term = start(plugins="interactive,commands", script=[{"text": "reviewed it"}])
+    folder = term.workspace / ".ketch" / "commands"
+    folder.mkdir(parents=True)
+    (folder / "review.md").write_text("Review the code for review-canary-9.\n")
+    term.type("/review")
+    term.wait_for("reviewed it")
+    assert "review-canary-9" in str(term.requests()[-1]["messages"])
+
+
+def test_a_command_typed_during_a_turn_stays_in_the_line(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Item 5: a slash command typed during a turn was thrown away.
+    flag = tmp_path / "go"
+    term = start(
+        script=[
+            {"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]},
+            {"text": "done"},
+        ]
+    )
+    term.type("wait")
+    term.wait_for("Allow wait_flag?")
+    term.keys("y")
+    term.wait_for("running wait_flag")
+    term.type("/clear")
+    term.wait_for("/clear runs once the turn is over")
+    term.wait_for("↳ /clear")  # still in the steer line
+    flag.write_text("go")
+    term.wait_for("done")
+    term.wait_for("❯ /clear")  # and in the prompt once the turn is over
+    term.keys("Enter")
+    term.wait_for("new session")
