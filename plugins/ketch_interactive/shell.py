@@ -141,11 +141,7 @@ class Shell:
             if not isinstance(exc, NoProviderConfigured) and not nothing_configured:
                 self.renderer.line(f"ketch: {exc.message}", "bold red")
                 return False
-            if not isinstance(
-                exc, NoProviderConfigured
-            ):  # e.g. a key in the environment, but no model
-                self.renderer.line(f"· {exc.message.splitlines()[0]}", "dim")
-            if not await first_run_setup(self):
+            if not await first_run_setup(self):  # (a key in the environment, but no model: too)
                 self.renderer.line(f"ketch: {exc.message}", "")
                 return False
         try:

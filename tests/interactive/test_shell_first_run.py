@@ -92,6 +92,7 @@ def test_setup_writes_a_working_config_and_the_next_prompt_reaches_the_server(
         term.type(KEY)
         term.wait_for("Which model?")
         assert KEY not in term.screen()  # not echoed
+        assert "*" * 8 not in term.screen()  # nor its length (issue 26 item 9)
         term.keys("Enter")  # the first listed: loop-model
         term.wait_for("✓ wrote [providers.openai-compatible] (model loop-model)")
         term.ready()
@@ -135,5 +136,42 @@ def test_declining_the_setup_says_how_to_configure_by_hand(tmp_path: Path) -> No
         screen = term.screen()
         assert "no model provider is configured" in screen and "export OPENAI_API_KEY" in screen
         no_traceback(screen)
+    finally:
+        term.close()
+
+
+def test_a_key_in_the_environment_goes_straight_to_its_provider(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    # Issue 26 item 9: with OPENAI_API_KEY set the shell said "no model chosen", then
+    # "No model provider is configured yet" with the cursor on another provider, and
+    # offered two overlapping OpenAI-compatible choices.
+    server.default(
+        "/v1/models",
+        Reply.json(200, {"object": "list", "data": [{"id": "loop-model", "object": "model"}]}),
+    )
+    server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("env key works")]))
+    env = {**NO_PROVIDER_ENV, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{server.url}/v1"}
+    term = Terminal(
+        tmp_path, plugins="interactive,openai,anthropic,keyring", provider=None, env=env
+    )
+    try:
+        screen = term.wait_for("Which provider?")
+        assert "$OPENAI_API_KEY is set, but no model is chosen yet" in screen
+        assert "No model provider is configured yet" not in screen
+        assert "no model chosen for provider" not in screen
+        selected = next(line for line in screen.splitlines() if "›" in line)
+        assert "openai: OpenAI" in selected and "key in $OPENAI_API_KEY" in selected
+        assert screen.count("compatible") == 1  # one OpenAI-compatible choice, not two
+        term.keys("Enter")
+        term.wait_for("Which model?")
+        term.keys("Enter")
+        term.wait_for("✓ wrote [providers.openai] (model loop-model)")
+        term.ready()
+        term.type("hi")
+        term.wait_for("env key works")
+        (chat,) = [r for r in server.requests if r.path == "/v1/chat/completions"]
+        assert chat.headers["authorization"] == f"Bearer {KEY}"
+        no_traceback(term.screen())
     finally:
         term.close()
