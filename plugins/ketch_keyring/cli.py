@@ -68,7 +68,7 @@ def _set(kernel: Kernel, provider: str) -> int:
             raise
         variable = next(iter(_env_vars(kernel, provider)), f"[providers.{provider}] api_key_env")
         print(
-            f"ketch: no OS keyring here to keep the key in; keep it in the environment instead: "
+            f"ketch: no OS keyring is available to keep the key in; keep it in the environment instead: "
             f"`export {variable}=...` in your shell profile (ketch never writes keys to files)",
             file=sys.stderr,
         )
