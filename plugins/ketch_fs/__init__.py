@@ -30,7 +30,6 @@ def ketch_event(session: Any, event: Any) -> None:
     if kind not in ("user_prompt", "rewind") or getattr(event, "agent_id", None):
         return
     from ketch.context import prompt_numbers
-
     from ketch_fs import coverage
 
     state = session.state.setdefault("fs", {})

@@ -39,6 +39,7 @@ BAND_PT_STYLE = {
 }
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 RESULT_PREVIEW_LINES = 3
+TAIL_LINES = 5  # lines of a running call's output shown live
 CODE_THEME = "monokai"
 
 
@@ -291,6 +292,9 @@ class Renderer:
         self.changes: list[tuple[str, str]] = []  # (tool, diff) of every change this session made
         self.turn_changes: Any = None  # the turn's last ``changes`` event (for the footer)
         self.agents: dict[str, str] = {}  # subagent id -> its definition's name
+        self.tail: list[str] = []  # the running call's last lines of output (live)
+        self.tail_call = ""
+        self.last_output: tuple[str, str] | None = None  # (title, text) for the pager (Ctrl-O)
 
     # --- output --------------------------------------------------------------------------
 
@@ -548,10 +552,33 @@ class Renderer:
 
     def _on_tool_started(self, event: Any) -> None:
         self.running_tool = event.name
+        self.tail, self.tail_call = [], event.tool_call_id
         self.invalidate()
+
+    def _on_tool_output(self, event: Any) -> None:
+        """A running call's new lines: the last few are shown live under the answer."""
+        if event.tool_call_id != self.tail_call:
+            self.tail, self.tail_call = [], event.tool_call_id
+        self.tail = (self.tail + event.text.split("\n"))[-TAIL_LINES:]
+        self.invalidate()
+
+    def tail_fragments(self, width: int) -> list[tuple[str, str]]:
+        """The live tail as prompt_toolkit fragments, one dim line each, cut to the width."""
+        out: list[tuple[str, str]] = []
+        for line in self.tail:
+            shown = line.expandtabs(4)
+            if len(shown) > width - 5:
+                shown = shown[: max(width - 6, 10)] + "…"
+            out.append(("class:tail", f"  │ {shown}\n"))
+        return out
 
     def _on_tool_result(self, event: Any) -> None:
         self.running_tool = ""
+        if event.tool_call_id == self.tail_call:
+            self.tail, self.tail_call = [], ""
+        if event.output and event.outcome not in ("cancelled", "refused"):
+            title = f"{event.name}: {self.shown_summary.get(event.tool_call_id, '')}".strip(": ")
+            self.last_output = (title, event.output)
         if event.outcome == "cancelled":
             return  # the turn's end says "⏹ cancelled" once
         if event.outcome == "refused" and event.tool_call_id in self.declined:
@@ -567,8 +594,8 @@ class Renderer:
             body = "\n    ".join(preview)
             self.line(Text(f"  ✗ {body}{more}", style="red"))
         elif not event.diff:
-            first = preview[0][: max(self.console.width - 8, 20)]
-            extra = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+            first = preview[0][: max(self.console.width - 30, 20)]
+            extra = f"  (+{len(lines) - 1} lines · Ctrl-O shows all)" if len(lines) > 1 else ""
             self.line(Text(f"  ⎿ {first}{extra}", style="dim"))
 
     def _on_usage(self, event: Any) -> None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
 
 CLOSED = object()  # the result of a prompt the shell closed itself (not the user's input)
+SHOW_OUTPUT = object()  # Ctrl-O: the prompt closed to show the last call's whole output
 
 STYLE = Style.from_dict(
     {
@@ -53,6 +54,7 @@ STYLE = Style.from_dict(
         "status": "ansicyan",
         "hint": "ansibrightblack",
         "rprompt": "ansibrightblack",
+        "tail": "ansibrightblack",
     }
 )
 
@@ -171,6 +173,9 @@ class Shell:
                 continue
             except EOFError:
                 return
+            if text is SHOW_OUTPUT:
+                await self.show_output()
+                continue
             self._report_history_error()
             if not text.strip():
                 continue
@@ -282,6 +287,9 @@ class Shell:
                     saved = value  # kept in the line: Enter runs it once the turn is over
                 elif kind == "text":
                     leave = await self._on_steer(value) or leave
+                elif kind == "output":
+                    self.next_default, saved = "", value
+                    await self.show_output()
                 elif kind == "interrupt":
                     task.cancel()
                 elif kind == "eof":
@@ -370,6 +378,8 @@ class Shell:
             return "closed", typed
         if result is CLOSED:
             return "closed", typed
+        if result is SHOW_OUTPUT:
+            return "output", self.next_default
         return "text", str(result)
 
     def _waits_for_the_turn(self, text: str) -> bool:
@@ -392,6 +402,15 @@ class Shell:
         self.session.steer(text)
         self.renderer.line(f"↳ {text}  (for the model's next step)", "dim italic")
         return False
+
+    async def show_output(self) -> None:
+        """Ctrl-O: the last finished call's whole output (what the model got), in the pager."""
+        from ketch_interactive.diffview import page
+
+        if self.renderer.last_output is None:
+            return
+        title, text = self.renderer.last_output
+        await page(text, title, back="the prompt")
 
     # --- approvals ------------------------------------------------------------------------
 
@@ -561,6 +580,15 @@ class Shell:
                 event.current_buffer.text = self.last_prompt
                 event.current_buffer.cursor_position = len(self.last_prompt)
 
+        @bindings.add("c-o")
+        def _show_output(event: Any) -> None:
+            # The last call's whole output, in the pager; what is typed comes back after.
+            if self.renderer.last_output is None:
+                return
+            self.next_default = event.current_buffer.text
+            event.app.erase_when_done = True
+            event.app.exit(result=SHOW_OUTPUT)
+
         @bindings.add("s-tab")
         def _next_mode(event: Any) -> None:
             # The next of the modes plugins declare (plan ↔ build with the policy plugin).
@@ -625,11 +653,12 @@ class Shell:
 
         renderer = self.renderer
         parts: list[tuple[str, str]] = []
+        size = self.prompt.app.output.get_size()
         if renderer.live:
-            size = self.prompt.app.output.get_size()
             rendered = renderer.live_ansi(size.columns, max(size.rows - 4, 1))
             if rendered:
                 parts.extend(to_formatted_text(ANSI(rendered + "\n")))  # type: ignore[arg-type]
+        parts.extend(renderer.tail_fragments(size.columns))
         parts.append(("class:status", renderer.status()))
         parts.append(("class:hint", "  · Enter steers · Ctrl-C cancels\n"))
         parts.append(("class:steer", "↳ "))

@@ -283,3 +283,32 @@ def test_a_command_typed_during_a_turn_stays_in_the_line(start, tmp_path: Path) 
     term.wait_for("❯ /clear")  # and in the prompt once the turn is over
     term.keys("Enter")
     term.wait_for("new session")
+
+
+def test_a_running_command_shows_its_last_lines_live_and_ctrl_o_shows_all(start) -> None:  # type: ignore[no-untyped-def]
+    # Item 4: a running shell call showed only a spinner, and afterwards
+    # "first line (+N lines)" with no key to open the rest.
+    command = "for i in 1 2 3 4; do echo live-line-$i; sleep 1; done; seq 100 130"
+    term = start(
+        plugins="interactive,shell",
+        script=[
+            {"tool_calls": [{"name": "shell", "input": {"command": command}}]},
+            {"text": "ran"},
+        ],
+    )
+    term.type("count slowly")
+    term.wait_for("Allow shell?")
+    term.keys("y")
+    screen = term.wait_for("│ live-line-2")  # a line a second: shown while it runs
+    assert "live-line-4" not in screen and "⎿" not in screen.split("Allow shell?")[-1]
+    term.wait_for("ran")
+    term.wait_idle()
+    assert "│ live-line" not in term.visible()  # the live tail is gone once it finished
+    assert "Ctrl-O shows all" in term.screen()
+    term.keys("C-o")
+    pager = term.wait_for("back to the prompt")
+    assert "live-line-1" in pager
+    term.keys("End")
+    term.wait_for("130")
+    term.keys("q")
+    term.wait_idle()
