@@ -373,6 +373,13 @@ class Renderer:
             else:
                 self._print_markdown(chunk[0])
 
+    def print_answer(self, text: str) -> None:
+        """A whole answer at once (a side question's), as streamed ones end up."""
+        self.flush_live()
+        self.blocks_printed = 0
+        self._print_blocks(text)
+        self.blocks_printed = 0
+
     def _print_markdown(self, text: str) -> None:
         from rich.segment import Segment, Segments
 

@@ -55,6 +55,7 @@ STYLE = Style.from_dict(
         "hint": "ansibrightblack",
         "rprompt": "ansibrightblack",
         "tail": "ansibrightblack",
+        "pending": "ansicyan italic",
     }
 )
 
@@ -76,6 +77,8 @@ class Shell:
             asyncio.Queue()
         )
         self.next_default = ""  # text to put back into the next prompt
+        self.queued: list[str] = []  # typed during a turn with Tab: sent when it is over
+        self.side_tasks: set[asyncio.Future[Any]] = set()  # /btw questions asked during a turn
         self.last_prompt = ""  # the last request sent (Esc Esc puts it back)
         self._meter_cache: tuple[Any, Any] = (None, None)
 
@@ -115,6 +118,8 @@ class Shell:
             self.renderer.line(f"ketch: the shell failed: {type(exc).__name__}: {exc}", "bold red")
             return 1
         finally:
+            for side in self.side_tasks:
+                side.cancel()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
             if opened:
@@ -292,6 +297,8 @@ class Shell:
                     await self.show_output()
                 elif kind == "interrupt":
                     task.cancel()
+                    for side in self.side_tasks:  # a /btw asked during the turn, too
+                        side.cancel()
                 elif kind == "eof":
                     self.renderer.line(
                         "(Ctrl-C cancels the turn; Ctrl-D quits once it is over)", "dim"
@@ -305,7 +312,8 @@ class Shell:
             self.busy = None
         if saved:
             self.next_default = saved
-        leftover = self._drain_steers()
+        queued, self.queued = self.queued, []
+        leftover = "\n\n".join(filter(None, [self._drain_steers(), *queued]))
         if leftover and not leave:
             if self._ended_normally(task):
                 self.renderer.line("↳ sending what you typed as the next request", "dim italic")
@@ -399,9 +407,24 @@ class Shell:
         command = slash.parse(text)
         if command is not None:
             return await slash.dispatch(self, *command, during_turn=True)
-        self.session.steer(text)
-        self.renderer.line(f"↳ {text}  (for the model's next step)", "dim italic")
+        self.session.steer(text)  # shown as pending under the status line until delivered
+        self.invalidate_prompt()
         return False
+
+    def pending_steers(self) -> list[str]:
+        """Steers typed but not yet delivered (the loop takes them at its next step)."""
+        return list(getattr(self.session.steers, "_queue", ()))
+
+    def take_back(self) -> str | None:
+        """↑ on an empty line while a turn runs: the last message typed and not yet sent
+        (queued for after the turn, else a steer the loop has not taken) back to edit."""
+        if self.queued:
+            return self.queued.pop()
+        pending = getattr(self.session.steers, "_queue", None)  # asyncio.Queue's deque
+        return pending.pop() if pending else None
+
+    def invalidate_prompt(self) -> None:
+        self._invalidate()
 
     async def show_output(self) -> None:
         """Ctrl-O: the last finished call's whole output (what the model got), in the pager."""
@@ -580,6 +603,36 @@ class Shell:
                 event.current_buffer.text = self.last_prompt
                 event.current_buffer.cursor_position = len(self.last_prompt)
 
+        from prompt_toolkit.filters import Condition, has_completions
+
+        @Condition
+        def working() -> bool:
+            return self.busy is not None and not self.busy.done()
+
+        @bindings.add("tab", filter=working & ~has_completions)
+        def _queue(event: Any) -> None:
+            # Tab while a turn runs: hold the message until the turn is over (Enter steers).
+            text = event.current_buffer.text
+            if not text.strip():
+                return
+            if slash.parse(text) is not None:
+                self.renderer.line("a /command is not queued: press Enter to run it", "yellow")
+                return
+            self.queued.append(text)
+            event.current_buffer.reset()
+
+        @Condition
+        def can_take_back() -> bool:
+            empty = not self.prompt.default_buffer.text
+            return empty and bool(self.queued or self.pending_steers())
+
+        @bindings.add("up", filter=working & can_take_back)
+        def _take_back(event: Any) -> None:
+            taken = self.take_back()
+            if taken is not None:
+                event.current_buffer.text = taken
+                event.current_buffer.cursor_position = len(taken)
+
         @bindings.add("c-o")
         def _show_output(event: Any) -> None:
             # The last call's whole output, in the pager; what is typed comes back after.
@@ -659,7 +712,18 @@ class Shell:
             if rendered:
                 parts.extend(to_formatted_text(ANSI(rendered + "\n")))  # type: ignore[arg-type]
         parts.extend(renderer.tail_fragments(size.columns))
+        for label, items in (
+            ("next step", self.pending_steers()),
+            ("after this turn", self.queued),
+        ):
+            for item in items:
+                first = " ".join(item.split())
+                room = max(size.columns - len(label) - 8, 10)
+                first = first if len(first) <= room else first[: room - 1] + "…"
+                parts.append(("class:pending", f"  ↳ {label}: {first}\n"))
         parts.append(("class:status", renderer.status()))
-        parts.append(("class:hint", "  · Enter steers · Ctrl-C cancels\n"))
+        parts.append(
+            ("class:hint", "  · Enter steers · Tab queues · ↑ edits them · Ctrl-C cancels\n")
+        )
         parts.append(("class:steer", "↳ "))
         return FormattedText(parts)

@@ -149,6 +149,25 @@ async def _rename(shell: Shell, argument: str) -> bool:
     return await rename_command(shell, argument)
 
 
+async def _btw(shell: Shell, argument: str) -> bool:
+    import asyncio
+
+    from ketch_interactive.btw import ask
+
+    question = argument.strip()
+    if not question:
+        shell.renderer.say(
+            "usage: /btw QUESTION (answered on the side; the conversation is not changed)"
+        )
+        return False
+    if shell.busy is not None and not shell.busy.done():  # beside the running turn
+        shell.side_tasks.add(task := asyncio.ensure_future(ask(shell, question)))
+        task.add_done_callback(shell.side_tasks.discard)
+        return False
+    await shell.run_cancellable(ask(shell, question))
+    return False
+
+
 async def _diff(shell: Shell, argument: str) -> bool:
     from ketch_interactive.sessions import diff_command
 
@@ -175,6 +194,12 @@ BUILTINS: list[Builtin] = [
         _resume,
     ),
     Builtin("rename", "name this session: /rename NAME", _rename),
+    Builtin(
+        "btw",
+        "a side question, answered without tools and not added to the conversation: /btw QUESTION",
+        _btw,
+        during_turn=True,
+    ),
     Builtin(
         "diff",
         "every file change this session made (/diff PATH: only that file)",

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from interactive_kit import needs_tmux, no_traceback
+from interactive_kit import message_texts, needs_tmux, no_traceback
 
 pytestmark = [needs_tmux, pytest.mark.slow]
 
@@ -312,3 +312,65 @@ def test_a_running_command_shows_its_last_lines_live_and_ctrl_o_shows_all(start)
     term.wait_for("130")
     term.keys("q")
     term.wait_idle()
+
+
+def _waiting_turn(start, tmp_path: Path, *after: dict) -> tuple:  # type: ignore[no-untyped-def, type-arg]
+    flag = tmp_path / "go"
+    term = start(
+        script=[{"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]}, *after]
+    )
+    term.type("wait for the flag")
+    term.wait_for("Allow wait_flag?")
+    term.keys("y")
+    term.wait_for("running wait_flag")
+    return term, flag
+
+
+def test_enter_during_a_turn_is_delivered_at_the_next_step(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    term, flag = _waiting_turn(start, tmp_path, {"text": "took it into account"})
+    term.type("use tabs, not spaces")
+    term.wait_for("↳ next step: use tabs, not spaces")  # shown as pending, not yet sent
+    assert len(term.requests()) == 1
+    flag.write_text("go")
+    screen = term.wait_for("took it into account")
+    assert "delivered to the model: use tabs, not spaces" in screen
+    second = message_texts(term.requests()[1])
+    assert second[-2] == ("tool", "flag seen") and second[-1] == ("user", "use tabs, not spaces")
+
+
+def test_tab_queues_for_after_the_turn_and_up_takes_it_back(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    term, flag = _waiting_turn(start, tmp_path, {"text": "first done"}, {"text": "follow-up done"})
+    term.type("a typo draft", enter=False)
+    term.keys("Tab")
+    term.wait_for("↳ after this turn: a typo draft")
+    term.keys("Up")  # taken back into the line to edit
+    term.wait_for("↳ a typo draft")
+    term.keys("C-u")
+    term.type("then update the docs", enter=False)
+    term.keys("Tab")
+    term.wait_for("↳ after this turn: then update the docs")
+    flag.write_text("go")
+    screen = term.wait_for("follow-up done")
+    assert "a typo draft" not in screen.split("first done")[-1]
+    requests = term.requests()
+    assert len(requests) == 3
+    assert ("user", "then update the docs") not in message_texts(requests[1])  # not mid-turn
+    assert message_texts(requests[2])[-1] == ("user", "then update the docs")
+
+
+def test_btw_answers_on_the_side_and_leaves_the_history_unchanged(start) -> None:  # type: ignore[no-untyped-def]
+    term = start(
+        script=[{"text": "first answer"}, {"text": "side answer 7"}, {"text": "second answer"}]
+    )
+    term.type("hello")
+    term.wait_for("first answer")
+    term.wait_idle()
+    term.type("/btw what is a closure?")
+    term.wait_for("side answer 7")
+    term.wait_idle()
+    side = term.requests()[1]
+    assert side["tools"] == [] and "what is a closure?" in message_texts(side)[-1][1]
+    term.type("go on")
+    term.wait_for("second answer")
+    after = message_texts(term.requests()[2])
+    assert after == [("user", "hello"), ("assistant", "first answer"), ("user", "go on")]

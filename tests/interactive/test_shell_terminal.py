@@ -186,7 +186,7 @@ def test_a_steer_typed_during_a_turn_reaches_the_next_request(start, tmp_path: P
     term.keys("y")
     term.wait_for("running wait_flag")
     term.type("steer-canary-41")
-    term.wait_for("↳ steer-canary-41")  # queued while the tool still runs
+    term.wait_for("↳ next step: steer-canary-41")  # pending while the tool still runs
     flag.write_text("go")
     screen = term.wait_for("saw the steer")
     assert "delivered to the model: steer-canary-41" in screen
