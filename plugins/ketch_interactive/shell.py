@@ -33,6 +33,7 @@ from prompt_toolkit.styles import Style
 from ketch_interactive import slash
 from ketch_interactive.approval import Interrupted, ask_approval, screen_size, summary_is_long
 from ketch_interactive.history import EncryptedPromptHistory, open_history
+from ketch_interactive.notify import report_focus
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
 from ketch_interactive.trust import ignored_workspace_layer, notice_prefix, offer_trust
 from ketch_interactive.unsaved import continue_unsaved
@@ -79,6 +80,13 @@ class Shell:
         self.next_default = ""  # text to put back into the next prompt
         self.queued: list[str] = []  # typed during a turn with Tab: sent when it is over
         self.side_tasks: set[asyncio.Future[Any]] = set()  # /btw questions asked during a turn
+        from ketch_interactive.notify import Focus, escape_for
+        from ketch_interactive.render import _section
+
+        section = _section(kernel)
+        self.focus = Focus()
+        self.notify = str(section.get("notify", "auto"))
+        self.notify_escape = escape_for(str(section.get("notify_escape", "auto")), kernel.environ)
         self.last_prompt = ""  # the last request sent (Esc Esc puts it back)
         self._meter_cache: tuple[Any, Any] = (None, None)
 
@@ -105,6 +113,7 @@ class Shell:
             self.history, self.history_note = open_history(self.kernel)
             self.prompt = self._make_prompt()
             self._catch_sigint()
+            report_focus(self.notify != "off")
             with patch_stdout(raw=True):
                 if self.history_note:
                     self.renderer.line(f"· {self.history_note}", "dim")
@@ -118,6 +127,7 @@ class Shell:
             self.renderer.line(f"ketch: the shell failed: {type(exc).__name__}: {exc}", "bold red")
             return 1
         finally:
+            report_focus(False)
             for side in self.side_tasks:
                 side.cancel()
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -218,12 +228,14 @@ class Shell:
                 renderer.say(line)
 
         result = None
+        report_focus(False)  # no prompt reads the terminal meanwhile: its reports would echo
         try:
             result = await run_user_command(command, self.session.workspace, on_output=show)
         except OSError as exc:
             renderer.line(f"! could not run it: {exc.strerror or exc}", "red")
             return
         finally:  # cancelled (Ctrl-C): the command was stopped, and nothing is recorded
+            report_focus(self.notify != "off")
             if pending[0]:
                 renderer.say(pending[0])
         status = f"exit code {result.exit_code}" if result.exit_code is not None else "stopped"
@@ -310,6 +322,8 @@ class Shell:
             await self._await_turn(task)
         finally:
             self.busy = None
+        if not leave:
+            await self.attention(self._turn_summary(task), "idle")
         if saved:
             self.next_default = saved
         queued, self.queued = self.queued, []
@@ -336,6 +350,33 @@ class Shell:
             self.renderer.line(f"ketch: {exc.message}", "bold red")
         except Exception as exc:  # noqa: BLE001 - the shell outlives a failed turn
             self.renderer.line(f"ketch: the turn failed: {type(exc).__name__}: {exc}", "bold red")
+
+    @staticmethod
+    def _turn_summary(task: asyncio.Future[Any]) -> str:
+        """One line for a notification: how the turn ended, and the answer's start."""
+        if task.cancelled() or task.exception() is not None:
+            return "ketch: the turn stopped"
+        end = task.result()
+        reason = getattr(end, "stop_reason", "")
+        text = " ".join(str(getattr(end, "text", "") or "").split())
+        if reason != "end_turn":
+            return f"ketch: the turn ended ({reason})"
+        return f"ketch is done: {text[:120]}" if text else "ketch is done"
+
+    async def attention(self, message: str, kind: str) -> None:
+        """Ring (bell, desktop notification) and run the Notification hooks, when the
+        person looks elsewhere (see :mod:`ketch_interactive.notify`). ``permission``:
+        the loop ran the hooks already, right before asking."""
+        from ketch_interactive.notify import ring, should_notify
+
+        if not should_notify(self.notify, self.focus):
+            return
+        ring(message, self.notify_escape)
+        if kind != "permission":
+            try:
+                await self.kernel.hooks.notification(self.session, message, kind)
+            except Exception as exc:  # noqa: BLE001 - a hook's failure is not the shell's
+                self.renderer.line(f"! a notification hook failed: {exc}", "yellow")
 
     @staticmethod
     def _ended_normally(task: asyncio.Future[Any]) -> bool:
@@ -458,6 +499,10 @@ class Shell:
         ):
             self.renderer.line(f"{request.call.tool} wants to run:", "bold")
             self.renderer.line("  " + request.summary.replace("\n", "\n  "))
+        summary = request.summary.splitlines()[0] if request.summary else ""
+        await self.attention(
+            f"ketch needs your approval: {request.call.tool} {summary}", "permission"
+        )
         try:
             answer = await ask_approval(request, self._read_note)
         except Interrupted:
@@ -604,6 +649,18 @@ class Shell:
                 event.current_buffer.cursor_position = len(self.last_prompt)
 
         from prompt_toolkit.filters import Condition, has_completions
+
+        from ketch_interactive.notify import teach_parser
+
+        focus_in, focus_out = teach_parser()
+
+        @bindings.add(focus_in)
+        def _focus_in(event: Any) -> None:
+            self.focus.focused = True
+
+        @bindings.add(focus_out)
+        def _focus_out(event: Any) -> None:
+            self.focus.focused = False
 
         @Condition
         def working() -> bool:

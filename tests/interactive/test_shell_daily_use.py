@@ -3,6 +3,7 @@ before the fix it names; all of them drive ``ketch`` in a real terminal (tmux)."
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -374,3 +375,72 @@ def test_btw_answers_on_the_side_and_leaves_the_history_unchanged(start) -> None
     term.wait_for("second answer")
     after = message_texts(term.requests()[2])
     assert after == [("user", "hello"), ("assistant", "first answer"), ("user", "go on")]
+
+
+def _raw_output(term) -> Path:  # type: ignore[no-untyped-def]
+    """Everything ketch writes to its terminal, bytes as written (tmux pipe-pane)."""
+    path = term.root / f"raw-{term.server}.out"
+    term._tmux("pipe-pane", "-o", "-t", "main", f"cat >> {path}")
+    return path
+
+
+def _wait_bytes(path: Path, needle: bytes, timeout: float = 10) -> bytes:
+    deadline = time.monotonic() + timeout
+    data = b""
+    while time.monotonic() < deadline:
+        data = path.read_bytes() if path.exists() else b""
+        if needle in data:
+            return data
+        time.sleep(0.05)
+    raise AssertionError(f"{needle!r} never written; got {data[-400:]!r}")
+
+
+def test_a_turn_ending_unfocused_rings_and_notifies(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 26: notifications. The terminal reports focus (CSI ?1004h); after it says it
+    # lost focus (CSI O), the end of a turn writes a bell and an OSC 9 notification, and
+    # the Notification hook runs; while focused, nothing is written.
+    seen = tmp_path / "notified.json"
+    config = tmp_path / "home" / "config"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        f'[[hooks.Notification]]\ncommand = "cat > {seen}"\n', encoding="utf-8"
+    )
+    term = start(
+        plugins="interactive,hooks",
+        env={"TERM_PROGRAM": "iTerm.app"},
+        script=[
+            {"text": "focused answer"},
+            {"text": "all done here"},
+            {"tool_calls": [{"name": "mark", "input": {"name": "m.txt"}}]},
+            {"text": "marked"},
+        ],
+    )
+    raw = _raw_output(term)
+    term.type("first")
+    term.wait_for("focused answer")
+    term.wait_idle()
+    assert b"\x07" not in (raw.read_bytes() if raw.exists() else b"")  # focused: quiet
+    term._tmux("send-keys", "-t", "main", "-H", "1b", "5b", "4f")  # CSI O: focus lost
+    term.type("second")
+    data = _wait_bytes(raw, b"\x1b]9;")
+    assert b"\x07\x1b]9;ketch is done: all done here\x07" in data
+    assert b"[O" not in term.screen().encode()  # the report was read, not typed
+    hook = json.loads(_wait_text(seen))
+    assert hook["hook_event_name"] == "Notification" and hook["notification_type"] == "idle_prompt"
+    term.wait_idle()
+    term.type("third")  # still unfocused: an approval waiting rings too
+    _wait_bytes(raw, b"\x1b]9;ketch needs your approval: mark create m.txt\x07")
+    term.keys("y")
+    term.wait_for("marked")
+    term.wait_idle()
+    term.type("/exit")
+    _wait_bytes(raw, b"\x1b[?1004l")  # focus reporting is switched off on the way out
+
+
+def _wait_text(path: Path, timeout: float = 10) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was never written")
