@@ -444,3 +444,36 @@ def _wait_text(path: Path, timeout: float = 10) -> str:
             return path.read_text()
         time.sleep(0.05)
     raise AssertionError(f"{path} was never written")
+
+
+def test_init_drafts_agents_md_shown_as_a_diff_to_approve(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 26: /init drafts AGENTS.md from the repository, through the model, and the
+    # write is shown as a diff to approve like any write.
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    (tmp_path / "ws" / "README.md").write_text("# demo\nRun `make test`.\n")
+    drafted = "# Agents\n\n- Run the tests with `make test`.\n"
+    term = start(
+        plugins="interactive,context,fs,policy",
+        script=[
+            {"tool_calls": [{"name": "read_file", "input": {"path": "README.md"}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "input": {"path": "AGENTS.md", "content": drafted}}
+                ]
+            },
+            {"text": "drafted AGENTS.md"},
+        ],
+    )
+    term.type("/init")
+    screen = term.wait_for("Allow write_file?")
+    assert "↳ /init: sending its prompt" in screen
+    question = screen.split("Allow write_file?")[-1]
+    assert "+++ b/AGENTS.md" in question and "+- Run the tests with `make test`." in question
+    assert not (term.workspace / "AGENTS.md").exists()  # nothing written while asking
+    term.keys("y")
+    term.wait_for("drafted AGENTS.md")
+    assert (term.workspace / "AGENTS.md").read_text() == drafted
+    first = term.requests()[0]
+    assert "Write AGENTS.md for this repository" in message_texts(first)[-1][1]
+    offered = {t["name"] for t in first["tools"]}
+    assert {"read_file", "write_file"} <= offered and "shell" not in offered
