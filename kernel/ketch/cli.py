@@ -68,13 +68,6 @@ def _preparse(argv: list[str]) -> list[str]:
     return [name for item in disabled for name in item.split(",") if name.strip()]
 
 
-# Spellings other tools use, and what ketch calls them (said when one is given).
-FOREIGN_OPTIONS = {
-    "--yolo": "--profile full-access",
-    "--dangerously-skip-permissions": "--profile full-access",
-}
-
-
 def _parser_class() -> type[argparse.ArgumentParser]:
     """argparse, but an unknown option is named, with a "did you mean", in one line
     (not the whole usage and a complaint about the word after it)."""
@@ -97,9 +90,7 @@ def _parser_class() -> type[argparse.ArgumentParser]:
                 if not option.startswith("--") or option in known:
                     continue
                 message = f"unknown option {option}"
-                if option in FOREIGN_OPTIONS:
-                    message += f": ketch spells it {FOREIGN_OPTIONS[option]}"
-                elif close := _closest(option, known):
+                if close := _closest(option, known):
                     message += f" (did you mean {' or '.join(close)}?)"
                 break
             self.exit(2, f"{self.prog}: {message}\n(`{self.prog} --help` lists every option)\n")

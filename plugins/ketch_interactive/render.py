@@ -40,6 +40,11 @@ BAND_PT_STYLE = {
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 RESULT_PREVIEW_LINES = 3
 TAIL_LINES = 5  # lines of a running call's output shown live
+TODO_MARKS = {
+    "completed": ("✔", "green"),
+    "in_progress": ("▸", "bold cyan"),
+    "pending": ("☐", ""),
+}
 CODE_THEME = "monokai"
 
 
@@ -295,6 +300,7 @@ class Renderer:
         self.tail: list[str] = []  # the running call's last lines of output (live)
         self.tail_call = ""
         self.last_output: tuple[str, str] | None = None  # (title, text) for the pager (Ctrl-O)
+        self.todos: list[dict[str, Any]] = []  # the model's task list (a ``todo`` event)
 
     # --- output --------------------------------------------------------------------------
 
@@ -568,6 +574,37 @@ class Renderer:
             self.tail, self.tail_call = [], event.tool_call_id
         self.tail = (self.tail + event.text.split("\n"))[-TAIL_LINES:]
         self.invalidate()
+
+    def _on_todo(self, event: Any) -> None:
+        """The model's task list: printed when it changes, and kept for the footer."""
+        todos = [t for t in event.todos if isinstance(t, dict)]
+        if todos == self.todos:
+            return
+        self.todos = todos
+        if not todos:
+            return
+        done = sum(t.get("status") == "completed" for t in todos)
+        text = Text(f"  Tasks {done}/{len(todos)}\n", style="bold")
+        for item in todos:
+            status = item.get("status")
+            mark, style = TODO_MARKS.get(str(status), ("☐", ""))
+            text.append(f"   {mark} {item.get('content', '')}\n", style=style)
+        text.rstrip()
+        self.line(text)
+
+    def todo_footer(self, width: int) -> list[tuple[str, str]]:
+        """One line under the status while a turn runs: progress and the task in hand."""
+        if not self.todos or all(t.get("status") == "completed" for t in self.todos):
+            return []
+        done = sum(t.get("status") == "completed" for t in self.todos)
+        current = next((t for t in self.todos if t.get("status") == "in_progress"), None)
+        doing = ""
+        if current is not None:
+            doing = f" · ▸ {current.get('active_form') or current.get('content', '')}"
+        line = f"  tasks {done}/{len(self.todos)}{doing}"
+        if len(line) > width - 1:
+            line = line[: max(width - 2, 10)] + "…"
+        return [("class:todo", line + "\n")]
 
     def tail_fragments(self, width: int) -> list[tuple[str, str]]:
         """The live tail as prompt_toolkit fragments, one dim line each, cut to the width."""

@@ -57,6 +57,7 @@ STYLE = Style.from_dict(
         "rprompt": "ansibrightblack",
         "tail": "ansibrightblack",
         "pending": "ansicyan italic",
+        "todo": "ansicyan",
     }
 )
 
@@ -769,6 +770,7 @@ class Shell:
             if rendered:
                 parts.extend(to_formatted_text(ANSI(rendered + "\n")))  # type: ignore[arg-type]
         parts.extend(renderer.tail_fragments(size.columns))
+        parts.extend(renderer.todo_footer(size.columns))
         for label, items in (
             ("next step", self.pending_steers()),
             ("after this turn", self.queued),

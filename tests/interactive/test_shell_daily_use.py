@@ -477,3 +477,36 @@ def test_init_drafts_agents_md_shown_as_a_diff_to_approve(start, tmp_path: Path)
     assert "Write AGENTS.md for this repository" in message_texts(first)[-1][1]
     offered = {t["name"] for t in first["tools"]}
     assert {"read_file", "write_file"} <= offered and "shell" not in offered
+
+
+def test_the_task_list_shows_in_the_footer_and_again_on_resume(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 26: the todo tool's list, printed when it changes and in the footer while
+    # the turn runs; a resumed session shows it again.
+    flag = tmp_path / "go"
+    todos = [
+        {"content": "Read the parser", "status": "completed"},
+        {"content": "Fix the lexer", "status": "in_progress", "active_form": "Fixing the lexer"},
+        {"content": "Run the tests", "status": "pending"},
+    ]
+    plugins = STORE + ",todo,policy"
+    term = start(
+        plugins=plugins,
+        load="",
+        script=[
+            {"tool_calls": [{"name": "todo", "input": {"todos": todos}}]},
+            {"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]},
+            {"text": "lexer fixed"},
+        ],
+    )
+    term.type("fix the lexer")
+    term.wait_for("Allow wait_flag?")
+    term.keys("y")
+    screen = term.wait_for("tasks 1/3 · ▸ Fixing the lexer")  # the footer, while it runs
+    assert "Tasks 1/3" in screen and "✔ Read the parser" in screen and "☐ Run the tests" in screen
+    flag.write_text("go")
+    term.wait_for("lexer fixed")
+    term.wait_idle()
+    term.type("/exit")
+    assert term.exit_code() == 0
+    again = start(plugins=plugins, args=("--continue",), script=[])
+    assert "▸ Fix the lexer" in again.screen().split("resumed")[-1]
