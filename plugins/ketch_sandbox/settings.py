@@ -11,6 +11,9 @@ from ketch_net_kit.config import NetworkSettings
 class SandboxSettings(Section):
     enabled: bool = True
     network: NetworkSettings = Field(default_factory=NetworkSettings)
+    # More host directories commands may read (absolute paths; user config only): a
+    # toolchain or a library the sandbox does not find by itself.
+    read_only: list[str] = Field(default_factory=list)
 
 
 # A workspace may write [sandbox.network]: the rules only narrow what the user's own
