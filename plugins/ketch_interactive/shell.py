@@ -103,8 +103,6 @@ class Shell:
             self.renderer.hidden_notice_prefixes.append(
                 "this session is not being saved: --no-save"
             )
-        if not continue_unsaved(self.kernel):
-            return 1
         loop = asyncio.get_running_loop()
         opened = False
         try:
@@ -139,33 +137,66 @@ class Shell:
         return 0
 
     async def _open_session(self) -> bool:
-        """The session the command line asks for; with no provider configured, the
-        first-run setup first. False: there is no session (the reason was shown)."""
-        from ketch.errors import KetchError, NoProviderConfigured
-        from ketch_interactive.setup import first_run_setup
+        """The session the command line asks for. First the model (the first-run setup
+        when no provider is configured), then where saved sessions' key lives (asked
+        once where there is no OS keyring), then a store that exists but cannot be
+        opened (continue unsaved?). False: there is no session (the reason was shown)."""
+        from ketch.errors import KetchError
+        from ketch_interactive.storage import ask_storage
 
-        notices = len(self.kernel.notices)
+        resuming = getattr(self.kernel.args, "resume", None) or getattr(
+            self.kernel.args, "continue_session", False
+        )
+        if not resuming and not await self._provider_ready():
+            return False
+        await ask_storage(self)
+        if not continue_unsaved(self.kernel):
+            return False
         try:
             self.session = self.kernel.open_session([self.renderer.on_event])
             return True
         except KetchError as exc:
-            del self.kernel.notices[notices:]  # what the failed attempt guessed no longer holds
-            settings = self.kernel.settings
-            nothing_configured = not (
-                settings.providers
-                or settings.default_provider
-                or getattr(self.kernel.args, "provider", None)
-            )
-            if not isinstance(exc, NoProviderConfigured) and not nothing_configured:
-                self.renderer.line(f"ketch: {exc.message}", "bold red")
-                return False
-            if not await first_run_setup(self):  # (a key in the environment, but no model: too)
-                self.renderer.line(f"ketch: {exc.message}", "")
+            if not resuming or not await self._set_up_provider(exc):
+                if not resuming:
+                    self.renderer.line(f"ketch: {exc.message}", "bold red")
                 return False
         try:
             self.session = self.kernel.open_session([self.renderer.on_event])
         except KetchError as exc:
             self.renderer.line(f"ketch: {exc.message}", "bold red")
+            return False
+        return True
+
+    async def _provider_ready(self) -> bool:
+        """Whether a provider is configured; if not, the first-run setup (True: done)."""
+        from ketch.errors import KetchError
+
+        notices = len(self.kernel.notices)
+        try:
+            self.kernel.provider_config()
+        except KetchError as exc:
+            del self.kernel.notices[notices:]  # what the failed attempt guessed no longer holds
+            return await self._set_up_provider(exc)
+        del self.kernel.notices[notices:]  # opening the session says them (once)
+        return True
+
+    async def _set_up_provider(self, exc: Any) -> bool:
+        """The first-run setup, for a failure that means nothing is configured (no
+        provider, or a key in the environment and no model). False: no session."""
+        from ketch.errors import NoProviderConfigured
+        from ketch_interactive.setup import first_run_setup
+
+        settings = self.kernel.settings
+        nothing_configured = not (
+            settings.providers
+            or settings.default_provider
+            or getattr(self.kernel.args, "provider", None)
+        )
+        if not isinstance(exc, NoProviderConfigured) and not nothing_configured:
+            self.renderer.line(f"ketch: {exc.message}", "bold red")
+            return False
+        if not await first_run_setup(self):  # (a key in the environment, but no model: too)
+            self.renderer.line(f"ketch: {exc.message}", "")
             return False
         return True
 
