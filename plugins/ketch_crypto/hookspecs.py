@@ -14,8 +14,9 @@ def crypto_storage_question(kernel: Any) -> dict[str, Any] | None:
     """Whether the session store needs the person to choose where its key lives: a new
     store, ``[storage] key = "auto"``, no usable OS keyring, nothing chosen before and
     no ``KETCH_PASSPHRASE``. Returns ``{"title": str, "choices": [{"id", "label",
-    "protects", "recommended"}, ...]}``, the recommended choice first; None when there
-    is nothing to ask (then nothing is asked, and the store opens as configured)."""
+    "protects", "recommended"}, ...], "passphrase_min_length": int}``, the recommended choice first; None when there
+    is nothing to ask (then nothing is asked, and the store opens as configured).
+    ``passphrase_min_length``: the shortest passphrase it accepts."""
 
 
 @hookspec(firstresult=True)

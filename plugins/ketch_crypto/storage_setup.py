@@ -64,10 +64,11 @@ def question(kernel: Any) -> dict[str, Any] | None:
     choices[0]["label"] += " (recommended)"
     return {
         "title": (
-            "Saved sessions are encrypted, and there is no OS keyring (Secret Service) here to "
-            "keep their key. Where should it live?"
+            "Where should ketch keep the key to your saved sessions? They are encrypted, and "
+            "there is no OS keyring (Secret Service) here to keep it."
         ),
         "choices": choices,
+        "passphrase_min_length": passphrases.MIN_LENGTH,
     }
 
 

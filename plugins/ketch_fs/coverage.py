@@ -111,9 +111,7 @@ def record_read(
     covered: list[tuple[int, int]] = list(shown)
     if previous and _same(previous, fp):
         covered += [tuple(iv) for iv in previous.get("covered", [])]  # type: ignore[misc]
-    _store(
-        state, key, {**fp.as_dict(), "lines": total_lines, "covered": merge(covered)}, previous
-    )
+    _store(state, key, {**fp.as_dict(), "lines": total_lines, "covered": merge(covered)}, previous)
 
 
 def record_written(state: dict[str, Any], path: Path, fp: Fingerprint, total_lines: int) -> None:

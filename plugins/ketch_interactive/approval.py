@@ -119,7 +119,7 @@ def _summary_in_preview(request: ApprovalRequest) -> bool:
     return bool(summary) and "\n" not in summary and first in (summary, f"$ {summary}")
 
 
-def _wrapped(text: str, width: int, first: str, rest: str) -> list[str]:
+def wrap_lines(text: str, width: int, first: str, rest: str) -> list[str]:
     import textwrap
 
     return textwrap.wrap(
@@ -134,7 +134,9 @@ def preview_room(request: ApprovalRequest, options: int, rows: int, width: int =
     else:
         summary = len((request.summary or "-").splitlines())
     reason = (
-        len(_wrapped(request.reason, width - 2, "  why it asks: ", "    ")) if request.reason else 0
+        len(wrap_lines(request.reason, width - 2, "  why it asks: ", "    "))
+        if request.reason
+        else 0
     )
     remember = 2 if request.scope else 0  # the scope, when the options had to cut it
     fixed = 1 + summary + reason + remember + options + 3  # title, fold line, margins
@@ -166,7 +168,7 @@ def approval_message(
             parts.append(("class:summary", f"  {line}\n"))
     cut = 0
     if will_fail(request):
-        for line in _wrapped(" ".join((request.preview or "").split()), width - 2, "  ", "  "):
+        for line in wrap_lines(" ".join((request.preview or "").split()), width - 2, "  ", "  "):
             parts.append(("class:reason", line + "\n"))
     elif request.preview:
         fragments, cut = folded(request.preview, max_lines=preview_lines, width=width)
@@ -174,7 +176,7 @@ def approval_message(
         if cut:
             parts.append(("class:diff.fold", f"  … {cut} more lines · press v to see all of it\n"))
     if request.reason:
-        for line in _wrapped(request.reason, width - 2, "  why it asks: ", "    "):
+        for line in wrap_lines(request.reason, width - 2, "  why it asks: ", "    "):
             parts.append(("class:reason", line + "\n"))
     return FormattedText(parts), bool(cut)
 
@@ -239,7 +241,7 @@ async def ask_approval(request: ApprovalRequest, read_note: Any) -> ApprovalAnsw
             width=columns,
         )
         if request.scope and any(a[1] != b[1] for a, b in zip(options, shown, strict=True)):
-            lines = _wrapped(request.scope, columns - 2, "  s/a remember: ", "    ")
+            lines = wrap_lines(request.scope, columns - 2, "  s/a remember: ", "    ")
             message = FormattedText([*message, *(("class:scope", f"{x}\n") for x in lines)])
         picked = await choose(
             message,

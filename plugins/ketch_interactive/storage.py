@@ -21,7 +21,13 @@ NOT_NOW = "Not now: this session is not saved (asked again next time)"
 
 async def ask_storage(shell: Shell) -> None:
     from ketch.errors import KetchError
-    from ketch_interactive.approval import Interrupted, choose
+    from ketch_interactive.approval import (
+        Interrupted,
+        choose,
+        fit_label,
+        screen_size,
+        wrap_lines,
+    )
 
     kernel = shell.kernel
     if not hasattr(kernel.pm.hook, "crypto_storage_question"):
@@ -30,14 +36,17 @@ async def ask_storage(shell: Shell) -> None:
     if not question:
         return
     choices = list(question["choices"])
-    parts: list[tuple[str, str]] = [("class:title", question["title"] + "\n")]
-    for number, choice in enumerate(choices, 1):
-        parts.append(("class:summary", f"  {number}. {choice['label']}: "))
-        parts.append(("class:reason", f"{choice['protects']}\n"))
-    options: list[tuple[Any, str, str]] = [
-        (c["id"], c["label"], str(n)) for n, c in enumerate(choices, 1)
+    columns = screen_size()[0]
+    parts: list[tuple[str, str]] = [
+        ("class:title", line + "\n") for line in wrap_lines(question["title"], columns - 2, "", "")
     ]
-    options.append((None, NOT_NOW, "q"))
+    for number, choice in enumerate(choices, 1):
+        said = f"{number}. {choice['label']}: {choice['protects']}"
+        parts += [("class:reason", x + "\n") for x in wrap_lines(said, columns - 2, "  ", "     ")]
+    options: list[tuple[Any, str, str]] = [
+        (c["id"], fit_label(c["label"], str(n), columns), str(n)) for n, c in enumerate(choices, 1)
+    ]
+    options.append((None, fit_label(NOT_NOW, "q", columns), "q"))
     try:
         picked = await choose(FormattedText(parts), options, cancel=None)
     except (Interrupted, EOFError):
@@ -45,8 +54,9 @@ async def ask_storage(shell: Shell) -> None:
     if picked is None:
         shell.renderer.line("· this session is not saved; ketch asks again next time", "dim")
         return
+    shortest = int(question.get("passphrase_min_length") or 1)
     for _ in range(3):
-        passphrase = await _new_passphrase(shell) if picked == "passphrase" else None
+        passphrase = await _new_passphrase(shell, shortest) if picked == "passphrase" else None
         if picked == "passphrase" and passphrase is None:
             shell.renderer.line("· no passphrase chosen: this session is not saved", "dim")
             return
@@ -62,21 +72,26 @@ async def ask_storage(shell: Shell) -> None:
         return
 
 
-async def _new_passphrase(shell: Shell) -> str | None:
+async def _new_passphrase(shell: Shell, shortest: int) -> str | None:
     """Typed twice, nothing shown; None when the person gives up (an empty line)."""
     from ketch_interactive.approval import Interrupted
     from ketch_interactive.setup import _ask
 
-    try:
-        first = await _ask(
-            shell, "  New passphrase (8 characters at least; nothing is shown): ", secret=True
-        )
-        if not first:
+    while True:
+        try:
+            first = await _ask(
+                shell, "  New passphrase (nothing is shown; Enter alone: not now): ", secret=True
+            )
+            if not first:
+                return None
+            if len(first) < shortest:
+                shell.renderer.line(
+                    f"! a passphrase needs at least {shortest} characters; try again", "yellow"
+                )
+                continue
+            second = await _ask(shell, "  Type it again: ", secret=True)
+        except (Interrupted, EOFError):
             return None
-        second = await _ask(shell, "  Type it again: ", secret=True)
-    except (Interrupted, EOFError):
-        return None
-    if first != second:
+        if first == second:
+            return first
         shell.renderer.line("! the two did not match; try again", "yellow")
-        return await _new_passphrase(shell)
-    return first

@@ -175,3 +175,69 @@ def test_a_key_in_the_environment_goes_straight_to_its_provider(
         no_traceback(term.screen())
     finally:
         term.close()
+
+
+def test_without_a_secret_service_the_model_comes_first_then_storage_once(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    # Issue 26 item 2: with no Secret Service the very first screen asked for a
+    # passphrase, before any provider. Now: the model first, then where the sessions'
+    # key lives (asked once, the recommended choice first, remembered in config.toml).
+    server.default(
+        "/v1/models",
+        Reply.json(200, {"object": "list", "data": [{"id": "loop-model", "object": "model"}]}),
+    )
+    server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("saved and answered")]))
+    import uuid
+
+    from ketch_crypto import kernel_keyring
+
+    # A login session of its own (as a new login has), which both starts below share.
+    kernel_keyring.join_new_session(f"ketch-test-{uuid.uuid4().hex[:12]}")
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    no_dbus = {
+        **NO_PROVIDER_ENV,
+        "OPENAI_API_KEY": KEY,
+        "OPENAI_BASE_URL": f"{server.url}/v1",
+        "PYTHON_KEYRING_BACKEND": "",  # keyring's own detection: it finds no backend
+        "DBUS_SESSION_BUS_ADDRESS": "",
+        "XDG_RUNTIME_DIR": str(runtime),
+    }
+    plugins = "interactive,openai,keyring,store,crypto"
+    term = Terminal(tmp_path, plugins=plugins, provider=None, env=no_dbus)
+    try:
+        first = term.wait_for("Which provider?")
+        assert "passphrase" not in first.lower() and "Where should ketch keep" not in first
+        term.keys("Enter")
+        term.wait_for("Which model?")
+        term.keys("Enter")
+        screen = term.wait_for("Where should ketch keep the key")
+        assert "(recommended)" in screen and "stolen disk" in screen and "other users" in screen
+        picked = next(line for line in screen.splitlines() if "›" in line)
+        term.keys("Enter")  # the recommended one
+        if "passphrase" in picked:
+            term.wait_for("New passphrase")
+            term.type("a storage passphrase 26")
+            term.wait_for("Type it again:")
+            term.type("a storage passphrase 26")
+        term.wait_for("✓ the sessions' key")
+        term.ready()
+        term.type("hello")
+        term.wait_for("saved and answered")
+        assert "not being saved" not in term.screen()
+        config = tomllib.loads((term.home / "config" / "config.toml").read_text())
+        chosen = config["storage"]["key"]
+        assert chosen in ("passphrase", "file")
+        assert KEY not in (term.home / "config" / "config.toml").read_text()
+        term.keys("C-d")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+    again = Terminal(tmp_path, plugins=plugins, provider=None, env=no_dbus)
+    try:
+        screen = again.ready()  # the same login session: nothing is asked again
+        assert "Where should ketch keep" not in screen and "Passphrase for" not in screen
+        no_traceback(screen)
+    finally:
+        again.close()
