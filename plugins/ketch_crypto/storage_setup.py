@@ -46,7 +46,7 @@ def question(kernel: Any) -> dict[str, Any] | None:
     if passphrases.take() is not None or keys.usable() is None:
         return None  # a passphrase was given, or the OS keyring will keep the key
     cached = kernel_keyring.available() and key_settings(settings).cache_seconds > 0
-    passphrase = {
+    passphrase: dict[str, Any] = {
         "id": "passphrase",
         "label": "A passphrase, asked once per login session"
         if cached
@@ -54,7 +54,7 @@ def question(kernel: Any) -> dict[str, Any] | None:
         "protects": PASSPHRASE_PROTECTS,
         "recommended": cached,
     }
-    keyfile = {
+    keyfile: dict[str, Any] = {
         "id": "file",
         "label": f"A key file only you can read ({_short(default_path())})",
         "protects": PROTECTS,

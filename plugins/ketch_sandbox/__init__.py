@@ -234,7 +234,7 @@ def wrap(
 
 def _read_only(context: ToolContext | None) -> list[str]:
     """``[sandbox] read_only``: directories the person lets commands read."""
-    settings = getattr(context, "settings", None)
+    settings: Any = getattr(context, "settings", None)
     section = settings.section("sandbox") if hasattr(settings, "section") else {}
     paths = section.get("read_only") if isinstance(section, dict) else None
     return [str(p) for p in paths] if isinstance(paths, list) else []

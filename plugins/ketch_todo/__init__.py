@@ -36,4 +36,4 @@ def ketch_session_start(session: Session) -> None:
     if session.agent is None and isinstance(todos, list) and todos:
         from ketch_todo.tool import TodoEvent
 
-        session.kernel.emit(session, TodoEvent(todos=todos))
+        session.kernel.emit(session, TodoEvent(todos=todos))  # type: ignore[arg-type]  # a plugin's own event

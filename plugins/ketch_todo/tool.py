@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ketch.events import _Event
-from ketch.tools import ToolContext, ToolResult
+from ketch.tools import Effect, ToolContext, ToolResult
 from ketch_tool_kit.base import CompactSchema
 
 MAX_TODOS = 50
@@ -63,7 +63,7 @@ class Todo(CompactSchema):
         "one-step request."
     )
     input_model = TodoInput
-    effects: Any = frozenset()  # it touches nothing but the list the user sees
+    effects: ClassVar[frozenset[Effect]] = frozenset()  # it touches nothing but the list shown
     mutating = False
     repeatable = True  # the same list twice is a legitimate "nothing changed"
 
