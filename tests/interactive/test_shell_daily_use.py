@@ -26,6 +26,18 @@ def _stops_within_a_second(term) -> float:  # type: ignore[no-untyped-def]
     return took
 
 
+def _waiting_turn(start, tmp_path: Path, *after: dict) -> tuple:  # type: ignore[no-untyped-def, type-arg]
+    flag = tmp_path / "go"
+    term = start(
+        script=[{"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]}, *after]
+    )
+    term.type("wait for the flag")
+    term.wait_for("Allow wait_flag?")
+    term.keys("y")
+    term.wait_for("running wait_flag")
+    return term, flag
+
+
 def test_ctrl_c_stops_a_bang_command_after_an_approval(start) -> None:  # type: ignore[no-untyped-def]
     # Item 1: the approval's prompt_toolkit application removed the shell's SIGINT handler.
     term = start(
@@ -148,17 +160,7 @@ STORE = "interactive,store,crypto,context"
 
 def test_cancelled_is_said_once(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # Item 11: "⏹ cancelled" printed twice (the tool's line and the turn's).
-    flag = tmp_path / "never"
-    term = start(
-        script=[
-            {"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]},
-            {"text": "x"},
-        ]
-    )
-    term.type("wait")
-    term.wait_for("Allow wait_flag?")
-    term.keys("y")
-    term.wait_for("running wait_flag")
+    term, _ = _waiting_turn(start, tmp_path, {"text": "x"})
     term.keys("C-c")
     term.wait_for("⏹ cancelled")
     screen = term.wait_idle()
@@ -265,17 +267,7 @@ def test_a_command_file_added_during_the_session_works_without_a_restart(start) 
 
 def test_a_command_typed_during_a_turn_stays_in_the_line(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # Item 5: a slash command typed during a turn was thrown away.
-    flag = tmp_path / "go"
-    term = start(
-        script=[
-            {"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]},
-            {"text": "done"},
-        ]
-    )
-    term.type("wait")
-    term.wait_for("Allow wait_flag?")
-    term.keys("y")
-    term.wait_for("running wait_flag")
+    term, flag = _waiting_turn(start, tmp_path, {"text": "done"})
     term.type("/clear")
     term.wait_for("/clear runs once the turn is over")
     term.wait_for("↳ /clear")  # still in the steer line
@@ -313,18 +305,6 @@ def test_a_running_command_shows_its_last_lines_live_and_ctrl_o_shows_all(start)
     term.wait_for("130")
     term.keys("q")
     term.wait_idle()
-
-
-def _waiting_turn(start, tmp_path: Path, *after: dict) -> tuple:  # type: ignore[no-untyped-def, type-arg]
-    flag = tmp_path / "go"
-    term = start(
-        script=[{"tool_calls": [{"name": "wait_flag", "input": {"flag": str(flag)}}]}, *after]
-    )
-    term.type("wait for the flag")
-    term.wait_for("Allow wait_flag?")
-    term.keys("y")
-    term.wait_for("running wait_flag")
-    return term, flag
 
 
 def test_enter_during_a_turn_is_delivered_at_the_next_step(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -50,6 +50,13 @@ def _chat_stream(text: str) -> bytes:
     )
 
 
+def _one_model(server: LoopbackServer) -> None:
+    server.default(
+        "/v1/models",
+        Reply.json(200, {"object": "list", "data": [{"id": "loop-model", "object": "model"}]}),
+    )
+
+
 @pytest.fixture
 def server() -> Iterator[LoopbackServer]:
     with LoopbackServer() as running:
@@ -146,10 +153,7 @@ def test_a_key_in_the_environment_goes_straight_to_its_provider(
     # Issue 26 item 9: with OPENAI_API_KEY set the shell said "no model chosen", then
     # "No model provider is configured yet" with the cursor on another provider, and
     # offered two overlapping OpenAI-compatible choices.
-    server.default(
-        "/v1/models",
-        Reply.json(200, {"object": "list", "data": [{"id": "loop-model", "object": "model"}]}),
-    )
+    _one_model(server)
     server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("env key works")]))
     env = {**NO_PROVIDER_ENV, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{server.url}/v1"}
     term = Terminal(
@@ -183,10 +187,7 @@ def test_without_a_secret_service_the_model_comes_first_then_storage_once(
     # Issue 26 item 2: with no Secret Service the very first screen asked for a
     # passphrase, before any provider. Now: the model first, then where the sessions'
     # key lives (asked once, the recommended choice first, remembered in config.toml).
-    server.default(
-        "/v1/models",
-        Reply.json(200, {"object": "list", "data": [{"id": "loop-model", "object": "model"}]}),
-    )
+    _one_model(server)
     server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("saved and answered")]))
     import uuid
 

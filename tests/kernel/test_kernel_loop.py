@@ -462,6 +462,19 @@ def test_cancel_during_streaming(tmp_path: Path) -> None:
     assert end.stop_reason == "cancelled"
 
 
+def _cancelled_once(h: Any, prompt: str, happened: Any) -> Any:
+    """Run a turn, cancel it as soon as ``happened()``; its turn_end event."""
+
+    async def scenario() -> Any:
+        task = asyncio.create_task(h.turn(prompt))
+        while not happened():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        return await asyncio.wait_for(task, 5)
+
+    return asyncio.run(scenario())
+
+
 def test_a_cancelled_stream_keeps_its_partial_answer_and_says_it_was_interrupted(
     tmp_path: Path,
 ) -> None:
@@ -479,14 +492,7 @@ def test_a_cancelled_stream_keeps_its_partial_answer_and_says_it_was_interrupted
         ],
     )
 
-    async def scenario() -> Any:
-        task = asyncio.create_task(h.turn("explain it"))
-        while not h.of_type("text_delta"):
-            await asyncio.sleep(0.01)
-        task.cancel()
-        return await asyncio.wait_for(task, 5)
-
-    end = asyncio.run(scenario())
+    end = _cancelled_once(h, "explain it", lambda: h.of_type("text_delta"))
     assert end.stop_reason == "cancelled" and end.text == "first half, "
     h.run("shorter please")
     sent = h.provider.requests[-1].messages
@@ -498,15 +504,7 @@ def test_a_cancelled_stream_keeps_its_partial_answer_and_says_it_was_interrupted
 
 def test_a_turn_cancelled_before_any_answer_leaves_a_note(tmp_path: Path) -> None:
     h, _ = harness(tmp_path, [{"text": "slow", "delay": 30}, text("ok")])
-
-    async def scenario() -> Any:
-        task = asyncio.create_task(h.turn("first"))
-        while not h.provider.requests:
-            await asyncio.sleep(0.01)
-        task.cancel()
-        return await asyncio.wait_for(task, 5)
-
-    asyncio.run(scenario())
+    _cancelled_once(h, "first", lambda: h.provider.requests)
     h.run("second")
     roles = [(m.role, m.synthetic) for m in h.provider.requests[-1].messages]
     assert roles == [("user", False), ("user", True), ("user", False)]

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-import ketch_sandbox
 from ketch.testing import Harness, approve_all, call, text
 from ketch_sandbox.bwrap import probe
 from ketch_sandbox.trees import forget
+from tests.policy.test_sandbox_bwrap import _fresh_state  # noqa: F401 - autouse: the sandbox's state per test
 
 PROBE = probe()
 pytestmark = [
@@ -30,15 +30,6 @@ pytestmark = [
 ]
 
 TEST = "from mylib import answer\n\n\ndef test_answer():\n    assert answer() == 42\n"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_state() -> Iterator[None]:
-    saved = dict(ketch_sandbox._state)
-    ketch_sandbox._state.update(probe=None, off=set(), views={}, said=set())
-    yield
-    ketch_sandbox._state.clear()
-    ketch_sandbox._state.update(saved)
 
 
 @pytest.fixture
