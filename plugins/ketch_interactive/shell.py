@@ -156,9 +156,10 @@ class Shell:
             self.session = self.kernel.open_session([self.renderer.on_event])
             return True
         except KetchError as exc:
-            if not resuming or not await self._set_up_provider(exc):
-                if not resuming:
-                    self.renderer.line(f"ketch: {exc.message}", "bold red")
+            if not resuming:  # the provider was checked above: this is something else
+                self.renderer.line(f"ketch: {exc.message}", "bold red")
+                return False
+            if not await self._set_up_provider(exc):  # it says why
                 return False
         try:
             self.session = self.kernel.open_session([self.renderer.on_event])
@@ -481,7 +482,7 @@ class Shell:
         if command is not None:
             return await slash.dispatch(self, *command, during_turn=True)
         self.session.steer(text)  # shown as pending under the status line until delivered
-        self.invalidate_prompt()
+        self._invalidate()
         return False
 
     def pending_steers(self) -> list[str]:
@@ -495,9 +496,6 @@ class Shell:
             return self.queued.pop()
         pending = getattr(self.session.steers, "_queue", None)  # asyncio.Queue's deque
         return pending.pop() if pending else None
-
-    def invalidate_prompt(self) -> None:
-        self._invalidate()
 
     async def show_output(self) -> None:
         """Ctrl-O: the last finished call's whole output (what the model got), in the pager."""
