@@ -445,13 +445,13 @@ class KeyManager:
             self.keyring.install(key)
             if self.keyring.load(False) != key:
                 raise KetchError("the OS keyring did not keep the session key; nothing was moved")
-            self.passphrase.remove()
+            source.remove()
             self.provider = self.keyring
         else:
             if not passphrase:
                 raise KetchError("no passphrase given; nothing was moved", exit_code=2)
             self.passphrase.install(key, passphrase)
-            self.keyring.remove()
+            source.remove()
             self.provider = self.passphrase
         return target
 
@@ -465,6 +465,8 @@ class KeyManager:
                     exit_code=2,
                 )
             self.passphrase.install(key, passphrase)
+        elif provider is self.file:
+            self.file.install(key)
         else:
             keys.write_entry(key)
         self.provider = provider
