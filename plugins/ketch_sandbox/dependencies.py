@@ -7,9 +7,10 @@ Without them the model's ``pytest`` fails in the sandbox (``No module named ...`
 while the person's own run passes. Found here, from the files that say so:
 
 * in each Python environment the sandbox shows (a virtualenv in the workspace, the
-  ones on PATH, ``$VIRTUAL_ENV``): ``*.pth`` lines naming a directory, editable
-  installs' ``direct_url.json`` (``file://`` with ``editable``) and setuptools'
-  editable finders (``MAPPING``);
+  ones on PATH, ``$VIRTUAL_ENV``): ``*.pth`` lines naming a directory (pip's and
+  uv's editable installs, ``develop`` path dependencies) and setuptools' editable
+  finders (``MAPPING``): exactly what Python imports from, not the whole project (its
+  virtualenv, its ``.git``) -- packages mapped side by side share their parent;
 * the workspace's ``Cargo.toml`` dependencies with a ``path``;
 * symbolic links at the top of the workspace's ``node_modules`` pointing outside it;
 * the directories the person lists in ``[sandbox] read_only`` (user config only).
@@ -24,14 +25,12 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import json
 import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from ketch_policy_kit.paths import is_within
 
@@ -68,17 +67,6 @@ def _pth_dirs(site: Path, entry: os.DirEntry[str]) -> list[Path]:
     return out
 
 
-def _editable_url(dist_info: Path) -> list[Path]:
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        data = json.loads((dist_info / "direct_url.json").read_text(encoding="utf-8"))
-        url = urlparse(str(data.get("url", "")))
-        if url.scheme == "file" and (data.get("dir_info") or {}).get("editable"):
-            path = Path(unquote(url.path))
-            if path.is_dir():
-                return [path]
-    return []
-
-
 def _finder_dirs(entry: os.DirEntry[str]) -> list[Path]:
     """setuptools' editable finder: ``MAPPING = {'pkg': '/src/pkg'}``."""
     with contextlib.suppress(OSError, UnicodeDecodeError, ValueError, SyntaxError):
@@ -87,7 +75,12 @@ def _finder_dirs(entry: os.DirEntry[str]) -> list[Path]:
             mapping = ast.literal_eval(match.group(1))
             if isinstance(mapping, dict):
                 paths = [Path(str(v)) for v in mapping.values()]
-                return [p.parent if p.is_file() else p for p in paths if p.exists()]
+                found = [p.parent if p.is_file() else p for p in paths if p.exists()]
+                parents = [p.parent for p in found]
+                # Packages mapped side by side (plugins/a, plugins/b): their parent, once.
+                return list(
+                    dict.fromkeys(p.parent if parents.count(p.parent) > 1 else p for p in found)
+                )
     return []
 
 
@@ -105,8 +98,6 @@ def _named_by_site(site: Path) -> tuple[Path, ...]:
             name = entry.name
             if name.endswith(".pth"):
                 named += _pth_dirs(site, entry)
-            elif name.endswith(".dist-info"):
-                named += _editable_url(Path(entry.path))
             elif name.startswith("__editable__") and name.endswith("_finder.py"):
                 named += _finder_dirs(entry)
     result = tuple(dict.fromkeys(_real(p) for p in named))

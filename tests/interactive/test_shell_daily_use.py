@@ -121,7 +121,8 @@ def test_a_long_code_line_in_an_answer_copies_as_one_line(start) -> None:  # typ
     line = "result = compute(" + ", ".join(f"argument_{n}" for n in range(20)) + ")"
     term = start(width=60, script=[{"text": f"Here:\n\n```python\n{line}\n```\n\nDone."}])
     term.type("show code")
-    screen = term.wait_for("Done.")
+    term.wait_for("── ")  # the turn is over: the answer is printed, not live
+    screen = term.wait_idle()
     assert "\n" + line + "\n" in screen  # joined by tmux: the terminal wrapped it, not ketch
 
 

@@ -43,7 +43,8 @@ def project(tmp_path: Path) -> Iterator[Path]:
         '[tool.setuptools.packages.find]\nwhere = ["src"]\n'
     )
     (lib / "src" / "mylib" / "__init__.py").write_text("def answer():\n    return 42\n")
-    (lib / ".env").write_text("TOKEN=dep-secret-canary\n")
+    (lib / ".env").write_text("TOKEN=dep-root-canary\n")  # outside what Python imports
+    (lib / "src" / "mylib" / ".env").write_text("TOKEN=dep-secret-canary\n")
     ws = tmp_path / "ws"
     (ws / "tests").mkdir(parents=True)
     (ws / "tests" / "test_it.py").write_text(TEST)
@@ -90,13 +91,17 @@ def test_the_models_pytest_passes_with_an_editable_install_outside(project: Path
 
 def test_the_dependency_is_read_only_and_its_secrets_are_masked(project: Path) -> None:
     lib = project.parent / "libs" / "mylib"
-    # The secret is not named (an approved read of a named secret shows it, by design).
-    read = f"python3 -c \"print(open('{lib}/' + '.e' + 'nv').read())\""
+    package = lib / "src" / "mylib"
+    # The secrets are not named (an approved read of a named secret shows it, by design).
+    read = "python3 -c \"import sys; print(open(sys.argv[1] + '/.e' + 'nv').read())\""
     result = _run(
-        project, f"{read}; touch {lib}/planted && echo WROTE; cat {lib}/src/mylib/__init__.py"
+        project,
+        f"{read} {package}; {read} {lib}; touch {package}/planted && echo WROTE; "
+        f"cat {package}/__init__.py",
     )
-    assert "dep-secret-canary" not in result.output
-    assert "WROTE" not in result.output and not (lib / "planted").exists()
+    assert "dep-secret-canary" not in result.output  # masked
+    assert "dep-root-canary" not in result.output  # not shown at all: only src/ is imported
+    assert "WROTE" not in result.output and not (package / "planted").exists()
     assert "return 42" in result.output  # the code itself is readable
 
 
