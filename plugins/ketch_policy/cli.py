@@ -107,7 +107,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(spelling, action=_Spelling, nargs=0, help=argparse.SUPPRESS)
 
 
-FOREIGN_FULL_ACCESS = ("--yolo", "--dangerously-skip-permissions")
+# (Claude Code's --dangerously-skip-permissions is mapped by the headless plugin's
+# Claude options, to the same full-access profile.)
+FOREIGN_FULL_ACCESS = ("--yolo",)
 
 
 class _Spelling(argparse.Action):
