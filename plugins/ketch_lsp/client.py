@@ -99,15 +99,15 @@ class Client(LanguageClient):
         server = self.server
 
         @self.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def _published(_: Any, params: T.PublishDiagnosticsParams) -> None:
+        def _published(params: T.PublishDiagnosticsParams) -> None:
             server.on_published(params)
 
         @self.feature(T.WORKSPACE_CONFIGURATION)
-        def _configuration(_: Any, params: T.ConfigurationParams) -> list[Any]:
+        def _configuration(params: T.ConfigurationParams) -> list[Any]:
             return [_section(server.spec.settings, item.section) for item in params.items]
 
         @self.feature(T.CLIENT_REGISTER_CAPABILITY)
-        def _register(_: Any, params: T.RegistrationParams) -> None:
+        def _register(params: T.RegistrationParams) -> None:
             for registration in params.registrations:
                 if registration.method == T.TEXT_DOCUMENT_DIAGNOSTIC:
                     options = registration.register_options
@@ -116,13 +116,14 @@ class Client(LanguageClient):
                         identifier = options.get("identifier")
                     server.pull = True
                     server.pull_identifier = identifier
+                    server.changed.set()  # a wait for pushed diagnostics pulls now
 
         @self.feature(T.CLIENT_UNREGISTER_CAPABILITY)
-        def _unregister(_: Any, params: T.UnregistrationParams) -> None:
+        def _unregister(params: T.UnregistrationParams) -> None:
             return None
 
         @self.feature(T.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def _progress(_: Any, params: Any) -> None:
+        def _progress(params: Any) -> None:
             return None
 
         for method in (
@@ -134,30 +135,35 @@ class Client(LanguageClient):
             T.WORKSPACE_FOLDING_RANGE_REFRESH,
             T.WINDOW_SHOW_MESSAGE_REQUEST,
         ):
-            self.feature(method)(lambda _ls, _params: None)
+            self.feature(method)(lambda _params: None)
 
         @self.feature(T.WORKSPACE_APPLY_EDIT)
-        def _apply(_: Any, params: T.ApplyWorkspaceEditParams) -> T.ApplyWorkspaceEditResult:
+        def _apply(params: T.ApplyWorkspaceEditParams) -> T.ApplyWorkspaceEditResult:
             return T.ApplyWorkspaceEditResult(
                 applied=False,
                 failure_reason="ketch applies edits itself, through its permission checks",
             )
 
         @self.feature(T.WINDOW_SHOW_DOCUMENT)
-        def _show(_: Any, params: T.ShowDocumentParams) -> T.ShowDocumentResult:
+        def _show(params: T.ShowDocumentParams) -> T.ShowDocumentResult:
             return T.ShowDocumentResult(success=False)
 
         @self.feature(T.WORKSPACE_WORKSPACE_FOLDERS)
-        def _folders(_: Any, params: Any) -> list[T.WorkspaceFolder]:
+        def _folders(params: Any) -> list[T.WorkspaceFolder]:
             return [T.WorkspaceFolder(uri=uri_of(server.root), name=server.root.name or "/")]
 
         @self.feature(T.WINDOW_SHOW_MESSAGE)
-        def _message(_: Any, params: T.ShowMessageParams) -> None:
+        def _message(params: T.ShowMessageParams) -> None:
             if params.type == T.MessageType.Error:
                 server.note_error(params.message)
 
-        for method in (T.WINDOW_LOG_MESSAGE, T.PROGRESS, T.TELEMETRY_EVENT):
-            self.feature(method)(lambda _ls, _params: None)
+        @self.feature(T.WINDOW_LOG_MESSAGE)
+        def _log(params: T.LogMessageParams) -> None:
+            if params.type in (T.MessageType.Error, T.MessageType.Warning):
+                server.stderr.append(" ".join(str(params.message).split())[:300])
+
+        for method in (T.PROGRESS, T.TELEMETRY_EVENT):
+            self.feature(method)(lambda _params: None)
 
     async def server_exit(self, process: asyncio.subprocess.Process) -> None:
         self.server.on_exit(process.returncode)
@@ -233,8 +239,12 @@ class Server:
 
     # --- starting and stopping ------------------------------------------------------------
 
-    async def start(self, argv: list[str], env: dict[str, str], timeout: float) -> None:
-        """Start the process and initialize it, within ``timeout`` seconds."""
+    async def start(
+        self, argv: list[str], env: dict[str, str], timeout: float, *, sandboxed: bool = False
+    ) -> None:
+        """Start the process and initialize it, within ``timeout`` seconds. In the
+        sandbox's pid namespace ketch's pid means nothing (a server that watches it
+        would exit at once): it is not given, bwrap's --die-with-parent does that job."""
         self.state = STARTING
         self.starts += 1
         self.started_at = time.monotonic()
@@ -263,7 +273,7 @@ class Server:
             asyncio.ensure_future(self._drain(process.stderr))
         try:
             result = await asyncio.wait_for(
-                client.initialize_async(self._initialize_params()), timeout
+                client.initialize_async(self._initialize_params(sandboxed)), timeout
             )
         except TimeoutError:
             self.fail(f"did not answer initialize within {timeout:g} s")
@@ -292,10 +302,10 @@ class Server:
         self.ready_in = time.monotonic() - self.started_at
         self.state = READY
 
-    def _initialize_params(self) -> T.InitializeParams:
+    def _initialize_params(self, sandboxed: bool) -> T.InitializeParams:
         root = uri_of(self.root)
         return T.InitializeParams(
-            process_id=os.getpid(),
+            process_id=None if sandboxed else os.getpid(),
             root_uri=root,
             root_path=str(self.root),
             client_info=T.ClientInfo(name="ketch"),
@@ -452,30 +462,7 @@ class Server:
         else the last publication for its version (after a short settle)."""
         uri = uri_of(path)
         if self.pull:
-            remaining = max(0.05, deadline - time.monotonic())
-            identifier = self.pull_identifier
-            report = await self.request(
-                lambda c: c.text_document_diagnostic_async(
-                    T.DocumentDiagnosticParams(
-                        T.TextDocumentIdentifier(uri),
-                        identifier=identifier,
-                        previous_result_id=doc.result_id,
-                    )
-                ),
-                remaining,
-            )
-            items = getattr(report, "items", None)
-            if items is None:  # unchanged since the last report
-                known = self.published.get(uri)
-                return list(known.diagnostics) if known else []
-            doc.result_id = getattr(report, "result_id", None)
-            items = list(items)
-            self.published[uri] = Published(
-                doc.version, items[:MAX_PUBLISHED], self.seq, len(items)
-            )
-            if len(items) > MAX_PUBLISHED:
-                self.flooded[uri] = len(items)
-            return items[:MAX_PUBLISHED]
+            return await self._pull(path, doc, deadline)
         while True:
             entry = self.published.get(uri)
             fresh = (
@@ -492,10 +479,37 @@ class Server:
                 raise TimeoutError
             if self.state != READY:
                 raise ServerGone(self.last_error or f"the server is {self.state}")
+            if self.pull:  # it registered pull diagnostics meanwhile
+                return await self._pull(path, doc, deadline)
             self.changed.clear()
             wait = min(deadline - now, SETTLE if fresh else deadline - now)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), max(0.01, wait))
+
+    async def _pull(self, path: Path, doc: Doc, deadline: float) -> list[T.Diagnostic]:
+        uri = uri_of(path)
+        remaining = max(0.05, deadline - time.monotonic())
+        identifier = self.pull_identifier
+        report = await self.request(
+            lambda c: c.text_document_diagnostic_async(
+                T.DocumentDiagnosticParams(
+                    T.TextDocumentIdentifier(uri),
+                    identifier=identifier,
+                    previous_result_id=doc.result_id,
+                )
+            ),
+            remaining,
+        )
+        items = getattr(report, "items", None)
+        if items is None:  # unchanged since the last report
+            known = self.published.get(uri)
+            return list(known.diagnostics) if known else []
+        doc.result_id = getattr(report, "result_id", None)
+        items = list(items)
+        self.published[uri] = Published(doc.version, items[:MAX_PUBLISHED], self.seq, len(items))
+        if len(items) > MAX_PUBLISHED:
+            self.flooded[uri] = len(items)
+        return items[:MAX_PUBLISHED]
 
 
 def _signal_group(pid: int, sig: int) -> None:

@@ -96,7 +96,7 @@ class Rename(_PositionTool):
         for item in plan.files:
             out.append(Access(effect=Effect.READ, target=str(item.path)))
             out.append(Access(effect=Effect.WRITE, target=str(item.path)))
-        return list(dict.fromkeys(out))
+        return list({(a.effect, a.target): a for a in out}.values())
 
     async def preview(self, args: RenameInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
         plan = self.plans.get(self._key(args, ctx))

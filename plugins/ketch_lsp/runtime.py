@@ -174,20 +174,24 @@ class Manager:
         prepared = self._argv(spec, server)
         if prepared is None:
             return False
-        argv, env = prepared
+        argv, env, sandboxed = prepared
         server.state = STARTING
-        self.thread.submit(self._start(server, argv, env))
+        self.thread.submit(self._start(server, argv, env, sandboxed))
         return True
 
-    async def _start(self, server: Server, argv: list[str], env: dict[str, str]) -> None:
+    async def _start(
+        self, server: Server, argv: list[str], env: dict[str, str], sandboxed: bool
+    ) -> None:
         server.starting = asyncio.current_task()
-        await server.start(argv, env, self.settings.start_timeout)
+        await server.start(argv, env, self.settings.start_timeout, sandboxed=sandboxed)
         if server.state != "ready":
             from ketch_lsp.client import FAILED
 
             server.state = FAILED
 
-    def _argv(self, spec: ServerSpec, server: Server) -> tuple[list[str], dict[str, str]] | None:
+    def _argv(
+        self, spec: ServerSpec, server: Server
+    ) -> tuple[list[str], dict[str, str], bool] | None:
         """The command line to start (wrapped by the sandbox where one is in force) and
         the environment (ketch's own minus its secrets); None when it must not start."""
         from ketch.childenv import child_environment
@@ -216,7 +220,7 @@ class Manager:
                 )
                 return None
             server.release = lambda: None
-            return argv, env
+            return argv, env, False
 
         def release() -> None:
             for reporter in reporters:
@@ -224,7 +228,7 @@ class Manager:
                     reporter(True)
 
         server.release = release
-        return list(wrapped), env
+        return list(wrapped), env, True
 
     def _off(self, spec: ServerSpec, why: str) -> None:
         self.off[spec.name] = why
