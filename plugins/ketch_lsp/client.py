@@ -1,6 +1,8 @@
 """One language server process, spoken to through pygls's client and lsprotocol's types.
 
-Everything here runs on the LSP thread's event loop (:mod:`ketch_lsp.runtime`). The
+Everything here runs on the LSP thread's event loop (:mod:`ketch_lsp.runtime`), which
+is also where pygls and lsprotocol are imported (lsprotocol's types take most of a
+second to import: never on the thread a frontend draws from). The
 server is one process (its own process group; inside bwrap where the sandbox is in
 force); its stderr is drained into a short tail for error messages; every request has
 a deadline. What the server asks of ketch is answered without effect: settings from
@@ -20,13 +22,15 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
-
-from lsprotocol import types as T
-from pygls.lsp.client import LanguageClient
+from typing import TYPE_CHECKING, TypeVar
 
 from ketch_lsp.positions import uri_of
 from ketch_lsp.servers import ServerSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lsprotocol import types as T
+
+    from ketch_lsp.protocol import Client
 
 R = TypeVar("R")
 
@@ -65,111 +69,6 @@ class Published:
     seq: int
     total: int  # as sent (a flood is cut to MAX_PUBLISHED)
     at: float = field(default_factory=time.monotonic)
-
-
-def _section(settings: dict[str, Any], section: str | None) -> Any:
-    if not section:
-        return settings
-    node: Any = settings
-    for part in section.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def _preexec() -> None:  # pragma: no cover - runs in the child
-    """Die with ketch (outside the sandbox; bwrap has --die-with-parent)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001, S110 - best effort: stdin's end stops servers too
-        pass
-
-
-class Client(LanguageClient):
-    def __init__(self, server: Server) -> None:
-        super().__init__("ketch", "1")
-        self.server = server
-        self._register()
-
-    def _register(self) -> None:
-        server = self.server
-
-        @self.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def _published(params: T.PublishDiagnosticsParams) -> None:
-            server.on_published(params)
-
-        @self.feature(T.WORKSPACE_CONFIGURATION)
-        def _configuration(params: T.ConfigurationParams) -> list[Any]:
-            return [_section(server.spec.settings, item.section) for item in params.items]
-
-        @self.feature(T.CLIENT_REGISTER_CAPABILITY)
-        def _register(params: T.RegistrationParams) -> None:
-            for registration in params.registrations:
-                if registration.method == T.TEXT_DOCUMENT_DIAGNOSTIC:
-                    options = registration.register_options
-                    identifier = getattr(options, "identifier", None)
-                    if isinstance(options, dict):
-                        identifier = options.get("identifier")
-                    server.pull = True
-                    server.pull_identifier = identifier
-                    server.changed.set()  # a wait for pushed diagnostics pulls now
-
-        @self.feature(T.CLIENT_UNREGISTER_CAPABILITY)
-        def _unregister(params: T.UnregistrationParams) -> None:
-            return None
-
-        @self.feature(T.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def _progress(params: Any) -> None:
-            return None
-
-        for method in (
-            T.WORKSPACE_DIAGNOSTIC_REFRESH,
-            T.WORKSPACE_SEMANTIC_TOKENS_REFRESH,
-            T.WORKSPACE_INLAY_HINT_REFRESH,
-            T.WORKSPACE_INLINE_VALUE_REFRESH,
-            T.WORKSPACE_CODE_LENS_REFRESH,
-            T.WORKSPACE_FOLDING_RANGE_REFRESH,
-            T.WINDOW_SHOW_MESSAGE_REQUEST,
-        ):
-            self.feature(method)(lambda _params: None)
-
-        @self.feature(T.WORKSPACE_APPLY_EDIT)
-        def _apply(params: T.ApplyWorkspaceEditParams) -> T.ApplyWorkspaceEditResult:
-            return T.ApplyWorkspaceEditResult(
-                applied=False,
-                failure_reason="ketch applies edits itself, through its permission checks",
-            )
-
-        @self.feature(T.WINDOW_SHOW_DOCUMENT)
-        def _show(params: T.ShowDocumentParams) -> T.ShowDocumentResult:
-            return T.ShowDocumentResult(success=False)
-
-        @self.feature(T.WORKSPACE_WORKSPACE_FOLDERS)
-        def _folders(params: Any) -> list[T.WorkspaceFolder]:
-            return [T.WorkspaceFolder(uri=uri_of(server.root), name=server.root.name or "/")]
-
-        @self.feature(T.WINDOW_SHOW_MESSAGE)
-        def _message(params: T.ShowMessageParams) -> None:
-            if params.type == T.MessageType.Error:
-                server.note_error(params.message)
-
-        @self.feature(T.WINDOW_LOG_MESSAGE)
-        def _log(params: T.LogMessageParams) -> None:
-            if params.type in (T.MessageType.Error, T.MessageType.Warning):
-                server.stderr.append(" ".join(str(params.message).split())[:300])
-
-        for method in (T.PROGRESS, T.TELEMETRY_EVENT):
-            self.feature(method)(lambda _params: None)
-
-    async def server_exit(self, process: asyncio.subprocess.Process) -> None:
-        self.server.on_exit(process.returncode)
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        self.server.note_error(f"unreadable message from the server ({type(error).__name__})")
 
 
 class Server:
@@ -219,6 +118,8 @@ class Server:
         if self.stopping:
             self.state = STOPPED
             return
+        if self.state == FAILED:  # ended because it failed (a missed deadline): keep why
+            return
         tail = self.stderr_tail()
         why = f"exited with code {code}" if code is not None and code >= 0 else "was killed"
         if code is not None and code < 0:
@@ -253,6 +154,8 @@ class Server:
         self.published.clear()
         self.last.clear()
         self.stopping = False
+        from ketch_lsp.protocol import Client, preexec
+
         client = Client(self)
         self.client = client
         try:
@@ -262,7 +165,7 @@ class Server:
                 cwd=str(self.root),
                 env=env,
                 start_new_session=True,
-                preexec_fn=_preexec,
+                preexec_fn=preexec,
             )
         except OSError as exc:
             self.fail(f"could not start {argv[0]}: {exc.strerror or exc}")
@@ -289,6 +192,8 @@ class Server:
             return
         if self.state == FAILED:  # it died while answering
             return
+        from lsprotocol import types as T
+
         self.capabilities = result.capabilities
         if result.capabilities.diagnostic_provider is not None:
             provider = result.capabilities.diagnostic_provider
@@ -303,6 +208,8 @@ class Server:
         self.state = READY
 
     def _initialize_params(self, sandboxed: bool) -> T.InitializeParams:
+        from lsprotocol import types as T
+
         root = uri_of(self.root)
         return T.InitializeParams(
             process_id=None if sandboxed else os.getpid(),
@@ -360,6 +267,8 @@ class Server:
             return
         self.stopping = True
         if self.state == READY and not client.stopped:
+            from lsprotocol import types as T  # noqa: F401 - loaded already: it started
+
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.shutdown_async(None), STOP_GRACE)
                 client.exit(None)
@@ -411,6 +320,8 @@ class Server:
 
     def sync(self, path: Path, text: str) -> Doc:
         """Make the server's copy of ``path`` be ``text`` (open or change; whole text)."""
+        from lsprotocol import types as T
+
         client = self.live_client()
         uri = uri_of(path)
         doc = self.docs.get(uri)
@@ -449,6 +360,8 @@ class Server:
         """Files changed on disk that the server does not have open."""
         if not changes or self.state != READY or self.client is None:
             return
+        from lsprotocol import types as T
+
         events = [T.FileEvent(uri=uri_of(p), type=T.FileChangeType(kind)) for p, kind in changes]
         with contextlib.suppress(Exception):
             self.client.workspace_did_change_watched_files(
@@ -487,6 +400,8 @@ class Server:
                 await asyncio.wait_for(self.changed.wait(), max(0.01, wait))
 
     async def _pull(self, path: Path, doc: Doc, deadline: float) -> list[T.Diagnostic]:
+        from lsprotocol import types as T
+
         uri = uri_of(path)
         remaining = max(0.05, deadline - time.monotonic())
         identifier = self.pull_identifier

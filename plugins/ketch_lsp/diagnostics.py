@@ -84,7 +84,9 @@ def problem(path: Path, diagnostic: Any, text: str) -> Problem:
     from ketch_lsp.positions import index_of_utf16
 
     column = index_of_utf16(line_text, start.character) + 1
-    message = " ".join(str(diagnostic.message).split())
+    message = "; ".join(
+        " ".join(line.split()) for line in str(diagnostic.message).splitlines() if line.strip()
+    )
     if len(message) > MESSAGE_CHARS:
         message = message[: MESSAGE_CHARS - 1] + "…"
     code = getattr(diagnostic, "code", None)

@@ -111,8 +111,7 @@ class Rename(_PositionTool):
     def plan(self, args: RenameInput, ctx: ToolContext) -> Plan:
         """Ask the server for the edit and work out every file's new content. Blocks
         the caller at most the request deadline (the server's start included)."""
-        from lsprotocol import types as T
-
+        from ketch_lsp import requests
         from ketch_lsp.edits import read_text
         from ketch_lsp.positions import uri_of
 
@@ -129,11 +128,7 @@ class Rename(_PositionTool):
         found, servers = picked
         timeout = found.settings.request_timeout
         deadline = time.monotonic() + timeout
-        params = T.RenameParams(
-            text_document=T.TextDocumentIdentifier(uri_of(path)),
-            position=T.Position(line=where[0], character=where[1]),
-            new_name=args.new_name,
-        )
+        uri, new_name = uri_of(path), args.new_name
         # Open documents first made to match the disk: the edit must fit the files as
         # they are (a command may have changed one since the server last heard of it).
         disk = {p: read_text(p) for s in servers for p in _open_paths(s)}
@@ -153,7 +148,8 @@ class Rename(_PositionTool):
                         problems.append(f"{server.spec.name} does not rename")
                         continue
                     edit = await server.request(
-                        lambda c: c.text_document_rename_async(params), remaining(deadline)
+                        lambda c: requests.rename(c, uri, where[0], where[1], new_name),
+                        remaining(deadline),
                     )
                     return server.spec.name, edit
                 except TimeoutError:

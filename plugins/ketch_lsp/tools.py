@@ -200,7 +200,13 @@ class LspTool(CompactSchema):
         return args.line - 1, utf16_column(line_text, index)
 
     async def ask(
-        self, ctx: ToolContext, servers: list[Server], path: Path, text: str, request: Any
+        self,
+        ctx: ToolContext,
+        servers: list[Server],
+        path: Path,
+        text: str,
+        request: Any,
+        method: str | None = None,
     ) -> tuple[Server, Any] | ToolResult:
         """Run ``request(client)`` on the first server that offers the method, within the
         request deadline (its start included)."""
@@ -210,6 +216,7 @@ class LspTool(CompactSchema):
         found = self.manager(ctx)
         timeout = found.settings.request_timeout
         deadline = time.monotonic() + timeout
+        method = method or self.method
 
         async def work() -> tuple[Server, Any] | str:
             problems: list[str] = []
@@ -222,7 +229,7 @@ class LspTool(CompactSchema):
                 except ServerGone as exc:
                     problems.append(f"{server.spec.name}: {exc}")
                     continue
-                if self.method and not getattr(server.capabilities, self.method, None):
+                if method and not getattr(server.capabilities, method, None):
                     problems.append(f"{server.spec.name} does not offer this")
                     continue
                 try:
@@ -293,9 +300,7 @@ class _PositionTool(LspTool):
 
     async def prepare(
         self, args: PositionInput, ctx: ToolContext
-    ) -> tuple[list[Server], Path, str, Any] | ToolResult:
-        from lsprotocol import types as T
-
+    ) -> tuple[list[Server], Path, str, tuple[str, int, int]] | ToolResult:
         from ketch_lsp.positions import uri_of
 
         path = self.resolved(ctx, args.path)
@@ -308,8 +313,7 @@ class _PositionTool(LspTool):
         picked = self.pick(ctx, path)
         if isinstance(picked, ToolResult):
             return picked
-        position = T.Position(line=where[0], character=where[1])
-        return picked[1], path, text, (T.TextDocumentIdentifier(uri_of(path)), position)
+        return picked[1], path, text, (uri_of(path), where[0], where[1])
 
 
 class Definition(_PositionTool):
@@ -321,18 +325,14 @@ class Definition(_PositionTool):
     method = "definition_provider"
 
     async def run(self, args: PositionInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        from lsprotocol import types as T
+        from ketch_lsp import requests
 
         prepared = await self.prepare(args, ctx)
         if isinstance(prepared, ToolResult):
             return prepared
-        servers, path, text, (doc, position) = prepared
+        servers, path, text, (uri, line, character) = prepared
         answer = await self.ask(
-            ctx,
-            servers,
-            path,
-            text,
-            lambda c: c.text_document_definition_async(T.DefinitionParams(doc, position)),
+            ctx, servers, path, text, lambda c: requests.definition(c, uri, line, character)
         )
         if isinstance(answer, ToolResult):
             return answer
@@ -353,21 +353,19 @@ class References(_PositionTool):
     method = "references_provider"
 
     async def run(self, args: ReferencesInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        from lsprotocol import types as T
+        from ketch_lsp import requests
 
         prepared = await self.prepare(args, ctx)
         if isinstance(prepared, ToolResult):
             return prepared
-        servers, path, text, (doc, position) = prepared
-        context = T.ReferenceContext(include_declaration=args.include_declaration)
+        servers, path, text, (uri, line, character) = prepared
+        declaration = args.include_declaration
         answer = await self.ask(
             ctx,
             servers,
             path,
             text,
-            lambda c: c.text_document_references_async(
-                T.ReferenceParams(context=context, text_document=doc, position=position)
-            ),
+            lambda c: requests.references(c, uri, line, character, declaration),
         )
         if isinstance(answer, ToolResult):
             return answer
@@ -393,18 +391,14 @@ class Hover(_PositionTool):
     method = "hover_provider"
 
     async def run(self, args: PositionInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        from lsprotocol import types as T
+        from ketch_lsp import requests
 
         prepared = await self.prepare(args, ctx)
         if isinstance(prepared, ToolResult):
             return prepared
-        servers, path, text, (doc, position) = prepared
+        servers, path, text, (uri, line, character) = prepared
         answer = await self.ask(
-            ctx,
-            servers,
-            path,
-            text,
-            lambda c: c.text_document_hover_async(T.HoverParams(doc, position)),
+            ctx, servers, path, text, lambda c: requests.hover(c, uri, line, character)
         )
         if isinstance(answer, ToolResult):
             return answer
@@ -433,8 +427,7 @@ class Symbols(LspTool):
         return await self._workspace(args.query or "", ctx)
 
     async def _document(self, raw: str, ctx: ToolContext) -> ToolResult:
-        from lsprotocol import types as T
-
+        from ketch_lsp import requests
         from ketch_lsp.positions import uri_of
 
         path = self.resolved(ctx, raw)
@@ -444,14 +437,14 @@ class Symbols(LspTool):
         picked = self.pick(ctx, path)
         if isinstance(picked, ToolResult):
             return picked
-        self.method = "document_symbol_provider"
-        doc = T.TextDocumentIdentifier(uri_of(path))
+        uri = uri_of(path)
         answer = await self.ask(
             ctx,
             picked[1],
             path,
             text,
-            lambda c: c.text_document_document_symbol_async(T.DocumentSymbolParams(doc)),
+            lambda c: requests.document_symbols(c, uri),
+            method="document_symbol_provider",
         )
         if isinstance(answer, ToolResult):
             return answer
@@ -466,8 +459,7 @@ class Symbols(LspTool):
         )
 
     async def _workspace(self, query: str, ctx: ToolContext) -> ToolResult:
-        from lsprotocol import types as T
-
+        from ketch_lsp import requests
         from ketch_lsp.client import READY, STARTING
 
         found = self.manager(ctx)
@@ -497,7 +489,7 @@ class Symbols(LspTool):
                     continue
                 try:
                     result = await server.request(
-                        lambda c: c.workspace_symbol_async(T.WorkspaceSymbolParams(query=query)),
+                        lambda c: requests.workspace_symbols(c, query),
                         remaining(deadline),
                     )
                 except Exception as exc:  # noqa: BLE001
