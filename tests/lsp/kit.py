@@ -46,9 +46,18 @@ def sandboxed() -> bool:
     return active()
 
 
-def fake_config(mode: str, *, name: str = "fake", extra: str = "", lsp: str = "") -> str:
+def fake_script(ws: Path) -> Path:
+    """The fake server, copied where the sandbox lets the server see it (the workspace;
+    ketch's own Python, which runs it, is visible read-only)."""
+    target = ws / "tools" / "fake_server.py"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(FAKE, target)
+    return target
+
+
+def fake_config(mode: str, ws: Path, *, name: str = "fake", extra: str = "", lsp: str = "") -> str:
     """A user config with one fake server for ``*.fk`` files, and no built-in server."""
-    command = json.dumps([sys.executable, str(FAKE), mode])
+    command = json.dumps([sys.executable, str(fake_script(ws)), mode])
     off = "".join(
         f"[lsp.servers.{n}]\nenabled = false\n"
         for n in ("pyright", "ruff", "typescript", "gopls", "rust-analyzer", "clangd")
