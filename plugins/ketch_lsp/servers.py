@@ -267,6 +267,8 @@ def _spec(
             argv = [found[0], *args]
             if found[1] and item is None:
                 origin, item = WORKSPACE_VENV, venv_item(name, argv, workspace)
+            if name == "typescript":
+                _own_typescript(found[0], merged["initialization_options"])
             break
     return ServerSpec(
         name=name,
@@ -281,6 +283,21 @@ def _spec(
         item=item,
         wanted=wanted,
     )
+
+
+def _own_typescript(program: str, options: dict[str, Any]) -> None:
+    """typescript-language-server runs the ``tsserver`` of the workspace's
+    ``node_modules`` unless told otherwise: point it at the TypeScript installed beside
+    the server (the person's own), so it does not run the repository's copy."""
+    if "tsserver" in options:
+        return
+    real = Path(os.path.realpath(program))
+    for parent in real.parents:
+        if parent.name == "node_modules":
+            tsserver = parent / "typescript" / "lib" / "tsserver.js"
+            if tsserver.is_file():
+                options["tsserver"] = {"path": str(tsserver)}
+            return
 
 
 def _wrote_it(written: dict[str, Any], table: ServerSettings) -> bool:
