@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ketch import hookimpl
 from ketch.commands import Command
 from ketch.plugins import provides
+from ketch.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event
@@ -37,15 +38,29 @@ def _settings(kernel: Kernel) -> Any:
     return kernel.settings.of(LspSettings)
 
 
+# Per session: (the workspace's manager or None when no server may run, diagnostics on).
+# Settings and discovery are fixed for a session, so every hook after the first is a
+# dictionary lookup: with no server installed, an edit costs nothing more.
+_USE = StashKey[tuple[Any, bool]]()
+
+
 def _manager(session: Session, *, diagnostics: bool = False) -> Any:
     """The workspace's manager when servers may be used (and found), else None."""
-    settings = _settings(session.kernel)
-    if not settings.enabled or (diagnostics and not settings.diagnostics):
-        return None
-    from ketch_lsp.runtime import manager
+    use = session.stash.get(_USE)
+    if use is None:
+        settings = _settings(session.kernel)
+        found = None
+        if settings.enabled:
+            from ketch_lsp.runtime import manager
 
-    found = manager(session.kernel, session.workspace)
-    return found if any(spec.found for spec in found.specs) else None
+            found = manager(session.kernel, session.workspace)
+            if not any(spec.found for spec in found.specs):
+                found = None
+        use = (found, bool(settings.diagnostics))
+        session.stash[_USE] = use
+    if diagnostics and not use[1]:
+        return None
+    return use[0]
 
 
 @hookimpl
