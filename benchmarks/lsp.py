@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PLUGINS = ["guards", "fs", "shell", "sandbox", "policy", "store", "crypto", "checkpoints", "lsp"]
-GOOD = 'from lib import twice\n\nvalue: int = twice(2)\n'
-BAD = 'from lib import twice\n\nvalue: str = twice(2)\n'
+GOOD = "from lib import twice\n\nvalue: int = twice(2)\n"
+BAD = "from lib import twice\n\nvalue: str = twice(2)\n"
 
 
 def run(kind: str, edits: int) -> list[float]:
@@ -80,15 +80,19 @@ def run(kind: str, edits: int) -> list[float]:
         )
         stamps: dict[str, dict[str, float]] = {}
         harness.session.listeners.append(
-            lambda e: stamps.setdefault(getattr(e, "tool_call_id", ""), {}).__setitem__(
-                e.type, time.perf_counter()
+            lambda e: (
+                stamps.setdefault(getattr(e, "tool_call_id", ""), {}).__setitem__(
+                    e.type, time.perf_counter()
+                )
+                if e.type in ("tool_started", "tool_result")
+                else None
             )
-            if e.type in ("tool_started", "tool_result")
-            else None
         )
         end = asyncio.run(harness.turn("edit"))
         assert end.stop_reason == "end_turn", end
-        outputs = [e.output for e in harness.events if e.type == "tool_result" and e.name == "edit_file"]
+        outputs = [
+            e.output for e in harness.events if e.type == "tool_result" and e.name == "edit_file"
+        ]
         harness.kernel.end(harness.session)
     if kind == "warm server":
         flagged = sum(1 for o in outputs if "[lsp] 1 new problem" in o)

@@ -257,10 +257,12 @@ class Manager:
                     )
                 )
             if server.spec.name and server.flooded and self.told.once(f"flood:{server.spec.name}"):
-                uri, count = next(iter(server.flooded.items()))
+                from ketch_lsp.client import MAX_PUBLISHED
+
+                count = next(iter(server.flooded.values()))
                 out.append(
                     f"language server {server.spec.name} sent {count} diagnostics for one file; "
-                    f"ketch keeps the first {len(server.published.get(uri).diagnostics) if server.published.get(uri) else 0} "
+                    f"ketch keeps the first {MAX_PUBLISHED} "
                     f"and shows at most {self.settings.max_diagnostics} per result"
                 )
         return out

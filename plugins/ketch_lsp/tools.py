@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -277,7 +277,7 @@ class LspTool(CompactSchema):
         cache: dict[Path, list[str] | None] = {}
         out = []
         for item in items[:limit]:
-            uri = getattr(item, "uri", None) or getattr(item, "target_uri", "")
+            uri = str(getattr(item, "uri", None) or getattr(item, "target_uri", None) or "")
             rng = getattr(item, "range", None) or getattr(item, "target_selection_range", None)
             path = path_of(uri)
             if path is None or rng is None:
@@ -292,7 +292,7 @@ class LspTool(CompactSchema):
 
 
 class _PositionTool(LspTool):
-    input_model = PositionInput
+    input_model: ClassVar[type[BaseModel]] = PositionInput
 
     def summary(self, args: PositionInput) -> str:  # type: ignore[override]
         what = args.symbol if args.symbol is not None else f"column {args.column}"
