@@ -101,6 +101,7 @@ class Server:
         self.release: Callable[[], None] = lambda: None  # frees what the sandbox holds
         self.stopping = False
         self.timeouts = 0
+        self.drain: asyncio.Future[None] | None = None
 
     # --- what the server tells us ----------------------------------------------------
 
@@ -173,7 +174,7 @@ class Server:
         process = client._server
         self.pid = process.pid if process is not None else None
         if process is not None and process.stderr is not None:
-            asyncio.ensure_future(self._drain(process.stderr))
+            self.drain = asyncio.ensure_future(self._drain(process.stderr))
         try:
             result = await asyncio.wait_for(
                 client.initialize_async(self._initialize_params(sandboxed)), timeout
@@ -289,6 +290,11 @@ class Server:
                     await asyncio.wait_for(process.wait(), STOP_GRACE)
         if process is not None:
             _signal_group(process.pid, signal.SIGKILL)  # what it left in its group
+            transport = getattr(process, "_transport", None)
+            if transport is not None:
+                transport.close()  # its pipes now, not when the loop is gone
+        if self.drain is not None:
+            self.drain.cancel()
         if client is not None:
             client._stop_event.set()
             for task in client._async_tasks:

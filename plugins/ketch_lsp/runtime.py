@@ -74,11 +74,24 @@ class LspThread:
             raise TimeoutError from None
 
     def close(self) -> None:
+        """Cancel what is left on the loop and stop it (ketch exits: servers still
+        running die with bwrap or with ketch itself)."""
         if self.closed:
             return
         self.closed = True
+
+        async def cancel() -> None:
+            current = asyncio.current_task()
+            tasks = [t for t in asyncio.all_tasks() if t is not current]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(cancel(), self.loop).result(2.0)
         with contextlib.suppress(RuntimeError):
             self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(2.0)
 
 
 THREAD = StashKey[LspThread]()

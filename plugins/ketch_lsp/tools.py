@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -315,6 +316,23 @@ class _PositionTool(LspTool):
             return picked
         return picked[1], path, text, (uri_of(path), where[0], where[1])
 
+    async def run(self, args: PositionInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        prepared = await self.prepare(args, ctx)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        servers, path, text, (uri, line, character) = prepared
+        answer = await self.ask(ctx, servers, path, text, self.request(args, uri, line, character))
+        if isinstance(answer, ToolResult):
+            return answer
+        return self.render(ctx, answer[1])
+
+    def request(self, args: Any, uri: str, line: int, character: int) -> Callable[[Any], Any]:
+        """The request to send (built on the LSP thread, where lsprotocol lives)."""
+        raise NotImplementedError
+
+    def render(self, ctx: ToolContext, answer: Any) -> ToolResult:
+        raise NotImplementedError
+
 
 class Definition(_PositionTool):
     name = "definition"
@@ -324,23 +342,14 @@ class Definition(_PositionTool):
     )
     method = "definition_provider"
 
-    async def run(self, args: PositionInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    def request(self, args: Any, uri: str, line: int, character: int) -> Callable[[Any], Any]:
         from ketch_lsp import requests
 
-        prepared = await self.prepare(args, ctx)
-        if isinstance(prepared, ToolResult):
-            return prepared
-        servers, path, text, (uri, line, character) = prepared
-        answer = await self.ask(
-            ctx, servers, path, text, lambda c: requests.definition(c, uri, line, character)
-        )
-        if isinstance(answer, ToolResult):
-            return answer
-        limit = self.manager(ctx).settings.max_results
-        lines = self.locations(ctx, answer[1], limit)
-        if not lines:
-            return ToolResult.success("No definition found.")
-        return ToolResult.success("\n".join(lines))
+        return lambda c: requests.definition(c, uri, line, character)
+
+    def render(self, ctx: ToolContext, answer: Any) -> ToolResult:
+        lines = self.locations(ctx, answer, self.manager(ctx).settings.max_results)
+        return ToolResult.success("\n".join(lines) if lines else "No definition found.")
 
 
 class References(_PositionTool):
@@ -352,25 +361,15 @@ class References(_PositionTool):
     input_model = ReferencesInput
     method = "references_provider"
 
-    async def run(self, args: ReferencesInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    def request(self, args: Any, uri: str, line: int, character: int) -> Callable[[Any], Any]:
         from ketch_lsp import requests
 
-        prepared = await self.prepare(args, ctx)
-        if isinstance(prepared, ToolResult):
-            return prepared
-        servers, path, text, (uri, line, character) = prepared
         declaration = args.include_declaration
-        answer = await self.ask(
-            ctx,
-            servers,
-            path,
-            text,
-            lambda c: requests.references(c, uri, line, character, declaration),
-        )
-        if isinstance(answer, ToolResult):
-            return answer
+        return lambda c: requests.references(c, uri, line, character, declaration)
+
+    def render(self, ctx: ToolContext, answer: Any) -> ToolResult:
         found = sorted(
-            answer[1] or [],
+            answer or [],
             key=lambda loc: (loc.uri, loc.range.start.line, loc.range.start.character),
         )
         if not found:
@@ -387,22 +386,15 @@ class Hover(_PositionTool):
         "The type and documentation of a name (a language server's hover): give the file, the "
         "line and the name on that line."
     )
-    whole_workspace = True
     method = "hover_provider"
 
-    async def run(self, args: PositionInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    def request(self, args: Any, uri: str, line: int, character: int) -> Callable[[Any], Any]:
         from ketch_lsp import requests
 
-        prepared = await self.prepare(args, ctx)
-        if isinstance(prepared, ToolResult):
-            return prepared
-        servers, path, text, (uri, line, character) = prepared
-        answer = await self.ask(
-            ctx, servers, path, text, lambda c: requests.hover(c, uri, line, character)
-        )
-        if isinstance(answer, ToolResult):
-            return answer
-        shown = _hover_text(answer[1])
+        return lambda c: requests.hover(c, uri, line, character)
+
+    def render(self, ctx: ToolContext, answer: Any) -> ToolResult:
+        shown = _hover_text(answer)
         if not shown:
             return ToolResult.success("Nothing is known about that position.")
         if len(shown) > HOVER_CHARS:

@@ -97,7 +97,10 @@ def test_a_flood_of_diagnostics_is_capped_and_said_once(tmp_path: Path) -> None:
 
 
 def test_a_well_behaved_fake_server_reports_only_new_problems(tmp_path: Path) -> None:
-    harness, _, _ = _run(tmp_path, "ok")
+    harness, _, servers = _run(tmp_path, "ok")
+    # It stopped with the session: its process (bwrap's, in the sandbox) is gone.
+    assert len(servers) == 1 and servers[0].pid and servers[0].state == "stopped"
+    assert not Path(f"/proc/{servers[0].pid}").exists()
     first, second, third = results(harness.events, "write_file")
     assert "[lsp] 1 new problem in x.fk after this change:" in first.output
     assert "x.fk:1:1: error: BAD is not allowed here (fake)" in first.output
