@@ -33,6 +33,32 @@ def served_files(found: Manager, workspace: Path) -> list[Path]:
     return out
 
 
+def mentioning(
+    found: Manager, workspace: Path, word: str, skip: Path, limit: int = 150
+) -> list[tuple[Path, str]]:
+    """The served files of the workspace whose text names ``word`` (as a word), with
+    their text: handed to a server before a cross-file request, so that its answer
+    covers every file that can hold a use, whether or not it has indexed them yet (a
+    server that just started has not)."""
+    import re
+
+    from ketch_lsp.edits import read_text
+
+    if not word:
+        return []
+    pattern = re.compile(r"(?<!\w)" + re.escape(word) + r"(?!\w)")
+    out: list[tuple[Path, str]] = []
+    for path in served_files(found, workspace):
+        if path == skip:
+            continue
+        text = read_text(path)
+        if text is not None and pattern.search(text):
+            out.append((path, text))
+            if len(out) >= limit:
+                break
+    return out
+
+
 async def check_files(
     found: Manager, session: Any, files: list[Path], ctx: ToolContext
 ) -> ToolResult:

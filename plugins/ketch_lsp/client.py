@@ -200,11 +200,9 @@ class Server:
             provider = result.capabilities.diagnostic_provider
             self.pull = True
             self.pull_identifier = getattr(provider, "identifier", None)
+        # Settings are answered when the server asks (workspace/configuration); pushing
+        # them too would make some servers (pyright) start their analysis over.
         client.initialized(T.InitializedParams())
-        if self.spec.settings:
-            client.workspace_did_change_configuration(
-                T.DidChangeConfigurationParams(settings=self.spec.settings)
-            )
         self.ready_in = time.monotonic() - self.started_at
         self.state = READY
 

@@ -71,6 +71,7 @@ class Rename(_PositionTool):
     effects = frozenset({Effect.READ, Effect.WRITE})
     mutating = True
     method = "rename_provider"
+    cross_file = True
 
     def __init__(self, kernel: Any) -> None:
         super().__init__(kernel)
@@ -131,7 +132,10 @@ class Rename(_PositionTool):
         uri, new_name = uri_of(path), args.new_name
         # Open documents first made to match the disk: the edit must fit the files as
         # they are (a command may have changed one since the server last heard of it).
+        # And every file that names the symbol is handed over (a server that just
+        # started has not indexed them yet).
         disk = {p: read_text(p) for s in servers for p in _open_paths(s)}
+        disk.update(dict(self.related(args, ctx, path, text)))
 
         async def work() -> tuple[str, Any] | str:
             from ketch_lsp.client import ServerGone
@@ -142,7 +146,7 @@ class Rename(_PositionTool):
                 try:
                     await synced(found, server, path, text, deadline)
                     for other, content in disk.items():
-                        if content is not None and other != path and _open(server, other):
+                        if content is not None and other != path:
                             server.sync(other, content)
                     if not getattr(server.capabilities, self.method, None):
                         problems.append(f"{server.spec.name} does not rename")
@@ -302,9 +306,3 @@ def _open_paths(server: Any) -> list[Path]:
     from ketch_lsp.positions import path_of
 
     return [p for p in (path_of(uri) for uri in list(server.docs)) if p is not None]
-
-
-def _open(server: Any, path: Path) -> bool:
-    from ketch_lsp.positions import uri_of
-
-    return uri_of(path) in server.docs

@@ -208,6 +208,7 @@ class LspTool(CompactSchema):
         text: str,
         request: Any,
         method: str | None = None,
+        related: list[tuple[Path, str]] | None = None,
     ) -> tuple[Server, Any] | ToolResult:
         """Run ``request(client)`` on the first server that offers the method, within the
         request deadline (its start included)."""
@@ -224,6 +225,8 @@ class LspTool(CompactSchema):
             for server in servers:
                 try:
                     await synced(found, server, path, text, deadline)
+                    for other, content in related or ():
+                        server.sync(other, content)
                 except TimeoutError:
                     problems.append(f"{server.spec.name} is still starting")
                     continue
@@ -321,10 +324,37 @@ class _PositionTool(LspTool):
         if isinstance(prepared, ToolResult):
             return prepared
         servers, path, text, (uri, line, character) = prepared
-        answer = await self.ask(ctx, servers, path, text, self.request(args, uri, line, character))
+        related = (
+            await asyncio.to_thread(self.related, args, ctx, path, text) if self.cross_file else []
+        )
+        answer = await self.ask(
+            ctx, servers, path, text, self.request(args, uri, line, character), related=related
+        )
         if isinstance(answer, ToolResult):
             return answer
         return self.render(ctx, answer[1])
+
+    cross_file = False  # the answer names uses in other files (references, rename)
+
+    def related(
+        self, args: PositionInput, ctx: ToolContext, path: Path, text: str
+    ) -> list[tuple[Path, str]]:
+        """The other files that name the symbol (see :func:`ketch_lsp.check.mentioning`)."""
+        from ketch_lsp.check import mentioning
+        from ketch_lsp.positions import lines_of
+
+        word = args.symbol
+        if word is None:
+            import re
+
+            line = lines_of(text)[args.line - 1] if args.line <= len(lines_of(text)) else ""
+            column = int(args.column or 1) - 1
+            found = next(
+                (m.group() for m in re.finditer(r"\w+", line) if m.start() <= column < m.end()),
+                "",
+            )
+            word = found
+        return mentioning(self.manager(ctx), ctx.workspace, word, path)
 
     def request(self, args: Any, uri: str, line: int, character: int) -> Callable[[Any], Any]:
         """The request to send (built on the LSP thread, where lsprotocol lives)."""
@@ -360,6 +390,7 @@ class References(_PositionTool):
     )
     input_model = ReferencesInput
     method = "references_provider"
+    cross_file = True
 
     def request(self, args: Any, uri: str, line: int, character: int) -> Callable[[Any], Any]:
         from ketch_lsp import requests

@@ -185,3 +185,22 @@ def test_hover_symbols_and_workspace_diagnostics(tmp_path: Path) -> None:
         diagnostics.output
     )
     assert "c.py:1:14: error:" in diagnostics.output
+
+
+def test_a_rename_right_after_the_server_starts_finds_every_file(tmp_path: Path) -> None:
+    """A server that has just started has not indexed the project: the files that name
+    the symbol are handed to it first, so the rename still covers them all."""
+    basedpyright()
+    script = [
+        call("rename", {"path": "a.py", "line": 1, "symbol": "greet", "new_name": "welcome"}),
+        text("renamed"),
+    ]
+    harness = _harness(tmp_path, script, settings={"profile": "full-access"})
+    assert asyncio.run(harness.turn("rename greet")).stop_reason == "end_turn"
+    harness.kernel.end(harness.session)
+    renamed = results(harness.events, "rename")[0]
+    assert renamed.ok, renamed.output
+    assert renamed.output.startswith("Renamed greet to welcome (pyright): 3 edits in 2 files:")
+    assert (harness.workspace / "b.py").read_text() == (
+        'from a import welcome\n\nmessage: str = welcome("bob")\n'
+    )
