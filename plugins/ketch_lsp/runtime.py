@@ -153,9 +153,11 @@ class Manager:
             return False
         if spec.item is None:
             return True
+        from ketch_lsp.servers import fresh_item
         from ketch_trust_kit import check
 
-        return check(self.kernel, spec.item, session=session, held="not started")
+        item = fresh_item(self.kernel, spec) or spec.item
+        return check(self.kernel, item, session=session, held="not started")
 
     def server(self, spec: ServerSpec, path: Path) -> Server:
         from ketch_lsp.client import Server

@@ -323,6 +323,17 @@ def _program(word: str, workspace: Path, environ: dict[str, str]) -> str | None:
     return found[0] if found else None
 
 
+def fresh_item(kernel: Kernel, spec: ServerSpec) -> TrustItem | None:
+    """``spec``'s item built again from the files as they are now (a script its command
+    names may have changed since the spec was made)."""
+    if spec.item is None:
+        return None
+    if spec.origin == WORKSPACE_VENV and spec.argv:
+        return venv_item(spec.name, list(spec.argv), Path(kernel.workspace))
+    written = _workspace_table(kernel, spec.name)
+    return table_item(kernel, spec.name, written) if written is not None else spec.item
+
+
 def usable(kernel: Kernel) -> bool:
     """Whether any server could start here: found, and the person's own or pinned."""
     from ketch_trust_kit import is_pinned
