@@ -11,10 +11,6 @@ import json
 from typing import Any
 
 
-def _program(spec: Any) -> str:
-    return " ".join(spec.argv) if spec.argv else f"not installed (looked for {spec.wanted})"
-
-
 def rows(kernel: Any, workspace: Any = None) -> list[dict[str, Any]]:
     """One row per server: what it is, where it comes from, its state."""
     from pathlib import Path
@@ -33,6 +29,7 @@ def rows(kernel: Any, workspace: Any = None) -> list[dict[str, Any]]:
             "name": spec.name,
             "origin": spec.origin,
             "command": list(spec.argv) if spec.argv else None,
+            "looked_for": spec.wanted,
             "files": list(spec.patterns),
             "state": "not installed" if not spec.found else "not started",
             "last_error": "",
@@ -79,7 +76,9 @@ def lines(kernel: Any, workspace: Any = None) -> list[str]:
     out = []
     width = max(len(r["name"]) for r in table)
     for row in table:
-        command = " ".join(row["command"]) if row["command"] else ""
+        command = (
+            " ".join(row["command"]) if row["command"] else f"(looked for {row['looked_for']})"
+        )
         out.append(f"{row['name']:<{width}}  {row['state']}  [{row['origin']}]  {command}".rstrip())
         for instance in row["instances"]:
             facts = [f"root {instance['root']}", instance["state"]]
