@@ -6,7 +6,7 @@ The set is open: a plugin defines its own events as subclasses of :class:`Event`
 with a ``type`` of its own and registers them (``ketch_register_events``); the kernel,
 the store and the frontends carry any event, and one whose plugin is gone is still
 read back as a plain :class:`Event` with its fields (:func:`parse_event`). The
-kernel's own are the design's required types plus ``message``, ``tool_started``,
+kernel's own are the design's required types plus ``message``, ``tool_started``, ``tool_output``,
 ``notice``, ``mode``, ``user_prompt``, ``waiting`` and ``active``.
 
 Every event of a session that runs as another's agent carries its ``agent_id`` (the
@@ -86,7 +86,9 @@ class PermissionEvent(Event):
     reason: str = ""
     approved: bool | None = None  # for ask: what the approver (or its absence) said
     scope: str | None = None  # what an "always allow" answer was scoped to
-    remembered: str | None = None  # the scope an answer allowed beyond this call (session or always)
+    remembered: str | None = (
+        None  # the scope an answer allowed beyond this call (session or always)
+    )
     # Who decided, for provenance: the deciding vote's ``origin`` (its voter's word: a
     # rule, a proof, the profile, an approval...), "hook" for a ``ketch_before_tool_use``
     # verdict, the approver's ``ApprovalAnswer.origin`` for an answered ask ("approver"
@@ -104,6 +106,18 @@ class ToolStartedEvent(Event):
     tool_call_id: str
     name: str
     input: dict[str, Any]
+
+
+class ToolOutputEvent(Event):
+    """Output of a call that is still running (a command's lines as it prints them), for
+    frontends to show live: ``text`` is whole lines, new since the last such event of the
+    call, already through the result filters (``ketch_tool_result``). Not stored: the
+    ``tool_result`` that follows carries the output the model gets."""
+
+    type: Literal["tool_output"] = "tool_output"
+    tool_call_id: str
+    name: str = ""
+    text: str
 
 
 class ToolResultEvent(Event):
@@ -206,6 +220,7 @@ CORE_EVENTS: tuple[type[Event], ...] = (
     ToolCallEvent,
     PermissionEvent,
     ToolStartedEvent,
+    ToolOutputEvent,
     ToolResultEvent,
     UsageEvent,
     ErrorEvent,

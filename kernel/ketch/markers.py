@@ -55,8 +55,9 @@ def fail_closed(value: Callable[[str, BaseException], Any]) -> Callable[[_Spec],
     return _mark(FAIL_CLOSED_ATTR, value)
 
 
-def returns(*types: type) -> Callable[[_Spec], _Spec]:
-    """Declare what a non-None answer must be an instance of (any of ``types``)."""
+def returns(*types: type | str) -> Callable[[_Spec], _Spec]:
+    """Declare what a non-None answer must be an instance of (any of ``types``; a
+    ``"module:Name"`` string is imported when the hook is first called)."""
     return _mark(RETURNS_ATTR, types)
 
 

@@ -83,6 +83,10 @@ class ToolContext:
     emit: Callable[[Any], None] = lambda event: None
     tool_call_id: str = ""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    # Show new output of this running call to the person (whole lines, a few times a
+    # second at most): it goes through the result filters, then out as a ``tool_output``
+    # event. What the model gets is still the result ``run`` returns.
+    output: Callable[[str], None] = lambda text: None
 
     def plugin_state(self, key: str) -> dict[str, Any]:
         return self.state.setdefault(key, {})

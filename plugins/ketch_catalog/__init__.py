@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.providers import ModelInfo
     from ketch.session import Session
 
+
 @hookimpl
 def ketch_model_info(provider_kind: str, model: str, kernel: Kernel) -> ModelInfo | None:
     from ketch_catalog.catalog import lookup

@@ -105,7 +105,11 @@ def rewind(session: Session, message_id: str) -> RewindEvent:
     from ketch_context_kit.marks import mark_rewound, rewound
 
     active, cut = rewind_context(
-        session.transcript, session.active, records(session.state), rewound(session.state), message_id
+        session.transcript,
+        session.active,
+        records(session.state),
+        rewound(session.state),
+        message_id,
     )
     session.set_active(active, "rewind")
     mark_rewound(session.state, cut)

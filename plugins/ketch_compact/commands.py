@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ketch.events import NoticeEvent
 from ketch_compact.render import clip
 from ketch_compact.runner import compact
-from ketch_context_kit.compaction import pinned, records, set_pinned
+from ketch_context_kit.compaction import pinned, set_pinned
 from ketch_context_kit.turns import Span, prompt_numbers, split_turns
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,9 +23,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 async def slash_compact(ctx: SlashContext) -> None:
-    session = ctx.session
+    """Compact now. The numbers are the ``compaction`` event's (a frontend shows them);
+    this says who wrote the summary (the summarizer says when it asks the model)."""
     from ketch.request import measure
+    from ketch_compact.settings import CompactorSettings
 
+    session = ctx.session
+    wanted = session.kernel.settings.of(CompactorSettings).command_compactor
     budget = measure(session)
     result = await compact(
         session,
@@ -39,10 +43,15 @@ async def slash_compact(ctx: SlashContext) -> None:
             "nothing to compact: only the recent and pinned turns are left, or the older ones are smaller than a summary of them"
         )
         return
-    record = records(session.state)[-1]
-    ctx.print(
-        f"compacted {record['before_tokens']:,} -> {record['after_tokens']:,} tokens ({result.compactor}): {result.summary}"
-    )
+    if result.compactor == "model":
+        ctx.print("the summary was written by the model (/context shows what is kept verbatim)")
+    elif wanted == "model":
+        ctx.print("the model's summary failed, so the older turns are listed instead (see above)")
+    else:
+        ctx.print(
+            f'the older turns are listed, not summarized: [compaction] command_compactor = "{wanted}" '
+            '("model" has the model write a summary)'
+        )
 
 
 MIN_ID_PREFIX = 4  # shorter prefixes match too much by chance ("9" begins many hex ids)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import re
 
-from ketch_context_kit.compaction import CompactionResult
 from ketch.events import NoticeEvent
 from ketch.messages import Message
 from ketch.providers import Completed, ProviderRequest, TextDelta
 from ketch_compact.plan import Plan, build
 from ketch_compact.render import RICH, clip, fit
+from ketch_context_kit.compaction import CompactionResult
 
 SECTIONS = ("Goal", "Decisions", "Files touched", "Open tasks")
 SYSTEM = (
@@ -91,6 +91,13 @@ def check(plan: Plan, body: str) -> str:
 async def summarize(plan: Plan) -> CompactionResult:
     session = plan.request.session
     timeout = plan.settings.model_timeout
+    turns = len(plan.summarized)
+    session.kernel.emit(
+        session,
+        NoticeEvent(
+            message=f"asking the model to summarize {turns} older turn{'s' if turns != 1 else ''}…"
+        ),
+    )
     try:
         body = check(plan, await asyncio.wait_for(ask_model(plan), timeout))
     except asyncio.CancelledError:

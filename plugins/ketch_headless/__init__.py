@@ -23,13 +23,13 @@ from ketch.frontends import Frontend
 from ketch.plugins import provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch_context_kit.compaction import CompactionResult
     from ketch.events import TurnEndEvent
     from ketch.policy import ProposedCall
     from ketch.prompt import PromptPart
     from ketch.session import Session
     from ketch.tools import ToolResult
     from ketch.verdicts import HookVerdict
+    from ketch_context_kit.compaction import CompactionResult
 
 
 @hookimpl
@@ -181,9 +181,7 @@ async def agents_subagent_start(session: Session, agent: Any) -> HookVerdict | N
 
 
 @hookimpl(optionalhook=True)  # the agents plugin's hook
-async def agents_subagent_stop(
-    session: Session, agent: Any, result: str
-) -> HookVerdict | None:
+async def agents_subagent_stop(session: Session, agent: Any, result: str) -> HookVerdict | None:
     if not _sdk(session):
         return None
     from ketch_headless.sdk_hooks import subagent_stop

@@ -27,12 +27,12 @@ from ketch.commands import Command
 from ketch.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch_context_kit.compaction import CompactionResult
     from ketch.events import Event, TurnEndEvent
     from ketch.policy import ProposedCall
     from ketch.session import Session
     from ketch.tools import ToolResult
     from ketch.verdicts import HookVerdict
+    from ketch_context_kit.compaction import CompactionResult
 
 # What SessionStart hooks said for the model (or the task still running them).
 START_CONTEXT = StashKey[Any]()
@@ -162,7 +162,7 @@ def ketch_event(session: Session, event: Event) -> None:
     if event.type == "tool_started":
         import time
 
-        session.stash.setdefault(STARTED, {})[event.tool_call_id] = time.monotonic()  # type: ignore[union-attr]
+        session.stash.setdefault(STARTED, {})[event.tool_call_id] = time.monotonic()  # type: ignore[attr-defined]
 
 
 @hookimpl
@@ -234,9 +234,7 @@ async def agents_subagent_start(session: Session, agent: Any) -> HookVerdict | N
 
 
 @hookimpl(optionalhook=True)  # the agents plugin's hook
-async def agents_subagent_stop(
-    session: Session, agent: Any, result: str
-) -> HookVerdict | None:
+async def agents_subagent_stop(session: Session, agent: Any, result: str) -> HookVerdict | None:
     if not _has(session, "SubagentStop"):
         return None
     from ketch_hooks.handlers import subagent_stop

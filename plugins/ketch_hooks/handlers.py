@@ -35,11 +35,11 @@ from ketch_hooks.output import Answer, read
 from ketch_hooks.runner import run_event
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch_context_kit.compaction import CompactionResult
     from ketch.events import TurnEndEvent
     from ketch.policy import ProposedCall
     from ketch.session import Session
     from ketch.tools import ToolResult
+    from ketch_context_kit.compaction import CompactionResult
     from ketch_hooks.settings import HookCommand
 
 # ketch's notification kinds in Claude Code's words (the Notification matcher).

@@ -9,7 +9,7 @@ restored on resume, and authority must never come back that way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ketch_policy_kit.approvals import approve_for_session, session_approvals
 from ketch_policy_kit.rules import RuleError, parse_rule, split_scope
@@ -17,15 +17,15 @@ from ketch_policy_kit.rules import RuleError, parse_rule, split_scope
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.session import Session
-    from ketch.storage import Store
+    from ketch_store_kit.protocols import ApprovalStore
 
 
 class StoreUnavailable(Exception):
     pass
 
 
-def open_store(kernel: Kernel) -> Store:
-    """The session store, or StoreUnavailable with a one-line reason."""
+def open_store(kernel: Kernel) -> ApprovalStore:
+    """The session store (one that keeps approvals), or StoreUnavailable with a one-line reason."""
     try:
         store = kernel.store
     except Exception as exc:  # noqa: BLE001 - a locked or broken store: say so, keep going
@@ -34,7 +34,7 @@ def open_store(kernel: Kernel) -> Store:
         ) from None
     if store is None:
         raise StoreUnavailable("no session store is loaded (is the 'store' plugin disabled?)")
-    return store
+    return cast("ApprovalStore", store)  # a store without them fails where it is used
 
 
 def valid_scope(scope: str) -> bool:

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from ketch.errors import KetchError
 from ketch.storage import IntegrityError
-from ketch_store_kit.protocols import BlobRecord, NewBlob
 from ketch_store_kit.codec import Fields, dumps
+from ketch_store_kit.protocols import BlobRecord, NewBlob
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_store_kit.journal import SqlJournal

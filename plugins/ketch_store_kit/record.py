@@ -199,7 +199,8 @@ def _fold_older_entries(
     from ketch_context_kit.compaction import STATE_KEY, set_pinned
     from ketch_context_kit.marks import mark_rewound
 
-    kept = state.get(STATE_KEY) if isinstance(state.get(STATE_KEY), dict) else {}
+    found = state.get(STATE_KEY)
+    kept: dict[str, Any] = found if isinstance(found, dict) else {}
     if pins is not None and "pins" not in kept:
         set_pinned(state, pins)
     if compactions and not kept.get("records"):

@@ -14,7 +14,9 @@ from ketch_context_kit.compaction import CompactionRequest, CompactionResult
 from tests.kernel.kit import tools_plugins
 
 
-def make(tmp_path: Path, script: list[dict[str, Any]], *extra: tuple[str, Any], **kw: Any) -> Harness:
+def make(
+    tmp_path: Path, script: list[dict[str, Any]], *extra: tuple[str, Any], **kw: Any
+) -> Harness:
     plugins, _ = tools_plugins("allow")
     return Harness.create(
         tmp_path, script=script, plugins=[*plugins, *extra], bundled=["guards"], **kw
@@ -50,7 +52,13 @@ class Halver:
 
 def test_compact_compactor_answers_before_the_bundled_ones(tmp_path: Path) -> None:
     halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), ("compact", ketch_compact), context_window=8_000)
+    h = make(
+        tmp_path,
+        [text("a" * 8000), text("b")],
+        ("halver", halver),
+        ("compact", ketch_compact),
+        context_window=8_000,
+    )
     h.run("first " + "x" * 8000)
     h.run("second")
     assert halver.requests and halver.requests[0].reason == "auto"
@@ -62,7 +70,13 @@ def test_compact_compactor_answers_before_the_bundled_ones(tmp_path: Path) -> No
 
 def test_compact_before(tmp_path: Path) -> None:
     halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), ("compact", ketch_compact), context_window=8_000)
+    h = make(
+        tmp_path,
+        [text("a" * 8000), text("b")],
+        ("halver", halver),
+        ("compact", ketch_compact),
+        context_window=8_000,
+    )
     h.run("first " + "x" * 8000)
     h.run("second")
     assert halver.events[0] == "before:auto"
@@ -70,7 +84,13 @@ def test_compact_before(tmp_path: Path) -> None:
 
 def test_compact_after(tmp_path: Path) -> None:
     halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), ("compact", ketch_compact), context_window=8_000)
+    h = make(
+        tmp_path,
+        [text("a" * 8000), text("b")],
+        ("halver", halver),
+        ("compact", ketch_compact),
+        context_window=8_000,
+    )
     h.run("first " + "x" * 8000)
     h.run("second")
     assert halver.events == ["before:auto", "after:halver"]

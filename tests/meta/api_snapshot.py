@@ -42,8 +42,7 @@ def _fields(cls: type) -> list[str]:
     model_fields = getattr(cls, "model_fields", None)
     if isinstance(model_fields, dict):
         return [
-            f"{name}: {_type(info.annotation)}"
-            + ("" if info.is_required() else " = ...")
+            f"{name}: {_type(info.annotation)}" + ("" if info.is_required() else " = ...")
             for name, info in model_fields.items()
         ]
     if dataclasses.is_dataclass(cls):

@@ -49,7 +49,9 @@ def test_api_declarations_agree() -> None:
     import ketch.api as api
 
     tree = ast.parse(API_FILE.read_text(encoding="utf-8"))
-    block = next(n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))
+    block = next(
+        n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+    )
     seen: dict[str, tuple[str, str | None]] = {}
     for node in block.body:
         assert isinstance(node, ast.ImportFrom) and node.module
@@ -91,7 +93,7 @@ def test_plugins_import_only_the_api() -> None:
     )
 
 
-SAMPLE = '''\
+SAMPLE = """\
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -115,7 +117,7 @@ def f():
     from ketch.messages import NoSuchName
 
     return Tool, _positive_int, NoSuchName
-'''
+"""
 
 
 def test_codemod_rewrites_and_is_idempotent(tmp_path: Path) -> None:
