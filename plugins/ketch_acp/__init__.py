@@ -13,13 +13,10 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.frontends import Frontend
-from ketch.plugins import provides
+from ketch.api import Command, Frontend, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def _run(kernel: Kernel) -> int:
@@ -29,7 +26,7 @@ def _run(kernel: Kernel) -> int:
 
 
 def _run_command(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import UsageError
+    from ketch.api import UsageError
 
     # Options after ``acp`` land in the same namespace as before it; the names they
     # take are checked here, where the kernel knows its modes and profiles.

@@ -31,7 +31,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_acp.booting import boot_session_kernel
 from ketch_acp.files import EditorFiles
 from ketch_acp.live import LiveSession
@@ -40,7 +40,7 @@ from ketch_acp.prompts import prompt_parts
 from ketch_acp.replay import replay
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 log = logging.getLogger("ketch.acp")
 T = TypeVar("T")
@@ -91,7 +91,7 @@ class KetchAgent:
         client_info: Any = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        from ketch import __version__
+        from ketch.api import __version__
 
         fs = getattr(client_capabilities, "fs", None)
         self.client_fs = (

@@ -21,10 +21,10 @@ import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 
@@ -66,9 +66,7 @@ def boot_session_kernel(base: Kernel, cwd: str, mcp_servers: list[Any]) -> tuple
 
     Settings are not validated yet (that happens when the session is built, in a
     worker thread, since starting MCP servers blocks)."""
-    from ketch import builtin_commands
-    from ketch.cli import cli_settings
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, builtin_commands, cli_settings
 
     workspace = Path(cwd)
     if not workspace.is_absolute():

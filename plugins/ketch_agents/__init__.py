@@ -15,17 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event, TurnEndEvent
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
-    from ketch.prompt import PromptPart
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import (
+        Event,
+        HookVerdict,
+        Kernel,
+        PromptPart,
+        ProposedCall,
+        Session,
+        ToolResult,
+        TurnEndEvent,
+    )
 
 PREAMBLE = (
     "You are a subagent: another agent handed you one task, and your final answer is all it will see of your work. "
@@ -92,7 +94,7 @@ def trust_items(kernel: Kernel) -> list[Any]:
 def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
     if session.parent is None:
         return None
-    from ketch.prompt import PromptPart
+    from ketch.api import PromptPart
     from ketch_agents.runtime import CHILD
 
     parts = [PromptPart(text=PREAMBLE, title="Your task", order=50, source="agents")]
@@ -114,7 +116,7 @@ def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResul
     """Note what a subagent changed, for the result its parent gets."""
     if session.parent is None or not result.ok:
         return
-    from ketch.tools import Effect
+    from ketch.api import Effect
     from ketch_agents.runtime import CHILD
 
     state = session.stash.get(CHILD)

@@ -17,17 +17,20 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.events import NoticeEvent, SessionEvent
-from ketch.messages import new_id
-from ketch.session import Session
+from ketch.api import NoticeEvent, Session, SessionEvent, new_id
 from ketch_agents.events import SubagentEvent
 from ketch_agents.runtime import CHILD, ChildState
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.calls import RunningCall
-    from ketch.events import TurnEndEvent
-    from ketch.policy import ApprovalAnswer, ApprovalRequest, Approver, PermissionSnapshot
-    from ketch.providers import Provider
+    from ketch.api import (
+        ApprovalAnswer,
+        ApprovalRequest,
+        Approver,
+        PermissionSnapshot,
+        Provider,
+        RunningCall,
+        TurnEndEvent,
+    )
     from ketch_agents.definitions import Definition
     from ketch_agents.runtime import Runtime
     from ketch_agents.settings import AgentsSettings
@@ -206,7 +209,7 @@ class Child:
         )  # type: ignore[arg-type]
 
     async def _turns(self, child: ChildSession) -> TurnEndEvent:
-        from ketch.loop import Turn
+        from ketch.api import Turn
 
         hooks = self.kernel.hooks
         started = await hooks.values_async(

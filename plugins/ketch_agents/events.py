@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ketch.events import Event
+from ketch.api import Event
 
 
 class SubagentEvent(Event):

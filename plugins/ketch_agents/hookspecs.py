@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ketch import hookspec
-from ketch.markers import returns
+from ketch.api import hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict, Session
     from ketch_agents.child import Subagent
 
 _VERDICT = "ketch.verdicts:HookVerdict"

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.tools import Effect, Tool, ToolContext, ToolResult
+from ketch.api import Effect, Tool, ToolContext, ToolResult
 from ketch_agents.child import AGENT_TOOL
 from ketch_agents.definitions import DEFAULT
 
@@ -70,7 +70,7 @@ class AgentTool(Tool):
         return f"{a.agent}: {a.description}" + (" (background)" if a.background else "")
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        from ketch.calls import running_call
+        from ketch.api import running_call
         from ketch_agents.child import Child
         from ketch_agents.runtime import runtime_of
         from ketch_agents.settings import AgentsSettings

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 ALLOWED = ("allow",)
 

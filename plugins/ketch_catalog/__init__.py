@@ -13,15 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.events import Event
-    from ketch.kernel import Kernel
-    from ketch.providers import ModelInfo
-    from ketch.session import Session
+    from ketch.api import Event, Kernel, ModelInfo, Session, SlashContext
 
 
 @hookimpl

@@ -19,12 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.providers import ModelInfo
-from ketch.stash import StashKey
+from ketch.api import ModelInfo, StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.messages import Usage
-    from ketch.session import Session
+    from ketch.api import Session, Usage
 
 STATE_KEY = "catalog.pricing"
 
@@ -118,8 +116,7 @@ def charge(session: Session, usage: Usage, info: ModelInfo | None) -> float | No
 
 def event_fields(session: Session, event: Any) -> dict[str, Any] | None:
     """``cost_usd`` for a ``usage`` event (charged once per response) or a ``turn_end``."""
-    from ketch.context import model_info
-    from ketch.messages import Usage
+    from ketch.api import Usage, model_info
 
     if event.type == "usage":
         usage = Usage(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import model_info
+from ketch.api import model_info
 from ketch_catalog.pricing import STATE_KEY, PricedModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 
 def money(value: float) -> str:

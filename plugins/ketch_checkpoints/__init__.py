@@ -20,15 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import Event, HookVerdict, ProposedCall, Session, ToolResult
 
 STATE = "checkpoints"  # session.state key: the last action the model was told about
 
@@ -182,7 +177,7 @@ def ketch_event(session: Session, event: Event) -> None:
 @hookimpl
 def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     """Tell the model what an undo, redo or rewind changed under it since it last looked."""
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
     from ketch_checkpoints.timeline import COLLECTION, Timeline
 
     found = _live(session)

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, SlashContext
     from ketch_checkpoints.operations import Target
 
 RESTORE_FLAGS = (
@@ -81,7 +80,7 @@ def configure_turns(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(kernel: Kernel) -> Any:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     store = kernel.store
     if store is None:
@@ -92,7 +91,7 @@ def _store(kernel: Kernel) -> Any:
 
 
 def stored_target(kernel: Kernel, store: Any, session_id: str) -> Target:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_checkpoints.operations import Target
     from ketch_checkpoints.settings import CheckpointSettings
     from ketch_context_kit.marks import rewound
@@ -122,7 +121,7 @@ def stored_target(kernel: Kernel, store: Any, session_id: str) -> Target:
 
 def _pick(kernel: Kernel, store: Any, wanted: str) -> str:
     """This workspace's latest session that has something to undo (or redo)."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_checkpoints.timeline import COLLECTION, Timeline
 
     sessions = store.list_sessions(str(kernel.workspace))
@@ -184,7 +183,7 @@ def _run(kernel: Kernel, args: argparse.Namespace, action: str) -> int:
 
 
 def run_turns(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_checkpoints.operations import turn_rows
 
     store = _store(kernel)
@@ -299,7 +298,7 @@ def _restore_lines(result: dict[str, Any], what: str) -> list[str]:
 
 
 def live_target(ctx: SlashContext) -> Target:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_checkpoints.live import blob_store, live
     from ketch_checkpoints.operations import Target
     from ketch_checkpoints.settings import CheckpointSettings

@@ -15,13 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-from ketch.errors import KetchError
-from ketch.events import Event
-from ketch.messages import History
+from ketch.api import Event, History, KetchError
 from ketch_context_kit.turns import is_prompt
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 
 class ChangesEvent(Event):

@@ -15,9 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
-from ketch.stash import StashKey
-from ketch.tools import Effect
+from ketch.api import Effect, KetchError, StashKey
 from ketch_checkpoints.scan import Scanner, TooManyFiles
 from ketch_checkpoints.settings import CheckpointSettings
 from ketch_checkpoints.timeline import COLLECTION, Timeline, portable_record
@@ -26,10 +24,7 @@ from ketch_context_kit.turns import is_prompt
 from ketch_text_kit.names import shown_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import Tool
+    from ketch.api import Kernel, ProposedCall, Session, Tool
     from ketch_store_kit.protocols import BlobStore
 
 REVERT = "/undo"
@@ -290,7 +285,7 @@ class Live:
         if self.told_broken:
             return
         self.told_broken = True
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         if loses:
             message = f"no checkpoint {what}: {reason}. What this step changes cannot be undone with /undo or /rewind."
@@ -356,7 +351,7 @@ def say_off(session: Session) -> None:
     if not why:
         return
     session.stash[OFF] = ""
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
 
     message = f"checkpoints are off: {why}; /undo and /rewind cannot revert this session's changes"
     session.kernel.emit(session, NoticeEvent(level="warning", message=message))

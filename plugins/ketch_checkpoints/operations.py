@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
-from ketch.messages import History
+from ketch.api import History, KetchError
 from ketch_checkpoints.restore import (
     Change,
     Confirm,
@@ -30,7 +29,7 @@ from ketch_context_kit.turns import prompt_numbers
 from ketch_text_kit.names import shown_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
     from ketch_store_kit.protocols import BlobStore
 
 

@@ -20,7 +20,7 @@ from ketch_claude_kit.permission_modes import claude_mode
 from ketch_claude_kit.tool_names import claude_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 FILE_TOOLS = frozenset({"Read", "Write", "Edit"})  # Claude Code's tools with a file_path
 

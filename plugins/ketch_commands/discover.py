@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.commands import Command, SlashContext
+from ketch.api import Command, SlashContext
 from ketch_prompt_kit.markdown_files import (
     Folder,
     MarkdownFile,
@@ -16,7 +16,7 @@ from ketch_prompt_kit.markdown_files import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 MAX_COMMANDS = 500
 

@@ -14,13 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.request import RequestBudget
-    from ketch.session import Session
+    from ketch.api import RequestBudget, Session, SlashContext
     from ketch_context_kit.compaction import CompactionRequest
 
 

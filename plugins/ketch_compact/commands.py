@@ -11,21 +11,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ketch.events import NoticeEvent
+from ketch.api import NoticeEvent
 from ketch_compact.render import clip
 from ketch_compact.runner import compact
 from ketch_context_kit.compaction import pinned, set_pinned
 from ketch_context_kit.turns import Span, prompt_numbers, split_turns
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.session import Session
+    from ketch.api import Session, SlashContext
 
 
 async def slash_compact(ctx: SlashContext) -> None:
     """Compact now. The numbers are the ``compaction`` event's (a frontend shows them);
     this says who wrote the summary (the summarizer says when it asks the model)."""
-    from ketch.request import measure
+    from ketch.api import measure
     from ketch_compact.settings import CompactorSettings
 
     session = ctx.session

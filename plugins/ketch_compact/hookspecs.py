@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ketch import hookspec
-from ketch.markers import returns
+from ketch.api import hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
     from ketch_context_kit.compaction import CompactionRequest, CompactionResult
 
 

@@ -26,8 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.context import TokenEstimator, estimator_for
-from ketch.messages import Message, ToolResultPart
+from ketch.api import Message, TokenEstimator, ToolResultPart, estimator_for
 from ketch_compact.changes import describe, files_changed
 from ketch_compact.render import FULL, SUMMARY_MARK, TurnView, clip, fit
 from ketch_compact.settings import CompactorSettings

@@ -16,9 +16,7 @@ import dataclasses
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import estimator_for
-from ketch.errors import ContextOverflow
-from ketch.events import NoticeEvent
+from ketch.api import ContextOverflow, NoticeEvent, estimator_for
 from ketch_context_kit.compaction import (
     CompactionEvent,
     CompactionRequest,
@@ -29,8 +27,7 @@ from ketch_context_kit.compaction import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.request import RequestBudget
-    from ketch.session import Session
+    from ketch.api import RequestBudget, Session
 
 
 def budget_settings(session: Session) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ketch.settings import Section, SettingsSection
+from ketch.api import Section, SettingsSection
 
 
 class CompactorSettings(Section):

@@ -8,14 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.plugins import provides
+from ketch.api import Command, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.prompt import PromptPart
-    from ketch.session import Session
+    from ketch.api import PromptPart, Session, SlashContext
     from ketch_context_kit.compaction import CompactionResult
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ketch.tools import Access, Effect, Tool, ToolContext, ToolResult
+from ketch.api import Access, Effect, Tool, ToolContext, ToolResult
 from ketch_context import memory
 from ketch_context.config import load
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ketch.context import context_budget, context_state, estimator_for
+from ketch.api import context_budget, context_state, estimator_for
 from ketch_context_kit.compaction import origins, pinned, records
 from ketch_context_kit.meter import band
 from ketch_context_kit.turns import prompt_numbers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 
 def ranges(numbers: Iterable[int]) -> str:
@@ -59,7 +59,7 @@ def _trigger(session: Session) -> str:
 
 
 def report(session: Session) -> str:
-    from ketch.request import measure
+    from ketch.api import measure
 
     estimator = estimator_for(session)
     budget = context_budget(session)

@@ -16,8 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.events import Event
-from ketch.messages import History
+from ketch.api import Event, History
 
 STATE_KEY = "compaction"
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ketch import hookspec
-from ketch.markers import returns
+from ketch.api import hookspec, returns
 
 
 @hookspec(firstresult=True)

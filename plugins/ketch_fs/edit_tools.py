@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_fs import coverage
 from ketch_fs.reading import Fingerprint, count_lines
 from ketch_tool_kit.base import FsTool, PathText, os_error

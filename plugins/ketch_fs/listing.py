@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_text_kit.names import shown_name
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings

@@ -9,8 +9,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.messages import MAX_IMAGE_BYTES, ImagePart, image_media_type
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import (
+    MAX_IMAGE_BYTES,
+    Access,
+    Effect,
+    ImagePart,
+    ToolContext,
+    ToolResult,
+    image_media_type,
+)
 from ketch_fs import coverage
 from ketch_fs.reading import Line, ReadResult, read_lines, read_lines_of
 from ketch_tool_kit.base import FsTool, PathText, os_error

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import PermissionSnapshot, ProposedCall, Session, Vote
 
 
 @hookimpl

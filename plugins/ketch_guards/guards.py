@@ -12,8 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-from ketch.tools import Access, Effect
+from ketch.api import Access, Effect, PermissionSnapshot, ProposedCall, Vote
 from ketch_policy_kit.paths import resolve, write_guard
 from ketch_policy_kit.rules import Rule, compile_scopes, rules_of
 from ketch_policy_kit.scopes import join, read_scope

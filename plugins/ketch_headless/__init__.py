@@ -18,17 +18,10 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.frontends import Frontend
-from ketch.plugins import provides
+from ketch.api import Frontend, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import TurnEndEvent
-    from ketch.policy import ProposedCall
-    from ketch.prompt import PromptPart
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict, PromptPart, ProposedCall, Session, ToolResult, TurnEndEvent
     from ketch_context_kit.compaction import CompactionResult
 
 
@@ -88,7 +81,7 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
 
     channel = session.kernel.stash.get(CHANNEL)
     if channel is not None and (channel.system_prompt or channel.append_system_prompt):
-        from ketch.prompt import PromptPart
+        from ketch.api import PromptPart
 
         parts = [PromptPart(text=channel.system_prompt, order=1, source="systemPrompt")]
         parts.append(
@@ -105,7 +98,7 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
         )
     ):
         return None
-    from ketch.prompt import PromptPart
+    from ketch.api import PromptPart
     from ketch_headless.claude_options import read_text_option
 
     parts = []

@@ -22,10 +22,7 @@ from ketch_claude_kit.tool_names import names_for, shown_name
 from ketch_headless.control import CHANNEL, ControlChannel, ControlError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict, ProposedCall, Session, ToolResult
 
 EVENTS = frozenset(
     {
@@ -113,7 +110,7 @@ async def pre_tool_use(session: Session, proposed: ProposedCall) -> HookVerdict 
         return verdict
     from dataclasses import replace
 
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
 
     new = hook_payload.updated_input(session.workspace, proposed.tool, proposed.input, updated)
     return replace(verdict, updated_input=new) if verdict else HookVerdict(updated_input=new)
@@ -174,7 +171,7 @@ async def subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     context = meaning.added_context(answers)
     if not context:
         return None
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
 
     return HookVerdict(context=context)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ketch.tools import Effect, Tool, ToolContext, ToolResult
+from ketch.api import Effect, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_headless.control import ControlChannel

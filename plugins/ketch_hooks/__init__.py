@@ -22,16 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.stash import StashKey
+from ketch.api import Command, StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event, TurnEndEvent
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import Event, HookVerdict, ProposedCall, Session, ToolResult, TurnEndEvent
     from ketch_context_kit.compaction import CompactionResult
 
 # What SessionStart hooks said for the model (or the task still running them).
@@ -126,7 +120,7 @@ async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict
         return None  # a subagent's task is not something the person typed
     import asyncio
 
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
     from ketch_hooks.handlers import user_prompt_submit
 
     pending = session.stash.pop(START_CONTEXT, None)

@@ -26,8 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ketch.events import NoticeEvent
-from ketch.verdicts import HookVerdict
+from ketch.api import HookVerdict, NoticeEvent
 from ketch_claude_kit import hook_answers as meaning
 from ketch_claude_kit.tool_names import names_for
 from ketch_hooks import background, payload
@@ -35,10 +34,7 @@ from ketch_hooks.output import Answer, read
 from ketch_hooks.runner import run_event
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import TurnEndEvent
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
+    from ketch.api import ProposedCall, Session, ToolResult, TurnEndEvent
     from ketch_context_kit.compaction import CompactionResult
     from ketch_hooks.settings import HookCommand
 

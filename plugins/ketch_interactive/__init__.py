@@ -9,12 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ketch import hookimpl
-from ketch.frontends import Frontend
-from ketch.plugins import provides
+from ketch.api import Frontend, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def run_shell(kernel: Kernel) -> int:

@@ -28,8 +28,7 @@ except ImportError:  # pragma: no cover - not POSIX: appends go unlocked
     fcntl = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.storage import FieldCipher
+    from ketch.api import FieldCipher, Kernel
 
 FILE_NAME = "prompt-history"
 HEADER = b"ketch prompt-history v1\n"
@@ -146,7 +145,7 @@ class EncryptedPromptHistory(History):
 
 
 def history_path() -> Path:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
 
     return state_dir() / FILE_NAME
 

@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.formatted_text import FormattedText
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.providers import ProviderConfig, ProviderKind
+    from ketch.api import Kernel, ProviderConfig, ProviderKind
     from ketch_interactive.shell import Shell
 
 COMPATIBLE = "openai-compatible"
@@ -175,7 +174,7 @@ async def _ask(shell: Shell, message: str, *, secret: bool = False) -> str:
 
 async def _key(shell: Shell, picked: Choice) -> Any:
     """The key for this provider (a Secret), or None when the kind needs none."""
-    from ketch.providers import Secret
+    from ketch.api import Secret
 
     kernel, say = shell.kernel, shell.renderer
     kind = picked.kind
@@ -229,7 +228,7 @@ def store_key(kernel: Kernel, provider: str, key: str, kind: str = "") -> str | 
 
 
 async def _model(shell: Shell, picked: Choice, key: Any) -> str:
-    from ketch.providers import ProviderConfig
+    from ketch.api import ProviderConfig
     from ketch_interactive.approval import choose
 
     say = shell.renderer
@@ -285,8 +284,7 @@ def write_provider_config(
     What is there is kept byte for byte: the top-level key goes before the first table,
     the new table at the end. The result must parse and say what was meant before it
     replaces the file (written beside it, then renamed)."""
-    from ketch.errors import KetchError
-    from ketch.paths import user_config_file
+    from ketch.api import KetchError, user_config_file
 
     path = path or user_config_file()
     old = path.read_text(encoding="utf-8") if path.exists() else ""

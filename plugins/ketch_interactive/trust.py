@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.config import Layer
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, Layer
     from ketch_interactive.shell import Shell
 
 

@@ -18,18 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.plugins import provides
-from ketch.stash import StashKey
+from ketch.api import Command, StashKey, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import Event, HookVerdict, Kernel, ProposedCall, Session, ToolResult
 
 
 def _settings(kernel: Kernel) -> Any:
@@ -185,7 +177,7 @@ async def ketch_after_tool_use(
     if not text:
         return None
     show_later(session, text)
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
 
     return HookVerdict(context=text)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_lsp.tools import PositionInput, _brief, _PositionTool
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 from ketch_lsp.catalog import BUILTINS, LANGUAGE_IDS, Builtin
 from ketch_lsp.settings import LspSettings, ServerSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 VENV_DIRS = (".venv", "venv")

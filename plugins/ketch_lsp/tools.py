@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_tool_kit.base import CompactSchema, PathText
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_lsp.client import Server
     from ketch_lsp.runtime import Manager
 
@@ -162,7 +162,7 @@ class LspTool(CompactSchema):
         return f"No language server is configured for files like {shown}."
 
     def tell(self, found: Manager, ctx: ToolContext) -> None:
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         for message in found.failures():
             ctx.emit(NoticeEvent(level="warning", message=message))

@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.plugins import provides
+from ketch.api import Command, hookimpl, provides
 
 
 @hookimpl(optionalhook=True)

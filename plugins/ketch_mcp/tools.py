@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ketch.tools import Access, Effect, Tool, ToolContext, ToolResult
+from ketch.api import Access, Effect, Tool, ToolContext, ToolResult
 from ketch_mcp.text import cap, clean_description, clean_schema, strip_invisible
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 SOURCE = ".ketch/config.toml"

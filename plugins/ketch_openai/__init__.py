@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.providers import ProviderConfig, ProviderKind, Secret
+    from ketch.api import ProviderConfig, ProviderKind, Secret
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -45,7 +44,7 @@ async def _detect_lmstudio() -> Any:
 @hookimpl
 @provides("openai", "openai-responses")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
-    from ketch.providers import ProviderKind
+    from ketch.api import ProviderKind
     from ketch_provider_kit.base import HttpProviderConfig
 
     register(

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 
 GEN_AI = "gen_ai"
 

@@ -13,18 +13,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
-    from ketch.events import Event
-    from ketch.kernel import Kernel
-    from ketch.modes import Mode, Profile
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.session import Session
-    from ketch.settings import SettingsSection
+    from ketch.api import (
+        Event,
+        Kernel,
+        Mode,
+        PermissionSnapshot,
+        Profile,
+        ProposedCall,
+        Session,
+        SettingsSection,
+        Vote,
+    )
 
 
 @hookimpl
@@ -109,7 +113,7 @@ def trust_setting_items(kernel: Kernel, key: tuple[str, ...], value: Any) -> lis
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
     from ketch_policy.approvals import load_into
     from ketch_policy_kit.rules import rules_of
 
@@ -142,7 +146,7 @@ def ketch_event(session: Session, event: Event) -> None:
     scope = getattr(event, "scope", None)
     if not scope:
         return
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
     from ketch_policy.approvals import remember_always
 
     problem = remember_always(session, scope)

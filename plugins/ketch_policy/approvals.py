@@ -15,8 +15,7 @@ from ketch_policy_kit.approvals import approve_for_session, session_approvals
 from ketch_policy_kit.rules import RuleError, parse_rule, split_scope
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.session import Session
+    from ketch.api import Kernel, Session
     from ketch_store_kit.protocols import ApprovalStore
 
 

@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ketch.policy import SCOPE_SEPARATOR, PermissionSnapshot, ProposedCall, Vote
-from ketch.tools import Access, Effect
+from ketch.api import SCOPE_SEPARATOR, Access, Effect, PermissionSnapshot, ProposedCall, Vote
 from ketch_policy_kit.paths import is_within, resolve
 from ketch_policy_kit.rules import (
     Rule,

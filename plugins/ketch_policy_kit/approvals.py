@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 
 APPROVALS = StashKey[list[str]]()
 

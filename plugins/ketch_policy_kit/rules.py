@@ -36,8 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ketch.policy import SCOPE_SEPARATOR
-from ketch.tools import Effect
+from ketch.api import SCOPE_SEPARATOR, Effect
 from ketch_policy_kit.globs import compile_glob
 
 MAX_RULE_BYTES = 4096

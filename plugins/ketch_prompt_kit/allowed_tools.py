@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ketch_claude_kit.tool_names import ketch_names, split_list
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import ProposedCall, Session, Vote
 
 
 @dataclass(frozen=True)
@@ -132,7 +131,7 @@ def narrow_rest_of_turn(session: Session, key: str, source: str, value: Any) -> 
 
 def narrowing_vote(call: ProposedCall, session: Session, key: str) -> Vote | None:
     """Deny a call outside the narrowing in force (it can never allow anything)."""
-    from ketch.policy import Vote
+    from ketch.api import Vote
 
     state = session.state.get(key)
     narrow = state.get("narrow") if isinstance(state, dict) else None

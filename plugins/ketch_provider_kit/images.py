@@ -13,7 +13,7 @@ import io
 import logging
 from dataclasses import dataclass
 
-from ketch.messages import ImagePart, TextPart
+from ketch.api import ImagePart, TextPart
 
 log = logging.getLogger("ketch.providers.images")
 

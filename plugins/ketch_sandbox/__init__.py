@@ -28,15 +28,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.stash import StashKey
+from ketch.api import StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.session import Session
-    from ketch.settings import SettingsSection
-    from ketch.tools import ToolContext
+    from ketch.api import (
+        Kernel,
+        PermissionSnapshot,
+        ProposedCall,
+        Session,
+        SettingsSection,
+        ToolContext,
+        Vote,
+    )
 
 # The probe and the views are facts of this machine and workspace: kept per process.
 # Whether the sandbox is on is a setting: kept per workspace (one process may serve
@@ -69,7 +72,7 @@ def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> N
     if session is None:
         kernel.notices.append(message)
     else:
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         kernel.emit(session, NoticeEvent(level="warning", message=message))
 
@@ -185,7 +188,7 @@ def view_of(
     """The sandbox's view of ``workspace`` for one command (see view.py)."""
     import os
 
-    from ketch.paths import config_dir, state_dir
+    from ketch.api import config_dir, state_dir
     from ketch_policy_kit.scopes import read_scope
     from ketch_sandbox.bwrap import home_of
     from ketch_sandbox.view import build
@@ -329,8 +332,7 @@ def ketch_policy_vote(
     domain rules, and a host they do not list asks in every profile unless a ``web(HOST)``
     rule or approval names it (an allow rule for the whole ``shell`` tool does not).
     Where the managed policy requires the sandbox, running a program outside it is denied."""
-    from ketch.policy import Vote
-    from ketch.tools import Effect
+    from ketch.api import Effect, Vote
     from ketch_net_kit.votes import local_reason
     from ketch_tool_kit.sandbox import SANDBOXED
 
@@ -388,7 +390,7 @@ def ketch_policy_vote(
 def ketch_tool_result(session: Session, call: ProposedCall, result: Any) -> Any:
     """A sandboxed command that failed: say what the sandbox hid that it named
     (:mod:`ketch_sandbox.hidden`)."""
-    from ketch.tools import Effect
+    from ketch.api import Effect
 
     if result.ok or not session.stash.get(SANDBOXED, False) or not active(session.workspace):
         return None
@@ -397,7 +399,7 @@ def ketch_tool_result(session: Session, call: ProposedCall, result: Any) -> Any:
         return None
     import os
 
-    from ketch.paths import user_config_file
+    from ketch.api import user_config_file
     from ketch_sandbox.hidden import explain
 
     section = session.kernel.settings.section("sandbox")

@@ -44,7 +44,7 @@ from ketch_sandbox.network import RESOLV_CONF
 from ketch_sandbox.proxy import Admitted, Headers, Outcome, Refused, Target, handle
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.tools import ToolContext
+    from ketch.api import ToolContext
     from ketch_net_kit.config import InjectSettings
 
 ASK_TIMEOUT = 600.0  # a question nobody answers is a no
@@ -198,7 +198,7 @@ class Channel:
         context, owner = self.context, self.owner
         if context is None or owner is None or owner.is_closed() or self.closed:
             return False
-        from ketch.tools import Access, Effect
+        from ketch.api import Access, Effect
 
         access = Access(effect=Effect.NETWORK, target=url, detail={**detail, "via": "sandbox"})
         try:

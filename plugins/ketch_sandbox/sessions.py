@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 from ketch_sandbox.egress import Channel, Egress
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import PermissionSnapshot, ProposedCall
-    from ketch.session import Session
-    from ketch.tools import Access, ToolContext
+    from ketch.api import Access, PermissionSnapshot, ProposedCall, Session, ToolContext
     from ketch_net_kit.rules import NetworkRules
 
 EGRESS = StashKey[Egress]()

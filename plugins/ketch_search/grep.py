@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_search.hits import Limits, Search, render
 from ketch_search.pygrep import candidate_files, compile_pattern, search_files
 from ketch_search.ripgrep import (

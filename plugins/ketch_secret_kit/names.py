@@ -128,7 +128,7 @@ def secret_variable(name: str, value: str = "") -> bool:
     ``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*`` (as the kernel strips them from
     children), and ``MYSQL_PWD``, ``*PASS*``, ``*AUTH*``, ``*DSN*``... (a path value
     of those, like ``XAUTHORITY``, is not)."""
-    from ketch.childenv import secret_name as kernel_secret_name
+    from ketch.api import secret_name as kernel_secret_name
 
     if kernel_secret_name(name):
         return True

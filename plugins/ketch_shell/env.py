@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ketch.childenv import child_environment, secret_name
+from ketch.api import child_environment, secret_name
 
 CHANGES_PROGRAMS = frozenset(
     {

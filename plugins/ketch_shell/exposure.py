@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-    from ketch.tools import ToolContext
+    from ketch.api import Session, ToolContext
 
 _SESSIONS: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
 _APPROVED: dict[str, set[str]] = {}  # session id -> tool call ids the person approved when asked
@@ -58,7 +57,7 @@ def _names(command: str, path: Path, workspace: Path) -> bool:
 
 def exposure(ctx: ToolContext, command: str) -> Callable[[Path], bool]:
     """The ``exposed`` predicate for one command (see the module docstring)."""
-    from ketch.tools import Effect
+    from ketch.api import Effect
     from ketch_policy_kit.approvals import session_approvals
     from ketch_policy_kit.rules import compile_scopes
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_shell.capture import HeadTail, render
 from ketch_shell.env import FIXED, child_env
 from ketch_shell.exposure import exposure

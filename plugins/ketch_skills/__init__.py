@@ -14,15 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.plugins import provides
+from ketch.api import Command, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.prompt import PromptPart
-    from ketch.session import Session
+    from ketch.api import Event, PermissionSnapshot, PromptPart, ProposedCall, Session, Vote
 
 
 @hookimpl

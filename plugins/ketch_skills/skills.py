@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.prompt import PromptPart
-from ketch.tools import Tool, ToolContext, ToolResult
+from ketch.api import PromptPart, Tool, ToolContext, ToolResult
 from ketch_prompt_kit.arguments import expand_arguments
 from ketch_skills.discovery import MAX_FILES_LISTED, Skill, find, skills
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 # --- what the model sees ------------------------------------------------------------------
 

@@ -18,14 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.session import Session
-    from ketch.settings import Settings
-    from ketch.storage import FieldCipher, Store
+    from ketch.api import Event, FieldCipher, Session, Settings, Store
 
 
 @hookimpl
@@ -44,7 +40,7 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
 
 @hookimpl
 def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | None:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
     from ketch_store.settings import StorageSettings
     from ketch_store.store import SqliteStore
     from ketch_store_kit.journal import store_url, writer_wait
@@ -55,7 +51,7 @@ def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | 
     if url is not None and not url.startswith("sqlite:"):
         # A store plugin for this URL would have answered first (tryfirst): never fall
         # back to the local file silently when sessions are meant to go elsewhere.
-        from ketch.storage import StoreUnavailable
+        from ketch.api import StoreUnavailable
 
         raise StoreUnavailable(
             f"[storage] url (or KETCH_STORE_URL) asks for {url.split(':', 1)[0]}://..., and no loaded plugin "
@@ -94,7 +90,7 @@ def sqlite_path(url: str) -> Any:
 
 def _recorder(session: Session) -> Any:
     """This kernel's recorder, or None when the store is not ours or did not open."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     kernel = session.kernel
     if getattr(kernel, "store_problem", None) is not None:
@@ -108,7 +104,7 @@ def _recorder(session: Session) -> Any:
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
 
     recorder = _recorder(session)
     problem = getattr(session.kernel, "store_problem", None)
@@ -129,7 +125,7 @@ def ketch_session_start(session: Session) -> None:
 
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     if event.type in (
         "text_delta",

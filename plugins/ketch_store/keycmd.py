@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_store.store import SqliteStore
 
 CONFIRM_WORD = "export"
@@ -136,7 +136,7 @@ def _shared(kernel: Kernel) -> bool:
 
 
 def _database() -> Path:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
 
     return state_dir() / "sessions.db"
 
@@ -282,7 +282,7 @@ def _read_code(args: argparse.Namespace) -> str:
 def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
     import sqlite3
 
-    from ketch.storage import StoreUnavailable
+    from ketch.api import StoreUnavailable
     from ketch_store.store import SqliteStore
     from ketch_store.store import _meta as meta_of
     from ketch_store_kit.codec import Fields

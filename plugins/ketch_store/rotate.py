@@ -37,8 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
-from ketch.storage import FieldCipher, IntegrityError
+from ketch.api import FieldCipher, IntegrityError, KetchError
 from ketch_store import owners
 from ketch_store.schema import lift_triggers, restore_triggers
 from ketch_store_kit.codec import Fields
@@ -173,7 +172,7 @@ def reseal_history(path: Path | None, old: FieldCipher, new: FieldCipher) -> int
     imported so that rotating never loads a plugin the user disabled (a test writes
     the file with that module and reads it back after a rotation)."""
     if path is None:
-        from ketch.paths import state_dir
+        from ketch.api import state_dir
 
         path = state_dir() / HISTORY_FILE
     try:

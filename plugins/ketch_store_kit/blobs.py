@@ -33,8 +33,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
-from ketch.storage import IntegrityError
+from ketch.api import IntegrityError, KetchError
 from ketch_store_kit.codec import Fields, dumps
 from ketch_store_kit.protocols import BlobRecord, NewBlob
 

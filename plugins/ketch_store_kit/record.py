@@ -17,15 +17,14 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from ketch.messages import Message, ToolCallPart, ToolResultPart, Usage
-from ketch.storage import SessionRecord
+from ketch.api import Message, SessionRecord, ToolCallPart, ToolResultPart, Usage
 
 NOT_RUN = "[ketch] This call was not run: ketch stopped before it started."
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
 def unknown_outcome_text() -> str:
-    from ketch.loop import UNKNOWN_OUTCOME
+    from ketch.api import UNKNOWN_OUTCOME
 
     return UNKNOWN_OUTCOME
 

@@ -27,8 +27,7 @@ from ketch_store_kit.codec import dumps
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite3
 
-    from ketch.events import Event
-    from ketch.session import Session
+    from ketch.api import Event, Session
     from ketch_store_kit.journal import SqlJournal
 
 IGNORED = frozenset(
@@ -304,7 +303,7 @@ class Recorder:
         )
 
     def _append_plain(self, session: Session, kind: str, data: Any) -> int | None:
-        from ketch.messages import new_id
+        from ketch.api import new_id
 
         ts = _now()
         return self.store.append(

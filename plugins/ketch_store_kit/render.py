@@ -6,8 +6,7 @@ import json
 import time
 from typing import Any
 
-from ketch.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ketch.storage import SessionSummary
+from ketch.api import Message, ReasoningPart, SessionSummary, TextPart, ToolCallPart, ToolResultPart
 from ketch_store_kit.record import Loaded
 
 STATUS_NOTES = {

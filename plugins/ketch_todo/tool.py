@@ -6,8 +6,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.events import Event
-from ketch.tools import Effect, ToolContext, ToolResult
+from ketch.api import Effect, Event, ToolContext, ToolResult
 from ketch_tool_kit.base import CompactSchema
 
 MAX_TODOS = 50

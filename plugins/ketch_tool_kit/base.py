@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-from ketch.tools import Tool, ToolContext, ToolResult
+from ketch.api import Tool, ToolContext, ToolResult
 from ketch_tool_kit.paths import PathProblem, check_path_text, display, resolve
 
 PathText = Annotated[str, AfterValidator(check_path_text)]

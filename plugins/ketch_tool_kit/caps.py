@@ -48,7 +48,7 @@ def notice(ctx: Any, message: str) -> None:
         return
     _reported.add(key)
     try:
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         ctx.emit(NoticeEvent(level="warning", message=message))
     except Exception:  # noqa: BLE001 - a notice must never break a tool

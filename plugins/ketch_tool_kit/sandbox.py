@@ -17,11 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookspec
-from ketch.markers import fail_closed, returns
+from ketch.api import fail_closed, hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.tools import ToolContext
+    from ketch.api import ToolContext
 
 # A tool class that declares this capability runs its commands through
 # ``sandbox_command`` (so a working sandbox confines them).
@@ -34,7 +33,7 @@ SandboxCommand = Callable[..., "list[str] | None"]
 
 
 def _refuse(plugin: str, exc: BaseException) -> Any:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     # None would mean "run it unsandboxed": refuse instead; the tool reports it.
     raise KetchError(

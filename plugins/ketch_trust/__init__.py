@@ -21,15 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import Kernel, ProposedCall, Session, Vote
     from ketch_trust_kit import TrustItem
 
 
@@ -64,7 +61,7 @@ def ketch_policy_vote(call: ProposedCall) -> Vote | None:
 
     if not runs_ketch_trust(call):
         return None
-    from ketch.policy import Vote
+    from ketch.api import Vote
 
     return Vote(
         decision="ask",
@@ -86,7 +83,7 @@ def ketch_session_start(session: Session) -> None:
     from ketch_trust_kit import PinStore
 
     if PinStore().take_legacy(session.workspace):
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         session.kernel.emit(
             session,

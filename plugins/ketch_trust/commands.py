@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING
 from ketch_trust_kit import PinStore, TrustItem, TrustStoreError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
+    from ketch.api import Kernel, ProposedCall, SlashContext
 
 REMOVED = (
     "--trust-workspace was removed: ketch now trusts what a workspace holds, item by item, "
@@ -26,7 +24,7 @@ REMOVED = (
 
 class RemovedOption(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
-        from ketch.errors import UsageError
+        from ketch.api import UsageError
 
         raise UsageError(REMOVED)
 
@@ -38,7 +36,7 @@ def runs_ketch_trust(call: ProposedCall) -> bool:
     """Whether a tool call's command line runs ``ketch ... trust`` (``python -m ketch``
     and paths to it included; a command hidden from the text, under full-access without
     the sandbox, is not seen: docs/trust.md)."""
-    from ketch.tools import Effect
+    from ketch.api import Effect
 
     if not any(a.effect == Effect.EXECUTE for a in call.accesses):
         return False
@@ -77,10 +75,10 @@ def _kernel_for(kernel: Kernel, path: str | None) -> Kernel:
     workspace = Path(path).resolve()
     if workspace == kernel.workspace:
         return kernel
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
     if not workspace.is_dir():
-        from ketch.errors import UsageError
+        from ketch.api import UsageError
 
         raise UsageError(f"{workspace} is not a directory")
     return Kernel.boot(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ketch_trust_kit import PinStore, TrustItem
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def offered_items(store: PinStore, workspace: Path) -> list[TrustItem]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_import_kit.httpx import httpx
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import human_size, tool_settings

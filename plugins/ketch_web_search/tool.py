@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_import_kit.httpx import httpx
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import tool_settings

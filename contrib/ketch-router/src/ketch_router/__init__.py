@@ -11,11 +11,10 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.providers import ProviderConfig, ProviderKind, Secret
+    from ketch.api import Kernel, ProviderConfig, ProviderKind, Secret
 
 __version__ = "0.1.0"
 
@@ -39,7 +38,7 @@ def _create(config: ProviderConfig, key: Secret | None) -> Any:
 
 @hookimpl
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
-    from ketch.providers import ProviderKind
+    from ketch.api import ProviderKind
 
     register(
         ProviderKind(

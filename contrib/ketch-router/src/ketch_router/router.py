@@ -31,16 +31,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from ketch.context import estimate_messages, estimate_schemas, estimate_text
-from ketch.errors import ConfigError, KetchError
-from ketch.providers import (
+from ketch.api import (
+    ConfigError,
     ErrorKind,
+    KetchError,
     ModelInfo,
     Provider,
     ProviderConfig,
     ProviderError,
     ProviderEvent,
     ProviderRequest,
+    estimate_messages,
+    estimate_schemas,
+    estimate_text,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
