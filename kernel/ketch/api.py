@@ -44,7 +44,7 @@ _NAMES = {
         "Message History Part TextPart ImagePart ReasoningPart ToolCallPart ToolResultPart Usage "
         "new_id image_media_type without_images pending_tool_calls MAX_IMAGE_BYTES"
     ),
-    "ketch.tools": "Tool ToolContext ToolResult Effect Access tool",
+    "ketch.tools": "Tool ToolContext ToolResult Effect Access tool DELEGATES",
     "ketch.policy": (
         "Vote PermissionSnapshot ProposedCall ApprovalRequest ApprovalAnswer Approver "
         "SCOPE_SEPARATOR combine_votes"

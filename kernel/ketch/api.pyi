@@ -122,6 +122,7 @@ from ketch.storage import SessionRecord as SessionRecord
 from ketch.storage import SessionSummary as SessionSummary
 from ketch.storage import Store as Store
 from ketch.storage import StoreUnavailable as StoreUnavailable
+from ketch.tools import DELEGATES as DELEGATES
 from ketch.tools import Access as Access
 from ketch.tools import Effect as Effect
 from ketch.tools import Tool as Tool

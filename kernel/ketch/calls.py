@@ -20,8 +20,8 @@ are cancelled before the turn ends: nothing goes on running unobserved.
 
 A hook that asks to end the turn (``HookVerdict.stop``, Claude Code's ``continue:
 false``) before a call refuses it; after a call, the step finishes and the turn ends.
-A tool that declares ``delegates = True`` (it runs a turn of its own on the person's
-behalf: a subagent) can ask :func:`running_call` which session, approver and tool
+A tool that declares the capability ``DELEGATES`` (it runs a turn of its own on the
+person's behalf: an agent) can ask :func:`running_call` which session, approver and tool
 narrowing its call runs under, and passes exactly those on. Other tools get None:
 they have no approver, and their only door back to policy is ``ctx.authorize``.
 """
@@ -54,7 +54,7 @@ from ketch.policy import (
     combine_votes,
 )
 from ketch.request import offered_tools
-from ketch.tools import Access, Tool, ToolContext, ToolResult
+from ketch.tools import DELEGATES, Access, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Awaitable, Callable
@@ -85,7 +85,7 @@ _RUNNING: ContextVar[RunningCall | None] = ContextVar("ketch_running_call", defa
 
 def running_call() -> RunningCall | None:
     """The call whose delegating tool is running in this task (None outside the
-    ``run`` of a tool that declares ``delegates = True``)."""
+    ``run`` of a tool that declares the ``DELEGATES`` capability)."""
     return _RUNNING.get()
 
 
@@ -493,7 +493,7 @@ class CallPipeline:
         self.emit(
             ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input)
         )
-        delegates = getattr(tool, "delegates", False) is True
+        delegates = DELEGATES in tool.capabilities
         token = _RUNNING.set(
             RunningCall(self.session, call.id, self.approver, self.allowed_tools)
             if delegates

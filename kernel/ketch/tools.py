@@ -92,6 +92,12 @@ class ToolContext:
         return self.state.setdefault(key, {})
 
 
+# The capability of a tool that runs a turn of its own on the person's behalf (an agent):
+# while it runs, ``ketch.calls.running_call`` tells it the call's session, approver and
+# tool narrowing, which it passes on unchanged.
+DELEGATES = "delegates"
+
+
 class Tool:
     """Base class for tools with full control.
 
@@ -112,7 +118,8 @@ class Tool:
     # None: read-only tools do, mutating ones do not.
     concurrent: ClassVar[bool | None] = None
     # What the tool is, for the plugins that care, in the words of the contract that
-    # defines each (a library's constant: "runs its commands sandboxed", "delegates").
+    # defines each (a library's constant: "runs its commands sandboxed"; the kernel's
+    # own: :data:`DELEGATES`).
     capabilities: ClassVar[frozenset[str]] = frozenset()
     plugin: str = ""  # filled by the registry: which plugin registered it
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.api import Effect, Tool, ToolContext, ToolResult
+from ketch.api import DELEGATES, Effect, Tool, ToolContext, ToolResult
 from ketch_agents.child import AGENT_TOOL
 from ketch_agents.definitions import DEFAULT
 
@@ -50,8 +50,8 @@ class AgentTool(Tool):
     mutating: ClassVar[bool] = False  # offered in plan mode too, where its subagents can only read
     concurrent: ClassVar[bool | None] = True
     # It runs a turn of its own for the person: the kernel tells it the call's session,
-    # approver and tool narrowing (ketch.calls.running_call), which it passes on unchanged.
-    delegates: ClassVar[bool] = True
+    # approver and tool narrowing (running_call), which it passes on unchanged.
+    capabilities: ClassVar[frozenset[str]] = frozenset({DELEGATES})
 
     def __init__(self, definitions: dict[str, Definition]) -> None:
         from ketch_agents.definitions import listing
