@@ -23,6 +23,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_commands import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)  # commands_taken_names
+
+
+@hookimpl
 def ketch_register_commands(register: Callable[[Command], None], kernel: Any) -> None:
     from ketch_commands.discover import discover
 

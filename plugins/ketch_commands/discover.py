@@ -21,22 +21,19 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_COMMANDS = 500
 
 
-def skill_names(kernel: Kernel) -> set[str]:
-    """Names the skills plugin takes (a skill beats a command), when it is loaded."""
-    info = kernel.pm.infos.get("skills")
-    if info is None or info.status != "ok":
-        return set()
-    names: set[str] = set()
-    for folder in folders(kernel.workspace, "skills"):
-        if folder.path.is_dir():
-            names.update(p.parent.name.lower() for p in folder.path.glob("*/SKILL.md"))
-    return names
+def taken_names(kernel: Kernel) -> set[str]:
+    """Names other plugins take (a skill beats a command): ``commands_taken_names``."""
+    return {
+        str(name).lower()
+        for names in kernel.hooks.values("commands_taken_names", kernel=kernel)
+        for name in names
+    }
 
 
 def discover(kernel: Kernel) -> list[Command]:
     """Every command file as a command; a file that cannot be one is reported in one
     line naming it (``kernel.notices``), never dropped silently."""
-    taken = skill_names(kernel)
+    taken = taken_names(kernel)
     found: dict[str, MarkdownFile] = {}
     report = kernel.notices.append
     for folder in folders(kernel.workspace, "commands"):

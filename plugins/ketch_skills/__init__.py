@@ -42,6 +42,14 @@ def trust_items(kernel: Any) -> list[Any]:
     return items(kernel)
 
 
+@hookimpl(optionalhook=True)
+def commands_taken_names(kernel: Any) -> list[str]:
+    """A skill beats a Markdown command of the same name."""
+    from ketch_skills.discovery import skills
+
+    return [s.name for s in skills(kernel.workspace)]
+
+
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None], kernel: Any) -> None:
     if kernel is None:
