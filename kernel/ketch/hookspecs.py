@@ -266,8 +266,9 @@ def ketch_workspace_setting(kernel: Kernel, key: tuple[str, ...], value: Any) ->
 
 @hookspec(firstresult=True)
 @returns(str)
-def ketch_get_credential(provider: str, kind: str) -> str | None:
-    """Look up the API key of provider ``provider`` (of kind ``kind``) in a secret store.
+def ketch_get_credential(provider: str, kind: str, kernel: Kernel) -> str | None:
+    """Look up the API key of provider ``provider`` (of kind ``kind``) in a secret store,
+    for ``kernel`` (whose registries say whether that kind needs a key at all).
 
     Called when a provider is built and its environment variable is not set. Return
     the key, or None when this store has none. Stops at the first non-None result.

@@ -489,7 +489,9 @@ class Kernel:
         for var in (config.api_key_env, kind.env_key):
             if var and self.environ.get(var):
                 return self._known(Secret(self.environ[var]))
-        value = self.hooks.first("ketch_get_credential", provider=config.name, kind=config.kind)
+        value = self.hooks.first(
+            "ketch_get_credential", provider=config.name, kind=config.kind, kernel=self
+        )
         return self._known(Secret(value)) if value else None
 
     def _known(self, secret: Secret) -> Secret:

@@ -183,7 +183,9 @@ async def _key(shell: Shell, picked: Choice) -> Any:
     if kind.env_key and kernel.environ.get(kind.env_key):
         say.line(f"· using the key in ${kind.env_key}", "dim")
         return Secret(kernel.environ[kind.env_key])
-    stored = kernel.hooks.first("ketch_get_credential", provider=picked.name, kind=kind.kind)
+    stored = kernel.hooks.first(
+        "ketch_get_credential", provider=picked.name, kind=kind.kind, kernel=kernel
+    )
     if stored:
         say.line(f"· using the key stored in the OS keyring for {picked.name}", "dim")
         return Secret(stored)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,20 +22,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("ketch.keyring")
 
-_kernel: weakref.ReferenceType[Any] | None = None
-
 
 @hookimpl
-def ketch_configure(kernel: Kernel) -> None:
-    global _kernel
-    _kernel = weakref.ref(kernel)
-
-
-@hookimpl
-def ketch_get_credential(provider: str, kind: str) -> str | None:
+def ketch_get_credential(provider: str, kind: str, kernel: Kernel | None) -> str | None:
     from ketch_keyring.store import CredentialStoreError, get_key
 
-    kernel = _kernel() if _kernel is not None else None
     kinds: dict[str, Any] = kernel.provider_kinds if kernel is not None else {}
     registered = kinds.get(kind)
     if (registered is not None and not registered.needs_key) or (

@@ -46,7 +46,6 @@ ALLOWED: dict[tuple[str, str], str] = {
 
 # (file, name) -> where it goes. Still to do.
 KNOWN: dict[tuple[str, str], str] = {
-    ("ketch_keyring/__init__.py", "_kernel"): "ketch_get_credential should receive the kernel",
     ("ketch_sandbox/__init__.py", "_state"): "kernel.stash (probe, views) and session.stash",
     ("ketch_tool_kit/caps.py", "_reported"): "the kernel's stash (keyed by id() today)",
 }

@@ -114,7 +114,10 @@ def test_a_locked_keyring_is_a_notice_not_a_crash(
     use(LockedKeyring(), monkeypatch)
     kernel = kernel_with_keyring(tmp_path).kernel
     assert (
-        kernel.hooks.first("ketch_get_credential", provider="anthropic", kind="anthropic") is None
+        kernel.hooks.first(
+            "ketch_get_credential", provider="anthropic", kind="anthropic", kernel=kernel
+        )
+        is None
     )
     (notice,) = [n for n in kernel.notices if "keyring" in n]
     assert "locked" in notice and "anthropic" in notice and "\n" not in notice
@@ -127,7 +130,10 @@ def test_no_keyring_at_all_is_silently_no_key(
 
     use(fail.Keyring(), monkeypatch)
     kernel = kernel_with_keyring(tmp_path).kernel
-    assert kernel.hooks.first("ketch_get_credential", provider="openai", kind="openai") is None
+    assert (
+        kernel.hooks.first("ketch_get_credential", provider="openai", kind="openai", kernel=kernel)
+        is None
+    )
     assert not [n for n in kernel.notices if "keyring" in n]
     with pytest.raises(CredentialStoreError) as raised:
         set_key("openai", KEY)
@@ -140,8 +146,11 @@ def test_a_kind_that_needs_no_key_never_touches_the_keyring(
     use(TripwireKeyring(), monkeypatch)
     TripwireKeyring.touched.clear()
     kernel = kernel_with_keyring(tmp_path).kernel
-    assert kernel.hooks.first("ketch_get_credential", provider="ollama", kind="ollama") is None
-    assert ketch_get_credential(provider="ollama", kind="ollama") is None
+    assert (
+        kernel.hooks.first("ketch_get_credential", provider="ollama", kind="ollama", kernel=kernel)
+        is None
+    )
+    assert ketch_get_credential(provider="ollama", kind="ollama", kernel=None) is None
     assert TripwireKeyring.touched == []
 
 
