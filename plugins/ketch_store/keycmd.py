@@ -120,9 +120,9 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
     store = _open(cipher)
     try:
         return int(
-            {"export": _export, "rotate": _rotate, "passphrase": _passphrase}[action](
-                store, manager, args
-            )
+            _rotate(store, manager, args, kernel)
+            if action == "rotate"
+            else {"export": _export, "passphrase": _passphrase}[action](store, manager, args)
         )
     finally:
         store.close()
@@ -326,13 +326,13 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _rotate(store: SqliteStore, manager: Any, args: argparse.Namespace) -> int:
+def _rotate(store: SqliteStore, manager: Any, args: argparse.Namespace, kernel: Kernel) -> int:
     from ketch_store.rotate import rotate
 
     def say(line: str) -> None:
         print(f"ketch: {line}", file=sys.stderr, flush=True)
 
-    done = rotate(store, say)
+    done = rotate(store, say, lambda name: kernel.hooks.call("store_rotation_phase", phase=name))
     print(
         f"rotated: {done['sessions']:,} sessions, {done['entries']:,} journal entries and {done['approvals']:,} approvals "
         f"re-encrypted under key {done['key_id']} in {done['seconds']:.1f}s; the old key is retired"

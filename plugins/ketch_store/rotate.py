@@ -19,9 +19,10 @@ An open after a kill in 1-2 (the old key opens the database) drops the staged ke
 over (indexes, event ids and MCP pin names stay valid); the chain key is derived from
 the data key, so every link is recomputed.
 
-``KETCH_TEST_ROTATE_PAUSE=<phase>`` stops the process (SIGSTOP) at that phase, so a test
-can SIGKILL it exactly there; phases: locked, marked, staged, journal:N (after N entries),
-sessions-done, committed, history, promoted.
+Each phase is announced to ``phase`` (the command passes the ``store_rotation_phase``
+hook, so a test's plugin can stop the process there and SIGKILL it exactly then):
+locked, marked, staged, journal:N (after N entries), sessions-done, committed, history,
+promoted.
 """
 
 from __future__ import annotations
@@ -29,9 +30,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
-import signal
 import sqlite3
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,15 +45,8 @@ from ketch_store_kit.reseal import reseal_all
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_store.store import SqliteStore
 
-PAUSE_ENV = "KETCH_TEST_ROTATE_PAUSE"
 HISTORY_FILE = "prompt-history"
 HISTORY_HEADER = b"ketch prompt-history v1\n"
-
-
-def pause_at(phase: str) -> None:
-    if os.environ.get(PAUSE_ENV) == phase:
-        print(f"ketch: paused at {phase}", file=sys.stderr, flush=True)
-        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def _set_flag(conn: sqlite3.Connection, value: bytes | None) -> None:
@@ -87,7 +79,11 @@ def finish_interrupted(
     _set_flag(conn, None)
 
 
-def rotate(store: SqliteStore, say: Callable[[str], None]) -> dict[str, Any]:
+def rotate(
+    store: SqliteStore,
+    say: Callable[[str], None],
+    phase: Callable[[str], None] = lambda name: None,
+) -> dict[str, Any]:
     cipher = store.cipher
     manager = getattr(cipher, "manager", None)
     if not store.encrypted or manager is None or not hasattr(cipher, "with_key"):
@@ -100,22 +96,22 @@ def rotate(store: SqliteStore, say: Callable[[str], None]) -> dict[str, Any]:
             "other ketch processes have the session store open (a shell, a headless run, `ketch sessions`); "
             "close them and run `ketch store key rotate` again"
         )
-    pause_at("locked")
+    phase("locked")
     began = time.monotonic()
     old = store.fields
     new_key = os.urandom(32)
     new = Fields(cipher.with_key(new_key))  # type: ignore[attr-defined]
     _set_flag(store.conn, b"1")
-    pause_at("marked")
+    phase("marked")
     manager.stage(new_key)
-    pause_at("staged")
+    phase("staged")
     with store.lock:
-        counts = _reseal_database(store.conn, old, new, say)
-    pause_at("committed")
+        counts = _reseal_database(store.conn, old, new, say, phase)
+    phase("committed")
     reseal_history(store.path.parent / HISTORY_FILE, old.cipher, new.cipher)
-    pause_at("history")
+    phase("history")
     manager.promote(new_key)
-    pause_at("promoted")
+    phase("promoted")
     _set_flag(store.conn, None)
     store.fields = new
     counts["seconds"] = round(time.monotonic() - began, 3)
@@ -124,7 +120,11 @@ def rotate(store: SqliteStore, say: Callable[[str], None]) -> dict[str, Any]:
 
 
 def _reseal_database(
-    conn: sqlite3.Connection, old: Fields, new: Fields, say: Callable[[str], None]
+    conn: sqlite3.Connection,
+    old: Fields,
+    new: Fields,
+    say: Callable[[str], None],
+    phase: Callable[[str], None],
 ) -> dict[str, Any]:
     sessions = int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
     total = int(conn.execute("SELECT count(*) FROM journal").fetchone()[0])
@@ -135,8 +135,8 @@ def _reseal_database(
     conn.execute("BEGIN IMMEDIATE")
     try:
         lift_triggers(conn)
-        counts = reseal_all(conn, old, new, on_entry=lambda done: pause_at(f"journal:{done}"))
-        pause_at("sessions-done")
+        counts = reseal_all(conn, old, new, on_entry=lambda done: phase(f"journal:{done}"))
+        phase("sessions-done")
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('rotated', ?)",
             (str(time.time()).encode(),),

@@ -120,3 +120,17 @@ def test_the_check_finds_module_state(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert [n for n, _ in module_state(sample)] == ["_seen", "_by_kernel", "_cache", "name"]
+
+
+def test_no_test_switches_in_production_code() -> None:
+    """Fault injection is installed by tests (a plugin they load, a hook it implements),
+    never read from a ``KETCH_TEST_*`` variable by the code that ships."""
+    found = []
+    for scope in (*SCOPES, ROOT / "kernel" / "ketch"):
+        for path in sorted(scope.rglob("*.py")):
+            if {"tests", "testing", "__pycache__"} & set(path.parts):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if "KETCH_TEST_" in line:
+                    found.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not found, "production code reads test switches:\n  " + "\n  ".join(found)
