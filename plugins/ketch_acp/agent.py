@@ -73,16 +73,8 @@ class KetchAgent:
         return bool(getattr(self.base.pm.hook, name).get_hookimpls())
 
     def _mcp_http(self) -> bool:
-        import importlib.util
-
-        loaded = any(
-            info.module == "ketch_mcp" and info.status == "ok"
-            for info in self.base.pm.infos.values()
-        )
-        try:
-            return loaded and importlib.util.find_spec("mcp") is not None
-        except (ImportError, ValueError):
-            return False
+        """Whether an MCP plugin here runs servers over HTTP (``mcp_transports``)."""
+        return any("http" in found for found in self.base.hooks.values("mcp_transports"))
 
     async def initialize(
         self,

@@ -13,6 +13,25 @@ from typing import Any
 from ketch.api import Command, hookimpl, provides
 
 
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_mcp import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)  # mcp_transports
+
+
+@hookimpl
+def mcp_transports() -> list[str]:
+    """stdio always; streamable HTTP when the MCP SDK is installed."""
+    import importlib.util
+
+    try:
+        http = importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):
+        http = False
+    return ["stdio", "http"] if http else ["stdio"]
+
+
 @hookimpl(optionalhook=True)
 def trust_setting_items(kernel: Any, key: tuple[str, ...], value: Any) -> list[Any] | None:
     if key != ("mcp_servers",):

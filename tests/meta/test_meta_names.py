@@ -22,10 +22,6 @@ PLUGINS = ROOT / "plugins"
 # (file, what matched) -> what replaces it. Issue 25 item 4: these remain to be done.
 KNOWN: dict[tuple[str, str], str] = {
     (
-        "ketch_acp/agent.py",
-        "module 'ketch_mcp'",
-    ): "a hook the mcp plugin declares (its transports), which ACP calls",
-    (
         "ketch_interactive/shell.py",
         "compares c.name with plugin 'trust'",
     ): "a capability on the trust command (an offer to show), not its name",
