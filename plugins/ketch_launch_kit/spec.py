@@ -28,12 +28,15 @@ def _plain(value: Any, where: str) -> Any:
     raise SpecError(f"the option {where} ({type(value).__name__}) cannot be passed to a new process")
 
 
-def to_spec(args: argparse.Namespace) -> str:
-    return json.dumps({k: _plain(v, k) for k, v in sorted(vars(args).items())})
+def to_spec(args: argparse.Namespace) -> dict[str, Any]:
+    """The options as plain (JSON-able) data."""
+    return {k: _plain(v, k) for k, v in sorted(vars(args).items())}
 
 
-def from_spec(text: str) -> argparse.Namespace:
-    data = json.loads(text)
+def from_spec(data: Any) -> argparse.Namespace:
+    """The options back from :func:`to_spec`'s data (or its JSON text)."""
+    if isinstance(data, str | bytes):
+        data = json.loads(data)
     if not isinstance(data, dict):
         raise SpecError("the options are not a JSON object")
     return argparse.Namespace(**data)

@@ -1,0 +1,46 @@
+"""The cost cap while runs go on, and the model's ``ketch attach``."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.kernel import Kernel
+    from ketch.policy import ProposedCall
+
+
+def check_cost(kernel: Kernel, live: Any) -> None:
+    """Stop this run's turn (a KetchError: it ends with that message) once the running
+    background sessions together cost ``[background] max_cost_usd`` or more."""
+    from ketch.errors import KetchError
+    from ketch_background.registry import live_runs
+    from ketch_background.settings import BackgroundSettings
+
+    cap = kernel.settings.of(BackgroundSettings).max_cost_usd
+    if cap is None:
+        return
+    others = sum(s.cost_usd for s in live_runs() if s.run != live.run)
+    total = others + live.cost
+    if total >= cap:
+        raise KetchError(
+            f"the running background sessions have cost ${total:.4f} together, at the "
+            f"[background] max_cost_usd limit (${cap:.4f}); this one stops here "
+            "(raise the limit in your config.toml to go further)"
+        )
+
+
+_KETCH_ATTACH = re.compile(r"(?<![\w.-])ketch(?![\w.-]).*?(?<![\w-])attach(?![\w-])", re.S)
+
+
+def runs_ketch_attach(call: ProposedCall) -> bool:
+    """Whether a tool call's command line runs ``ketch ... attach``."""
+    from ketch.tools import Effect
+
+    if not any(a.effect == Effect.EXECUTE for a in call.accesses):
+        return False
+    command = call.input.get("command")
+    texts = [command] if isinstance(command, str) else []
+    if isinstance(command, list):
+        texts.append(" ".join(map(str, command)))
+    return any(_KETCH_ATTACH.search(text) for text in texts)
