@@ -1,0 +1,152 @@
+"""A hostile repository's git configuration runs nothing while ketch makes a worktree,
+runs a session there, compares it, merges it back and removes it.
+
+The repository (tests/trust/hostile.py, plus a merge driver, a conditional include that
+only applies on ketch's branches, and commit signing) names a program for every kind
+git has; every program appends its name to a canary log outside the repository. The
+controls first show that plain git, as a person runs it, does run them for each of these
+operations — a test that only shows "nothing ran" could not fail otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ketch.testing import call, text
+from tests.parallel.conftest import GIT_ENV, Ketch, clean, needs_git
+from tests.trust.hostile import Canaries, arm_git, git
+
+pytestmark = needs_git
+
+MORE_CONFIG = """
+[merge "evil"]
+\tdriver = sh {s} merge-driver %A
+[includeIf "onbranch:ketch/**"]
+\tpath = ../.gitconfig-onbranch
+[commit]
+\tgpgSign = true
+"""
+ONBRANCH = """
+[filter "sneaky"]
+\tsmudge = sh {s} onbranch-smudge
+\tclean = sh {s} onbranch-clean
+\trequired = true
+"""
+BASE_PY = "".join(f"line {n}\n" for n in range(1, 21))
+
+
+def arm(ws: Path, log: Path) -> Canaries:
+    script = arm_git(ws, log)
+    with open(ws / ".git" / "config", "a") as config:
+        config.write(MORE_CONFIG.format(s=script))
+    (ws / ".gitconfig-onbranch").write_text(ONBRANCH.format(s=script))
+    with open(ws / ".gitattributes", "a") as attributes:
+        attributes.write("*.py merge=evil diff=evil\n*.cfg filter=sneaky\n")
+    (ws / "m.py").write_text(BASE_PY)
+    (ws / "c.cfg").write_text("x\n")
+    # Committed without any of it running (a commit of the fixture, not under test).
+    plain = ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false"]
+    git(ws, *plain, "add", "m.py", "c.cfg", ".gitattributes", ".gitconfig-onbranch")
+    git(ws, *plain, "commit", "-q", "-m", "more", "--no-verify")
+    canaries = Canaries(log)
+    canaries.reset()
+    return canaries
+
+
+def test_the_controls_plain_git_runs_them_all(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    canaries = arm(ws, tmp_path / "canary.log")
+    git(ws, "worktree", "add", "-q", "-b", "ketch/control", str(tmp_path / "wt"), check=False)
+    made = set(canaries.ran())
+    assert {"hook-post-checkout", "onbranch-smudge"} <= made and "smudge" in made, made
+    canaries.reset()
+    wt = tmp_path / "wt"
+    (wt / "m.py").write_text(BASE_PY.replace("line 3\n", "line three\n"))
+    git(wt, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-qam", "w")
+    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-q", "--allow-empty", "-m", "x", "--no-verify")
+    canaries.reset()
+    (ws / "m.py").write_text(BASE_PY.replace("line 18\n", "line eighteen\n"))
+    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-qam", "main side", "--no-verify")
+    canaries.reset()
+    git(ws, "merge", "--no-edit", "ketch/control", check=False)
+    merged = set(canaries.ran())
+    assert {"merge-driver", "gpg", "fsmonitor"} <= merged, merged
+    canaries.reset()
+    git(ws, "diff", "HEAD~1", "--", "m.py", check=False)
+    assert {"external-diff"} & set(canaries.ran()) or {"textconv"} & set(canaries.ran())
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> tuple[Path, Canaries, Ketch]:
+    ws = tmp_path / "ws"
+    canaries = arm(ws, tmp_path / "canary.log")
+    ketch = Ketch(tmp_path, ws)
+    ketch.env["HOME"] = str(tmp_path)  # the fixture's git identity lives in no config: use GIT_ENV
+    return ws, canaries, ketch
+
+
+def test_a_worktree_session_diff_merge_and_remove_run_nothing_of_the_repository(
+    hostile: tuple[Path, Canaries, Ketch],
+) -> None:
+    ws, canaries, ketch = hostile
+    run = ("--provider", "scripted", "--output-format", "stream-json", "--profile", "full-access")
+    script = [
+        call("read_file", {"path": "m.py"}),
+        call("write_file", {"path": "m.py", "content": BASE_PY.replace("line 3\n", "line three\n")}),
+        text("edited"),
+    ]
+    session = ketch("-w", "evil", "-p", "edit m.py", *run, script=script, env=GIT_ENV)
+    clean(session)
+    assert session.returncode == 0, session.stderr[-2000:]
+    assert canaries.ran() == [], f"making the worktree and its session ran {canaries.ran()}"
+    folder = Path(ketch.worktrees()["evil"]["path"])
+    assert (folder / "m.py").read_text().count("line three") == 1
+    assert (folder / "c.cfg").read_text() == "x\n"  # written as stored: no filter ran
+
+    diff = ketch("worktrees", "diff", "evil", env=GIT_ENV)
+    assert diff.returncode == 0 and "+line three" in diff.stdout
+    assert canaries.ran() == [], f"the diff ran {canaries.ran()}"
+
+    # The main side changes the same file elsewhere: a real three-way merge of m.py,
+    # whose merge attribute names the repository's driver.
+    (ws / "m.py").write_text(BASE_PY.replace("line 18\n", "line eighteen\n"))
+    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-q", "-m", "main", "--no-verify", "--", "m.py")
+    canaries.reset()
+    merged = ketch("worktrees", "merge", "evil", env=GIT_ENV)
+    clean(merged)
+    assert merged.returncode == 0, merged.stderr
+    assert canaries.ran() == [], f"the merge ran {canaries.ran()}"
+    both = (ws / "m.py").read_text()
+    assert "line three" in both and "line eighteen" in both  # git's own merge did it
+    assert "gpgsig" not in git(ws, "cat-file", "-p", "HEAD")  # nothing was signed
+
+    removed = ketch("worktrees", "remove", "evil", env=GIT_ENV)
+    assert removed.returncode == 0, removed.stderr
+    assert canaries.ran() == [], f"removing it ran {canaries.ran()}"
+    # Later, too: what ketch left behind makes nothing run for ketch's own next look.
+    again = ketch("worktrees", "list", env=GIT_ENV)
+    assert again.returncode == 0 and canaries.ran() == []
+
+
+def test_a_conflicting_merge_through_the_repositorys_driver_changes_nothing(
+    hostile: tuple[Path, Canaries, Ketch],
+) -> None:
+    ws, canaries, ketch = hostile
+    run = ("--provider", "scripted", "--output-format", "stream-json", "--profile", "full-access")
+    script = [
+        call("read_file", {"path": "m.py"}),
+        call("write_file", {"path": "m.py", "content": BASE_PY.replace("line 5\n", "worktree 5\n")}),
+        text("edited"),
+    ]
+    assert ketch("-w", "clash", "-p", "edit", *run, script=script, env=GIT_ENV).returncode == 0
+    (ws / "m.py").write_text(BASE_PY.replace("line 5\n", "main 5\n"))
+    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-q", "-m", "main", "--no-verify", "--", "m.py")
+    head = git(ws, "rev-parse", "HEAD")
+    canaries.reset()
+    refused = ketch("worktrees", "merge", "clash", env=GIT_ENV)
+    assert refused.returncode == 1 and "m.py" in refused.stderr and "conflict" in refused.stderr
+    assert canaries.ran() == []
+    assert (ws / "m.py").read_text() == BASE_PY.replace("line 5\n", "main 5\n")
+    assert git(ws, "rev-parse", "HEAD") == head
