@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def check_cost(kernel: Kernel, live: Any) -> None:
     """Stop this run's turn (a KetchError: it ends with that message) once the running
-    background sessions together cost ``[background] max_cost_usd`` or more."""
+    background sessions together cost more than ``[background] max_cost_usd``."""
     from ketch.errors import KetchError
     from ketch_background.registry import live_runs
     from ketch_background.settings import BackgroundSettings
@@ -22,9 +22,9 @@ def check_cost(kernel: Kernel, live: Any) -> None:
         return
     others = sum(s.cost_usd for s in live_runs() if s.run != live.run)
     total = others + live.cost
-    if total >= cap:
+    if total > cap:
         raise KetchError(
-            f"the running background sessions have cost ${total:.4f} together, at the "
+            f"the running background sessions have cost ${total:.4f} together, past the "
             f"[background] max_cost_usd limit (${cap:.4f}); this one stops here "
             "(raise the limit in your config.toml to go further)"
         )

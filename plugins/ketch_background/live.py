@@ -22,6 +22,7 @@ import contextlib
 import itertools
 import os
 import queue
+import signal
 import socket
 import threading
 import time
@@ -299,6 +300,7 @@ class Live:
         if self.loop is None:
             with contextlib.suppress(RuntimeError):
                 self.loop = asyncio.get_running_loop()
+                self._ignore_hangups(self.loop)
         kind = event.type
         if kind == "text_delta" and session is self.session:
             self.partial += getattr(event, "text", "")
@@ -313,6 +315,14 @@ class Live:
         if kind == "turn_end" and session is self.session:
             self.ended = {"stop_reason": getattr(event, "stop_reason", "")}
             self.broadcast({"type": "end", **self.ended})
+
+    @staticmethod
+    def _ignore_hangups(loop: asyncio.AbstractEventLoop) -> None:
+        """A background run outlives terminals: the turn's SIGHUP handler (which would
+        cancel it) gives way to ignoring SIGHUP. SIGTERM and SIGINT still cancel."""
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGHUP)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
     def _set_state(self, state: str) -> None:
         self.state = state
