@@ -82,7 +82,10 @@ class Isolated:
         lines += [f"- {status} {path}" for status, path in self.files[:100]]
         patch = self.patch
         if len(patch) > PATCH_LIMIT:
-            patch = patch[:PATCH_LIMIT] + f"\n… (the diff goes on: {len(self.patch) - PATCH_LIMIT:,} more characters)"
+            patch = (
+                patch[:PATCH_LIMIT]
+                + f"\n… (the diff goes on: {len(self.patch) - PATCH_LIMIT:,} more characters)"
+            )
         lines += ["", "```diff", patch.rstrip("\n"), "```", ""]
         how = (
             f"merge them with worktree_merge (name: {self.name!r}); the user approves the merge"

@@ -66,9 +66,14 @@ class Printer:
                 prefix = "❯ " if role == "user" else ""
                 self.say(prefix + part["text"].rstrip())
             elif kind == "tool_call":
-                self.say(f"● {part.get('name')}  {_short(json.dumps(part.get('input'), ensure_ascii=False))}")
+                self.say(
+                    f"● {part.get('name')}  {_short(json.dumps(part.get('input'), ensure_ascii=False))}"
+                )
             elif kind == "tool_result":
-                self._result(bool(part.get("ok", not part.get("is_error", False))), str(part.get("output") or part.get("content") or ""))
+                self._result(
+                    bool(part.get("ok", not part.get("is_error", False))),
+                    str(part.get("output") or part.get("content") or ""),
+                )
 
     def _result(self, ok: bool, output: str) -> None:
         lines = output.strip().splitlines() or [""]
@@ -85,7 +90,9 @@ class Printer:
             return
         self.flush() if kind != "reasoning_delta" else None
         if kind == "tool_call":
-            self.say(f"{agent}● {event.get('name')}  {_short(json.dumps(event.get('input'), ensure_ascii=False))}")
+            self.say(
+                f"{agent}● {event.get('name')}  {_short(json.dumps(event.get('input'), ensure_ascii=False))}"
+            )
         elif kind == "tool_result":
             self._result(bool(event.get("ok")), str(event.get("output") or ""))
         elif kind == "permission" and event.get("decision") != "allow":
@@ -98,7 +105,9 @@ class Printer:
         elif kind == "error":
             self.say(f"⚠ {event.get('kind')}: {event.get('message')}")
         elif kind == "subagent":
-            self.say(f"↳ agent {event.get('name')} {event.get('status')}: {event.get('description') or ''}")
+            self.say(
+                f"↳ agent {event.get('name')} {event.get('status')}: {event.get('description') or ''}"
+            )
         elif kind == "turn_end" and not agent:
             self.say(f"── the background turn ended: {event.get('stop_reason')} ──")
 
@@ -126,7 +135,10 @@ class View:
         try:
             reader, writer = await asyncio.open_unix_connection(self.status.socket, limit=MAX_LINE)
         except OSError as exc:
-            print(f"ketch: cannot reach {self.status.session_id}: {exc.strerror or exc}", file=sys.stderr)
+            print(
+                f"ketch: cannot reach {self.status.session_id}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
             return "lost"
         self.writer = writer
         writer.write(encode({"op": "attach"}))
@@ -157,7 +169,9 @@ class View:
         if hello.get("ended"):
             self.printer.flush()
             self.ended = True
-        say("Enter sends what you type to the model (a steer) · /stop stops the run · Ctrl-D detaches")
+        say(
+            "Enter sends what you type to the model (a steer) · /stop stops the run · Ctrl-D detaches"
+        )
 
     async def _loop(self, reader: asyncio.StreamReader) -> str:
         self.reader = reader
@@ -258,7 +272,9 @@ class View:
             say(f"  {line}")
         if len(preview) > 30:
             say(f"  … {len(preview) - 30} more lines")
-        scope = f" · [s] yes, and allow {item['scope']} for this session" if item.get("scope") else ""
+        scope = (
+            f" · [s] yes, and allow {item['scope']} for this session" if item.get("scope") else ""
+        )
         question = f"allow it? [y]es{scope} · [n]o · [t] no, with a note: "
         asker: PromptSession[str] = PromptSession()
         ident = str(item.get("id"))
@@ -288,7 +304,9 @@ class View:
             elif answer in ("t", "tell"):
                 note_session: PromptSession[str] = PromptSession()
                 try:
-                    note = await note_session.prompt_async("note for the model: ", handle_sigint=False)
+                    note = await note_session.prompt_async(
+                        "note for the model: ", handle_sigint=False
+                    )
                 except (EOFError, KeyboardInterrupt):
                     continue
                 await self._answer(ident, False, "once", note)
@@ -296,7 +314,13 @@ class View:
 
     async def _answer(self, ident: str, approved: bool, remember: str, note: str = "") -> None:
         await self._send(
-            {"op": "answer", "id": ident, "approved": approved, "remember": remember, "message": note or None}
+            {
+                "op": "answer",
+                "id": ident,
+                "approved": approved,
+                "remember": remember,
+                "message": note or None,
+            }
         )
         self.pending.pop(ident, None)
         self.printer.say("  ✓ approved" if approved else "  ✗ declined")
@@ -346,7 +370,9 @@ def attach(kernel: Kernel, ident: str) -> int:
         outcome = asyncio.run(View(status).main())
         if outcome in ("detached", "stopped"):
             if outcome == "detached":
-                print(f"ketch: detached; {status.session_id} goes on (ketch attach {status.session_id})")
+                print(
+                    f"ketch: detached; {status.session_id} goes on (ketch attach {status.session_id})"
+                )
             return 0
         deadline = time.monotonic() + 30
         while registry.lock_held(status.run) and time.monotonic() < deadline:

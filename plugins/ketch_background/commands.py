@@ -84,7 +84,10 @@ def run_ps(kernel: Kernel, args: argparse.Namespace) -> int:
         print(json.dumps({"sessions": found}, indent=1))
         return 0
     if not found:
-        print("no background sessions are running" + ("" if args.all else " (ketch ps --all shows ended ones)"))
+        print(
+            "no background sessions are running"
+            + ("" if args.all else " (ketch ps --all shows ended ones)")
+        )
         return 0
     for row in found:
         state = row["state"]
@@ -137,7 +140,9 @@ def stop(status: Status, grace: float) -> str:
     if not status.alive:
         return f"{status.session_id or status.run} is not running ({_ended(status)})"
     if not pid or registry.process_start(pid) != status.supervisor_start:
-        raise KetchError(f"{status.run}'s supervisor (pid {pid}) cannot be found; nothing was signalled")
+        raise KetchError(
+            f"{status.run}'s supervisor (pid {pid}) cannot be found; nothing was signalled"
+        )
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace + 10
     while registry.lock_held(status.run) and time.monotonic() < deadline:
@@ -145,7 +150,9 @@ def stop(status: Status, grace: float) -> str:
     if registry.lock_held(status.run):
         raise KetchError(f"{status.run} did not end within {grace + 10:g} s (pid {pid})")
     after = registry.read_status(status.run)
-    extra = f"; {after.reaped} leftover process(es) ended" if after is not None and after.reaped else ""
+    extra = (
+        f"; {after.reaped} leftover process(es) ended" if after is not None and after.reaped else ""
+    )
     return f"stopped {status.session_id or status.run}: its turn was cancelled{extra}"
 
 
@@ -154,7 +161,10 @@ def run_stop(kernel: Kernel, args: argparse.Namespace) -> int:
 
     status = lookup(args.id)
     if not status.alive:
-        print(f"ketch: {status.session_id or status.run} is not running ({_ended(status)})", file=sys.stderr)
+        print(
+            f"ketch: {status.session_id or status.run} is not running ({_ended(status)})",
+            file=sys.stderr,
+        )
         return 1
     print(stop(status, kernel.settings.of(BackgroundSettings).stop_grace))
     return 0
@@ -200,4 +210,6 @@ def slash_background(ctx: SlashContext) -> None:
         ctx.print(f"/background: {exc.message}")
         return
     sid = answer["session_id"]
-    ctx.print(f"started {sid} in the background: `ketch attach {sid}` opens it, `ketch ps` lists it")
+    ctx.print(
+        f"started {sid} in the background: `ketch attach {sid}` opens it, `ketch ps` lists it"
+    )

@@ -61,7 +61,9 @@ def worker_options(args: argparse.Namespace, prompt: str) -> argparse.Namespace:
     from ketch.errors import UsageError
 
     if getattr(args, "input_format", "text") == "stream-json":
-        raise UsageError("--background takes one prompt; --input-format stream-json needs a pipe to stay open")
+        raise UsageError(
+            "--background takes one prompt; --input-format stream-json needs a pipe to stay open"
+        )
     inner = copy.copy(args)
     inner.prompt = prompt
     inner.background = False
@@ -130,7 +132,9 @@ def start(kernel: Kernel, args: argparse.Namespace, prompt: str) -> dict[str, An
             registry.forget(run)
             raise KetchError(f"the background run could not start: {exc}") from None
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps({"args": spec, "stop_grace": limits.stop_grace}).encode() + b"\n")
+        proc.stdin.write(
+            json.dumps({"args": spec, "stop_grace": limits.stop_grace}).encode() + b"\n"
+        )
         proc.stdin.close()
         answer = _handshake(proc, limits.start_timeout)
     if answer is None:
@@ -139,7 +143,9 @@ def start(kernel: Kernel, args: argparse.Namespace, prompt: str) -> dict[str, An
             f"see `ketch ps --all`, or end it with `ketch stop {run}`"
         )
     if "session_id" not in answer:
-        raise KetchError(f"the background run could not start: {answer.get('error') or 'no reason given'}")
+        raise KetchError(
+            f"the background run could not start: {answer.get('error') or 'no reason given'}"
+        )
     return {**answer, "run": run, "pid": proc.pid}
 
 
@@ -157,7 +163,11 @@ def _handshake(proc: subprocess.Popen[bytes], timeout: float) -> dict[str, Any] 
                 break
             data += chunk
     if b"\n" not in data:
-        return None if time.monotonic() >= deadline else {"error": "its supervisor ended without a word"}
+        return (
+            None
+            if time.monotonic() >= deadline
+            else {"error": "its supervisor ended without a word"}
+        )
     try:
         answer = json.loads(data.split(b"\n", 1)[0])
     except ValueError:
@@ -172,7 +182,16 @@ def run_background(kernel: Kernel) -> int:
     answer = start(kernel, args, read_prompt(args))
     session = answer["session_id"]
     if getattr(args, "output_format", "text") in ("json", "stream-json"):
-        print(json.dumps({"type": "background", "session_id": session, "run": answer["run"], "pid": answer["pid"]}))
+        print(
+            json.dumps(
+                {
+                    "type": "background",
+                    "session_id": session,
+                    "run": answer["run"],
+                    "pid": answer["pid"],
+                }
+            )
+        )
     else:
         print(session)
     print(

@@ -208,9 +208,10 @@ class Live:
         op = message.get("op")
         if op == "answer":
             self._answered(message)
-        elif op == "steer" and isinstance(message.get("text"), str) and message["text"].strip():
-            if self.loop is not None:
-                self.loop.call_soon_threadsafe(self.session.steer, message["text"])
+        elif op == "steer" and self.loop is not None:
+            text = message.get("text")
+            if isinstance(text, str) and text.strip():
+                self.loop.call_soon_threadsafe(self.session.steer, text)
 
     def _answered(self, message: dict[str, Any]) -> None:
         from ketch.policy import ApprovalAnswer

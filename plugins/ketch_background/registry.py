@@ -208,10 +208,8 @@ def socket_path(run: str) -> Path:
     if len(os.fsencode(near)) <= MAX_SOCKET_PATH:
         return near
     folder = Path(tempfile.gettempdir()) / f"ketch-{os.getuid()}"
-    try:
+    with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise OSError(f"{folder} is not a private folder of this user; not using it for sockets")

@@ -170,11 +170,11 @@ class Supervisor:
                     buffer += data
                     if b"\n" in buffer:
                         told = self._tell(buffer.split(b"\n", 1)[0] + b"\n")
-            if self.stop_at is not None and time.monotonic() - self.stop_at > grace:
-                if worker.poll() is None and not self.killed:
-                    self.killed = True
-                    with contextlib.suppress(OSError):
-                        worker.kill()
+            overdue = self.stop_at is not None and time.monotonic() - self.stop_at > grace
+            if overdue and worker.poll() is None and not self.killed:
+                self.killed = True
+                with contextlib.suppress(OSError):
+                    worker.kill()
         for key in list(selector.get_map().values()):  # what it wrote just before exiting
             os.set_blocking(key.fd, False)
             with contextlib.suppress(OSError):
@@ -203,7 +203,10 @@ class Supervisor:
 
 def main() -> int:
     if len(sys.argv) != 2 or not sys.argv[1].startswith("bg_"):
-        print("usage: python -m ketch_background.supervisor RUN (started by ketch --background)", file=sys.stderr)
+        print(
+            "usage: python -m ketch_background.supervisor RUN (started by ketch --background)",
+            file=sys.stderr,
+        )
         return 2
     return Supervisor(sys.argv[1]).main()
 

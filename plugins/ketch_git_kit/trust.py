@@ -33,7 +33,9 @@ def _where(path: str, workspace: Path) -> str:
     repo = find_repository(workspace)
     if repo is not None and repo.common_dir != repo.git_dir and repo.common_dir.name == ".git":
         try:
-            return (Path(".git") / Path(os.path.realpath(path)).relative_to(repo.common_dir)).as_posix()
+            return (
+                Path(".git") / Path(os.path.realpath(path)).relative_to(repo.common_dir)
+            ).as_posix()
         except ValueError:
             pass
     return path

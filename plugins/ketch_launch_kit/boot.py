@@ -32,9 +32,7 @@ def choose_frontend(kernel: Kernel, args: argparse.Namespace) -> Any:
     return frontend
 
 
-def boot(
-    args: argparse.Namespace, workspace: Path, *, environ: Mapping[str, str]
-) -> Kernel:
+def boot(args: argparse.Namespace, workspace: Path, *, environ: Mapping[str, str]) -> Kernel:
     """A kernel in ``workspace`` with ``args`` as its command line (plugins blocked as
     they were: ``--no-plugin`` is in the options, the variables in ``environ``)."""
     from ketch import builtin_commands

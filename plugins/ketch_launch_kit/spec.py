@@ -25,7 +25,9 @@ def _plain(value: Any, where: str) -> Any:
         return [_plain(v, where) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: _plain(v, f"{where}.{k}") for k, v in value.items()}
-    raise SpecError(f"the option {where} ({type(value).__name__}) cannot be passed to a new process")
+    raise SpecError(
+        f"the option {where} ({type(value).__name__}) cannot be passed to a new process"
+    )
 
 
 def to_spec(args: argparse.Namespace) -> dict[str, Any]:

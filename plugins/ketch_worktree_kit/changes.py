@@ -137,7 +137,7 @@ def merge_check(repo: Repo, commit: str) -> Conflicts:
 
 
 def unmerged(repo: Repo, record: Record) -> str:
-    """"" when everything the worktree holds is in the repository's checked-out
+    """ "" when everything the worktree holds is in the repository's checked-out
     commit already (merged, squashed, or never changed); else what is not."""
     snap = snapshot(repo, record)
     check = merge_check(repo, snap)

@@ -114,4 +114,3 @@ def records(folder: Path) -> list[Record]:
     except OSError:
         return []
     return [r for r in (read_record(folder, n) for n in names) if r is not None]
-

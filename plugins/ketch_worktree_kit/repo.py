@@ -108,7 +108,10 @@ class Repo:
         have: set[str] = set()
         if git is not None:
             try:
-                have = {e.key.lower() for e in read_config(cwd or self.main, git=git, environ=self.environ)}
+                have = {
+                    e.key.lower()
+                    for e in read_config(cwd or self.main, git=git, environ=self.environ)
+                }
             except Exception:  # noqa: BLE001 - then the fallback identity is used
                 have = set()
         args: list[str] = []

@@ -65,7 +65,9 @@ def create(repo: Repo, name: str) -> Record:
     path = repo.folder / name
     branch = BRANCH_PREFIX + name
     if os.path.lexists(path):
-        raise WorktreeError(f"{path} already exists and is not a worktree ketch knows; move it away")
+        raise WorktreeError(
+            f"{path} already exists and is not a worktree ketch knows; move it away"
+        )
     if repo.branch_exists(branch):
         raise WorktreeError(
             f"the branch {branch} already exists; pick another name, or delete it (git branch -D {branch})"

@@ -16,7 +16,9 @@ class MergeInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(
-        min_length=1, max_length=64, description="The worktree's name (a subagent's result gives it)."
+        min_length=1,
+        max_length=64,
+        description="The worktree's name (a subagent's result gives it).",
     )
     squash: bool = Field(
         False, description="One commit with all its changes instead of a merge commit."

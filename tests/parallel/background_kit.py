@@ -59,12 +59,22 @@ def processes() -> dict[int, dict[str, Any]]:
             continue
         try:
             stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cmdline = (
+                Path(f"/proc/{entry}/cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+            )
         except OSError:
             continue
         if stat[0] == "Z":
             continue
-        found[int(entry)] = {"ppid": int(stat[1]), "pgid": int(stat[2]), "sid": int(stat[3]), "cmd": cmdline}
+        found[int(entry)] = {
+            "ppid": int(stat[1]),
+            "pgid": int(stat[2]),
+            "sid": int(stat[3]),
+            "cmd": cmdline,
+        }
     return found
 
 

@@ -127,7 +127,9 @@ class Ketch:
             "KETCH_SCRIPT_LOG": str(log),
         }, log
 
-    def popen(self, *args: str, script: list[dict[str, Any]], cwd: Path | None = None) -> tuple[subprocess.Popen[str], Path]:
+    def popen(
+        self, *args: str, script: list[dict[str, Any]], cwd: Path | None = None
+    ) -> tuple[subprocess.Popen[str], Path]:
         environ, log = self.script_env(script)
         proc = subprocess.Popen(
             [sys.executable, "-m", "ketch", *args],
@@ -162,12 +164,16 @@ def tool_outputs(request: dict[str, Any]) -> list[str]:
 
 
 def clean(result: CliResult) -> None:
-    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr[
+        -3000:
+    ]
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "proj", {"a.txt": "one\ntwo\nthree\n", "src/app.py": "print('hi')\n"})
+    return make_repo(
+        tmp_path / "proj", {"a.txt": "one\ntwo\nthree\n", "src/app.py": "print('hi')\n"}
+    )
 
 
 @pytest.fixture

@@ -21,7 +21,10 @@ def when(marker: str, step: dict[str, Any]) -> dict[str, Any]:
 
 
 def agent(prompt: str, **extra: Any) -> tuple[str, dict[str, Any]]:
-    return ("agent", {"description": prompt[:20], "prompt": prompt, "isolation": "worktree", **extra})
+    return (
+        "agent",
+        {"description": prompt[:20], "prompt": prompt, "isolation": "worktree", **extra},
+    )
 
 
 def results(request: dict[str, Any]) -> list[str]:
@@ -40,7 +43,13 @@ def parent_requests(result: Any) -> list[dict[str, Any]]:
 def edit(marker: str, word: str) -> list[dict[str, Any]]:
     return [
         when(marker, call("read_file", {"path": "a.txt"})),
-        when(marker, {**call("write_file", {"path": "a.txt", "content": f"one\n{word}\nthree\n"}), "delay": 0.5}),
+        when(
+            marker,
+            {
+                **call("write_file", {"path": "a.txt", "content": f"one\n{word}\nthree\n"}),
+                "delay": 0.5,
+            },
+        ),
         when(marker, call("read_file", {"path": "a.txt"})),
         when(marker, text(f"{word} written")),
     ]
@@ -51,7 +60,9 @@ def test_parallel_subagents_in_worktrees_return_diffs_and_the_parent_merges_with
 ) -> None:
     approver = tmp_path / "approve.sh"
     asked = tmp_path / "asked.jsonl"
-    approver.write_text(f"#!/bin/sh\ncat >> {asked}\necho >> {asked}\necho '{{\"decision\": \"allow\"}}'\n")
+    approver.write_text(
+        f'#!/bin/sh\ncat >> {asked}\necho >> {asked}\necho \'{{"decision": "allow"}}\'\n'
+    )
     approver.chmod(0o755)
     before = tree_digest(repo)
     script = [
@@ -64,8 +75,16 @@ def test_parallel_subagents_in_worktrees_return_diffs_and_the_parent_merges_with
     # The parent merges the first child's worktree: its name is only known from the
     # result, so the script is played in two runs: first the agents (and an end) ...
     first = ketch(
-        "-p", "PARENT go", "--provider", "scripted", "--output-format", "stream-json",
-        "--profile", "assisted", "--permission-prompt-command", str(approver),
+        "-p",
+        "PARENT go",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "assisted",
+        "--permission-prompt-command",
+        str(approver),
         script=script[:-2] + [when("PARENT", text("both done"))],
     )
     clean(first)
@@ -80,8 +99,18 @@ def test_parallel_subagents_in_worktrees_return_diffs_and_the_parent_merges_with
         names.append(answer.split("git worktree '", 1)[1].split("'", 1)[0])
     # Each child read the committed file, then only its own edit (they ran side by side).
     for request in first.requests:
-        prompt = "".join(p.get("text", "") for m in request["messages"] if m["role"] == "user" for p in m["parts"])
-        outputs = [p.get("output", "") for m in request["messages"] for p in m["parts"] if p["type"] == "tool_result"]
+        prompt = "".join(
+            p.get("text", "")
+            for m in request["messages"]
+            if m["role"] == "user"
+            for p in m["parts"]
+        )
+        outputs = [
+            p.get("output", "")
+            for m in request["messages"]
+            for p in m["parts"]
+            if p["type"] == "tool_result"
+        ]
         if "TASK-A" in prompt:
             assert not any("BBB" in o for o in outputs)
         if "TASK-B" in prompt:
@@ -97,8 +126,17 @@ def test_parallel_subagents_in_worktrees_return_diffs_and_the_parent_merges_with
         text("merged one, the other conflicts"),
     ]
     second = ketch(
-        "--continue", "-p", "merge them", "--provider", "scripted", "--output-format", "stream-json",
-        "--profile", "assisted", "--permission-prompt-command", str(approver),
+        "--continue",
+        "-p",
+        "merge them",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "assisted",
+        "--permission-prompt-command",
+        str(approver),
         script=merge_script,
     )
     clean(second)
@@ -121,12 +159,29 @@ def test_without_approval_the_merge_does_not_happen(ketch: Ketch, repo: Path) ->
         *edit("TASK-A", "AAA"),
         when("PARENT", text("done")),
     ]
-    first = ketch("-p", "PARENT go", "--provider", "scripted", "--output-format", "stream-json", "--profile", "assisted", script=script)
+    first = ketch(
+        "-p",
+        "PARENT go",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "assisted",
+        script=script,
+    )
     clean(first)
     (name,) = list(ketch.worktrees())
     second = ketch(
-        "--continue", "-p", "merge", "--provider", "scripted", "--output-format", "stream-json",
-        "--profile", "assisted",
+        "--continue",
+        "-p",
+        "merge",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "assisted",
         script=[call("worktree_merge", {"name": name}), text("could not")],
     )
     clean(second)
@@ -138,13 +193,28 @@ def test_without_approval_the_merge_does_not_happen(ketch: Ketch, repo: Path) ->
 def test_an_agent_definition_asks_for_its_worktree(ketch: Ketch, repo: Path) -> None:
     agents = ketch.config_dir / "agents"
     agents.mkdir(parents=True)
-    (agents / "iso.md").write_text("---\nname: iso\ndescription: isolated editor\nisolation: worktree\n---\nEdit.\n")
+    (agents / "iso.md").write_text(
+        "---\nname: iso\ndescription: isolated editor\nisolation: worktree\n---\nEdit.\n"
+    )
     script = [
-        when("PARENT", call("agent", {"description": "edit", "prompt": "TASK-A edit", "agent": "iso"})),
+        when(
+            "PARENT",
+            call("agent", {"description": "edit", "prompt": "TASK-A edit", "agent": "iso"}),
+        ),
         *edit("TASK-A", "AAA"),
         when("PARENT", text("done")),
     ]
-    result = ketch("-p", "PARENT go", "--provider", "scripted", "--output-format", "stream-json", "--profile", "assisted", script=script)
+    result = ketch(
+        "-p",
+        "PARENT go",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "assisted",
+        script=script,
+    )
     clean(result)
     (answer,) = [o for r in parent_requests(result) for o in results(r)]
     assert "It worked in its own git worktree" in answer and "+AAA" in answer

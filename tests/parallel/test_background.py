@@ -31,7 +31,11 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux
 
 def finished(ketch: Ketch, session: str) -> str:
     return wait_for(
-        lambda: state_of(ketch, session) if state_of(ketch, session) in ("finished", "failed", "stopped") else "",
+        lambda: (
+            state_of(ketch, session)
+            if state_of(ketch, session) in ("finished", "failed", "stopped")
+            else ""
+        ),
         f"{session} to end",
     )
 
@@ -47,13 +51,21 @@ def test_a_background_run_outlives_its_terminal(ketch: Ketch, repo: Path, tmp_pa
         ]
     )
     socket = str(tmp_path / "tmux.sock")
-    env_args = [f"{k}={v}" for k, v in environ.items() if k.startswith(("KETCH_", "XDG_", "HOME", "PYTHON", "PATH", "GIT_"))]
+    env_args = [
+        f"{k}={v}"
+        for k, v in environ.items()
+        if k.startswith(("KETCH_", "XDG_", "HOME", "PYTHON", "PATH", "GIT_"))
+    ]
     ids = tmp_path / "id.txt"
     command = (
         f"env {' '.join(_quote(a) for a in env_args)} {sys.executable} -m ketch -p 'write out.txt' "
         f"--provider scripted --profile full-access --background > {ids}; sleep 60"
     )
-    subprocess.run(["tmux", "-S", socket, "new-session", "-d", "-s", "bg", "-x", "100", "-y", "20", command], check=True, cwd=repo)
+    subprocess.run(
+        ["tmux", "-S", socket, "new-session", "-d", "-s", "bg", "-x", "100", "-y", "20", command],
+        check=True,
+        cwd=repo,
+    )
     session = wait_for(lambda: ids.exists() and ids.read_text().strip(), "the background run's id")
     status = status_file(ketch, session)
     # The terminal goes away: the pane's processes get SIGHUP, the tmux server is gone.
@@ -75,16 +87,26 @@ def _quote(arg: str) -> str:
     return shlex.quote(arg)
 
 
-def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(ketch: Ketch, repo: Path) -> None:
+def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
+    ketch: Ketch, repo: Path
+) -> None:
     pexpect = pytest.importorskip("pexpect")
     session = start(
         ketch,
         "write approved.txt",
-        [call("write_file", {"path": "approved.txt", "content": "approved\n"}), text("written after approval")],
+        [
+            call("write_file", {"path": "approved.txt", "content": "approved\n"}),
+            text("written after approval"),
+        ],
     )
-    row = wait_for(lambda: ps(ketch).get(session, {}).get("waiting_for") and ps(ketch)[session], "an approval")
+    row = wait_for(
+        lambda: ps(ketch).get(session, {}).get("waiting_for") and ps(ketch)[session], "an approval"
+    )
     assert row["state"] == "waiting"
-    assert row["waiting_for"][0]["tool"] == "write_file" and "approved.txt" in row["waiting_for"][0]["summary"]
+    assert (
+        row["waiting_for"][0]["tool"] == "write_file"
+        and "approved.txt" in row["waiting_for"][0]["summary"]
+    )
     listed = ketch("ps")
     assert "waiting for approval: write_file" in listed.stdout
     time.sleep(1.5)  # nothing answers by itself
@@ -92,8 +114,13 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(ketch:
 
     environ, _ = ketch.script_env([])
     child = pexpect.spawn(
-        sys.executable, ["-m", "ketch", "attach", session[:12]], cwd=str(repo), env=environ,
-        encoding="utf-8", dimensions=(40, 140), timeout=30,
+        sys.executable,
+        ["-m", "ketch", "attach", session[:12]],
+        cwd=str(repo),
+        env=environ,
+        encoding="utf-8",
+        dimensions=(40, 140),
+        timeout=30,
     )
     try:
         child.expect("attached to " + session)
@@ -117,7 +144,9 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(ketch:
 
 
 def test_attach_needs_a_terminal(ketch: Ketch) -> None:
-    session = start(ketch, "wait", [call("write_file", {"path": "x.txt", "content": "x"}), text("ok")])
+    session = start(
+        ketch, "wait", [call("write_file", {"path": "x.txt", "content": "x"}), text("ok")]
+    )
     wait_for(lambda: ps(ketch).get(session, {}).get("waiting_for"), "an approval")
     refused = ketch("attach", session)
     assert refused.returncode == 2 and "needs a terminal" in refused.stderr
@@ -162,7 +191,9 @@ def test_stop_ends_the_turn_and_leaves_no_process(ketch: Ketch, repo: Path, tmp_
 
 def test_the_machine_limits_refuse_plainly(ketch: Ketch) -> None:
     ketch.config("[background]\nmax_running = 1\n")
-    first = start(ketch, "one", [call("write_file", {"path": "one.txt", "content": "1"}), text("ok")])
+    first = start(
+        ketch, "one", [call("write_file", {"path": "one.txt", "content": "1"}), text("ok")]
+    )
     wait_for(lambda: ps(ketch).get(first, {}).get("waiting_for"), "an approval")
     second = ketch("-p", "two", "--provider", "scripted", "--background", script=[text("no")])
     assert second.returncode == 1
@@ -178,11 +209,15 @@ def test_the_cost_limit_refuses_a_new_run_and_stops_one_going_past_it(ketch: Ket
         '[models."scripted-model"]\ninput_price = 100000\noutput_price = 0\n'
         "[background]\nmax_cost_usd = 1.5\n"
     )
-    first = start(ketch, "one", [call("write_file", {"path": "one.txt", "content": "1"}), text("ok")])
+    first = start(
+        ketch, "one", [call("write_file", {"path": "one.txt", "content": "1"}), text("ok")]
+    )
     wait_for(lambda: ps(ketch).get(first, {}).get("waiting_for"), "an approval")
     assert ps(ketch)[first]["cost_usd"] == pytest.approx(1.0)
     # A second run may start ($1 < $1.50), but its first response takes the total past it.
-    second = start(ketch, "two", [call("write_file", {"path": "two.txt", "content": "2"}), text("ok")])
+    second = start(
+        ketch, "two", [call("write_file", {"path": "two.txt", "content": "2"}), text("ok")]
+    )
     assert finished(ketch, second) == "failed"
     shown = ketch("sessions", "show", second, "--json").stdout
     assert "max_cost_usd" in shown

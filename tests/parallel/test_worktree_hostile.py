@@ -65,10 +65,32 @@ def test_the_controls_plain_git_runs_them_all(tmp_path: Path) -> None:
     wt = tmp_path / "wt"
     (wt / "m.py").write_text(BASE_PY.replace("line 3\n", "line three\n"))
     git(wt, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-qam", "w")
-    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-q", "--allow-empty", "-m", "x", "--no-verify")
+    git(
+        ws,
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "commit.gpgSign=false",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+        "--no-verify",
+    )
     canaries.reset()
     (ws / "m.py").write_text(BASE_PY.replace("line 18\n", "line eighteen\n"))
-    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-qam", "main side", "--no-verify")
+    git(
+        ws,
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "commit.gpgSign=false",
+        "commit",
+        "-qam",
+        "main side",
+        "--no-verify",
+    )
     canaries.reset()
     git(ws, "merge", "--no-edit", "ketch/control", check=False)
     merged = set(canaries.ran())
@@ -94,7 +116,9 @@ def test_a_worktree_session_diff_merge_and_remove_run_nothing_of_the_repository(
     run = ("--provider", "scripted", "--output-format", "stream-json", "--profile", "full-access")
     script = [
         call("read_file", {"path": "m.py"}),
-        call("write_file", {"path": "m.py", "content": BASE_PY.replace("line 3\n", "line three\n")}),
+        call(
+            "write_file", {"path": "m.py", "content": BASE_PY.replace("line 3\n", "line three\n")}
+        ),
         text("edited"),
     ]
     session = ketch("-w", "evil", "-p", "edit m.py", *run, script=script, env=GIT_ENV)
@@ -112,7 +136,20 @@ def test_a_worktree_session_diff_merge_and_remove_run_nothing_of_the_repository(
     # The main side changes the same file elsewhere: a real three-way merge of m.py,
     # whose merge attribute names the repository's driver.
     (ws / "m.py").write_text(BASE_PY.replace("line 18\n", "line eighteen\n"))
-    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-q", "-m", "main", "--no-verify", "--", "m.py")
+    git(
+        ws,
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "commit.gpgSign=false",
+        "commit",
+        "-q",
+        "-m",
+        "main",
+        "--no-verify",
+        "--",
+        "m.py",
+    )
     canaries.reset()
     merged = ketch("worktrees", "merge", "evil", env=GIT_ENV)
     clean(merged)
@@ -137,12 +174,27 @@ def test_a_conflicting_merge_through_the_repositorys_driver_changes_nothing(
     run = ("--provider", "scripted", "--output-format", "stream-json", "--profile", "full-access")
     script = [
         call("read_file", {"path": "m.py"}),
-        call("write_file", {"path": "m.py", "content": BASE_PY.replace("line 5\n", "worktree 5\n")}),
+        call(
+            "write_file", {"path": "m.py", "content": BASE_PY.replace("line 5\n", "worktree 5\n")}
+        ),
         text("edited"),
     ]
     assert ketch("-w", "clash", "-p", "edit", *run, script=script, env=GIT_ENV).returncode == 0
     (ws / "m.py").write_text(BASE_PY.replace("line 5\n", "main 5\n"))
-    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "commit", "-q", "-m", "main", "--no-verify", "--", "m.py")
+    git(
+        ws,
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "commit.gpgSign=false",
+        "commit",
+        "-q",
+        "-m",
+        "main",
+        "--no-verify",
+        "--",
+        "m.py",
+    )
     head = git(ws, "rev-parse", "HEAD")
     canaries.reset()
     refused = ketch("worktrees", "merge", "clash", env=GIT_ENV)

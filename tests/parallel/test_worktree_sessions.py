@@ -36,7 +36,9 @@ def test_two_worktree_sessions_at_once_never_see_each_other_and_the_second_merge
     ketch: Ketch, repo: Path
 ) -> None:
     before = tree_digest(repo)
-    one, one_log = ketch.popen("-w", "one", "-p", "edit a.txt", *RUN, script=edit("one\nONE\nthree\n", delay=2.0))
+    one, one_log = ketch.popen(
+        "-w", "one", "-p", "edit a.txt", *RUN, script=edit("one\nONE\nthree\n", delay=2.0)
+    )
     # The second reads a.txt only after the first wrote its copy (its first answer waits).
     script_two = edit("one\nTWO\nthree\n")
     script_two[0] = {**script_two[0], "delay": 4.0}
@@ -90,7 +92,9 @@ def test_a_squash_merge_is_one_commit_and_remove_cleans_up(ketch: Ketch, repo: P
     assert result.returncode == 0, result.stderr
     head = git(repo, "rev-parse", "HEAD").strip()
     blocked = ketch("worktrees", "remove", "sq")
-    assert blocked.returncode == 1 and "not merged" in blocked.stderr  # work is never dropped silently
+    assert (
+        blocked.returncode == 1 and "not merged" in blocked.stderr
+    )  # work is never dropped silently
     merged = ketch("worktrees", "merge", "sq", "--squash", "-m", "squash it")
     assert merged.returncode == 0, merged.stderr
     assert git(repo, "rev-list", "--count", f"{head}..HEAD").strip() == "1"
@@ -139,7 +143,9 @@ command = "sh scripts/hook.sh"
 """
 
 
-def test_trust_in_a_worktree_holds_for_identical_content_only(ketch: Ketch, repo: Path, tmp_path: Path) -> None:
+def test_trust_in_a_worktree_holds_for_identical_content_only(
+    ketch: Ketch, repo: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "hook.log"
     (repo / ".ketch").mkdir()
     (repo / ".ketch" / "config.toml").write_text(HOOK_CONFIG)
