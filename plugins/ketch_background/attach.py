@@ -279,7 +279,9 @@ class View:
         asker: PromptSession[str] = PromptSession()
         ident = str(item.get("id"))
         while ident in self.pending:
-            asking = asyncio.ensure_future(asker.prompt_async(question, handle_sigint=False))
+            asking: asyncio.Future[Any] = asyncio.ensure_future(
+                asker.prompt_async(question, handle_sigint=False)
+            )
             while not asking.done():
                 done, _ = await asyncio.wait(
                     {self.incoming, asking}, return_when=asyncio.FIRST_COMPLETED

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import selectors
 import subprocess
 import sys
@@ -158,7 +159,7 @@ def _handshake(proc: subprocess.Popen[bytes], timeout: float) -> dict[str, Any] 
         while b"\n" not in data and time.monotonic() < deadline:
             if not selector.select(timeout=max(0.0, deadline - time.monotonic())):
                 continue
-            chunk = proc.stdout.read1(65536)
+            chunk = os.read(proc.stdout.fileno(), 65536)
             if not chunk:
                 break
             data += chunk

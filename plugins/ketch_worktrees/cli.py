@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -61,7 +61,7 @@ def _out(text: str) -> None:
 def _list(repo: Repo, as_json: bool) -> int:
     from ketch_worktree_kit import WorktreeError, all_of, changes
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for record in all_of(repo):
         state, files = "", 0
         if not record.folder.is_dir():
