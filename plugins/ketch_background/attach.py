@@ -93,6 +93,9 @@ class Printer:
             self.say(
                 f"{agent}● {event.get('name')}  {_short(json.dumps(event.get('input'), ensure_ascii=False))}"
             )
+        elif kind == "tool_output" and not agent:
+            for line in str(event.get("text") or "").splitlines():
+                self.say(f"  │ {line}")
         elif kind == "tool_result":
             self._result(bool(event.get("ok")), str(event.get("output") or ""))
         elif kind == "permission" and event.get("decision") != "allow":
