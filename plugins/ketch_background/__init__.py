@@ -86,33 +86,10 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
 
         return call
 
-    register(
-        Command(
-            name="ps",
-            help="background sessions: running and waiting ones, their cost so far, what they wait for",
-            cli=True,
-            configure=lazy("configure_ps"),
-            run=lazy("run_ps"),
+    for name, help_text, configure, run in CLI_COMMANDS:
+        register(
+            Command(name=name, help=help_text, cli=True, configure=lazy(configure), run=lazy(run))
         )
-    )
-    register(
-        Command(
-            name="attach",
-            help="open background session ID here: its history, approvals it waits for, live output",
-            cli=True,
-            configure=lazy("configure_id"),
-            run=lazy("run_attach"),
-        )
-    )
-    register(
-        Command(
-            name="stop",
-            help="stop background session ID: its turn is cancelled, every process it started ended",
-            cli=True,
-            configure=lazy("configure_id"),
-            run=lazy("run_stop"),
-        )
-    )
     register(
         Command(
             name="background",
@@ -121,6 +98,29 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
             slash_run=lazy("slash_background"),
         )
     )
+
+
+# name, help, and the functions of ketch_background.commands that configure and run it
+CLI_COMMANDS = (
+    (
+        "ps",
+        "background sessions: running and waiting ones, their cost so far, what they wait for",
+        "configure_ps",
+        "run_ps",
+    ),
+    (
+        "attach",
+        "open background session ID here: its history, approvals it waits for, live output",
+        "configure_id",
+        "run_attach",
+    ),
+    (
+        "stop",
+        "stop background session ID: its turn is cancelled, every process it started ended",
+        "configure_id",
+        "run_stop",
+    ),
+)
 
 
 @hookimpl(optionalhook=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,17 +29,8 @@ def check_cost(kernel: Kernel, live: Any) -> None:
         )
 
 
-_KETCH_ATTACH = re.compile(r"(?<![\w.-])ketch(?![\w.-]).*?(?<![\w-])attach(?![\w-])", re.S)
-
-
 def runs_ketch_attach(call: ProposedCall) -> bool:
     """Whether a tool call's command line runs ``ketch ... attach``."""
-    from ketch.tools import Effect
+    from ketch_policy_kit.commands import runs_ketch
 
-    if not any(a.effect == Effect.EXECUTE for a in call.accesses):
-        return False
-    command = call.input.get("command")
-    texts = [command] if isinstance(command, str) else []
-    if isinstance(command, list):
-        texts.append(" ".join(map(str, command)))
-    return any(_KETCH_ATTACH.search(text) for text in texts)
+    return runs_ketch(call, "attach")

@@ -17,16 +17,10 @@ import pytest
 
 from ketch.testing import isolated_env
 from ketch.testing.cli import CliResult, run_cli
+from tests.trust.hostile import GIT_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTED = "ketch.testing.scripted_plugin"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -16,6 +16,9 @@ from tests.parallel.conftest import Ketch, clean, git, needs_git, tree_digest
 pytestmark = needs_git
 
 
+ASSISTED = ("--provider", "scripted", "--output-format", "stream-json", "--profile", "assisted")
+
+
 def when(marker: str, step: dict[str, Any]) -> dict[str, Any]:
     return {**step, "when": marker}
 
@@ -69,23 +72,16 @@ def test_parallel_subagents_in_worktrees_return_diffs_and_the_parent_merges_with
         when("PARENT", calls(agent("TASK-A make line 2 AAA"), agent("TASK-B make line 2 BBB"))),
         *edit("TASK-A", "AAA"),
         *edit("TASK-B", "BBB"),
-        when("PARENT", call("worktree_merge", {"name": "PLACEHOLDER"})),
-        when("PARENT", text("kept A")),
     ]
     # The parent merges the first child's worktree: its name is only known from the
     # result, so the script is played in two runs: first the agents (and an end) ...
     first = ketch(
         "-p",
         "PARENT go",
-        "--provider",
-        "scripted",
-        "--output-format",
-        "stream-json",
-        "--profile",
-        "assisted",
+        *ASSISTED,
         "--permission-prompt-command",
         str(approver),
-        script=script[:-2] + [when("PARENT", text("both done"))],
+        script=[*script, when("PARENT", text("both done"))],
     )
     clean(first)
     assert first.returncode == 0, first.stderr[-2000:]
@@ -129,12 +125,7 @@ def test_parallel_subagents_in_worktrees_return_diffs_and_the_parent_merges_with
         "--continue",
         "-p",
         "merge them",
-        "--provider",
-        "scripted",
-        "--output-format",
-        "stream-json",
-        "--profile",
-        "assisted",
+        *ASSISTED,
         "--permission-prompt-command",
         str(approver),
         script=merge_script,
@@ -162,12 +153,7 @@ def test_without_approval_the_merge_does_not_happen(ketch: Ketch, repo: Path) ->
     first = ketch(
         "-p",
         "PARENT go",
-        "--provider",
-        "scripted",
-        "--output-format",
-        "stream-json",
-        "--profile",
-        "assisted",
+        *ASSISTED,
         script=script,
     )
     clean(first)
@@ -176,12 +162,7 @@ def test_without_approval_the_merge_does_not_happen(ketch: Ketch, repo: Path) ->
         "--continue",
         "-p",
         "merge",
-        "--provider",
-        "scripted",
-        "--output-format",
-        "stream-json",
-        "--profile",
-        "assisted",
+        *ASSISTED,
         script=[call("worktree_merge", {"name": name}), text("could not")],
     )
     clean(second)
@@ -207,12 +188,7 @@ def test_an_agent_definition_asks_for_its_worktree(ketch: Ketch, repo: Path) -> 
     result = ketch(
         "-p",
         "PARENT go",
-        "--provider",
-        "scripted",
-        "--output-format",
-        "stream-json",
-        "--profile",
-        "assisted",
+        *ASSISTED,
         script=script,
     )
     clean(result)
