@@ -12,6 +12,7 @@ run gets no profile, rule or trust it was not started with.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -138,6 +139,8 @@ def start(kernel: Kernel, args: argparse.Namespace, prompt: str) -> dict[str, An
         )
         proc.stdin.close()
         answer = _handshake(proc, limits.start_timeout)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)  # the first of the double fork, gone at once
     if answer is None:
         raise KetchError(
             f"the background run {run} has not started after {limits.start_timeout:g} s; "
@@ -147,7 +150,8 @@ def start(kernel: Kernel, args: argparse.Namespace, prompt: str) -> dict[str, An
         raise KetchError(
             f"the background run could not start: {answer.get('error') or 'no reason given'}"
         )
-    return {**answer, "run": run, "pid": proc.pid}
+    status = registry.read_status(run)
+    return {**answer, "run": run, "pid": status.supervisor_pid if status else 0}
 
 
 def _handshake(proc: subprocess.Popen[bytes], timeout: float) -> dict[str, Any] | None:

@@ -286,7 +286,8 @@ class Live:
             with self.lock:
                 self.pending.pop(pending.id, None)
                 left = bool(self.pending)
-            answer = pending.future.result() if pending.future.done() else None
+            future = pending.future
+            answer = future.result() if future.done() and not future.cancelled() else None
             self.broadcast(
                 {
                     "type": "approval_closed",

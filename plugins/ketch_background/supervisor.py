@@ -1,8 +1,11 @@
 """The supervisor of one background run: ``python -m ketch_background.supervisor RUN``.
 
 Started by ``ketch -p … --background`` in a session of its own (``setsid``: no
-controlling terminal, its own process group), so closing the terminal sends it
-nothing; it ignores SIGHUP all the same. It
+controlling terminal), it forks once more and the first process exits at once: the
+supervisor is then nobody's child (init, or the nearest subreaper, adopts it, so no
+launcher — a shell that runs ``/background`` — is left with a zombie), cannot take a
+controlling terminal (it leads no session), and leads a process group of its own.
+Closing the terminal sends it nothing; it ignores SIGHUP all the same. It
 
 1. takes the run's lock (alive exactly while it holds it) and becomes the *child
    subreaper* (``PR_SET_CHILD_SUBREAPER``): every process the run starts stays its
@@ -101,6 +104,9 @@ class Supervisor:
 
     def main(self) -> int:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        if os.fork() > 0:  # the double fork: the launcher reaps this process now
+            os._exit(0)
+        os.setpgid(0, 0)
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
         self.lock = registry.hold_lock(self.run)

@@ -5,7 +5,8 @@ on stdin (never on disk: the prompt is among them). It runs them as ``ketch`` wo
 the same folder — ``-w NAME`` included — with the headless frontend, whose approvals go
 to whoever attaches (``headless_approver``). Its stdout is the handshake to the
 supervisor (one line once the session started); what the headless frontend prints goes
-nowhere. SIGHUP is ignored: a background run outlives terminals.
+nowhere. SIGHUP is ignored: a background run outlives terminals; the supervisor's death
+(even by SIGKILL) sends it SIGTERM, which cancels its turn.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def main() -> int:
     from ketch_launch_kit import SpecError, from_spec, run_frontend
 
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    _end_with_the_supervisor()
     try:
         request = json.loads(sys.stdin.buffer.readline() or b"{}")
         args = from_spec(request["args"])
@@ -43,6 +45,21 @@ def main() -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def _end_with_the_supervisor() -> None:
+    """SIGTERM when the supervisor dies (even by SIGKILL): the turn is cancelled as by
+    ``ketch stop``, rather than going on unsupervised."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 if __name__ == "__main__":

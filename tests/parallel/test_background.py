@@ -70,8 +70,10 @@ def test_a_background_run_outlives_its_terminal(ketch: Ketch, repo: Path, tmp_pa
     status = status_file(ketch, session)
     # The terminal goes away: the pane's processes get SIGHUP, the tmux server is gone.
     subprocess.run(["tmux", "-S", socket, "kill-server"], check=False)
-    assert os.getsid(status["supervisor_pid"]) == status["supervisor_pid"]  # a session of its own
-    assert status["supervisor_pid"] in processes()
+    supervisor = processes()[status["supervisor_pid"]]
+    assert supervisor["sid"] != os.getsid(0)  # not in the terminal's session (nor ours)
+    assert supervisor["pgid"] == status["supervisor_pid"]  # its own process group
+    assert supervisor["ppid"] != os.getpid()  # nobody's child: adopted
     # Hang-ups sent straight to it are ignored too.
     os.kill(status["supervisor_pid"], signal.SIGHUP)
     os.killpg(os.getpgid(status["worker_pid"]), signal.SIGHUP)
@@ -185,7 +187,7 @@ def test_stop_ends_the_turn_and_leaves_no_process(ketch: Ketch, repo: Path, tmp_
     assert state_of(ketch, session) == "stopped"
     assert status_file(ketch, session)["reaped"] >= 1  # the escaped one: ended by the supervisor
     journal = ketch("sessions", "show", session, "--json").stdout
-    assert "cancelled" in journal
+    assert "Cancelled by the user before this call finished" in journal  # turn_end cancelled
     assert ps(ketch) == {}
 
 
@@ -228,3 +230,28 @@ def test_the_cost_limit_refuses_a_new_run_and_stops_one_going_past_it(ketch: Ket
     third = ketch("-p", "three", "--provider", "scripted", "--background", script=[text("no")])
     assert third.returncode == 1 and "max_cost_usd limit ($1.0000)" in third.stderr
     assert ketch("stop", first).returncode == 0
+
+
+def test_a_run_that_cannot_start_says_why(ketch: Ketch) -> None:
+    result = ketch("-p", "hi", "--provider", "nosuchkind", "--background", script=[text("no")])
+    assert result.returncode == 1
+    assert "could not start" in result.stderr and "nosuchkind" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert ps(ketch) == {}
+    nothing = ketch("-p", "", "--background")
+    assert nothing.returncode == 2 and "--background runs a prompt" in nothing.stderr
+
+
+def test_a_killed_supervisor_takes_its_run_with_it(ketch: Ketch) -> None:
+    session = start(
+        ketch, "wait", [call("write_file", {"path": "x.txt", "content": "x"}), text("ok")]
+    )
+    wait_for(lambda: ps(ketch).get(session, {}).get("waiting_for"), "an approval")
+    status = status_file(ketch, session)
+    os.kill(status["supervisor_pid"], signal.SIGKILL)
+    wait_for(lambda: status["worker_pid"] not in processes(), "the worker to end")
+    assert state_of(ketch, session) == "gone"
+    assert (
+        "Cancelled by the user before this call finished"
+        in ketch("sessions", "show", session, "--json").stdout
+    )
