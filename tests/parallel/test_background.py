@@ -161,6 +161,7 @@ def test_stop_ends_the_turn_and_leaves_no_process(ketch: Ketch, repo: Path, tmp_
     # (beyond any process group ketch ends), and a command still running at the stop.
     marker = tmp_path / "hook-ran"
     ketch.config(
+        "[background]\nstop_grace = 60\n"  # a loaded machine: a clean end, never the kill
         '[[hooks.SessionStart]]\nmatcher = "*"\n'
         f'command = "setsid sleep 313 > /dev/null 2>&1 < /dev/null & touch {marker}"\n'
     )
