@@ -139,8 +139,15 @@ def ketch_session_start(session: Session) -> None:
     from ketch_background.live import LIVE, Live
 
     live = Live(session, run, getattr(kernel.args, "background_handshake_fd", None))
+    try:
+        live.start()
+    except OSError as exc:  # no socket, no one could ever answer: the run does not start
+        from ketch.errors import KetchError
+
+        why = f"cannot listen on {live.path}: {exc.strerror or exc}"
+        live.fail(why)
+        raise KetchError(f"the background run cannot start: {why}") from None
     kernel.stash[LIVE] = live
-    live.start()
 
 
 @hookimpl

@@ -133,6 +133,10 @@ class Live:
         )
         self._handshake({"session_id": self.session.id, "worker_pid": os.getpid()})
 
+    def fail(self, why: str) -> None:
+        """Tell the supervisor (and so the launcher) why the run did not start."""
+        self._handshake({"error": why})
+
     def _handshake(self, message: dict[str, Any]) -> None:
         fd, self.handshake_fd = self.handshake_fd, None
         if fd is None:

@@ -6,8 +6,9 @@ the :data:`~ketch_git_kit.env.FIXED` settings, and per name every filter driver
 (``filter.NAME.clean/smudge/process`` emptied, ``required`` off) and diff or merge
 driver (``textconv``/``command`` emptied; a merge driver replaced by git's own text
 merge, ``git merge-file``, so a merge still merges and reports conflicts) that any
-configuration git would read defines — the repository's, a file it includes, the user's. The diff family
-(``diff``, ``log``, ``show``, ...) also gets ``--no-ext-diff --no-textconv``. Includes
+configuration git would read defines — the repository's, a file it includes, the
+user's. The diff family (``diff``, ``log``, ``show``, ...) also gets ``--no-ext-diff
+--no-textconv``. Includes
 cannot be switched off by a setting; what they bring in is read first and switched off
 like the rest (see docs/trust.md for the one gap this leaves).
 """
