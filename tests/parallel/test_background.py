@@ -90,9 +90,11 @@ def _quote(arg: str) -> str:
 
 
 def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
-    ketch: Ketch, repo: Path
+    ketch: Ketch, repo: Path, tmp_path: Path
 ) -> None:
     pexpect = pytest.importorskip("pexpect")
+    notified = tmp_path / "notified.jsonl"
+    ketch.config(f'[[hooks.Notification]]\nmatcher = "*"\ncommand = "cat >> {notified}"\n')
     session = start(
         ketch,
         "write approved.txt",
@@ -105,6 +107,9 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
         lambda: ps(ketch).get(session, {}).get("waiting_for") and ps(ketch)[session], "an approval"
     )
     assert row["state"] == "waiting"
+    # The person is told (the Notification hook), and the run waits for them.
+    note = wait_for(lambda: notified.exists() and notified.read_text(), "the notification")
+    assert "permission_prompt" in note and "write_file" in note
     assert (
         row["waiting_for"][0]["tool"] == "write_file"
         and "approved.txt" in row["waiting_for"][0]["summary"]
