@@ -261,3 +261,76 @@ def test_a_killed_supervisor_takes_its_run_with_it(ketch: Ketch) -> None:
         "Cancelled by the user before this call finished"
         in ketch("sessions", "show", session, "--json").stdout
     )
+
+
+def test_a_run_keeps_the_authority_it_was_started_with(
+    ketch: Ketch, repo: Path, tmp_path: Path
+) -> None:
+    """Detaching widens nothing: a deny rule still denies (no one is asked), and a run
+    started with ``--permission-prompt-command`` is answered by that command, not held
+    for whoever attaches."""
+    ketch.config('[permissions]\ndeny = ["write(denied.txt)"]\n')
+    denied = start(
+        ketch,
+        "write denied.txt",
+        [call("write_file", {"path": "denied.txt", "content": "no\n"}), text("refused")],
+    )
+    # It ends without anyone attaching: an approval would wait for ever.
+    assert finished(ketch, denied) == "finished"
+    assert not (repo / "denied.txt").exists()
+    journal = ketch("sessions", "show", denied, "--json").stdout
+    assert "refused" in journal and '"approved": true' not in journal.replace(
+        '"approved":true', '"approved": true'
+    )
+
+    asked = tmp_path / "asked.jsonl"
+    program = tmp_path / "answer.sh"
+    program.write_text(f'#!/bin/sh\ncat >> {asked}\necho \'{{"decision": "deny"}}\'\n')
+    program.chmod(0o755)
+    answered = start(
+        ketch,
+        "write prompted.txt",
+        [call("write_file", {"path": "prompted.txt", "content": "no\n"}), text("told no")],
+        "--permission-prompt-command",
+        str(program),
+    )
+    assert finished(ketch, answered) == "finished"
+    assert '"tool": "write_file"' in asked.read_text() and "prompted.txt" in asked.read_text()
+    assert not (repo / "prompted.txt").exists()
+    assert "told no" in ketch("sessions", "show", answered, "--json").stdout
+
+
+def test_an_attached_person_who_says_no_is_heard(ketch: Ketch, repo: Path) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    session = start(
+        ketch,
+        "write refused.txt",
+        [
+            call("write_file", {"path": "refused.txt", "content": "no\n"}),
+            text("went on without it"),
+        ],
+    )
+    wait_for(lambda: ps(ketch).get(session, {}).get("waiting_for"), "an approval")
+    environ, _ = ketch.script_env([])
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "ketch", "attach", session],
+        cwd=str(repo),
+        env=environ,
+        encoding="utf-8",
+        dimensions=(40, 140),
+        timeout=30,
+    )
+    try:
+        child.expect("allow it\\?")
+        child.send("n\r")
+        child.expect("went on without it")
+        child.expect("the background turn ended: end_turn")
+        child.expect("Type a request")
+        time.sleep(0.5)
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert not (repo / "refused.txt").exists()
+    assert finished(ketch, session) == "finished"

@@ -91,7 +91,10 @@ def test_the_controls_plain_git_runs_them_all(tmp_path: Path) -> None:
     canaries = arm(ws, tmp_path / "canary.log")
     git(ws, "worktree", "add", "-q", "-b", "ketch/control", str(wt), check=False)
     made = set(canaries.ran())
-    assert {"hook-post-checkout", "onbranch-smudge"} <= made and "smudge" in made, made
+    # Checkout: filters (the config's, an include.path's, an onbranch include's), the
+    # post-checkout hook and fsmonitor.
+    assert {"smudge", "included-smudge", "onbranch-smudge", "hook-post-checkout"} <= made, made
+    assert "fsmonitor" in made, made
     (wt / "m.py").write_text(BASE_PY.replace("line 3\n", "line three\n"))
     commit(wt, "worktree side", "m.py")
     (ws / "m.py").write_text(BASE_PY.replace("line 18\n", "line eighteen\n"))
@@ -99,7 +102,7 @@ def test_the_controls_plain_git_runs_them_all(tmp_path: Path) -> None:
     canaries.reset()
     git(ws, "merge", "--no-edit", "ketch/control", check=False)
     merged = set(canaries.ran())
-    assert {"merge-driver", "gpg", "fsmonitor"} <= merged, merged
+    assert {"merge-driver", "gpg", "fsmonitor", "clean", "included-clean"} <= merged, merged
     canaries.reset()
     git(ws, "diff", "HEAD~1", "--", "m.py", check=False)
     assert {"external-diff", "textconv"} & set(canaries.ran())

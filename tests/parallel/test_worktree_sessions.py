@@ -4,6 +4,7 @@ one read, what the main work tree holds, and what git says."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from ketch.testing import call, text
@@ -173,3 +174,64 @@ def test_trust_in_a_worktree_holds_for_identical_content_only(
     assert log.read_text().split() == runs  # not run
     notices = " ".join(e["message"] for e in again.of_type("notice"))
     assert "hook SessionStart" in notices and "changed since you trusted it" in notices
+
+
+def test_a_worktree_sessions_sandbox_has_the_worktree_for_its_root(
+    ketch: Ketch, repo: Path
+) -> None:
+    """Commands the model runs in a worktree session write the worktree, never the main
+    work tree nor the repository's git directory (a hook planted there would run at the
+    person's next commit), and git works there. Judged on the host, by effect."""
+    targets = [
+        "made.txt",
+        str(repo / "escaped.txt"),
+        str(repo / ".git" / "hooks" / "pre-commit"),
+        str(repo / ".git" / "config"),
+    ]
+    escape = (
+        "import pathlib, sys\n"
+        "for p in sys.argv[1:]:\n"
+        "    try:\n"
+        "        with open(p, 'a') as f: f.write('planted\\n')\n"
+        "        print('WROTE', p)\n"
+        "    except OSError as e:\n"
+        "        print('REFUSED', p, type(e).__name__)\n"
+    )
+    config_before = (repo / ".git" / "config").read_text()
+    before = tree_digest(repo)
+    script = [
+        call(
+            "shell",
+            {
+                "command": " ".join(
+                    ["python3", "-c", shlex.quote(escape), *map(shlex.quote, targets)]
+                )
+            },
+        ),
+        call("shell", {"command": "git status --short"}),
+        text("looked"),
+    ]
+    result = ketch(
+        "-w",
+        "boxed",
+        "-p",
+        "try",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "assisted",
+        script=script,
+    )
+    clean(result)
+    assert result.returncode == 0, result.stderr[-2000:]
+    outputs = tool_outputs(result.requests[-1])
+    assert "WROTE made.txt" in outputs[0], outputs  # the command did run
+    folder = Path(ketch.worktrees()["boxed"]["path"])
+    assert (folder / "made.txt").read_text() == "planted\n"
+    assert "?? made.txt" in outputs[1], outputs[1]  # git reads the worktree's own state
+    # Nothing reached the main work tree or the repository's git directory.
+    assert tree_digest(repo) == before and not (repo / "escaped.txt").exists()
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert (repo / ".git" / "config").read_text() == config_before
