@@ -111,6 +111,17 @@ def test_parallel_subagents_in_worktrees_return_diffs_and_the_parent_merges_with
             assert not any("BBB" in o for o in outputs)
         if "TASK-B" in prompt:
             assert not any("AAA" in o for o in outputs)
+    # Side by side: each child asked the model again before the other's last request.
+    spans = {
+        task: [
+            r["received_at"]
+            for r in first.requests
+            if task in json.dumps(next(m for m in r["messages"] if m["role"] == "user"))
+        ]
+        for task in ("TASK-A", "TASK-B")
+    }
+    assert all(len(times) == 4 for times in spans.values()), spans
+    assert max(min(t) for t in spans.values()) < min(max(t) for t in spans.values()), spans
     assert tree_digest(repo) == before  # nothing reached the person's files
     trees = ketch.worktrees()
     assert set(names) <= set(trees)
