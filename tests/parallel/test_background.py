@@ -334,3 +334,20 @@ def test_an_attached_person_who_says_no_is_heard(ketch: Ketch, repo: Path) -> No
         child.close(force=True)
     assert not (repo / "refused.txt").exists()
     assert finished(ketch, session) == "finished"
+
+
+def test_a_background_run_in_a_worktree_of_its_own(ketch: Ketch, repo: Path) -> None:
+    session = start(
+        ketch,
+        "write bg.txt",
+        [call("write_file", {"path": "bg.txt", "content": "in the worktree\n"}), text("ok")],
+        "-w",
+        "bgtree",
+        "--profile",
+        "full-access",
+    )
+    assert finished(ketch, session) == "finished"
+    folder = Path(ketch.worktrees()["bgtree"]["path"])
+    assert (folder / "bg.txt").read_text() == "in the worktree\n"
+    assert not (repo / "bg.txt").exists()
+    assert ps(ketch, "--all")[session]["worktree"] == "bgtree"
