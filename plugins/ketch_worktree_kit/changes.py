@@ -11,7 +11,9 @@ worktree), then asks ``git merge-tree --write-tree`` whether merging the branch 
 the repository's checked-out commit conflicts — which writes no file and no ref. A
 conflict is reported with the files and *nothing* is changed. Otherwise ``git merge``
 (or ``--squash`` and a commit) runs in the main work tree; git itself refuses when an
-uncommitted change there would be overwritten, and ketch says so. Nothing is forced.
+uncommitted change there would be overwritten, and ketch says so. Changes the person
+staged there refuse the merge before anything runs: a squash would commit them under
+ketch's message. Nothing is forced.
 """
 
 from __future__ import annotations
@@ -191,6 +193,16 @@ def merge(repo: Repo, record: Record, *, squash: bool = False, message: str = ""
             f"a merge is already in progress in {repo.main}; finish it or abort it (git merge --abort) first"
         )
     repo.refuse_redirects()
+    staged = repo.git(["diff", "--cached", "--quiet", "HEAD", "--"], timeout=LONG)
+    if staged.code not in (0, 1):
+        raise WorktreeError(f"reading what is staged in {repo.main}: {staged.reason()}")
+    if staged.code == 1:
+        return MergeResult(
+            False,
+            f"{repo.main} has staged changes that are not committed; a merge would carry them "
+            "along, so nothing was changed: commit them, or unstage them (git restore --staged .), "
+            "then merge again",
+        )
     target = repo.head()
     check = merge_check(repo, snapshot(repo, record))
     if check.files:

@@ -235,3 +235,33 @@ def test_a_worktree_sessions_sandbox_has_the_worktree_for_its_root(
     assert tree_digest(repo) == before and not (repo / "escaped.txt").exists()
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
     assert (repo / ".git" / "config").read_text() == config_before
+
+
+def test_a_merge_never_takes_the_persons_own_uncommitted_work_along(
+    ketch: Ketch, repo: Path
+) -> None:
+    result = ketch("-w", "mine", "-p", "edit", *RUN, script=edit("one\nMINE\nthree\n"))
+    clean(result)
+    assert result.returncode == 0, result.stderr
+    head = git(repo, "rev-parse", "HEAD")
+    # The person staged a file of their own, and edits the file the worktree changed.
+    (repo / "staged.txt").write_text("mine, not ketch's\n")
+    git(repo, "add", "staged.txt")
+    for how in ((), ("--squash",)):
+        refused = ketch("worktrees", "merge", "mine", *how)
+        clean(refused)
+        assert refused.returncode == 1 and "staged changes" in refused.stderr, refused.stderr
+        assert git(repo, "rev-parse", "HEAD") == head
+    git(repo, "restore", "--staged", "staged.txt")
+    (repo / "a.txt").write_text("one\nPERSON\nthree\n")
+    refused = ketch("worktrees", "merge", "mine", "--squash")
+    clean(refused)
+    assert refused.returncode == 1 and "nothing was changed" in refused.stderr, refused.stderr
+    assert (repo / "a.txt").read_text() == "one\nPERSON\nthree\n"  # the person's edit kept
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain").split("\n")[:1] == [" M a.txt"]
+    # Once the person's work is out of the way, the merge goes through.
+    git(repo, "checkout", "--", "a.txt")
+    merged = ketch("worktrees", "merge", "mine", "--squash")
+    assert merged.returncode == 0, merged.stderr
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["a.txt"]
