@@ -116,6 +116,10 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
     )
     listed = ketch("ps")
     assert "waiting for approval: write_file" in listed.stdout
+    # Its events are in the store while it runs: another ketch reads them there.
+    journal = ketch("sessions", "show", session, "--json")
+    assert journal.returncode == 0 and "write approved.txt" in journal.stdout
+    assert "write_file" in journal.stdout  # the call that waits
     time.sleep(1.5)  # nothing answers by itself
     assert ps(ketch)[session]["state"] == "waiting" and not (repo / "approved.txt").exists()
 
