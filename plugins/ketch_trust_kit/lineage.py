@@ -10,8 +10,10 @@ script the worktree's session rewrote) has another digest and is held back.
 The link is checked both ways, from files a tool call cannot write (the worktree's
 ``.git`` file and the repository's ``.git/worktrees/NAME/gitdir`` are protected paths
 in the sandbox and the hard guards): the worktree's ``.git`` names a git directory
-whose ``gitdir`` names this very ``.git``, and whose ``commondir`` is the ``.git`` of
-the main work tree. Nothing else makes a workspace inherit pins.
+whose ``gitdir`` names this very ``.git``, which lies in ``worktrees/`` of the main
+work tree's ``.git``, and whose ``commondir`` is that ``.git``. A git directory made up
+elsewhere (in a folder a tool call can write) links nothing. Nothing else makes a
+workspace inherit pins.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def _linked(top: Path) -> Path | None:
     common_dir = Path(os.path.realpath(gitdir / common))
     if common_dir.name != ".git" or os.path.realpath(common_dir.parent / ".git") != str(common_dir):
         return None
+    if gitdir.parent != common_dir / "worktrees":
+        return None  # git keeps a worktree's records there; anywhere else is made up
     main = common_dir.parent
     return None if main == top else main
 

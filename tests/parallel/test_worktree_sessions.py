@@ -265,3 +265,35 @@ def test_a_merge_never_takes_the_persons_own_uncommitted_work_along(
     merged = ketch("worktrees", "merge", "mine", "--squash")
     assert merged.returncode == 0, merged.stderr
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["a.txt"]
+
+
+def test_a_made_up_worktree_link_inherits_no_trust(
+    ketch: Ketch, repo: Path, tmp_path: Path
+) -> None:
+    """A folder whose ``.git`` file names a git directory of its own making (one a tool
+    call could write) that claims the trusted repository as its common directory
+    does not get that repository's pins."""
+    log = tmp_path / "hook.log"
+    (repo / ".ketch").mkdir()
+    (repo / ".ketch" / "config.toml").write_text(HOOK_CONFIG)
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "hook.sh").write_text(f'echo "$PWD" >> "{log}"\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a hook")
+    assert ketch("trust", "--yes").returncode == 0
+    fake = tmp_path / "fake"
+    (fake / ".ketch").mkdir(parents=True)
+    (fake / ".ketch" / "config.toml").write_text(HOOK_CONFIG)
+    (fake / "scripts").mkdir()
+    (fake / "scripts" / "hook.sh").write_text(f'echo "$PWD" >> "{log}"\n')
+    made_up = fake / "gitdir"
+    made_up.mkdir()
+    (fake / ".git").write_text(f"gitdir: {made_up}\n")
+    (made_up / "gitdir").write_text(f"{fake / '.git'}\n")
+    (made_up / "commondir").write_text(f"{repo / '.git'}\n")
+    (made_up / "HEAD").write_text(git(repo, "rev-parse", "HEAD"))
+    result = ketch("-p", "hi", *RUN, script=[text("ok")], cwd=fake)
+    clean(result)
+    assert not log.exists() or str(fake) not in log.read_text()  # held back
+    notices = " ".join(e["message"] for e in result.of_type("notice"))
+    assert "hook SessionStart" in notices
