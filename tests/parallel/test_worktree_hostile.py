@@ -10,6 +10,7 @@ operations — a test that only shows "nothing ran" could not fail otherwise.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,47 @@ def test_a_conflicting_merge_through_the_repositorys_driver_changes_nothing(
     assert canaries.ran() == []
     assert (ws / "m.py").read_text() == BASE_PY.replace("line 5\n", "main 5\n")
     assert git(ws, "rev-parse", "HEAD") == head
+
+
+def test_a_subagent_in_a_worktree_runs_nothing_of_the_repository(
+    hostile: tuple[Path, Canaries, Ketch],
+) -> None:
+    """The agent tool's path: the child's worktree is made, its diff read for the
+    result, and the parent's worktree_merge merges it — nothing of the repository runs."""
+    ws, canaries, ketch = hostile
+    child = {
+        "description": "edit m.py",
+        "prompt": "CHILD edit m.py",
+        "isolation": "worktree",
+    }
+    script = [
+        {**call("agent", child), "when": "PARENT"},
+        {**call("read_file", {"path": "m.py"}), "when": "CHILD"},
+        {
+            **call(
+                "write_file", {"path": "m.py", "content": BASE_PY.replace("line 7\n", "seven\n")}
+            ),
+            "when": "CHILD",
+        },
+        {**text("edited"), "when": "CHILD"},
+        {**text("done"), "when": "PARENT"},
+    ]
+    first = ketch("-p", "PARENT go", *RUN, script=script, env=GIT_ENV)
+    clean(first)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert canaries.ran() == [], f"the subagent's worktree ran {canaries.ran()}"
+    answer = json.dumps(first.requests[-1]["messages"][-1])
+    assert "+seven" in answer  # its diff came back
+    (name,) = list(ketch.worktrees())
+    merged = ketch(
+        "--continue",
+        "-p",
+        "merge",
+        *RUN,
+        script=[call("worktree_merge", {"name": name}), text("merged")],
+        env=GIT_ENV,
+    )
+    clean(merged)
+    assert merged.returncode == 0, merged.stderr[-2000:]
+    assert "seven" in (ws / "m.py").read_text()
+    assert canaries.ran() == [], f"the merge ran {canaries.ran()}"
