@@ -26,6 +26,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_headless import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
 @provides("headless")
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     from ketch_headless.run import run_headless

@@ -71,7 +71,7 @@ def _run(ws: Path, command: str, **settings: Any) -> Any:
         bundled=["shell", "sandbox", "policy"],
         settings={"profile": "assisted", **settings},
     )
-    assert h.session.sandboxed
+    assert h.session.snapshot().facts.get("sandboxed") is True
     h.run("run it", approver=approve_all)
     (result,) = h.of_type("tool_result")
     return result
