@@ -142,6 +142,20 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     no_traceback(proc)
 
 
+def test_an_unknown_option_is_named_with_a_did_you_mean(tmp_path: Path) -> None:
+    # Issue 26 item 6: `--modle gpt-4o` printed the whole usage and complained about gpt-4o.
+    proc = ketch("--modle", "gpt-4o", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0] == "ketch: unknown option --modle (did you mean --model or --mode?)"
+    assert len(lines) == 2 and "usage:" not in proc.stderr and "gpt-4o" not in proc.stderr
+    yolo = ketch("--yolo", "-p", "hi", cwd=tmp_path)
+    assert yolo.returncode == 2 and "--profile full-access" in yolo.stderr.splitlines()[0]
+    sub = ketch("sessions", "list", "--jsn", cwd=tmp_path)
+    assert sub.returncode == 2 and "did you mean --json?" in sub.stderr
+    no_traceback(proc)
+
+
 def test_headless_text(tmp_path: Path) -> None:
     env = scripted_env(tmp_path, [{"text": "the answer is 42"}])
     proc = ketch("-p", "what is it?", "--provider", "scripted", cwd=tmp_path, env=env)
