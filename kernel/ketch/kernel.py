@@ -210,14 +210,19 @@ class Kernel:
         kind: str,
         key: Callable[[Any], str],
         convert: Callable[[Any], Any] | None = None,
+        *,
+        substitute: Callable[[Any], list[Any] | None] | None = None,
+        registered: dict[str, list[Any]] | None = None,
     ) -> dict[str, Any]:
         """Run a registration hook plugin by plugin.
 
         A plugin whose registration raises is failed and removed, and nothing it
         registered is kept. A name registered twice keeps the plugin that loaded first,
-        and the clash is reported on both plugins and as a notice.
+        and the clash is reported on both plugins and as a notice. ``substitute(impl)``
+        may give what an implementation registers without calling it (the tool cache);
+        ``registered`` receives what each plugin registered, by plugin name.
         """
-        staged: dict[str, list[Any]] = {}
+        staged: dict[str, list[Any]] = {} if registered is None else registered
 
         def make_kwargs(plugin: str) -> dict[str, Any]:
             bucket = staged.setdefault(plugin, [])
@@ -227,9 +232,22 @@ class Kernel:
 
             return {"register": register, "kernel": self}
 
+        ordered = self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls())
+        standing: dict[str, list[Any]] = {}
+        for impl in ordered if substitute is not None else ():
+            found = substitute(impl)
+            if found is not None:
+                standing[impl.plugin_name] = found
+        withheld = [impl for impl in ordered if impl.plugin_name in standing]
+        with self.pm.withholding(withheld):
+            outcomes = dict(self.hooks.register_each(hook, make_kwargs))
+        staged.update(standing)
         table: dict[str, Any] = {}
         owners: dict[str, str] = {}
-        for plugin, error in self.hooks.register_each(hook, make_kwargs):
+        for plugin in (impl.plugin_name for impl in ordered):
+            if plugin not in standing and plugin not in outcomes:
+                continue
+            error = outcomes.get(plugin)
             if error is not None:
                 self.pm.fail(plugin, f"{hook} raised: {type(error).__name__}: {error}")
                 continue
@@ -325,9 +343,12 @@ class Kernel:
 
     @cached_property
     def tools(self) -> dict[str, Tool]:
-        from ketch.tools import as_tool
+        """Every registered tool. Plugins that declare what they register have it taken
+        from the tool cache when it is current (:mod:`ketch.tool_cache`): their modules
+        load when one of their tools is first needed beyond its schema."""
+        from ketch.tool_cache import cached_tools
 
-        return self._collect("ketch_register_tools", "tool", lambda t: t.name, as_tool)
+        return cached_tools(self)
 
     def configure(self) -> None:
         """Fill every registry and tell plugins the kernel is ready (once)."""
