@@ -115,8 +115,7 @@ def entry_points(group: str, environ: Mapping[str, str]) -> tuple[list[EntryPoin
     if cached is not None and cached.get("key") == key and cached.get("group") == group:
         rows = cached.get("entry_points")
         if isinstance(rows, list) and all(
-            isinstance(r, list) and len(r) == 4 and all(isinstance(x, str) for x in r)
-            for r in rows
+            isinstance(r, list) and len(r) == 4 and all(isinstance(x, str) for x in r) for r in rows
         ):
             return [(r[0], r[1], r[2], r[3]) for r in rows], key
     found = _scan(group)

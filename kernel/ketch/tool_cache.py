@@ -36,6 +36,8 @@ TOOLS_FILE = "tools.json"
 
 # Set by ``ketch plugins --check``: call every registration hook for real.
 BYPASS = StashKey[bool]()
+
+
 def _installed_roots() -> tuple[str, ...]:
     """Directories whose modules change only with an install (caught by the fingerprint)."""
     import site
