@@ -27,6 +27,7 @@ from tests.platform.venvs import CONTRIB, IGNORE, fresh_venv, pip, plugins_in
 
 pytestmark = pytest.mark.slow
 
+
 def install_plugin(tmp_path: Path, ketch_wheel: Path, name: str, entry: str) -> tuple[Path, Path]:
     """A fresh venv with ketch, then ``pip install`` of a copy of contrib/NAME. Returns
     (python, the project copy without its src/ — only the installed package remains)."""
