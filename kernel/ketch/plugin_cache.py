@@ -42,8 +42,8 @@ PLUGINS_FILE = "plugins.json"
 
 
 def fingerprint(path: Iterable[str] | None = None) -> str:
-    """What ``importlib.metadata`` would find on ``path`` (``sys.path``), as one string
-    (compared whole: no digest, no collision)."""
+    """A digest of what ``importlib.metadata`` would find on ``path`` (``sys.path``):
+    the paths themselves (a workspace, with ``python -m``) never reach the cache file."""
     parts: list[str] = [sys.version]
     for entry in list(sys.path if path is None else path):
         where = entry or "."
@@ -68,7 +68,9 @@ def fingerprint(path: Iterable[str] | None = None) -> str:
             except OSError:
                 marker = "-"
             parts.append(f"{name}\0{marker}")
-    return "\n".join(parts)
+    import hashlib
+
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def cache_dir(environ: Mapping[str, str]) -> Path:
