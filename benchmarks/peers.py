@@ -448,9 +448,16 @@ def main() -> int:
     parser.add_argument("--upgrade", action="store_true", help="install the newest peers again")
     parser.add_argument("--no-session", action="store_true", help="launch figures only")
     parser.add_argument("--seed", type=int, default=32)
+    parser.add_argument(
+        "--keyring",
+        choices=("file", "system"),
+        default=os.environ.get("KETCH_BENCH_KEYRING", "file"),
+        help="ketch's key: the test file keyring, or the session's Secret Service (run.py's private one)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
+    os.environ["KETCH_BENCH_KEYRING"] = args.keyring  # read by setup_ketch
     chosen = [p for p in PEERS if not args.only or p.name in args.only.split(",")]
     for peer in chosen:
         install(peer, args.upgrade, not args.no_install)

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/run.py            # everything, a full run (about 20 minutes)
     .venv/bin/python benchmarks/run.py --quick    # smaller sizes and fewer runs, to try it
     .venv/bin/python benchmarks/run.py --only startup,loop --out /tmp/perf.md
+    .venv/bin/python benchmarks/run.py --peers    # also the npm peer CLIs and their authority
 
 Each benchmark runs as its own process, one after the other (never two at once: the
 machine's cores are the instrument), and says what it measured in one JSON object:
@@ -80,6 +81,7 @@ class Spec:
     env: dict[str, str] = field(default_factory=dict)
     timeout: float = 3600
     diagnostic: bool = False  # a variant that explains another: its targets stay in its section
+    peers: bool = False  # runs only with --peers (or --only NAME): installs npm CLIs
 
 
 SPECS = [
@@ -92,6 +94,32 @@ SPECS = [
         "Wall time from exec to exit (for `-p`: to the first chat request reaching a loopback OpenAI-compatible server), "
         "and the process's CPU time, of each command as its console script; all commands interleaved in a shuffled "
         "order each round, after three warm-up rounds. Peers installed from PyPI in their own virtualenvs.",
+    ),
+    Spec(
+        "peers",
+        "peers.py",
+        "Peers: Claude Code, Codex CLI, OpenCode, Gemini CLI",
+        ["--runs", "10", "--steps", "200"],
+        ["--runs", "3", "--steps", "40", "--window", "10"],
+        "ketch against the coding agents people pick instead, each installed from the npm registry into the benchmark "
+        "cache and driven headless by one scripted model on 127.0.0.1 speaking its own wire format (OpenAI Chat "
+        "Completions for ketch and OpenCode, the Responses API for Codex CLI, Anthropic Messages for Claude Code, Gemini "
+        "for Gemini CLI), in one interleaved run: launch to the first model request that carries the prompt and the "
+        "tools (after a warm-up round, the CLIs in a shuffled order each round), the overhead per step early and late "
+        "in a 200-step session of file reads with the CLI's own tool, the peak memory of the whole process tree, and "
+        "the bytes sent per request. Every `x` column is ketch's figure divided by the peer's, from the same run.",
+        peers=True,
+    ),
+    Spec(
+        "authority",
+        "authority.py",
+        "Peers: what a model can make them do",
+        [],
+        [],
+        "The commands a model might propose to leak a workspace secret or write outside the workspace, each proposed "
+        "by the scripted model through the CLI's own shell tool in a fresh headless session with the CLI's default "
+        "permissions, in a canary workspace; judged by what happened to the canaries, not by what the CLI said.",
+        peers=True,
     ),
     Spec(
         "plugins",
@@ -1425,6 +1453,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     parser.add_argument("--no-peers", action="store_true", help="startup without llm and aider")
     parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also the npm peer CLIs (Claude Code, Codex CLI, OpenCode, Gemini CLI) and the authority comparison",
+    )
+    parser.add_argument(
         "--no-install",
         action="store_true",
         help="install nothing (peers, matplotlib): use what is there",
@@ -1444,17 +1477,23 @@ def main() -> int:
         return render_last(args.out)
     if not args.file_keyring:
         in_private_keyring([str(Path(__file__).resolve()), *sys.argv[1:]])
-    chosen = [s for s in SPECS if not args.only or s.name in args.only.split(",")]
+    chosen = [
+        s
+        for s in SPECS
+        if (s.name in args.only.split(",")) if args.only else (args.peers or not s.peers)
+    ]
     unknown = set(filter(None, args.only.split(","))) - {s.name for s in SPECS}
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
-    extra: dict[str, list[str]] = {"startup": []}
+    extra: dict[str, list[str]] = {"startup": [], "peers": [], "authority": []}
     if args.no_peers:
         extra["startup"].append("--no-peers")
     if args.no_install:
-        extra["startup"].append("--no-install")
+        for name in ("startup", "peers", "authority"):
+            extra[name].append("--no-install")
     if os.environ.get(DBUS_FLAG) and not args.file_keyring:
         extra["startup"] += ["--keyring", "system"]
+        extra["peers"] += ["--keyring", "system"]
     plt = matplotlib_or_none(install=not args.no_install)
     started = datetime.datetime.now(datetime.UTC)
     info = measured_on()
