@@ -54,7 +54,7 @@ def probe(tmp_path: Path, stub: OpenAIStub, out: Path) -> subprocess.CompletedPr
             "PROBE_OUT": str(out),
         }
     )
-    argv = [sys.executable, str(PROBE), "--provider", "openai", "--model", "m", "-p", "hi"]
+    argv = [sys.executable, str(PROBE), "--provider", "openai", "--model", "gpt-4o-mini", "-p", "hi"]
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     return subprocess.run(
