@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from peers import PEERS, Peer, Run, _scratch, install, ketch_peer, launch
-from wire import Script, Step, Wire
+from wire import Script, Step, Wire, tool_names
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -80,13 +80,22 @@ def tool_results(body: dict[str, Any]) -> list[str]:
             found.append(text(message.get("content")))
         content = message.get("content")
         if isinstance(content, list):
-            found += [text(b.get("content")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            found += [
+                text(b.get("content"))
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "tool_result"
+            ]
     for item in body.get("input") or []:  # responses
-        if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output"):
+        if isinstance(item, dict) and item.get("type") in (
+            "function_call_output",
+            "custom_tool_call_output",
+        ):
             found.append(text(item.get("output")))
     for content in body.get("contents") or []:  # gemini
         for part in content.get("parts") or [] if isinstance(content, dict) else []:
-            if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part):
+            if isinstance(part, dict) and (
+                "functionResponse" in part or "function_response" in part
+            ):
                 found.append(text(part.get("functionResponse") or part.get("function_response")))
     return found
 
@@ -105,7 +114,8 @@ def attempt(peer: Peer, run: Run, server: Wire, world: World, what: Attempt) -> 
     )
     world.reset()
     _, tail, _ = launch(run, world.workspace, timeout=180)
-    offered = bool(bodies)
+    asked = bool(bodies)
+    offered = asked and tool in tool_names(peer.wire, bodies[0])
     results = [r for body in bodies for r in tool_results(body)]
     effects = world.check([json.dumps(body) for body in bodies[1:]])
     leaks = sorted(
@@ -119,17 +129,20 @@ def attempt(peer: Peer, run: Run, server: Wire, world: World, what: Attempt) -> 
     return {
         "attempt": what.name,
         "command": command,
-        "asked": offered,
+        "asked": asked,
+        "offered": offered,
         "answered": bool(results),
         "result": said,
         "leaked": leaks,
-        "stderr": "" if offered else tail[-160:],
+        "stderr": "" if asked else tail[-160:],
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="", help="comma-separated peers: " + ",".join(p.name for p in PEERS))
+    parser.add_argument(
+        "--only", default="", help="comma-separated peers: " + ",".join(p.name for p in PEERS)
+    )
     parser.add_argument("--no-install", action="store_true", help="use installed peers only")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -166,12 +179,16 @@ def verdict(outcome: dict[str, Any]) -> str:
         return "not run (no request)"
     if outcome["leaked"]:
         return "LEAKED: " + ", ".join(outcome["leaked"])
+    if not outcome["offered"]:
+        return "not run: no shell tool offered headless"
     if not outcome["answered"]:
         return "no result"
     return "no leak: " + (outcome["result"][:60] or "(empty output)")
 
 
-def report(cli: list[Peer], chosen: list[Peer], outcomes: dict[str, list[dict[str, Any]]], seconds: float) -> dict[str, Any]:
+def report(
+    cli: list[Peer], chosen: list[Peer], outcomes: dict[str, list[dict[str, Any]]], seconds: float
+) -> dict[str, Any]:
     rows = []
     for what in ATTEMPTS:
         row: dict[str, Any] = {"measure": what.name, "value": None, "unit": ""}
@@ -179,10 +196,15 @@ def report(cli: list[Peer], chosen: list[Peer], outcomes: dict[str, list[dict[st
             found = next(o for o in outcomes[peer.name] if o["attempt"] == what.name)
             row[f"{peer.label} {peer.version}"] = verdict(found)
         rows.append(row)
-    leaks = {
-        f"{p.label} {p.version}": sum(1 for o in outcomes[p.name] if o["leaked"]) for p in cli
-    }
-    rows.append({"measure": "attempts that leaked or wrote outside", "value": None, "unit": "", **{k: f"{v} of {len(ATTEMPTS)}" for k, v in leaks.items()}})
+    leaks = {f"{p.label} {p.version}": sum(1 for o in outcomes[p.name] if o["leaked"]) for p in cli}
+    rows.append(
+        {
+            "measure": "attempts that leaked or wrote outside",
+            "value": None,
+            "unit": "",
+            **{k: f"{v} of {len(ATTEMPTS)}" for k, v in leaks.items()},
+        }
+    )
     notes = [f"{p.label} ({p.package}): skipped: {p.skipped}" for p in chosen if p.skipped]
     notes.append(
         "Each attempt is one fresh headless session in its default permissions: the scripted model proposes the "

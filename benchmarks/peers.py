@@ -254,7 +254,9 @@ def ketch_peer() -> Peer:
 
     script = Path(sys.executable).parent / "ketch"
     if not script.exists():
-        raise SystemExit(f"peers: no ketch console script next to {sys.executable}; pip install -e . first")
+        raise SystemExit(
+            f"peers: no ketch console script next to {sys.executable}; pip install -e . first"
+        )
     peer = Peer("ketch", "ketch", "", "ketch", "chat", setup_ketch, path=script)
     peer.version = version("ketch")
     return peer
@@ -277,13 +279,23 @@ def install(peer: Peer, upgrade: bool, allow: bool) -> None:
         print(f"peers: installing {peer.package} into {prefix}", file=sys.stderr, flush=True)
         prefix.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
-            ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", f"{peer.package}@latest"],
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(prefix),
+                "--no-audit",
+                "--no-fund",
+                f"{peer.package}@latest",
+            ],
             capture_output=True,
             text=True,
             timeout=1800,
         )
         if done.returncode != 0 or not binary.exists():
-            peer.skipped = f"npm install {peer.package} failed: {(done.stderr or done.stdout).strip()[-200:]}"
+            peer.skipped = (
+                f"npm install {peer.package} failed: {(done.stderr or done.stdout).strip()[-200:]}"
+            )
             return
     manifest = prefix / "node_modules" / peer.package / "package.json"
     try:
@@ -399,7 +411,9 @@ def workspace(root: Path, files: int) -> Path:
     return ws
 
 
-def first_request(peer: Peer, run: Run, server: Wire, ws: Path, figures: Figures, keep: bool) -> None:
+def first_request(
+    peer: Peer, run: Run, server: Wire, ws: Path, figures: Figures, keep: bool
+) -> None:
     server.reset(Script(steps=[], final="done", tools=frozenset({run.tool})))
     start, tail, _ = launch(run, ws, timeout=120)
     main = server.first_main(start)
@@ -414,7 +428,9 @@ def first_request(peer: Peer, run: Run, server: Wire, ws: Path, figures: Figures
         figures.first_bytes = next(a.size for a in server.mains())
 
 
-def session(peer: Peer, run: Run, server: Wire, ws: Path, steps: int, figures: Figures, window: int) -> None:
+def session(
+    peer: Peer, run: Run, server: Wire, ws: Path, steps: int, figures: Figures, window: int
+) -> None:
     files = sorted((ws / "src").glob("module_*.py"))
     script = [run.read(files[n % len(files)]) for n in range(steps)]
     server.reset(Script(steps=script, final="done", tools=frozenset({run.tool})))
@@ -425,7 +441,9 @@ def session(peer: Peer, run: Run, server: Wire, ws: Path, steps: int, figures: F
     figures.steps_done = max((a.results for a in mains), default=0)
     figures.session_s = (mains[-1].at - start) if mains else None
     if figures.steps_done < steps:
-        figures.failures.append(f"the session stopped after {figures.steps_done} of {steps} steps: {tail[-200:]}")
+        figures.failures.append(
+            f"the session stopped after {figures.steps_done} of {steps} steps: {tail[-200:]}"
+        )
     gaps = times.gaps
     if len(gaps) >= 2 * window:
         figures.early = statistics.median(gaps[:window])
@@ -442,8 +460,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10, help="launch rounds (after one warm-up)")
     parser.add_argument("--steps", type=int, default=200, help="tool calls in the long session")
-    parser.add_argument("--window", type=int, default=20, help="steps in the early and late medians")
-    parser.add_argument("--only", default="", help="comma-separated peers: " + ",".join(p.name for p in PEERS))
+    parser.add_argument(
+        "--window", type=int, default=20, help="steps in the early and late medians"
+    )
+    parser.add_argument(
+        "--only", default="", help="comma-separated peers: " + ",".join(p.name for p in PEERS)
+    )
     parser.add_argument("--no-install", action="store_true", help="use installed peers only")
     parser.add_argument("--upgrade", action="store_true", help="install the newest peers again")
     parser.add_argument("--no-session", action="store_true", help="launch figures only")
@@ -479,16 +501,24 @@ def main() -> int:
             order = cli[:]
             rng.shuffle(order)
             for peer in order:
-                first_request(peer, runs[peer.name], server, ws, figures[peer.name], keep=round_ > 0)
+                first_request(
+                    peer, runs[peer.name], server, ws, figures[peer.name], keep=round_ > 0
+                )
             print(f"peers: launch round {round_}/{args.runs} done", file=sys.stderr, flush=True)
         load.append(os.getloadavg()[0])
         if not args.no_session and args.steps:
             order = cli[:]
             rng.shuffle(order)
             for peer in order:
-                session(peer, runs[peer.name], server, ws, args.steps, figures[peer.name], args.window)
+                session(
+                    peer, runs[peer.name], server, ws, args.steps, figures[peer.name], args.window
+                )
                 subprocess.run(["git", "checkout", "-q", "--", "."], cwd=ws, capture_output=True)
-                print(f"peers: {peer.name}: {args.steps}-step session done", file=sys.stderr, flush=True)
+                print(
+                    f"peers: {peer.name}: {args.steps}-step session done",
+                    file=sys.stderr,
+                    flush=True,
+                )
         load.append(os.getloadavg()[0])
     finally:
         server.close()
@@ -614,12 +644,22 @@ def _node_version() -> str:
 
 
 def print_table(result: dict[str, Any]) -> None:
-    cols = ["first_request_ms", "x_first_request", "step_early_ms", "step_late_ms", "peak_mib", "request_kib_mean", "steps"]
+    cols = [
+        "first_request_ms",
+        "x_first_request",
+        "step_early_ms",
+        "step_late_ms",
+        "peak_mib",
+        "request_kib_mean",
+        "steps",
+    ]
     print(f"{'':<26}" + "".join(f"{c[:16]:>17}" for c in cols))
     for row in result["rows"]:
         print(f"{row['measure']:<26}" + "".join(f"{str(row.get(c, '')):>17}" for c in cols))
     for target in result["targets"]:
-        print(f"target {target['name']}: {target['value']} (limit {target['op']} {target['limit']}) {'met' if target['met'] else 'MISSED'}")
+        print(
+            f"target {target['name']}: {target['value']} (limit {target['op']} {target['limit']}) {'met' if target['met'] else 'MISSED'}"
+        )
     for note in result["notes"]:
         print(f"note: {note}")
     print(f"info: {result['info']}")

@@ -1490,7 +1490,7 @@ def main() -> int:
     chosen = [
         s
         for s in SPECS
-        if (s.name in args.only.split(",")) if args.only else (args.peers or not s.peers)
+        if (s.name in args.only.split(",") if args.only else args.peers or not s.peers)
     ]
     unknown = set(filter(None, args.only.split(","))) - {s.name for s in SPECS}
     if unknown:

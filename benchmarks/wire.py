@@ -80,7 +80,7 @@ class _Reply:
 # --- reading requests --------------------------------------------------------------------
 
 
-def _tool_names(wire: str, body: dict[str, Any]) -> set[str]:
+def tool_names(wire: str, body: dict[str, Any]) -> set[str]:
     names: set[str] = set()
     for tool in body.get("tools") or []:
         if not isinstance(tool, dict):
@@ -117,7 +117,9 @@ def _results(wire: str, body: dict[str, Any]) -> int:
         return count
     for content in body.get("contents") or []:
         for part in content.get("parts") or []:
-            if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part):
+            if isinstance(part, dict) and (
+                "functionResponse" in part or "function_response" in part
+            ):
                 count += 1
     return count
 
@@ -196,9 +198,14 @@ def responses_answer(reply: _Reply, prompt_tokens: int) -> bytes:
             "content": [{"type": "output_text", "text": reply.text}],
         }
         events.append(
-            _sse({"type": "response.output_text.delta", "delta": reply.text}, "response.output_text.delta")
+            _sse(
+                {"type": "response.output_text.delta", "delta": reply.text},
+                "response.output_text.delta",
+            )
         )
-    events.append(_sse({"type": "response.output_item.done", "item": item}, "response.output_item.done"))
+    events.append(
+        _sse({"type": "response.output_item.done", "item": item}, "response.output_item.done")
+    )
     usage = {
         "input_tokens": prompt_tokens,
         "input_tokens_details": None,
@@ -207,7 +214,10 @@ def responses_answer(reply: _Reply, prompt_tokens: int) -> bytes:
         "total_tokens": prompt_tokens + 8,
     }
     events.append(
-        _sse({"type": "response.completed", "response": {"id": rid, "usage": usage}}, "response.completed")
+        _sse(
+            {"type": "response.completed", "response": {"id": rid, "usage": usage}},
+            "response.completed",
+        )
     )
     return b"".join(events)
 
@@ -246,7 +256,10 @@ def anthropic_answer(reply: _Reply, prompt_tokens: int, model: str, stream: bool
         start = {"type": "text", "text": ""}
         delta = {"type": "text_delta", "text": block["text"]}
     events += [
-        _sse({"type": "content_block_start", "index": 0, "content_block": start}, "content_block_start"),
+        _sse(
+            {"type": "content_block_start", "index": 0, "content_block": start},
+            "content_block_start",
+        ),
         _sse({"type": "content_block_delta", "index": 0, "delta": delta}, "content_block_delta"),
         _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
         _sse(
@@ -417,12 +430,14 @@ class Wire:
         elif ":streamGenerateContent" in route or ":generateContent" in route:
             wire = "gemini"
         elif ":countTokens" in route or route.endswith("/count_tokens"):
-            return json.dumps({"totalTokens": len(raw) // 4, "input_tokens": len(raw) // 4}).encode(), "application/json"
+            return json.dumps(
+                {"totalTokens": len(raw) // 4, "input_tokens": len(raw) // 4}
+            ).encode(), "application/json"
         else:
             return b"{}", "application/json"
         tokens = len(raw) // 4
         marks = self.script.marks()
-        main = bool(marks & _tool_names(wire, body))
+        main = bool(marks & tool_names(wire, body))
         arrival.main = main
         if main:
             done = _results(wire, body)

@@ -54,12 +54,19 @@ def probe(tmp_path: Path, stub: OpenAIStub, out: Path) -> subprocess.CompletedPr
             "PROBE_OUT": str(out),
         }
     )
-    argv = [sys.executable, str(PROBE), "--provider", "openai", "--model", "gpt-4o-mini", "-p", "hi"]
+    argv = [
+        sys.executable,
+        str(PROBE),
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o-mini",
+        "-p",
+        "hi",
+    ]
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
-    return subprocess.run(
-        argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_print_mode_imports_only_what_its_first_request_needs(tmp_path: Path) -> None:
