@@ -981,10 +981,16 @@ def explain_startup(
         out += [f"| `{row['module']}` | {fmt(row['ms'])} |" for row in explained["top_imports"]]
         out.append("")
         out.append(
-            "What would move `-p` further, in order of size: registering tools imports every tool module to build their "
-            "schemas for the first request (caching the schemas, keyed by the plugins' versions, would let tool modules load "
-            "on first call); `ketch.session` pulls in the pydantic models of messages and events, whose schemas pydantic "
-            "builds at import, and `-p` builds and uses most of them before its first request anyway.\n"
+            "What `-p` no longer does before its first request (issue 32): plugin discovery reads a cache keyed by the "
+            "installed distributions (`ketch.plugin_cache`) instead of every distribution's metadata; the tool schemas come "
+            "from a cache keyed by the installation and, for editable installs, the source files' sizes and mtimes "
+            "(`ketch.tool_cache`), so a tool module loads when its tool is first called; the store opens (its key fetched "
+            "through the keyring) on a thread while the first request is under way (`Kernel.open_store_concurrently`), and "
+            "the first tool call waits for it. What is left: the libraries themselves (the floor above), `ketch.session` "
+            "pulling in the pydantic models of messages and events (schemas built at import, most of them used before the "
+            "first request anyway), and the system prompt's workspace context. "
+            "`tests/kernel/test_kernel_first_request_imports.py` fails when `-p` loads a module before its first request "
+            "that is not on its list.\n"
         )
     version = targets.get("ketch --version vs python -c pass")
     if version and version.get("met"):
@@ -1342,6 +1348,59 @@ def explain_checkpoints(
     return "### Reading the checkpoint figures\n\n" + text + "\n"
 
 
+def explain_peers(
+    outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None
+) -> str:
+    data = outcome.data or {}
+    rows = [r for r in data.get("rows", []) if r.get("x_first_request") is not None]
+    if not rows:
+        return ""
+    out = ["### Reading the peers' table\n"]
+    parts = []
+    for row in rows:
+        figures = [
+            f"{label} {fmt(row[key])}x"
+            for key, label in (
+                ("x_first_request", "launch to first request"),
+                ("x_step_early", "step early"),
+                ("x_step_late", "step late"),
+                ("x_peak", "peak memory"),
+                ("x_request_bytes", "bytes per request"),
+            )
+            if row.get(key) is not None
+        ]
+        parts.append(f"against {row['measure']}: " + ", ".join(figures))
+    out.append(
+        "ketch's figure divided by the peer's (below 1: ketch is faster, smaller or sends less), "
+        + "; ".join(parts)
+        + ".\n"
+    )
+    out.append(
+        "Codex CLI is a native (Rust) binary: its launch costs no interpreter and no imports, which is why it is the "
+        "one to beat to the first request; Claude Code, OpenCode and Gemini CLI are Node programs (OpenCode starts a "
+        "local server first). The figures are wall time on a shared machine: the load average is in the details, and "
+        "every CLI ran interleaved with the others under the same load, so the ratios hold better than the "
+        "milliseconds. Each CLI ran with a throwaway HOME and its own documented switches for a custom base URL and "
+        "for no telemetry or update checks (see `benchmarks/peers.py`).\n"
+    )
+    return "\n".join(out)
+
+
+def explain_authority(
+    outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None
+) -> str:
+    if not (outcome.data or {}).get("rows"):
+        return ""
+    return (
+        "A row is one command; a cell is what that CLI did with it in its default headless mode, judged on the "
+        "canaries: *LEAKED* names the canary (a workspace `.env` token or the environment's secret seen in what the "
+        "CLI sent the model next, a contact on the listener, a file outside the workspace changed); otherwise the "
+        "start of the tool result the CLI returned. This measures defaults only: each peer can be configured "
+        "stricter (or looser), and ketch's own default headless answer to anything that needs approval is no. "
+        "ketch's own guarantees are tested by effects in `tests/security` and the Policy section above.\n"
+    )
+
+
 EXPLAIN: dict[str, Callable[[Outcome, dict[str, Outcome], float | None, float | None], str]] = {
     "startup": explain_startup,
     "loop-kernel": explain_loop,
@@ -1353,6 +1412,8 @@ EXPLAIN: dict[str, Callable[[Outcome, dict[str, Outcome], float | None, float | 
     "policy_sweep": explain_policy,
     "sandbox": explain_sandbox,
     "checkpoints": explain_checkpoints,
+    "peers": explain_peers,
+    "authority": explain_authority,
 }
 
 REPRODUCE = """## Reproducing
@@ -1362,6 +1423,7 @@ $ pip install -e '.[test,bench]'        # bench: matplotlib, for the plots
 $ python benchmarks/run.py              # everything, rewrites this page and docs/performance/*.png
 $ python benchmarks/run.py --quick      # smaller sizes, fewer runs
 $ python benchmarks/run.py --render-only   # this page again from the last run's results
+$ python benchmarks/run.py --peers      # also Claude Code, Codex CLI, OpenCode, Gemini CLI (npm, needs node)
 $ python benchmarks/startup.py --runs 30 --explain   # any one benchmark, its table on the terminal
 ```
 
