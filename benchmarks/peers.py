@@ -262,6 +262,16 @@ def ketch_peer() -> Peer:
     return peer
 
 
+def baseline_peer(script: Path, label: str) -> Peer:
+    """An older ketch (another checkout's console script), set up as ketch is: before/after."""
+    if not script.exists():
+        raise SystemExit(f"peers: no ketch console script at {script}")
+    version = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    peer = Peer("ketch-baseline", label, "", "ketch", "chat", setup_ketch, path=script)
+    peer.version = version.stdout.strip().rsplit(" ", 1)[-1] or "?"
+    return peer
+
+
 # --- installing the peers -----------------------------------------------------------------
 
 
@@ -471,6 +481,14 @@ def main() -> int:
     parser.add_argument("--no-session", action="store_true", help="launch figures only")
     parser.add_argument("--seed", type=int, default=32)
     parser.add_argument(
+        "--baseline",
+        default=os.environ.get("KETCH_BENCH_BASELINE", ""),
+        help="another ketch console script (an older build) measured beside this one",
+    )
+    parser.add_argument(
+        "--baseline-label", default=os.environ.get("KETCH_BENCH_BASELINE_LABEL", "ketch (baseline)")
+    )
+    parser.add_argument(
         "--keyring",
         choices=("file", "system"),
         default=os.environ.get("KETCH_BENCH_KEYRING", "file"),
@@ -485,6 +503,8 @@ def main() -> int:
         install(peer, args.upgrade, not args.no_install)
     ketch = ketch_peer()
     cli = [ketch, *[p for p in chosen if not p.skipped]]
+    if args.baseline:
+        cli.insert(1, baseline_peer(Path(args.baseline), args.baseline_label))
     figures = {p.name: Figures() for p in cli}
     server = Wire()
     rng = random.Random(args.seed)
