@@ -1580,6 +1580,8 @@ def main() -> int:
             )
             continue
         outcomes.append(run(spec, args.quick, extra))
+        # Kept after each benchmark: a run stopped half-way still renders what it measured.
+        save_last(outcomes, started, time.perf_counter() - began, args.quick, info)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     seconds = time.perf_counter() - began
     save_last(outcomes, started, seconds, args.quick, info)
