@@ -143,7 +143,9 @@ def _say_state(session: Session, concurrent: bool = False) -> None:
 # (``Pending``) and journaled first when the store is open.
 PENDING = StashKey["list[Event]"]()
 _WAIT_FOR = frozenset({"tool_started", "turn_end"})
-_NOT_STORED = frozenset({"text_delta", "reasoning_delta", "tool_call", "user_prompt", "notice"})
+_NOT_STORED = frozenset(
+    {"text_delta", "reasoning_delta", "tool_call", "tool_output", "user_prompt", "notice"}
+)
 
 
 @hookimpl
