@@ -237,10 +237,11 @@ class Kernel:
 
         ordered = self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls())
         standing: dict[str, list[Any]] = {}
-        for impl in ordered if substitute is not None else ():
-            found = substitute(impl)
-            if found is not None:
-                standing[impl.plugin_name] = found
+        if substitute is not None:
+            for impl in ordered:
+                found = substitute(impl)
+                if found is not None:
+                    standing[impl.plugin_name] = found
         withheld = [impl for impl in ordered if impl.plugin_name in standing]
         with self.pm.withholding(withheld):
             outcomes = dict(self.hooks.register_each(hook, make_kwargs))

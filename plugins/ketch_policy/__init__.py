@@ -112,7 +112,11 @@ def ketch_session_start(session: Session) -> None:
     from ketch_policy_kit.rules import rules_of
 
     notices = list(rules_of(session.snapshot().rules).errors)
-    problem = load_into(session) if not session.kernel.store_pending else load_later(session)
+    problem = None
+    if session.kernel.store_pending:
+        load_later(session)  # the store opens beside the first request: loaded at the first vote
+    else:
+        problem = load_into(session)
     if problem:
         notices.append(problem)
     for notice in notices:
