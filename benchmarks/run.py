@@ -100,7 +100,7 @@ SPECS = [
         "peers.py",
         "Peers: Claude Code, Codex CLI, OpenCode, Gemini CLI",
         ["--runs", "10", "--steps", "200"],
-        ["--runs", "3", "--steps", "40", "--window", "10"],
+        ["--runs", "5", "--steps", "60", "--window", "15"],
         "ketch against the coding agents people pick instead, each installed from the npm registry into the benchmark "
         "cache and driven headless by one scripted model on 127.0.0.1 speaking its own wire format (OpenAI Chat "
         "Completions for ketch and OpenCode, the Responses API for Codex CLI, Anthropic Messages for Claude Code, Gemini "
