@@ -117,6 +117,12 @@ def setup_ketch(peer: Peer, home: Path, ws: Path, server: Wire, prompt: str) -> 
             "OPENAI_BASE_URL": f"{server.root}/v1",
         }
     )
+    # A default install finds no language server; this one's test extras bring basedpyright
+    # and ruff, which ketch_lsp would start for the Python workspace (a Node process of
+    # ~100 MiB): off, so that every ketch measured is a default install's.
+    config = home / "ketch" / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text("[lsp]\nenabled = false\n")
     if os.environ.get("KETCH_BENCH_KEYRING") != "system":
         env.update(
             {
