@@ -106,7 +106,7 @@ SPECS = [
         "Completions for ketch and OpenCode, the Responses API for Codex CLI, Anthropic Messages for Claude Code, Gemini "
         "for Gemini CLI), in one interleaved run: launch to the first model request that carries the prompt and the "
         "tools (after a warm-up round, the CLIs in a shuffled order each round), the overhead per step early and late "
-        "in a 200-step session of file reads with the CLI's own tool, the peak memory of the whole process tree, and "
+        "in a long session of file reads with the CLI's own tool (200 steps; `--quick`: 60), the peak memory of the whole process tree, and "
         "the bytes sent per request. Every `x` column is ketch's figure divided by the peer's, from the same run.",
         peers=True,
     ),
