@@ -423,9 +423,10 @@ class Egress:
             return
         loop.remove_reader(hookup.link)
         if isinstance(got, str):
-            hookup.release()  # it starts, with no network: nothing listens in its namespace
-            channel.failure = got
-            self.degrade(got)
+            hookup.release()  # if it starts, it has no network: nothing listens there
+            if got:  # the route failed, not just this command: the next use the forwarder
+                channel.failure = got
+                self.degrade(got)
             return
         task = asyncio.ensure_future(self._serve(channel, got))
         self._tasks.add(task)

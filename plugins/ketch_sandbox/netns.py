@@ -80,6 +80,11 @@ class Cancelled(Exception):
     """ketch let go of the command before it started."""
 
 
+class Gone(Exception):
+    """The command's sandbox ended (or never began) before the listener was in it: no
+    fault of the route's (the command was killed, or bwrap refused its arguments)."""
+
+
 @functools.cache
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
@@ -110,7 +115,9 @@ def _child_of(info_fd: int, link: socket.socket) -> dict[str, int]:
             except BlockingIOError:
                 continue
             if not chunk:  # bwrap closed it: all there
-                found = json.loads(data.decode() or "{}")
+                if not data:
+                    raise Gone  # bwrap ended before it made the sandbox
+                found = json.loads(data.decode())
                 if not isinstance(found.get("child-pid"), int):
                     raise OSError("bwrap did not say which process is the sandbox's")
                 return found  # type: ignore[no-any-return]
@@ -136,11 +143,14 @@ def listen_inside(child: dict[str, int], port: int, *, enter_user: bool) -> sock
     (``child``: what bwrap said). With ``enter_user``, this process enters the sandbox's
     user namespace first and never comes back (a helper's child); without, this thread
     enters the network namespace and returns to its own."""
-    net = os.open(f"/proc/{child['child-pid']}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        net = os.open(f"/proc/{child['child-pid']}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    except (FileNotFoundError, ProcessLookupError):
+        raise Gone from None
     try:
         expected = child.get("net-namespace")
         if expected and os.fstat(net).st_ino != expected:
-            raise OSError("the sandbox's process is gone")
+            raise Gone  # its pid is another process's now
         if enter_user:
             user = fcntl.ioctl(net, NS_GET_USERNS)
             try:
@@ -171,9 +181,14 @@ def join(info_fd: int, block_fd: int, link: socket.socket, port: int, *, enter_u
             sock = listen_inside(_child_of(info_fd, link), port, enter_user=enter_user)
         except Cancelled:
             return
-        except (OSError, ValueError) as exc:
+        except Gone:
             with contextlib.suppress(OSError):
-                link.send(f"error: {exc}".encode()[:1000])
+                link.send(b"gone")
+            return
+        except (OSError, ValueError) as exc:
+            why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+            with contextlib.suppress(OSError):
+                link.send(f"error: {why}".encode()[:1000])
             return
         try:
             socket.send_fds(link, [b"ok"], [sock.fileno()])
@@ -316,7 +331,8 @@ class Hookup:
         ).start()
 
     def receive(self) -> socket.socket | str | None:
-        """What the joiner sent: the listening socket, why not, or None (nothing yet)."""
+        """What the joiner sent: the listening socket, why not, "" (the sandbox ended
+        before it was in place), or None (nothing yet)."""
         assert self.link is not None
         try:
             message, fds, _, _ = socket.recv_fds(self.link, 1024, 1)
@@ -326,6 +342,8 @@ class Hookup:
             return f"the joiner failed ({exc.strerror or exc})"
         if fds:
             return socket.socket(fileno=fds[0])
+        if message == b"gone":
+            return ""
         text = message.decode("utf-8", "replace").removeprefix("error: ")
         return text or "the joiner ended without a socket"
 

@@ -221,3 +221,85 @@ def test_a_command_with_the_network_reaches_no_address_of_the_host_but_its_proxy
     assert all(counter.accepted == 0 for counter in counters), result
     events = h.of_type("egress")
     assert len(events) == 1 and not events[0].allowed and not events[0].address
+
+
+ASK_PROXY = (  # the proxy its environment names (the forwarder's port is its own)
+    "import os, socket\n"
+    "try:\n"
+    "    port = int(os.environ['HTTPS_PROXY'].rsplit(':', 1)[1])\n"
+    "    s = socket.create_connection(('127.0.0.1', port), timeout=10)\n"
+    "    s.sendall(b'CONNECT refused.invalid:443 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')\n"
+    "    print('proxy:', s.recv(100).split(b'\\r\\n')[0].decode())\n"
+    "except OSError as exc:\n"
+    "    print('no proxy:', exc.errno)\n"
+)
+
+
+def test_where_the_kernel_refuses_setns_commands_fall_back_to_the_forwarder_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The route is tried for real and fails (``setns`` refused): that command runs
+    without the network (nothing listens in its namespace) and says so; the session is
+    told once, and the next commands reach the proxy through the forwarder."""
+    import ketch_sandbox.egress
+    import ketch_sandbox.netns
+
+    def refused(*args: object, **kwargs: object) -> socket.socket:
+        raise PermissionError(1, "setns: Operation not permitted")
+
+    monkeypatch.setattr(ketch_sandbox.egress, "route", lambda bwrap: ("thread", ""))
+    monkeypatch.setattr(ketch_sandbox.netns, "listen_inside", refused)
+    command = f"{shlex.quote(sys.executable)} -I -S -c {shlex.quote(ASK_PROXY)}"
+    h = Harness.create(
+        tmp_path,
+        script=[call("shell", {"command": f"{command} # {n}", "network": True}) for n in range(3)]
+        + [text("done")],
+        bundled=["policy", "shell", "sandbox"],
+        settings={"profile": "assisted"},
+        config='[permissions]\nallow = ["shell"]\n[sandbox.network]\nallow = []\n',
+    )
+    try:
+        h.run("go")
+    finally:
+        h.kernel.end(h.session, "exit")
+    first, second, third = [e.output for e in h.of_type("tool_result")]
+    assert "no proxy:" in first and "proxy: HTTP" not in first, first
+    assert "could not listen inside this command's sandbox (setns:" in first, first
+    assert "proxy: HTTP/1.1 403" in second and "proxy: HTTP/1.1 403" in third, (second, third)
+    said = [n.message for n in h.of_type("notice") if "forwarder" in n.message]
+    assert len(said) == 1 and "setns" in said[0], said
+
+
+def test_a_sandbox_that_never_starts_leaves_the_route_as_it_was(
+    egress: Egress, tmp_path: Path
+) -> None:
+    """bwrap refusing its arguments (or a command killed before its sandbox exists) is
+    not the route's failure: the next command still gets its listener inside."""
+    view = ketch_sandbox.view_of(tmp_path)
+    masks = MaskSet.create()
+    route = egress.route
+    try:
+        for extra in (["--no-such-option"], []):
+            channel = egress.channel(NetworkRules(), None, None)
+            argv = channel.launcher() + command_line(
+                channel.prefix() + [sys.executable, "-I", "-S", "-c", ASK_PROXY],
+                view,
+                masks,
+                extra=channel.bwrap_args() + extra,
+                bwrap=PROBE.path or "bwrap",
+            )
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            deadline = time.monotonic() + 5
+            while channel.hookup and channel.hookup.link and time.monotonic() < deadline:
+                if channel.server is not None or egress.route != route:
+                    break
+                time.sleep(0.01)
+            channel.report(True)
+            if extra:
+                assert done.returncode != 0
+                time.sleep(0.2)  # the joiner's word has arrived
+            else:
+                assert "proxy: HTTP/1.1 403" in done.stdout, done
+            assert egress.route == route and not egress.fallback
+    finally:
+        masks.close()
