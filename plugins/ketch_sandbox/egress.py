@@ -43,6 +43,7 @@ from ketch_net_kit.hosts import Host
 from ketch_net_kit.resolve import Unresolved, resolve
 from ketch_net_kit.rules import NetworkRules, would_allow
 from ketch_sandbox.netns import Helper, Hookup, Route, route
+from ketch_sandbox.netns import bwrap_args as hookup_args
 from ketch_sandbox.network import RESOLV_CONF, bwrap_args, forwarded, resolv_args
 from ketch_sandbox.proxy import Admitted, Headers, Outcome, Refused, Target, handle
 
@@ -145,8 +146,6 @@ class Channel:
         """bwrap's options for this command's network (after the view's mounts)."""
         assert self.egress.resolv is not None
         if self.hookup is not None:
-            from ketch_sandbox.netns import bwrap_args as hookup_args
-
             return hookup_args(self.hookup.port) + resolv_args(self.egress.resolv)
         assert self.path is not None
         return bwrap_args(self.path, self.egress.resolv)
