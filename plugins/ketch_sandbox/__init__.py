@@ -220,15 +220,16 @@ def wrap(
     masks = MaskSet.create()
     channel = None
     try:
-        inner, extra = list(argv), list[str]()
+        inner, extra, launcher = list(argv), list[str](), list[str]()
+        bwrap = _probe().path or "bwrap"
         if network and context is not None:
             from ketch_sandbox.sessions import open_channel
 
-            opened = open_channel(_state["sessions"].get(context.session_id), context)
-            if opened is not None:
-                channel, prefix, extra = opened
-                inner = prefix + inner
-        wrapped = command_line(inner, view, masks, extra=extra, bwrap=_probe().path or "bwrap")
+            channel = open_channel(_state["sessions"].get(context.session_id), context, bwrap)
+            if channel is not None:
+                inner, extra = channel.prefix() + inner, channel.bwrap_args()
+                launcher = channel.launcher()
+        wrapped = launcher + command_line(inner, view, masks, extra=extra, bwrap=bwrap)
     except BaseException:
         masks.close()
         if channel is not None:
