@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Iterable
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch_policy_kit.protected import Protected
 
 SECRET_PATTERNS = (
     ".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*",
@@ -68,14 +73,21 @@ def ketch_config_dirs(workspace: Path) -> list[Path]:
     return [resolve(config_dir()), resolve(workspace / ".ketch")]
 
 
-def write_guard(path: Path, workspace: Path) -> str | None:
-    """Why a write to ``path`` (already resolved) must always ask, or None."""
+def write_guard(path: Path, workspace: Path, extra: Iterable[Protected] = ()) -> str | None:
+    """Why a write to ``path`` (already resolved) must always ask, or None. ``extra``:
+    the workspace's other protected paths (:mod:`ketch_policy_kit.protected`: a
+    repository's hooks directory, what configured hooks and MCP servers execute)."""
+    from ketch_policy_kit.protected import covering, protected_component
+
     root = resolve(workspace)
     lowered = [part.lower() for part in path.parts]
     if ".git" in lowered:
         return f"writes to git internals ({path})"
     if ".ketch" in lowered or any(is_within(path, d) for d in ketch_config_dirs(workspace)):
         return f"writes to ketch's own config, hooks or MCP settings ({path})"
+    found = protected_component(path, root) or covering(path, extra)
+    if found is not None:
+        return f"writes to a protected path ({path}: {found.why})"
     if not is_within(path, root):
         return f"writes outside the workspace ({path})"
     home = resolve(Path.home())

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # The probe and the views are facts of this machine and workspace: kept per process.
 # Whether the sandbox is on is a setting: kept per workspace (one process may serve
 # several kernels, as ``ketch acp`` does, one per editor session).
-_state: dict[str, Any] = {"probe": None, "off": set(), "views": {}, "said": set()}
+_state: dict[str, Any] = {"probe": None, "off": set(), "views": {}, "said": set(), "settings": {}}
 
 
 def _probe() -> Any:
@@ -68,6 +68,8 @@ def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> N
 def ketch_configure(kernel: Kernel) -> None:
     section = kernel.settings.section("sandbox")
     enabled = section.get("enabled", True) is not False
+    # Whose hooks and MCP servers run here: what they execute is protected (view.guard).
+    _state["settings"][str(Path(kernel.workspace).resolve())] = kernel.settings
     (_state["off"].discard if enabled else _state["off"].add)(str(Path(kernel.workspace)))
     if not enabled:
         _say_once(
@@ -111,6 +113,12 @@ def ketch_session_start(session: Session) -> None:
     if not active(session.workspace):
         session.sandboxed = False
         return
+    import contextlib
+
+    from ketch_sandbox.reserve import sweep
+
+    with contextlib.suppress(Exception):  # a ketch that was killed may have left some
+        sweep()
     ok, reason = works_in(Path(session.workspace))
     session.sandboxed = ok
     if ok:
@@ -148,8 +156,18 @@ def view_of(
         hint=lambda path: read_scope(path, root) or f"read({path})",
         protected_dirs=[config_dir()],
         hidden_dirs=[state_dir()],
+        extra=_configured(root, environ) if scan else (),
         scan=scan,
     )
+
+
+def _configured(root: Path, environ: dict[str, str]) -> list[Any]:
+    """What the configured hooks and MCP servers of this workspace's kernel execute."""
+    from ketch_policy_kit.protected import configured_paths, settings_tables
+
+    settings = _state["settings"].get(str(root))
+    tables = settings_tables(settings) if settings is not None else {}
+    return configured_paths(root, tables, environ)
 
 
 def wrap(
@@ -168,19 +186,62 @@ def wrap(
 
     view = view_of(workspace, exposed=exposed, scan=scan)
     masks = MaskSet.create()
+    guard = _Guard.start(view, scan=scan, reporting=reporters is not None)
     try:
         # With the network comes the host's abstract unix sockets: Landlock keeps them out.
         inner = scoped(list(argv)) if network else list(argv)
         wrapped = command_line(inner, view, masks, network=network, bwrap=_probe().path or "bwrap")
     except BaseException:
         masks.close()
+        guard.report(True)
         raise
     if reporters is not None:
         masks.watch()
         reporters.append(masks.report)
+        reporters.append(guard.report)
     else:  # nobody will report: nothing to watch; the placeholders go when ketch exits
         _leftover(masks)
     return wrapped
+
+
+class _Guard:
+    """One command's protected paths: the reservations it holds while it runs, and the
+    look for what it planted once it has ended (reserve.py, planted.py)."""
+
+    def __init__(self, claim: Any = None, watch: Any = None) -> None:
+        self.claim, self.watch = claim, watch
+
+    @classmethod
+    def start(cls, view: Any, *, scan: bool, reporting: bool) -> _Guard:
+        import os
+
+        if not scan or view.workspace is None:
+            return cls()
+        from ketch_sandbox.planted import Watch
+        from ketch_sandbox.reserve import reserve
+        from ketch_sandbox.trees import index_for
+
+        index = index_for(view.workspace)
+        watch = Watch.start(view.workspace, index.refresh(), view.guarded, index.refresh)
+        claim = reserve(view.reserve)
+        # A reservation that failed because the name now exists for real: bind that.
+        view.reserve = list(claim.paths) + [
+            p
+            for p in view.reserve
+            if p not in claim.paths and os.path.lexists(p) and not os.path.islink(p)
+        ]
+        return cls(claim, watch if reporting else None)
+
+    def report(self, ended: bool) -> str | None:
+        if not ended:
+            return None
+        if self.claim is not None:
+            self.claim.release()
+            self.claim = None
+        if self.watch is None:
+            return None
+        watch, self.watch = self.watch, None
+        return "\n".join(watch.finish()) or None
 
 
 _LEFTOVERS: list[Any] = []
@@ -239,3 +300,19 @@ def ketch_policy_vote(
     if not reasons:
         return None
     return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=None)
+
+
+@hookimpl
+def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
+    """A write the person authorized (a file tool's) is not something a running
+    sandboxed command planted: remember it for the look after each command."""
+    if not session.sandboxed or call.plugin == "shell":
+        return
+    from ketch.tools import Effect
+    from ketch_policy_kit.paths import resolve
+    from ketch_sandbox.planted import accept
+
+    root = resolve(session.workspace)
+    for access in call.accesses:
+        if access.effect == Effect.WRITE and access.target:
+            accept(root, resolve(root / access.target))

@@ -38,6 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ketch_policy_kit.paths import HOME_SENSITIVE, is_within
+from ketch_policy_kit.protected import (
+    GIT_WHY,
+    ROOT_NAMES,
+    Protected,
+    gitdir_of,
+    protected_name,
+    repository_paths,
+)
 from ketch_sandbox.trees import Found, index_for
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -94,6 +102,10 @@ class View:
     home_tmpfs: Path | None = None
     workspace: Path | None = None  # writable
     protect: list[Path] = field(default_factory=list)  # read-only, inside what is bound
+    # Protected paths that do not exist yet: each is made an empty directory for the
+    # command's lifetime (reserve.py) and bound read-only, so nothing can create it.
+    reserve: list[Path] = field(default_factory=list)
+    guarded: dict[Path, str] = field(default_factory=dict)  # every protected path: why
     masks: list[tuple[Path, str]] = field(default_factory=list)  # (secret, rule that exposes it)
     cover: list[Path] = field(
         default_factory=list
@@ -181,24 +193,12 @@ def _toolchains(environ: Mapping[str, str], home: Path, workspace: Path) -> list
     return kept
 
 
-def _gitdir_of(dotgit_file: Path) -> Path | None:
-    """Where a ``.git`` file points (``gitdir: ...``), resolved."""
-    try:
-        first = dotgit_file.read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    except (OSError, IndexError):
-        return None
-    if not first.startswith("gitdir:"):
-        return None
-    target = Path(first.removeprefix("gitdir:").strip())
-    return _real(target if target.is_absolute() else dotgit_file.parent / target)
-
-
 def _linked_gitdirs(workspace: Path) -> list[Path]:
     """A linked worktree's gitdir and its common dir (outside the workspace): git needs them."""
     dotgit = workspace / ".git"
     if not dotgit.is_file():
         return []
-    gitdir = _gitdir_of(dotgit)
+    gitdir = gitdir_of(dotgit)
     if gitdir is None or not gitdir.is_dir() or is_within(gitdir, workspace):
         return []
     found = [gitdir]
@@ -218,10 +218,12 @@ def build(
     hint: Callable[[Path], str] | None = None,
     protected_dirs: Iterable[Path] = (),
     hidden_dirs: Iterable[Path] = (),
+    extra: Iterable[Protected] = (),
     scan: bool = True,
 ) -> View:
     """The view for one command in ``workspace``; ``exposed(path)``: the person allowed
     reading that secret, so it is not masked; ``hint(path)``: the rule that would.
+    ``extra``: more protected paths (what configured hooks and MCP servers execute).
     ``scan=False`` leaves out what the tree indexes find (for trying the mounts, not
     for running anything)."""
     ws = _real(workspace)
@@ -247,13 +249,10 @@ def build(
     view.workspace = ws
 
     bound = [*trees, *linked, ws]
-    # Inside the workspace: .git and .ketch read-only, secrets masked, sockets covered.
+    # Inside the workspace: protected paths read-only, secrets masked, sockets covered.
     found = index_for(ws).refresh() if scan else Found()
-    view.protect += list(found.git) + list(found.ketch)
-    for dotgit in found.git:
-        gitdir = _gitdir_of(dotgit) if dotgit.is_file() else None
-        if gitdir is not None and gitdir.is_dir() and is_within(gitdir, ws):
-            view.protect.append(gitdir)
+    if scan:
+        guard(view, ws, found, extra, environ)
     for secret in found.secrets:
         if exposed is not None and exposed(secret):
             continue
@@ -297,3 +296,45 @@ def build(
     gone = [*view.hide, *(m for m, _ in view.masks)]
     view.cover = [p for p in view.cover if not any(is_within(p, g) and p != g for g in gone)]
     return view
+
+
+def guard(
+    view: View, ws: Path, found: Found, extra: Iterable[Protected], environ: Mapping[str, str]
+) -> None:
+    """Protected paths (ketch_policy_kit.protected) read-only, existing or not: every
+    ``.git`` (and the git directories ``.git`` files point to inside the workspace),
+    ``.ketch``, and the other protected names the index found at any depth; each
+    repository's hooks directory and config includes; ``extra``; and, at the workspace
+    root, every protected name that does not exist yet (reserved). A protected name
+    that is a symbolic link keeps its target read-only, where that is in the workspace
+    (the link itself can be replaced: :mod:`ketch_sandbox.planted` sees that)."""
+    wanted: dict[Path, str] = {}
+    for dotgit in found.git:
+        wanted[dotgit] = GIT_WHY
+        gitdir = gitdir_of(dotgit)
+        if gitdir is not None and gitdir.is_dir() and is_within(gitdir, ws):
+            wanted.setdefault(gitdir, GIT_WHY)
+        if gitdir is not None:
+            for item in repository_paths(gitdir, dotgit.parent, ws, environ):
+                wanted.setdefault(item.path, item.why)
+    for path in [*found.ketch, *found.protected]:
+        wanted.setdefault(path, protected_name(path.name) or GIT_WHY)
+    for link in found.links:
+        target = _real(link)
+        if is_within(target, ws) and target != ws and os.path.exists(target):
+            wanted.setdefault(target, protected_name(link.name) or GIT_WHY)
+    for name in ROOT_NAMES:
+        wanted.setdefault(ws / name, protected_name(name) or GIT_WHY)
+    for item in extra:
+        wanted.setdefault(item.path, item.why)
+    links = set(found.links)
+    for path, why in sorted(wanted.items(), key=lambda kv: (len(kv[0].parts), str(kv[0]))):
+        if path in links or os.path.islink(path):
+            continue  # a mount would land on wherever it points
+        if not is_within(path, ws) or path == ws:
+            continue
+        view.guarded[path] = why
+        if os.path.lexists(path):
+            view.protect.append(path)
+        elif not any(is_within(path, p) for p in [*view.protect, *view.reserve]):
+            view.reserve.append(path)  # nothing read-only above it stops its creation
