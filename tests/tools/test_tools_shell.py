@@ -153,14 +153,42 @@ def test_canary_api_key_is_absent_from_env(tools, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("DB_PASSWORD", canary + "-pw")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", canary + "-aws")
     monkeypatch.setenv("BASH_ENV", "/tmp/evil-bash-env")
-    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    monkeypatch.setenv("HARMLESS_SETTING", "not-on-the-list")
+    monkeypatch.setenv("DATABASE_URL", f"postgres://app:{canary}-db@db/app")
+    monkeypatch.setenv("MYSQL_PWD", canary + "-mysql")
+    monkeypatch.setenv("HTTP_PROXY", f"http://me:{canary}-proxy@proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost")
+    monkeypatch.setenv("LC_TIME", "C.UTF-8")
+    monkeypatch.setenv("VIRTUAL_ENV", "/opt/venv")
     session = tools()
     result = session.call("shell", {"command": "env"})
     assert result.ok
     assert canary not in result.output
     assert "BASH_ENV" not in result.output
-    assert "HARMLESS_SETTING=visible" in result.output
+    assert "HARMLESS_SETTING" not in result.output, "an allow-list, not a deny-list"
+    assert "HTTP_PROXY" not in result.output, "a proxy URL with a password is left out"
+    for kept in (
+        "NO_PROXY=localhost",
+        "LC_TIME=C.UTF-8",
+        "VIRTUAL_ENV=/opt/venv",
+        "PATH=",
+        "HOME=",
+    ):
+        assert kept in result.output
     assert "GIT_PAGER=cat" in result.output
+
+
+def test_env_allow_adds_names_and_globs(tools, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MYAPP_MODE", "dev")
+    monkeypatch.setenv("MYAPP_LEVEL", "3")
+    monkeypatch.setenv("AWS_PROFILE", "work")
+    monkeypatch.setenv("OTHER_SETTING", "hidden")
+    monkeypatch.setenv("LD_PRELOAD", "/tmp/evil.so")
+    session = tools(config='[shell]\nenv_allow = ["MYAPP_*", "AWS_PROFILE", "LD_PRELOAD"]\n')
+    output = session.call("shell", {"command": "env"}).output
+    assert "MYAPP_MODE=dev" in output and "MYAPP_LEVEL=3" in output and "AWS_PROFILE=work" in output
+    assert "OTHER_SETTING" not in output
+    assert "LD_PRELOAD" not in output, "what changes programs is never passed"
 
 
 def test_env_passthrough_comes_from_the_user_shell_table(
@@ -184,7 +212,7 @@ def test_workspace_config_cannot_pass_secrets_through(
     harness = Harness.create(
         tmp_path,
         bundled=TOOL_PLUGINS,
-        workspace_config='[shell]\nenv_passthrough = ["*"]\n[tools.shell]\nenv_passthrough = ["*"]\n',
+        workspace_config='[shell]\nenv_passthrough = ["*"]\nenv_allow = ["*"]\n[tools.shell]\nenv_passthrough = ["*"]\n',
     )
     session = ToolSession(harness, approve_all)
     output = session.call("shell", {"command": "env"}).output
