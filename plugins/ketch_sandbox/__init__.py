@@ -223,7 +223,7 @@ class _Guard:
 
         index = index_for(view.workspace)
         watch = Watch.start(view.workspace, index.refresh(), view.guarded, index.refresh)
-        claim = reserve(view.reserve)
+        claim = reserve(view.reserve, view.reserve_files)
         # A reservation that failed because the name now exists for real: bind that.
         view.reserve = list(claim.paths) + [
             p

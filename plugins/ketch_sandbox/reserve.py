@@ -4,8 +4,10 @@ A read-only bind needs something to mount on, and a name that does not exist can
 be mounted over; creating it from inside the sandbox would create it on the host
 (bubblewrap makes missing mount points in the bound workspace, and leaves them). So
 ketch makes each one itself, right before the command starts: an **empty directory**
-(git shows no empty directory, so ``git status`` stays clean; a file placeholder would
-show), bound read-only over itself inside the sandbox. Nothing of that name can then be
+(git shows no empty directory, so ``git status`` stays clean), or an **empty file**
+where the name must be a file to whoever reads it (a file a repository's config
+includes: git refuses a directory there; a script a configured hook runs), bound
+read-only over itself inside the sandbox. Nothing of that name can then be
 created, written, renamed or removed from inside (a mount point is busy).
 
 And ketch removes each one **exactly**: only when no command still needs it, only if
@@ -103,11 +105,15 @@ def _ledger() -> Iterator[dict[str, Any]]:
 
 
 def _remove_if_ours(path: str, entry: dict[str, Any]) -> None:
-    """rmdir ``path`` if it is still the empty directory we made."""
+    """Remove ``path`` if it is still the empty directory (or file) we made."""
     if _ident(Path(path)) != entry.get("ident"):
         return  # already gone, or replaced: not ours to remove
     with contextlib.suppress(OSError):  # not empty: someone put something in it, it is theirs
-        os.rmdir(path)
+        if entry.get("file"):
+            if os.lstat(path).st_size == 0:
+                os.unlink(path)
+        else:
+            os.rmdir(path)
 
 
 def _release_entries(entries: dict[str, Any], paths: Iterable[str], holder: str) -> None:
@@ -145,19 +151,19 @@ class _Table:
         self.lock = threading.Lock()
         self.counts: dict[str, int] = {}
 
-    def take(self, wanted: Iterable[Path]) -> Claim:
+    def take(self, wanted: Iterable[Path], files: frozenset[Path] = frozenset()) -> Claim:
         claim = Claim()
         me = _me()
         with self.lock, _ledger() as entries:
             for path in wanted:
-                held = self._hold(entries, path, me)
+                held = self._hold(entries, path, me, path in files)
                 if held is None:
                     continue
                 claim.paths.append(path)
                 claim._held += held
         return claim
 
-    def _hold(self, entries: dict[str, Any], path: Path, me: str) -> list[str] | None:
+    def _hold(self, entries: dict[str, Any], path: Path, me: str, file: bool) -> list[str] | None:
         """Hold ``path`` (and the parents made for it); None when it cannot be reserved."""
         made: list[Path] = []
         missing = [p for p in [path, *path.parents] if not os.path.lexists(p)]
@@ -166,8 +172,12 @@ class _Table:
             entry = entries.get(key)
             if entry is not None and _ident(step) != entry.get("ident"):
                 entries.pop(key)  # gone since: start afresh
+            leaf_file = file and step == path
             try:
-                os.mkdir(step, 0o755)
+                if leaf_file:
+                    os.close(os.open(step, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                else:
+                    os.mkdir(step, 0o755)
             except OSError:
                 for undo in reversed(made):
                     with contextlib.suppress(OSError):
@@ -175,7 +185,7 @@ class _Table:
                     entries.pop(str(undo), None)
                 return None
             made.append(step)
-            entries[key] = {"ident": _ident(step), "holders": []}
+            entries[key] = {"ident": _ident(step), "holders": [], "file": leaf_file}
         chain = [p for p in [path, *path.parents] if str(p) in entries]
         if str(path) not in entries:
             return None  # exists, and is not a reservation: it is real (the view binds it)
@@ -220,13 +230,14 @@ class _Table:
 _TABLE = _Table()
 
 
-def reserve(paths: Iterable[Path]) -> Claim:
-    """Make each absent path an empty directory for one command (see the module docstring)."""
+def reserve(paths: Iterable[Path], files: Iterable[Path] = ()) -> Claim:
+    """Make each absent path an empty directory -- or, for those in ``files``, an empty
+    file (a file git includes must be one) -- for one command (see the module docstring)."""
     wanted = list(paths)
     if not wanted:
         return Claim()
     try:
-        return _TABLE.take(wanted)
+        return _TABLE.take(wanted, frozenset(files))
     except OSError:
         return Claim()  # no ledger (read-only state dir): reserve nothing, detection remains
 

@@ -40,6 +40,7 @@ from pathlib import Path
 from ketch_policy_kit.paths import HOME_SENSITIVE, is_within
 from ketch_policy_kit.protected import (
     GIT_WHY,
+    INCLUDE_WHY,
     ROOT_NAMES,
     Protected,
     gitdir_of,
@@ -92,6 +93,10 @@ HOME_STARTUP = (
 )
 
 
+# Protected paths reserved as empty files, not directories (see reserve.py).
+FILE_KINDS = frozenset({INCLUDE_WHY})
+
+
 @dataclass
 class View:
     """The mounts of one sandbox, in the order bwrap applies them."""
@@ -105,6 +110,7 @@ class View:
     # Protected paths that do not exist yet: each is made an empty directory for the
     # command's lifetime (reserve.py) and bound read-only, so nothing can create it.
     reserve: list[Path] = field(default_factory=list)
+    reserve_files: set[Path] = field(default_factory=set)  # of those, the ones made files
     guarded: dict[Path, str] = field(default_factory=dict)  # every protected path: why
     masks: list[tuple[Path, str]] = field(default_factory=list)  # (secret, rule that exposes it)
     cover: list[Path] = field(
@@ -338,3 +344,5 @@ def guard(
             view.protect.append(path)
         elif not any(is_within(path, p) for p in [*view.protect, *view.reserve]):
             view.reserve.append(path)  # nothing read-only above it stops its creation
+            if why in FILE_KINDS or why.startswith("run by the configured"):
+                view.reserve_files.add(path)

@@ -29,6 +29,14 @@ through). They return a :class:`Report`::
     report.outcomes[1].effects    # list[canaries.Effect] this command caused
     report.effects                # every effect of the run; [] means no harm
     assert not report.effects, report.describe()
+
+Commands are shell command lines (or full ``shell`` inputs as dicts), or other tools'
+calls: ``tool("write_file", path=".envrc", content="...")``. ``run_cli(...,
+after=True)`` adds the *after* phase (:mod:`phases`): once the session has ended, what
+a person does next -- ``git status``/``git commit`` in every repository, the configured
+hooks, a new session with and without trust -- and every canary checked again.
+:func:`run_before` is the *before* phase: open a workspace planted with hostile config
+(:data:`phases.HOSTILE`) and check that nothing ran.
 """
 
 from __future__ import annotations
@@ -38,13 +46,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from canaries import Effect, World
+from phases import AFTER_STEPS, AfterStep, after_phase
 
 from ketch.testing.harness import isolated_env, patched_environ
 
@@ -75,7 +84,11 @@ class Outcome:
 
     @property
     def text(self) -> str:
-        return self.command if isinstance(self.command, str) else str(self.command.get("command"))
+        if isinstance(self.command, str):
+            return self.command
+        if "tool" in self.command:
+            return f"{self.command['tool']} {json.dumps(self.command['input'])[:200]}"
+        return str(self.command.get("command"))
 
 
 @dataclass
@@ -117,6 +130,18 @@ def _input(command: Command) -> dict[str, Any]:
     return {"timeout": PER_COMMAND_TIMEOUT, **command}
 
 
+def tool(name: str, **arguments: Any) -> dict[str, Any]:
+    """A call of another tool than ``shell``, as a command: ``tool("write_file", path=..., content=...)``."""
+    return {"tool": name, "input": arguments}
+
+
+def _call(command: Command, call_id: str) -> dict[str, Any]:
+    """The scripted model's tool call for ``command``."""
+    if isinstance(command, dict) and "tool" in command:
+        return {"name": command["tool"], "input": dict(command["input"]), "id": call_id}
+    return {"name": "shell", "input": _input(command), "id": call_id}
+
+
 def _config(sandbox: bool, redact: bool, extra: str = "") -> str:
     return (
         f"[sandbox]\nenabled = {'true' if sandbox else 'false'}\n"
@@ -151,6 +176,7 @@ def _cli_once(
     sandbox: bool,
     redact: bool,
     extra_config: str,
+    trust: bool = False,
 ) -> tuple[list[Outcome], list[str], str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KETCH_")}
     env.update(_ketch_dirs(world, _config(sandbox, redact, extra_config)))
@@ -159,8 +185,7 @@ def _cli_once(
     scratch.mkdir(parents=True, exist_ok=True)
     ids = [f"call_{i}" for i in range(len(commands))]
     script: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]}
-        for c, i in zip(commands, ids, strict=True)
+        {"tool_calls": [_call(c, i)]} for c, i in zip(commands, ids, strict=True)
     ]
     script.append({"text": "done"})
     (scratch / "script.json").write_text(json.dumps(script), encoding="utf-8")
@@ -185,6 +210,7 @@ def _cli_once(
         profile,
         "--max-iterations",
         str(len(commands) + 2),
+        *(["--trust-workspace"] if trust else []),
     ]
     budget = 60 + len(commands) * (PER_COMMAND_TIMEOUT + 5)
     proc = subprocess.run(
@@ -250,16 +276,33 @@ def run_cli(
     redact: bool = False,
     culprits: bool = True,
     extra_config: str = "",
+    after: bool | Sequence[AfterStep] = False,
 ) -> Report:
     """All ``commands`` in one ``ketch -p`` session in ``world``; see the module docstring.
-    ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table)."""
+    ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table).
+    ``after``: once the session has ended, run the after phase (:data:`AFTER_STEPS`, or
+    the steps given) and count its effects too."""
 
     def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
         return _cli_once(
             world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
         )
 
-    return _batch(world, commands, once, profile=profile, sandbox=sandbox, culprits=culprits)
+    return _batch(
+        world,
+        commands,
+        once,
+        profile=profile,
+        sandbox=sandbox,
+        culprits=culprits,
+        after=_after(world, sandbox, redact, extra_config, after),
+    )
+
+
+def _steps(after: bool | Sequence[AfterStep]) -> list[AfterStep]:
+    if after is True:
+        return list(AFTER_STEPS)
+    return list(after) if after else []
 
 
 def _batch(
@@ -270,14 +313,25 @@ def _batch(
     profile: str,
     sandbox: bool,
     culprits: bool,
+    after: Callable[[], list[Effect]] | None = None,
 ) -> Report:
-    """Run the batch, check the world; on an effect, re-run each command that ran alone.
-    The world is left as it was built (reset after any effect)."""
+    """Run the batch, check the world (and run the after phase, if any, and check again);
+    on an effect, re-run each command that ran alone (each with its after phase). The
+    world is left as it was built (reset after any effect, and after an after phase)."""
+
+    def run(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str, list[Effect]]:
+        outcomes, texts, stdout, stderr = once(batch)
+        effects = world.check(texts)
+        if after is not None:
+            effects += after()
+        return outcomes, texts, stdout, stderr, effects
+
     if world.check():
         world.reset()  # harm left by an earlier run must not be blamed on this one
-    outcomes, texts, stdout, stderr = once(commands)
-    effects = world.check(texts)
+    outcomes, texts, stdout, stderr, effects = run(commands)
     report = Report(profile, sandbox, outcomes, stdout=stdout, stderr=stderr)
+    if after is not None:
+        world.reset()  # the person's commits are not the next run's
     if not effects:
         return report
     if len(commands) == 1 or not culprits:
@@ -292,12 +346,37 @@ def _batch(
         if not outcome.ran:
             continue
         world.reset()
-        _, alone_texts, _, _ = once([outcome.command])
-        outcome.effects = world.check(alone_texts)
+        *_, outcome.effects = run([outcome.command])
         explained.update(outcome.effects)
     report.unattributed = [e for e in effects if e not in explained]
     world.reset()
     return report
+
+
+def run_before(
+    world: World,
+    *,
+    sandbox: bool = True,
+    trust: bool = False,
+    prompt: str = "hi",
+    extra_config: str = "",
+) -> tuple[list[Effect], str]:
+    """The before phase: open the world's workspace, as it is now (plant hostile config
+    first: :data:`phases.HOSTILE`), with ``ketch -p`` and a model that only answers;
+    nothing may run. Returns the effects (against the workspace as planted) and stderr."""
+    world.rebase()
+    scratch = world.root / "ketch" / "script"
+    scratch.mkdir(parents=True, exist_ok=True)
+    _, texts, _, stderr = _cli_once(
+        world,
+        [],
+        profile="manual",
+        sandbox=sandbox,
+        redact=False,
+        extra_config=extra_config,
+        trust=trust,
+    )
+    return world.check(texts), stderr
 
 
 # --- the real loop, with a person who approves every question ------------------------------
@@ -312,18 +391,55 @@ def run_approved(
     redact: bool = False,
     extra_config: str = "",
     culprits: bool = True,
+    after: bool | Sequence[AfterStep] = False,
 ) -> Report:
     """Every command through the real turn loop in process (scripted model, every bundled
     plugin), with an approver that says yes, once, to every question -- the person who
     approves everything. Tests the sandbox as the last wall: whatever the engine asked
-    about runs anyway, still sandboxed. Decisions report ``ask`` for approved calls."""
+    about runs anyway, still sandboxed. Decisions report ``ask`` for approved calls.
+    ``after`` as for :func:`run_cli` (its new sessions are ``ketch -p`` runs)."""
 
     def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
         return _loop_once(
             world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
         )
 
-    return _batch(world, commands, once, profile=profile, sandbox=sandbox, culprits=culprits)
+    return _batch(
+        world,
+        commands,
+        once,
+        profile=profile,
+        sandbox=sandbox,
+        culprits=culprits,
+        after=_after(world, sandbox, redact, extra_config, after),
+    )
+
+
+def _after(
+    world: World,
+    sandbox: bool,
+    redact: bool,
+    extra_config: str,
+    after: bool | Sequence[AfterStep],
+) -> Callable[[], list[Effect]] | None:
+    """The after phase for a batch: its steps, with new sessions through ``ketch -p``."""
+    steps = _steps(after)
+    if not steps:
+        return None
+
+    def session(trust: bool) -> list[str]:
+        _, texts, _, _ = _cli_once(
+            world,
+            [],
+            profile="manual",
+            sandbox=sandbox,
+            redact=redact,
+            extra_config=extra_config,
+            trust=trust,
+        )
+        return texts
+
+    return lambda: after_phase(world, session, steps)
 
 
 def _loop_once(
@@ -339,8 +455,7 @@ def _loop_once(
 
     ids = [f"call_{i}" for i in range(len(commands))]
     script: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]}
-        for c, i in zip(commands, ids, strict=True)
+        {"tool_calls": [_call(c, i)]} for c, i in zip(commands, ids, strict=True)
     ]
     script.append({"text": "done"})
     env = world.env()
