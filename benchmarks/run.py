@@ -203,6 +203,16 @@ SPECS = [
         "redaction of 1 MB and 10 MB of code-like output holding secrets.",
     ),
     Spec(
+        "egress",
+        "egress.py",
+        "Sandbox egress proxy",
+        [],
+        ["--runs", "10"],
+        "What the egress proxy adds to a sandboxed command's start: `true` in the sandbox without network and through "
+        "the proxy (the forwarder in the sandbox, a unix socket per command), the socket's cost and the proxy's first start "
+        "(medians of wall time: on a loaded machine they include waiting for a CPU; the load average is recorded).",
+    ),
+    Spec(
         "checkpoints",
         "checkpoints.py",
         "Checkpoints",

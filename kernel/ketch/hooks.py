@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session, Subagent
     from ketch.settings import Settings
     from ketch.storage import FieldCipher, Store
-    from ketch.tools import ToolResult
+    from ketch.tools import ToolContext, ToolResult
     from ketch.verdicts import HookVerdict
 
 TRACE_ENV = "KETCH_TRACE_PLUGINS"
@@ -266,6 +266,7 @@ class Hooks:
         network: bool,
         exposed: Callable[[Path], bool] | None = None,
         reporters: list[Callable[[bool], str | None]] | None = None,
+        context: ToolContext | None = None,
     ) -> list[str] | None:
         result = self._first(
             "ketch_sandbox_command",
@@ -274,6 +275,7 @@ class Hooks:
             network=network,
             exposed=exposed,
             reporters=reporters,
+            context=context,
         )
         return list(result) if result else None
 

@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session, Subagent
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
-    from ketch.tools import Tool, ToolResult
+    from ketch.tools import Tool, ToolContext, ToolResult
     from ketch.verdicts import HookVerdict
 
 
@@ -274,6 +274,7 @@ def ketch_sandbox_command(
     network: bool,
     exposed: Callable[[Path], bool] | None,
     reporters: list[Callable[[bool], str | None]] | None,
+    context: ToolContext | None,
 ) -> list[str] | None:
     """Wrap a command line so it runs inside a sandbox.
 
@@ -288,6 +289,9 @@ def ketch_sandbox_command(
     the command's output and ``reporter(True)`` once the command and everything it
     started have ended (which also frees what the sandbox held for it), and adds the
     text each returns (e.g. "``.env`` is masked in the sandbox ...") to the result.
+    ``context``: the running call's :class:`ketch.tools.ToolContext` (None outside a
+    call): a sandbox that lets the command reach the network asks through
+    ``context.authorize`` and journals through ``context.emit`` on that call's behalf.
     """
 
 

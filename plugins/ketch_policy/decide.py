@@ -40,8 +40,9 @@ PLUGIN = "policy"
 # sandbox really confines them). Other tools opt in with Access.detail["sandboxed"].
 SANDBOXING_PLUGINS = frozenset({"shell"})
 # Build, test and format tools the assisted profile runs without asking when a working
-# sandbox confines them (workspace writable, .git read-only, secrets masked, no network,
-# no host sockets): what they run is the workspace's own code, which the sandbox bounds.
+# sandbox confines them (workspace writable, .git read-only, secrets masked, network only
+# through the egress proxy, no host sockets): what they run is the workspace's own code,
+# which the sandbox bounds.
 # Programs that destroy or move work (rm, mv, git writes), reach out (curl), or make
 # links still ask: the sandbox does not protect the workspace's own files.
 SANDBOX_CONFINED = frozenset(
@@ -180,13 +181,11 @@ def _path(ctx: Context, effect: Effect, path: str, *, default: bool = True) -> V
 
 
 def _sandboxed(ctx: Context, access: Access) -> bool:
-    """The command will run in this session's working sandbox (network off)."""
+    """The command will run in this session's working sandbox. With the network too: a
+    sandboxed command reaches it only through the egress proxy, which holds every
+    connection to the domain rules and asks about the rest (ketch_sandbox)."""
     snapshot = ctx.snapshot
-    if (
-        not snapshot.sandboxed
-        or access.detail.get("network")
-        or access.detail.get("sandboxed") is False
-    ):
+    if not snapshot.sandboxed or access.detail.get("sandboxed") is False:
         return False
     return ctx.call.plugin in SANDBOXING_PLUGINS or access.detail.get("sandboxed") is True
 

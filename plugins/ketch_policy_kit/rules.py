@@ -305,7 +305,8 @@ def _valid_host(text: str) -> bool:
 
 
 def parse_host(url: str) -> tuple[str, int | None] | None:
-    """The URL's host (lowercase, IDNA, no trailing dot) and port; None when odd."""
+    """The URL's host (canonical: lowercase, IDNA, no trailing dot, an IPv4 address in
+    dotted form however it was spelled) and port; None when odd."""
     if any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
         return None  # NUL, spaces, control characters: never a clean match
     try:
@@ -316,18 +317,12 @@ def parse_host(url: str) -> tuple[str, int | None] | None:
         return None
     if not host:
         return None
-    host = host.rstrip(".")
-    try:
-        host = (
-            ".".join(label.encode("idna").decode("ascii") for label in host.split("."))
-            if not host.startswith("[")
-            else host
-        )
-    except UnicodeError:
+    from ketch_net_kit.hosts import BadHost, canonical_host
+
+    try:  # the network's one canonical form: IDNA, case, trailing dot, IPv4 in any spelling
+        return canonical_host(host).name, port
+    except BadHost:
         return None
-    if "@" in host or "\\" in host:
-        return None
-    return host.lower(), port
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,13 @@ session is not ``sandboxed`` (commands then run unwrapped, and the policy allows
 without asking only what it can prove harmless).
 
 A call that asks to run *outside* the sandbox (``Access.detail["sandboxed"] is
-False``) or for network the user config does not grant
-(``Access.detail["network_approval"]``) always asks, with the reason, and the answer
-is never remembered beyond that call (the vote offers no scope).
+False``) always asks, with the reason, and the answer is never remembered beyond that
+call (the vote offers no scope). A command given the network reaches it only through
+this session's egress proxy (``egress.py``, ``network.py``): its own network
+namespace, the ``[sandbox.network]`` domain rules, each unlisted host asked about
+through the call, every connection journaled. A connection to a local address
+(loopback, private, link-local, metadata) asks in every profile unless a ``local``
+rule names it.
 
 ``[sandbox] enabled = false`` in the user config turns it off (a workspace config
 can change this only once the workspace is trusted).
@@ -30,11 +34,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.session import Session
+    from ketch.settings import SettingsSection
+    from ketch.tools import ToolContext
 
 # The probe and the views are facts of this machine and workspace: kept per process.
 # Whether the sandbox is on is a setting: kept per workspace (one process may serve
 # several kernels, as ``ketch acp`` does, one per editor session).
-_state: dict[str, Any] = {"probe": None, "off": set(), "views": {}, "said": set(), "settings": {}}
+# Live sessions by id (the sandbox hook gets the call's context, which names its session),
+# and each workspace's settings (whose hooks and MCP servers run there).
+_state: dict[str, Any] = {
+    "probe": None, "off": set(), "views": {}, "said": set(), "sessions": {}, "settings": {}
+}  # fmt: skip
 
 
 def _probe() -> Any:
@@ -62,6 +72,13 @@ def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> N
         from ketch.events import NoticeEvent
 
         kernel.emit(session, NoticeEvent(level="warning", message=message))
+
+
+@hookimpl
+def ketch_register_settings(register: Callable[[SettingsSection], None]) -> None:
+    from ketch_sandbox.settings import SANDBOX
+
+    register(SANDBOX)
 
 
 @hookimpl
@@ -110,6 +127,7 @@ def _prewarm(workspace: Path) -> None:
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
+    _state["sessions"][session.id] = session
     if not active(session.workspace):
         session.sandboxed = False
         return
@@ -133,10 +151,30 @@ def ketch_session_start(session: Session) -> None:
             f"sandbox: {reason} for this workspace; shell commands run unsandboxed, and the assisted profile asks for every command it cannot prove harmless",
             session,
         )
+    else:
+        from ketch_sandbox.sessions import rules_for
+
+        rules = rules_for(session)
+        for line in (*rules.errors, *rules.notices):
+            _say_once(session.kernel, f"sandbox: {line}", session)
+
+
+@hookimpl
+def ketch_session_end(session: Session, reason: str) -> None:
+    _state["sessions"].pop(session.id, None)
+    from ketch_sandbox.sessions import EGRESS
+
+    egress = session.stash.pop(EGRESS, None)
+    if egress is not None:
+        egress.close()
 
 
 def view_of(
-    workspace: Path, *, exposed: Callable[[Path], bool] | None = None, scan: bool = True
+    workspace: Path,
+    *,
+    exposed: Callable[[Path], bool] | None = None,
+    scan: bool = True,
+    settings: Any = None,
 ) -> Any:
     """The sandbox's view of ``workspace`` for one command (see view.py)."""
     import os
@@ -156,16 +194,18 @@ def view_of(
         hint=lambda path: read_scope(path, root) or f"read({path})",
         protected_dirs=[config_dir()],
         hidden_dirs=[state_dir()],
-        extra=_configured(root, environ) if scan else (),
+        extra=_configured(root, environ, settings) if scan else (),
         scan=scan,
     )
 
 
-def _configured(root: Path, environ: dict[str, str]) -> list[Any]:
-    """What the configured hooks and MCP servers of this workspace's kernel execute."""
+def _configured(root: Path, environ: dict[str, str], settings: Any = None) -> list[Any]:
+    """What the configured hooks and MCP servers execute (the call's session's settings,
+    else those of the last kernel configured for this workspace)."""
     from ketch_policy_kit.protected import configured_paths, settings_tables
 
-    settings = _state["settings"].get(str(root))
+    if settings is None:
+        settings = _state["settings"].get(str(root))
     tables = settings_tables(settings) if settings is not None else {}
     return configured_paths(root, tables, environ)
 
@@ -178,27 +218,42 @@ def wrap(
     exposed: Callable[[Path], bool] | None = None,
     reporters: list[Callable[[bool], str | None]] | None = None,
     scan: bool = True,
+    context: ToolContext | None = None,
 ) -> list[str]:
-    """``argv`` inside the sandbox's view of ``workspace``."""
+    """``argv`` inside the sandbox's view of ``workspace``; with ``network``, reaching
+    out only through the session's egress proxy (which needs the call's ``context``:
+    without it the command has no network)."""
     from ketch_sandbox.bwrap import command_line
-    from ketch_sandbox.landlock import scoped
     from ketch_sandbox.masks import MaskSet
 
-    view = view_of(workspace, exposed=exposed, scan=scan)
+    session = _state["sessions"].get(context.session_id) if context is not None else None
+    settings = session.kernel.settings if session is not None else None
+    view = view_of(workspace, exposed=exposed, scan=scan, settings=settings)
     masks = MaskSet.create()
     guard = _Guard.start(view, scan=scan, reporting=reporters is not None)
+    channel = None
     try:
-        # With the network comes the host's abstract unix sockets: Landlock keeps them out.
-        inner = scoped(list(argv)) if network else list(argv)
-        wrapped = command_line(inner, view, masks, network=network, bwrap=_probe().path or "bwrap")
+        inner, extra = list(argv), list[str]()
+        if network and context is not None:
+            from ketch_sandbox.sessions import open_channel
+
+            opened = open_channel(_state["sessions"].get(context.session_id), context)
+            if opened is not None:
+                channel, prefix, extra = opened
+                inner = prefix + inner
+        wrapped = command_line(inner, view, masks, extra=extra, bwrap=_probe().path or "bwrap")
     except BaseException:
         masks.close()
         guard.report(True)
+        if channel is not None:
+            channel.report(True)
         raise
     if reporters is not None:
         masks.watch()
         reporters.append(masks.report)
         reporters.append(guard.report)
+        if channel is not None:
+            reporters.append(channel.report)
     else:  # nobody will report: nothing to watch; the placeholders go when ketch exits
         _leftover(masks)
     return wrapped
@@ -262,6 +317,7 @@ def ketch_sandbox_command(
     network: bool,
     exposed: Callable[[Path], bool] | None,
     reporters: list[Callable[[bool], str | None]] | None,
+    context: ToolContext | None,
 ) -> list[str] | None:
     if not active(workspace):
         return None
@@ -271,7 +327,12 @@ def ketch_sandbox_command(
             None  # bwrap refused this workspace's view: the session was told, and is not sandboxed
         )
     return wrap(
-        list(argv), Path(workspace), network=bool(network), exposed=exposed, reporters=reporters
+        list(argv),
+        Path(workspace),
+        network=bool(network),
+        exposed=exposed,
+        reporters=reporters,
+        context=context,
     )
 
 
@@ -279,14 +340,33 @@ def ketch_sandbox_command(
 def ketch_policy_vote(
     call: ProposedCall, snapshot: PermissionSnapshot, session: Session
 ) -> Vote | None:
-    """Leaving the sandbox, or network it does not grant, asks every time (no scope to remember)."""
+    """Leaving the sandbox asks every time (no scope to remember); so does a sandboxed
+    command's connection to a local address (every profile, unless a ``local`` rule
+    names it). Network by itself does not ask: the egress proxy holds each host to the
+    domain rules, and a host they do not list asks in every profile unless a ``web(HOST)``
+    rule or approval names it (an allow rule for the whole ``shell`` tool does not)."""
     if not snapshot.sandboxed:
         return None  # no sandbox: nothing to leave, and the network is not confined anyway
     from ketch.policy import Vote
     from ketch.tools import Effect
+    from ketch_net_kit.votes import local_reason
 
     reasons: list[str] = []
+    scopes: list[str | None] = []
     for access in call.accesses:
+        if access.effect == Effect.NETWORK and access.detail.get("via") == "sandbox":
+            local = local_reason(access)
+            if local:
+                reasons.append(f"a sandboxed command {local}")
+                scopes.append(None)
+                continue
+            from ketch_sandbox.sessions import unlisted_host
+
+            unlisted = unlisted_host(call, access, snapshot)
+            if unlisted is not None:
+                reasons.append(unlisted[0])
+                scopes.append(unlisted[1])
+            continue
         if access.effect != Effect.EXECUTE:
             continue
         why = str(access.detail.get("reason") or "").strip()
@@ -295,11 +375,11 @@ def ketch_policy_vote(
             reasons.append(
                 f"runs OUTSIDE the sandbox: it can read your secrets, change any of your files and use the network{said}"
             )
-        elif access.detail.get("network_approval"):
-            reasons.append(f"runs with network access{said}")
+            scopes.append(None)
     if not reasons:
         return None
-    return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=None)
+    scope = scopes[0] if len(scopes) == 1 else None
+    return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope)
 
 
 @hookimpl

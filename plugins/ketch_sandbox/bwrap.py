@@ -1,7 +1,8 @@
 """The bubblewrap command line for a :class:`~ketch_sandbox.view.View`, and checking that bwrap works.
 
 Besides the filesystem view: every namespace unshared (user, mount, pid, ipc, uts,
-cgroup, and the network unless the call was approved for it), all capabilities
+cgroup, network: a command with network reaches out only through the egress proxy's
+socket, see network.py), all capabilities
 dropped, no new privileges (bwrap always sets PR_SET_NO_NEW_PRIVS), a new session (no
 terminal injection through TIOCSTI), and the sandbox dies with ketch
 (``--die-with-parent``: its pid namespace, and so everything it started, is killed
@@ -15,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,12 +88,16 @@ def trial(argv: list[str], path: str) -> Probe:
 
 
 def command_line(
-    argv: list[str], view: View, masks: MaskSet, *, network: bool, bwrap: str = "bwrap"
+    argv: list[str],
+    view: View,
+    masks: MaskSet,
+    *,
+    extra: Sequence[str] = (),
+    bwrap: str = "bwrap",
 ) -> list[str]:
-    """The argv that runs ``argv`` inside ``view`` (``masks`` gets a placeholder per masked secret)."""
+    """The argv that runs ``argv`` inside ``view`` (``masks`` gets a placeholder per
+    masked secret; ``extra``: more bwrap arguments, after the view's mounts)."""
     args = [bwrap, "--unshare-all"]
-    if network:
-        args.append("--share-net")
     args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     for target, link in view.symlinks:
         args += ["--symlink", target, str(link)]
@@ -121,6 +127,7 @@ def command_line(
             args += ["--ro-bind", str(empty_file), str(path)]
         for path in view.hide:
             args += ["--ro-bind", str(empty_dir), str(path)]
+    args += extra
     for name in UNSET_ENV:
         args += ["--unsetenv", name]
     return [*args, "--", *argv]

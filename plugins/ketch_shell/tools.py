@@ -82,7 +82,7 @@ class ShellInput(BaseModel):
     )
     network: bool = Field(
         False,
-        description="The command needs the network (installing packages, fetching): the user is asked to approve this call. Without it the sandbox has no network.",
+        description="The command needs the network (installing packages, fetching). It then reaches the network through ketch's egress proxy (HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are set; there is no DNS in the sandbox): hosts the user's rules allow directly, others only if the user approves them. Without it the sandbox has no network.",
     )
     dangerously_disable_sandbox: bool = Field(
         False,
@@ -129,7 +129,7 @@ class Shell(CompactSchema):
         "and exit code. Long output keeps its start and end. It is stopped after the timeout, with "
         "everything it started. Nothing can be typed into it (stdin is empty). For servers and watchers, "
         "set background=true and use shell_job. It runs in a sandbox: the workspace is writable except .git; "
-        "secrets (.env, keys) read as empty; no network unless network=true; nothing outside the workspace "
+        "secrets (.env, keys) read as empty; no network unless network=true (then through ketch's egress proxy, host by host); nothing outside the workspace "
         "but system and toolchain directories (read-only) and a private /tmp. Only the environment "
         "variables builds need are passed on (PATH, HOME, LANG, toolchain homes...)."
     )
@@ -148,7 +148,7 @@ class Shell(CompactSchema):
             "env": {"GIT_OPTIONAL_LOCKS": FIXED["GIT_OPTIONAL_LOCKS"]},
         }
         if args.network and not granted:
-            detail["network_approval"] = True  # the sandbox asks for this call
+            detail["network_approval"] = True  # asked for by the model, not granted by config
         if args.dangerously_disable_sandbox:
             detail["sandboxed"] = False  # the sandbox asks, every time
         if args.reason and (args.network or args.dangerously_disable_sandbox):
@@ -232,7 +232,12 @@ class Shell(CompactSchema):
             # A sandbox plugin that raises means "not run", never "run it unsandboxed".
             try:
                 wrapped = hooks.sandbox_command(
-                    argv, root, granted or args.network, exposure(ctx, args.command), reporters
+                    argv,
+                    root,
+                    granted or args.network,
+                    exposure(ctx, args.command),
+                    reporters,
+                    context=ctx,
                 )
             except Exception as exc:  # noqa: BLE001
                 for reporter in reporters:

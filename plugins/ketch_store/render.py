@@ -125,6 +125,9 @@ def text_view(loaded: Loaded, *, clip: int | None = 12) -> str:
         out.append(_message_text(message, clip))
     out += ["", "── operations ──"]
     out += _operation_lines(loaded)
+    noted = _summary_lines(loaded)
+    if noted:
+        out += ["", "── other journal entries ──", *noted]
     if record.unknown_outcomes:
         out += [
             "",
@@ -154,6 +157,16 @@ def _operation_lines(loaded: Loaded) -> list[str]:
             + (f"   ← {note}" if note else "")
         )
     return out
+
+
+def _summary_lines(loaded: Loaded) -> list[str]:
+    """Entries of event types a plugin added (the sandbox's ``egress``, one per
+    connection), each shown by the one-line ``summary`` it carries."""
+    return [
+        f"{when(entry['ts']):<16}  {entry['kind']:<16} {entry['data']['summary']}"
+        for entry in loaded.timeline
+        if isinstance(entry.get("data"), dict) and isinstance(entry["data"].get("summary"), str)
+    ]
 
 
 def _child_title(child: Any) -> str:

@@ -39,7 +39,12 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     reporters: list[Any] = []
     wrapped = ketch_sandbox.ketch_sandbox_command(
-        argv=argv, workspace=workspace, network=network, exposed=exposed, reporters=reporters
+        argv=argv,
+        workspace=workspace,
+        network=network,
+        exposed=exposed,
+        reporters=reporters,
+        context=None,
     )
     assert wrapped is not None and wrapped[-len(argv) :] == argv
     try:
@@ -103,19 +108,22 @@ def urllib_get(url: str) -> str:
 
 
 @needs_bwrap
-def test_network_is_off_unless_allowed(workspace: Path, server: str) -> None:
+def test_network_is_off_and_the_hosts_is_never_shared(workspace: Path, server: str) -> None:
+    """No network inside; and asking for it never shares the host's: without a call to
+    ask through (no context), the command still has only its own loopback (the egress
+    proxy, tested in test_sandbox_egress.py, is the one way out)."""
     assert urllib_get(server) == "reachable"  # the server is up, outside the sandbox
     blocked = run([PYTHON, "-c", FETCH, server], workspace)
     assert blocked.returncode != 0 and "reachable" not in blocked.stdout
     assert "URLError" in blocked.stderr  # it ran, and the network is what failed
-    allowed = run([PYTHON, "-c", FETCH, server], workspace, network=True)
-    assert allowed.returncode == 0 and allowed.stdout.strip() == "reachable"
+    still = run([PYTHON, "-c", FETCH, server], workspace, network=True)
+    assert still.returncode != 0 and "reachable" not in still.stdout
     port = server.rsplit(":", 1)[1].strip("/")
     dev_tcp = (
         f"exec 3<>/dev/tcp/127.0.0.1/{port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3"
     )
     assert "reachable" not in run(["bash", "-c", dev_tcp], workspace).stdout
-    assert "reachable" in run(["bash", "-c", dev_tcp], workspace, network=True).stdout
+    assert "reachable" not in run(["bash", "-c", dev_tcp], workspace, network=True).stdout
     for tool in ("curl", "wget", "getent"):
         path = subprocess.run(
             ["sh", "-c", f"command -v {tool}"], capture_output=True, text=True
@@ -399,7 +407,7 @@ def test_the_command_line_builds_the_documented_view(workspace: Path) -> None:
     bound = [argv[i + 1] for i, a in enumerate(argv) if a in ("--bind", "--ro-bind")]
     assert not any(p in ("/", "/run", "/var", "/var/run", "/home", "/tmp", home) for p in bound)
     assert argv[-3:] == ["--", "make", "test"]
-    assert "--share-net" in ketch_sandbox.wrap(["make"], workspace, network=True)
+    assert "--share-net" not in ketch_sandbox.wrap(["make"], workspace, network=True)
 
 
 class Answer:
@@ -457,38 +465,6 @@ def test_running_outside_the_sandbox_asks_every_time_with_the_reason(tmp_path: P
     assert (
         not results[2].ok and not (h.workspace / ".git" / "inside").exists()
     )  # approved, and still read-only in the sandbox
-
-
-@needs_bwrap
-def test_network_for_one_call_asks_and_is_not_remembered(tmp_path: Path, server: str) -> None:
-    fetch = {
-        "command": f"{PYTHON} -c '{FETCH}' {server}",
-        "network": True,
-        "reason": "fetch the fixture",
-    }
-    script = [
-        call("shell", fetch),
-        call("shell", fetch | {"command": fetch["command"] + " "}),
-        call("shell", {"command": fetch["command"]}),
-        text("done"),
-    ]
-    h = Harness.create(
-        tmp_path,
-        script=script,
-        bundled=["policy", "shell", "sandbox"],
-        settings={"profile": "full-access"},
-        config='[permissions]\nallow = ["shell"]\n',
-    )
-    answer = Answer()
-    h.run("go", approver=answer)
-    assert [
-        ("network access" in r.reason and "fetch the fixture" in r.reason) for r in answer.requests
-    ] == [True, True]
-    outputs = [r.output for r in h.of_type("tool_result")]
-    assert "reachable" in outputs[0] and "reachable" in outputs[1]
-    assert (
-        "reachable" not in outputs[2] and "URLError" in outputs[2]
-    )  # no network asked for: none given
 
 
 @needs_bwrap
@@ -562,40 +538,6 @@ def test_a_secret_approved_for_the_session_is_shown_and_a_job_is_told_what_it_me
     assert "read(.env)" in h.session.approvals
     assert "hunter2" in named and "hunter2" in later and "masked" not in later
     h.kernel.end(h.session, "exit")
-
-
-@needs_bwrap
-def test_with_the_network_the_hosts_abstract_sockets_stay_out_of_reach(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A command approved for network shares the host's network namespace, abstract
-    unix sockets (an X11 display, some D-Bus buses) included; Landlock scoping keeps
-    them out of reach. Without it (the control) the same command connects."""
-    from ketch_sandbox import landlock
-
-    if landlock.abi() < landlock.SCOPED_ABI:
-        pytest.skip(
-            f"this kernel has Landlock ABI {landlock.abi()}, scoping needs {landlock.SCOPED_ABI}"
-        )
-    name = f"\0ketch-canary-{os.getpid()}"
-    listener = socket.socket(socket.AF_UNIX)
-    listener.bind(name)
-    listener.listen(4)
-    listener.settimeout(3)
-    dial = f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({name!r}); s.sendall(b'leak'); print('connected')"
-    try:
-        scoped = run([PYTHON, "-c", dial], workspace, network=True)
-        assert "connected" not in scoped.stdout and "PermissionError" in scoped.stderr, (
-            scoped.stderr
-        )
-        isolated = run([PYTHON, "-c", dial], workspace)  # no network: a namespace of its own
-        assert "connected" not in isolated.stdout
-        monkeypatch.setitem(landlock._STATE, "abi", 0)
-        unscoped = run([PYTHON, "-c", dial], workspace, network=True)
-        assert "connected" in unscoped.stdout  # the control: this is what Landlock prevents
-        listener.accept()[0].close()
-    finally:
-        listener.close()
 
 
 @needs_bwrap
