@@ -290,13 +290,16 @@ class _Guard:
     def report(self, ended: bool) -> str | None:
         if not ended:
             return None
+        reserved: set[tuple[int, int]] = set()
+        ledger = None
         if self.claim is not None:
+            reserved, ledger = self.claim.idents, self.claim.ledger
             self.claim.release()
             self.claim = None
         if self.watch is None:
             return None
         watch, self.watch = self.watch, None
-        return "\n".join(watch.finish()) or None
+        return "\n".join(watch.finish(reserved, ledger)) or None
 
 
 _LEFTOVERS: list[Any] = []

@@ -138,6 +138,8 @@ class Watch:
     guarded: dict[Path, str]
     refresh: Callable[[], Found]
     started: float = field(default_factory=time.monotonic)
+    # Fixed at the start: the state directory comes from the environment of the moment.
+    quarantine: Path = field(default_factory=lambda: quarantine_dir())
     _done: bool = False
 
     @classmethod
@@ -151,8 +153,12 @@ class Watch:
                 before.setdefault(path, ident)
         return cls(workspace, before, dict(guarded), refresh)
 
-    def finish(self) -> list[str]:
-        """Once the command has ended: move what it planted to quarantine; one line each."""
+    def finish(
+        self, reserved: set[tuple[int, int]] | None = None, ledger: Path | None = None
+    ) -> list[str]:
+        """Once the command has ended: move what it planted to quarantine; one line each.
+        ``reserved``: (device, inode) of this command's own reservations (not planted);
+        ``ledger``: where every ketch's reservations are listed (reserve.py)."""
         if self._done:
             return []
         self._done = True
@@ -169,7 +175,7 @@ class Watch:
                 if ident is not None:
                     after[path] = ident
         known = set(self.before.values())
-        ours = {tuple(v) for v in placeholders().values() if v}
+        ours = {tuple(v) for v in placeholders(ledger).values() if v} | (reserved or set())
         fine = self.accepted()
         new = [
             path
@@ -186,7 +192,7 @@ class Watch:
         if not top:
             return []
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        base = quarantine_dir() / f"{stamp}-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+        base = self.quarantine / f"{stamp}-{os.getpid()}-{time.monotonic_ns() % 10**9}"
         return [self._quarantine(path, base) for path in top]
 
     def accepted(self) -> list[Path]:

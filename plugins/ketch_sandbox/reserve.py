@@ -81,9 +81,9 @@ def _ident(path: Path) -> list[int] | None:
 
 
 @contextlib.contextmanager
-def _ledger() -> Iterator[dict[str, Any]]:
+def _ledger(path: Path | None = None) -> Iterator[dict[str, Any]]:
     """The ledger, locked for the duration (created on first use)."""
-    path = _ledger_path()
+    path = path or _ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     with os.fdopen(fd, "r+", encoding="utf-8") as handle:
@@ -133,7 +133,10 @@ def _release_entries(entries: dict[str, Any], paths: Iterable[str], holder: str)
 class Claim:
     """What one command reserved: the placeholders it may bind, and what to give back."""
 
+    ledger: Path | None = None
     paths: list[Path] = field(default_factory=list)  # reserved and present: bind read-only
+    # (device, inode) of each placeholder: whatever becomes of it, the command did not make it
+    idents: set[tuple[int, int]] = field(default_factory=set)
     _held: list[str] = field(default_factory=list)
     _released: bool = False
 
@@ -141,7 +144,8 @@ class Claim:
         if self._released:
             return
         self._released = True
-        _TABLE.drop(self._held)
+        if self.ledger is not None:
+            _TABLE.drop(self.ledger, self._held)
 
 
 class _Table:
@@ -149,21 +153,29 @@ class _Table:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.counts: dict[str, int] = {}
+        # (ledger, path) -> how many commands of this process hold it
+        self.counts: dict[tuple[Path, str], int] = {}
 
     def take(self, wanted: Iterable[Path], files: frozenset[Path] = frozenset()) -> Claim:
-        claim = Claim()
+        # The ledger is fixed for the claim: the state directory is read from the
+        # environment, which may differ by the time the command ends.
+        claim = Claim(ledger=_ledger_path())
         me = _me()
-        with self.lock, _ledger() as entries:
+        with self.lock, _ledger(claim.ledger) as entries:
             for path in wanted:
-                held = self._hold(entries, path, me, path in files)
+                held = self._hold(entries, claim.ledger, path, me, path in files)
                 if held is None:
                     continue
                 claim.paths.append(path)
                 claim._held += held
+                claim.idents.update(
+                    tuple(entries[k]["ident"]) for k in held if entries[k].get("ident")
+                )
         return claim
 
-    def _hold(self, entries: dict[str, Any], path: Path, me: str, file: bool) -> list[str] | None:
+    def _hold(
+        self, entries: dict[str, Any], ledger: Path, path: Path, me: str, file: bool
+    ) -> list[str] | None:
         """Hold ``path`` (and the parents made for it); None when it cannot be reserved."""
         made: list[Path] = []
         missing = [p for p in [path, *path.parents] if not os.path.lexists(p)]
@@ -197,33 +209,37 @@ class _Table:
             holders = entries[key].setdefault("holders", [])
             if me not in holders:
                 holders.append(me)
-            self.counts[key] = self.counts.get(key, 0) + 1
+            self.counts[(ledger, key)] = self.counts.get((ledger, key), 0) + 1
             held.append(key)
         return held if str(path) in held else None
 
-    def drop(self, held: list[str]) -> None:
+    def drop(self, ledger: Path, held: list[str]) -> None:
         if not held:
             return
         me = _me()
         with self.lock:
             done = []
             for key in held:
-                self.counts[key] = self.counts.get(key, 1) - 1
-                if self.counts[key] <= 0:
-                    self.counts.pop(key, None)
+                count = self.counts.get((ledger, key), 1) - 1
+                if count <= 0:
+                    self.counts.pop((ledger, key), None)
                     done.append(key)
+                else:
+                    self.counts[(ledger, key)] = count
             if not done:
                 return
-            with _ledger() as entries:
+            with contextlib.suppress(OSError), _ledger(ledger) as entries:
                 _release_entries(entries, done, me)
 
     def drop_all(self) -> None:
         """At exit: give back everything this process still holds."""
         with self.lock:
-            keys = list(self.counts)
+            held: dict[Path, list[str]] = {}
+            for ledger, key in self.counts:
+                held.setdefault(ledger, []).append(key)
             self.counts.clear()
-        if keys:
-            with contextlib.suppress(OSError), _ledger() as entries:
+        for ledger, keys in held.items():
+            with contextlib.suppress(OSError), _ledger(ledger) as entries:
                 _release_entries(entries, keys, _me())
 
 
@@ -242,10 +258,10 @@ def reserve(paths: Iterable[Path], files: Iterable[Path] = ()) -> Claim:
         return Claim()  # no ledger (read-only state dir): reserve nothing, detection remains
 
 
-def placeholders() -> dict[str, list[int]]:
+def placeholders(ledger: Path | None = None) -> dict[str, list[int]]:
     """Every reservation alive now: path -> its (device, inode)."""
     try:
-        with _ledger() as entries:
+        with _ledger(ledger) as entries:
             return {k: v.get("ident") for k, v in entries.items() if v.get("holders")}
     except OSError:
         return {}
