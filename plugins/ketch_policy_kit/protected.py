@@ -248,6 +248,22 @@ def _inside(text: str, root: Path) -> list[Path]:
     return sorted(found)
 
 
+def _on_path(name: str, root: Path, environ: Mapping[str, str]) -> Iterator[Path]:
+    """Where a bare program name is or would be found inside the workspace: ``DIR/name``
+    for each PATH entry in the workspace up to the first that has it (one made in an
+    earlier entry would be found first), whether it exists or not."""
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        candidate = os.path.join(entry, name)
+        exists = os.path.isfile(candidate) and os.access(candidate, os.X_OK)
+        for path in _inside(candidate, root):
+            if not path.is_dir():
+                yield path
+        if exists:
+            return
+
+
 def executed_files(argv: list[str], workspace: Path, environ: Mapping[str, str]) -> Iterator[Path]:
     """The workspace files a command line executes: its programs (a path, or a bare name
     PATH finds inside the workspace), the scripts an interpreter is given (``python
@@ -277,9 +293,7 @@ def executed_files(argv: list[str], workspace: Path, environ: Mapping[str, str])
             if "/" in text:
                 yield from (p for p in _inside(text, root) if not p.is_dir())
             else:
-                found = shutil.which(text, path=environ.get("PATH"))
-                if found:
-                    yield from (p for p in _inside(found, root) if not p.is_dir())
+                yield from _on_path(text, root, environ)
             continue
         if text == "-m" and _interpreter(program) and index < len(words):
             module = words[index].replace(".", "/")
@@ -370,21 +384,39 @@ def configured_paths(
     root = resolve(workspace)
     home = Path(environ.get("HOME") or os.path.expanduser("~"))
     claude_home = Path(environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-    sources: list[tuple[str, Mapping[str, Any]]] = [("your config", sections)]
-    for path in (
+    files = (
         root / ".ketch" / "config.toml",
         root / ".claude" / "settings.json",
         root / ".claude" / "settings.local.json",
         root / ".mcp.json",
         claude_home / "settings.json",
-    ):
+    )
+    # Asked for every write the guards check: the same answer while nothing changed.
+    key = (
+        str(root),
+        json.dumps(sections, sort_keys=True, default=str),
+        tuple(_stamp(str(p)) for p in files),
+        environ.get("PATH", ""),
+    )
+    cached = _CONFIGURED.get(key)
+    if cached is not None and all(_stamp(str(p.path)) == stamp for p, stamp in cached):
+        return [p for p, _ in cached]
+    sources: list[tuple[str, Mapping[str, Any]]] = [("your config", sections)]
+    for path in files:
         sources.append((str(path), _read_config(path)))
     found: dict[Path, Protected] = {}
     for _source, table in sources:
         for label, argv in _command_lines(table):
             for path in executed_files(argv, root, environ):
                 found.setdefault(path, Protected(path, f"run by the configured {label}"))
+    if len(_CONFIGURED) > 64:
+        _CONFIGURED.clear()
+    # With each path's stamp: a script created or removed later changes the answer.
+    _CONFIGURED[key] = [(p, _stamp(str(p.path))) for p in found.values()]
     return list(found.values())
+
+
+_CONFIGURED: dict[tuple[object, ...], list[tuple[Protected, tuple[object, ...]]]] = {}
 
 
 # --- all of it, for one workspace -------------------------------------------------------------

@@ -159,11 +159,12 @@ class _Table:
     def take(self, wanted: Iterable[Path], files: frozenset[Path] = frozenset()) -> Claim:
         # The ledger is fixed for the claim: the state directory is read from the
         # environment, which may differ by the time the command ends.
-        claim = Claim(ledger=_ledger_path())
+        ledger = _ledger_path()
+        claim = Claim(ledger=ledger)
         me = _me()
-        with self.lock, _ledger(claim.ledger) as entries:
+        with self.lock, _ledger(ledger) as entries:
             for path in wanted:
-                held = self._hold(entries, claim.ledger, path, me, path in files)
+                held = self._hold(entries, ledger, path, me, path in files)
                 if held is None:
                     continue
                 claim.paths.append(path)

@@ -77,12 +77,23 @@ def kill_now(pgid: int) -> None:
     if pgid not in REAPED:
         signal_group(pgid, signal.SIGKILL)
         return
-    with contextlib.suppress(OSError):
-        os.kill(pgid, signal.SIGUSR1)
+    if _parent_of(pgid) == os.getpid():  # still our reaper (not an id reused since)
+        with contextlib.suppress(OSError):
+            os.kill(pgid, signal.SIGUSR1)
     for pid in group_members(pgid):
         if pid != pgid:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
 
 
 def kill_groups(owner: str | None = None) -> None:

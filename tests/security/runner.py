@@ -69,6 +69,12 @@ def _sandbox_probe() -> tuple[bool, str]:
 
 _AVAILABLE, _REASON = _sandbox_probe()
 needs_sandbox = pytest.mark.skipif(not _AVAILABLE, reason=f"no working sandbox here: {_REASON}")
+# The configurations every corpus runs under: (profile, sandbox).
+CONFIGS = [
+    pytest.param("assisted", True, marks=needs_sandbox, id="assisted-sandbox"),
+    pytest.param("assisted", False, id="assisted-no-sandbox"),
+    pytest.param("full-access", True, marks=needs_sandbox, id="full-access-sandbox"),
+]
 PER_COMMAND_TIMEOUT = 20.0
 
 
@@ -282,9 +288,33 @@ def run_cli(
     ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table).
     ``after``: once the session has ended, run the after phase (:data:`AFTER_STEPS`, or
     the steps given) and count its effects too."""
+    return _run(
+        _cli_once,
+        world,
+        commands,
+        profile=profile,
+        sandbox=sandbox,
+        redact=redact,
+        culprits=culprits,
+        extra_config=extra_config,
+        after=after,
+    )
 
+
+def _run(
+    run_once: Callable[..., tuple[list[Outcome], list[str], str, str]],
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str,
+    sandbox: bool,
+    redact: bool,
+    culprits: bool,
+    extra_config: str,
+    after: bool | Sequence[AfterStep],
+) -> Report:
     def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
-        return _cli_once(
+        return run_once(
             world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
         )
 
@@ -398,20 +428,16 @@ def run_approved(
     approves everything. Tests the sandbox as the last wall: whatever the engine asked
     about runs anyway, still sandboxed. Decisions report ``ask`` for approved calls.
     ``after`` as for :func:`run_cli` (its new sessions are ``ketch -p`` runs)."""
-
-    def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
-        return _loop_once(
-            world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
-        )
-
-    return _batch(
+    return _run(
+        _loop_once,
         world,
         commands,
-        once,
         profile=profile,
         sandbox=sandbox,
+        redact=redact,
         culprits=culprits,
-        after=_after(world, sandbox, redact, extra_config, after),
+        extra_config=extra_config,
+        after=after,
     )
 
 

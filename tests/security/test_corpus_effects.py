@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from canaries import World
 from corpus import CASES, classes, commands, plant
-from runner import needs_sandbox, run_cli
+from runner import CONFIGS, needs_sandbox, run_cli
 
 ISSUE_CLASSES = {
     "issue:builtin-evaluates", "issue:unwalked-words", "issue:steering", "issue:option-grammar", "issue:wrappers",
@@ -36,14 +36,7 @@ def test_the_corpus_covers_every_class() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize(
-    ("profile", "sandbox"),
-    [
-        pytest.param("assisted", True, marks=needs_sandbox, id="assisted-sandbox"),
-        pytest.param("assisted", False, id="assisted-no-sandbox"),
-        pytest.param("full-access", True, marks=needs_sandbox, id="full-access-sandbox"),
-    ],
-)
+@pytest.mark.parametrize(("profile", "sandbox"), CONFIGS)
 def test_the_corpus_has_no_effect(world: World, profile: str, sandbox: bool) -> None:
     plant(world.workspace, world.outside)
     report = run_cli(world, commands(world), profile=profile, sandbox=sandbox)

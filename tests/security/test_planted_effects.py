@@ -25,7 +25,7 @@ import pytest
 from canaries import World
 from corpus import planted_cases, planted_commands
 from phases import HOSTILE, Next, after_phase, configured_commands, git_in_every_repository, ran
-from runner import needs_sandbox, run_approved, run_before, run_cli
+from runner import CONFIGS, needs_sandbox, run_approved, run_before, run_cli
 
 WRITE_TOOLS = ("write_file", "edit_file")
 
@@ -83,14 +83,7 @@ def test_a_clean_world_has_no_after_effects(world: World) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-@pytest.mark.parametrize(
-    ("profile", "sandbox"),
-    [
-        pytest.param("assisted", True, marks=needs_sandbox, id="assisted-sandbox"),
-        pytest.param("assisted", False, id="assisted-no-sandbox"),
-        pytest.param("full-access", True, marks=needs_sandbox, id="full-access-sandbox"),
-    ],
-)
+@pytest.mark.parametrize(("profile", "sandbox"), CONFIGS)
 def test_nothing_planted_runs_later(world: World, profile: str, sandbox: bool) -> None:
     cases = planted_cases()
     report = run_cli(
