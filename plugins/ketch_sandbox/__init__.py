@@ -18,6 +18,14 @@ through the call, every connection journaled. A connection to a local address
 (loopback, private, link-local, metadata) asks in every profile unless a ``local``
 rule names it.
 
+Protected paths -- what runs code later, outside any sandbox (``.git`` at any depth,
+``.ketch``, ``.claude``, ``.vscode``, git hooks, configured scripts:
+:mod:`ketch_policy_kit.protected`) -- are read-only in every command whether or not
+they exist yet: existing ones bound read-only (``view.guard``), absent ones at known
+places reserved for the command's lifetime (``reserve.py``), and what a command made
+elsewhere moved to a quarantine once it has ended, one line each in its result
+(``planted.py``).
+
 ``[sandbox] enabled = false`` in the user config turns it off (a workspace config
 can change this only once the workspace is trusted).
 """

@@ -17,8 +17,10 @@ ancestor of the workspace) is never bound whole. Inside what is bound, every soc
 and FIFO is covered by an empty file (a host service listening there would otherwise
 be reachable through a read-only bind), found by :mod:`ketch_sandbox.trees`.
 
-Inside the workspace: every ``.git`` (nested repositories, submodule ``.git`` files,
-and the gitdirs they point to) and every ``.ketch`` is read-only; secrets (whatever
+Inside the workspace: every protected path (:func:`guard`: every ``.git`` -- nested
+repositories, submodule ``.git`` files and the gitdirs they point to --, ``.ketch``,
+``.claude``, ``.vscode``..., hooks directories, config includes, configured scripts)
+is read-only, existing or reserved (``reserve.py``); secrets (whatever
 ``looks_secret`` matches, ignored files included) are masked unless the person
 allowed reading them. Home secrets (``~/.ssh``, ``~/.aws``, ``~/.gnupg``,
 ``~/.netrc``, keyrings, cloud and registry credentials, shell histories) are hidden

@@ -56,9 +56,10 @@ Effect kinds (:class:`Effect`):
   (:data:`PLANT_NAMES`: ``.ketch``, ``.claude``, ``.vscode``, ``.idea``, ``.husky``,
   ``.envrc``, ``.gitconfig*``, ``.mcp.json``, a ``.git`` file or link), the root
   repository's hooks directory and config include (``.husky``, ``.gitconfig.local``:
-  the person set ``core.hooksPath`` and ``include.path``), and the scripts the
-  person's configured hooks run (:data:`CONFIGURED`: ``scripts/verify.py``, a Stop
-  hook's; ``tools/mcp_server.py``, an MCP server's -- see :meth:`World.configured_toml`);
+  the person set ``core.hooksPath`` and ``include.path``), and, once
+  :meth:`World.configured_toml` configured them, the scripts the person's hooks run
+  (:data:`CONFIGURED`: ``scripts/verify.py``, a Stop hook's; ``tools/mcp_server.py``,
+  an MCP server's);
 * ``contacted``: a listener got a connection (the detail holds the first bytes).
 
 ``check`` compares against the state right after the world was built (or last
@@ -98,9 +99,11 @@ PLANT_NAMES = (
     ".gitconfig*",
     ".mcp.json",
 )
-# Workspace files the person's configured hooks and MCP servers run, and the root
-# repository's hooks directory and config include.
-CONFIGURED = ("ws/scripts/verify.py", "ws/tools/mcp_server.py", "ws/.husky", "ws/.gitconfig.local")
+# The root repository's hooks directory and config include (the person set them).
+REPOSITORY = ("ws/.husky", "ws/.gitconfig.local")
+# Workspace files the person's configured hooks and MCP servers run, once
+# :meth:`World.configured_toml` is in ketch's config (until then, ordinary files).
+CONFIGURED = ("ws/scripts/verify.py", "ws/tools/mcp_server.py")
 MCP_SERVER = """\
 import json, sys
 # A minimal MCP server on stdio: initialize, no tools.
@@ -286,6 +289,7 @@ def seen(token: str, text: str) -> str | None:
 class World:
     root: Path
     ssh_link: bool = False
+    configured: bool = False  # configured_toml() was asked for: its scripts are guarded
     tokens: dict[str, str] = field(default_factory=dict)
     tcp: Listener | None = None
     unix: Listener | None = None
@@ -420,16 +424,21 @@ class World:
 
     def configured_toml(self) -> str:
         """ketch config (TOML) for the person's hooks and MCP server, which run the
-        world's ``scripts/verify.py`` and ``tools/mcp_server.py``."""
+        world's ``scripts/verify.py`` and ``tools/mcp_server.py``: from now on, a change
+        to either is a ``planted`` effect."""
+        self.configured = True
         python = sys.executable
         return (
             f'[[hooks.Stop]]\ncommand = "{python} scripts/verify.py"\n'
             f'[mcp_servers.canary]\ncommand = "{python}"\nargs = ["tools/mcp_server.py"]\n'
         )
 
+    def _guarded(self) -> tuple[str, ...]:
+        return REPOSITORY + (CONFIGURED if self.configured else ())
+
     def planted_entries(self) -> list[Path]:
         """Every entry of the workspace that runs code later (see ``planted`` above)."""
-        found = [self.root / rel for rel in CONFIGURED if os.path.lexists(self.root / rel)]
+        found = [self.root / rel for rel in self._guarded() if os.path.lexists(self.root / rel)]
         for dirpath, dirnames, filenames in os.walk(self.workspace):
             for name in dirnames + filenames:
                 path = Path(dirpath) / name
@@ -454,7 +463,7 @@ class World:
         parts = Path(rel).parts
         if not parts or parts[0] != "ws" or ".git" in parts[:-1]:
             return False
-        if any(rel == c or rel.startswith(c + "/") for c in CONFIGURED):
+        if any(rel == c or rel.startswith(c + "/") for c in self._guarded()):
             return True
         return any(
             any(fnmatch.fnmatchcase(part.lower(), p) for p in PLANT_NAMES) for part in parts[1:]
