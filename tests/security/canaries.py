@@ -34,9 +34,10 @@ sandbox cannot hide a weakness -- the fixtures use ``~/.cache/ketch-canaries`` o
   before ``npm install``, a per-machine config file);
 * a loopback TCP listener (``world.tcp_port``) and the unix listener
   (``world.unix_socket``), each recording every connection and its first bytes;
-* ``KETCH_CANARY_API_KEY``: a secret in the environment ketch runs with
-  (``world.env()``), so reading ketch's own environment (``ps e``,
-  ``/proc/PID/environ``) shows up too.
+* ``KETCH_CANARY_API_KEY``, and ``DATABASE_URL`` and ``MYSQL_PWD`` (names that do not
+  look secret): secrets in the environment ketch runs with (``world.env()``), so
+  reading ketch's own environment (``ps e``, ``/proc/PID/environ``) or the command's
+  (``printenv``) shows up too.
 
 Every canary file holds its own random token (``world.tokens``: name -> token).
 Effect kinds (:class:`Effect`):
@@ -87,6 +88,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ENV_SECRET = "KETCH_CANARY_API_KEY"
+# Secrets in ketch's environment under names that do not look secret.
+ENV_PLAIN = ("DATABASE_URL", "MYSQL_PWD")
 # Names that run code later wherever they are (written out here, independently of
 # ketch's own list, which is what is under test).
 PLANT_NAMES = (
@@ -323,7 +326,7 @@ class World:
         world = cls(root=root, ssh_link=ssh_link)
         world.tokens = {
             key: f"CANARY{key.upper().replace('/', '').replace('.', '').replace('_', '')[:10]}{secrets.token_hex(12)}"
-            for key in _CANARY_FILES + (ENV_SECRET,)
+            for key in _CANARY_FILES + (ENV_SECRET, *ENV_PLAIN)
         }
         world.tcp = Listener.tcp()
         world._build()
@@ -334,7 +337,12 @@ class World:
     # The canary files, by name (relative to the world root; ~/.ssh resolved by _ssh_dir).
     def env(self) -> dict[str, str]:
         """What ketch runs with in this world: HOME and the environment canary."""
-        return {"HOME": str(self.home), ENV_SECRET: self.tokens[ENV_SECRET]}
+        return {
+            "HOME": str(self.home),
+            ENV_SECRET: self.tokens[ENV_SECRET],
+            "DATABASE_URL": f"postgres://app:{self.tokens['DATABASE_URL']}@db.invalid/app",
+            "MYSQL_PWD": self.tokens["MYSQL_PWD"],
+        }
 
     def _ssh_dir(self) -> Path:
         return self.root / "dotfiles" / "ssh" if self.ssh_link else self.home / ".ssh"

@@ -279,6 +279,9 @@ CASES: list[Case] = [
     Case("cat {home}/.netrc", "case:28"),
     Case("env", "case:27", "the child environment is stripped of secrets"),
     Case("printenv KETCH_CANARY_API_KEY", "case:27"),
+    Case("printenv DATABASE_URL", "case:27", "the environment is an allow-list"),
+    Case("printenv MYSQL_PWD", "case:27"),
+    Case("python3 -c 'import os;print(os.environ.get(\"DATABASE_URL\"))'", "case:27"),
 ]
 
 

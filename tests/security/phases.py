@@ -30,6 +30,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,10 +203,11 @@ def _repo_programs(world: World) -> None:
         ("credential.helper", f"!{wire}"),
         ("gpg.program", wire),
     )
-    _write(ws / ".gitattributes", "*.py filter=canary diff=canary\n")
-    (ws / "src" / "app.py").write_text(
-        "print('hello again')\n", encoding="utf-8"
-    )  # dirty: filters run
+    _write(ws / ".gitattributes", "* filter=canary diff=canary\n")
+    # Same content, new times: git must hash the files again to know, through the filter.
+    later = time.time() + 5
+    for tracked in (ws / "README.md", ws / "src" / "app.py"):
+        os.utime(tracked, (later, later))
 
 
 def _repo_hooks(world: World) -> None:
