@@ -546,6 +546,11 @@ class InProcess:
                 env=self._env,
             )
             self.session = self.harness.session
+        # ketch's own directories (its state: the store, the sandbox's ledger) are the
+        # harness's, as in the CLI runs -- not the world's fake home.
+        self._env.update(
+            {k: v for k, v in self.harness.environ.items() if k.startswith(("KETCH_", "XDG_"))}
+        )
         assert self.harness.workspace == world.workspace
         if sandbox and not self.session.sandboxed:
             raise RuntimeError(
