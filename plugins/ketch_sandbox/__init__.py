@@ -32,6 +32,7 @@ can change this only once the workspace is trusted).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,7 +168,7 @@ def ketch_session_start(session: Session) -> None:
             _say_once(session.kernel, f"sandbox: {line}", session)
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def ketch_session_end(session: Session, reason: str) -> None:
     _state["sessions"].pop(session.id, None)
     from ketch_sandbox.sessions import EGRESS
@@ -175,6 +176,9 @@ def ketch_session_end(session: Session, reason: str) -> None:
     egress = session.stash.pop(EGRESS, None)
     if egress is not None:
         egress.close()
+    reserve = sys.modules.get("ketch_sandbox.reserve")
+    if reserve is not None:  # the session's commands and jobs have ended (tools end first)
+        reserve.release_idle()
 
 
 def view_of(
@@ -287,11 +291,16 @@ class _Guard:
         index = index_for(view.workspace)
         watch = Watch.start(view.workspace, index.refresh(), view.guarded, index.refresh)
         claim = reserve(view.reserve, view.reserve_files)
-        # A reservation that failed because the name now exists for real: bind that.
-        view.reserve = list(claim.paths) + [
+        # Bind what was reserved, and what did not exist a moment ago and now does for
+        # real (a reservation that failed because the name was made meanwhile).
+        protected, claimed = set(view.protect), set(claim.paths)
+        view.reserve = [p for p in claim.paths if p not in protected] + [
             p
             for p in view.reserve
-            if p not in claim.paths and os.path.lexists(p) and not os.path.islink(p)
+            if p not in protected
+            and p not in claimed
+            and os.path.lexists(p)
+            and not os.path.islink(p)
         ]
         return cls(claim, watch if reporting else None)
 

@@ -1,23 +1,29 @@
-"""Reserving protected names that do not exist yet, for as long as a command runs.
+"""Reserving protected names that do not exist yet, while commands run.
 
 A read-only bind needs something to mount on, and a name that does not exist cannot
 be mounted over; creating it from inside the sandbox would create it on the host
 (bubblewrap makes missing mount points in the bound workspace, and leaves them). So
-ketch makes each one itself, right before the command starts: an **empty directory**
+ketch makes each one itself, right before a command starts: an **empty directory**
 (git shows no empty directory, so ``git status`` stays clean), or an **empty file**
 where the name must be a file to whoever reads it (a file a repository's config
 includes: git refuses a directory there; a script a configured hook runs), bound
-read-only over itself inside the sandbox. Nothing of that name can then be
-created, written, renamed or removed from inside (a mount point is busy).
+read-only over itself inside the sandbox. Nothing of that name can then be created,
+written, renamed or removed from inside (a mount point is busy).
 
-And ketch removes each one **exactly**: only when no command still needs it, only if
-it is still the same empty directory it made (same device and inode; anything put
-into it from outside the sandbox makes it someone else's, and it stays). Missing
-parents made for a deep reservation go the same way. Who holds what is kept in a
-ledger beside the session store, locked with ``flock``, so two ketch processes on one
-workspace share reservations (one removing a directory the other still has mounted
-would detach that mount), and a ketch that was killed leaves nothing for long: the
-next one to start a session removes reservations whose holders are all gone.
+And ketch removes each one **exactly**: only when no command needs it any more, only
+if it is still the same empty entry it made (same device and inode; anything put into
+it from outside the sandbox makes it someone else's, and it stays). Missing parents
+made for a deep reservation go the same way. Making and removing them for every
+command would make file watchers fire on each one (and ``rmdir`` costs milliseconds
+on some file systems), so a reservation nobody holds lingers for :data:`LINGER`
+seconds in case another command follows, and goes when the session ends or ketch
+exits, whichever is first.
+
+Who holds what is kept in a ledger beside the session store, locked with ``flock``, so
+two ketch processes on one workspace share reservations (one removing a directory the
+other still has mounted would detach that mount), and a ketch that was killed leaves
+nothing for long: the next one to start a session removes reservations whose holders
+are all gone.
 """
 
 from __future__ import annotations
@@ -28,12 +34,16 @@ import fcntl
 import json
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 LEDGER_NAME = "sandbox-reserved.json"
+LINGER = 30.0  # seconds a reservation nobody holds stays, in case another command follows
+
+Key = tuple[Path, str]  # (ledger, path)
 
 
 def _ledger_path() -> Path:
@@ -72,7 +82,7 @@ def _alive(holder: str) -> bool:
     return _start_time(pid) == started
 
 
-def _ident(path: Path) -> list[int] | None:
+def _ident(path: Path | str) -> list[int] | None:
     try:
         info = os.lstat(path)
     except OSError:
@@ -82,7 +92,8 @@ def _ident(path: Path) -> list[int] | None:
 
 @contextlib.contextmanager
 def _ledger(path: Path | None = None) -> Iterator[dict[str, Any]]:
-    """The ledger, locked for the duration (created on first use)."""
+    """The ledger, locked for the duration (created on first use; written back only
+    when it changed, and never truncated to nothing first: on ext4 that forces a flush)."""
     path = path or _ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -96,17 +107,19 @@ def _ledger(path: Path | None = None) -> Iterator[dict[str, Any]]:
                 data = {}
             entries: dict[str, Any] = data if isinstance(data, dict) else {}
             yield entries
-            handle.seek(0)
-            handle.truncate()
-            handle.write(json.dumps(entries, sort_keys=True))
-            handle.flush()
+            new = json.dumps(entries, sort_keys=True)
+            if new != text:
+                handle.seek(0)
+                handle.write(new)
+                handle.truncate(len(new.encode("utf-8")))
+                handle.flush()
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _remove_if_ours(path: str, entry: dict[str, Any]) -> None:
     """Remove ``path`` if it is still the empty directory (or file) we made."""
-    if _ident(Path(path)) != entry.get("ident"):
+    if _ident(path) != entry.get("ident"):
         return  # already gone, or replaced: not ours to remove
     with contextlib.suppress(OSError):  # not empty: someone put something in it, it is theirs
         if entry.get("file"):
@@ -137,47 +150,69 @@ class Claim:
     paths: list[Path] = field(default_factory=list)  # reserved and present: bind read-only
     # (device, inode) of each placeholder: whatever becomes of it, the command did not make it
     idents: set[tuple[int, int]] = field(default_factory=set)
-    _held: list[str] = field(default_factory=list)
+    _held: list[Key] = field(default_factory=list)
     _released: bool = False
 
     def release(self) -> None:
         if self._released:
             return
         self._released = True
-        if self.ledger is not None:
-            _TABLE.drop(self.ledger, self._held)
+        _TABLE.drop(self._held)
 
 
 class _Table:
-    """This process's holds (a count per path), and the shared ledger behind them."""
+    """This process's reservations: how many commands hold each, which lie idle since
+    when, and the shared ledger behind them."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        # (ledger, path) -> how many commands of this process hold it
-        self.counts: dict[tuple[Path, str], int] = {}
+        self.counts: dict[Key, int] = {}
+        self.idle: dict[Key, float] = {}
+        self.made: dict[Key, tuple[list[int], list[Key]]] = {}  # leaf -> (ident, its chain)
+        # Paths found real (not a reservation), by identity: the same entry stays real.
+        self.real: dict[Key, list[int]] = {}
+        self._sweeper: threading.Thread | None = None
 
     def take(self, wanted: Iterable[Path], files: frozenset[Path] = frozenset()) -> Claim:
         # The ledger is fixed for the claim: the state directory is read from the
         # environment, which may differ by the time the command ends.
         ledger = _ledger_path()
         claim = Claim(ledger=ledger)
-        me = _me()
-        with self.lock, _ledger(ledger) as entries:
+        with self.lock:
+            pending: list[Path] = []
             for path in wanted:
-                held = self._hold(entries, ledger, path, me, path in files)
-                if held is None:
-                    continue
-                claim.paths.append(path)
-                claim._held += held
-                claim.idents.update(
-                    tuple(entries[k]["ident"]) for k in held if entries[k].get("ident")
-                )
+                key = (ledger, str(path))
+                known, ident = self.made.get(key), _ident(path)
+                if known is not None and ident == known[0]:
+                    self._hold_again(claim, path, known)  # ours already: no ledger needed
+                elif ident is None or self.real.get(key) != ident:
+                    pending.append(path)
+            if pending:
+                me = _me()
+                with _ledger(ledger) as entries:
+                    for path in pending:
+                        self._hold(entries, claim, ledger, path, me, path in files)
         return claim
 
+    def _hold_again(self, claim: Claim, path: Path, known: tuple[list[int], list[Key]]) -> None:
+        ident, chain = known
+        for key in chain:
+            self.counts[key] = self.counts.get(key, 0) + 1
+            self.idle.pop(key, None)
+            claim._held.append(key)
+        claim.paths.append(path)
+        claim.idents.add((ident[0], ident[1]))
+
     def _hold(
-        self, entries: dict[str, Any], ledger: Path, path: Path, me: str, file: bool
-    ) -> list[str] | None:
-        """Hold ``path`` (and the parents made for it); None when it cannot be reserved."""
+        self,
+        entries: dict[str, Any],
+        claim: Claim,
+        ledger: Path,
+        path: Path,
+        me: str,
+        file: bool,
+    ) -> None:
+        """Hold ``path`` (and the parents made for it), making it when absent."""
         made: list[Path] = []
         missing = [p for p in [path, *path.parents] if not os.path.lexists(p)]
         for step in reversed(missing):  # outermost first
@@ -196,60 +231,88 @@ class _Table:
                     with contextlib.suppress(OSError):
                         os.rmdir(undo)
                     entries.pop(str(undo), None)
-                return None
+                return
             made.append(step)
             entries[key] = {"ident": _ident(step), "holders": [], "file": leaf_file}
-        chain = [p for p in [path, *path.parents] if str(p) in entries]
-        if str(path) not in entries:
-            return None  # exists, and is not a reservation: it is real (the view binds it)
-        held: list[str] = []
-        for step in chain:
-            key = str(step)
-            if _ident(step) != entries[key].get("ident"):
+        leaf = entries.get(str(path))
+        if leaf is None or _ident(path) != leaf.get("ident"):
+            # Exists, and is not a reservation: it is real (the view binds it).
+            ident = _ident(path)
+            if ident is not None and len(self.real) < 4096:
+                self.real[(ledger, str(path))] = ident
+            return
+        chain: list[Key] = []
+        for step in [path, *path.parents]:
+            entry = entries.get(str(step))
+            if entry is None or _ident(step) != entry.get("ident"):
                 continue
-            holders = entries[key].setdefault("holders", [])
+            holders = entry.setdefault("holders", [])
             if me not in holders:
                 holders.append(me)
-            self.counts[(ledger, key)] = self.counts.get((ledger, key), 0) + 1
-            held.append(key)
-        return held if str(path) in held else None
+            chain.append((ledger, str(step)))
+        self.made[(ledger, str(path))] = (leaf["ident"], chain)
+        self._hold_again(claim, path, (leaf["ident"], chain))
 
-    def drop(self, ledger: Path, held: list[str]) -> None:
+    def drop(self, held: list[Key]) -> None:
         if not held:
             return
-        me = _me()
+        now = time.monotonic()
         with self.lock:
-            done = []
             for key in held:
-                count = self.counts.get((ledger, key), 1) - 1
+                count = self.counts.get(key, 1) - 1
                 if count <= 0:
-                    self.counts.pop((ledger, key), None)
-                    done.append(key)
+                    self.counts.pop(key, None)
+                    self.idle[key] = now
                 else:
-                    self.counts[(ledger, key)] = count
-            if not done:
-                return
-            with contextlib.suppress(OSError), _ledger(ledger) as entries:
-                _release_entries(entries, done, me)
+                    self.counts[key] = count
+            if self.idle and self._sweeper is None:
+                self._sweeper = threading.Thread(
+                    target=self._sweep_forever, name="ketch-sandbox-reservations", daemon=True
+                )
+                self._sweeper.start()
+
+    def _sweep_forever(self) -> None:
+        while True:
+            time.sleep(min(LINGER, 2.0))
+            self.release_idle(older_than=LINGER)
+
+    def release_idle(self, older_than: float = 0.0) -> None:
+        """Give back what no command has held for ``older_than`` seconds."""
+        cutoff = time.monotonic() - older_than
+        with self.lock:
+            done = [k for k, since in self.idle.items() if since <= cutoff]
+            for key in done:
+                self.idle.pop(key, None)
+                self.made.pop(key, None)
+        self._give_back(done)
 
     def drop_all(self) -> None:
         """At exit: give back everything this process still holds."""
         with self.lock:
-            held: dict[Path, list[str]] = {}
-            for ledger, key in self.counts:
-                held.setdefault(ledger, []).append(key)
+            keys = [*self.counts, *self.idle]
             self.counts.clear()
-        for ledger, keys in held.items():
+            self.idle.clear()
+            self.made.clear()
+        self._give_back(keys)
+
+    def _give_back(self, keys: list[Key]) -> None:
+        by_ledger: dict[Path, list[str]] = {}
+        for ledger, key in keys:
+            by_ledger.setdefault(ledger, []).append(key)
+        for ledger, paths in by_ledger.items():
             with contextlib.suppress(OSError), _ledger(ledger) as entries:
-                _release_entries(entries, keys, _me())
+                _release_entries(entries, paths, _me())
 
 
 _TABLE = _Table()
+atexit.register(_TABLE.drop_all)
 
 
 def reserve(paths: Iterable[Path], files: Iterable[Path] = ()) -> Claim:
-    """Make each absent path an empty directory -- or, for those in ``files``, an empty
-    file (a file git includes must be one) -- for one command (see the module docstring)."""
+    """Hold each of ``paths`` for one command: absent ones are made -- an empty
+    directory, or for those in ``files`` an empty file (a file git includes must be
+    one) --, ones this or another ketch reserved are shared, real ones are left alone
+    (see the module docstring)."""
     wanted = list(paths)
     if not wanted:
         return Claim()
@@ -257,6 +320,12 @@ def reserve(paths: Iterable[Path], files: Iterable[Path] = ()) -> Claim:
         return _TABLE.take(wanted, frozenset(files))
     except OSError:
         return Claim()  # no ledger (read-only state dir): reserve nothing, detection remains
+
+
+def release_idle() -> None:
+    """Give back at once every reservation no command of this process holds (a session
+    ended)."""
+    _TABLE.release_idle()
 
 
 def placeholders(ledger: Path | None = None) -> dict[str, list[int]]:
@@ -272,6 +341,3 @@ def sweep() -> None:
     """Remove the reservations of processes that are gone (a ketch that was killed)."""
     with contextlib.suppress(OSError), _ledger() as entries:
         _release_entries(entries, list(entries), holder="")
-
-
-atexit.register(_TABLE.drop_all)

@@ -313,10 +313,50 @@ def guard(
     ``.git`` (and the git directories ``.git`` files point to inside the workspace),
     ``.ketch``, and the other protected names the index found at any depth; each
     repository's hooks directory and config includes; ``extra``; and, at the workspace
-    root, every protected name that does not exist yet (reserved). A protected name
-    that is a symbolic link keeps its target read-only, where that is in the workspace
-    (the link itself can be replaced: :mod:`ketch_sandbox.planted` sees that)."""
+    root, every protected name. Those at known places (the root's names, hooks
+    directories, includes, ``extra``) go to ``view.reserve`` too, existing or not:
+    absent ones are made for the command, and existing ones may be reservations
+    (reserve.py decides). A protected name that is a symbolic link keeps its target
+    read-only, where that is in the workspace (the link itself can be replaced:
+    :mod:`ketch_sandbox.planted` sees that)."""
+    extra = tuple(extra)
+    key = (ws, found, extra, _repository_stamps(found, environ))
+    plan = _PLANS.get(ws)
+    if plan is None or plan[0] != key:
+        plan = _PLANS[ws] = (key, _plan(ws, found, extra, environ))
+    protect, reserve, files, guarded = plan[1]
+    view.protect += protect
+    view.reserve += reserve
+    view.reserve_files |= files
+    view.guarded.update(guarded)
+
+
+# The last plan per workspace: the same index result, configured paths and
+# repository configs give the same plan (with nothing changed, a command pays nothing).
+_PLANS: dict[
+    Path, tuple[tuple[object, ...], tuple[list[Path], list[Path], set[Path], dict[Path, str]]]
+] = {}
+
+
+def _repository_stamps(found: Found, environ: Mapping[str, str]) -> tuple[object, ...]:
+    """What a change of any repository's config changes (a git directory's mtime moves
+    when git rewrites its config), and the person's own git config."""
+    home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    stamps: list[object] = []
+    for path in [*found.git, home / ".gitconfig", home / ".config" / "git" / "config"]:
+        try:
+            info = os.stat(path)
+            stamps.append((info.st_ino, info.st_mtime_ns))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
+def _plan(
+    ws: Path, found: Found, extra: tuple[Protected, ...], environ: Mapping[str, str]
+) -> tuple[list[Path], list[Path], set[Path], dict[Path, str]]:
     wanted: dict[Path, str] = {}
+    known_places: set[Path] = set()
     for dotgit in found.git:
         wanted[dotgit] = GIT_WHY
         gitdir = gitdir_of(dotgit)
@@ -325,6 +365,7 @@ def guard(
         if gitdir is not None:
             for item in repository_paths(gitdir, dotgit.parent, ws, environ):
                 wanted.setdefault(item.path, item.why)
+                known_places.add(item.path)
     for path in [*found.ketch, *found.protected]:
         wanted.setdefault(path, protected_name(path.name) or GIT_WHY)
     for link in found.links:
@@ -333,18 +374,30 @@ def guard(
             wanted.setdefault(target, protected_name(link.name) or GIT_WHY)
     for name in ROOT_NAMES:
         wanted.setdefault(ws / name, protected_name(name) or GIT_WHY)
+        known_places.add(ws / name)
     for item in extra:
         wanted.setdefault(item.path, item.why)
+        known_places.add(item.path)
     links = set(found.links)
+    protect: list[Path] = []
+    reserve: list[Path] = []
+    files: set[Path] = set()
+    guarded: dict[Path, str] = {}
+    covered: set[Path] = set()  # read-only, or reserved: nothing can be made beneath
     for path, why in sorted(wanted.items(), key=lambda kv: (len(kv[0].parts), str(kv[0]))):
         if path in links or os.path.islink(path):
             continue  # a mount would land on wherever it points
         if not is_within(path, ws) or path == ws:
             continue
-        view.guarded[path] = why
-        if os.path.lexists(path):
-            view.protect.append(path)
-        elif not any(is_within(path, p) for p in [*view.protect, *view.reserve]):
-            view.reserve.append(path)  # nothing read-only above it stops its creation
+        guarded[path] = why
+        exists = os.path.lexists(path)
+        if exists:
+            protect.append(path)
+        elif any(parent in covered for parent in path.parents):
+            continue  # nothing read-only above it stops its creation
+        if path in known_places:
+            reserve.append(path)
             if why in FILE_KINDS or why.startswith("run by the configured"):
-                view.reserve_files.add(path)
+                files.add(path)
+        covered.add(path)
+    return protect, reserve, files, guarded

@@ -53,7 +53,8 @@ Effect kinds (:class:`Effect`):
 * ``git-write``: anything created, changed or removed under any ``.git`` directory
   of the workspace (nested repositories and submodule gitdirs included);
 * ``planted``: an entry in the workspace that runs code later, outside any sandbox,
-  was created, changed or removed: anything of a protected name at any depth
+  was created (with something in it: an empty directory or file runs nothing), changed
+  or removed: anything of a protected name at any depth
   (:data:`PLANT_NAMES`: ``.ketch``, ``.claude``, ``.vscode``, ``.idea``, ``.husky``,
   ``.envrc``, ``.gitconfig*``, ``.mcp.json``, a ``.git`` file or link), the root
   repository's hooks directory and config include (``.husky``, ``.gitconfig.local``:
@@ -533,6 +534,8 @@ class World:
                 continue
             kind = "created" if before is None else "deleted" if after is None else "changed"
             if self._is_planted(rel):
+                if kind == "created" and _empty(self.root / rel):
+                    continue  # an empty directory or file runs nothing (ketch reserves some)
                 effects.append(Effect("planted", rel, kind))
             elif self._is_git(rel):
                 effects.append(Effect("git-write", rel, kind))
@@ -608,6 +611,17 @@ _CANARY_FILES = (
     "outside/victim_dir/sub/b.txt",
     "ws/.env",
 )
+
+
+def _empty(path: Path) -> bool:
+    """An empty directory, or an empty regular file (not a link)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    if stat.S_ISDIR(info.st_mode):
+        return not any(os.scandir(path))
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 def _rmtree(path: Path) -> None:
