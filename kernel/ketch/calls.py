@@ -432,7 +432,12 @@ class CallPipeline:
         )
         answer = await self.approver(
             ApprovalRequest(
-                call=proposed, reason=vote.reason, summary=summary, scope=vote.scope, preview=shown
+                call=proposed,
+                reason=vote.reason,
+                summary=summary,
+                scope=vote.scope,
+                preview=shown,
+                hard=vote.hard,
             )
         )
         scope = vote.scope if answer.approved and answer.remember != "once" else None

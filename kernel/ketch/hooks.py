@@ -399,8 +399,14 @@ class Hooks:
     def after_compaction(self, session: Session, result: CompactionResult) -> None:
         self._collect("ketch_after_compaction", session=session, result=result)
 
-    async def stop(self, session: Session, event: TurnEndEvent) -> list[HookVerdict]:
-        return _verdicts(await self._collect_async("ketch_stop", session=session, event=event))
+    async def stop(
+        self, session: Session, event: TurnEndEvent, stop_hook_active: bool = False
+    ) -> list[HookVerdict]:
+        return _verdicts(
+            await self._collect_async(
+                "ketch_stop", session=session, event=event, stop_hook_active=stop_hook_active
+            )
+        )
 
     def event(self, session: Session, event: Event) -> None:
         self._collect("ketch_event", session=session, event=event)

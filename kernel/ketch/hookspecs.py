@@ -461,13 +461,15 @@ def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
 
 
 @hookspec
-def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
+def ketch_stop(session: Session, event: TurnEndEvent, stop_hook_active: bool) -> HookVerdict | None:
     """A turn is about to end with ``event``.
 
-    Called once per turn, when the model first answers without a tool call; may be
-    awaited. Return ``HookVerdict(block=True, reason=...)`` to keep the turn going with
-    ``reason`` as a new user note (only honoured for ``end_turn``); None to let it end.
-    The hook is not called again in the same turn.
+    Called when the model answers without a tool call; may be awaited. Return
+    ``HookVerdict(block=True, reason=...)`` to keep the turn going with ``reason`` as a
+    new user note (only honoured for ``end_turn``); None to let it end. After a block,
+    it is called again when the model next answers without a tool call, with
+    ``stop_hook_active`` True (Claude Code's loop guard: a hook that already kept the
+    turn going should usually let it end now); at most 8 blocks are honoured per turn.
     """
 
 

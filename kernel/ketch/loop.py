@@ -84,6 +84,8 @@ UNKNOWN_OUTCOME = (
     "recorded. It may or may not have taken effect; check before repeating it."
 )
 STOPPED = "[ketch] Not run: the turn stopped ({reason}) before this call."
+# How many times stop hooks may keep one turn going (Claude Code's cap).
+MAX_STOP_CONTINUATIONS = 8
 
 
 class _TurnStop(Exception):
@@ -150,7 +152,7 @@ class Turn:
             allowed_tools=allowed_tools,
             duplicate_limit=self.loop_settings.duplicate_call_limit,
         )
-        self.stop_hook_ran = False
+        self.stop_continuations = 0  # how often stop hooks kept this turn going
         self.overflow_retried = False
         self.ended = False
         # A compaction the provider's overflow error asked for, run when the next request is built.
@@ -252,14 +254,24 @@ class Turn:
             return self._end("end_turn")
 
     async def _stop_hook_continues(self) -> bool:
-        """The Stop hooks run once per turn; a block keeps the turn going once."""
-        if self.stop_hook_ran:
+        """The Stop hooks run when the model answers without a tool call; a block keeps
+        the turn going, and the next call says so (``stop_hook_active``), up to
+        :data:`MAX_STOP_CONTINUATIONS` times a turn."""
+        if self.stop_continuations >= MAX_STOP_CONTINUATIONS:
+            self.emit(
+                NoticeEvent(
+                    level="warning",
+                    message=f"stop hooks kept this turn going {MAX_STOP_CONTINUATIONS} times; it ends now",
+                )
+            )
             return False
-        self.stop_hook_ran = True
-        verdicts = await self.kernel.hooks.stop(self.session, self._turn_end_event("end_turn"))
+        verdicts = await self.kernel.hooks.stop(
+            self.session, self._turn_end_event("end_turn"), self.stop_continuations > 0
+        )
         block = next((v for v in verdicts if v.block), None)
         if block is None:
             return False
+        self.stop_continuations += 1
         self.append(
             Message.user(f"[ketch] A stop hook asked to continue: {block.reason}", synthetic=True)
         )

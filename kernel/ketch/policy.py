@@ -118,6 +118,9 @@ class ApprovalRequest(BaseModel):
     # Which subagent asks ("reviewer: check the diff"), None for the root session: a
     # subagent's asks go to its parent's approver, and the person sees who is asking.
     agent: str | None = None
+    # A hard ask (the guards'): the person's to answer. An approver that is a program,
+    # not a person (the Agent SDK's can_use_tool), must not approve it.
+    hard: bool = False
 
 
 class ApprovalAnswer(BaseModel):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +49,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("ketch.acp")
 
-_SLASH = re.compile(r"/([A-Za-z][\w-]*)(?:\s+(.*))?", re.DOTALL)
 STOP_REASONS = {
     "end_turn": "end_turn",
     "cancelled": "cancelled",
@@ -398,18 +396,11 @@ class LiveSession:
         raise RequestError(-32603, message, {"stop_reason": end.stop_reason})
 
     def _slash_command(self, text: str) -> tuple[Any, str] | None:
-        match = _SLASH.fullmatch(text.strip())
-        if match is None:
-            return None
-        name = match.group(1).lower()
-        for command in self.kernel.commands.values():
-            if (
-                command.slash
-                and command.slash_run is not None
-                and (name == command.name or name in command.aliases)
-            ):
-                return command, (match.group(2) or "").strip()
-        return None  # not one of ketch's: the model gets it as text
+        """The command ``/name args`` names (``/git:commit`` too), or None: not one of
+        ketch's, and the model gets it as text."""
+        from ketch_prompt_kit.slash import find
+
+        return find(self.kernel.commands.values(), text)
 
     async def _run_command(self, command: Any, argument: str) -> str:
         from ketch.commands import SlashContext

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ketch_claude_kit.tool_names import split_list
+from ketch_claude_kit.tool_names import lookup, split_list, why_unmapped
 
 DEFAULT = "general-purpose"
 MAX_FILES = 500  # per folder: a repository cannot make ketch read forever
@@ -44,6 +44,7 @@ class Definition:
     model: str | None = None
     max_turns: int | None = None
     source: str = "built-in"
+    path: Path | None = None  # the file it was read from (None: built in)
 
 
 BUILT_IN = (
@@ -63,19 +64,22 @@ BUILT_IN = (
 def load(workspace: Path) -> tuple[dict[str, Definition], list[str]]:
     """Every definition by name (project first, then the user's, then the built-ins)
     and the problems found (one line each)."""
-    from ketch_prompt_kit.markdown_files import folders, read
+    from ketch_prompt_kit.markdown_files import folders, read, unreadable
 
     found: dict[str, Definition] = {}
     problems: list[str] = []
     for folder in folders(workspace, "agents"):
         if not folder.path.is_dir():
             continue
-        for path in sorted(folder.path.rglob("*.md"))[:MAX_FILES]:
+        paths = sorted(folder.path.rglob("*.md"))
+        if len(paths) > MAX_FILES:
+            problems.append(
+                f"{folder.path}: {len(paths)} agent files; only the first {MAX_FILES} are read"
+            )
+        for path in paths[:MAX_FILES]:
             file = read(path, folder)
             if file is None:
-                problems.append(
-                    f"agent definition {path}: cannot be read as UTF-8 text (or is too big); skipped"
-                )
+                problems.append(f"agent definition {unreadable(path)}")
                 continue
             definition, problem = parse(
                 file.meta,
@@ -83,26 +87,42 @@ def load(workspace: Path) -> tuple[dict[str, Definition], list[str]]:
                 path,
                 f"{folder.label}/{path.relative_to(folder.path)}",
                 file.problem,
+                description=file.text("description"),
             )
             if problem:
                 problems.append(f"agent definition {path}: {problem}")
-            if definition is not None and definition.name not in found:
-                found[definition.name] = definition
+            if definition is None:
+                continue
+            if definition.name in found:
+                other = found[definition.name].path
+                problems.append(
+                    f"agent definition {path}: the agent {definition.name!r} is already {other}; this one is not used"
+                )
+                continue
+            found[definition.name] = definition
     for definition in BUILT_IN:
         found.setdefault(definition.name, definition)
     return found, problems
 
 
 def parse(
-    meta: dict[str, Any], body: str, path: Path, source: str, problem: str = ""
+    meta: dict[str, Any],
+    body: str,
+    path: Path,
+    source: str,
+    problem: str = "",
+    *,
+    description: str | None = None,
 ) -> tuple[Definition | None, str]:
-    """The definition in one file (None when it cannot be one) and what was wrong."""
-    if problem:
-        return None, f"{problem}; skipped"
+    """The definition in one file (None when it cannot be one) and what was wrong (a
+    front matter ``problem`` is said, and whatever could be read of it is used)."""
+    notes: list[str] = [problem] if problem else []
     name = str(meta.get("name") or path.stem).strip()
     if not _NAME.fullmatch(name):
         return None, f"name {name!r} is not a plain name (letters, digits, - _ .); skipped"
-    description = " ".join(str(meta.get("description") or "").split())
+    if description is None:
+        description = str(meta.get("description") or "")
+    description = " ".join(description.split())
     if not description:
         from ketch_prompt_kit.markdown_files import first_line
 
@@ -111,12 +131,16 @@ def parse(
     disallowed = meta.get("disallowedTools", meta.get("disallowed-tools"))
     model = meta.get("model")
     max_turns = meta.get("maxTurns", meta.get("max-turns"))
-    notes: list[str] = []
     if max_turns is not None and not (
         isinstance(max_turns, int) and not isinstance(max_turns, bool) and max_turns > 0
     ):
         notes.append(f"maxTurns {max_turns!r} is not a positive number; ignored")
         max_turns = None
+    for key, value in (("tools", tools), ("disallowedTools", disallowed)):
+        lacking = [e for e in split_list(value) if _unmappable(e)]
+        if lacking:
+            reasons = "; ".join(why_unmapped(e.split("(", 1)[0].strip()) for e in lacking)
+            notes.append(f"{key}: {reasons}; left out")
     definition = Definition(
         name=name,
         description=description[:500],
@@ -127,8 +151,15 @@ def parse(
         model=str(model).strip() if model not in (None, "") else None,
         max_turns=max_turns,
         source=source,
+        path=path,
     )
     return definition, "; ".join(notes)
+
+
+def _unmappable(entry: str) -> bool:
+    """A Claude Code tool ketch has no tool for (``AskUserQuestion``)."""
+    known = lookup(entry.split("(", 1)[0].strip())
+    return known is not None and not known.tools
 
 
 def listing(definitions: dict[str, Definition]) -> str:

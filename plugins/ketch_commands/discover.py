@@ -6,7 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.commands import Command, SlashContext
-from ketch_prompt_kit.markdown_files import Folder, MarkdownFile, first_line, folders, read
+from ketch_prompt_kit.markdown_files import (
+    Folder,
+    MarkdownFile,
+    first_line,
+    folders,
+    read,
+    unreadable,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -27,18 +34,41 @@ def skill_names(kernel: Kernel) -> set[str]:
 
 
 def discover(kernel: Kernel) -> list[Command]:
+    """Every command file as a command; a file that cannot be one is reported in one
+    line naming it (``kernel.notices``), never dropped silently."""
     taken = skill_names(kernel)
     found: dict[str, MarkdownFile] = {}
+    report = kernel.notices.append
     for folder in folders(kernel.workspace, "commands"):
         if not folder.path.is_dir():
             continue
-        for path in sorted(folder.path.rglob("*.md"))[:MAX_COMMANDS]:
+        paths = sorted(folder.path.rglob("*.md"))
+        if len(paths) > MAX_COMMANDS:
+            report(
+                f"{folder.path}: {len(paths)} command files; only the first {MAX_COMMANDS} are read"
+            )
+        for path in paths[:MAX_COMMANDS]:
             name = _name(path, folder)
-            if name is None or name in found or name in taken:
-                continue  # an earlier folder (the project) shadows a later one
+            if name is None:
+                report(
+                    f"{path}: a command name cannot hold blanks or start with a dot; not a command"
+                )
+                continue
+            if name in taken:
+                report(
+                    f"{path}: the skill /{name} has the same name and wins; this command is not used"
+                )
+                continue
+            if name in found:
+                report(f"{path}: /{name} is already {found[name].path}; this one is not used")
+                continue
             markdown = read(path, folder)
-            if markdown is not None:
-                found[name] = markdown
+            if markdown is None:
+                report(unreadable(path))
+                continue
+            if markdown.problem:
+                report(markdown.report())
+            found[name] = markdown
     short_counts: dict[str, int] = {}
     for name in found:
         short_counts[name.rsplit(":", 1)[-1]] = short_counts.get(name.rsplit(":", 1)[-1], 0) + 1
@@ -80,6 +110,7 @@ def _command(name: str, markdown: MarkdownFile, aliases: tuple[str, ...]) -> Com
         aliases=aliases,
         extra={
             "source": f"{markdown.folder.label}: {markdown.path.name}",
+            "path": markdown.path,
             "argument_hint": markdown.text("argument-hint"),
             "prompt": True,
         },

@@ -6,7 +6,9 @@ import re
 from typing import TYPE_CHECKING
 
 from ketch.commands import PromptRequest
-from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing
+from ketch_claude_kit.claude_vars import expand as expand_claude_vars
+from ketch_claude_kit.claude_vars import unknown_note as unset_note
+from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing, unknown_note
 from ketch_prompt_kit.arguments import expand_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,16 +30,21 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
     if ctx.submit is None:
         ctx.print(f"/{name}: this frontend cannot send a command's prompt")
         return
-    if markdown.problem:
-        ctx.print(f"/{name}: {markdown.path}: {markdown.problem}; using the file without it")
     text = expand_arguments(markdown.body, ctx.argument)
+    text, missing = expand_claude_vars(
+        text,
+        {
+            "CLAUDE_PROJECT_DIR": str(ctx.session.workspace),
+            "CLAUDE_SESSION_ID": ctx.session.id,
+        },
+    )
+    if missing:
+        ctx.print(f"/{name}: {unset_note(missing, str(markdown.path))}; kept as written")
     text = await run_bang_lines(ctx, name, markdown, text)
     allowed = markdown.meta.get("allowed-tools")
     narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"/{name}")
     if unknown:
-        ctx.print(
-            f"/{name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)"
-        )
+        ctx.print(unknown_note(f"/{name}", unknown, ctx.kernel.tools))
     if narrow is not None and narrow.scoped:  # Bash(git status:*): enforced call by call
         narrow_rest_of_turn(ctx.session, STATE_KEY, f"/{name}", allowed)
     model = markdown.text("model") or None
@@ -64,10 +71,16 @@ async def run_bang_lines(ctx: SlashContext, name: str, markdown: MarkdownFile, t
         return BANG.sub(
             lambda m: f"[!`{m.group(1)}` was not run: the workspace is not trusted]", text
         )
+    from ketch_claude_kit.claude_vars import references
     from ketch_prompt_kit.user_shell import run_user_command
 
     outputs: list[str] = []
     for match in found:
+        unset = sorted(references(match.group(1)))
+        if unset:  # never run with a path that would start at /
+            ctx.print(f"/{name}: $ {match.group(1)} not run: it uses {', '.join(unset)}")
+            outputs.append(f"[!`{match.group(1)}` was not run: {', '.join(unset)} is not set]")
+            continue
         ctx.print(f"/{name}: $ {match.group(1)}")
         result = await run_user_command(match.group(1), ctx.session.workspace, timeout=BANG_TIMEOUT)
         outputs.append(

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.policy import ApprovalAnswer, ApprovalRequest, Approver
     from ketch.session import Session
+    from ketch_headless.claude_run import ClaudeRun
 
 
 def read_prompt(kernel: Kernel) -> str:
@@ -108,6 +109,9 @@ class StreamJsonPrinter:
 
 
 class JsonPrinter:
+    """``json``: one object at the end, ketch's fields and Claude Code's ``result``
+    fields side by side (``jq -r .result`` prints the answer)."""
+
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
         self.errors: list[dict[str, Any]] = []
@@ -117,22 +121,30 @@ class JsonPrinter:
         self.meter(event)
         if event.type == "error":
             self.errors.append(event.model_dump(exclude={"ts", "type"}))
+        elif event.type == "notice" and event.level == "warning":
+            self.err.write(f"ketch: {event.message}\n")  # stdout stays one JSON object
+            self.err.flush()
+
+    def start(self) -> None:
+        self.meter.start()
 
     def finish(self, end: TurnEndEvent, session: Session) -> None:
+        cost = self.meter.finish(end)
+        totals = self.meter.totals(end, cost)
         payload = {
+            "type": "result",
+            **totals,
+            "result": end.text,
             "session_id": session.id,
             "text": end.text,
             "stop_reason": end.stop_reason,
-            "is_error": end.stop_reason != "end_turn",
             "iterations": end.iterations,
-            "usage": {"input_tokens": end.input_tokens, "output_tokens": end.output_tokens},
             "model": session.model,
             "errors": self.errors,
+            # Unknown price: null, never made up (Claude Code's total_cost_usd likewise).
+            "cost_usd": round(cost, 6) if cost is not None else None,
+            "total_cost_usd": totals.get("total_cost_usd"),
         }
-        cost = self.meter.finish(end)
-        payload["cost_usd"] = (
-            round(cost, 6) if cost is not None else None
-        )  # unknown price: null, never made up
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
         self.out.flush()
 
@@ -219,27 +231,53 @@ def store_preflight(kernel: Kernel) -> None:
             ) from None
 
 
+def claude_schema(kernel: Kernel) -> bool:
+    """Whether output follows Claude Code's message schema (``--stream-schema claude``,
+    the ``ketch-claude`` command)."""
+    return getattr(kernel.args, "stream_schema", None) == "claude"
+
+
+def make_printer(kernel: Kernel, fmt: str) -> Any:
+    if claude_schema(kernel) and fmt in ("stream-json", "json"):
+        from ketch_headless.claude_stream import ClaudeStreamPrinter
+
+        args = kernel.args
+        return ClaudeStreamPrinter(
+            sys.stdout,
+            kernel,
+            partial=bool(getattr(args, "include_partial_messages", False)),
+            replay=bool(getattr(args, "replay_user_messages", False)),
+            emit_lines=fmt == "stream-json",
+        )
+    if fmt == "stream-json":
+        return StreamJsonPrinter(sys.stdout)
+    if fmt == "json":
+        return JsonPrinter(sys.stdout, sys.stderr)
+    return TextPrinter(sys.stdout, sys.stderr)
+
+
 def run_headless(kernel: Kernel) -> int:
+    from ketch_headless.claude_run import prepare
+
     fmt = kernel.args.output_format
     if getattr(kernel.args, "permission_prompt_command", None):
         prompt_timeout(kernel)  # a bad timeout is a usage error before any session starts
+    claude = prepare(kernel)  # Claude Code's options: checked and said before anything runs
     if getattr(kernel.args, "input_format", "text") == "stream-json":
-        return run_stream_json_input(kernel, fmt)
+        return run_stream_json_input(kernel, fmt, claude)
     prompt = read_prompt(kernel)
     store_preflight(kernel)
-    printer: Any
-    if fmt == "stream-json":
-        printer = StreamJsonPrinter(sys.stdout)
-    elif fmt == "json":
-        printer = JsonPrinter(sys.stdout, sys.stderr)
-    else:
-        printer = TextPrinter(sys.stdout, sys.stderr)
+    printer = make_printer(kernel, fmt)
     session = kernel.open_session([printer])
+    if hasattr(printer, "bind"):
+        printer.bind(session, claude.turn_tools)
     approver = choose_approver(kernel, session, interactive=fmt == "text")
 
     async def turn() -> TurnEndEvent:
         try:
-            return await kernel.run_turn(session, prompt, approver=approver)
+            if hasattr(printer, "start"):
+                printer.start()
+            return await claude.run_prompt(session, prompt, approver)
         finally:
             await session.provider.aclose()
 
@@ -256,7 +294,7 @@ def run_headless(kernel: Kernel) -> int:
     return 0 if outcome.value is not None and outcome.value.stop_reason == "end_turn" else 1
 
 
-def run_stream_json_input(kernel: Kernel, fmt: str) -> int:
+def run_stream_json_input(kernel: Kernel, fmt: str, claude: ClaudeRun) -> int:
     """``--input-format stream-json``: a session of turns read from stdin (see stream_input)."""
     from ketch_headless.stream_input import run_stream_input
 
@@ -268,11 +306,17 @@ def run_stream_json_input(kernel: Kernel, fmt: str) -> int:
         )
     if sys.stdin.isatty():
         raise UsageError("--input-format stream-json reads JSON lines from stdin; pipe them in")
-    printer = StreamJsonPrinter(sys.stdout)
+    printer = make_printer(kernel, fmt)
     session = kernel.open_session([printer])
+    if hasattr(printer, "bind"):
+        printer.bind(session, claude.turn_tools)
     try:
         ok = run_stream_input(
-            kernel, session, printer, choose_approver(kernel, session, interactive=False)
+            kernel,
+            session,
+            printer,
+            choose_approver(kernel, session, interactive=False),
+            claude=claude,
         )
     finally:
         kernel.end(session, "exit")

@@ -30,6 +30,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.policy import Approver
     from ketch.session import Session
+    from ketch_headless.claude_run import ClaudeRun
+    from ketch_headless.control import ControlChannel
+
+
+# The control lines of Claude Code's protocol (--stream-schema claude): ketch's requests
+# are answered (control_response) or withdrawn (control_cancel_request) on stdin too.
+CHANNEL_LINES = ("control_request", "control_response", "control_cancel_request")
 
 
 class BadLine(ValueError):
@@ -87,8 +94,11 @@ def parse_user_content(content: Any) -> tuple[str, tuple[Any, ...]]:
     return "\n".join(texts), tuple(images)
 
 
-def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
-    """A user message, or a control request (the object itself)."""
+def parse_line(
+    raw: bytes, control: tuple[str, ...] = ("control_request",)
+) -> UserLine | dict[str, Any]:
+    """A user message, or a control line (the object itself): ``control`` names the
+    control types accepted (the Agent SDK's channel also answers ketch's requests)."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -96,7 +106,7 @@ def parse_line(raw: bytes) -> UserLine | dict[str, Any]:
     if not isinstance(data, dict):
         raise BadLine("not a JSON object")
     kind = data.get("type")
-    if kind == "control_request":
+    if kind in control:
         return data
     if kind != "user":
         raise BadLine(
@@ -131,10 +141,18 @@ class StreamSession:
     """Runs the turns the stdin lines ask for, in order, in one session."""
 
     def __init__(
-        self, kernel: Kernel, session: Session, printer: Any, approver: Approver | None, write: Any
+        self,
+        kernel: Kernel,
+        session: Session,
+        printer: Any,
+        approver: Approver | None,
+        write: Any,
+        claude: ClaudeRun | None = None,
     ) -> None:
         self.kernel, self.session, self.printer, self.approver = kernel, session, printer, approver
         self.write = write  # writes one JSON object as a stdout line
+        self.claude = claude  # Claude Code's options (--tools, slash commands)
+        self.channel: ControlChannel | None = None  # the Agent SDK's control protocol
         self.jobs: asyncio.Queue[UserLine | None] = asyncio.Queue()
         self.current: asyncio.Task[TurnEndEvent] | None = None
         self.interrupted = False  # the running turn was cancelled on request: not a failure
@@ -152,7 +170,16 @@ class StreamSession:
             )
         )
 
+    def cancel_current(self) -> None:
+        if self.current is not None and not self.current.done():
+            self.interrupted = True
+            self.current.cancel()
+
     def control(self, data: dict[str, Any]) -> None:
+        if self.channel is not None and data.get("type") != "control_request":
+            if data.get("type") == "control_response":
+                self.channel.answered(data)
+            return  # control_cancel_request: ketch answers every request at once
         request_id = data.get("request_id")
         request = data.get("request")
         subtype = request.get("subtype") if isinstance(request, dict) else None
@@ -166,6 +193,9 @@ class StreamSession:
                     "response": {"subtype": "success", "request_id": request_id, "response": {}},
                 }
             )
+            return
+        if self.channel is not None:
+            self.channel.received(data)
             return
         self.write(
             {
@@ -188,10 +218,14 @@ class StreamSession:
                 self.session.append(message)
                 self.kernel.emit(self.session, MessageEvent(message=message))
                 continue
+            if self.channel is not None:
+                await self.channel.settled.wait()  # the program's initialize, answered
             self.printer.start()
             self.interrupted = False
             self.current = asyncio.create_task(
-                self.kernel.run_turn(
+                self.claude.run_prompt(self.session, job.text, self.approver, job.images)
+                if self.claude is not None
+                else self.kernel.run_turn(
                     self.session, job.text, approver=self.approver, parts=job.images
                 )
             )
@@ -216,7 +250,9 @@ class StreamSession:
             if not raw.strip():
                 continue
             try:
-                parsed = parse_line(raw)
+                parsed = parse_line(
+                    raw, CHANNEL_LINES if self.channel is not None else ("control_request",)
+                )
             except BadLine as exc:
                 self.bad_input(number, str(exc))
                 continue
@@ -227,11 +263,18 @@ class StreamSession:
             if worker.done():
                 break
         self.jobs.put_nowait(None)
+        if self.channel is not None:
+            self.channel.close()  # nobody is left to answer ketch's requests
         await worker
 
 
 def run_stream_input(
-    kernel: Kernel, session: Session, printer: Any, approver: Approver | None
+    kernel: Kernel,
+    session: Session,
+    printer: Any,
+    approver: Approver | None,
+    *,
+    claude: ClaudeRun | None = None,
 ) -> bool:
     """Serve stdin until EOF. True when every line was good and every turn ended
     normally (or was interrupted on request)."""
@@ -240,9 +283,17 @@ def run_stream_input(
         printer.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         printer.out.flush()
 
-    runner = StreamSession(kernel, session, printer, approver, write)
+    runner = StreamSession(
+        kernel, session, printer, approver, getattr(printer, "write", write), claude
+    )
 
     async def serve() -> None:
+        if claude is not None and getattr(printer, "claude_schema", False):  # the SDK's channel
+            from ketch_headless.control import open_channel
+
+            runner.channel = open_channel(kernel, session, runner, claude)
+            if runner.channel.asks_program:
+                runner.approver = runner.channel.approve
         try:
             await runner.run(sys.stdin.buffer)
         finally:

@@ -194,7 +194,9 @@ def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
 
 
 @hookimpl
-async def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
+async def ketch_stop(
+    session: Session, event: TurnEndEvent, stop_hook_active: bool
+) -> HookVerdict | None:
     from ketch_hooks.background import settle
 
     await settle(session)  # hooks started meanwhile finish before the turn ends
@@ -202,7 +204,7 @@ async def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | Non
         return None  # a subagent's stop is SubagentStop
     from ketch_hooks.handlers import stop
 
-    return await stop(session, event)
+    return await stop(session, event, stop_hook_active)
 
 
 @hookimpl

@@ -23,10 +23,12 @@ What each event honours (Claude Code's contract; ``continue: false`` and
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ketch.events import NoticeEvent
 from ketch.verdicts import HookVerdict
+from ketch_claude_kit import hook_answers as meaning
 from ketch_claude_kit.tool_names import names_for
 from ketch_hooks import background, payload
 from ketch_hooks.output import Answer, read
@@ -86,7 +88,7 @@ def report(session: Session, event: str, answers: list[Answer], *, blocking: boo
                 session,
                 NoticeEvent(
                     level="warning",
-                    message=f"{event} hook `{answer.run.label}` {answer.problem}{tail}",
+                    message=f"{event} hook `{answer.label}` {answer.problem}{tail}",
                 ),
             )
         if answer.system_message:
@@ -95,7 +97,7 @@ def report(session: Session, event: str, answers: list[Answer], *, blocking: boo
             emit(
                 session,
                 NoticeEvent(
-                    level="warning", message=f"{event} hook `{answer.run.label}`: {answer.stderr}"
+                    level="warning", message=f"{event} hook `{answer.label}`: {answer.stderr}"
                 ),
             )
 
@@ -103,10 +105,6 @@ def report(session: Session, event: str, answers: list[Answer], *, blocking: boo
 def _simple(session: Session, event: str, **fields: Any) -> Any:
     data = {**payload.common(session, event), **fields}
     return lambda hook: data
-
-
-def _stop_of(answers: list[Answer]) -> Answer | None:
-    return next((a for a in answers if not a.goes_on), None)
 
 
 # --- tool calls -------------------------------------------------------------------------
@@ -121,49 +119,13 @@ async def pre_tool_use(session: Session, call: ProposedCall) -> HookVerdict | No
     )
     if not answers:
         return None
-    stop = _stop_of(answers)
-    if stop is not None:
-        return HookVerdict(
-            stop=True,
-            stop_reason=stop.stop_reason
-            or f"PreToolUse hook `{stop.run.label}` said continue: false",
-        )
-    decisions: list[tuple[str, str]] = []
-    for answer in answers:
-        if answer.blocks:
-            decisions.append(
-                ("deny", answer.stderr or f"PreToolUse hook `{answer.run.label}` blocked it")
-            )
-            continue
-        specific = answer.specific
-        decision = specific.get("permissionDecision")
-        reason = str(specific.get("permissionDecisionReason") or "")
-        if decision is None and answer.decision in ("approve", "block"):  # the legacy form
-            decision, reason = ("allow" if answer.decision == "approve" else "deny"), answer.reason
-        if decision == "defer":
-            decision = "ask"
-        if decision in ("allow", "deny", "ask"):
-            decisions.append(
-                (str(decision), reason or f"PreToolUse hook `{answer.run.label}` said {decision}")
-            )
-    updated = next(
-        (
-            a.specific["updatedInput"]
-            for a in answers
-            if isinstance(a.specific.get("updatedInput"), dict)
-        ),
-        None,
-    )
-    chosen = next((d for rank in ("deny", "ask", "allow") for d in decisions if d[0] == rank), None)
-    if chosen is None and updated is None:
-        return None
-    return HookVerdict(
-        decision=chosen[0] if chosen else None,  # type: ignore[arg-type]
-        reason=chosen[1] if chosen else "",
-        updated_input=payload.updated_input(session, call.tool, call.input, updated)
-        if updated is not None
-        else None,
-    )
+    verdict, updated = meaning.pre_tool_use(answers)
+    if updated is None:
+        return verdict
+    new_input = payload.updated_input(session, call.tool, call.input, updated)
+    if verdict is None:
+        return HookVerdict(updated_input=new_input)
+    return replace(verdict, updated_input=new_input)
 
 
 async def post_tool_use(
@@ -184,17 +146,7 @@ async def post_tool_use(
         return data
 
     answers = await _answers(session, event, make, names_for(call.tool))
-    notes = [a.stderr for a in answers if a.blocks and a.stderr]
-    notes += [a.reason for a in answers if a.decision == "block" and a.reason]
-    notes += [a.context for a in answers if a.context]
-    stop = _stop_of(answers)
-    if not notes and stop is None:
-        return None
-    return HookVerdict(
-        context="\n".join(notes) or None,
-        stop=stop is not None,
-        stop_reason=stop.stop_reason if stop else "",
-    )
+    return meaning.after_tool_use(answers)
 
 
 # --- prompts and turns ----------------------------------------------------------------------
@@ -204,60 +156,28 @@ async def user_prompt_submit(session: Session, prompt: str) -> HookVerdict | Non
     answers = await _answers(
         session, "UserPromptSubmit", _simple(session, "UserPromptSubmit", prompt=prompt)
     )
-    blocked = [a.stderr or f"`{a.run.label}` said no" for a in answers if a.blocks]
-    blocked += [
-        a.reason or f"`{a.run.label}` blocked it"
-        for a in answers
-        if not a.blocks and a.decision == "block"
-    ]
-    if blocked:
-        return HookVerdict(block=True, reason="; ".join(blocked))
-    context = "\n".join(
-        t
-        for a in answers
-        if a.finished and not a.blocks
-        for t in (a.context, a.text if a.run.code == 0 else "")
-        if t
-    )
-    stop = _stop_of(answers)
-    if stop is not None:
+    verdict = meaning.prompt_submit(answers)
+    if verdict is not None and verdict.stop:
         session.kernel.emit(
             session,
             NoticeEvent(
                 level="warning",
-                message=f"a UserPromptSubmit hook ended the turn: {stop.stop_reason or 'continue: false'}",
+                message=f"a UserPromptSubmit hook ended the turn: {verdict.stop_reason or 'continue: false'}",
             ),
         )
-    if not context and stop is None:
-        return None
-    return HookVerdict(
-        context=("\n" + context) if context else None,
-        stop=stop is not None,
-        stop_reason=stop.stop_reason if stop else "",
-    )
+    return verdict
 
 
-def _keeps_going(answers: list[Answer]) -> HookVerdict | None:
-    """Stop and SubagentStop: a block (exit 2, ``decision: "block"``) or
-    ``additionalContext`` keeps the agent going with the reason."""
-    if _stop_of(answers) is not None:
-        return None  # continue: false: it stops, whatever else was said
-    reasons = [a.stderr for a in answers if a.blocks and a.stderr]
-    reasons += [a.reason for a in answers if a.decision == "block" and a.reason]
-    reasons += [a.context for a in answers if a.context]
-    if not reasons and not any(a.blocks or a.decision == "block" for a in answers):
-        return None
-    return HookVerdict(block=True, reason="\n".join(reasons) or "a hook asked to continue")
-
-
-async def stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
+async def stop(
+    session: Session, event: TurnEndEvent, stop_hook_active: bool = False
+) -> HookVerdict | None:
     fields = {
-        "stop_hook_active": False,
+        "stop_hook_active": stop_hook_active,
         "last_assistant_message": event.text,
         "stop_reason": event.stop_reason,
         "text": event.text,
     }
-    return _keeps_going(await _answers(session, "Stop", _simple(session, "Stop", **fields)))
+    return meaning.keeps_going(await _answers(session, "Stop", _simple(session, "Stop", **fields)))
 
 
 # --- subagents ------------------------------------------------------------------------------
@@ -275,13 +195,13 @@ async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | Non
         (agent.name,),
         blocking=False,
     )
-    context = "\n".join(a.context for a in answers if a.context)
+    context = meaning.added_context(answers)
     return HookVerdict(context=context) if context else None
 
 
 async def subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
     fields = {**_agent_fields(agent), "stop_hook_active": False, "last_assistant_message": result}
-    return _keeps_going(
+    return meaning.keeps_going(
         await _answers(
             session, "SubagentStop", _simple(session, "SubagentStop", **fields), (agent.name,)
         )
@@ -301,7 +221,7 @@ async def session_start(session: Session) -> str:
         (source,),
         blocking=False,
     )
-    return "\n".join(t for a in answers if a.run.code == 0 for t in (a.context, a.text) if t)
+    return meaning.added_context(answers, plain_text=True)
 
 
 async def session_end(session: Session, reason: str, *, quiet: bool) -> None:

@@ -1,24 +1,16 @@
-"""The JSON a hook gets on stdin, in Claude Code's field names.
-
-Common fields: ``session_id`` (the root session's: a subagent's hooks see their
-parent's, plus ``agent_id`` and ``agent_type``), ``cwd``, ``hook_event_name``,
-``permission_mode``. Tool events add ``tool_name``, ``tool_input``, ``tool_use_id``
-(and ``tool_response`` / ``error`` after the call). ketch's own fields are added
-beside them, never instead: ``event``, ``workspace``, ``ketch_session_id``,
-``ketch_mode``, ``ketch_profile``, ``tool_call_id``.
+"""The JSON a hook command gets on stdin, in Claude Code's field names (the fields
+themselves: :mod:`ketch_claude_kit.hook_payload`).
 
 ``tool_name`` is ketch's name (``shell``) unless the hook has ``claude_names`` (then
-``Bash``, with ``ketch_tool_name`` beside it). For the file tools, ``tool_input`` also
-has Claude Code's ``file_path`` (absolute) next to ketch's ``path``; an
-``updatedInput`` that changed ``file_path`` changes ``path``. There is no
-``transcript_path``: ketch keeps transcripts encrypted, never in a plain file.
+``Bash``, with ``ketch_tool_name`` beside it); ``tool_call_id`` repeats
+``tool_use_id`` under ketch's name.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ketch_claude_kit import hook_payload
 from ketch_claude_kit.tool_names import claude_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,64 +18,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
     from ketch_hooks.settings import HookCommand
 
-FILE_TOOLS = frozenset({"Read", "Write", "Edit"})  # Claude Code's tools with a file_path
-PROFILE_MODES = {"manual": "default", "assisted": "acceptEdits", "full-access": "bypassPermissions"}
-
-
-def permission_mode(session: Session) -> str:
-    """Claude Code's name for the session's authority (plan mode, else by profile)."""
-    if session.read_only:
-        return "plan"
-    return PROFILE_MODES.get(session.profile, "default")
-
-
-def common(session: Session, event: str) -> dict[str, Any]:
-    agent = session.agent
-    data: dict[str, Any] = {
-        "session_id": agent.parent_id if agent is not None else session.id,
-        "cwd": str(session.workspace),
-        "hook_event_name": event,
-        "permission_mode": permission_mode(session),
-    }
-    if agent is not None:
-        data["agent_id"] = agent.id
-        data["agent_type"] = agent.name
-    data.update(
-        {
-            "event": event,
-            "workspace": str(session.workspace),
-            "ketch_session_id": session.id,
-            "ketch_mode": session.mode,
-            "ketch_profile": session.profile,
-        }
-    )
-    return data
+common = hook_payload.common
+permission_mode = hook_payload.permission_mode
 
 
 def tool_input(session: Session, tool: str, data: dict[str, Any]) -> dict[str, Any]:
-    """The input as the hook sees it: ketch's, plus Claude Code's ``file_path``."""
-    shown = dict(data)
-    if (
-        claude_name(tool) in FILE_TOOLS
-        and isinstance(data.get("path"), str)
-        and "file_path" not in data
-    ):
-        shown["file_path"] = str((Path(session.workspace) / data["path"]).resolve())
-    return shown
+    return hook_payload.tool_input(session.workspace, tool, data)
 
 
 def updated_input(
     session: Session, tool: str, original: dict[str, Any], updated: dict[str, Any]
 ) -> dict[str, Any]:
-    """A hook's ``updatedInput`` as ketch's input: a changed ``file_path`` is the new
-    ``path``; the alias itself goes (ketch's tools would refuse an unknown key)."""
-    shown = tool_input(session, tool, original)
-    if "file_path" not in updated or "file_path" in original:
-        return dict(updated)
-    result = {k: v for k, v in updated.items() if k != "file_path"}
-    if updated["file_path"] != shown.get("file_path") or "path" not in result:
-        result["path"] = updated["file_path"]
-    return result
+    return hook_payload.updated_input(session.workspace, tool, original, updated)
 
 
 def tool_call(

@@ -88,7 +88,10 @@ async def run_event(
 
 
 async def run_command(hook: HookCommand, body: bytes, cwd: str, env: dict[str, str]) -> HookRun:
-    argv = [hook.command, *hook.args] if hook.args is not None else ["/bin/sh", "-c", hook.command]
+    argv, refused = hook.argv()  # ${CLAUDE_PLUGIN_ROOT} expanded, or not run at all
+    if argv is None:
+        return HookRun(hook, None, problem=refused)
+    env = {**env, **hook.environment()}
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,

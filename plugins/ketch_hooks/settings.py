@@ -8,7 +8,12 @@ Keys of an entry (Claude Code's handler fields where they exist):
 * ``timeout``: seconds before the hook is stopped and ignored (default 60);
 * ``async``: run it without waiting for it (its answer is not read);
 * ``claude_names``: give it Claude Code's tool names on stdin (``Bash``, not
-  ``shell``); ``ketch hooks import`` sets it for hooks it brings over.
+  ``shell``); ``ketch hooks import`` sets it for hooks it brings over;
+* ``plugin_root``: the folder of the Claude Code plugin the hook belongs to:
+  ``${CLAUDE_PLUGIN_ROOT}`` in ``command`` and ``args`` is expanded to it, and the
+  hook gets ``CLAUDE_PLUGIN_ROOT`` in its environment. A hook naming
+  ``${CLAUDE_PLUGIN_ROOT}`` without one does not run (it is reported): the path would
+  otherwise start at ``/``.
 
 Event names ketch does not know are accepted and never run (a Claude Code settings
 file may name newer events).
@@ -32,6 +37,27 @@ class HookCommand(BaseModel):
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0, le=3600)
     background: bool = Field(False, alias="async")
     claude_names: bool = False
+    plugin_root: str | None = None
+
+    def argv(self) -> tuple[list[str] | None, str]:
+        """The command to run, Claude Code's variables expanded; or None and why not."""
+        from ketch_claude_kit.claude_vars import expand, unknown_note
+
+        known = {"CLAUDE_PLUGIN_ROOT": self.plugin_root}
+        command, missing = expand(self.command, known)
+        args = []
+        for arg in self.args or []:
+            text, more = expand(arg, known)
+            args.append(text)
+            missing += [m for m in more if m not in missing]
+        missing = [m for m in missing if m.startswith("CLAUDE_PLUGIN")]
+        if missing:
+            return None, unknown_note(missing, "its command") + "; not run"
+        return ([command, *args] if self.args is not None else ["/bin/sh", "-c", command]), ""
+
+    def environment(self) -> dict[str, str]:
+        """What this hook adds to the environment every hook gets."""
+        return {"CLAUDE_PLUGIN_ROOT": self.plugin_root} if self.plugin_root else {}
 
     @property
     def label(self) -> str:

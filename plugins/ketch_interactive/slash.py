@@ -9,7 +9,6 @@ rest would change the session under the running loop's feet.
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,7 +19,6 @@ from ketch.errors import KetchError
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_interactive.shell import Shell
 
-_SLASH = re.compile(r"/([A-Za-z][\w-]*)(?:\s+(.*))?", re.DOTALL)
 
 KEYS_HELP = (
     "keys: Enter sends · Alt-Enter (Esc Enter) adds a line · ↑/↓ history · Ctrl-R searches the history\n"
@@ -32,11 +30,11 @@ KEYS_HELP = (
 
 
 def parse(text: str) -> tuple[str, str] | None:
-    """``/name rest`` -> (name, rest); None when the line is not a command (e.g. ``/usr/bin ...``)."""
-    match = _SLASH.fullmatch(text.strip())
-    if match is None:
-        return None
-    return match.group(1).lower(), (match.group(2) or "").strip()
+    """``/name rest`` -> (name, rest); None when the line is not a command (e.g. ``/usr/bin ...``).
+    ``/git:commit`` is a name (ketch_prompt_kit.slash)."""
+    from ketch_prompt_kit.slash import parse as parse_slash
+
+    return parse_slash(text)
 
 
 @dataclass

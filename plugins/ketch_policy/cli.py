@@ -10,107 +10,10 @@ dropped: a dropped deny rule would widen authority.
 from __future__ import annotations
 
 import argparse
-import re
 from typing import Any
 
 from ketch.errors import UsageError
-
-# Claude Code tool -> ketch rule name (file tools take a path spec, shell a command).
-CLAUDE_TOOLS = {
-    "Bash": "shell",
-    "Read": "read",
-    "Edit": "write",
-    "Write": "write",
-    "MultiEdit": "write",
-    "NotebookEdit": "write",
-    "WebFetch": "web",
-    "Glob": "glob",
-    "Grep": "grep",
-    "LS": "list_dir",
-}
-_CLAUDE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_]*)(?:\((?P<spec>.*)\))?$", re.S)
-
-
-class MappingError(ValueError):
-    pass
-
-
-def split_list(text: str) -> list[str]:
-    """``"Bash(git log:*),Read Edit"`` -> three entries: commas and blanks separate,
-    except inside parentheses."""
-    items: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for char in text:
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(0, depth - 1)
-        if depth == 0 and (char == "," or char.isspace()):
-            if current:
-                items.append("".join(current))
-                current = []
-            continue
-        current.append(char)
-    if depth:
-        raise MappingError(f"'{text}': a '(' is not closed")
-    if current:
-        items.append("".join(current))
-    return items
-
-
-def _path_spec(spec: str) -> str:
-    """Claude's gitignore-style path forms: ``//abs`` is the filesystem root, ``~/`` the
-    home, ``/path`` and ``./path`` and ``path`` the project (the workspace)."""
-    if spec.startswith("//"):
-        return spec[1:]
-    if spec.startswith("/"):
-        return spec[1:] or "**"
-    return spec[2:] or "**" if spec.startswith("./") else spec
-
-
-def from_claude(entry: str) -> str:
-    """One Claude Code permission rule as a ketch rule (MappingError when it has no
-    faithful equivalent)."""
-    entry = entry.strip()
-    if entry.startswith("mcp__"):
-        if not re.fullmatch(r"mcp__[A-Za-z0-9_.\-]+(__[A-Za-z0-9_.\-*]+)?", entry):
-            raise MappingError(
-                f"'{entry}' is not an MCP tool name (mcp__SERVER or mcp__SERVER__TOOL)"
-            )
-        return entry if entry.count("__") >= 2 else entry + "__*"
-    match = _CLAUDE.match(entry)
-    if not match:
-        raise MappingError(f"'{entry}' is not a Claude Code rule (Tool or Tool(specifier))")
-    tool, spec = match.group("tool"), match.group("spec")
-    name = CLAUDE_TOOLS.get(tool)
-    if name is None:
-        raise MappingError(f"'{entry}': ketch has no equivalent of Claude Code's {tool} tool")
-    if spec is None or spec.strip() in ("", "*"):
-        return name
-    spec = spec.strip()
-    if tool == "Bash":
-        if (
-            re.match(r"^[a-z_]+:", spec)
-            and not re.match(r"^\S+\s", spec)
-            and not spec.endswith(":*")
-        ):
-            raise MappingError(
-                f"'{entry}': parameter rules (Bash(param:value)) have no ketch equivalent"
-            )
-        body, open_ended = spec, False
-        if body.endswith(":*") or body.endswith(" *"):
-            body, open_ended = body[:-2].rstrip(), True
-        if "*" in body:
-            raise MappingError(
-                f"'{entry}': ketch shell rules take '*' only at the end (Bash(git diff:*))"
-            )
-        return f"shell({body}{':*' if open_ended else ''})"
-    if tool == "WebFetch":
-        if not spec.startswith("domain:"):
-            raise MappingError(f"'{entry}': only WebFetch(domain:HOST) maps to ketch (web(HOST))")
-        return f"web({spec[len('domain:') :].strip()})"
-    return f"{name}({_path_spec(spec)})"
+from ketch_claude_kit.rules import MappingError, from_claude, split_rules
 
 
 def checked(rule: str, source: str) -> str:
@@ -140,7 +43,7 @@ class RuleAction(argparse.Action):
         text = str(values)
         if self.claude:
             try:
-                rules = [from_claude(item) for item in split_list(text)]
+                rules = [from_claude(item) for item in split_rules(text)]
             except MappingError as exc:
                 raise UsageError(
                     f"{option_string}: {exc}; write a ketch rule with --allow/--ask/--deny instead (docs/permissions.md)"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ketch_claude_kit.tool_names import KETCH_TOOLS, split_list
+from ketch_claude_kit.tool_names import ketch_names, split_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import ProposedCall, Vote
@@ -43,10 +43,6 @@ class Narrowing:
         return self.check(name, data) if self.check is not None else None
 
 
-# Claude Code's tool names (any case) -> the ketch tools that do the job.
-CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
-    name.lower(): tools for name, tools in KETCH_TOOLS.items()
-}
 _ENTRY = re.compile(r"\s*([\w.*-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 PATH_KEYS = ("path", "file_path")
 
@@ -74,8 +70,7 @@ def narrowing(value: Any, known: Iterable[str], source: str) -> tuple[Narrowing 
             unknown.append(item)
             continue
         name, scope = match.group(1), match.group(2)
-        names = [n for n in CLAUDE_NAMES.get(name.lower(), (name,)) if n in known_names]
-        names += [n for n in known_names if "*" in name and fnmatch.fnmatchcase(n, name)]
+        names = ketch_names(name, known_names, any_case=True)
         if not names:
             unknown.append(item)
             continue
@@ -104,6 +99,14 @@ def narrowing(value: Any, known: Iterable[str], source: str) -> tuple[Narrowing 
     return Narrowing(
         tools=frozenset(tools), check=check, source=source, scoped=bool(scopes)
     ), unknown
+
+
+def unknown_note(source: str, unknown: list[str], loaded: Iterable[str]) -> str:
+    """One line for the ``allowed-tools`` entries that name no loaded tool, each with why."""
+    from ketch_claude_kit.tool_names import why_unmapped
+
+    reasons = "; ".join(why_unmapped(e.split("(", 1)[0].strip(), loaded) for e in unknown)
+    return f"{source}: allowed-tools: {reasons} (so they allow nothing)"
 
 
 def _matches(scope: str, subject: str, *, is_command: bool) -> bool:

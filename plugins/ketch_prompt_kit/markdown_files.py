@@ -10,6 +10,8 @@ those, and the folders of a trusted workspace, may run ``!`` lines.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,12 +32,21 @@ class MarkdownFile:
     meta: dict[str, Any]
     body: str
     folder: Folder
-    problem: str = ""  # why the front matter was not understood (the file is still usable)
+    problem: str = ""  # "line N: what" the front matter had wrong (the file is still used)
     extra: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict)  # top-level values as written
 
     def text(self, key: str) -> str:
+        """A value meant as text: a YAML list or mapping (``argument-hint: [message]``)
+        is taken as written."""
         value = self.meta.get(key)
+        if isinstance(value, list | dict) and key in self.raw:
+            value = self.raw[key]
         return " ".join(str(value).split()) if value is not None else ""
+
+    def report(self) -> str:
+        """The front matter's problem as one line naming the file, or ""."""
+        return f"{self.path}: {self.problem}" if self.problem else ""
 
 
 def folders(workspace: Path, name: str) -> list[Folder]:
@@ -51,8 +62,71 @@ def folders(workspace: Path, name: str) -> list[Folder]:
     ]
 
 
+# Claude Code's front matter parser (src/utils/frontmatterParser.ts, 2.1.2xx): a simple
+# ``key: value`` line whose value holds one of these is quoted and the YAML parsed again
+# when the first parse fails (``description: Use when: ...``,
+# ``argument-hint: [pr-number] [priority]``); ``: `` but not ``12:34`` or ``https://``.
+_SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+_SIMPLE = re.compile(r"^([A-Za-z_-]+):\s+(.+)$")
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*):(?:\s+(.*))?$")
+
+
+def _quoted(value: str) -> bool:
+    return len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'"
+
+
+def _requote(lines: list[str], wanted: Callable[[str], bool]) -> list[str]:
+    """Each simple ``key: value`` line whose unquoted value ``wanted`` says to quote,
+    double-quoted (backslashes and quotes escaped), as Claude Code does."""
+    out = []
+    for line in lines:
+        match = _SIMPLE.match(line)
+        if match and not _quoted(match.group(2).rstrip()) and wanted(match.group(2)):
+            value = match.group(2).replace("\\", "\\\\").replace('"', '\\"')
+            line = f'{match.group(1)}: "{value}"'
+        out.append(line)
+    return out
+
+
+def _comment_hash(value: str) -> bool:
+    """A ``#`` YAML would read as a comment (silently cutting the value): Claude Code
+    quotes such values before the first parse (2.1.214)."""
+    return value.startswith("#") or re.search(r"\s#", value) is not None
+
+
+def _load(lines: list[str]) -> tuple[Any, str, int | None]:
+    """(data, error, 0-based line of the error) of YAML text."""
+    import yaml
+
+    try:
+        return yaml.safe_load("\n".join(lines)), "", None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0] or type(exc).__name__
+        return None, str(problem), (mark.line if mark is not None else None)
+
+
+def _line_by_line(lines: list[str]) -> dict[str, Any]:
+    """The last resort: every top-level ``key: value`` line as text (never the whole
+    front matter lost); indented lines continue the value before them."""
+    found: dict[str, Any] = {}
+    key: str | None = None
+    for line in lines:
+        match = _KEY_LINE.match(line)
+        if match:
+            key = match.group(1)
+            value = (match.group(2) or "").strip()
+            found[key] = value[1:-1] if _quoted(value) else value
+        elif key is not None and line[:1].isspace() and line.strip():
+            found[key] = f"{found[key]} {line.strip()}".strip()
+    return found
+
+
 def parse(text: str) -> tuple[dict[str, Any], str, str]:
-    """(front matter, body, problem). No front matter: ({}, text, "")."""
+    """(front matter, body, problem), read as Claude Code reads it: YAML; on a parse
+    error, again with its problematic simple values quoted; and where even that fails,
+    each ``key: value`` line as text, with the line and the reason in ``problem``.
+    No front matter: ({}, text, "")."""
     if not text.startswith("---"):
         return {}, text, ""
     lines = text.split("\n")
@@ -61,30 +135,64 @@ def parse(text: str) -> tuple[dict[str, Any], str, str]:
     try:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
     except StopIteration:
-        return {}, text, "the front matter has no closing ---"
-    import yaml
-
+        return {}, text, "line 1: the front matter has no closing ---; read as plain text"
     body = "\n".join(lines[end + 1 :])
-    try:
-        data = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return {}, body, f"the front matter is not valid YAML ({first})"
+    block = lines[1:end]
+    data, error, where = _load(_requote(block, _comment_hash))
+    problem = ""
+    if error:
+        data, retry_error, _ = _load(_requote(block, lambda v: _SPECIAL.search(v) is not None))
+        if retry_error:
+            data = _line_by_line(block)
+            line = f"line {where + 2}" if where is not None else "line 2"
+            problem = f"{line}: the front matter is not valid YAML ({error}); its key: value lines were read as text"
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
-        return {}, body, "the front matter is not a mapping of keys"
-    return {str(k): v for k, v in data.items()}, body, ""
+        return {}, body, "line 2: the front matter is not a mapping of keys; ignored"
+    return {str(k): v for k, v in data.items()}, body, problem
+
+
+def raw_values(text: str) -> dict[str, str]:
+    """Each top-level ``key: value`` of the front matter as written (for a key whose
+    YAML value is a list where text is meant: ``argument-hint: [message]``)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}
+    block: list[str] = []
+    for line in lines[1:]:
+        if line.strip() in ("---", "..."):
+            return {k: str(v) for k, v in _line_by_line(block).items()}
+        block.append(line)
+    return {}
 
 
 def read(path: Path, folder: Folder) -> MarkdownFile | None:
-    """The file, or None when it cannot be read as text (too big, not UTF-8, gone)."""
+    """The file, or None when it cannot be read as text (too big, not UTF-8, gone):
+    :func:`unreadable` says why."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return None
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return None
-    meta, body, problem = parse(text.replace("\r\n", "\n"))
-    return MarkdownFile(path, meta, body.strip("\n"), folder, problem)
+    text = text.replace("\r\n", "\n")
+    meta, body, problem = parse(text)
+    return MarkdownFile(path, meta, body.strip("\n"), folder, problem, raw=raw_values(text))
+
+
+def unreadable(path: Path) -> str:
+    """Why :func:`read` gave nothing for ``path``, in one line naming it."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return f"{path}: {size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB limit; skipped"
+        path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return f"{path}: not UTF-8 text (byte {exc.start}); skipped"
+    except OSError as exc:
+        return f"{path}: cannot be read ({exc.strerror or exc}); skipped"
+    return f"{path}: cannot be read; skipped"
 
 
 def first_line(body: str) -> str:

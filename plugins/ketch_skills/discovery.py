@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ketch.commands import Command, PromptRequest, SlashContext
-from ketch_prompt_kit.markdown_files import MarkdownFile, first_line, folders, read
+from ketch_prompt_kit.markdown_files import MarkdownFile, first_line, folders, read, unreadable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -39,27 +39,50 @@ class Skill:
 
 
 @lru_cache(maxsize=8)
-def _discover(workspace: Path) -> tuple[Skill, ...]:
+def _discover(workspace: Path) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
+    """The skills, and one line naming each file that is not one (and why)."""
     found: dict[str, Skill] = {}
+    problems: list[str] = []
     for folder in folders(workspace, "skills"):
         if not folder.path.is_dir():
             continue
-        for path in sorted(folder.path.glob("*/SKILL.md"))[:MAX_SKILLS]:
+        paths = sorted(folder.path.glob("*/SKILL.md"))
+        if len(paths) > MAX_SKILLS:
+            problems.append(
+                f"{folder.path}: {len(paths)} skills; only the first {MAX_SKILLS} are read"
+            )
+        for path in paths[:MAX_SKILLS]:
             name = path.parent.name.lower()
-            if name in found or " " in name or name.startswith("."):
-                continue  # a project skill shadows a user skill of the same name
+            if " " in name or name.startswith("."):
+                problems.append(
+                    f"{path}: a skill's folder name cannot hold blanks or start with a dot; not a skill"
+                )
+                continue
+            if name in found:
+                problems.append(
+                    f"{path}: the skill {name} is already {found[name].markdown.path}; this one is not used"
+                )
+                continue
             markdown = read(path, folder)
             if markdown is None:
+                problems.append(unreadable(path))
                 continue
+            if markdown.problem:
+                problems.append(markdown.report())
             description = (markdown.text("description") or first_line(markdown.body))[
                 :MAX_DESCRIPTION
             ]
             found[name] = Skill(name, description, markdown)
-    return tuple(found.values())
+    return tuple(found.values()), tuple(problems)
 
 
 def skills(workspace: Path) -> tuple[Skill, ...]:
-    return _discover(Path(workspace))
+    return _discover(Path(workspace))[0]
+
+
+def problems(workspace: Path) -> tuple[str, ...]:
+    """What was wrong with the skill files (one line each, naming the file)."""
+    return _discover(Path(workspace))[1]
 
 
 def find(workspace: Path, name: str) -> Skill | None:
@@ -71,6 +94,7 @@ def find(workspace: Path, name: str) -> Skill | None:
 
 
 def skill_commands(kernel: Kernel) -> list[Command]:
+    kernel.notices.extend(problems(kernel.workspace))
     commands = []
     for skill in skills(kernel.workspace):
         if not skill.user_invocable:
@@ -96,7 +120,7 @@ def skill_commands(kernel: Kernel) -> list[Command]:
 
 
 def run_skill(ctx: SlashContext, skill: Skill) -> None:
-    from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing
+    from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing, unknown_note
     from ketch_skills.skills import body_for
 
     if ctx.submit is None:
@@ -105,16 +129,14 @@ def run_skill(ctx: SlashContext, skill: Skill) -> None:
     allowed = skill.markdown.meta.get("allowed-tools")
     narrow, unknown = narrowing(allowed, ctx.kernel.tools, f"the skill {skill.name}")
     if unknown:
-        ctx.print(
-            f"/{skill.name}: allowed-tools names no loaded tool for: {', '.join(unknown)} (they allow nothing)"
-        )
+        ctx.print(unknown_note(f"/{skill.name}", unknown, ctx.kernel.tools))
     if narrow is not None and narrow.scoped:
         narrow_rest_of_turn(ctx.session, "skills", f"the skill {skill.name}", allowed)
     text = (
         f"Use the skill {skill.name} for this request."
         + (f"\n\n{ctx.argument}" if ctx.argument.strip() else "")
         + "\n\n"
-        + body_for(skill, ctx.argument)
+        + body_for(skill, ctx.argument, ctx.session.id)
     )
     ctx.submit(
         PromptRequest(

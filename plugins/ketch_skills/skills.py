@@ -31,13 +31,28 @@ def prompt_part(session: Session) -> PromptPart | None:
     return PromptPart(text=text, title="Skills", order=450, source="skills")
 
 
-def body_for(skill: Skill, arguments: str = "") -> str:
-    """A skill's instructions as they are loaded: the body, the folder, the files beside it."""
+def body_for(skill: Skill, arguments: str = "", session_id: str = "") -> str:
+    """A skill's instructions as they are loaded: the body (``${CLAUDE_SKILL_DIR}`` and
+    the other Claude Code variables ketch knows expanded; an unknown one is kept as
+    written and said), the folder, the files beside it."""
+    from ketch_claude_kit.claude_vars import expand, unknown_note
+
     body = (
         expand_arguments(skill.markdown.body, arguments)
         if arguments or "$ARGUMENTS" in skill.markdown.body
         else skill.markdown.body
     )
+    workspace = skill.markdown.folder.path.parent.parent
+    body, missing = expand(
+        body,
+        {
+            "CLAUDE_SKILL_DIR": str(skill.directory),
+            "CLAUDE_PROJECT_DIR": str(workspace) if not skill.markdown.folder.users_own else None,
+            "CLAUDE_SESSION_ID": session_id or None,
+        },
+    )
+    if missing:
+        body += f"\n\n[ketch: {unknown_note(missing, 'this skill')}]"
     files = sorted(p for p in skill.directory.rglob("*") if p.is_file() and p.name != "SKILL.md")
     listing = "\n".join(
         f"- {p.relative_to(skill.directory).as_posix()}" for p in files[:MAX_FILES_LISTED]
@@ -80,4 +95,4 @@ class SkillTool(Tool):
                 "source": f"the skill {skill.name}",
                 "allowed": allowed,
             }
-        return ToolResult.success(body_for(skill))
+        return ToolResult.success(body_for(skill, session_id=ctx.session_id))

@@ -80,8 +80,13 @@ def test_json_output_has_the_cost_of_a_catalogued_model(
     done = ketch(tmp_path, server, "gpt-4o", "json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["usage"] == {"input_tokens": 14, "output_tokens": 30}
+    assert result["usage"] == {
+        "input_tokens": 14,
+        "output_tokens": 30,
+        "cache_read_input_tokens": 0,
+    }
     assert result["cost_usd"] == pytest.approx(GPT_4O, abs=1e-12)
+    assert result["total_cost_usd"] == pytest.approx(GPT_4O, abs=1e-12)  # Claude Code's name
 
 
 def test_stream_json_usage_and_turn_end_carry_cost_usd(
@@ -106,7 +111,9 @@ def test_an_unknown_model_shows_tokens_without_a_cost(
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (
-        result["usage"] == {"input_tokens": 14, "output_tokens": 30} and result["cost_usd"] is None
+        result["usage"] == {"input_tokens": 14, "output_tokens": 30, "cache_read_input_tokens": 0}
+        and result["cost_usd"] is None
+        and result["total_cost_usd"] is None
     )
     stream = ketch(tmp_path / "b", server, "my-finetune", "stream-json")
     events = [json.loads(line) for line in stream.stdout.splitlines()]

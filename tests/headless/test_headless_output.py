@@ -20,8 +20,14 @@ def test_json_output_names_the_session_and_shows_no_made_up_cost(headless: Headl
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
     assert payload["session_id"].startswith("ses_") and payload["text"] == "42"
-    assert payload["usage"] == {"input_tokens": 7, "output_tokens": 3}
+    assert payload["usage"] == {"input_tokens": 7, "output_tokens": 3, "cache_read_input_tokens": 0}
     assert payload["cost_usd"] is None  # the scripted model has no price: null, never a guess
+    assert payload["total_cost_usd"] is None
+    # Claude Code's result fields, beside ketch's own
+    assert payload["type"] == "result" and payload["subtype"] == "success"
+    assert payload["result"] == "42" and payload["is_error"] is False
+    assert payload["num_turns"] == 1 and isinstance(payload["duration_ms"], int)
+    assert payload["permission_denials"] == []
 
 
 def test_the_turn_end_line_carries_the_turns_usage_totals(headless: Headless) -> None:

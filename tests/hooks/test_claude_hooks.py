@@ -311,24 +311,41 @@ def test_session_start_adds_context_and_session_end_runs(cli: Cli) -> None:
     ] * 2
 
 
-def test_a_stop_hook_json_block_keeps_the_turn_going_once(cli: Cli) -> None:
-    cli.config(
-        hooks_config(
-            (
-                "Stop",
-                "*",
-                py_hook(
-                    cli, "stop", answer({"decision": "block", "reason": "run the tests first"})
-                ),
-            )
-        )
+def test_a_stop_hook_json_block_keeps_the_turn_going_until_it_sees_stop_hook_active(
+    cli: Cli,
+) -> None:
+    """Claude Code's loop guard: the Stop hook runs again after its block, with
+    ``stop_hook_active: true``; a hook written for Claude Code lets the turn end then."""
+    guarded = (
+        "if not data['stop_hook_active']:\n"
+        + "    "
+        + answer({"decision": "block", "reason": "run the tests first"})
     )
+    cli.config(hooks_config(("Stop", "*", py_hook(cli, "stop", guarded))))
     result = cli("-p", "go", *RUN, script=[text("done"), text("tested and done")])
     clean(result)
     assert result.events[-1]["text"] == "tested and done"
     assert "run the tests first" in json.dumps(result.requests[1]["messages"][-1])
-    (data,) = seen(cli, "stop")
-    assert data["stop_hook_active"] is False and data["last_assistant_message"] == "done"
+    assert len(result.requests) == 2
+    first, second = seen(cli, "stop")
+    assert first["stop_hook_active"] is False and first["last_assistant_message"] == "done"
+    assert second["stop_hook_active"] is True
+    assert second["last_assistant_message"] == "tested and done"
+
+
+def test_a_stop_hook_that_always_blocks_is_cut_off_after_eight_continuations(cli: Cli) -> None:
+    cli.config(
+        hooks_config(
+            ("Stop", "*", py_hook(cli, "stop", answer({"decision": "block", "reason": "again"})))
+        )
+    )
+    result = cli("-p", "go", *RUN, script=[text(f"answer {n}") for n in range(12)])
+    assert result.returncode == 0, result.stderr
+    assert len(result.requests) == 9  # the first answer and eight continuations
+    assert [d["stop_hook_active"] for d in seen(cli, "stop")] == [False] + [True] * 7
+    assert any(
+        "kept this turn going 8 times" in e.get("message", "") for e in result.of_type("notice")
+    )
 
 
 def test_continue_false_before_a_call_ends_the_turn(cli: Cli) -> None:

@@ -120,10 +120,10 @@ command = "touch {marker}"
     assert marker.exists()
 
 
-def test_stop_hook_keeps_the_turn_going_once(tmp_path: Path) -> None:
+def test_stop_hook_keeps_the_turn_going_until_stop_hook_active(tmp_path: Path) -> None:
     config = """
 [[hooks.Stop]]
-command = "echo 'run the tests before finishing' >&2; exit 2"
+command = "grep -q '\\"stop_hook_active\\": true' && exit 0; echo 'run the tests before finishing' >&2; exit 2"
 """
     h = harness(tmp_path, [text("done"), text("tested and done")], config)
     end = h.run("x")

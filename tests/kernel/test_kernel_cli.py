@@ -169,8 +169,9 @@ def test_headless_json(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["text"] == "hello" and result["stop_reason"] == "end_turn"
-    assert result["usage"] == {"input_tokens": 7, "output_tokens": 3}
+    assert result["usage"] == {"input_tokens": 7, "output_tokens": 3, "cache_read_input_tokens": 0}
     assert result["session_id"].startswith("ses_")
+    assert result["result"] == "hello" and result["type"] == "result"  # Claude Code's names too
 
 
 def test_headless_stream_json_and_failure_exit_code(tmp_path: Path) -> None:

@@ -484,7 +484,7 @@ def test_a_failing_observer_is_reported_once_however_often_it_fails(tmp_path: Pa
     ]
 
 
-def test_a_stop_hook_runs_once_per_turn(tmp_path: Path) -> None:
+def test_a_stop_hook_that_always_blocks_cannot_keep_a_turn_going_forever(tmp_path: Path) -> None:
     ran: list[str] = []
 
     class Nag:
@@ -498,12 +498,13 @@ def test_a_stop_hook_runs_once_per_turn(tmp_path: Path) -> None:
     plugins, _ = tools_plugins("allow")
     h = Harness.create(
         tmp_path,
-        script=[text("one"), text("two"), text("three")],
+        script=[text(f"answer {n}") for n in range(12)],
         plugins=[*plugins, ("nag", Nag())],
         bundled=["guards"],
     )
     end = h.run("x")
-    assert ran == ["one"] and end.text == "two" and len(h.provider.requests) == 2
+    assert ran == [f"answer {n}" for n in range(8)]  # eight blocks honoured, then no more
+    assert end.text == "answer 8" and len(h.provider.requests) == 9
 
 
 def test_a_killed_write_leaves_no_temp_file_after_the_next_start(tmp_path: Path) -> None:

@@ -823,15 +823,33 @@ def test_hook_ketch_tool_result(tmp_path: Path) -> None:
 
 
 def test_hook_ketch_stop(tmp_path: Path) -> None:
+    seen: list[bool] = []
+
     class P:
         @hookimpl
-        def ketch_stop(self, session: Any, event: Any) -> HookVerdict:
-            return HookVerdict(block=True, reason="run the tests first")
+        def ketch_stop(self, session: Any, event: Any, stop_hook_active: bool) -> Any:
+            seen.append(stop_hook_active)
+            return (
+                None if stop_hook_active else HookVerdict(block=True, reason="run the tests first")
+            )
 
     h = make(tmp_path, [text("done?"), text("tests pass, done")], ("stop", P()))
     end = h.run("x")
-    assert end.text == "tests pass, done" and len(h.provider.requests) == 2  # honoured once
+    assert end.text == "tests pass, done" and len(h.provider.requests) == 2
     assert "run the tests first" in h.provider.requests[1].messages[-1].text
+    assert seen == [False, True]  # called again after its block, told so
+
+
+def test_hook_ketch_stop_blocks_at_most_eight_times_a_turn(tmp_path: Path) -> None:
+    class P:
+        @hookimpl
+        def ketch_stop(self, session: Any, event: Any) -> HookVerdict:
+            return HookVerdict(block=True, reason="again")
+
+    h = make(tmp_path, [text(f"answer {n}") for n in range(12)], ("stop", P()))
+    end = h.run("x")
+    assert end.stop_reason == "end_turn" and len(h.provider.requests) == 9
+    assert any("kept this turn going 8 times" in n.message for n in h.of_type("notice"))
 
 
 def test_hook_ketch_event(tmp_path: Path) -> None:

@@ -83,8 +83,8 @@ def test_the_check_fails_for_a_hook_added_without_documentation(tmp_path: Path) 
 def test_the_check_fails_for_a_changed_signature_or_firstresult(tmp_path: Path) -> None:
     source = Path(real_hookspecs.__file__).read_text(encoding="utf-8")
     source = source.replace(
-        "def ketch_stop(session: Session, event: TurnEndEvent)",
-        "def ketch_stop(session: Session, event: TurnEndEvent, reason: str)",
+        "def ketch_stop(session: Session, event: TurnEndEvent, stop_hook_active: bool)",
+        "def ketch_stop(session: Session, event: TurnEndEvent, reason: str, stop_hook_active: bool)",
     )
     source = source.replace(
         "@hookspec(firstresult=True)\ndef ketch_compact(", "@hookspec\ndef ketch_compact("

@@ -10,7 +10,8 @@ import pytest
 
 from ketch.testing import call, text
 from ketch.testing.cli import run_cli
-from ketch_policy.cli import MappingError, from_claude, split_list
+from ketch_claude_kit.rules import MappingError, from_claude
+from ketch_claude_kit.rules import split_rules as split_list
 
 HEADLESS = [
     "-p",
@@ -106,7 +107,8 @@ def test_allowed_tools_are_listed_as_run_rules(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("spelling", "message"),
     [
-        ("Task(Explore)", "no equivalent of Claude Code's Task tool"),
+        ("Task(Explore)", "agent rules take no specifier"),
+        ("AskUserQuestion", "AskUserQuestion has no ketch equivalent"),
         ("Bash(git * main)", "'*' only at the end"),
         ("WebFetch(https://x.example)", "only WebFetch(domain:HOST)"),
         ("Bash(run_in_background:true)", "parameter rules"),
