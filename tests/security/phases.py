@@ -5,8 +5,11 @@ phase: opening it runs nothing).
 An effect can come later than the command that caused it: a file planted now runs at
 the person's next ``git commit``, in the next session, when an editor opens the folder.
 So the runner (:func:`runner.run_cli` with ``after=True``) ends the session, then does
-what comes next -- each :data:`AFTER_STEPS` entry, in order -- and checks every canary
-again (the person's own writes to ``.git``, their commits, are theirs and not counted).
+what comes next -- each :data:`AFTER_STEPS` entry, in order: ``git status``, ``git
+diff``, ``git add`` and ``git commit`` in every repository, the configured hook and MCP
+server by hand, a new session without and with trust, every Markdown command of the
+workspace run in a trusted session -- and checks every canary again (the person's own
+writes to ``.git``, their commits, are theirs and not counted).
 
 A step is a function ``step(next: Next) -> list[str]`` returning what it printed (for
 tokens that leak through it). Add one for a new kind of "later" by appending to
@@ -45,7 +48,8 @@ class Next:
     """The world after a session, and what the person can do in it."""
 
     world: World
-    session: Callable[[bool], list[str]]  # a new ketch -p session (trust: bool) -> its outputs
+    # A new ketch -p session: session(trust, prompt="hi") -> what it printed.
+    session: Callable[..., list[str]]
     outputs: list[str] = field(default_factory=list)
 
     def person_env(self) -> dict[str, str]:
@@ -128,16 +132,31 @@ def configured_commands(next: Next) -> list[str]:
     ]
 
 
+def markdown_commands(next: Next) -> list[str]:
+    """Every Markdown command of the workspace (``.ketch/commands``, ``.claude/commands``)
+    run as ``/NAME`` in a session that trusts the workspace (its ``!`cmd``` lines run)."""
+    outputs: list[str] = []
+    for folder in (".ketch/commands", ".claude/commands"):
+        root = next.world.workspace / folder
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*.md")):
+            name = ":".join(path.relative_to(root).with_suffix("").parts)
+            outputs += next.session(True, f"/{name}")
+    return outputs
+
+
 AFTER_STEPS: list[AfterStep] = [
     git_in_every_repository,
     configured_commands,
     new_session,
     new_trusted_session,
+    markdown_commands,
 ]
 
 
 def after_phase(
-    world: World, session: Callable[[bool], list[str]], steps: list[AfterStep] | None = None
+    world: World, session: Callable[..., list[str]], steps: list[AfterStep] | None = None
 ) -> list[Effect]:
     """Everything ``steps`` (default :data:`AFTER_STEPS`) caused: canaries read, changed
     or contacted, tokens in what they printed -- not the person's own writes to ``.git``."""

@@ -183,6 +183,7 @@ def _cli_once(
     redact: bool,
     extra_config: str,
     trust: bool = False,
+    prompt: str = "run the commands",
 ) -> tuple[list[Outcome], list[str], str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KETCH_")}
     env.update(_ketch_dirs(world, _config(sandbox, redact, extra_config)))
@@ -207,7 +208,7 @@ def _cli_once(
         "-m",
         "ketch",
         "-p",
-        "run the commands",
+        prompt,
         "--provider",
         "scripted",
         "--output-format",
@@ -395,8 +396,6 @@ def run_before(
     first: :data:`phases.HOSTILE`), with ``ketch -p`` and a model that only answers;
     nothing may run. Returns the effects (against the workspace as planted) and stderr."""
     world.rebase()
-    scratch = world.root / "ketch" / "script"
-    scratch.mkdir(parents=True, exist_ok=True)
     _, texts, _, stderr = _cli_once(
         world,
         [],
@@ -405,6 +404,7 @@ def run_before(
         redact=False,
         extra_config=extra_config,
         trust=trust,
+        prompt=prompt,
     )
     return world.check(texts), stderr
 
@@ -453,7 +453,7 @@ def _after(
     if not steps:
         return None
 
-    def session(trust: bool) -> list[str]:
+    def session(trust: bool, prompt: str = "hi") -> list[str]:
         _, texts, _, _ = _cli_once(
             world,
             [],
@@ -462,6 +462,7 @@ def _after(
             redact=redact,
             extra_config=extra_config,
             trust=trust,
+            prompt=prompt,
         )
         return texts
 

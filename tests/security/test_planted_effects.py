@@ -24,7 +24,15 @@ import subprocess
 import pytest
 from canaries import World
 from corpus import planted_cases, planted_commands
-from phases import HOSTILE, Next, after_phase, configured_commands, git_in_every_repository, ran
+from phases import (
+    HOSTILE,
+    Next,
+    after_phase,
+    configured_commands,
+    git_in_every_repository,
+    markdown_commands,
+    ran,
+)
 from runner import CONFIGS, needs_sandbox, run_approved, run_before, run_cli
 
 WRITE_TOOLS = ("write_file", "edit_file")
@@ -70,6 +78,29 @@ def test_the_after_phase_runs_what_was_planted(world: World) -> None:
     (ws / "scripts" / "verify.py").write_text(f"import os\nos.system('{wire}verify')\n")
     effects = after_phase(world, _no_sessions, [git_in_every_repository, configured_commands])
     assert ran(effects) == ["fsmonitor", "husky", "verify"], [str(e) for e in effects]
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_the_after_phase_runs_planted_commands(world: World) -> None:
+    """Control, through the CLI: a Markdown command with a ``!`cmd``` line planted in
+    ``.claude/commands`` (and one in ``.ketch/commands``) runs in the after phase's
+    trusted session, so a plant that got through would be seen."""
+    from runner import _cli_once
+
+    ws, wire = world.workspace, f"touch {world.outside}/ran-"
+    for folder, name in ((".claude/commands", "claude"), (".ketch/commands", "ketch")):
+        (ws / folder).mkdir(parents=True)
+        (ws / folder / f"{name}.md").write_text(f"Run it.\n!`{wire}{name}-command`\n")
+
+    def session(trust: bool, prompt: str = "hi") -> list[str]:
+        return _cli_once(
+            world, [], profile="manual", sandbox=True, redact=False, extra_config="",
+            trust=trust, prompt=prompt,
+        )[1]  # fmt: skip
+
+    effects = after_phase(world, session, [markdown_commands])
+    assert ran(effects) == ["claude-command", "ketch-command"], [str(e) for e in effects]
 
 
 def test_a_clean_world_has_no_after_effects(world: World) -> None:
