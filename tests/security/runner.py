@@ -396,17 +396,34 @@ def run_before(
     first: :data:`phases.HOSTILE`), with ``ketch -p`` and a model that only answers;
     nothing may run. Returns the effects (against the workspace as planted) and stderr."""
     world.rebase()
+    texts, stderr = open_session(
+        world, sandbox=sandbox, extra_config=extra_config, trust=trust, prompt=prompt
+    )
+    return world.check(texts), stderr
+
+
+def open_session(
+    world: World,
+    *,
+    sandbox: bool = True,
+    redact: bool = False,
+    extra_config: str = "",
+    trust: bool = False,
+    prompt: str = "hi",
+) -> tuple[list[str], str]:
+    """A new ``ketch -p PROMPT`` session in the world (``--trust-workspace`` with
+    ``trust``), its model only answering: (everything it printed or stored, stderr)."""
     _, texts, _, stderr = _cli_once(
         world,
         [],
         profile="manual",
         sandbox=sandbox,
-        redact=False,
+        redact=redact,
         extra_config=extra_config,
         trust=trust,
         prompt=prompt,
     )
-    return world.check(texts), stderr
+    return texts, stderr
 
 
 # --- the real loop, with a person who approves every question ------------------------------
@@ -454,17 +471,14 @@ def _after(
         return None
 
     def session(trust: bool, prompt: str = "hi") -> list[str]:
-        _, texts, _, _ = _cli_once(
+        return open_session(
             world,
-            [],
-            profile="manual",
             sandbox=sandbox,
             redact=redact,
             extra_config=extra_config,
             trust=trust,
             prompt=prompt,
-        )
-        return texts
+        )[0]
 
     return lambda: after_phase(world, session, steps)
 
