@@ -22,9 +22,8 @@ Protected paths -- what runs code later, outside any sandbox (``.git`` at any de
 ``.ketch``, ``.claude``, ``.vscode``, git hooks, configured scripts:
 :mod:`ketch_policy_kit.protected`) -- are read-only in every command whether or not
 they exist yet: existing ones bound read-only (``view.guard``), absent ones at known
-places reserved for the command's lifetime (``reserve.py``), and what a command made
-elsewhere moved to a quarantine once it has ended, one line each in its result
-(``planted.py``).
+places reserved while commands run (``reserve.py``), and what a command made elsewhere
+moved to a quarantine once it has ended, one line each in its result (``planted.py``).
 
 ``[sandbox] enabled = false`` in the user config turns it off (a workspace config
 can change this only once the workspace is trusted).
