@@ -31,7 +31,6 @@ can change this only once the workspace is trusted).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,7 +166,7 @@ def ketch_session_start(session: Session) -> None:
             _say_once(session.kernel, f"sandbox: {line}", session)
 
 
-@hookimpl(trylast=True)
+@hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
     _state["sessions"].pop(session.id, None)
     from ketch_sandbox.sessions import EGRESS
@@ -175,9 +174,6 @@ def ketch_session_end(session: Session, reason: str) -> None:
     egress = session.stash.pop(EGRESS, None)
     if egress is not None:
         egress.close()
-    reserve = sys.modules.get("ketch_sandbox.reserve")
-    if reserve is not None:  # the session's commands and jobs have ended (tools end first)
-        reserve.release_idle()
 
 
 def view_of(

@@ -13,11 +13,10 @@ written, renamed or removed from inside (a mount point is busy).
 And ketch removes each one **exactly**: only when no command needs it any more, only
 if it is still the same empty entry it made (same device and inode; anything put into
 it from outside the sandbox makes it someone else's, and it stays). Missing parents
-made for a deep reservation go the same way. Making and removing them for every
-command would make file watchers fire on each one (and ``rmdir`` costs milliseconds
-on some file systems), so a reservation nobody holds lingers for :data:`LINGER`
-seconds in case another command follows, and goes when the session ends or ketch
-exits, whichever is first.
+made for a deep reservation go the same way. Outside a running command nothing of
+ketch's is in the workspace: a checkpoint, undo, your editor and ``git status`` see the
+workspace as it is. (Several at once are removed side by side: ``rmdir`` waits for the
+file system's journal on some systems.)
 
 Who holds what is kept in a ledger beside the session store, locked with ``flock``, so
 two ketch processes on one workspace share reservations (one removing a directory the
@@ -34,14 +33,12 @@ import fcntl
 import json
 import os
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 LEDGER_NAME = "sandbox-reserved.json"
-LINGER = 30.0  # seconds a reservation nobody holds stays, in case another command follows
 
 Key = tuple[Path, str]  # (ledger, path)
 
@@ -130,16 +127,28 @@ def _remove_if_ours(path: str, entry: dict[str, Any]) -> None:
 
 
 def _release_entries(entries: dict[str, Any], paths: Iterable[str], holder: str) -> None:
-    """Drop ``holder`` from ``paths``; remove what nobody alive holds (deepest first)."""
-    for key in sorted(set(paths), key=lambda p: -p.count(os.sep)):
-        entry = entries.get(key)
-        if entry is None:
-            continue
-        holders = [h for h in entry.get("holders", []) if h != holder and _alive(h)]
-        entry["holders"] = holders
-        if not holders:
+    """Drop ``holder`` from ``paths``; remove what nobody alive holds (deepest first,
+    those of one depth side by side)."""
+    depths: dict[int, list[str]] = {}
+    for key in set(paths):
+        depths.setdefault(key.count(os.sep), []).append(key)
+    for depth in sorted(depths, reverse=True):
+        gone: list[tuple[str, dict[str, Any]]] = []
+        for key in depths[depth]:
+            entry = entries.get(key)
+            if entry is None:
+                continue
+            holders = [h for h in entry.get("holders", []) if h != holder and _alive(h)]
+            entry["holders"] = holders
+            if not holders:
+                gone.append((key, entries.pop(key)))
+        if len(gone) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(len(gone), 8)) as pool:
+                list(pool.map(lambda item: _remove_if_ours(*item), gone))
+        for key, entry in gone[:1] if len(gone) == 1 else []:
             _remove_if_ours(key, entry)
-            entries.pop(key, None)
 
 
 @dataclass
@@ -161,17 +170,15 @@ class Claim:
 
 
 class _Table:
-    """This process's reservations: how many commands hold each, which lie idle since
-    when, and the shared ledger behind them."""
+    """This process's reservations: how many commands hold each, and the shared ledger
+    behind them."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.counts: dict[Key, int] = {}
-        self.idle: dict[Key, float] = {}
         self.made: dict[Key, tuple[list[int], list[Key]]] = {}  # leaf -> (ident, its chain)
         # Paths found real (not a reservation), by identity: the same entry stays real.
         self.real: dict[Key, list[int]] = {}
-        self._sweeper: threading.Thread | None = None
 
     def take(self, wanted: Iterable[Path], files: frozenset[Path] = frozenset()) -> Claim:
         # The ledger is fixed for the claim: the state directory is read from the
@@ -198,7 +205,6 @@ class _Table:
         ident, chain = known
         for key in chain:
             self.counts[key] = self.counts.get(key, 0) + 1
-            self.idle.pop(key, None)
             claim._held.append(key)
         claim.paths.append(path)
         claim.idents.add((ident[0], ident[1]))
@@ -254,46 +260,28 @@ class _Table:
         self._hold_again(claim, path, (leaf["ident"], chain))
 
     def drop(self, held: list[Key]) -> None:
+        """A command ended: give back what no command of this process holds any more."""
         if not held:
             return
-        now = time.monotonic()
         with self.lock:
+            done: list[Key] = []
             for key in held:
                 count = self.counts.get(key, 1) - 1
                 if count <= 0:
                     self.counts.pop(key, None)
-                    self.idle[key] = now
+                    self.made.pop(key, None)
+                    done.append(key)
                 else:
                     self.counts[key] = count
-            if self.idle and self._sweeper is None:
-                self._sweeper = threading.Thread(
-                    target=self._sweep_forever, name="ketch-sandbox-reservations", daemon=True
-                )
-                self._sweeper.start()
-
-    def _sweep_forever(self) -> None:
-        while True:
-            time.sleep(min(LINGER, 2.0))
-            self.release_idle(older_than=LINGER)
-
-    def release_idle(self, older_than: float = 0.0) -> None:
-        """Give back what no command has held for ``older_than`` seconds."""
-        cutoff = time.monotonic() - older_than
-        with self.lock:
-            done = [k for k, since in self.idle.items() if since <= cutoff]
-            for key in done:
-                self.idle.pop(key, None)
-                self.made.pop(key, None)
-        self._give_back(done)
+            self._give_back(done)
 
     def drop_all(self) -> None:
         """At exit: give back everything this process still holds."""
         with self.lock:
-            keys = [*self.counts, *self.idle]
+            keys = list(self.counts)
             self.counts.clear()
-            self.idle.clear()
             self.made.clear()
-        self._give_back(keys)
+            self._give_back(keys)
 
     def _give_back(self, keys: list[Key]) -> None:
         by_ledger: dict[Path, list[str]] = {}
@@ -320,12 +308,6 @@ def reserve(paths: Iterable[Path], files: Iterable[Path] = ()) -> Claim:
         return _TABLE.take(wanted, frozenset(files))
     except OSError:
         return Claim()  # no ledger (read-only state dir): reserve nothing, detection remains
-
-
-def release_idle() -> None:
-    """Give back at once every reservation no command of this process holds (a session
-    ended)."""
-    _TABLE.release_idle()
 
 
 def placeholders(ledger: Path | None = None) -> dict[str, list[int]]:

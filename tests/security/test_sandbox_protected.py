@@ -2,10 +2,10 @@
 and cannot do, and what is left in the workspace afterwards.
 
 * absent protected names at the workspace root (and a repository's hooks directory,
-  its config includes, what configured hooks run) are reserved while commands run
-  (and a little longer, for the next one): they cannot create them, and nothing of
-  the reservations is left when the session ends, however many commands overlapped,
-  unless someone outside put something into one;
+  its config includes, what configured hooks run) are reserved while commands run:
+  they cannot create them, and nothing of the reservations is left once the last
+  command that held them ends, however many overlapped, unless someone outside put
+  something into one;
 * a protected name made anywhere else (``git init`` in a subdirectory, ``.vscode``
   three levels down, a link) is moved to quarantine once the command has ended, and
   the result says so, one line each; what a tool the person authorized wrote meanwhile
@@ -71,11 +71,7 @@ def test_absent_root_names_cannot_be_created_and_leave_nothing(tmp_path: Path) -
     for name in ROOT:
         assert f"blocked-{name}" in result.output, (name, result.output)
     assert "no-git-init" in result.output
-    assert tools.call("shell", {"command": "mkdir .vscode/x || echo still"}).output.startswith(
-        "mkdir"
-    ), "reservations linger between commands, and still hold"
-    harness.kernel.end(harness.session, "exit")
-    assert listing(ws) == before, "every reservation removed when the session ends"
+    assert listing(ws) == before, "every reservation removed when the command ended"
 
 
 def test_a_reservation_someone_filled_from_outside_is_theirs(tmp_path: Path) -> None:
@@ -229,27 +225,20 @@ def test_the_quarantine_report_survives_a_failed_command(tmp_path: Path) -> None
     assert json.loads(json.dumps(result.output))
 
 
-def test_an_idle_reservation_goes_after_it_lingered(
+def test_a_reservation_goes_when_its_last_holder_lets_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ketch_sandbox import reserve
 
     monkeypatch.setenv("KETCH_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setattr(reserve, "LINGER", 0.3)
     ws = tmp_path / "ws"
     ws.mkdir()
-    first = reserve.reserve([ws / ".vscode", ws / "deep" / "hooks"])
+    first = reserve.reserve([ws / ".vscode", ws / "deep" / "hooks"], files=[ws / "deep" / "hooks"])
     again = reserve.reserve([ws / ".vscode"])
-    assert (ws / ".vscode").is_dir() and (ws / "deep" / "hooks").is_dir()
+    assert (ws / ".vscode").is_dir() and (ws / "deep" / "hooks").is_file()
     first.release()
-    deadline = time.monotonic() + 5  # the sweeper looks every two seconds at most
-    while (ws / "deep").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
     assert (ws / ".vscode").is_dir(), "still held by the second command"
-    assert not (ws / "deep").exists(), "idle past the linger: gone, its made parent too"
+    assert not (ws / "deep").exists(), "gone at once, and the parent made for it too"
     again.release()
-    deadline = time.monotonic() + 5
-    while (ws / ".vscode").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
     assert os.listdir(ws) == []
     assert json.loads((tmp_path / "state" / reserve.LEDGER_NAME).read_text()) == {}
