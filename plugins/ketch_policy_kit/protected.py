@@ -153,33 +153,9 @@ def git_config_entries(
         cached = _CONFIG_CACHE.get(key)
     if cached is not None:
         return cached
-    entries: list[tuple[str, str, str]] = []
-    # As git sees the repository; where it will not (a repository it finds dubious, one
-    # it cannot read), the repository's own config files, includes followed.
-    for where in (
-        [f"--git-dir={gitdir}", "config"],
-        *(["config", f"--file={f}", "--includes"] for f in files if os.path.isfile(f)),
-    ):
-        done = _git_config(git, where, environ)
-        if done is None:
-            continue
-        entries += done
-        if where[0].startswith("--git-dir"):
-            break
-    with _CONFIG_LOCK:
-        if len(_CONFIG_CACHE) > 256:
-            _CONFIG_CACHE.clear()
-        _CONFIG_CACHE[key] = entries
-    return entries
-
-
-def _git_config(
-    git: str, where: list[str], environ: Mapping[str, str]
-) -> list[tuple[str, str, str]] | None:
-    """``git WHERE --list --show-origin -z`` as (origin, key, value); None when it fails."""
     try:
         done = subprocess.run(
-            [git, *where, "--list", "--show-origin", "-z"],
+            [git, f"--git-dir={gitdir}", "config", "--list", "--show-origin", "-z"],
             capture_output=True,
             env=_git_env(environ),
             cwd="/",
@@ -188,14 +164,18 @@ def _git_config(
             stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0:
-        return None
+        return []
     entries: list[tuple[str, str, str]] = []
-    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    for i in range(0, len(fields) - 1, 2):
-        name, _, value = fields[i + 1].partition("\n")
-        entries.append((fields[i].removeprefix("file:"), name.lower(), value))
+    if done.returncode == 0:
+        fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+        for i in range(0, len(fields) - 1, 2):
+            origin, _, rest = fields[i], "", fields[i + 1]
+            name, _, value = rest.partition("\n")
+            entries.append((origin.removeprefix("file:"), name.lower(), value))
+    with _CONFIG_LOCK:
+        if len(_CONFIG_CACHE) > 256:
+            _CONFIG_CACHE.clear()
+        _CONFIG_CACHE[key] = entries
     return entries
 
 

@@ -197,19 +197,3 @@ def test_write_tools_ask_for_every_protected_path(tmp_path: Path, profile: str) 
         if rel != "scripts/verify.py":
             assert not (ws / rel).exists(), rel
     assert (ws / "scripts" / "verify.py").read_text() == "print('ok')\n"
-
-
-def test_a_repository_git_will_not_open_is_read_from_its_config_file(tmp_path: Path) -> None:
-    """git refuses a repository of an unknown format version (or one it finds dubious):
-    its config file is still read, as a file, so its hooks directory stays protected."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    git(ws, "init", "-q")
-    git(ws, "config", "core.hooksPath", ".husky")
-    git(ws, "config", "core.repositoryformatversion", "99")
-    refused = subprocess.run(
-        ["git", f"--git-dir={ws / '.git'}", "config", "--list"], env=GIT_ENV, capture_output=True
-    )
-    assert refused.returncode != 0
-    found = {p.path for p in repository_paths(ws / ".git", ws, ws, GIT_ENV)}
-    assert ws / ".husky" in found
