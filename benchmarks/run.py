@@ -148,6 +148,16 @@ SPECS = [
         "files record, and the kernel keyring's cached path); the key rotation of a 10,000-entry store.",
     ),
     Spec(
+        "store_pg",
+        "store_pg.py",
+        "Session store on PostgreSQL (beside SQLite)",
+        [],
+        ["--quick"],
+        "The same journal code on a PostgreSQL server on loopback (`KETCH_TEST_PG_URL`, else a throwaway one from "
+        "`.ci/postgres`) and on the SQLite file: appends per second (one transaction each, as the recorder does), tool "
+        "dispatch + outcome pairs, and the load of a 10,000-entry session with its MAC chain checked.",
+    ),
+    Spec(
         "compaction",
         "compaction.py",
         "Compaction",
@@ -213,6 +223,16 @@ SPECS = [
         "(medians of wall time: on a loaded machine they include waiting for a CPU; the load average is recorded).",
     ),
     Spec(
+        "secret_scan",
+        "secret_scan.py",
+        "Secrets by content",
+        [],
+        ["--files", "5000", "--runs", "2"],
+        "On a generated 50,000-file repository: the sandbox's workspace index with content classification against names "
+        "only, the background warm-up of the classification, and the proof's walks of `rg PATTERN` and `grep -r PATTERN .` "
+        "warm and cold (a proof reads at most 2,000 files to classify, then asks).",
+    ),
+    Spec(
         "checkpoints",
         "checkpoints.py",
         "Checkpoints",
@@ -221,6 +241,16 @@ SPECS = [
         "A checkpoint (the .gitignore-aware walk, reading what changed, storing new blobs and trees, the record) of a "
         "10,000-file workspace, unchanged and with 10 files changed, against bare `os.scandir` walks of the same tree; "
         "the store's growth per checkpoint.",
+    ),
+    Spec(
+        "lsp",
+        "lsp.py",
+        "Language servers: diagnostics per edit",
+        ["--edits", "30", "--rounds", "3"],
+        ["--edits", "10", "--rounds", "1", "--loops", "5000"],
+        "`edit_file` through the whole stack (sandbox, encrypted store, checkpoints) with `[lsp] enabled = false`, "
+        "with no language server installed, and with warm basedpyright and ruff servers (each edit's new problems "
+        "found and attached), interleaved; and the lsp plugin's hooks per edit when no server is installed.",
     ),
 ]
 

@@ -148,6 +148,9 @@ def _config_configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     show = sub.add_parser("show", help="the merged settings, and where each layer came from")
     show.add_argument("--json", action="store_true")
+    show.add_argument(
+        "--origin", action="store_true", help="say which layer set each value (managed included)"
+    )
     sub.add_parser("path", help="where the config files are")
 
 
@@ -161,6 +164,10 @@ def _config_run(kernel: Kernel, args: argparse.Namespace) -> int:
         return 0
     loaded = kernel.loaded_settings
     data = loaded.settings.model_dump(mode="json")
+    for name in kernel.settings_sections:
+        data[name] = loaded.settings.section(name)
+    if getattr(args, "origin", False):
+        return _show_origins(loaded, data, as_json=args.json)
     if args.json:
         layers = [
             {
@@ -179,6 +186,33 @@ def _config_run(kernel: Kernel, args: argparse.Namespace) -> int:
         state = "error" if layer.error else ("empty" if not layer.data else "ok")
         print(f"# {layer.name:<9} {state:<5} {layer.source}")
     print(json.dumps(data, indent=2))
+    return 0
+
+
+def _show_origins(loaded: Any, data: dict[str, Any], *, as_json: bool) -> int:
+    """Every value with the layer that set it (``defaults`` when no layer did)."""
+    rows: list[tuple[str, Any, str]] = []
+
+    def walk(value: Any, prefix: str) -> None:
+        if isinstance(value, dict) and value:
+            for key, inner in value.items():
+                walk(inner, f"{prefix}.{key}" if prefix else str(key))
+        else:
+            origin = loaded.origins.get(prefix)
+            if origin is None:  # a table set as a whole, or a default
+                parents = [k for k in loaded.origins if prefix.startswith(k + ".")]
+                origin = loaded.origins[max(parents, key=len)] if parents else "defaults (built-in)"
+            rows.append((prefix, value, origin))
+
+    walk(data, "")
+    if as_json:
+        print(json.dumps([{"key": k, "value": v, "origin": o} for k, v, o in rows], indent=2))
+        return 0
+    if loaded.managed_source:
+        print(f"# managed policy: {loaded.managed_source} (users and workspaces cannot loosen it)")
+    width = max((len(k) for k, _, _ in rows), default=0)
+    for key, value, origin in rows:
+        print(f"{key:<{width}} = {json.dumps(value)}  # {origin}")
     return 0
 
 

@@ -40,11 +40,19 @@ from ketch.events import (
     NoticeEvent,
     PermissionEvent,
     ToolCallEvent,
+    ToolOutputEvent,
     ToolResultEvent,
     ToolStartedEvent,
 )
 from ketch.messages import ToolCallPart, ToolResultPart
-from ketch.policy import ApprovalRequest, PermissionSnapshot, ProposedCall, Vote, combine_votes
+from ketch.policy import (
+    ApprovalRequest,
+    Decision,
+    PermissionSnapshot,
+    ProposedCall,
+    Vote,
+    combine_votes,
+)
 from ketch.request import offered_tools
 from ketch.tools import Access, Tool, ToolContext, ToolResult
 
@@ -297,6 +305,7 @@ class CallPipeline:
                     reason=f"essential plugin(s) {', '.join(missing)} not loaded",
                     plugin="kernel",
                     hard=True,
+                    origin="kernel",
                 )
             )
         return combine_votes(votes)
@@ -317,17 +326,19 @@ class CallPipeline:
             return proposed
         vote = self.votes(proposed, snapshot)
         if vote.decision == "deny":
-            return self._denied(proposed, vote.reason)
+            return self._denied(proposed, vote)
         verdicts = await self.kernel.hooks.before_tool_use(self.session, proposed, vote.decision)
         self._show_messages(verdicts)
         stopper = next((v for v in verdicts if v.stop), None)
         if stopper is not None:
             self.stop_reason = stopper.stop_reason or stopper.reason or "a hook asked to stop"
             self.emit(
-                PermissionEvent(
-                    tool_call_id=call.id,
-                    decision="deny",
-                    reason=f"a hook ended the turn: {self.stop_reason}",
+                _permission(
+                    proposed,
+                    "deny",
+                    f"a hook ended the turn: {self.stop_reason}",
+                    origin="hook",
+                    plugin=stopper.plugin,
                 )
             )
             return Refused(
@@ -337,8 +348,12 @@ class CallPipeline:
         if denial is not None:
             reason = denial.reason or "blocked by a hook"
             self.emit(
-                PermissionEvent(
-                    tool_call_id=call.id, decision="deny", reason=f"a hook denied it: {reason}"
+                _permission(
+                    proposed,
+                    "deny",
+                    f"a hook denied it: {reason}",
+                    origin="hook",
+                    plugin=denial.plugin,
                 )
             )
             return Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
@@ -353,13 +368,14 @@ class CallPipeline:
                 return proposed
             vote = self.votes(proposed, snapshot)
             if vote.decision == "deny":
-                return self._denied(proposed, vote.reason)
+                return self._denied(proposed, vote)
         if any(v.decision == "ask" for v in verdicts) and vote.decision == "allow":
             reason = (
                 next((v.reason for v in verdicts if v.decision == "ask" and v.reason), "")
                 or "a hook asks for confirmation"
             )
-            vote = Vote(decision="ask", reason=reason, plugin="hooks")
+            asker = next(v for v in verdicts if v.decision == "ask")
+            vote = Vote(decision="ask", reason=reason, plugin=asker.plugin, origin="hook")
         elif (
             vote.decision == "ask"
             and not vote.hard
@@ -369,7 +385,8 @@ class CallPipeline:
                 next((v.reason for v in verdicts if v.decision == "allow" and v.reason), "")
                 or "a hook allowed it"
             )
-            vote = Vote(decision="allow", reason=reason, plugin="hooks")
+            allower = next(v for v in verdicts if v.decision == "allow")
+            vote = Vote(decision="allow", reason=reason, plugin=allower.plugin, origin="hook")
         allowed, message = await self.authorize(
             proposed,
             vote,
@@ -385,8 +402,9 @@ class CallPipeline:
             if verdict.system_message:
                 self.emit(NoticeEvent(level="info", message=verdict.system_message))
 
-    def _denied(self, proposed: ProposedCall, reason: str) -> Refused:
-        self.emit(PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=reason))
+    def _denied(self, proposed: ProposedCall, vote: Vote) -> Refused:
+        reason = vote.reason
+        self.emit(_permission(proposed, "deny", reason, vote=vote))
         return Refused(
             ToolResult.error(
                 f"[ketch] Permission denied: {reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
@@ -404,22 +422,23 @@ class CallPipeline:
         """Act on a combined vote: allow, deny, or ask the approver. Returns (allowed, message)."""
         session = self.session
         if vote.decision == "deny":
-            self.emit(
-                PermissionEvent(tool_call_id=proposed.id, decision="deny", reason=vote.reason)
-            )
+            self.emit(_permission(proposed, "deny", vote.reason, vote=vote))
             return (
                 False,
                 f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user.",
             )
         if vote.decision == "allow":
-            self.emit(
-                PermissionEvent(tool_call_id=proposed.id, decision="allow", reason=vote.reason)
-            )
+            self.emit(_permission(proposed, "allow", vote.reason, vote=vote))
             return True, ""
         if self.approver is None:
             self.emit(
-                PermissionEvent(
-                    tool_call_id=proposed.id, decision="ask", reason=vote.reason, approved=False
+                _permission(
+                    proposed,
+                    "ask",
+                    vote.reason,
+                    vote=vote,
+                    approved=False,
+                    origin="no-approver",
                 )
             )
             return False, (
@@ -444,12 +463,14 @@ class CallPipeline:
         if scope and answer.remember == "session" and scope not in session.approvals:
             session.approvals.append(scope)
         self.emit(
-            PermissionEvent(
-                tool_call_id=proposed.id,
-                decision="ask",
-                reason=vote.reason,
+            _permission(
+                proposed,
+                "ask",
+                vote.reason,
+                vote=vote,
                 approved=answer.approved,
                 scope=scope if answer.remember == "always" else None,
+                origin=answer.origin or "approver",
             )
         )
         if answer.approved:
@@ -556,6 +577,21 @@ class CallPipeline:
             )
             return allowed
 
+        def output(text: str) -> None:
+            if not text:
+                return
+            # The same filters as the result (secret redaction) before anyone sees it.
+            proposed = ProposedCall(
+                id=call.id,
+                tool=tool.name,
+                input=call.input,
+                effects=tool.effects,
+                mutating=tool.mutating,
+                plugin=tool.plugin,
+            )
+            shown = self.kernel.hooks.tool_result(self.session, proposed, ToolResult(output=text))
+            self.emit(ToolOutputEvent(tool_call_id=call.id, name=call.name, text=shown.output))
+
         return ToolContext(
             workspace=self.session.workspace,
             session_id=self.session.id,
@@ -565,7 +601,34 @@ class CallPipeline:
             emit=self.emit,
             tool_call_id=call.id,
             hooks=self.kernel.hooks,
+            output=output,
         )
+
+
+def _permission(
+    proposed: ProposedCall,
+    decision: Decision,
+    reason: str,
+    *,
+    vote: Vote | None = None,
+    origin: str = "",
+    plugin: str = "",
+    **more: Any,
+) -> PermissionEvent:
+    """The permission event of a decision, saying who made it (provenance): the vote's
+    voter and origin unless ``origin``/``plugin`` say otherwise (a hook, an approver)."""
+    return PermissionEvent(
+        tool_call_id=proposed.id,
+        decision=decision,
+        reason=reason,
+        origin=origin or (vote.origin if vote is not None else "") or "vote",
+        plugin=plugin or (vote.plugin if vote is not None else ""),
+        rules=list(vote.rules) if vote is not None and not origin else [],
+        effects=sorted(
+            {e.value for e in proposed.effects} | {a.effect.value for a in proposed.accesses}
+        ),
+        **more,
+    )
 
 
 async def _together(runs: list[Coroutine[Any, Any, None]]) -> None:

@@ -12,18 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.paths import user_config_file, workspace_config_file
+from ketch.paths import managed_file, user_config_file, workspace_config_file
 
 
 @dataclass
 class Layer:
     """One configuration source: its name, where it came from, and its data."""
 
-    name: str  # "defaults", "user", "workspace", "env", "cli"
+    name: str  # "defaults", "user", "workspace", "env", "cli", "managed" (narrows, never merged)
     source: str  # a path, or a description
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # why this layer was dropped
     ignored: list[str] = field(default_factory=list)  # keys dropped (e.g. untrusted)
+    # The workspace layer's values held back until trusted: (path of table names, value).
+    held: list[tuple[tuple[str, ...], Any]] = field(default_factory=list)
 
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a config file larger than this is refused, unread
@@ -57,16 +59,38 @@ def read_toml_layer(name: str, path: Path) -> Layer:
     try:
         layer.data = tomllib.loads(text)
     except RecursionError:
-        layer.error = f"{path}: nested too deeply to read; ignoring this file, fix it to use it"
+        line = _deepest_line(text)
+        layer.error = (
+            f"{path}:{line}: nested too deeply to read; ignoring this file, fix it to use it"
+        )
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         match = re.search(r"\(at line (\d+), column (\d+)\)", message)
         where = f"{path}:{match.group(1)}" if match else str(path)
-        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", message) or "invalid TOML"
+        if "(at end of document)" in message:
+            where = f"{path}:{text.count(chr(10)) + (0 if text.endswith(chr(10)) else 1)}"
+        reason = (
+            re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
+            or "invalid TOML"
+        )
         if match:
             reason += f" (column {match.group(2)})"
         layer.error = f"{where}: invalid TOML: {reason}; ignoring this file, fix it to use it"
     return layer
+
+
+def _deepest_line(text: str, limit: int = 100) -> int:
+    """The line where arrays and inline tables first nest ``limit`` deep (strings are not
+    told apart: this only points at the spot)."""
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "[{":
+            depth += 1
+            if depth >= limit:
+                return text.count("\n", 0, index) + 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return 1
 
 
 def line_of_key(path: str, loc: tuple[Any, ...]) -> int | None:
@@ -146,4 +170,14 @@ def read_layers(
         ws,
         env_layer(environ),
         Layer("cli", "command line", cli or {}),
+        managed_layer(environ),
     ]
+
+
+def managed_layer(environ: dict[str, str] | None = None) -> Layer:
+    """The system-wide managed policy. Not one more layer on top: it can only narrow
+    (:func:`ketch.settings.load_settings`). A managed file that exists but cannot be
+    read fails closed (the kernel refuses to run), so it is never silently dropped."""
+    env = os.environ if environ is None else environ
+    override = env.get("KETCH_MANAGED_FILE")
+    return read_toml_layer("managed", Path(override) if override else managed_file())

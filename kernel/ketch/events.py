@@ -3,8 +3,8 @@
 Frontends, storage, user hooks and tests observe a turn only through these. The
 ``stream-json`` output writes each as one JSON line (``event.model_dump_json()``).
 The design's required types and fields are all here with those meanings; the rest
-(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``, ``subagent``,
-``changes``, ``rewind``) are additions for storage and frontends.
+(``message``, ``tool_started``, ``tool_output``, ``notice``, ``mode``, ``user_prompt``,
+``subagent``, ``changes``, ``rewind``) are additions for storage and frontends.
 
 Every event of a subagent's session carries that subagent's ``agent_id`` (the kernel
 stamps it); the root session's events have none, and it is left out of their JSON.
@@ -79,6 +79,14 @@ class PermissionEvent(_Event):
     reason: str = ""
     approved: bool | None = None  # for ask: what the approver (or its absence) said
     scope: str | None = None  # what an "always allow" answer was scoped to
+    # Who decided, for provenance: the deciding vote's ``origin`` (its voter's word: a
+    # rule, a proof, the profile, an approval...), "hook" for a ``ketch_before_tool_use``
+    # verdict, the approver's ``ApprovalAnswer.origin`` for an answered ask ("approver"
+    # when it did not say), "no-approver" for an ask nobody could answer.
+    origin: str = ""
+    plugin: str = ""  # the plugin whose vote or hook verdict decided ("" for an approver)
+    rules: list[str] = Field(default_factory=list)  # the rules/approval scopes that decided
+    effects: list[str] = Field(default_factory=list)  # the call's effects, as policy saw them
 
 
 class ToolStartedEvent(_Event):
@@ -88,6 +96,18 @@ class ToolStartedEvent(_Event):
     tool_call_id: str
     name: str
     input: dict[str, Any]
+
+
+class ToolOutputEvent(_Event):
+    """Output of a call that is still running (a command's lines as it prints them), for
+    frontends to show live: ``text`` is whole lines, new since the last such event of the
+    call, already through the result filters (``ketch_tool_result``). Not stored: the
+    ``tool_result`` that follows carries the output the model gets."""
+
+    type: Literal["tool_output"] = "tool_output"
+    tool_call_id: str
+    name: str = ""
+    text: str
 
 
 class ToolResultEvent(_Event):
@@ -110,6 +130,8 @@ class UsageEvent(_Event):
     context_tokens: int = 0
     effective_capacity: int = 0
     cost_usd: float | None = None  # this response, when the model's price is known
+    model: str = ""  # the model that answered (a session can switch models)
+    provider: str = ""
 
 
 class CompactionEvent(_Event):
@@ -228,6 +250,7 @@ Event = Annotated[
     | ToolCallEvent
     | PermissionEvent
     | ToolStartedEvent
+    | ToolOutputEvent
     | ToolResultEvent
     | UsageEvent
     | CompactionEvent

@@ -217,9 +217,6 @@ class Hooks:
     def configure(self, kernel: Any) -> None:
         self._collect("ketch_configure", kernel=kernel)
 
-    def workspace_trusted(self, workspace: Path) -> bool:
-        return bool(self._first("ketch_workspace_trusted", workspace=workspace))
-
     def credential(self, provider: str, kind: str) -> str | None:
         value = self._first("ketch_get_credential", provider=provider, kind=kind)
         return value if isinstance(value, str) and value else None

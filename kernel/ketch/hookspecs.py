@@ -195,12 +195,19 @@ def ketch_configure(kernel: Kernel) -> None:
 
 
 @hookspec(firstresult=True)
-def ketch_workspace_trusted(workspace: Path) -> bool | None:
-    """Whether the user has trusted this workspace's ``.ketch/config.toml``.
+def ketch_workspace_setting(kernel: Kernel, key: tuple[str, ...], value: Any) -> Any | None:
+    """What of one held-back value of the workspace's ``.ketch/config.toml`` applies.
 
-    Called once per process while settings load, before plugins' own settings are
-    read. Return True or False to decide; None to abstain (no answer at all means not
-    trusted). Stops at the first non-None result.
+    A repository's own config applies as written only for keys that cannot raise
+    authority (the kernel's and each section's ``workspace_safe``); every other value
+    is held back, and this hook is asked once per such value while settings load (again
+    after ``kernel.reload_settings()``). ``key`` is its path of table names
+    (``("permissions", "allow")``), ``value`` the value as written. Return what of it
+    applies: the value itself, or a narrowed copy of it (some entries of a list or
+    table); None to abstain. No answer at all means none of it applies, and it is
+    reported as ignored. An implementation must not read ``kernel.settings`` (they are
+    being loaded): ``kernel.layers`` holds the files as written. Stops at the first
+    non-None result; an implementation that raises counts as no answer.
     """
 
 
@@ -252,7 +259,9 @@ def ketch_policy_vote(
     with the permission snapshot frozen at the start of the step. Return a
     :class:`ketch.policy.Vote` (allow, ask or deny, with a reason), or None to abstain.
     All votes are combined: deny beats ask beats allow; no vote at all means ask. An
-    implementation that raises counts as a deny vote.
+    implementation that raises counts as a deny vote. A vote's ``origin`` and ``rules``
+    say what settled it (a rule and its text, a proof, the profile...); the permission
+    event records them, and so do provenance receipts.
     """
 
 

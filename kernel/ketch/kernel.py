@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import KetchError, NoProviderConfigured, UsageError
+from ketch.errors import ConfigError, KetchError, NoProviderConfigured, UsageError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -89,12 +89,22 @@ class Kernel:
         workspace = (workspace or Path.cwd()).resolve()
         layers = read_layers(workspace, cli=cli_settings, environ=env)
         user = next(layer for layer in layers if layer.name == "user")
+        managed = next((layer for layer in layers if layer.name == "managed"), None)
         # Only the user's own config chooses plugins: a repository never decides what code runs.
         config_plugins = (
             user.data.get("plugins") if isinstance(user.data.get("plugins"), dict) else {}
         )
+        managed_plugins = (
+            managed.data.get("plugins")
+            if managed is not None and isinstance(managed.data.get("plugins"), dict)
+            else {}
+        )
         blocking, notices = blocking_from(
-            cli_disabled=cli_disabled, config_plugins=config_plugins, environ=env
+            cli_disabled=cli_disabled,
+            config_plugins=config_plugins,
+            environ=env,
+            managed_plugins=managed_plugins,
+            managed_source=managed.source if managed is not None else "",
         )
         pm = PluginManager()
         candidates: list[Candidate] = discover(env) if autoload else []
@@ -138,24 +148,26 @@ class Kernel:
 
     # --- settings --------------------------------------------------------------------
 
-    @property
-    def trusted(self) -> bool:
-        if self._trusted is None:
-            self._trusted = bool(
-                getattr(self.args, "trust_workspace", False)
-            ) or self.hooks.workspace_trusted(self.workspace)
-        return self._trusted
+    def _admit(self, key: tuple[str, ...], value: Any) -> Any:
+        """What of a held-back workspace value applies (``ketch_workspace_setting``)."""
+        return self.hooks.first("ketch_workspace_setting", kernel=self, key=key, value=value)
 
     @cached_property
     def loaded_settings(self) -> LoadedSettings:
         from ketch.settings import load_settings
 
+        # ``trusted`` (an embedder's or a test's): the whole workspace layer, or none of
+        # its held-back values; by default each value is asked for.
         loaded = load_settings(
             self.workspace,
-            trusted=self.trusted,
+            admit=self._admit if self._trusted is None else self._trusted,
             layers=self._layers,
             sections=list(self.settings_sections.values()),
         )
+        if loaded.refusals:
+            from ketch.errors import ConfigError
+
+            raise ConfigError("; ".join(loaded.refusals), exit_code=2)
         self.notices.extend(loaded.notices)
         return loaded
 
@@ -163,8 +175,9 @@ class Kernel:
     def settings(self) -> Settings:
         return self.loaded_settings.settings
 
-    def reload_settings(self, *, trusted: bool | None = None) -> Settings:
-        """Read the config files again (e.g. right after the user trusted this workspace).
+    def reload_settings(self) -> Settings:
+        """Read the config files again (e.g. right after the user trusted some of this
+        workspace's settings).
 
         The command-line layer is kept. Sessions already open keep their profile and mode
         unless the caller applies the new ones.
@@ -173,8 +186,6 @@ class Kernel:
 
         cli = next((layer.data for layer in self._layers or [] if layer.name == "cli"), {})
         self._layers = read_layers(self.workspace, cli=cli, environ=self.environ)
-        if trusted is not None:
-            self._trusted = trusted
         self.__dict__.pop("loaded_settings", None)
         return self.settings
 
@@ -239,7 +250,8 @@ class Kernel:
 
     def _report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
         message = f"{kind} '{name}' from plugin '{loser}' clashes with plugin '{winner}'; keeping '{winner}' (loaded first)"
-        self.notices.append(message)
+        if message not in self.notices:
+            self.notices.append(message)
         for who in (loser, winner):
             info = self.pm.infos.get(who)
             if info is not None and message not in info.warnings:
@@ -294,6 +306,15 @@ class Kernel:
     def commands(self) -> dict[str, Command]:
         return self._collect("ketch_register_commands", "command", lambda c: c.key)
 
+    def reload_commands(self) -> dict[str, Command]:
+        """Collect the commands again: plugins whose commands come from files (Markdown
+        commands, skills) then see the ones added or changed since (a frontend calls
+        this between turns)."""
+        self.__dict__.pop("commands", None)
+        for info in self.pm.infos.values():
+            info.provides.pop("commands", None)
+        return self.commands
+
     @cached_property
     def frontends(self) -> dict[str, Frontend]:
         return self._collect("ketch_register_frontends", "frontend", lambda f: f.name)
@@ -332,6 +353,9 @@ class Kernel:
             name = self._provider_from_environment()
         if not name:
             name = self._detect_local()
+        if not name and self.loaded_settings.problems:
+            # Not "nothing is configured": the config that would say it could not be used.
+            raise ConfigError(config_problems(self.loaded_settings.problems))
         if not name:
             raise NoProviderConfigured(first_run_help(kinds))
         table = dict(settings.providers.get(name, {}))
@@ -356,6 +380,7 @@ class Kernel:
                 exit_code=2,
             )
         table["model"] = chosen_model
+        self._check_managed_provider(name, kind_name, chosen_model)
         from pydantic import ValidationError
 
         model_class = kind.config_model or ProviderConfig
@@ -363,6 +388,28 @@ class Kernel:
             return model_class.model_validate(table), kind
         except ValidationError as exc:
             raise KetchError(self._config_problem(f"providers.{name}", exc), exit_code=2) from None
+
+    def _check_managed_provider(self, name: str, kind: str, model: str) -> None:
+        """The managed policy's ``allowed_providers`` (names or kinds) and ``allowed_models``
+        (globs): whatever chose them (config, environment, detection, a resumed session)."""
+        from fnmatch import fnmatchcase
+
+        loaded = self.loaded_settings
+        managed, source = loaded.managed, loaded.managed_source
+        providers = managed.get("allowed_providers")
+        if isinstance(providers, list) and name not in providers and kind not in providers:
+            raise KetchError(
+                f"provider '{name}' is not allowed by the managed policy {source} "
+                f"(allowed: {', '.join(map(str, providers)) or 'none'})",
+                exit_code=2,
+            )
+        models = managed.get("allowed_models")
+        if isinstance(models, list) and not any(fnmatchcase(model, str(p)) for p in models):
+            raise KetchError(
+                f"model '{model}' is not allowed by the managed policy {source} "
+                f"(allowed: {', '.join(map(str, models)) or 'none'})",
+                exit_code=2,
+            )
 
     def _config_problem(self, table: str, exc: Any) -> str:
         """One line for a bad value in a config table: where, which key, what is wrong."""
@@ -452,9 +499,10 @@ class Kernel:
         if getattr(self.args, "no_save", False):
             self.store_problem = StoreUnavailable("--no-save was given", exists=False)
             return
+        settings = self.settings  # a config refusal (the managed policy) is not a store problem
         try:
-            cipher = self.hooks.field_cipher(self.settings)
-            self._store = self.hooks.open_store(self.settings, cipher)
+            cipher = self.hooks.field_cipher(settings)
+            self._store = self.hooks.open_store(settings, cipher)
         except StoreUnavailable as exc:
             self.store_problem = exc
         except KetchError as exc:  # any other refusal: assume there was data it should have opened
@@ -481,7 +529,6 @@ class Kernel:
             workspace=self.workspace,
             mode=self.check_mode(settings.mode),
             profile=self.check_profile(settings.profile),
-            trusted_workspace=self.trusted,
             listeners=list(listeners or []),
         )
         self.start(session)
@@ -545,7 +592,6 @@ class Kernel:
             rewound=set(record.rewound),
             usage=record.usage,
             state=dict(record.state),
-            trusted_workspace=self.trusted,
             resumed=True,
             listeners=list(listeners or []),
         )
@@ -641,6 +687,15 @@ def _call_maybe_async(fn: Callable[[], Any]) -> Any:
 
 # Registries whose entries ``ketch plugins`` lists as what a plugin provides.
 _SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile"})
+
+
+def config_problems(problems: list[str]) -> str:
+    """Why no provider is configured when the config files say otherwise: what in them
+    could not be used, with file and line."""
+    lines = ["the configuration could not be used, so no model provider is configured:"]
+    lines += [f"  {problem}" for problem in problems]
+    lines.append("  fix it (`ketch config show` lists every layer), or pass --provider and --model")
+    return "\n".join(lines)
 
 
 def first_run_help(kinds: dict[str, Any]) -> str:

@@ -40,6 +40,13 @@ def cache_dir() -> Path:
     return Path(user_cache_dir(APP, appauthor=False))
 
 
+def managed_file() -> Path:
+    """The system-wide managed policy (``/etc/ketch/managed.toml``); ``KETCH_MANAGED_FILE``
+    points elsewhere (tests, CI images). Users and workspaces cannot loosen it."""
+    override = os.environ.get("KETCH_MANAGED_FILE")
+    return Path(override) if override else Path("/etc/ketch/managed.toml")
+
+
 def user_config_file() -> Path:
     return config_dir() / "config.toml"
 

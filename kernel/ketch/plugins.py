@@ -138,13 +138,14 @@ class Blocking:
     disabled: dict[str, str] = field(default_factory=dict)  # name -> source
     only: list[str] | None = None
     only_source: str = ""
+    required: set[str] = field(default_factory=set)  # the managed policy's: never blocked by others
 
     def reason(self, name: str) -> str | None:
         if name in ESSENTIAL:
             return None
         if name in self.disabled:
             return self.disabled[name]
-        if self.only is not None and name not in self.only:
+        if self.only is not None and name not in self.only and name not in self.required:
             return f"not in {self.only_source}"
         return None
 
@@ -154,12 +155,20 @@ def blocking_from(
     cli_disabled: Iterable[str] = (),
     config_plugins: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
+    managed_plugins: dict[str, Any] | None = None,
+    managed_source: str = "",
 ) -> tuple[Blocking, list[str]]:
-    """Combine the block lists. Returns the blocking and notices (e.g. essential refusals)."""
+    """Combine the block lists. Returns the blocking and notices (e.g. essential refusals).
+
+    The managed policy's ``[plugins] disable`` always applies, and its ``required``
+    plugins cannot be disabled by anyone else (as the essential set)."""
     env = os.environ if environ is None else environ
     blocking = Blocking()
     notices: list[str] = []
     config_plugins = config_plugins or {}
+    managed_plugins = managed_plugins or {}
+    required = managed_plugins.get("required") or []
+    required = {str(n) for n in required} if isinstance(required, list) else set()
     sources = [
         ("config [plugins] disable", config_plugins.get("disable") or []),
         ("KETCH_DISABLE_PLUGINS", split_names(env.get("KETCH_DISABLE_PLUGINS"))),
@@ -170,12 +179,22 @@ def blocking_from(
             notices.append(f"{source}: expected a list of plugin names; ignored")
             continue
         for name in names:
+            if name in required:
+                notices.append(
+                    f"plugin '{name}' is required by the managed policy {managed_source} and cannot be disabled ({source})"
+                )
+                continue
             if name in ESSENTIAL:
                 notices.append(
                     f"plugin '{name}' is essential and cannot be disabled ({ESSENTIAL[name]})"
                 )
                 continue
             blocking.disabled[str(name)] = source
+    blocking.required = required
+    forced = managed_plugins.get("disable") or []
+    for name in forced if isinstance(forced, list) else []:
+        if str(name) not in ESSENTIAL:
+            blocking.disabled[str(name)] = f"the managed policy {managed_source}"
     only_env = split_names(env.get("KETCH_PLUGINS"))
     only_cfg = config_plugins.get("only")
     if only_env:

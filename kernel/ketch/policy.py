@@ -38,6 +38,11 @@ class Vote(BaseModel):
     # A hard ask is the person's to answer: no hook's "allow" turns it into a run. The
     # kernel marks every ask from an essential plugin (the guards) hard.
     hard: bool = False
+    # What settled it, in the voter's words, for provenance (``PermissionEvent.origin``):
+    # e.g. a rule, a proof, the profile, an approval; and the rules (or approval scopes)
+    # that decided, by their text.
+    origin: str = ""
+    rules: tuple[str, ...] = ()
 
 
 class PermissionSnapshot(BaseModel):
@@ -48,7 +53,6 @@ class PermissionSnapshot(BaseModel):
     mode: str  # a registered Mode's name ("" when no plugin declares modes)
     profile: str  # a registered Profile's name (the policy plugins' vocabulary)
     workspace: Path
-    trusted_workspace: bool = False
     rules: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # allow/ask/deny
     approvals: tuple[str, ...] = ()  # scopes the user allowed in this session
     sandboxed: bool = False
@@ -85,11 +89,14 @@ def combine_votes(votes: Iterable[Vote | None]) -> Vote:
         if best is None or _RANK[vote.decision] > _RANK[best.decision]:
             best = vote
     if best is None:
-        return Vote(decision="ask", reason="no policy plugin voted on this call")
+        return Vote(decision="ask", reason="no policy plugin voted on this call", origin="default")
     if best.decision != "allow":
         # Say every reason for the winning decision, not just the first plugin's.
         joined = "; ".join(dict.fromkeys(reasons[best.decision]))
         update: dict[str, object] = {"reason": joined or best.reason}
+        update["rules"] = tuple(
+            dict.fromkeys(r for v in votes_seen if v.decision == best.decision for r in v.rules)
+        )
         if best.decision == "ask":
             update["hard"] = any(v.hard for v in votes_seen if v.decision == "ask")
             # "Always allow" must satisfy every voter that asked: all their scopes, or
@@ -131,6 +138,9 @@ class ApprovalAnswer(BaseModel):
     # always: the scope, persisted for this workspace (by the policy plugin).
     remember: Literal["once", "session", "always"] = "once"
     message: str | None = None  # optional note for the model when denied
+    # Who answered, for provenance (``PermissionEvent.origin``): "person" when a person
+    # chose, else what did (a program, an SDK callback). "" is recorded as "approver".
+    origin: str = ""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]

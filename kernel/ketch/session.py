@@ -60,7 +60,6 @@ class Session:
     rewound: set[str] = field(default_factory=set)  # transcript message ids a rewind abandoned
     state: dict[str, Any] = field(default_factory=dict)  # per-plugin state, JSON, persisted
     stash: Stash = field(default_factory=Stash)  # per-plugin state in memory (ketch.stash)
-    trusted_workspace: bool = False
     resumed: bool = False
     sandboxed: bool = False
     steers: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
@@ -127,7 +126,6 @@ class Session:
             mode=self.mode,
             profile=self.profile,
             workspace=self.workspace,
-            trusted_workspace=self.trusted_workspace,
             rules=self.kernel.hooks.permission_rules(self),
             approvals=tuple(self.approvals),
             sandboxed=self.sandboxed,

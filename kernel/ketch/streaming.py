@@ -3,7 +3,9 @@
 Deltas become ``text_delta``/``reasoning_delta`` events as they arrive. A stream
 that only pretends to progress (keep-alives, empty deltas) is cut after the
 provider's ``progress_timeout`` with a retryable error that says so; one that sends
-no bytes at all is the provider client's ``read_timeout``. While nothing arrives, a
+no bytes at all is the provider client's ``read_timeout`` (when the progress deadline
+fires first on such a stream, its message says that nothing arrived: nothing is
+blamed on keep-alives that were never seen). While nothing arrives, a
 ``waiting`` event every few seconds tells frontends how long ketch has waited.
 """
 
@@ -38,6 +40,7 @@ DEFAULT_PROGRESS_TIMEOUT = 480.0
 class StreamOutcome:
     completed: Completed | None = None
     streamed: bool = False  # text or reasoning reached the frontends (a retry must discard it)
+    text: str = ""  # the answer text streamed so far (kept when the person interrupts it)
 
 
 def _progress_timeout(provider: Provider) -> float:
@@ -77,15 +80,19 @@ async def stream_response(
                 emit(WaitingEvent(elapsed=round(idle, 1), timeout=deadline))
 
     waiter = asyncio.create_task(announce())
+    pretending = 0  # items since the last progress that were none (empty deltas)
     try:
         async with asyncio.timeout(deadline) as budget:
             async for item in provider.stream(request):
+                pretending += 1
                 if _progress(item):
+                    pretending = 0
                     last = loop.time()
                     budget.reschedule(last + deadline)
                 if isinstance(item, TextDelta):
                     if item.text:
                         outcome.streamed = True
+                        outcome.text += item.text
                         emit(TextDeltaEvent(text=item.text))
                 elif isinstance(item, ReasoningDelta):
                     if item.text:
@@ -97,6 +104,11 @@ async def stream_response(
                     outcome.completed = item
     except TimeoutError:
         name = getattr(provider, "name", "provider")
+        if not pretending:  # nothing came at all since the last progress: a silent server
+            raise StreamStalled(
+                f"{name}: no data from the model for {deadline:g} s "
+                f"(read_timeout and progress_timeout in [providers.{name}])"
+            ) from None
         raise StreamStalled(
             f"{name}: no progress from the model for {deadline:g} s: the stream sent only keep-alives or empty "
             f"deltas (progress_timeout in [providers.{name}])"

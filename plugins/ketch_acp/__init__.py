@@ -29,7 +29,34 @@ def _run(kernel: Kernel) -> int:
 
 
 def _run_command(kernel: Kernel, args: argparse.Namespace) -> int:
+    from ketch.errors import UsageError
+
+    # Options after ``acp`` land in the same namespace as before it; the names they
+    # take are checked here, where the kernel knows its modes and profiles.
+    kernel.check_mode(getattr(args, "mode", None), "--mode")
+    kernel.check_profile(getattr(args, "profile", None), "--profile")
+    iterations = getattr(args, "max_iterations", None)
+    if iterations is not None and iterations < 1:
+        raise UsageError("--max-iterations must be at least 1")
     return _run(kernel)
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    """The session options also work after ``acp`` (``ketch acp --profile assisted``),
+    as the main ones do before it; unset, they leave the main ones alone."""
+    keep = argparse.SUPPRESS
+    parser.add_argument("--mode", default=keep, help="the mode sessions start in")
+    parser.add_argument("--profile", default=keep, help="what runs without asking")
+    parser.add_argument(
+        "--max-iterations",
+        type=int,
+        metavar="N",
+        default=keep,
+        help="stop a turn after N model calls",
+    )
+    parser.add_argument(
+        "--no-save", action="store_true", default=keep, help="save nothing of these sessions"
+    )
 
 
 @hookimpl
@@ -47,6 +74,7 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
             name="acp",
             help="serve the Agent Client Protocol on stdin/stdout (for editors such as Zed)",
             cli=True,
+            configure=_configure,
             run=_run_command,
         )
     )

@@ -299,6 +299,12 @@ class KetchAgent:
         if live is not None:
             live.cancel()
 
+    def disconnected(self) -> None:
+        """The editor closed the connection: every running turn stops now (its prompt
+        answers ``cancelled`` if anyone still listens)."""
+        for live in self.sessions.values():
+            live.cancel()
+
     async def shutdown(self) -> None:
         """The editor went away: end every session (each is saved, as at any exit)."""
         sessions, self.sessions = list(self.sessions.values()), {}

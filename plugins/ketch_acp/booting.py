@@ -8,12 +8,15 @@ options and plugin choices as ``ketch acp`` itself.
 The client's MCP servers join that kernel's settings as part of the command-line
 layer (the editor speaks for the person at it) and start through ketch's MCP plugin
 like any configured server, description pins included. An editor also passes servers
-from the project's own settings, so they start only in a trusted workspace.
+from the project's own settings, so each starts only once the person trusted it for
+this workspace: an untrusted one is remembered (``ketch trust`` shows it, with its
+command line) and not started.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +25,7 @@ from ketch.errors import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
+    from ketch_trust_kit import TrustItem
 
 
 def session_args(base: argparse.Namespace) -> argparse.Namespace:
@@ -81,13 +85,63 @@ def boot_session_kernel(base: Kernel, cwd: str, mcp_servers: list[Any]) -> tuple
     kernel.register_builtin(builtin_commands, "builtin")
     cli = cli_settings(args)
     tables, notes = mcp_settings(mcp_servers)
-    if tables:
-        if kernel.trusted:
-            cli["mcp_servers"] = tables
-        else:
-            notes.append(
-                f"the editor's MCP server(s) {', '.join(sorted(tables))} were not started: {kernel.workspace} is not a trusted "
-                f"workspace (an editor passes servers from the project's own settings too); trust it with `ketch trust {kernel.workspace}`"
-            )
+    trusted, held = editor_servers(kernel.workspace, tables)
+    if trusted:
+        cli["mcp_servers"] = trusted
+    if held:
+        notes.append(
+            f"the editor's MCP server(s) {', '.join(sorted(held))} were not started: not trusted for {kernel.workspace} "
+            f"(an editor passes servers from the project's own settings too); review and trust them with `ketch trust {kernel.workspace}`"
+        )
     kernel.set_command_line_settings(cli)
     return kernel, notes
+
+
+EDITOR = "the editor (ACP)"
+
+
+def editor_items(workspace: Path, tables: dict[str, dict[str, Any]]) -> dict[str, TrustItem]:
+    """The editor's servers as trust items (their whole tables, and the workspace files
+    their command lines run); shown without environment values."""
+    from ketch_trust_kit import canonical, make_item
+
+    items = {}
+    for name, table in tables.items():
+        env = table.get("env") or {}
+        command = table.get("command")
+        line = " ".join(
+            [str(command or table.get("url") or ""), *map(str, table.get("args") or [])]
+        )
+        items[name] = make_item(
+            "MCP server",
+            name,
+            EDITOR,
+            {"table": canonical(table)},
+            line + (f"; env {' '.join(f'{k}=…' for k in env)}" if env else ""),
+            workspace=workspace,
+            command=[str(command), *map(str, table.get("args") or [])] if command else None,
+            note="passed by the editor for this folder",
+        )
+    return items
+
+
+def editor_servers(
+    workspace: Path, tables: dict[str, dict[str, Any]]
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The editor's servers the person trusted for this workspace, and the names of the
+    others (remembered, without their environment values, for ``ketch trust``)."""
+    if not tables:
+        return {}, []
+    from ketch_trust_kit import PinStore, TrustStoreError
+
+    store = PinStore()
+    trusted: dict[str, dict[str, Any]] = {}
+    held = []
+    for name, item in editor_items(workspace, tables).items():
+        if store.is_pinned(workspace, item):
+            trusted[name] = tables[name]
+            continue
+        held.append(name)
+        with contextlib.suppress(TrustStoreError, OSError):
+            store.offer(workspace, [item])
+    return trusted, held

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from acp.schema import PermissionOption
 
+# Who answers: the ACP client (an editor), usually its person; it may answer by itself.
+ORIGIN = "acp-client"
+
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import ApprovalAnswer, ApprovalRequest
 
@@ -64,10 +67,10 @@ def answer_for(outcome: Any, request: ApprovalRequest) -> tuple[ApprovalAnswer, 
         ), False
     option = getattr(outcome, "option_id", None)
     if option == ALLOW_ONCE:
-        return ApprovalAnswer(approved=True, remember="once"), False
+        return ApprovalAnswer(approved=True, remember="once", origin=ORIGIN), False
     if option == ALLOW_ALWAYS and request.scope:
-        return ApprovalAnswer(approved=True, remember="always"), False
+        return ApprovalAnswer(approved=True, remember="always", origin=ORIGIN), False
     if option == REJECT_ALWAYS:
-        return ApprovalAnswer(approved=False), True
+        return ApprovalAnswer(approved=False, origin=ORIGIN), True
     # reject_once, or an option this request never offered: no.
-    return ApprovalAnswer(approved=False), False
+    return ApprovalAnswer(approved=False, origin=ORIGIN), False

@@ -9,18 +9,16 @@ whatever they write lands on stderr, which editors show as the agent's log.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import sys
 from typing import TYPE_CHECKING, BinaryIO
 
 from ketch.errors import KetchError
+from ketch_acp.transport import MAX_LINE
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
-
-STDIO_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line (the SDK's own default)
 
 
 def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
@@ -40,7 +38,7 @@ async def _streams(
     reading: BinaryIO, writing: BinaryIO
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=STDIO_LIMIT)
+    reader = asyncio.StreamReader(limit=MAX_LINE)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), reading)
         transport, protocol = await loop.connect_write_pipe(
@@ -53,27 +51,53 @@ async def _streams(
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
+class OneLineFormatter(logging.Formatter):
+    """Log records as single lines: an exception is its type and message, never a
+    traceback (the SDK logs whatever a handler raised with ``logging.exception``, and
+    editors show stderr as the agent's log)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        exc_info, record.exc_info, record.exc_text = record.exc_info, None, None
+        try:
+            text = super().format(record)
+        finally:
+            record.exc_info = exc_info
+        if exc_info and exc_info[1] is not None:
+            error = exc_info[1]
+            detail = str(error).splitlines()[0] if str(error) else ""
+            text += f" ({type(error).__name__}{': ' + detail if detail else ''})"
+        return text.replace("\n", " | ")
+
+
+def _log_to_stderr() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter("ketch acp: %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+
+
 def run_acp(kernel: Kernel) -> int:
+    """Serve until the editor closes stdin (exit 0) or a signal ends ketch (128 + the
+    signal, after every running turn was cancelled and every session ended)."""
     from acp import run_agent
 
+    from ketch.signals import run_cancellable
     from ketch_acp.agent import KetchAgent
+    from ketch_acp.transport import GuardedTransport
 
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.WARNING,
-        format="ketch acp: %(levelname)s %(name)s: %(message)s",
-    )
+    _log_to_stderr()
     reading, writing = _claim_stdio()
 
     async def serve() -> None:
         reader, writer = await _streams(reading, writing)
         agent = KetchAgent(kernel)
+        transport = GuardedTransport(reader, writer, on_eof=agent.disconnected)
         try:
-            await run_agent(agent, writer, reader)  # type: ignore[arg-type]  # duck-typed on purpose (agent.py)
+            await run_agent(agent, transport)  # type: ignore[arg-type]  # duck-typed on purpose (agent.py)
         finally:
-            await agent.shutdown()
-            with contextlib.suppress(Exception):
-                writer.close()
+            await asyncio.shield(agent.shutdown())
+            await transport.close()
 
-    asyncio.run(serve())
-    return 0
+    outcome = run_cancellable(serve)
+    return outcome.exit_code if outcome.exit_code is not None else 0

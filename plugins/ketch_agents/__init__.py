@@ -50,7 +50,28 @@ def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> Non
 
     definitions, problems = load(kernel.workspace)
     kernel.notices.extend(problems)
-    register(AgentTool(definitions))
+    register(AgentTool(trusted_definitions(kernel, definitions)))
+
+
+def trusted_definitions(kernel: Kernel, definitions: dict[str, Any]) -> dict[str, Any]:
+    """A project's definitions only while the person has each file trusted."""
+    from ketch_agents.definitions import trust_item
+    from ketch_trust_kit import check
+
+    return {
+        name: d
+        for name, d in definitions.items()
+        if not d.project
+        or d.path is None
+        or check(kernel, trust_item(d, kernel.workspace), held="not offered")
+    }
+
+
+@hookimpl(optionalhook=True)
+def trust_items(kernel: Kernel) -> list[Any]:
+    from ketch_agents.definitions import project_items
+
+    return project_items(kernel.workspace)
 
 
 @hookimpl

@@ -46,7 +46,7 @@ class ChildSession(Session):
         parent = self.parent
         assert parent is not None
         self.mode, self.profile = parent.mode, parent.profile
-        self.sandboxed, self.trusted_workspace = parent.sandboxed, parent.trusted_workspace
+        self.sandboxed = parent.sandboxed
         return parent.snapshot()
 
 
@@ -251,7 +251,6 @@ class Child:
             mode=parent.mode,
             profile=parent.profile,
             approvals=parent.approvals,  # one list: "allow for this session" holds for both
-            trusted_workspace=parent.trusted_workspace,
             sandboxed=parent.sandboxed,
             listeners=parent.listeners,  # the parent's frontends see the child's events
             context_window=parent.context_window,

@@ -14,7 +14,9 @@ project's definition shadows a user's of the same name)::
 
 The body is the subagent's instructions. A definition only ever narrows: ``tools``,
 ``disallowedTools`` and ``permissionMode: plan`` take tools away, ``maxTurns`` lowers
-the step limit; nothing in a file (least of all a repository's) grants anything.
+the step limit; nothing in a file (least of all a repository's) grants anything. A
+project's definition is still what the subagent is told, so it is offered only once
+the person trusted that file (``ketch trust``; a changed file is held back again).
 Two definitions are built in: ``general-purpose`` (every tool the parent has) and
 ``explore`` (read-only tools).
 """
@@ -22,11 +24,14 @@ Two definitions are built in: ``general-purpose`` (every tool the parent has) an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ketch_claude_kit.tool_names import lookup, split_list, why_unmapped
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch_trust_kit import TrustItem
 
 DEFAULT = "general-purpose"
 MAX_FILES = 500  # per folder: a repository cannot make ketch read forever
@@ -45,6 +50,7 @@ class Definition:
     max_turns: int | None = None
     source: str = "built-in"
     path: Path | None = None  # the file it was read from (None: built in)
+    project: bool = False  # from the workspace (not the user's own folders)
 
 
 BUILT_IN = (
@@ -99,7 +105,7 @@ def load(workspace: Path) -> tuple[dict[str, Definition], list[str]]:
                     f"agent definition {path}: the agent {definition.name!r} is already {other}; this one is not used"
                 )
                 continue
-            found[definition.name] = definition
+            found[definition.name] = replace(definition, path=path, project=not folder.users_own)
     for definition in BUILT_IN:
         found.setdefault(definition.name, definition)
     return found, problems
@@ -169,3 +175,25 @@ def listing(definitions: dict[str, Definition]) -> str:
         default = " (the default)" if definition.name == DEFAULT else ""
         lines.append(f"- {definition.name}{default}: {definition.description}")
     return "\n".join(lines)
+
+
+def trust_item(definition: Definition, workspace: Path) -> TrustItem:
+    """A project definition as a trust item: the whole file, by content."""
+    from ketch_trust_kit import make_item, relative_source
+
+    assert definition.path is not None
+    tools = ", ".join(definition.tools) if definition.tools is not None else "all of the parent's"
+    return make_item(
+        "agent",
+        definition.name,
+        relative_source(definition.path, workspace),
+        {"name": definition.name},
+        f"subagent {definition.name}: tools {tools}; {definition.description[:120]}",
+        workspace=workspace,
+        files=[definition.path],
+    )
+
+
+def project_items(workspace: Path) -> list[TrustItem]:
+    definitions, _ = load(workspace)
+    return [trust_item(d, workspace) for d in definitions.values() if d.project and d.path]

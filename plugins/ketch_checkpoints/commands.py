@@ -326,13 +326,15 @@ def _confirmer(ctx: SlashContext) -> Any:
         return None
     choose = ctx.choose
 
+    from ketch_text_kit.names import shown_name
+
     async def confirm(outcome: Any) -> str:
         options = [
             "Overwrite it with ketch's checkpoint",
             "Keep it as it is",
             "Cancel (change nothing)",
         ]
-        picked = await choose(f"{outcome.path}: {outcome.reason}.", options)
+        picked = await choose(f"{shown_name(outcome.path)}: {outcome.reason}.", options)
         return {0: "overwrite", 1: "keep"}.get(picked if picked is not None else 2, "cancel")
 
     return confirm

@@ -21,8 +21,9 @@ from ketch.stash import StashKey
 from ketch.tools import Effect
 from ketch_checkpoints.scan import Scanner, TooManyFiles
 from ketch_checkpoints.settings import CheckpointSettings
-from ketch_checkpoints.timeline import COLLECTION, Timeline
+from ketch_checkpoints.timeline import COLLECTION, Timeline, portable_record
 from ketch_checkpoints.tree import Trees
+from ketch_text_kit.names import shown_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -184,9 +185,11 @@ class Live:
         with contextlib.suppress(Exception):  # the checkpoint before the call says what is wrong
             work()
 
-    def _take(self, record: dict[str, Any], before: str | None = None) -> tuple[str, list[str]]:
+    def _take(
+        self, record: dict[str, Any], before: str | None = None
+    ) -> tuple[str, list[str], list[str]]:
         """Scan and record (in a worker thread). Returns the root and, with ``before``,
-        the paths that differ from it."""
+        the paths that differ from it and those of them that are new."""
         shared = self.shared
         with shared.lock:
             self._seed()
@@ -196,20 +199,20 @@ class Live:
         files = sorted(
             path
             for path, (a, b) in diff.items()
-            if not all(e is None or e.kind == "d" for e in (a, b))
+            if not all(e is None or e.kind in ("d", "r") for e in (a, b))
         )
         data = {**record, "root": result.root, "t0": result.started_ns, "files": result.files}
         if before is not None:
             data["changed"], data["changed_files"] = sorted(diff), files
-        self.blobs.add_record(self.session.id, COLLECTION, data, [result.root])
-        return result.root, files
+        self.blobs.add_record(self.session.id, COLLECTION, portable_record(data), [result.root])
+        return result.root, files, [path for path in files if diff[path][0] is None]
 
     async def before(self, call: ProposedCall) -> None:
         if self.too_big:
             return  # said once; walking the whole tree again before every call would not help
         turn = self.current_turn()
         try:
-            root, _ = await asyncio.to_thread(
+            root, _, _ = await asyncio.to_thread(
                 self._take, {"kind": "pre", "turn": turn, "call": call.id, "tool": call.tool}
             )
         except Exception as exc:  # noqa: BLE001 - the call runs anyway; the person is told
@@ -223,7 +226,7 @@ class Live:
             return
         turn, before = opened
         try:
-            _, changed = await asyncio.to_thread(
+            _, changed, created = await asyncio.to_thread(
                 self._take, {"kind": "post", "turn": turn, "call": call.id}, before
             )
         except Exception as exc:  # noqa: BLE001
@@ -231,17 +234,29 @@ class Live:
             return
         self._changed(changed)
         if changed:
+            self._tell(call, changed, created)
             try:
                 await asyncio.to_thread(self._prune)
             except Exception as exc:  # noqa: BLE001 - the store grows; the person is told
                 self._failed("pruning", exc, loses=False)
+
+    def _tell(self, call: ProposedCall, changed: list[str], created: list[str]) -> None:
+        """Tell other plugins which files this call changed (the hook this plugin owns)."""
+        root = self.session.workspace
+        self.session.kernel.hooks.call(
+            "checkpoints_files_changed",
+            session=self.session,
+            call=call,
+            paths=[root / name for name in changed],
+            created=[root / name for name in created],
+        )
 
     def close_open(self) -> None:
         """The turn ended with calls still open (cancelled): record their after-state now."""
         for call_id, (turn, before) in list(self.open.items()):
             del self.open[call_id]
             try:
-                _, changed = self._take({"kind": "post", "turn": turn, "call": call_id}, before)
+                _, changed, _ = self._take({"kind": "post", "turn": turn, "call": call_id}, before)
             except Exception as exc:  # noqa: BLE001
                 self._failed("after a cancelled call", exc)
                 continue
@@ -257,9 +272,8 @@ class Live:
         self.turn_paths.update(dict.fromkeys(changed))
         from ketch.events import ChangesEvent
 
-        self.session.kernel.emit(
-            self.session, ChangesEvent(paths=sorted(self.turn_paths), revert=REVERT)
-        )
+        shown = sorted(shown_name(path) for path in self.turn_paths)
+        self.session.kernel.emit(self.session, ChangesEvent(paths=shown, revert=REVERT))
 
     # --- failures, said once -----------------------------------------------------------------
 

@@ -25,8 +25,9 @@ from ketch_checkpoints.restore import (
     plan_redo,
     plan_undo,
 )
-from ketch_checkpoints.timeline import COLLECTION, Timeline, Window
+from ketch_checkpoints.timeline import COLLECTION, Timeline, Window, portable_record
 from ketch_checkpoints.tree import Entry, Trees
+from ketch_text_kit.names import shown_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
@@ -104,11 +105,12 @@ def _summary(report: Report) -> dict[str, Any]:
 
 
 def _record(target: Target, kind: str, data: dict[str, Any], refs: list[str]) -> int:
-    return target.blobs.add_record(target.session_id, COLLECTION, {"kind": kind, **data}, refs)
+    record = portable_record({"kind": kind, **data})
+    return target.blobs.add_record(target.session_id, COLLECTION, record, refs)
 
 
 def _short(paths: list[str], limit: int = 12) -> str:
-    shown = ", ".join(paths[:limit])
+    shown = ", ".join(shown_name(path) for path in paths[:limit])
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
@@ -344,7 +346,7 @@ async def rewind(
                     f"the changes made from that turn on: {_short(kept)}. Read them before relying on them."
                 )
                 _record(target, "note", {"turns": later, "tell": note}, [])
-                out["conversation"]["files_kept"] = kept
+                out["conversation"]["files_kept"] = [shown_name(p) for p in kept]
     return out
 
 
@@ -386,12 +388,13 @@ def turn_rows(target: Target) -> list[dict[str, Any]]:
         n = target.numbers.get(message.id)
         if n is None:
             continue
-        changed = [p for p in line.changed_by(message.id)]
+        changed = [shown_name(p) for p in line.changed_by(message.id)]
         rows.append(
             {
                 "n": n,
                 "message_id": message.id,
-                "prompt": message.text,
+                # What the person typed: the first text part, not the attachments after it.
+                "prompt": next((p.text for p in message.parts if p.type == "text"), ""),
                 "ts": line.turn_times.get(message.id),
                 "files_changed": changed,
                 "undone": message.id in line.undone,

@@ -28,7 +28,8 @@ from typing import Any
 
 from ketch.storage import BlobStore
 from ketch_checkpoints.timeline import Window
-from ketch_checkpoints.tree import Entry, Trees, same
+from ketch_checkpoints.tree import ROOT, Entry, Trees, same
+from ketch_text_kit.names import shown_name
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -56,7 +57,8 @@ class Outcome:
     expected: Entry | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"path": self.path, "status": self.status}
+        """For the person (``--json`` included): the path as text (``bad\\xff.txt``)."""
+        out = {"path": shown_name(self.path), "status": self.status}
         if self.what:
             out["change"] = self.what
         if self.reason:
@@ -164,6 +166,8 @@ class Workspace:
 
     def state(self, path: str) -> Entry | None:
         """What ``path`` is now, in checkpoint terms (raises :class:`Unsafe`)."""
+        if path == ROOT:
+            return Entry("r", stat.S_IMODE(os.fstat(self.fd).st_mode))
         try:
             fd, name = self.parent(path)
         except FileNotFoundError:
@@ -228,6 +232,9 @@ class Workspace:
             os.close(fd)
 
     def chmod_dir(self, path: str, mode: int) -> None:
+        if path == ROOT:
+            os.fchmod(self.fd, mode)
+            return
         fd, name = self.parent(path)
         try:
             self._chmod_dir(name, fd, mode)
@@ -285,7 +292,7 @@ def _what(change: Change, current: Entry | None) -> str:
     if current is None:
         return "recreated directory" if target.kind == "d" else "recreated"
     if target.kind == current.kind and (
-        target.kind == "d" or (target.kind == "f" and target.ref == current.ref)
+        target.kind in ("d", "r") or (target.kind == "f" and target.ref == current.ref)
     ):
         return "mode"
     return "rewritten"
@@ -401,6 +408,13 @@ def _run(workspace: Workspace, todo: list[tuple[Change, Entry | None, Outcome]])
     def going(entry: Entry | None) -> bool:  # the path should not exist, or not as this kind
         return entry is None or entry.kind == "d"
 
+    # 0. the workspace root's mode, first when it lets the rest be written, else last
+    root = [(c, o) for c, _, o in todo if c.path == ROOT and c.target is not None]
+    todo = [t for t in todo if t[0].path != ROOT]
+    writable = [(c, o) for c, o in root if c.target is not None and c.target.mode & stat.S_IWUSR]
+    for change, outcome in writable:
+        attempt(outcome, workspace.chmod_dir, ROOT, change.target.mode)  # type: ignore[union-attr]
+
     # 1. what should not exist (or not be a file) any more: files and links first
     for change, current, outcome in todo:
         if current is not None and current.kind != "d" and going(change.target):
@@ -430,3 +444,7 @@ def _run(workspace: Workspace, todo: list[tuple[Change, Entry | None, Outcome]])
                 outcome.status, outcome.reason = "failed", "a directory is in the way"
                 continue
             attempt(outcome, workspace.write, change.path, target)
+    # 5. the root's mode when it takes write permission away
+    for change, outcome in root:
+        if (change, outcome) not in writable:
+            attempt(outcome, workspace.chmod_dir, ROOT, change.target.mode)  # type: ignore[union-attr]

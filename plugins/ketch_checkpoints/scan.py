@@ -18,6 +18,7 @@ are left out. Nothing here writes anywhere but the blob store.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ketch.storage import BlobStore, NewBlob
-from ketch_checkpoints.tree import Entry, Trees, children, encode
+from ketch_checkpoints.tree import ROOT, Entry, Trees, children, encode
 
 RACY_NS = 2_000_000_000  # coarse (FAT: 2 s) timestamps make same-tick writes invisible
 FLUSH_BYTES = 32 * 1024 * 1024  # file contents held before they are written out
@@ -93,12 +94,11 @@ def kept_names(directory: str) -> frozenset[str]:
     """The names in ``directory`` that the ignore rules keep (one level)."""
     from ignore import WalkBuilder
 
+    from ketch_tool_kit.walk import under, walk_start
+
+    start, below = walk_start(directory)  # a path that is not UTF-8: from an ancestor
     builder = (
-        WalkBuilder(Path(directory))
-        .hidden(False)
-        .follow_links(False)
-        .require_git(False)
-        .max_depth(1)
+        WalkBuilder(start).hidden(False).follow_links(False).require_git(False).max_depth(1 + below)
     )
     kept: set[str] = set()
     iterator = iter(builder.build())
@@ -109,7 +109,7 @@ def kept_names(directory: str) -> frozenset[str]:
             break
         except Exception:  # noqa: BLE001 - an entry it cannot read: leave it out
             continue
-        if item.depth() == 1:
+        if item.depth() == 1 + below and (not below or under(item.path(), Path(directory))):
             kept.add(item.path().name)
     kept.discard(".git")
     return frozenset(kept)
@@ -259,6 +259,9 @@ class Scanner:
                 entries[name] = self._link(node, name, item.path, st)
         if result.files > self.max_files:
             raise TooManyFiles(f"more than {self.max_files:,} files")
+        if not rel:  # the workspace root: its own mode bits
+            with contextlib.suppress(OSError):
+                entries[ROOT] = Entry("r", stat.S_IMODE(os.stat(path).st_mode))
         for gone in set(node.subdirs) - {n for n, e in entries.items() if e.kind in ("d", "u")}:
             del node.subdirs[gone]
         node.racy &= set(entries)

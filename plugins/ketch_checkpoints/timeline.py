@@ -14,6 +14,9 @@ Every record of the ``checkpoints`` collection is one of:
 
 From them: which turns are applied or undone, what can be redone, and what the model
 has not been told yet.
+
+Paths are kept as the OS gives them; a name whose bytes are not UTF-8 is stored in
+its lossless portable form (``ketch_text_kit.names.portable``) and read back exact.
 """
 
 from __future__ import annotations
@@ -23,8 +26,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ketch.storage import BlobRecord
+from ketch_text_kit.names import from_portable, portable
 
 COLLECTION = "checkpoints"
+
+
+def portable_record(data: Any) -> Any:
+    """A record with every path (every string) in a form JSON and the store can hold."""
+    if isinstance(data, str):
+        return portable(data)
+    if isinstance(data, dict):
+        return {key: portable_record(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [portable_record(value) for value in data]
+    return data
+
+
+def native_record(data: Any) -> Any:
+    """The record as written (:func:`portable_record` undone)."""
+    if isinstance(data, str):
+        return from_portable(data)
+    if isinstance(data, dict):
+        return {key: native_record(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [native_record(value) for value in data]
+    return data
 
 
 @dataclass
@@ -72,7 +98,7 @@ class Timeline:
         line = cls()
         open_calls: dict[str, Window] = {}
         for record in records:
-            data = record.data
+            data = native_record(record.data)
             kind = data.get("kind")
             line.last_seq = record.seq
             if kind == "turn":

@@ -8,7 +8,10 @@ is and carries the stat facts the next checkpoint compares against:
 * ``l`` a symbolic link: ``ref`` is its target (never followed);
 * ``d`` a directory: ``ref`` is its tree;
 * ``b`` a file larger than ``max_file_size`` and ``u`` one that could not be read:
-  recorded by stat only, so a change is seen but cannot be undone.
+  recorded by stat only, so a change is seen but cannot be undone;
+* ``r`` the workspace root itself, entry ``.`` of the root tree: its mode bits (a
+  ``chmod`` of the workspace is undone like any other). Checkpoints taken before this
+  entry existed have none, and then the root's mode is not compared.
 
 Trees are content-addressed like everything else: an unchanged directory is the same
 blob in every checkpoint, which is what keeps the store's growth per checkpoint small.
@@ -17,6 +20,7 @@ blob in every checkpoint, which is what keeps the store's growth per checkpoint 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +28,8 @@ from typing import Any
 from ketch.storage import BlobStore
 
 FORMAT = 1
-CAPTURED = frozenset("fld")  # kinds whose state can be restored
+CAPTURED = frozenset("fldr")  # kinds whose state can be restored
+ROOT = "."  # the root tree's entry for the workspace directory itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +51,7 @@ class Entry:
             return self.ref == other.ref and self.mode == other.mode
         if self.kind == "l":
             return self.ref == other.ref
-        if self.kind == "d":
+        if self.kind in ("d", "r"):
             return self.mode == other.mode
         return self.size == other.size and self.mtime_ns == other.mtime_ns
 
@@ -86,11 +91,17 @@ def same(a: Entry | None, b: Entry | None) -> bool:
     return a.same(b)
 
 
+# A name (or link target) whose bytes are not UTF-8 holds lone surrogates; JSON writes
+# each as its ``\\udcNN`` escape, which ``json.loads`` reads back as the same name.
+_RAW_BYTE = re.compile("[\udc80-\udcff]")
+
+
 def encode(entries: dict[str, Entry]) -> bytes:
     rows = [entries[name].row(name) for name in sorted(entries)]
-    return json.dumps({"v": FORMAT, "e": rows}, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8"
-    )
+    text = json.dumps({"v": FORMAT, "e": rows}, separators=(",", ":"), ensure_ascii=False)
+    if not text.isascii():
+        text = _RAW_BYTE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.encode("utf-8")
 
 
 def decode(data: bytes) -> dict[str, Entry]:
@@ -158,6 +169,8 @@ class Trees:
         old, new = self.tree(before), self.tree(after)
         for name in sorted(old.keys() | new.keys()):
             a, b = old.get(name), new.get(name)
+            if name == ROOT and (a is None or b is None):
+                continue  # a checkpoint from before the root's mode was recorded
             path = f"{prefix}{name}"
             if a is not None and b is not None and a.kind == "d" and b.kind == "d":
                 if a.mode != b.mode:

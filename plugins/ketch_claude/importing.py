@@ -215,7 +215,7 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
         if not added:
             print("  (nothing new to add)")
         elif target.scope == "project":
-            print("  workspace items apply once you trust this workspace's config (ketch trust)")
+            print("  workspace items apply once you trust each of them (ketch trust lists them)")
         if added:
             writes.append((target, text))
     if not writes:

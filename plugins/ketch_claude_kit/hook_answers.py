@@ -97,10 +97,12 @@ def from_process(
     text = ""
     stripped = stdout.strip()
     if stripped.startswith("{"):
+        from ketch_text_kit.jsonline import LineProblem, parse
+
         try:
-            parsed = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            problem = f"printed JSON that does not parse ({exc.msg} at line {exc.lineno}); its answer was ignored"
+            parsed = parse(stripped)
+        except LineProblem as exc:
+            problem = f"printed JSON that cannot be used: {exc.message}; its answer was ignored"
         else:
             if isinstance(parsed, dict):
                 data = parsed

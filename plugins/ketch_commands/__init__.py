@@ -6,7 +6,8 @@
 name). Front matter ``description``, ``argument-hint``, ``model`` and
 ``allowed-tools`` (it only narrows that turn's tools); ``$ARGUMENTS``, ``$0``...;
 ``@file`` references are attached like any prompt's; ``!`cmd``` runs before sending
-only from the user's own folders or a trusted workspace. A skill of the same name wins.
+from the user's own folders, and from a project's only once the person trusted that
+line (``ketch trust`` lists each). A skill of the same name wins.
 See docs/commands.md.
 """
 
@@ -32,6 +33,13 @@ def ketch_register_commands(register: Callable[[Command], None], kernel: Any) ->
         return
     for command in discover(kernel):
         register(command)
+
+
+@hookimpl(optionalhook=True)
+def trust_items(kernel: Any) -> list[Any]:
+    from ketch_commands.trust import items
+
+    return items(kernel)
 
 
 @hookimpl

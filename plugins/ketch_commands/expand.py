@@ -21,11 +21,6 @@ BANG_TIMEOUT = 120.0
 STATE_KEY = "commands"  # this plugin's part of the session state
 
 
-def may_run_commands(ctx: SlashContext, markdown: MarkdownFile) -> bool:
-    """``!`` lines run from the user's own folders, or from a workspace the user trusted."""
-    return markdown.folder.users_own or bool(ctx.session.trusted_workspace)
-
-
 async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> None:
     if ctx.submit is None:
         ctx.print(f"/{name}: this frontend cannot send a command's prompt")
@@ -58,31 +53,43 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
     )
 
 
+def may_run(ctx: SlashContext, markdown: MarkdownFile, command: str, number: int) -> bool:
+    """A line of the person's own folders runs; a project's only while the person has
+    that very line (and the files it runs) trusted."""
+    if markdown.folder.users_own:
+        return True
+    from ketch_commands.trust import line_item
+    from ketch_trust_kit import check
+
+    item = line_item(ctx.kernel, markdown, command, number)
+    return check(ctx.kernel, item, session=ctx.session)
+
+
 async def run_bang_lines(ctx: SlashContext, name: str, markdown: MarkdownFile, text: str) -> str:
-    """Replace each !`cmd` with its output, when the file may run commands; else say so."""
+    """Replace each !`cmd` with its output when it may run; else say why it did not."""
     found = list(BANG.finditer(text))
     if not found:
         return text
-    if not may_run_commands(ctx, markdown):
-        ctx.print(
-            f"/{name}: its !`…` commands did not run: {markdown.folder.label} is this workspace's, "
-            "and the workspace is not trusted (/trust trusts it)"
-        )
-        return BANG.sub(
-            lambda m: f"[!`{m.group(1)}` was not run: the workspace is not trusted]", text
-        )
     from ketch_claude_kit.claude_vars import references
     from ketch_prompt_kit.user_shell import run_user_command
 
+    # What is trusted is the line as the file has it (``ketch trust`` lists those), the
+    # person's own $ARGUMENTS aside: pair each line with the file's, when they pair up.
+    written = [m.group(1) for m in BANG.finditer(markdown.body)]
     outputs: list[str] = []
-    for match in found:
-        unset = sorted(references(match.group(1)))
-        if unset:  # never run with a path that would start at /
-            ctx.print(f"/{name}: $ {match.group(1)} not run: it uses {', '.join(unset)}")
-            outputs.append(f"[!`{match.group(1)}` was not run: {', '.join(unset)} is not set]")
+    for index, match in enumerate(found, 1):
+        command = match.group(1)
+        template = written[index - 1] if len(written) == len(found) else command
+        if not may_run(ctx, markdown, template, index):
+            outputs.append(f"[!`{command}` was not run: not trusted (ketch trust shows it)]")
             continue
-        ctx.print(f"/{name}: $ {match.group(1)}")
-        result = await run_user_command(match.group(1), ctx.session.workspace, timeout=BANG_TIMEOUT)
+        unset = sorted(references(command))
+        if unset:  # never run with a path that would start at /
+            ctx.print(f"/{name}: $ {command} not run: it uses {', '.join(unset)}")
+            outputs.append(f"[!`{command}` was not run: {', '.join(unset)} is not set]")
+            continue
+        ctx.print(f"/{name}: $ {command}")
+        result = await run_user_command(command, ctx.session.workspace, timeout=BANG_TIMEOUT)
         outputs.append(
             result.output.rstrip("\n") if result.exit_code == 0 else result.transcript_text()
         )

@@ -3,9 +3,10 @@
 Taken once per session (a snapshot: a stable system prompt keeps provider prompt
 caches warm); the model is told it is a snapshot.
 
-git runs with a short timeout, no pager, a clean environment (no GIT_* or pager
-variables from the caller), optional locks off, and ``core.fsmonitor`` forced off: a
-repository's own config must not get to run a program just because ketch looked at it.
+git runs through :mod:`ketch_git_kit` (a short timeout, a clean environment, optional
+locks off, and every program a repository could name switched off: filters, fsmonitor,
+hooks, textconv, pager...): a repository must not get to run a program just because
+ketch looked at it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import contextlib
 import datetime
 import os
 import platform
-import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,33 +57,13 @@ class GitState:
         return f"{where}; {', '.join(counts)}: {shown}"
 
 
-def git_env(environ: Mapping[str, str]) -> dict[str, str]:
-    env = {
-        key: environ[key] for key in ("PATH", "HOME", "SYSTEMROOT", "USERPROFILE") if key in environ
-    }
-    env.update(
-        LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_PAGER="cat", PAGER="cat"
-    )
-    return env
-
-
 def git_status(
     workspace: Path, timeout: float, environ: Mapping[str, str] | None = None
 ) -> GitState | str:
     """The repository's state, or a short reason there is none."""
-    environ = os.environ if environ is None else environ
-    git = shutil.which("git", path=environ.get("PATH"))
-    if git is None:
-        return "git is not installed"
-    argv = [
-        git,
-        "--no-pager",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "core.untrackedCache=false",
-        "-C",
-        str(workspace),
+    from ketch_git_kit import run_git
+
+    args = [
         "status",
         "--porcelain=v2",
         "--branch",
@@ -92,25 +71,15 @@ def git_status(
         "--untracked-files=normal",
         "--ignore-submodules=all",
     ]
-    try:
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            timeout=timeout,
-            env=git_env(environ),
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return f"git status took over {timeout:g} s; skipped"
-    except OSError as exc:
-        return f"git could not run ({exc.strerror or exc})"
-    if done.returncode != 0:
+    done = run_git(args, workspace, environ=environ, timeout=timeout)
+    if done.problem:
+        return done.problem + ("; skipped" if "took over" in done.problem else "")
+    if not done.ok:
         err = done.stderr.decode("utf-8", "replace")
         return (
             "not a git repository"
             if "not a git repository" in err
-            else "git status failed: " + (err.strip().splitlines() or ["?"])[-1][:200]
+            else "git status failed: " + done.reason()
         )
     return parse_porcelain(done.stdout.decode("utf-8", "replace"))
 

@@ -6,11 +6,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# One definition of "inside the workspace" and "looks like a secret": the essential
-# guards' own (they always load), so the prompt never reads what a tool would ask for.
+# One definition of "inside the workspace" and "a secret" (by name or content): the
+# essential guards' own (they always load), so the prompt never reads what a tool
+# would ask for.
 from ketch_policy_kit.paths import is_within as within
-from ketch_policy_kit.paths import looks_secret as looks_secret
 from ketch_policy_kit.paths import resolve as resolve
+
+
+def looks_secret(path: Path) -> bool:
+    """A secret by name or content (:mod:`ketch_secret_kit`): never put in the prompt."""
+    from ketch_secret_kit import is_secret
+
+    return is_secret(path)
 
 
 @dataclass

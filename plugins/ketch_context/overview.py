@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ketch_context.files import Read, looks_secret, read_text
+from ketch_text_kit.names import shown_name
 from ketch_text_kit.unicode import strip_invisible
 
 SKIP_DIRS = {"node_modules", "__pycache__", "venv", "dist", "build", "target", "site-packages"}
@@ -134,9 +135,9 @@ def tree(workspace: Path) -> str:
                 count = sum(1 for _ in entry.iterdir())
             except OSError:
                 count = 0
-            shown.append(f"{entry.name}/ ({count})")
+            shown.append(f"{shown_name(entry.name)}/ ({count})")
         else:
-            shown.append(entry.name)
+            shown.append(shown_name(entry.name))
     more = len(shown) - TREE_ENTRIES
     return "  ".join(shown[:TREE_ENTRIES]) + (f"  … and {more} more" if more > 0 else "")
 

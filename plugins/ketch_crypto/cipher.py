@@ -117,6 +117,35 @@ class AesGcmFieldCipher:
         if self.manager is not None:
             self.manager.bind(database, recorded)
 
+    @property
+    def team(self) -> Any:
+        """This member's identity and team-key wrapping (:class:`ketch_crypto.team.TeamKeys`),
+        for a store shared by a team; None without a key manager."""
+        if self.manager is None:
+            return None
+        found = getattr(self, "_team", None)
+        if found is None:
+            from ketch_crypto.team import TeamKeys
+
+            found = self._team = TeamKeys(
+                self.manager.settings,
+                self.manager.database.parent,
+                detach=self.manager.passphrase.detach,
+            )
+        return found
+
+    def for_key(self, data_key: bytes) -> AesGcmFieldCipher:
+        """A cipher over another data key (a team's), with its own lookup-index key."""
+        return AesGcmFieldCipher.from_key(data_key)
+
+    def key_file_beside(self) -> Path | None:
+        """The key file kept beside the bound database, if there is one (an empty
+        database beside it is a truncated store, not a new one)."""
+        if self.manager is None:
+            return None
+        path: Path = self.manager.passphrase.path
+        return path if path.exists() else None
+
     def unlock(self, *, create: bool) -> None:
         """Load the key now; with ``create``, mint one if the keyring has none."""
         if self._keys is None:

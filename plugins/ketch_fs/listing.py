@@ -10,6 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch_text_kit.names import shown_name
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
 from ketch_tool_kit.paths import PathProblem, is_within
@@ -87,11 +88,11 @@ class ListDir(FsTool):
         files: list[str] = []
         kept: set[str] = set()
         for entry in walk(path, max_depth=1):
-            name = entry.path.name
-            kept.add(name)
+            kept.add(entry.path.name)
+            name = shown_name(entry.path.name)
             if entry.is_symlink:
                 try:
-                    files.append(f"{name} -> {os.readlink(entry.path)}")
+                    files.append(f"{name} -> {shown_name(os.readlink(entry.path))}")
                 except OSError:
                     files.append(f"{name} -> ?")
             elif entry.is_dir:

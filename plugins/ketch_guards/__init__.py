@@ -6,7 +6,7 @@ these still ask (votes combine deny > ask > allow, so nothing can override them)
 * writes outside the workspace;
 * writes to git internals (any ``.git`` directory, and ``git config`` that writes);
 * writes to ketch's own config, hooks and MCP settings (the user config dir, where
-  ``config.toml`` and ``trusted.toml`` live, and any ``.ketch/`` directory);
+  ``config.toml`` and ``trust.json`` (the pins) live, and any ``.ketch/`` directory);
 * writes to the other protected paths, which run code later outside any sandbox
   (:mod:`ketch_policy_kit.protected`): ``.claude``, ``.vscode``, ``.idea``, ``.husky``,
   ``.envrc``, ``.gitconfig*``, ``.mcp.json`` at any depth, a repository's

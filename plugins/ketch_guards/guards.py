@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 from ketch.policy import PermissionSnapshot, ProposedCall, Vote
 from ketch.tools import Access, Effect
-from ketch_policy_kit.paths import looks_secret, resolve, tree_secret, write_guard
+from ketch_policy_kit.paths import resolve, write_guard
 from ketch_policy_kit.rules import Rule, compile_scopes, rules_of
 from ketch_policy_kit.scopes import join, read_scope
+from ketch_secret_kit import secret_reason
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_policy_kit.protected import Protected
@@ -64,9 +65,10 @@ def check_path(
     if effect == Effect.WRITE:
         reason = write_guard(path, snapshot.workspace, protected(path))
         return Finding(reason) if reason else None
-    if looks_secret(path) and not secret_allowed(path, tool, snapshot):
+    why = secret_reason(path, within=snapshot.workspace)
+    if why and not secret_allowed(path, tool, snapshot):
         return Finding(
-            f"reads a file that looks like a secret ({path.name})",
+            f"reads a file that looks like a secret ({path.name}: {why})",
             read_scope(path, snapshot.workspace),
         )
     return None
@@ -113,7 +115,7 @@ def check_command(
             if reason:
                 findings.append(Finding(reason))
 
-    def read(paths: list[str] | None, source: str, kind: str) -> None:
+    def read(paths: list[str] | None, source: str, kind: str, walk: object = None) -> None:
         if paths is None:
             if not masked:  # in the sandbox, secrets are masked whatever the name
                 findings.append(
@@ -124,21 +126,21 @@ def check_command(
             return
         for path in paths:
             if kind in ("tree", "vtree") and os.path.isdir(path):
-                if masked:
-                    continue
-                found = tree_secret(path, hidden=kind == "tree")
+                found = _tree_secret(path, walk, snapshot, masked=masked)
                 if found is not None:
-                    what = (
-                        f"a secret-looking file ({found})"
-                        if found
-                        else "more files than can be checked for secrets"
-                    )
-                    findings.append(Finding(f"reads everything under {path}, which holds {what}"))
+                    findings.append(Finding(found))
                 continue
             finding = check_path(tool, Effect.READ, path, snapshot)
             if finding:
                 findings.append(finding)
 
+    rewritten = analysis.selection_rewritten
+    if rewritten is not None:
+        findings.append(
+            Finding(
+                f"it writes {rewritten} and reads a tree recursively in the same line (which files it reads is decided after the check)"
+            )
+        )
     links = any(part.links for part in analysis.parts)
     for redirect in analysis.redirects:
         if redirect.writes and not redirect.harmless and redirect.target is not None:
@@ -168,7 +170,7 @@ def check_command(
             if use.kind == "write":
                 write(resolve_word(use.word, use.cwds), use.word.source, "writes to")
             elif use.kind in CONTENT_READS:
-                read(resolve_word(use.word, use.cwds), use.word.source, use.kind)
+                read(resolve_word(use.word, use.cwds), use.word.source, use.kind, use.walk)
         if not part.known:
             # A program the table does not know: its arguments are read as paths on the
             # chance they are files it reads (best effort: it may read anything).
@@ -180,6 +182,23 @@ def check_command(
             Finding("a link is made in the same command line, and a later read may go through it")
         )
     return findings
+
+
+def _tree_secret(path: str, walk: object, snapshot: PermissionSnapshot, *, masked: bool) -> str | None:
+    """A secret a recursive read of ``path`` would reach, by that program's own walk
+    (inside the workspace or, through symlinks it follows, outside it); None when there
+    is none or the sandbox masks what it reaches."""
+    from ketch_shell_kit.reach import EVERYTHING, Walk, reach
+
+    chosen = walk if isinstance(walk, Walk) else EVERYTHING
+    found = reach(
+        path, chosen, workspace=Path("/"), cwd=path, masked=masked, content_within=snapshot.workspace
+    )
+    if found is None:
+        return None
+    if found.kind == "secret":
+        return f"reads everything under {path}, which holds a secret-looking file ({found.path}: {found.why})"
+    return f"reads everything under {path}: {found.describe(path).split(', ', 1)[1]}"
 
 
 def vote(
@@ -204,4 +223,5 @@ def vote(
         reason="; ".join(reasons),
         plugin="guards",
         scope=join([f.scope for f in findings]),
+        origin="guard",
     )

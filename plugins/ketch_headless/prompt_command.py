@@ -11,16 +11,14 @@ and its stdout decides: ``{"decision": "allow" | "deny", "message": "...",
 "scope": "once" | "session"}``. ``message`` goes to the model on a deny; ``session``
 allows the request's scope for the rest of the session (when it has one). Anything
 else denies: no answer, output that is not that JSON, a non-zero exit, or no answer
-within the timeout (the command is then killed, with its whole process group).
+within the timeout (the command is then killed, with its whole process group). The
+answer is read as soon as the command exits (a background child it left holding
+stdout does not hold it up), and its process group is ended then too.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import os
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import ApprovalAnswer, ApprovalRequest
 
 DEFAULT_TIMEOUT = 60.0
+ORIGIN = "prompt-command"  # who answers (PermissionEvent.origin, docs/provenance.md)
 MAX_ANSWER = 1 << 20  # bytes of stdout read as the answer
 
 
@@ -62,51 +61,45 @@ class PromptCommand:
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         from ketch.childenv import child_environment
         from ketch.policy import ApprovalAnswer
+        from ketch_process_kit.oneshot import run_once
 
         what = f"{request.call.tool} ({request.summary})" if request.summary else request.call.tool
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                "/bin/sh",
-                "-c",
-                self.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.workspace,
-                env=child_environment(self.environ),
-                start_new_session=True,  # its own process group: a timeout kills all of it
-            )
-        except OSError as exc:
-            return self._deny(
-                f"the permission prompt command could not start ({exc.strerror or exc}); denied {what}"
-            )
-        try:
-            out, err = await asyncio.wait_for(
-                proc.communicate(self.request_json(request)), self.timeout
-            )
-        except TimeoutError:
-            await _kill(proc)
+        done = await run_once(
+            ["/bin/sh", "-c", self.command],
+            stdin=self.request_json(request),
+            cwd=self.workspace,
+            env=child_environment(self.environ),
+            timeout=self.timeout,
+            max_output=MAX_ANSWER,
+        )
+        if done.code is None and done.problem.startswith("timed out"):
             return self._deny(
                 f"the permission prompt command gave no answer within {self.timeout:g} s; denied {what}"
             )
-        except asyncio.CancelledError:
-            await _kill(proc)
-            raise
+        if done.code is None:
+            return self._deny(f"the permission prompt command {done.problem}; denied {what}")
+        out, err = done.stdout, done.stderr
         tail = _last_line(err)
-        if proc.returncode != 0:
+        if done.code != 0:
             detail = f" (stderr: {tail})" if tail else ""
             return self._deny(
-                f"the permission prompt command failed (exit {proc.returncode}){detail}; denied {what}"
+                f"the permission prompt command failed (exit {done.code}){detail}; denied {what}"
             )
-        answer, problem = parse_answer(out[:MAX_ANSWER])
+        if done.stdout_cut:
+            return self._deny(
+                f"the permission prompt command answered more than {MAX_ANSWER:,} bytes; denied {what}"
+            )
+        answer, problem = parse_answer(out)
         if problem:
             return self._deny(f"the permission prompt command {problem}; denied {what}")
         assert answer is not None
         if answer["decision"] == "deny":
             message = answer.get("message")
-            return ApprovalAnswer(approved=False, message=str(message) if message else None)
+            return ApprovalAnswer(
+                approved=False, message=str(message) if message else None, origin=ORIGIN
+            )
         remember = "session" if answer.get("scope") == "session" and request.scope else "once"
-        return ApprovalAnswer(approved=True, remember=remember)  # type: ignore[arg-type]
+        return ApprovalAnswer(approved=True, remember=remember, origin=ORIGIN)  # type: ignore[arg-type]
 
     def _deny(self, message: str) -> ApprovalAnswer:
         from ketch.policy import ApprovalAnswer
@@ -116,14 +109,20 @@ class PromptCommand:
 
 
 def parse_answer(out: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The answer object, or a description of what was wrong with it."""
+    """The answer object, or a description of what was wrong with it. The answer must
+    be UTF-8 JSON: an answer with a corrupted byte is no answer (it could be a
+    corrupted scope or decision)."""
+    from ketch_text_kit.jsonline import LineProblem, parse
+
     text = out.decode("utf-8", "replace").strip()
     if not text:
         return None, "gave no answer on stdout"
     try:
-        answer = json.loads(text)
-    except ValueError:
-        return None, f"did not answer with JSON ({text.splitlines()[0][:120]!r})"
+        answer = parse(out.strip())
+    except LineProblem as exc:
+        if exc.kind == "not_json":
+            return None, f"did not answer with JSON ({text.splitlines()[0][:120]!r})"
+        return None, f"answered something that cannot be used ({exc.message})"
     if not isinstance(answer, dict):
         return None, "answered JSON that is not an object"
     if answer.get("decision") not in ("allow", "deny"):
@@ -138,11 +137,3 @@ def parse_answer(out: bytes) -> tuple[dict[str, Any] | None, str]:
 def _last_line(data: bytes) -> str:
     lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
-
-
-async def _kill(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(proc.wait(), 5)

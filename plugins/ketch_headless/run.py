@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ketch.errors import UsageError
 from ketch_headless.meter import TurnMeter
+from ketch_text_kit.terminal import for_terminal, line_for_terminal
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import TurnEndEvent
@@ -28,12 +29,19 @@ def read_prompt(kernel: Kernel) -> str:
 
 
 class TextPrinter:
-    """``text``: progress on stderr as it happens; the answer on stdout at the end."""
+    """``text``: progress on stderr as it happens; the answer on stdout at the end.
+
+    Everything from the model or a tool passes through ``for_terminal`` (escape
+    sequences shown, not obeyed) on its way to stderr, and to stdout when that is a
+    terminal; ketch's own cursor handling (the waiting line) is written around it."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
 
     waiting = False
+
+    def say(self, text: str) -> None:
+        self.err.write(for_terminal(text))
 
     def __call__(self, event: Any) -> None:  # one of ketch.events.Event
         kind = event.type
@@ -42,21 +50,19 @@ class TextPrinter:
             self.waiting = False
         if kind == "tool_call":
             args = json.dumps(event.input, ensure_ascii=False)  # type: ignore[union-attr]
-            self.err.write(f"• {event.name} {args[:300]}\n")  # type: ignore[union-attr]
+            self.say(f"• {line_for_terminal(event.name)} {args[:300]}\n")  # type: ignore[union-attr]
         elif kind == "permission" and event.decision != "allow":  # type: ignore[union-attr]
             verdict = "approved" if event.approved else "not run"  # type: ignore[union-attr]
-            self.err.write(f"  {event.decision}: {event.reason} ({verdict})\n")  # type: ignore[union-attr]
+            self.say(f"  {event.decision}: {event.reason} ({verdict})\n")  # type: ignore[union-attr]
         elif kind == "tool_result" and not event.ok:  # type: ignore[union-attr]
-            self.err.write(
-                f"  ✗ {event.output.splitlines()[0][:300] if event.output else 'failed'}\n"
-            )  # type: ignore[union-attr]
+            self.say(f"  ✗ {event.output.splitlines()[0][:300] if event.output else 'failed'}\n")  # type: ignore[union-attr]
         elif kind == "tool_result" and event.diff:  # type: ignore[union-attr]
-            self.err.write(event.diff if event.diff.endswith("\n") else event.diff + "\n")  # type: ignore[union-attr]
+            self.say(event.diff if event.diff.endswith("\n") else event.diff + "\n")  # type: ignore[union-attr]
         elif kind == "error":
             retry = f" (retrying in {event.retry_in:.1f}s)" if event.retry_in else ""  # type: ignore[union-attr]
-            self.err.write(f"ketch: {event.kind}: {event.message}{retry}\n")  # type: ignore[union-attr]
+            self.say(f"ketch: {event.kind}: {event.message}{retry}\n")  # type: ignore[union-attr]
         elif kind == "notice":
-            self.err.write(f"ketch: {event.message}\n")  # type: ignore[union-attr]
+            self.say(f"ketch: {event.message}\n")  # type: ignore[union-attr]
         elif kind == "retry":
             dropped = "; its partial output is discarded" if event.discard else ""  # type: ignore[union-attr]
             self.err.write(
@@ -76,7 +82,8 @@ class TextPrinter:
 
     def finish(self, end: TurnEndEvent, session: Session) -> None:
         if end.text:
-            self.out.write(end.text if end.text.endswith("\n") else end.text + "\n")
+            text = end.text if end.text.endswith("\n") else end.text + "\n"
+            self.out.write(for_terminal(text) if self.out.isatty() else text)
             self.out.flush()
         if end.stop_reason != "end_turn":
             self.err.write(f"ketch: turn ended: {end.stop_reason}\n")
@@ -158,16 +165,15 @@ def terminal_approver() -> Any:
         from ketch.policy import ApprovalAnswer
 
         asker = f" (subagent {request.agent})" if getattr(request, "agent", None) else ""
-        sys.stderr.write(
-            f"\n{request.call.tool}{asker}: {request.summary}\n  {request.reason}\n  allow? [y]es / [n]o / [s]ession: "
-        )
+        question = f"\n{request.call.tool}{asker}: {request.summary}\n  {request.reason}\n"
+        sys.stderr.write(for_terminal(question) + "  allow? [y]es / [n]o / [s]ession: ")
         sys.stderr.flush()
         answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
         if answer in ("y", "yes"):
-            return ApprovalAnswer(approved=True)
+            return ApprovalAnswer(approved=True, origin="person")
         if answer in ("s", "session"):
-            return ApprovalAnswer(approved=True, remember="session")
-        return ApprovalAnswer(approved=False)
+            return ApprovalAnswer(approved=True, remember="session", origin="person")
+        return ApprovalAnswer(approved=False, origin="person")
 
     return approve
 
@@ -311,7 +317,7 @@ def run_stream_json_input(kernel: Kernel, fmt: str, claude: ClaudeRun) -> int:
     if hasattr(printer, "bind"):
         printer.bind(session, claude.turn_tools)
     try:
-        ok = run_stream_input(
+        return run_stream_input(
             kernel,
             session,
             printer,
@@ -320,4 +326,3 @@ def run_stream_json_input(kernel: Kernel, fmt: str, claude: ClaudeRun) -> int:
         )
     finally:
         kernel.end(session, "exit")
-    return 0 if ok else 1

@@ -12,7 +12,9 @@ Each stdin line is one JSON object:
 * EOF: the turns already sent finish, then the session ends.
 
 A line that is not one of these gets an ``error`` event (kind ``bad_input``) and is
-skipped; the session goes on.
+skipped; the session goes on. Every line is read as hostile: at most
+:data:`MAX_LINE` bytes (a longer one is read to its end and dropped, never held),
+UTF-8, JSON nested at most :data:`ketch_text_kit.jsonline.MAX_DEPTH` deep.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+from ketch_text_kit.jsonline import Line, too_long_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import TurnEndEvent
@@ -37,6 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # The control lines of Claude Code's protocol (--stream-schema claude): ketch's requests
 # are answered (control_response) or withdrawn (control_cancel_request) on stdin too.
 CHANNEL_LINES = ("control_request", "control_response", "control_cancel_request")
+
+
+MAX_LINE = 50 * 1024 * 1024  # bytes in one stdin line (images travel base64 inside)
 
 
 class BadLine(ValueError):
@@ -99,10 +107,12 @@ def parse_line(
 ) -> UserLine | dict[str, Any]:
     """A user message, or a control line (the object itself): ``control`` names the
     control types accepted (the Agent SDK's channel also answers ketch's requests)."""
+    from ketch_text_kit.jsonline import LineProblem, parse
+
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BadLine(f"not JSON ({exc})") from None
+        data = parse(raw)
+    except LineProblem as exc:
+        raise BadLine(exc.message) from None
     if not isinstance(data, dict):
         raise BadLine("not a JSON object")
     kind = data.get("type")
@@ -124,11 +134,13 @@ def parse_line(
 
 
 def _reader(
-    loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[bytes | None], stream: BinaryIO
+    loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[Line | None], stream: BinaryIO
 ) -> None:
     """Blocking reads on a thread (stdin may be a file, a pipe or a terminal)."""
+    from ketch_text_kit.jsonline import read_line
+
     try:
-        for line in iter(stream.readline, b""):
+        while (line := read_line(stream, MAX_LINE)) is not None:
             loop.call_soon_threadsafe(inbox.put_nowait, line)
     except (OSError, ValueError):
         pass
@@ -157,6 +169,7 @@ class StreamSession:
         self.current: asyncio.Task[TurnEndEvent] | None = None
         self.interrupted = False  # the running turn was cancelled on request: not a failure
         self.failed = False
+        self.stopping = False  # a signal ends the session: no further turn starts
 
     def bad_input(self, number: int, problem: str) -> None:
         from ketch.events import ErrorEvent
@@ -209,10 +222,10 @@ class StreamSession:
         )
 
     async def worker(self) -> None:
-        from ketch.events import MessageEvent
+        from ketch.events import MessageEvent, TurnEndEvent
         from ketch.messages import Message, TextPart
 
-        while (job := await self.jobs.get()) is not None:
+        while not self.stopping and (job := await self.jobs.get()) is not None:
             if not job.query:
                 message = Message(role="user", parts=(TextPart(text=job.text), *job.images))
                 self.session.append(message)
@@ -229,7 +242,17 @@ class StreamSession:
                     self.session, job.text, approver=self.approver, parts=job.images
                 )
             )
-            end = await self.current
+            me = asyncio.current_task()
+            try:
+                end = await self.current
+            except asyncio.CancelledError:
+                if me is not None and me.cancelling():
+                    raise
+                # Interrupted before the turn even began: it still ends, once, cancelled.
+                end = TurnEndEvent(text="", stop_reason="cancelled")
+                self.kernel.emit(self.session, end)
+            if me is not None and me.cancelling():
+                self.stopping = True  # a signal: the turn ended cancelled; no other starts
             self.current = None
             self.printer.finish(end, self.session)
             if end.stop_reason != "end_turn" and not (
@@ -239,19 +262,37 @@ class StreamSession:
 
     async def run(self, stream: BinaryIO) -> None:
         loop = asyncio.get_running_loop()
-        inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        inbox: asyncio.Queue[Line | None] = asyncio.Queue()
         threading.Thread(
             target=_reader, args=(loop, inbox, stream), name="ketch-stdin", daemon=True
         ).start()
         worker = asyncio.create_task(self.worker())
+        try:
+            await self._read(inbox, worker)
+            self.jobs.put_nowait(None)
+            if self.channel is not None:
+                self.channel.close()  # nobody is left to answer ketch's requests
+            await worker
+        finally:
+            if not worker.done():  # cancelled (a signal): the running turn ends as cancelled
+                self.stopping = True  # and no queued message starts another
+                self.jobs.put_nowait(None)
+                worker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await worker
+
+    async def _read(self, inbox: asyncio.Queue[Line | None], worker: asyncio.Task[None]) -> None:
         number = 0
-        while (raw := await inbox.get()) is not None:
+        while (line := await inbox.get()) is not None:
             number += 1
-            if not raw.strip():
+            if line.too_long:
+                self.bad_input(number, too_long_problem(line, MAX_LINE).message)
+                continue
+            if not line.data.strip():
                 continue
             try:
                 parsed = parse_line(
-                    raw, CHANNEL_LINES if self.channel is not None else ("control_request",)
+                    line.data, CHANNEL_LINES if self.channel is not None else ("control_request",)
                 )
             except BadLine as exc:
                 self.bad_input(number, str(exc))
@@ -262,10 +303,6 @@ class StreamSession:
                 self.control(parsed)
             if worker.done():
                 break
-        self.jobs.put_nowait(None)
-        if self.channel is not None:
-            self.channel.close()  # nobody is left to answer ketch's requests
-        await worker
 
 
 def run_stream_input(
@@ -275,9 +312,11 @@ def run_stream_input(
     approver: Approver | None,
     *,
     claude: ClaudeRun | None = None,
-) -> bool:
-    """Serve stdin until EOF. True when every line was good and every turn ended
-    normally (or was interrupted on request)."""
+) -> int:
+    """Serve stdin until EOF. The exit status: 0 when every line was good and every turn
+    ended normally (or was interrupted on request), 1 otherwise, 128 + N when signal N
+    ended it (the running turn cancelled first)."""
+    from ketch.signals import run_cancellable
 
     def write(obj: dict[str, Any]) -> None:
         printer.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -286,6 +325,9 @@ def run_stream_input(
     runner = StreamSession(
         kernel, session, printer, approver, getattr(printer, "write", write), claude
     )
+    # The reading thread gets a stdin of its own: when ketch exits while it waits for a
+    # line, the interpreter's own sys.stdin is not held by it.
+    stream = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
 
     async def serve() -> None:
         if claude is not None and getattr(printer, "claude_schema", False):  # the SDK's channel
@@ -295,9 +337,11 @@ def run_stream_input(
             if runner.channel.asks_program:
                 runner.approver = runner.channel.approve
         try:
-            await runner.run(sys.stdin.buffer)
+            await runner.run(stream)
         finally:
             await session.provider.aclose()
 
-    asyncio.run(serve())
-    return not runner.failed
+    outcome = run_cancellable(serve)
+    if outcome.exit_code is not None:
+        return outcome.exit_code
+    return 1 if runner.failed else 0

@@ -11,8 +11,9 @@ PostToolUseFailure, Notification, Stop, SubagentStart, SubagentStop, PreCompact,
 PostCompact. The JSON on stdin and the JSON a hook prints follow Claude Code's
 contract (``payload``, ``output``, ``handlers``); exit 2 blocks with stderr as the
 reason. Hooks run as asynchronous subprocesses, side by side, with a timeout and
-capped output. A workspace's ``.ketch/config.toml`` cannot add hooks until the
-workspace is trusted. ``ketch hooks import`` brings a ``.claude/settings.json``'s
+capped output. A hook of a workspace's ``.ketch/config.toml`` runs only while the
+person has it trusted (``ketch trust`` pins it; a changed hook, or a changed script it
+runs, is held back again). ``ketch hooks import`` brings a ``.claude/settings.json``'s
 hooks over.
 """
 
@@ -50,6 +51,22 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
     from ketch_hooks.settings import HOOKS
 
     register(HOOKS)
+
+
+@hookimpl(optionalhook=True)
+def trust_setting_items(kernel: Any, key: tuple[str, ...], value: Any) -> list[Any] | None:
+    if key != ("hooks",):
+        return None
+    from ketch_hooks.trust import setting_items
+
+    return setting_items(kernel, value)
+
+
+@hookimpl(optionalhook=True)
+def trust_items(kernel: Any) -> list[Any]:
+    from ketch_hooks.trust import claude_items
+
+    return claude_items(kernel)
 
 
 @hookimpl

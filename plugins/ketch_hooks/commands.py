@@ -73,8 +73,8 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
             print(text.rstrip("\n"))
         for line in conversion.skipped:
             print(f"  not imported: {line}")
-        if scope == "project" and added and not kernel.trusted:
-            print("  workspace hooks run once you trust this workspace (ketch trust)")
+        if scope == "project" and added and not args.dry_run:
+            print("  a workspace's hooks run once you trust them: `ketch trust` shows each one")
     return 0
 
 

@@ -6,15 +6,15 @@ with the child environment every process ketch starts gets (no secret-looking
 variables; ``CLAUDE_PROJECT_DIR`` and ``KETCH_*`` added). The event's JSON goes to
 its stdin. A hook still running at its timeout is killed with its whole group and
 its output discarded; stdout and stderr are kept up to :data:`MAX_OUTPUT` bytes each.
+A hook is done when its process exits, whatever it left running (a background child
+holding stdout open does not hold up the answer); its group is ended then too
+(``ketch_process_kit.oneshot``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -72,7 +72,13 @@ async def run_event(
     """Run every hook of ``event`` whose matcher accepts ``names``, all at once, and
     return their runs in configuration order. ``payload(hook)`` is the JSON each gets.
     ``async`` hooks are handed to ``detach`` (started, never waited for)."""
-    hooks = [h for h in configured(session, event) if matches(h.matcher, names)]
+    from ketch_hooks.trust import allowed
+
+    hooks = [
+        h
+        for h in configured(session, event)
+        if matches(h.matcher, names) and allowed(session, event, h)
+    ]
     if not hooks:
         return []
     env = hook_env(session, event)
@@ -88,67 +94,25 @@ async def run_event(
 
 
 async def run_command(hook: HookCommand, body: bytes, cwd: str, env: dict[str, str]) -> HookRun:
+    from ketch_process_kit.oneshot import run_once
+
     argv, refused = hook.argv()  # ${CLAUDE_PLUGIN_ROOT} expanded, or not run at all
     if argv is None:
         return HookRun(hook, None, problem=refused)
-    env = {**env, **hook.environment()}
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,  # its own process group: a timeout kills all of it
-        )
-    except OSError as exc:
-        return HookRun(hook, None, problem=f"could not start ({exc.strerror or exc})")
-    try:
-        out, err, code = await asyncio.wait_for(_communicate(proc, body), hook.timeout)
-    except TimeoutError:
-        await _kill(proc)
-        return HookRun(hook, None, problem=f"timed out after {hook.timeout:g} s")
-    except BaseException:
-        await asyncio.shield(_kill(proc))
-        raise
-    return HookRun(hook, code, _text(out), _text(err))
+    done = await run_once(
+        argv,
+        stdin=body,
+        cwd=cwd,
+        env={**env, **hook.environment()},
+        timeout=hook.timeout,
+        max_output=MAX_OUTPUT,
+    )
+    if done.code is None:
+        return HookRun(hook, None, problem=done.problem)
+    return HookRun(
+        hook, done.code, _text(done.stdout, done.stdout_cut), _text(done.stderr, done.stderr_cut)
+    )
 
 
-async def _communicate(proc: asyncio.subprocess.Process, body: bytes) -> tuple[bytes, bytes, int]:
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-
-    async def feed() -> None:
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            proc.stdin.write(body)  # type: ignore[union-attr]
-            await proc.stdin.drain()  # type: ignore[union-attr]
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            proc.stdin.close()  # type: ignore[union-attr]
-
-    _, out, err = await asyncio.gather(feed(), _read_capped(proc.stdout), _read_capped(proc.stderr))
-    return out, err, await proc.wait()
-
-
-async def _read_capped(stream: asyncio.StreamReader) -> bytes:
-    """Everything up to MAX_OUTPUT; the rest is read and dropped (the hook must not
-    stall on a full pipe)."""
-    kept = bytearray()
-    dropped = False
-    while chunk := await stream.read(65536):
-        room = MAX_OUTPUT - len(kept)
-        if room > 0:
-            kept += chunk[:room]
-        dropped = dropped or len(chunk) > room
-    return bytes(kept) + (CUT.format(n=MAX_OUTPUT).encode() if dropped else b"")
-
-
-async def _kill(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        await proc.wait()
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
+def _text(data: bytes, cut: int) -> str:
+    return data.decode("utf-8", errors="replace") + (CUT.format(n=MAX_OUTPUT) if cut else "")

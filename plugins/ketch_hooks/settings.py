@@ -79,5 +79,5 @@ class HooksSettings(RootModel[dict[str, list[HookCommand]]]):
         return self.root == other if isinstance(other, dict) else super().__eq__(other)
 
 
-# Hooks run commands: a repository can add none until the workspace is trusted.
+# Hooks run commands: a repository's apply one by one, as the person trusts them.
 HOOKS = SettingsSection("hooks", HooksSettings, workspace_safe=False)

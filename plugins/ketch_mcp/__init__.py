@@ -1,7 +1,7 @@
 """MCP client: the tools of configured MCP servers, offered as ``mcp__SERVER__TOOL``.
 
 Servers come from ``[mcp_servers.NAME]`` (stdio: command, args, env; streamable
-HTTP: url). The MCP SDK is an optional extra (``pip install 'ketch[mcp]'``) and is
+HTTP: url); a workspace's own start only once the person trusted each (``ketch trust``). The MCP SDK is an optional extra (``pip install 'ketch[mcp]'``) and is
 imported only when a server is configured. See docs/mcp.md.
 """
 
@@ -13,6 +13,22 @@ from typing import Any
 from ketch import hookimpl
 from ketch.commands import Command
 from ketch.plugins import provides
+
+
+@hookimpl(optionalhook=True)
+def trust_setting_items(kernel: Any, key: tuple[str, ...], value: Any) -> list[Any] | None:
+    if key != ("mcp_servers",):
+        return None
+    from ketch_mcp.trust import setting_items
+
+    return setting_items(kernel, value)
+
+
+@hookimpl(optionalhook=True)
+def trust_items(kernel: Any) -> list[Any]:
+    from ketch_mcp.trust import dot_mcp_items
+
+    return dot_mcp_items(kernel)
 
 
 @hookimpl

@@ -47,5 +47,5 @@ class McpServers(RootModel[dict[str, McpServer]]):
         return self.root == other if isinstance(other, dict) else super().__eq__(other)
 
 
-# A server is code that runs: a repository can add none until the workspace is trusted.
+# A server is code that runs: a repository's start one by one, as the person trusts them.
 MCP_SERVERS = SettingsSection("mcp_servers", McpServers, workspace_safe=False)

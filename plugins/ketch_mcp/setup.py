@@ -81,7 +81,13 @@ def sdk_installed() -> bool:
 
 
 def register_tools(kernel: Any, register: Callable[[Any], None]) -> None:
+    from ketch_mcp.trust import allowed
+
     servers = kernel.settings.of(McpServers)
+    if not servers:
+        return
+    tables = {name: server.model_dump() for name, server in servers.items()}
+    servers = McpServers({n: s for n, s in servers.items() if allowed(kernel, n, tables[n])})
     if not servers:
         return
     state = state_of(kernel)

@@ -80,6 +80,7 @@ def compose(
     (a bad ``deny`` or ``read_only`` entry empties the allow list: it fails closed)."""
     user: dict[str, list[Pattern]] = {key: [] for key in KEYS}
     workspace: dict[str, tuple[Pattern, ...] | None] = {key: None for key in KEYS}
+    managed: dict[str, tuple[Pattern, ...] | None] = {key: None for key in KEYS}
     errors: list[str] = []
     notices: list[str] = []
     for layer in layers:
@@ -97,7 +98,9 @@ def compose(
                 if key not in part:
                     continue
                 found = parse_patterns(part[key], f"{layer.source}: {where} {key}", errors)
-                if layer.name != "workspace" or workspace_widens:
+                if layer.name == "managed":  # the system-wide policy: bounds, never widens
+                    managed[key] = (managed[key] or ()) + found
+                elif layer.name != "workspace" or workspace_widens:
                     user[key] += found
                 else:
                     workspace[key] = (workspace[key] or ()) + found
@@ -107,8 +110,15 @@ def compose(
             )
     allow = _narrowed(user["allow"], workspace["allow"], "allow", notices)
     local = _narrowed(user["local"], workspace["local"], "local", notices)
-    deny = user["deny"] + list(workspace["deny"] or ())
-    read_only = user["read_only"] + list(workspace["read_only"] or ())
+    # The managed policy's allow/local are an upper bound on everyone's (an entry stays
+    # only inside one of them; the policy never allows by itself); its deny/read_only
+    # add (docs/managed.md).
+    allow = _bounded(allow, managed["allow"])
+    local = _bounded(local, managed["local"])
+    deny = user["deny"] + list(workspace["deny"] or ()) + list(managed["deny"] or ())
+    read_only = (
+        user["read_only"] + list(workspace["read_only"] or ()) + list(managed["read_only"] or ())
+    )
     if any(" deny: " in e or " read_only: " in e for e in errors):
         allow = []  # a deny rule that did not parse: allow nothing by the list (every host asks)
         notices.append(
@@ -122,6 +132,12 @@ def compose(
         errors=tuple(errors),
         notices=tuple(notices),
     )
+
+
+def _bounded(entries: list[Pattern], bound: tuple[Pattern, ...] | None) -> list[Pattern]:
+    if bound is None:
+        return list(entries)
+    return [e for e in entries if any(b.covers(e) for b in bound)]
 
 
 def _narrowed(
@@ -143,7 +159,7 @@ def inject_rules(layers: Iterable[LayerLike]) -> dict[str, InjectSettings]:
     """``[sandbox.network.inject]`` from the user's own layers (never the workspace's)."""
     found: dict[str, InjectSettings] = {}
     for layer in layers:
-        if layer.error or layer.name == "workspace":
+        if layer.error or layer.name in ("workspace", "managed"):
             continue
         table = network_table(layer.data).get("inject")
         if not isinstance(table, dict):

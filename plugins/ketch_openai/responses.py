@@ -101,6 +101,9 @@ class ResponsesProvider(OpenAIBase):
                     "name": t.name,
                     "description": t.description,
                     "parameters": t.input_schema,
+                    # Required by the API's types; ketch's schemas (optional fields with
+                    # defaults) are not strict-mode schemas, so strict is off.
+                    "strict": False,
                 }
                 for t in request.tools
             ]
@@ -194,7 +197,7 @@ def _input(part: TextPart | ImagePart) -> dict[str, Any]:
     fitted = fit_image(part, OPENAI_IMAGES) if isinstance(part, ImagePart) else part
     if isinstance(fitted, TextPart):
         return {"type": "input_text", "text": fitted.text}
-    return {"type": "input_image", "image_url": fitted.data_uri()}
+    return {"type": "input_image", "image_url": fitted.data_uri(), "detail": "auto"}
 
 
 def _assistant_items(message: Message, kind: str) -> list[dict[str, Any]]:

@@ -1,18 +1,17 @@
-"""The permission engine: modes, profiles, scoped rules, shell analysis, approvals
-and workspace trust (docs/permissions.md has the whole picture and the profile table).
+"""The permission engine: modes, profiles, scoped rules, shell analysis and approvals
+(docs/permissions.md has the whole picture and the profile table).
 
 Every proposed call gets this plugin's vote (the hard guards in ``ketch_guards`` vote
 beside it; deny > ask > allow). "Always allow" answers are persisted per workspace
 through the store and loaded when a session starts; "allow for this session" ones
-never outlive the session. Workspace trust is the user's own list in the user config
-dir (``trusted.toml``), written by ``ketch trust`` or ``/trust``.
+never outlive the session. A workspace's own allow rules apply one by one, as the
+person trusts them (the trust plugin; this plugin lists each rule as an item).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
 from ketch.commands import Command
@@ -21,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
     from ketch.events import Event
+    from ketch.kernel import Kernel
     from ketch.modes import Mode, Profile
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.session import Session
@@ -83,11 +83,25 @@ def ketch_policy_vote(
     return vote(call, snapshot)
 
 
-@hookimpl
-def ketch_workspace_trusted(workspace: Path) -> bool | None:
-    from ketch_policy.trust import is_trusted
+@hookimpl(optionalhook=True)
+def trust_setting_items(kernel: Kernel, key: tuple[str, ...], value: Any) -> list[Any] | None:
+    """Each allow rule a workspace's config sets is an item of its own."""
+    if key != ("permissions", "allow") or not isinstance(value, list):
+        return None
+    from ketch_trust_kit import make_item
 
-    return True if is_trusted(workspace) else None
+    return [
+        make_item(
+            "allow rule",
+            str(rule),
+            ".ketch/config.toml",
+            {"allow": rule},
+            f"permissions.allow: {rule}",
+            workspace=kernel.workspace,
+            setting=(*key, index),
+        )
+        for index, rule in enumerate(value)
+    ]
 
 
 @hookimpl
@@ -102,6 +116,15 @@ def ketch_session_start(session: Session) -> None:
         notices.append(problem)
     for notice in notices:
         session.kernel.emit(session, NoticeEvent(level="warning", message=notice))
+    # Classify the workspace's files in the background (names and content, cached by
+    # file identity), so the first proof of a recursive read does not read them all.
+    import threading
+
+    from ketch_secret_kit.files import warm
+
+    threading.Thread(
+        target=warm, args=(session.workspace,), name="ketch-secret-warm", daemon=True
+    ).start()
 
 
 @hookimpl
@@ -148,16 +171,5 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
             configure=c.configure_permissions,
             run=c.run_permissions,
             slash_run=c.slash_permissions,
-        )
-    )
-    register(
-        Command(
-            name="trust",
-            help="trust a workspace: apply its .ketch/config.toml in full (rules, profile, hooks, MCP servers)",
-            cli=True,
-            slash=True,
-            configure=c.configure_trust,
-            run=c.run_trust,
-            slash_run=c.slash_trust,
         )
     )

@@ -123,7 +123,7 @@ def describe(
     lines: list[str] = []
     if session is not None:
         lines.append(
-            f"mode {session.mode}, profile {session.profile}, sandbox {'on' if session.sandboxed else 'off'}, workspace {'trusted' if session.trusted_workspace else 'not trusted'}"
+            f"mode {session.mode}, profile {session.profile}, sandbox {'on' if session.sandboxed else 'off'}"
         )
     compiled = compile_rules(
         tuple(rules.get("allow", ())), tuple(rules.get("ask", ())), tuple(rules.get("deny", ()))

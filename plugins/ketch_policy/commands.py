@@ -1,6 +1,6 @@
-"""Slash commands (/mode, /profile, /permissions, /trust) and CLI commands
-(``ketch permissions list|revoke``, ``ketch trust``). Only the user types these: no
-tool can reach them, so none of them is a way for the model to raise its authority."""
+"""Slash commands (/mode, /profile, /permissions) and CLI commands (``ketch permissions
+list|revoke``). Only the user types these: no tool can reach them, so none of them is
+a way for the model to raise its authority."""
 
 from __future__ import annotations
 
@@ -83,37 +83,6 @@ def slash_permissions(ctx: SlashContext) -> None:
     ctx.print("usage: /permissions [list] | /permissions revoke N|SCOPE")
 
 
-def slash_trust(ctx: SlashContext) -> None:
-    from ketch_policy.trust import TrustFileError, trust, untrust
-
-    workspace = ctx.session.workspace
-    revoking = ctx.argument.strip() in ("revoke", "off", "no")
-    try:
-        changed = untrust(workspace) if revoking else trust(workspace)
-    except (TrustFileError, OSError) as exc:
-        ctx.print(f"cannot record trust: {exc}")
-        return
-    if revoking:
-        ctx.print(
-            f"{workspace} is {'no longer' if changed else 'not'} trusted; its .ketch/config.toml is restricted from the next start"
-        )
-        return
-    # The user has just trusted it: apply the workspace config now, in this session too.
-    settings = ctx.kernel.reload_settings(trusted=True)
-    ctx.session.trusted_workspace = True
-    applied = []
-    if settings.profile and settings.profile != ctx.session.profile:
-        ctx.session.set_profile(settings.profile)
-        applied.append(f"profile {settings.profile}")
-    if settings.mode and settings.mode != ctx.session.mode:
-        ctx.session.set_mode(settings.mode)
-        applied.append(f"mode {settings.mode}")
-    now = f" (now: {', '.join(applied)})" if applied else ""
-    ctx.print(
-        f"{workspace} is {'now' if changed else 'already'} trusted; its .ketch/config.toml applies in full{now}"
-    )
-
-
 # --- CLI --------------------------------------------------------------------------------
 
 
@@ -145,41 +114,3 @@ def run_permissions(kernel: Kernel, args: argparse.Namespace) -> int:
         return 1
     print(message, file=sys.stdout if revoked else sys.stderr)
     return 0 if revoked else 1
-
-
-def configure_trust(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", help="the workspace (default: the current directory)")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--revoke", action="store_true", help="withdraw trust")
-    group.add_argument("--list", action="store_true", help="list trusted workspaces")
-
-
-def run_trust(kernel: Kernel, args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from ketch_policy.trust import TrustFileError, trust, trust_file, trusted_workspaces, untrust
-
-    try:
-        if args.list:
-            entries = trusted_workspaces()
-            for entry in entries:
-                print(entry)
-            if not entries:
-                print(f"no trusted workspaces ({trust_file()})", file=sys.stderr)
-            return 0
-        workspace = Path(args.path).resolve() if args.path else kernel.workspace
-        if not workspace.is_dir():
-            print(f"ketch: {workspace} is not a directory", file=sys.stderr)
-            return 2
-        if args.revoke:
-            changed = untrust(workspace)
-            print(f"{workspace}: {'trust withdrawn' if changed else 'was not trusted'}")
-        else:
-            changed = trust(workspace)
-            print(
-                f"{workspace}: {'trusted' if changed else 'already trusted'} (recorded in {trust_file()})"
-            )
-        return 0
-    except (TrustFileError, OSError) as exc:
-        print(f"ketch: {exc}", file=sys.stderr)
-        return 1

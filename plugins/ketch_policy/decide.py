@@ -16,12 +16,14 @@ not the analysis, bounds what they do).
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ketch.policy import SCOPE_SEPARATOR, PermissionSnapshot, ProposedCall, Vote
 from ketch.tools import Access, Effect
-from ketch_policy_kit.paths import is_within, looks_secret, resolve, tree_secret
+from ketch_policy_kit.paths import is_within, resolve
 from ketch_policy_kit.rules import (
     Rule,
     RuleError,
@@ -32,8 +34,10 @@ from ketch_policy_kit.rules import (
     rules_of,
 )
 from ketch_policy_kit.scopes import dir_glob, scope, shell_scope, write_glob
-from ketch_shell_kit import MAX_COMMANDS, Analysis, Command, analyse_for, harmless_path
+from ketch_secret_kit import secret_reason
+from ketch_shell_kit import MAX_COMMANDS, Analysis, Command, PathUse, analyse_for, harmless_path
 from ketch_shell_kit.paths import resolve_word
+from ketch_shell_kit.reach import EVERYTHING, RG_DEFAULT, Walk, reach
 
 PLUGIN = "policy"
 # Plugins whose tools run commands through ``ketch_sandbox_command`` (so a working
@@ -59,9 +63,25 @@ class Verdict:
     decision: str  # allow | ask | deny
     reason: str = ""
     scope: str | None = None
+    # What settled it (docs/provenance.md): "rule" (``rules`` names it), "approval" (a
+    # scope the person granted), "proof" (shown harmless), "profile", "sandbox", "mode",
+    # "analysis" (what the shell analysis could not see through).
+    origin: str = "proof"
+    rules: tuple[str, ...] = ()
 
 
-ALLOW = Verdict("allow")
+ALLOW = Verdict("allow")  # proven: inside the workspace, not a secret, read-only
+BY_PROFILE = Verdict("allow", origin="profile")
+# When a call's accesses were allowed on different grounds, the call's origin is the
+# one that leans most on configuration (an approval, a rule, the profile), not the proof.
+_ALLOW_ORIGINS = ("approval", "rule", "profile", "sandbox", "proof")
+
+
+def _allowed_by(ctx: Context, rules: tuple[Rule, ...]) -> Verdict:
+    """An allow by the first of ``rules`` (from ``ctx.allowing``): a rule, or an approval."""
+    rule = rules[0]
+    granted = any(rule is g for g in ctx.granted)
+    return Verdict("allow", origin="approval" if granted else "rule", rules=(rule.text,))
 
 
 @dataclass(frozen=True)
@@ -92,10 +112,16 @@ def vote(call: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
             decision="ask",
             reason=f"{rules.broken_restrictions[0]} (an ask/deny rule that does not parse makes every call ask; fix it)",
             plugin=PLUGIN,
+            origin="rule",
         )
-    if any(r.covers_tool(call.tool) for r in rules.deny):
+    covering = [r.text for r in rules.deny if r.covers_tool(call.tool)]
+    if covering:
         return Vote(
-            decision="deny", reason=f"a deny rule covers every '{call.tool}' call", plugin=PLUGIN
+            decision="deny",
+            reason=f"a deny rule covers every '{call.tool}' call",
+            plugin=PLUGIN,
+            origin="rule",
+            rules=tuple(covering),
         )
     verdicts: list[Verdict] = []
     for access in call.accesses:
@@ -104,29 +130,79 @@ def vote(call: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
         verdicts.append(_untargeted(ctx))
     denies = [v for v in verdicts if v.decision == "deny"]
     if denies:
-        return Vote(decision="deny", reason=_join(v.reason for v in denies), plugin=PLUGIN)
-    if any(r.covers_tool(call.tool) for r in rules.ask):
+        return _vote("deny", denies)
+    covering = [r.text for r in rules.ask if r.covers_tool(call.tool)]
+    if covering:
         return Vote(
-            decision="ask", reason=f"an ask rule covers every '{call.tool}' call", plugin=PLUGIN
+            decision="ask",
+            reason=f"an ask rule covers every '{call.tool}' call",
+            plugin=PLUGIN,
+            origin="rule",
+            rules=tuple(covering),
         )
     asks = [v for v in verdicts if v.decision == "ask"]
-    if asks and any(r.covers_tool(call.tool) for r in ctx.allowing):
+    whole = [r for r in ctx.allowing if r.covers_tool(call.tool)]
+    if asks and whole:
+        by = _allowed_by(ctx, tuple(whole))
         return Vote(
-            decision="allow", reason=f"an allow rule covers every '{call.tool}' call", plugin=PLUGIN
+            decision="allow",
+            reason=f"an allow rule covers every '{call.tool}' call",
+            plugin=PLUGIN,
+            origin=by.origin,
+            rules=by.rules,
         )
     if asks:
         scopes = [v.scope for v in asks]
         scope = SCOPE_SEPARATOR.join(dict.fromkeys(s for s in scopes if s)) if all(scopes) else None
-        return Vote(
-            decision="ask", reason=_join(v.reason for v in asks), plugin=PLUGIN, scope=scope
-        )
+        return _vote("ask", asks, scope=scope)
+    return _vote("allow", verdicts)
+
+
+def _vote(decision: str, verdicts: list[Verdict], scope: str | None = None) -> Vote:
+    """The call's vote from the verdicts that decided it, with their origin and rules."""
+    origins = [v.origin for v in verdicts if v.decision == decision]
+    if decision == "allow":
+        origin = next((o for o in _ALLOW_ORIGINS if o in origins), "proof")
+    else:
+        origin = origins[0] if origins else "proof"
     return Vote(
-        decision="allow", reason=_join(v.reason for v in verdicts if v.reason), plugin=PLUGIN
+        decision=decision,  # type: ignore[arg-type]
+        reason=_join(v.reason for v in verdicts if v.reason),
+        plugin=PLUGIN,
+        scope=scope,
+        origin=origin,
+        rules=tuple(dict.fromkeys(r for v in verdicts for r in v.rules)),
     )
 
 
-def _join(reasons: object) -> str:
-    return "; ".join(dict.fromkeys(r for r in reasons if r))  # type: ignore[attr-defined]
+_MANUAL = re.compile(
+    r"^(?P<what>.+?) \(the manual profile asks before every (?P<kind>command|edit)\)$"
+)
+
+
+def _join(reasons: Iterable[str]) -> str:
+    """The reasons of one vote, each said once. "The manual profile asks" is said once
+    too, not once per sub-command (``echo`` is no reason to ask): what the call would
+    write is named, what it only runs is not."""
+    unique = list(dict.fromkeys(r for r in reasons if r))
+    kinds: list[str] = []
+    writes: list[str] = []
+    others: list[str] = []
+    for reason in unique:
+        match = _MANUAL.match(reason)
+        if match is None:
+            others.append(reason)
+            continue
+        kinds.append(match["kind"])
+        if match["kind"] == "edit":
+            writes.append(match["what"])
+    if not kinds:
+        return "; ".join(unique)
+    every = " and ".join(k for k in ("command", "edit") if k in kinds)
+    head = f"the manual profile asks before every {every}"
+    if writes:
+        head += f" (this one {', '.join(writes)})"
+    return "; ".join([head, *others])
 
 
 def _access(ctx: Context, access: Access) -> list[Verdict]:
@@ -136,7 +212,7 @@ def _access(ctx: Context, access: Access) -> list[Verdict]:
         return _command(ctx, access)
     if access.effect == Effect.NETWORK:
         return [_network(ctx, access)]
-    return [Verdict("ask", f"an access of an unknown kind ({access.effect})")]
+    return [Verdict("ask", f"an access of an unknown kind ({access.effect})", origin="analysis")]
 
 
 # --- files -------------------------------------------------------------------------------
@@ -148,33 +224,44 @@ def _path(ctx: Context, effect: Effect, path: str, *, default: bool = True) -> V
     tool, workspace = ctx.call.tool, ctx.workspace
     verb = "read" if effect == Effect.READ else "write"
     if effect == Effect.WRITE and ctx.snapshot.mode == "plan":
-        return Verdict("deny", f"plan mode does not write files ({path})")
+        return Verdict("deny", f"plan mode does not write files ({path})", origin="mode")
     for rule in ctx.rules.deny:
         if rule.matches_path(tool, effect, path, workspace):
-            return Verdict("deny", f"deny rule '{rule.text}' covers {verb} {path}")
+            return Verdict(
+                "deny", f"deny rule '{rule.text}' covers {verb} {path}", None, "rule", (rule.text,)
+            )
     for rule in ctx.rules.ask:
         if rule.matches_path(tool, effect, path, workspace):
-            return Verdict("ask", f"ask rule '{rule.text}' covers {verb} {path}")
-    if any(rule.matches_path(tool, effect, path, workspace) for rule in ctx.allowing):
-        return ALLOW
+            return Verdict(
+                "ask", f"ask rule '{rule.text}' covers {verb} {path}", None, "rule", (rule.text,)
+            )
+    allowing = tuple(r for r in ctx.allowing if r.matches_path(tool, effect, path, workspace))
+    if allowing:
+        return _allowed_by(ctx, allowing)
     if not default:
         return ALLOW
     inside = is_within(Path(path), resolve(workspace))
     if effect == Effect.READ:
-        if inside or ctx.profile == "full-access":
+        if inside:
             return ALLOW
+        if ctx.profile == "full-access":
+            return BY_PROFILE
         return Verdict(
-            "ask", f"reads outside the workspace ({path})", scope("read", dir_glob(path))
+            "ask",
+            f"reads outside the workspace ({path})",
+            scope("read", dir_glob(path)),
+            "profile",
         )
     if inside and ctx.profile in ("assisted", "full-access"):
-        return ALLOW
+        return BY_PROFILE
     if inside:
         return Verdict(
             "ask",
             f"writes {path} (the manual profile asks before every edit)",
             scope("write", write_glob(path, workspace)),
+            "profile",
         )
-    return Verdict("ask", f"writes outside the workspace ({path})")
+    return Verdict("ask", f"writes outside the workspace ({path})", origin="profile")
 
 
 # --- commands ----------------------------------------------------------------------------
@@ -206,6 +293,7 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
             Verdict(
                 "deny",
                 f"the command has {len(analysis.parts)} simple commands, more than the {MAX_COMMANDS} ketch checks one by one; split it into smaller commands",
+                origin="analysis",
             )
         ]
     verdicts: list[Verdict] = []
@@ -220,7 +308,12 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
                 )
                 if rule is not None:
                     verdicts.append(
-                        Verdict(decision, f"{decision} rule '{rule.text}' matches '{part.text}'")
+                        Verdict(
+                            decision,
+                            f"{decision} rule '{rule.text}' matches '{part.text}'",
+                            origin="rule",
+                            rules=(rule.text,),
+                        )
                     )
     verdicts.extend(_named_files(ctx, analysis))
     if any(v.decision == "deny" for v in verdicts):
@@ -228,10 +321,19 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
     plan = ctx.snapshot.mode == "plan"
     if not analysis.understood:
         reason = f"the command is not fully understood: {'; '.join(analysis.problems[:2])}"
-        return [*verdicts, Verdict("deny" if plan else "ask", reason)]
+        return [*verdicts, Verdict("deny" if plan else "ask", reason, origin="analysis")]
+    rewritten = analysis.selection_rewritten
+    if rewritten is not None:
+        verdicts.append(
+            Verdict(
+                "deny" if plan else "ask",
+                f"it writes {rewritten} and reads a tree recursively in the same line (which files it reads is decided after the check)",
+                origin="analysis",
+            )
+        )
     full = ctx.profile == "full-access"
     if not full and not is_within(resolve(cwd), resolve(ctx.workspace)):
-        verdicts.append(Verdict("ask", f"runs in {cwd}, outside the workspace"))
+        verdicts.append(Verdict("ask", f"runs in {cwd}, outside the workspace", origin="profile"))
     sandboxed = _sandboxed(ctx, access)
     for part in analysis.parts:
         verdicts.append(_part(ctx, part, full=full, plan=plan, sandboxed=sandboxed))
@@ -247,6 +349,7 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
                 Verdict(
                     "deny" if plan else "ask",
                     f"redirects to a file only known at run time ({redirect.target.source})",
+                    origin="analysis",
                 )
             )
             continue
@@ -258,46 +361,58 @@ def _command(ctx: Context, access: Access) -> list[Verdict]:
 def _part(ctx: Context, part: Command, *, full: bool, plan: bool, sandboxed: bool) -> Verdict:
     tool = ctx.call.tool
     argv = tuple(w.value for w in part.argv)
-    if (
-        not plan
-        and part.argv
-        and part.kind != "wrapper"
-        and any(r.matches_command(tool, argv, part.extra_args, strict=True) for r in ctx.allowing)
-    ):
-        return ALLOW
+    allowing = (
+        tuple(
+            r for r in ctx.allowing if r.matches_command(tool, argv, part.extra_args, strict=True)
+        )
+        if not plan and part.argv and part.kind != "wrapper"
+        else ()
+    )
+    if allowing:
+        return _allowed_by(ctx, allowing)
     if full and not plan:
-        return ALLOW
+        return BY_PROFILE
     if not part.read_only:
         reason = part.reasons[0]
         if plan:
-            return Verdict("deny", f"plan mode runs only read-only commands: {reason}")
+            return Verdict(
+                "deny", f"plan mode runs only read-only commands: {reason}", origin="mode"
+            )
         if ctx.profile == "assisted" and sandboxed and _confined(part):
-            return Verdict("allow", f"'{part.text}' runs inside the sandbox")
+            return Verdict("allow", f"'{part.text}' runs inside the sandbox", origin="sandbox")
         return Verdict(
             "ask",
             f"runs '{part.text}': {reason}",
             shell_scope(argv, extra_args=part.extra_args)
             if part.kind == "command" and not part.privileged
             else None,
+            "profile",
         )
     if part.index_refresh and not sandboxed and not _locks_off(ctx):
         if plan:
             return Verdict(
                 "deny",
                 f"plan mode runs only read-only commands: '{part.text}' refreshes .git/index (run git --no-optional-locks)",
+                origin="mode",
             )
         return Verdict(
             "ask",
             f"'{part.text}' refreshes .git/index (git's stat cache) outside a sandbox; "
             "with the sandbox .git is read-only, or run git --no-optional-locks",
             shell_scope(argv, extra_args=part.extra_args),
+            "analysis",
         )
     problem, read_scopes = _paths(ctx, part, sandboxed=sandboxed)
     manual = ctx.profile == "manual"
     if problem is not None:
         scopes = ([shell_scope(argv, extra_args=part.extra_args)] if manual else []) + read_scopes
         joined = SCOPE_SEPARATOR.join(s for s in scopes if s) if scopes and all(scopes) else None
-        return Verdict("deny" if plan else "ask", f"'{part.text}' {problem}", joined)
+        return Verdict(
+            "deny" if plan else "ask",
+            f"'{part.text}' {problem}",
+            joined,
+            "mode" if plan else "analysis",
+        )
     if part.kind in ("wrapper", "assignment", "declaration"):
         return ALLOW  # proven harmless on its own; the command it runs is judged itself
     if manual:
@@ -305,6 +420,7 @@ def _part(ctx: Context, part: Command, *, full: bool, plan: bool, sandboxed: boo
             "ask",
             f"runs '{part.text}' (the manual profile asks before every command)",
             shell_scope(argv, extra_args=part.extra_args),
+            "profile",
         )
     return ALLOW
 
@@ -354,21 +470,31 @@ def _paths(ctx: Context, part: Command, *, sandboxed: bool) -> tuple[str | None,
                 found = found or f"reads {path}, outside the workspace"
                 scopes.append(scope("read", dir_glob(path)))
                 continue
-            if use.kind in ("read", "link") and looks_secret(Path(path)) and not allowed(path):
-                return f"reads {path}, which looks like a secret", [None]
-            if use.kind in ("tree", "vtree") and not sandboxed and os.path.isdir(path):
-                secret = tree_secret(path, hidden=use.kind == "tree")
-                if secret is not None:
-                    what = (
-                        f"a secret-looking file ({secret})"
-                        if secret
-                        else "more files than can be checked"
-                    )
-                    return (
-                        f"reads everything under {path}, which holds {what} (a sandbox would mask it)",
-                        [None],
-                    )
+            if use.kind in ("read", "link") and not allowed(path):
+                why = secret_reason(path, within=ctx.workspace)
+                if why:
+                    return f"reads {path}, which looks like a secret ({why})", [None]
+            if use.kind in ("tree", "vtree"):
+                problem = _tree(ctx, use, path, sandboxed=sandboxed, allowed=allowed)
+                if problem is not None:
+                    return problem, [None]
     return found, list(dict.fromkeys(scopes))
+
+
+def _tree(ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Callable[[str], bool]) -> str | None:
+    """Why a recursive read of ``path`` is not proven: what *that* program would read
+    there (its own walk: hidden and ignored files, overrides, symlinks followed) holds a
+    secret (masked in the sandbox, so it counts only without one) or leaves the
+    workspace (with or without the sandbox)."""
+    if not os.path.isdir(path):
+        why = None if sandboxed or allowed(path) else secret_reason(path, within=ctx.workspace)
+        return f"reads {path}, which looks like a secret ({why})" if why else None
+    walk = use.walk if isinstance(use.walk, Walk) else (EVERYTHING if use.kind == "tree" else RG_DEFAULT)
+    cwd = str(use.cwds[0]) if use.cwds else str(ctx.workspace)
+    found = reach(path, walk, workspace=ctx.workspace, cwd=cwd, masked=sandboxed)
+    if found is None or (found.kind == "secret" and allowed(os.path.join(resolve(ctx.workspace), found.path))):
+        return None
+    return found.describe(path) + (" (a sandbox would mask it)" if found.kind == "secret" else "")
 
 
 def _named_files(ctx: Context, analysis: Analysis) -> list[Verdict]:
@@ -404,21 +530,30 @@ def _network(ctx: Context, access: Access) -> Verdict:
         if rule.matches_url(tool, url, None) or (
             host and rule.matches_url(tool, f"//{host}", None)
         ):
-            return Verdict("deny", f"deny rule '{rule.text}' covers {url}")
+            return Verdict(
+                "deny", f"deny rule '{rule.text}' covers {url}", None, "rule", (rule.text,)
+            )
     for rule in ctx.rules.ask:
         if rule.matches_url(tool, url, None) or (
             host and rule.matches_url(tool, f"//{host}", None)
         ):
-            return Verdict("ask", f"ask rule '{rule.text}' covers {url}")
+            return Verdict(
+                "ask", f"ask rule '{rule.text}' covers {url}", None, "rule", (rule.text,)
+            )
     parsed = parse_host(url)
     if parsed is None:
-        return Verdict("ask", f"the host of {url!r} cannot be read unambiguously")
-    if any(rule.matches_url(tool, url, host) for rule in ctx.allowing):
-        return ALLOW
+        return Verdict(
+            "ask", f"the host of {url!r} cannot be read unambiguously", origin="analysis"
+        )
+    allowing = tuple(rule for rule in ctx.allowing if rule.matches_url(tool, url, host))
+    if allowing:
+        return _allowed_by(ctx, allowing)
     if ctx.profile == "full-access":
-        return ALLOW
+        return BY_PROFILE
     name, port = parsed
-    return Verdict("ask", f"connects to {name}", f"web({name}{':' + str(port) if port else ''})")
+    return Verdict(
+        "ask", f"connects to {name}", f"web({name}{':' + str(port) if port else ''})", "profile"
+    )
 
 
 def _untargeted(ctx: Context) -> Verdict:
@@ -427,12 +562,16 @@ def _untargeted(ctx: Context) -> Verdict:
     if not call.effects and not call.mutating:
         return Verdict("allow", f"'{call.tool}' touches nothing")
     if ctx.profile == "full-access":
-        return ALLOW
+        return BY_PROFILE
     if ctx.snapshot.mode == "plan" and call.mutating:
-        return Verdict("deny", f"plan mode does not run '{call.tool}', which changes things")
+        return Verdict(
+            "deny", f"plan mode does not run '{call.tool}', which changes things", origin="mode"
+        )
     effects = ", ".join(sorted(e.value for e in call.effects)) or "unknown effects"
     try:
         scope: str | None = parse_rule(call.tool).text
     except RuleError:
         scope = None
-    return Verdict("ask", f"'{call.tool}' ({effects}) does not say what it touches", scope)
+    return Verdict(
+        "ask", f"'{call.tool}' ({effects}) does not say what it touches", scope, "profile"
+    )

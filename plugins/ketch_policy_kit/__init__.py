@@ -6,7 +6,8 @@ want the same answers, like the file tools and context) can all import it withou
 importing each other.
 
 * :mod:`ketch_policy_kit.paths` -- path facts: ``resolve``, ``is_within`` (by component),
-  ``looks_secret``, and why a write must always ask (``write_guard``).
+  and why a write must always ask (``write_guard``); secrets by name and content are
+  :mod:`ketch_secret_kit`'s (re-exported here by name for older callers).
 * :mod:`ketch_policy_kit.rules` -- the rule syntax (``shell(git diff:*)``, ``read(GLOB)``,
   ``web(HOST)``...): parsing and matching, in linear time, with a size cap per rule.
 * :mod:`ketch_policy_kit.scopes` -- the narrow scopes an "always allow" answer grants.

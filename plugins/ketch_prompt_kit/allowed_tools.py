@@ -144,7 +144,7 @@ def narrowing_vote(call: ProposedCall, session: Session, key: str) -> Vote | Non
     if limit is None or call.tool == "skill":
         return None
     refusal = limit.refusal(call.tool, call.input)
-    return Vote(decision="deny", reason=refusal) if refusal else None
+    return Vote(decision="deny", reason=refusal, origin="narrowing") if refusal else None
 
 
 def end_of_turn(session: Session, key: str) -> None:

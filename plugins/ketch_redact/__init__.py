@@ -3,15 +3,16 @@
 Implements ``ketch_tool_result``, the last word on a call's result before the model,
 the journal and the screen get it. Redacted, in the output and in the diff: the
 values of the process's own secret-looking environment variables, the API keys the
-kernel resolved (``Kernel.known_secrets()``: environment or keyring), and well-known
-credential formats (provider keys, AWS keys, GitHub/GitLab/Slack/Stripe/npm/PyPI/
-Hugging Face tokens, private key blocks, JWTs and bearer tokens; see patterns.py).
-Each becomes ``[REDACTED NAME]``, and the result says how many: ``[ketch] 2 secrets
-redacted``.
+kernel resolved (``Kernel.known_secrets()``: environment or keyring), and secrets found
+by content with the rules that classify files (:mod:`ketch_secret_kit`: credential
+formats, the password or token in a URL's userinfo, secret-looking values in
+assignment context). Each becomes ``[REDACTED NAME]``, and the result says how many:
+``[ketch] 2 secrets redacted``.
 
 ``[tools] redact_secrets = false`` turns it off -- in the user config, on the command
-line, or in a workspace config once that workspace is trusted: an untrusted
-repository's ``.ketch/config.toml`` cannot switch off what protects its user.
+line, or in a workspace config once the person trusted that very setting (an item
+``ketch trust`` shows): a repository's ``.ketch/config.toml`` cannot switch off what
+protects its user.
 """
 
 from __future__ import annotations
@@ -31,31 +32,51 @@ _REDACTORS: weakref.WeakKeyDictionary[Any, tuple[int, Any]] = weakref.WeakKeyDic
 _OFF: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def _switched_off(kernel: Kernel) -> tuple[bool, str | None]:
-    """Whether redaction is off, and a notice when a workspace tried to turn it off."""
+def _switch_item(kernel: Any) -> Any:
+    """The workspace's ``redact_secrets = false`` as a trust item (None when it has none)."""
+    from ketch_trust_kit import make_item, workspace_config
+
+    tools = workspace_config(kernel).get("tools")
+    if not isinstance(tools, dict) or tools.get("redact_secrets") is not False:
+        return None
+    return make_item(
+        "setting",
+        "tools.redact_secrets",
+        ".ketch/config.toml",
+        {"tools.redact_secrets": False},
+        "tools.redact_secrets = false (tool output is no longer redacted)",
+        workspace=kernel.workspace,
+    )
+
+
+@hookimpl(optionalhook=True)
+def trust_items(kernel: Kernel) -> list[Any]:
+    item = _switch_item(kernel)
+    return [item] if item is not None else []
+
+
+def _switched_off(kernel: Kernel) -> bool:
+    """Whether redaction is off (a workspace's own switch only once trusted)."""
     value = (kernel.settings.tools or {}).get("redact_secrets", True)
     if value is not False:
-        return False, None
-    if kernel.trusted:
-        return True, None
+        return False
     others = [layer for layer in kernel.layers if layer.name != "workspace" and not layer.error]
     if any((layer.data.get("tools") or {}).get("redact_secrets") is False for layer in others):
-        return True, None
-    return (
-        False,
-        "[tools] redact_secrets = false in the workspace config is ignored until you trust this workspace; tool output stays redacted",
-    )
+        return True
+    item = _switch_item(kernel)
+    if item is None:
+        return False
+    from ketch_trust_kit import check
+
+    return check(kernel, item, held="ignored: tool output stays redacted")
 
 
 @hookimpl
 def ketch_configure(kernel: Kernel) -> None:
-    off, notice = _switched_off(kernel)
-    if off:
+    if _switched_off(kernel):
         _OFF.add(kernel)
     else:
         _OFF.discard(kernel)
-    if notice:
-        kernel.notices.append(notice)
 
 
 def redactor_for(kernel: Kernel) -> Any:

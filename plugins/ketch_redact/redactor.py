@@ -3,12 +3,15 @@
 Two kinds of needles:
 
 * known values: the process's own secret-looking environment variables
-  (``ketch.childenv.secret_name``: ``*KEY*``, ``*TOKEN*``, ``*SECRET*``,
-  ``*PASSWORD*``...) and the API keys the kernel resolved (environment or keyring),
+  (``ketch_secret_kit.names.secret_variable``: ``*KEY*``, ``*TOKEN*``, ``*SECRET*``,
+  ``*PASSWORD*``, ``*_PWD``, ``*PASS*``, ``*AUTH*``, ``*DSN*``...) and the API keys the kernel resolved (environment or keyring),
   each also in base64 (three alignments), as printed by ``base64`` or a Basic
   ``Authorization`` header. Values shorter than :data:`MIN_VALUE` are left alone, so
   ``DEBUG_TOKEN=1`` does not turn every "1" into a marker;
-* well-known formats (:mod:`ketch_redact.patterns`).
+* secrets found by content, with the rules that classify files
+  (:func:`ketch_secret_kit.content.findings`): well-known credential formats, the
+  password or token in a URL's userinfo (``https://user:TOKEN@host``), and secret-looking
+  values in assignment context (``password = ...``).
 
 Every match becomes ``[REDACTED NAME]``; overlapping matches merge into one. Known
 values are searched with ``str.find`` (C speed, no regex); a format's pattern runs
@@ -23,8 +26,8 @@ import base64
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ketch.childenv import secret_name
-from ketch_redact.patterns import PATTERNS
+from ketch_secret_kit.content import findings
+from ketch_secret_kit.names import secret_variable
 
 MIN_VALUE = 8
 
@@ -64,7 +67,7 @@ class Redactor:
     @classmethod
     def of(cls, environ: Mapping[str, str], known: Iterable[tuple[str, str]] = ()) -> Redactor:
         values = {
-            value: f"env:{name}" for name, value in environ.items() if secret_name(name) and value
+            value: f"env:{name}" for name, value in environ.items() if value and secret_variable(name, value)
         }
         for value, name in known:
             values.setdefault(value, name)
@@ -77,20 +80,7 @@ class Redactor:
             while start != -1:
                 found.append((start, start + len(needle), name))
                 start = text.find(needle, start + len(needle))
-        lowered: str | None = None
-        for pattern in PATTERNS:
-            if pattern.lowered:
-                lowered = text.lower() if lowered is None else lowered
-                if not any(t in lowered for t in pattern.triggers):
-                    continue
-            elif not any(t in text for t in pattern.triggers):
-                continue
-            grouped = "secret" in pattern.regex.groupindex
-            for match in pattern.regex.finditer(text):
-                if grouped and match.group("secret") is not None:
-                    found.append((match.start("secret"), match.end("secret"), pattern.name))
-                else:
-                    found.append((match.start(), match.end(), pattern.name))
+        found += [(f.start, f.end, f.name) for f in findings(text)]
         return found
 
     def redact(self, text: str) -> Redacted:

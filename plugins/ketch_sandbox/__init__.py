@@ -182,6 +182,7 @@ def view_of(
     exposed: Callable[[Path], bool] | None = None,
     scan: bool = True,
     settings: Any = None,
+    read_only: list[str] | None = None,
 ) -> Any:
     """The sandbox's view of ``workspace`` for one command (see view.py)."""
     import os
@@ -193,17 +194,30 @@ def view_of(
 
     environ = dict(os.environ)
     root = Path(os.path.realpath(workspace))
-    return build(
+
+    def hint(path: Path) -> str:
+        return read_scope(path, root) or f"read({path})"
+
+    view = build(
         root,
         home=home_of(environ),
         environ=environ,
         exposed=exposed,
-        hint=lambda path: read_scope(path, root) or f"read({path})",
+        hint=hint,
         protected_dirs=[config_dir()],
         hidden_dirs=[state_dir()],
         extra=_configured(root, environ, settings) if scan else (),
         scan=scan,
+        also_read_only=read_only or (),
     )
+    if scan:
+        from ketch_sandbox.masks import git_configs_with_credentials
+
+        masked = {m for m, _ in view.masks}
+        for config in git_configs_with_credentials([*view.protect, *view.read_only]):
+            if config not in masked and not (exposed is not None and exposed(config)):
+                view.masks.append((config, hint(config)))
+    return view
 
 
 def _configured(root: Path, environ: dict[str, str], settings: Any = None) -> list[Any]:
@@ -235,7 +249,9 @@ def wrap(
 
     session = _state["sessions"].get(context.session_id) if context is not None else None
     settings = session.kernel.settings if session is not None else None
-    view = view_of(workspace, exposed=exposed, scan=scan, settings=settings)
+    view = view_of(
+        workspace, exposed=exposed, scan=scan, settings=settings, read_only=_read_only(context)
+    )
     masks = MaskSet.create()
     guard = _Guard.start(view, scan=scan, reporting=reporters is not None)
     channel = None
@@ -255,6 +271,11 @@ def wrap(
         if channel is not None:
             channel.report(True)
         raise
+    if context is not None:
+        from ketch_sandbox.record import record
+
+        session = _state["sessions"].get(context.session_id)
+        record(context, session, sandboxed=True, network=channel is not None, view=view)
     if reporters is not None:
         masks.watch()
         reporters.append(masks.report)
@@ -314,6 +335,14 @@ class _Guard:
         return "\n".join(watch.finish(reserved, ledger)) or None
 
 
+def _read_only(context: ToolContext | None) -> list[str]:
+    """``[sandbox] read_only``: directories the person lets commands read."""
+    settings: Any = getattr(context, "settings", None)
+    section = settings.section("sandbox") if hasattr(settings, "section") else {}
+    paths = section.get("read_only") if isinstance(section, dict) else None
+    return [str(p) for p in paths] if isinstance(paths, list) else []
+
+
 _LEFTOVERS: list[Any] = []
 
 
@@ -335,12 +364,13 @@ def ketch_sandbox_command(
     context: ToolContext | None,
 ) -> list[str] | None:
     if not active(workspace):
+        _unwrapped(context, "the sandbox is off or bwrap cannot run here")
         return None
     tried = _state["views"].get(str(Path(workspace)))
     if tried is not None and not tried[0]:
-        return (
-            None  # bwrap refused this workspace's view: the session was told, and is not sandboxed
-        )
+        # bwrap refused this workspace's view: the session was told, and is not sandboxed
+        _unwrapped(context, f"bwrap refused this workspace's view ({tried[1]})")
+        return None
     return wrap(
         list(argv),
         Path(workspace),
@@ -351,6 +381,13 @@ def ketch_sandbox_command(
     )
 
 
+def _unwrapped(context: ToolContext | None, reason: str) -> None:
+    if context is not None:
+        from ketch_sandbox.record import record
+
+        record(context, _state["sessions"].get(context.session_id), sandboxed=False, reason=reason)
+
+
 @hookimpl
 def ketch_policy_vote(
     call: ProposedCall, snapshot: PermissionSnapshot, session: Session
@@ -359,12 +396,28 @@ def ketch_policy_vote(
     command's connection to a local address (every profile, unless a ``local`` rule
     names it). Network by itself does not ask: the egress proxy holds each host to the
     domain rules, and a host they do not list asks in every profile unless a ``web(HOST)``
-    rule or approval names it (an allow rule for the whole ``shell`` tool does not)."""
-    if not snapshot.sandboxed:
-        return None  # no sandbox: nothing to leave, and the network is not confined anyway
+    rule or approval names it (an allow rule for the whole ``shell`` tool does not).
+    Where the managed policy requires the sandbox, running a program outside it is denied."""
     from ketch.policy import Vote
     from ketch.tools import Effect
     from ketch_net_kit.votes import local_reason
+
+    if session.kernel.settings.section("sandbox").get("required"):
+        outside = [
+            a
+            for a in call.accesses
+            if a.effect == Effect.EXECUTE
+            and (not snapshot.sandboxed or a.detail.get("sandboxed") is False)
+        ]
+        if outside or (Effect.EXECUTE in call.effects and not snapshot.sandboxed):
+            return Vote(
+                decision="deny",
+                reason="the managed policy requires the sandbox, and this would run a program outside it",
+                plugin="sandbox",
+                scope=None,
+            )
+    if not snapshot.sandboxed:
+        return None  # no sandbox: nothing to leave, and the network is not confined anyway
 
     reasons: list[str] = []
     scopes: list[str | None] = []
@@ -394,7 +447,9 @@ def ketch_policy_vote(
     if not reasons:
         return None
     scope = scopes[0] if len(scopes) == 1 else None
-    return Vote(decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope)
+    return Vote(
+        decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope, origin="sandbox"
+    )
 
 
 @hookimpl
@@ -411,3 +466,38 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
     for access in call.accesses:
         if access.effect == Effect.WRITE and access.target:
             accept(root, resolve(root / access.target))
+
+
+@hookimpl
+def ketch_tool_result(session: Session, call: ProposedCall, result: Any) -> Any:
+    """A sandboxed command that failed: say what the sandbox hid that it named
+    (:mod:`ketch_sandbox.hidden`)."""
+    from ketch.tools import Effect
+
+    if result.ok or not session.sandboxed or not active(session.workspace):
+        return None
+    runs = [a for a in call.accesses if a.effect == Effect.EXECUTE]
+    if not runs or any(a.detail.get("sandboxed") is False for a in runs):
+        return None
+    import os
+
+    from ketch.paths import user_config_file
+    from ketch_sandbox.hidden import explain
+
+    section = session.kernel.settings.section("sandbox")
+    extra = section.get("read_only") if isinstance(section, dict) else None
+    view = view_of(
+        Path(session.workspace),
+        scan=False,
+        read_only=[str(p) for p in extra] if isinstance(extra, list) else None,
+    )
+    note = explain(
+        result.output,
+        view,
+        Path(os.path.realpath(session.workspace)),
+        os.environ,
+        str(user_config_file()),
+    )
+    if not note:
+        return None
+    return result.model_copy(update={"output": f"{result.output}\n{note}"})

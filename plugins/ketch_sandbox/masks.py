@@ -1,7 +1,9 @@
 """Masking secrets inside the sandbox, and noticing for real when a command met one.
 
 Each masked path gets its own empty placeholder (a file, or a directory holding
-empty files of the same names), bound read-only over the secret for one command.
+empty files of the same names), bound read-only over the secret for one command. A
+git config whose URLs carry credentials gets a copy without them instead (git needs
+its config; the token stays out), and its opens are not reported.
 From outside the sandbox, an inotify watch on each placeholder sees every open of it:
 the same inode, whatever mount namespace the opener is in. So "this command opened
 ``.env`` and found it masked" is an observed fact, not a guess from the command text,
@@ -36,6 +38,35 @@ class Mask:
     source: Path  # its placeholder
     hint: str  # the rule that would expose it, e.g. "read(.env)"
     shown: str  # how to name it to the model: relative to the workspace when inside
+    watched: bool = True  # report opens (a sanitized copy works as the file: no report)
+
+
+def git_configs_with_credentials(dirs: list[Path]) -> list[Path]:
+    """The ``config`` of each git directory among ``dirs`` whose URLs carry a password
+    or token (a remote ``https://user:TOKEN@host``). The sandbox shows each as a copy
+    with the credentials taken out, so git keeps working and the token stays out."""
+    from ketch_secret_kit import content_secret
+
+    found: list[Path] = []
+    for directory in dirs:
+        config = directory / "config"
+        if (
+            (directory / "HEAD").is_file()
+            and config.is_file()
+            and not config.is_symlink()
+            and content_secret(config)
+        ):
+            found.append(config)
+    return found
+
+
+def _sanitized(target: Path) -> bytes | None:
+    """A git config's content without URL credentials (None: not a git config)."""
+    if target.name != "config" or not (target.parent / "HEAD").is_file():
+        return None
+    from ketch_secret_kit.files import without_url_credentials
+
+    return without_url_credentials(target)
 
 
 class _Opens:
@@ -118,6 +149,12 @@ class MaskSet:
                     else:
                         (source / entry.name).touch()
         else:
+            sanitized = _sanitized(target)
+            if sanitized is not None:
+                source.write_bytes(sanitized)
+                mask = Mask(target, source, hint, shown or str(target), watched=False)
+                self.masks.append(mask)
+                return mask
             source.touch()
         mask = Mask(target, source, hint, shown or str(target))
         self.masks.append(mask)
@@ -129,6 +166,8 @@ class MaskSet:
         if opens is None:
             return
         for mask in self.masks:
+            if not mask.watched:
+                continue
             paths = [mask.source]
             if mask.source.is_dir():
                 paths += sorted(mask.source.iterdir())

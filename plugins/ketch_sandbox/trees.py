@@ -5,7 +5,10 @@ starts, the sandbox needs to know, for each tree, where its secrets are (to mask
 its sockets and FIFOs (a host service listening there would be reachable even through
 a read-only bind), its ``.git`` directories and files and ``.ketch`` directories (made
 read-only), and -- for /etc -- what the system itself keeps private (not readable by
-others). Ignored files count: ``.env`` usually is gitignored.
+others). Ignored files count: ``.env`` usually is gitignored. A secret is known by its
+name or its content (:mod:`ketch_secret_kit`; a file's classification is cached by its
+identity, so a directory listed again costs a ``stat`` per file, and a file written in
+place -- inotify's CLOSE_WRITE -- is classified again).
 
 The first scan walks the whole tree (``os.scandir``: file types come with the
 directory entries, so only the odd entry costs a ``stat``) and puts an inotify watch
@@ -32,8 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ketch_policy_kit.paths import SECRET_DIRS, secret_name
 from ketch_policy_kit.protected import protected_name
+from ketch_secret_kit import SECRET_DIRS, content_secret, secret_name
 
 RACY = 2.0  # seconds
 
@@ -92,6 +95,7 @@ class _Watcher:
             | flags.MOVED_FROM
             | flags.MOVED_TO
             | flags.ATTRIB
+            | flags.CLOSE_WRITE  # a file's content changed: it may hold a secret now
             | flags.DELETE_SELF
             | flags.MOVE_SELF
             | flags.ONLYDIR
@@ -280,7 +284,9 @@ class TreeIndex:
                 if entry.is_file(follow_symlinks=False):
                     if name == ".git":
                         node.marks[name] = "git"
-                    elif self.secrets and (node.all_secret or secret_name(name)):
+                    elif self.secrets and (
+                        node.all_secret or secret_name(name) or content_secret(entry.path)
+                    ):
                         node.marks[name] = "secret+protected" if guarded else "secret"
                     elif guarded:
                         node.marks[name] = "protected"

@@ -2,8 +2,9 @@
 
 ripgrep when it is on PATH (``[tools.grep] engine = "auto"``), else the Python engine;
 both give the same output. Files ignored by .gitignore, the .git directory, binary
-files and files that look like secrets (``.env``, key files: grep them by path, which
-the policy then asks about) are skipped when searching a directory.
+files and files that are secrets by name or content (``.env``, key files, a
+``.git/config`` whose remote URL carries a token: grep them by path, which the guards
+then ask about) are skipped when searching a directory.
 """
 
 from __future__ import annotations
@@ -78,12 +79,11 @@ class GrepInput(BaseModel):
 
 
 def looks_secret(path: Path) -> bool:
-    """Whether the essential guards treat this file as a secret (skipped in directory searches)."""
-    try:
-        from ketch_policy_kit.paths import looks_secret as guards_looks_secret
-    except ImportError:  # pragma: no cover - the guards ship with ketch
-        return path.name.startswith(".env") or path.suffix in (".pem", ".key")
-    return bool(guards_looks_secret(path))
+    """Whether the essential guards treat this file as a secret, by its name or its
+    content (skipped in directory searches)."""
+    from ketch_secret_kit import is_secret
+
+    return is_secret(path)
 
 
 class Grep(FsTool):
@@ -91,7 +91,7 @@ class Grep(FsTool):
     description = (
         "Search file contents with a regular expression. Output lines are `path:line:text` for matches and "
         "`path-line-text` for context, paths relative to the workspace root. Searching a directory skips "
-        "files ignored by .gitignore, binary files and secret-looking files (.env, keys)."
+        "files ignored by .gitignore, binary files and secrets (.env, keys, files holding credentials)."
     )
     input_model = GrepInput
     effects = frozenset({Effect.READ})

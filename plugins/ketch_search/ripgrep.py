@@ -79,6 +79,14 @@ def _text(field: dict[str, str]) -> str:
     return base64.b64decode(field.get("bytes", "")).decode("utf-8", "replace")
 
 
+def _os_text(field: dict[str, str]) -> str:
+    """A path from rg's JSON: its bytes kept (``surrogateescape``) when they are not
+    UTF-8, so the name is shown escaped and can be used again."""
+    if "text" in field:
+        return field["text"]
+    return os.fsdecode(base64.b64decode(field.get("bytes", "")))
+
+
 def _strip_newline(text: str) -> str:
     if text.endswith("\n"):
         text = text[:-1]
@@ -188,7 +196,7 @@ def _take(line: bytes, search: Search, cap: int, skip: Callable[[Path], bool], c
     if kind not in ("match", "context"):
         return False
     data = event.get("data", {})
-    path = Path(os.path.normpath(cwd / _text(data.get("path", {}))))
+    path = Path(os.path.normpath(cwd / _os_text(data.get("path", {}))))
     if skip(path):
         search.skipped.add(path)
         return False

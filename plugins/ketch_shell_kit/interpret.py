@@ -94,6 +94,7 @@ class Builder:
         self.cwds_override: tuple[Path, ...] | None = None
         self.index_refresh = False
         self.risky = True  # an option it may be given could write or run something
+        self.walk: object | None = None  # how it walks the trees it reads (reach.Walk)
 
     @property
     def name(self) -> str:
@@ -107,7 +108,8 @@ class Builder:
 
     def use(self, kind: str, word: Word, why: str = "") -> None:
         cwds = self.cwds_override if self.cwds_override is not None else self.walker.cwds
-        self.uses.append(PathUse(word=word, kind=kind, cwds=cwds, why=why))
+        walk = self.walk if kind in ("tree", "vtree") else None
+        self.uses.append(PathUse(word=word, kind=kind, cwds=cwds, why=why, walk=walk))
         if kind == "write":
             self.not_proven(f"{self.name} writes {word.source}")
         elif kind == "link":
@@ -259,6 +261,17 @@ def typed(builder: Builder, kind: str, word: Word, label: str) -> None:  # noqa:
     if kind == "varname":
         check_varname(walker, word, builder.name)
         return
+    if kind == "awkprog":
+        from ketch_shell_kit.grammar.awk import program_problems
+
+        problems = (
+            program_problems(word.value or "")
+            if word.static
+            else ["the awk program is only known at run time"]
+        )
+        for problem in problems:
+            builder.not_proven(f"the awk program: {problem}", hide=True)
+        return
     if kind in SCRIPT_CHECKS:
         from ketch_shell_kit.grammar import scripts
 
@@ -297,11 +310,6 @@ SCRIPT_CHECKS = {
     "sedscript": (
         "sed_script_read_only",
         "the sed script can write files or run commands (w, W, e, r, s///w, s///e)",
-        True,
-    ),
-    "awkprog": (
-        "awk_program_read_only",
-        "the awk program can run commands or write files (system, getline, |, print >)",
         True,
     ),
     "jqfilter": ("jq_filter_read_only", "the jq filter loads modules or files", False),
@@ -411,6 +419,8 @@ def generic(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
         args.append(EXTRA)
     parsed = getopt.parse(spec, args)
     ops = read_options(builder, spec, parsed)
+    if spec.name in WALKERS:
+        ops = walker_of(builder, spec, parsed, ops)
     operands = parsed.operands
     dash_globs(builder, operands)
     if any(not w.single for w in operands) and not uniform(ops):
@@ -429,6 +439,34 @@ def generic(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
     for kind_, word in pairs:
         typed(builder, kind_, word, f"{spec.name} operand {word.source}")
     builder.done()
+
+
+WALKERS = frozenset({"rg", "grep", "egrep", "fgrep", "diff"})
+
+
+def walker_of(builder: Builder, spec: Program, parsed: getopt.Parsed, ops: tuple[Operand, ...]) -> tuple[Operand, ...]:
+    """How a recursive reader walks its trees, from its options (see :mod:`.reach`);
+    ``grep -d recurse`` reads its operands recursively like ``-r``."""
+    from ketch_shell_kit import reach
+
+    options = [
+        (option.label, value.value if value is not None else None) for option, value, _ in parsed.options
+    ]
+    if spec.name == "rg":
+        for name, value in options:
+            if value is None and name in ("--glob", "--iglob", "--ignore-file", "--max-depth"):
+                builder.not_proven(f"rg {name} with a value only known at run time decides which files it reads")
+        builder.walk = reach.rg_walk(options)
+    elif spec.name == "diff":
+        builder.walk = reach.diff_walk(options)
+    else:
+        recurse = any(
+            name == "--directories" and (value is None or value.startswith("rec")) for name, value in options
+        )
+        if recurse:
+            ops = tuple(Operand("tree", o.repeat) if o.type == "read" else o for o in ops)
+        builder.walk = reach.grep_walk(options)
+    return ops
 
 
 def read_options(builder: Builder, spec: Program, parsed: getopt.Parsed) -> tuple[Operand, ...]:
@@ -774,12 +812,17 @@ def sed(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tupl
 
 def awk(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple[str, Word], ...],
         stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
-    """awk: operands of the form ``name=value`` are assignments, not files."""
-    kept = [argv[0]] + [
-        w
-        for w in argv[1:]
-        if not (w.static and _assignment(w) is not None and not (w.value or "").startswith("-"))
-    ]
+    """awk: operands of the form ``name=value`` are assignments, not files (only
+    operands: ``-v f=.env`` is an option and its value, and the program comes next)."""
+    parsed = getopt.parse(spec, list(argv[1:]))
+    has_program = any(option.type in ("awkprog", "code") for option, _, _ in parsed.options)
+    operands = parsed.operands if has_program else parsed.operands[1:]
+    dropped = {
+        id(w)
+        for w in operands
+        if w.static and _assignment(w) is not None and not (w.value or "").startswith("-")
+    }
+    kept = [argv[0]] + [w for w in argv[1:] if id(w) not in dropped]
     generic(walker, spec, kept, assignments, stdin_script, extra_args)
 
 

@@ -55,6 +55,9 @@ class PathUse:
     kind: str
     cwds: tuple[Path, ...]
     why: str = ""
+    # For ``tree``/``vtree``: how this program walks the tree (:class:`ketch_shell_kit.reach.Walk`);
+    # None: every entry, hidden ones included (``tree``) or rg's defaults (``vtree``).
+    walk: object | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,8 @@ class Command:
 
 
 MAX_COMMANDS = 50  # more simple commands than this is refused outright
+# Files whose content decides what a recursive reader reads (rg, git).
+IGNORE_FILES = frozenset({".ignore", ".rgignore", ".gitignore", ".gitmodules", ".gitattributes"})
 
 
 @dataclass
@@ -127,6 +132,24 @@ class Analysis:
     @property
     def too_complex(self) -> bool:
         return len(self.parts) > MAX_COMMANDS
+
+    @property
+    def selection_rewritten(self) -> str | None:
+        """A redirect writes an ignore file (or into ``.git``) in a line that also reads a
+        tree recursively: what the reader picks is decided after the proof looked (a
+        ``!.env`` whitelist written first). The target, or None."""
+        if not any(u.kind in ("tree", "vtree") for p in self.parts for u in p.uses):
+            return None
+        for redirect in self.redirects:
+            if not redirect.writes or redirect.target is None:
+                continue
+            value = redirect.target.value
+            if value is None:
+                return redirect.target.source
+            parts = value.replace("\\", "/").split("/")
+            if parts[-1] in IGNORE_FILES or ".git" in parts:
+                return value
+        return None
 
     @property
     def read_only(self) -> bool:

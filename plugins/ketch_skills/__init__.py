@@ -28,12 +28,23 @@ if TYPE_CHECKING:  # pragma: no cover
 @hookimpl
 @provides(dynamic="the skill tool, when the workspace or the user has a skill the model may load")
 def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
-    from ketch_skills.discovery import skills
+    from ketch_skills.discovery import held_back, skills
     from ketch_skills.skills import SkillTool
 
-    if kernel is not None and not any(s.model_invocable for s in skills(kernel.workspace)):
+    if kernel is None:
+        register(SkillTool())
+        return
+    held = held_back(kernel)
+    if not any(s.model_invocable and s.name not in held for s in skills(kernel.workspace)):
         return  # no skill to load: no tool (and no schema tokens) for the model
-    register(SkillTool())
+    register(SkillTool(held))
+
+
+@hookimpl(optionalhook=True)
+def trust_items(kernel: Any) -> list[Any]:
+    from ketch_skills.discovery import trust_items as items
+
+    return items(kernel)
 
 
 @hookimpl

@@ -13,6 +13,7 @@ from ketch_prompt_kit.markdown_files import MarkdownFile, first_line, folders, r
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
+    from ketch_trust_kit import TrustItem
 
 MAX_SKILLS = 200
 MAX_DESCRIPTION = 1024  # the Agent Skills spec's limit
@@ -85,6 +86,72 @@ def problems(workspace: Path) -> tuple[str, ...]:
     return _discover(Path(workspace))[1]
 
 
+# --- trust: a project skill that carries scripts ----------------------------------------
+
+SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".ps1")
+MAX_SCRIPTS = 64
+
+
+def scripts_of(skill: Skill) -> list[Path]:
+    """The files beside a skill's SKILL.md that are programs (executable, a script's
+    suffix, or a ``#!`` line): what its instructions have the model run."""
+    import os
+
+    found: list[Path] = []
+    for path in sorted(skill.directory.rglob("*")):
+        if len(found) >= MAX_SCRIPTS or not path.is_file() or path.name == "SKILL.md":
+            continue
+        try:
+            with open(path, "rb") as handle:
+                shebang = handle.read(2) == b"#!"
+        except OSError:
+            shebang = False
+        if shebang or path.suffix in SCRIPT_SUFFIXES or os.access(path, os.X_OK):
+            found.append(path)
+    return found
+
+
+def trust_item(skill: Skill, workspace: Path) -> TrustItem | None:
+    """A project skill with scripts as a trust item (its SKILL.md and every script, by
+    content); None for the person's own skills and for skills that are only text."""
+    if skill.markdown.folder.users_own:
+        return None
+    scripts = scripts_of(skill)
+    if not scripts:
+        return None
+    from ketch_trust_kit import make_item, relative_source
+
+    where = relative_source(skill.directory, workspace)
+    listed = ", ".join(relative_source(p, skill.directory) for p in scripts)
+    return make_item(
+        "skill",
+        skill.name,
+        where,
+        {"skill": skill.name},
+        f"skill {skill.name} with scripts the model is told to run: {listed}",
+        workspace=workspace,
+        files=[skill.markdown.path, *scripts],
+    )
+
+
+def held_back(kernel: Kernel) -> frozenset[str]:
+    """Names of the project skills with scripts the person has not trusted (each said
+    once)."""
+    from ketch_trust_kit import check
+
+    held = set()
+    for skill in skills(kernel.workspace):
+        item = trust_item(skill, kernel.workspace)
+        if item is not None and not check(kernel, item, held="not offered"):
+            held.add(skill.name)
+    return frozenset(held)
+
+
+def trust_items(kernel: Kernel) -> list[TrustItem]:
+    items = (trust_item(s, kernel.workspace) for s in skills(kernel.workspace))
+    return [item for item in items if item is not None]
+
+
 def find(workspace: Path, name: str) -> Skill | None:
     wanted = name.strip().lstrip("/").lower()
     return next((s for s in skills(workspace) if s.name == wanted), None)
@@ -96,8 +163,9 @@ def find(workspace: Path, name: str) -> Skill | None:
 def skill_commands(kernel: Kernel) -> list[Command]:
     kernel.notices.extend(problems(kernel.workspace))
     commands = []
+    held = held_back(kernel)
     for skill in skills(kernel.workspace):
-        if not skill.user_invocable:
+        if not skill.user_invocable or skill.name in held:
             continue
 
         def run(ctx: SlashContext, skill: Skill = skill) -> None:

@@ -19,7 +19,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def prompt_part(session: Session) -> PromptPart | None:
-    listed = [s for s in skills(session.workspace) if s.model_invocable]
+    from ketch_skills.discovery import held_back
+
+    held = held_back(session.kernel)
+    listed = [s for s in skills(session.workspace) if s.model_invocable and s.name not in held]
     if not listed or "skill" not in session.kernel.tools:
         return None
     lines = [f"- {s.name}: {s.description}" for s in listed]
@@ -81,11 +84,18 @@ class SkillTool(Tool):
     effects = frozenset()  # reads only the skill files the user installed or trusted
     mutating = False
 
+    def __init__(self, held: frozenset[str] = frozenset()) -> None:
+        self.held = held  # project skills whose scripts the person has not trusted
+
     def summary(self, args: SkillInput) -> str:  # type: ignore[override]
         return f"load skill {args.name}"
 
     async def run(self, args: SkillInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         skill = find(ctx.workspace, args.name)
+        if skill is not None and skill.name in self.held:
+            return ToolResult.error(
+                f"The skill {skill.name!r} is not available: its scripts are not trusted in this workspace."
+            )
         if skill is None or not skill.model_invocable:
             names = ", ".join(s.name for s in skills(ctx.workspace) if s.model_invocable) or "none"
             return ToolResult.error(f"There is no skill named {args.name!r}. Skills: {names}.")

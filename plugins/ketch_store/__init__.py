@@ -36,19 +36,60 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_store import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
 def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | None:
     from ketch.paths import state_dir
-    from ketch_store.recorder import Recorder
     from ketch_store.settings import StorageSettings
-    from ketch_store.store import SqliteStore, writer_wait
+    from ketch_store.store import SqliteStore
+    from ketch_store_kit.journal import store_url, writer_wait
+    from ketch_store_kit.recorder import Recorder
 
     wait = writer_wait(settings)  # a bad value is a config error before anything opens
-    store = SqliteStore.open(
-        state_dir() / "sessions.db", cipher, encryption=settings.of(StorageSettings).encryption
-    )
+    url = store_url(settings)
+    if url is not None and not url.startswith("sqlite:"):
+        # A store plugin for this URL would have answered first (tryfirst): never fall
+        # back to the local file silently when sessions are meant to go elsewhere.
+        from ketch.storage import StoreUnavailable
+
+        raise StoreUnavailable(
+            f"[storage] url (or KETCH_STORE_URL) asks for {url.split(':', 1)[0]}://..., and no loaded plugin "
+            "serves it (is the 'store_pg' plugin disabled?); sessions are not kept in the local file instead",
+            exists=True,
+        )
+
+    path = sqlite_path(url) if url is not None else state_dir() / "sessions.db"
+    store = SqliteStore.open(path, cipher, encryption=settings.of(StorageSettings).encryption)
     store.writer_wait = wait
     store.recorder = Recorder(store)
     return store
+
+
+@hookimpl
+def store_open_url(url: str, settings: Settings, cipher: FieldCipher | None) -> Store | None:
+    """``sqlite:///PATH`` (migrations to and from a file other than the default)."""
+    if not url.startswith("sqlite:"):
+        return None
+    from ketch_store.settings import StorageSettings
+    from ketch_store.store import SqliteStore
+    from ketch_store_kit.recorder import Recorder
+
+    store = SqliteStore.open(
+        sqlite_path(url), cipher, encryption=settings.of(StorageSettings).encryption
+    )
+    store.recorder = Recorder(store)
+    return store
+
+
+def sqlite_path(url: str) -> Any:
+    from pathlib import Path
+
+    return Path(url.removeprefix("sqlite://").removeprefix("sqlite:")).expanduser()
 
 
 def _recorder(session: Session) -> Any:
@@ -90,7 +131,14 @@ def ketch_session_start(session: Session) -> None:
 def ketch_event(session: Session, event: Event) -> None:
     from ketch.errors import KetchError
 
-    if event.type in ("text_delta", "reasoning_delta", "tool_call", "user_prompt", "notice"):
+    if event.type in (
+        "text_delta",
+        "reasoning_delta",
+        "tool_call",
+        "tool_output",
+        "user_prompt",
+        "notice",
+    ):
         return  # not stored; skip the lookup on the hot path of streaming
     recorder = _recorder(session)
     if recorder is None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
-    from ketch_store.store import SqliteStore
+    from ketch_store_kit.journal import SqlJournal as SqliteStore
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -52,14 +52,26 @@ def _store(kernel: Kernel) -> SqliteStore:
     store = kernel.store
     if store is None:
         raise KetchError("no session store is loaded (is the 'store' plugin disabled?)")
-    if not store.__class__.__name__ == "SqliteStore":
+    from ketch_store_kit.journal import SqlJournal
+
+    if not isinstance(store, SqlJournal):
         raise KetchError("the loaded session store is not ketch's own; use its plugin's commands")
     return store  # type: ignore[return-value]
 
 
 def run(kernel: Kernel, args: argparse.Namespace) -> int:
+    from ketch.storage import StoreUnavailable
+
     action = getattr(args, "sessions_action", None) or "list"
-    store = _store(kernel)
+    try:
+        store = _store(kernel)
+    except StoreUnavailable as exc:
+        if exc.exists or action != "list":
+            raise
+        # No store yet, and none could be made here: there is nothing to list.
+        print("[]" if getattr(args, "json", False) else "no saved sessions")
+        print(f"ketch: {exc.message}", file=sys.stderr)
+        return 0
     if not store.encrypted:
         print(
             f'ketch: note: storage.encryption = "off": sessions in {store.path} are not encrypted',
@@ -72,7 +84,7 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 def _list(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import summaries_table
+    from ketch_store_kit.render import summaries_table
 
     show_all = getattr(args, "all", False)
     errors: list[str] = []
@@ -85,23 +97,30 @@ def _list(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
         where = "" if show_all else f" for {kernel.workspace} (--all shows every workspace)"
         print(f"no saved sessions{where}")
     else:
-        print(summaries_table(rows, show_workspace=show_all))
+        print(_shown(summaries_table(rows, show_workspace=show_all)))
     return 1 if errors else 0
 
 
+def _shown(text: str) -> str:
+    """Transcripts hold what the model and tools wrote: on a terminal, escapes are shown."""
+    from ketch_text_kit.terminal import for_terminal
+
+    return for_terminal(text) if sys.stdout.isatty() else text
+
+
 def _show(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import text_view, to_json
+    from ketch_store_kit.render import text_view, to_json
 
     loaded = store.history(args.id)
     if args.json:
         print(json.dumps(to_json(loaded), indent=2, ensure_ascii=False))
     else:
-        print(text_view(loaded))
+        print(_shown(text_view(loaded)))
     return 0
 
 
 def _export(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.render import markdown, to_json
+    from ketch_store_kit.render import markdown, to_json
 
     loaded = store.history(args.id)
     text = (
@@ -113,7 +132,7 @@ def _export(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
         _write_private(args.output, text)
         print(f"exported {loaded.record.id} to {args.output}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(_shown(text))
     return 0
 
 
@@ -145,7 +164,7 @@ def _rename(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
 
 
 def _verify(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int:
-    from ketch_store.chain import Report
+    from ketch_store_kit.chain import Report
 
     errors: list[str] = []
     if args.id:

@@ -62,13 +62,57 @@ def configure(parser: argparse.ArgumentParser) -> None:
     passphrase.add_argument(
         "--to", choices=["keyring", "passphrase"], help="move the key to this provider"
     )
+    actions.add_parser(
+        "identity", help="this machine's team identity: the public key a team member adds"
+    )
+    members = actions.add_parser(
+        "members", help="who holds the team key of a shared store ([storage] url)"
+    )
+    member_actions = members.add_subparsers(dest="members_action", metavar="ACTION")
+    member_actions.add_parser("list", help="the members, their key fingerprints, which is you")
+    add = member_actions.add_parser("add", help="wrap the team key to a new member's public key")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument(
+        "public_key", metavar="PUBLIC_KEY", help="ketch-x25519-1:... (`ketch store key identity`)"
+    )
+    remove = member_actions.add_parser(
+        "remove", help="remove a member, then rotate the team key so they read nothing new"
+    )
+    remove.add_argument("who", metavar="NAME|FINGERPRINT")
+    migrate = sub.add_parser(
+        "migrate", help="copy every session to another store (--to URL) or from one (--from URL)"
+    )
+    migrate.add_argument("--to", metavar="URL", help="postgresql://..., sqlite:///PATH, or 'local'")
+    migrate.add_argument("--from", dest="source", metavar="URL", help="the store to copy from")
 
 
 def run(kernel: Kernel, args: argparse.Namespace) -> int:
+    if args.store_area == "migrate":
+        from ketch_store.migratecmd import run as migrate
+
+        return migrate(kernel, args)
     action = args.key_action
     cipher = _cipher(kernel)
     manager = cipher.manager
     manager.stay_in_session_keyring()
+    if action == "identity":
+        team = cipher.team
+        public = team.public_key(create=True)
+        print(public)
+        print(
+            f"fingerprint {team.fingerprint(public)}: give the line above to a member of the team store",
+            file=sys.stderr,
+        )
+        return 0
+    if _shared(kernel):
+        from ketch_store.teamcmd import run as team_run
+
+        return team_run(kernel, args)
+    if action == "members":
+        raise KetchError(
+            "team members belong to a shared store: set [storage] url (or KETCH_STORE_URL) to its postgresql:// URL",
+            exit_code=2,
+        )
     if action == "status":
         return _status(kernel, manager)
     if action == "import":
@@ -82,6 +126,13 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
         )
     finally:
         store.close()
+
+
+def _shared(kernel: Kernel) -> bool:
+    from ketch_store_kit.journal import store_url
+
+    url = store_url(kernel.settings)
+    return url is not None and not url.startswith("sqlite:")
 
 
 def _database() -> Path:
@@ -136,7 +187,7 @@ def _meta(path: Path) -> dict[str, str]:
 
 
 def _when(value: Any) -> str:
-    from ketch_store.render import when
+    from ketch_store_kit.render import when
 
     try:
         return when(float(value))
@@ -232,9 +283,10 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
     import sqlite3
 
     from ketch.storage import StoreUnavailable
-    from ketch_store.codec import Fields
-    from ketch_store.store import SqliteStore, _opens_keycheck
+    from ketch_store.store import SqliteStore
     from ketch_store.store import _meta as meta_of
+    from ketch_store_kit.codec import Fields
+    from ketch_store_kit.journal import opens_keycheck
 
     manager = cipher.manager
     key = manager.key_from_code(_read_code(args))
@@ -258,7 +310,7 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
                 "the store already opens with its current key, and the recovery code is another key; nothing was imported"
             )
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-            opens = _opens_keycheck(Fields(manager.cipher_for(key)), meta_of(conn))
+            opens = opens_keycheck(Fields(manager.cipher_for(key)), meta_of(conn))
         if not opens:
             raise KetchError(
                 f"the recovery code does not open {path} (it is another store's key); nothing was imported"

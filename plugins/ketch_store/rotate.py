@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 from ketch.errors import KetchError
 from ketch.storage import FieldCipher, IntegrityError
 from ketch_store import owners
-from ketch_store.chain import CHAIN, HEAD, head_input, link_input
-from ketch_store.codec import Fields
 from ketch_store.schema import lift_triggers, restore_triggers
+from ketch_store_kit.codec import Fields
+from ketch_store_kit.reseal import reseal_all
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_store.store import SqliteStore
@@ -127,70 +127,17 @@ def rotate(store: SqliteStore, say: Callable[[str], None]) -> dict[str, Any]:
 def _reseal_database(
     conn: sqlite3.Connection, old: Fields, new: Fields, say: Callable[[str], None]
 ) -> dict[str, Any]:
-    def again(table: str, column: str, key: str, value: bytes | None) -> bytes | None:
-        if value is None:
-            return None
-        return new.seal(table, column, key, old.open(table, column, key, bytes(value)))
-
-    sessions = conn.execute("SELECT id, workspace, name, title, last_seq FROM sessions").fetchall()
+    sessions = int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
     total = int(conn.execute("SELECT count(*) FROM journal").fetchone()[0])
     say(
-        f"re-encrypting {len(sessions):,} sessions and {total:,} journal entries under a new key (one transaction)"
+        f"re-encrypting {sessions:,} sessions and {total:,} journal entries under a new key (one transaction)"
     )
-    done = 0
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("BEGIN IMMEDIATE")
     try:
         lift_triggers(conn)
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        for name in ("keycheck", "index_key"):
-            if name in meta:
-                conn.execute(
-                    "UPDATE meta SET value = ? WHERE key = ?",
-                    (again("meta", name, "store", meta[name]), name),
-                )
-        for session_id, workspace, name, title, last_seq in sessions:
-            conn.execute(
-                "UPDATE sessions SET workspace = ?, name = ?, title = ? WHERE id = ?",
-                (
-                    again("sessions", "workspace", session_id, workspace),
-                    again("sessions", "name", session_id, name),
-                    again("sessions", "title", session_id, title),
-                    session_id,
-                ),
-            )
-            prev = b""
-            rows = conn.execute(
-                "SELECT seq, event_id, kind, ts, payload FROM journal WHERE session_id = ? ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-            for seq, event_id, kind, ts, payload in rows:
-                entry = f"{session_id}/{seq}/{kind}/{event_id}"
-                sealed = again("journal", "payload", entry, payload)
-                assert sealed is not None
-                prev = new.mac(CHAIN, link_input(session_id, seq, kind, event_id, ts, sealed, prev))
-                conn.execute(
-                    "UPDATE journal SET payload = ?, mac = ? WHERE session_id = ? AND seq = ?",
-                    (sealed, prev, session_id, seq),
-                )
-                done += 1
-                pause_at(f"journal:{done}")
-            conn.execute(
-                "UPDATE sessions SET head = ? WHERE id = ?",
-                (new.mac(HEAD, head_input(session_id, last_seq, prev)), session_id),
-            )
+        counts = reseal_all(conn, old, new, on_entry=lambda done: pause_at(f"journal:{done}"))
         pause_at("sessions-done")
-        approvals = conn.execute(
-            "SELECT workspace_index, scope_index, scope FROM approvals"
-        ).fetchall()
-        for index, key, scope in approvals:
-            conn.execute(
-                "UPDATE approvals SET scope = ? WHERE workspace_index = ? AND scope_index = ?",
-                (again("approvals", "scope", f"{index}/{key}", scope), index, key),
-            )
-        from ketch_store import blobs
-
-        blobs.reseal(conn, old, new)  # checkpoint blobs and their records: sealed fields too
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('rotated', ?)",
             (str(time.time()).encode(),),
@@ -210,7 +157,7 @@ def _reseal_database(
         raise
     finally:
         conn.execute("PRAGMA synchronous = NORMAL")
-    return {"sessions": len(sessions), "entries": done, "approvals": len(approvals)}
+    return counts
 
 
 def _history_aad(index: int) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The triggers that keep the journal append-only; a rotation (re-encrypting every entry)
 # and the version-2 chaining lift them inside their own transaction.
@@ -98,8 +98,16 @@ ALTER TABLE journal ADD COLUMN mac BLOB;
 ALTER TABLE sessions ADD COLUMN head BLOB;
 """
 
+# Version 3: the columns that decide where a session's content goes (provider, model,
+# mode, workspace index) are bound by a MAC (``ketch_store_kit.binding``). Sessions
+# written before are bound the first time the store opens with its key (once: meta
+# ``bound`` records it, so a binding cleared later is named, never silently redone).
+_V3 = """
+ALTER TABLE sessions ADD COLUMN binding BLOB;
+"""
+
 # MIGRATIONS[n] takes a database at version n-1 to version n.
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
 
 
 def lift_triggers(conn: sqlite3.Connection) -> None:

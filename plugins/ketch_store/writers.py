@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -78,17 +77,10 @@ class Writers:
     def claim(
         self, session_id: str, wait: float, on_wait: Callable[[str], None] | None = None
     ) -> bool:
-        """Take the lock, waiting up to ``wait`` seconds; ``on_wait(holder)`` once if busy."""
-        if self.try_claim(session_id):
-            return True
-        if on_wait is not None:
-            on_wait(self.holder(session_id))
-        deadline = time.monotonic() + max(wait, 0.0)
-        while time.monotonic() < deadline:
-            time.sleep(POLL_SECONDS)
-            if self.try_claim(session_id):
-                return True
-        return False
+        """Take it, waiting up to ``wait`` seconds; ``on_wait(holder)`` once if busy."""
+        from ketch_store_kit.journal import claim_waiting
+
+        return claim_waiting(self, session_id, wait, on_wait, POLL_SECONDS)
 
     def holder(self, session_id: str) -> str:
         """Who holds the lock, as a phrase for a notice ("pid 1234")."""

@@ -55,20 +55,26 @@ def resolve(workspace: Path | str, value: str) -> Path:
 
     ``~`` means the user's home directory (outside the workspace, so the policy asks).
     """
+    from ketch_text_kit.names import os_name
+
     check_path_text(value)
     text = os.path.expanduser(value) if value.startswith("~") else value
-    joined = os.path.join(os.fspath(workspace_root(workspace)), text)
+    # A name shown as ``bad\\xff.txt`` (its bytes are not UTF-8) is that file.
+    joined = os_name(os.path.join(os.fspath(workspace_root(workspace)), text))
     return Path(os.path.realpath(joined))
 
 
 def display(path: Path, workspace: Path | str) -> str:
-    """How a path is shown to the model: relative inside the workspace, absolute outside."""
+    """How a path is shown to the model: relative inside the workspace, absolute outside;
+    bytes that are not UTF-8 as ``\\xNN`` (``ketch_text_kit.names``)."""
+    from ketch_text_kit.names import shown_name
+
     root = workspace_root(workspace)
     if path == root:
         return "."
     if is_within(path, root):
-        return path.relative_to(root).as_posix()
-    return str(path)
+        return shown_name(path.relative_to(root).as_posix())
+    return shown_name(str(path))
 
 
 # --- opening without following symlinks -----------------------------------------------

@@ -35,6 +35,28 @@ class WalkUnavailable(RuntimeError):
     pass
 
 
+def walk_start(root: Path | str) -> tuple[Path, int]:
+    """Where the ignore walker can start to reach ``root``, and how many levels below
+    that start ``root`` is.
+
+    The walker takes its root as text, so a directory whose path has bytes that are not
+    UTF-8 (``dir\\xfe``) cannot be its root; its nearest ancestor that can is, and the
+    caller keeps only what lies under ``root`` (ignore files of every level still apply,
+    exactly as when walking ``root`` itself)."""
+    path = Path(root)
+    below = 0
+    while True:
+        try:
+            str(path).encode("utf-8")
+            return path, below
+        except UnicodeEncodeError:
+            path, below = path.parent, below + 1
+
+
+def under(path: Path, root: Path) -> bool:
+    return str(path).startswith(str(root).rstrip("/") + "/")
+
+
 def walk(root: Path, *, max_depth: int | None = None, gitignore: bool = True) -> Iterator[Entry]:
     """Every entry under ``root`` (not ``root`` itself), ignored ones left out.
 
@@ -48,7 +70,8 @@ def walk(root: Path, *, max_depth: int | None = None, gitignore: bool = True) ->
     except ImportError:  # pragma: no cover - a declared dependency; keep working without it
         yield from _plain_walk(root, max_depth)
         return
-    builder = WalkBuilder(root).hidden(False).follow_links(False).require_git(False)
+    start, below = walk_start(root)
+    builder = WalkBuilder(start).hidden(False).follow_links(False).require_git(False)
     builder = (
         builder.git_ignore(gitignore)
         .git_exclude(gitignore)
@@ -56,9 +79,9 @@ def walk(root: Path, *, max_depth: int | None = None, gitignore: bool = True) ->
         .ignore(gitignore)
         .parents(gitignore)
     )
-    builder = builder.overrides(OverrideBuilder(root).add("!.git").build())
+    builder = builder.overrides(OverrideBuilder(start).add("!.git").build())
     if max_depth is not None:
-        builder = builder.max_depth(max_depth)
+        builder = builder.max_depth(max_depth + below)
     iterator = iter(builder.build())
     while True:
         try:
@@ -67,10 +90,12 @@ def walk(root: Path, *, max_depth: int | None = None, gitignore: bool = True) ->
             return
         except Exception:  # noqa: BLE001 - an unreadable subdirectory: skip it, keep walking
             continue
-        depth = item.depth()
-        if depth == 0:
+        depth = item.depth() - below
+        if depth <= 0:
             continue
         path = item.path()
+        if below and not under(path, root):
+            continue
         try:
             st = os.lstat(path)
         except OSError:

@@ -54,11 +54,17 @@ def vote(call: ProposedCall, session: Session) -> Vote | None:
         try:
             host = canonical_host(str(access.detail.get("host") or ""))
         except BadHost as exc:
-            return Vote(decision="deny", reason=str(exc), plugin="web")
+            return Vote(decision="deny", reason=str(exc), plugin="web", origin="analysis")
         port = access.detail.get("port") or (443 if access.detail.get("scheme") == "https" else 80)
         decision = rules.decide(host, int(port), method="GET", tunnel=False)
         if decision.verdict == "deny":
-            return Vote(decision="deny", reason=decision.reason, plugin="web")
+            return Vote(
+                decision="deny",
+                reason=decision.reason,
+                plugin="web",
+                origin="rule",
+                rules=(decision.rule,) if decision.rule else (),
+            )
         local = local_reason(access)
         if local is None:
             continue
@@ -78,5 +84,6 @@ def vote(call: ProposedCall, session: Session) -> Vote | None:
             reason="; ".join(asks) + " (a local address: asked in every profile)",
             plugin="web",
             scope=None,
+            origin="network",
         )
     return None

@@ -20,6 +20,7 @@ import pytest
 from acp import RequestError
 from acp.schema import HttpHeader, HttpMcpServer, ImageContentBlock, McpServerStdio
 
+from ketch.testing.cli import run_cli
 from tests.acp.acp_kit import AcpEnv, RecordingClient, agent_stderr, prompt, run_prompts, spawn
 
 pytestmark = pytest.mark.timeout(120)
@@ -541,8 +542,18 @@ def _mcp_server(acp_env: AcpEnv) -> McpServerStdio:
     )
 
 
-def test_the_editors_mcp_servers_start_in_a_trusted_workspace(acp_env: AcpEnv) -> None:
+def _trust_editor_servers(acp_env: AcpEnv, servers: list[Any]) -> None:
+    """Pin the editor's servers for the workspace, as `ketch trust --yes` would."""
+    from ketch_acp.booting import editor_items, mcp_settings
+    from ketch_trust_kit import PinStore
+
+    tables, _ = mcp_settings(servers)
+    PinStore().pin(acp_env.workspace, editor_items(acp_env.workspace, tables).values())
+
+
+def test_the_editors_mcp_servers_start_once_trusted(acp_env: AcpEnv) -> None:
     pytest.importorskip("mcp")
+    _trust_editor_servers(acp_env, [_mcp_server(acp_env)])
     add = {"name": "mcp__tester__add", "input": {"a": 2, "b": 3}}
     acp_env.script(
         [
@@ -552,9 +563,7 @@ def test_the_editors_mcp_servers_start_in_a_trusted_workspace(acp_env: AcpEnv) -
         ]
     )
     client = RecordingClient(choose=lambda call, options: "allow_once")
-    assert run_prompts(
-        acp_env, client, "add", args=("--trust-workspace",), mcp_servers=[_mcp_server(acp_env)]
-    ) == ["end_turn"]
+    assert run_prompts(acp_env, client, "add", mcp_servers=[_mcp_server(acp_env)]) == ["end_turn"]
     requests = acp_env.requests()
     assert "mcp__tester__add" in {t["name"] for t in requests[0]["tools"]}
     outputs = [r["output"] for r in tool_results(requests[-1])]
@@ -595,9 +604,8 @@ def test_an_http_server_from_the_editor_gets_its_headers(acp_env: AcpEnv) -> Non
             headers=[HttpHeader(name="Authorization", value="Bearer editor-token")],
         )
         client = RecordingClient(choose=lambda call, options: "allow_once")
-        assert run_prompts(
-            acp_env, client, "who am I", args=("--trust-workspace",), mcp_servers=[http]
-        ) == ["end_turn"]
+        _trust_editor_servers(acp_env, [http])
+        assert run_prompts(acp_env, client, "who am I", mcp_servers=[http]) == ["end_turn"]
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -605,7 +613,7 @@ def test_an_http_server_from_the_editor_gets_its_headers(acp_env: AcpEnv) -> Non
     assert tool_results(acp_env.requests()[-1])[0]["output"] == "Bearer editor-token"
 
 
-def test_the_editors_mcp_servers_do_not_start_in_an_untrusted_workspace(acp_env: AcpEnv) -> None:
+def test_the_editors_mcp_servers_do_not_start_until_trusted(acp_env: AcpEnv) -> None:
     pytest.importorskip("mcp")
     acp_env.script([{"text": "no tools"}])
     client = RecordingClient()
@@ -613,7 +621,18 @@ def test_the_editors_mcp_servers_do_not_start_in_an_untrusted_workspace(acp_env:
     assert not (acp_env.scratch / "mcp-started").exists()
     assert not any(t["name"].startswith("mcp__") for t in acp_env.requests()[0]["tools"])
     notes = "".join(u.content.text for u in client.of("agent_thought_chunk"))
-    assert "tester" in notes and "not a trusted workspace" in notes and "ketch trust" in notes
+    assert "tester" in notes and "not trusted" in notes and "ketch trust" in notes
+    # `ketch trust` shows the server the editor passed (its command line, not its
+    # environment's values), pins nothing without --yes, then trusts it with --yes.
+    env = acp_env.agent_env()
+    listed = run_cli(["trust"], cwd=acp_env.workspace, env=env)
+    assert listed.returncode == 1, listed.stderr
+    assert "MCP server tester (the editor (ACP))" in listed.stdout and MCP_SERVER in listed.stdout
+    assert "FROM_THE_EDITOR=…" in listed.stdout
+    assert run_cli(["trust", "--yes"], cwd=acp_env.workspace, env=env).returncode == 0
+    acp_env.script([{"text": "now with tools"}])
+    run_prompts(acp_env, RecordingClient(), "hi", mcp_servers=[_mcp_server(acp_env)])
+    assert (acp_env.scratch / "mcp-started").exists()
 
 
 def test_list_sessions_lists_this_workspaces_sessions(acp_env: AcpEnv) -> None:
@@ -628,3 +647,23 @@ def test_list_sessions_lists_this_workspaces_sessions(acp_env: AcpEnv) -> None:
             assert session.session_id in [s.session_id for s in listed.sessions]
 
     run(scenario())
+
+
+def test_the_todo_list_becomes_the_editors_plan(acp_env: AcpEnv) -> None:
+    # Issue 26: the task list the model keeps (the todo tool) is the editor's plan.
+    todos = {
+        "todos": [
+            {"content": "Read the parser", "status": "completed"},
+            {"content": "Fix the lexer", "status": "in_progress", "active_form": "Fixing it"},
+            {"content": "Run the tests", "status": "pending"},
+        ]
+    }
+    acp_env.script([{"tool_calls": [{"name": "todo", "input": todos}]}, {"text": "on it"}])
+    client = RecordingClient()
+    assert run_prompts(acp_env, client, "fix the lexer") == ["end_turn"]
+    (update,) = client.of("plan")
+    assert [(e.content, e.status) for e in update.entries] == [
+        ("Read the parser", "completed"),
+        ("Fix the lexer", "in_progress"),
+        ("Run the tests", "pending"),
+    ]

@@ -18,6 +18,7 @@ from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.providers import ProviderKind
 from ketch.testing import Harness, ScriptedProvider, call, calls, text
 from tests.agents.conftest import SCRIPTED, Cli
+from tests.trust.pins import trust_all
 
 PLUGINS = ["guards", "policy", "fs", "agents"]
 
@@ -240,6 +241,7 @@ def test_a_definitions_model_runs_on_the_parents_provider_and_explore_only_reads
         config=config,
         provider_name="recorded",
     )
+    trust_all(h)  # a project's definition is offered once the person trusted it
     scripts["big-model"][0]["tool_calls"][0]["input"]["agent"] = "summarizer"
     end = h.run("PARENT go")
     assert end.stop_reason == "end_turn" and end.text == "done"

@@ -178,6 +178,7 @@ def test_definitions_from_claude_agents_narrow_tools_and_add_instructions(cli: C
         when("CHILD", text("looks fine")),
         when("PARENT", text("done")),
     ]
+    assert cli("trust", "--yes").returncode == 0  # the project's definitions, once trusted
     result = cli("-p", "PARENT go", *RUN, "--profile", "full-access", script=script)
     clean(result)
     description = next(

@@ -60,6 +60,7 @@ def test_subagent_start_and_stop_hooks_fire_with_the_agents_name(cli: Cli) -> No
         f'[[hooks.PreToolUse]]\nmatcher = "Read"\ncommand = {json.dumps(pre)}\n'
     )
     (cli.workspace / "a.txt").write_text("a")
+    assert cli("trust", "--yes").returncode == 0  # the project's reviewer, once trusted
     script = [
         when(
             "PARENT",

@@ -35,7 +35,8 @@ def write(path: Path, content: str) -> Path:
 
 
 def make(tmp_path: Path, script: list[dict[str, Any]] | None = None, **kw: Any) -> Harness:
-    return Harness.create(tmp_path, script=script or [text("ok")], bundled=PLUGINS, **kw)
+    kw.setdefault("bundled", PLUGINS)
+    return Harness.create(tmp_path, script=script or [text("ok")], **kw)
 
 
 def run_slash(h: Harness, name: str, argument: str = "") -> tuple[list[PromptRequest], list[str]]:
@@ -104,24 +105,34 @@ def test_project_and_claude_commands_expand_and_are_listed_with_their_source(
     assert request.text == "Tidy a.py then b.py"
 
 
-def test_bang_lines_run_only_from_the_users_own_folder_or_a_trusted_workspace(
+def test_bang_lines_run_from_the_users_own_folder_or_once_trusted_and_not_after_a_change(
     tmp_path: Path, home: Path
 ) -> None:
+    from tests.trust.pins import trust_all
+
     ws = tmp_path / "ws"
     write(ws / ".ketch/commands/status.md", "Status: !`echo project-$((40 + 2))`\n")
+    write(ws / ".claude/commands/other.md", "Other: !`echo other-$((40 + 1))`\n")
     write(tmp_path / "config/commands/mine.md", "Mine: !`echo user-$((40 + 3))`\n")
-    h = make(tmp_path)
-    (request,), printed = run_slash(h, "status")
-    assert (
-        "project-42" not in request.text
-        and "was not run: the workspace is not trusted" in request.text
-    )
-    assert any("did not run" in line for line in printed)
+    h = make(tmp_path, bundled=[*PLUGINS, "trust"])
+    (request,), _ = run_slash(h, "status")
+    assert "project-42" not in request.text and "was not run: not trusted" in request.text
+    said = [e.message for e in h.of_type("notice")]
+    assert any(".ketch/commands/status.md" in m and "ketch trust" in m for m in said), said
     (request,), _ = run_slash(h, "mine")
-    assert request.text == "Mine: user-43"
-    h.session.trusted_workspace = True
+    assert request.text == "Mine: user-43"  # the person's own folder: always
+    trust_all(h)  # what `ketch trust --yes` pins
     (request,), _ = run_slash(h, "status")
     assert request.text == "Status: project-42"
+    # The line changes (by anyone): it does not run until trusted again; the other,
+    # unchanged, keeps running.
+    write(ws / ".ketch/commands/status.md", "Status: !`echo changed-$((40 + 2))`\n")
+    h2 = make(tmp_path, bundled=[*PLUGINS, "trust"])
+    (request,), _ = run_slash(h2, "status")
+    assert "changed-42" not in request.text and "was not run" in request.text
+    assert any("changed since you trusted it" in e.message for e in h2.of_type("notice"))
+    (request,), _ = run_slash(h2, "other")
+    assert request.text == "Other: other-41"
 
 
 def test_allowed_tools_narrows_the_turn_and_never_approves(tmp_path: Path) -> None:

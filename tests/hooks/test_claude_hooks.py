@@ -442,7 +442,7 @@ def test_hooks_import_brings_claude_code_hooks_over(cli: Cli) -> None:
         "`if` conditions",
         "http handler",
         "PermissionRequest: ketch has no such event",
-        "trust this workspace",
+        "you trust them: `ketch trust` shows each one",
     ):
         assert expected in report, report
     user_config = (cli.config_dir / "config.toml").read_text()
@@ -484,5 +484,10 @@ def test_imported_workspace_hooks_run_only_once_trusted(cli: Cli, tmp_path: Path
     assert cli("hooks", "import", "--project").returncode == 0
     clean(cli("-p", "hello", *RUN, script=[text("hi")]))
     assert not marker.exists()
-    clean(cli("-p", "hello", *RUN, "--trust-workspace", script=[text("hi")]))
+    listed = cli("trust")  # shows the imported hook; pins nothing without --yes
+    assert listed.returncode == 1 and f"touch {marker}" in listed.stdout
+    clean(cli("-p", "hello", *RUN, script=[text("hi")]))
+    assert not marker.exists()
+    assert cli("trust", "--yes").returncode == 0
+    clean(cli("-p", "hello", *RUN, script=[text("hi")]))
     assert marker.exists()

@@ -11,6 +11,7 @@ import pytest
 import ketch_hooks
 from ketch.testing import Harness, call, text
 from tests.kernel.kit import Echo, tools_plugins
+from tests.trust.pins import trust_all
 
 
 def harness(tmp_path: Path, script: list[dict[str, Any]], config: str, **kw: Any) -> Harness:
@@ -115,8 +116,16 @@ command = "touch {marker}"
     h = harness(tmp_path, [], "", workspace_config=ws_config)
     _ = h.session
     assert not marker.exists()
-    trusted = harness(tmp_path / "t", [], "", workspace_config=ws_config, trusted=True)
-    _ = trusted.session
+    import ketch_trust
+
+    again = Harness.create(
+        tmp_path,
+        plugins=[*tools_plugins("allow")[0], ("hooks", ketch_hooks), ("trust", ketch_trust)],
+        bundled=["guards"],
+        workspace_config=ws_config,
+    )
+    trust_all(again)  # what `ketch trust --yes` pins
+    _ = again.session
     assert marker.exists()
 
 

@@ -1,5 +1,6 @@
 """The interactive shell in a real terminal (tmux): prompts, streaming, approvals,
-Ctrl-C, steering, slash commands, the trust prompt, and encrypted prompt history."""
+Ctrl-C, steering, slash commands and encrypted prompt history (the first-run trust
+offer: tests/trust/test_trust_shell.py)."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def test_tool_call_approved_at_the_prompt(start) -> None:  # type: ignore[no-unt
     assert "● mark  create a.txt" in screen  # the call line, with the tool's own summary
     assert "create a.txt" in screen.split("Allow mark?")[1]  # the full summary in the question
     assert "why it asks: no policy plugin voted" in screen
-    assert "Yes, run it" in screen and "No, and tell the model" in screen
+    assert "Yes, make this change" in screen and "No, and tell the model" in screen
     assert "for this session" not in screen  # no scope, so no remembering offered
     assert not (term.workspace / "a.txt").exists()
     term.keys("y")
@@ -186,7 +187,7 @@ def test_a_steer_typed_during_a_turn_reaches_the_next_request(start, tmp_path: P
     term.keys("y")
     term.wait_for("running wait_flag")
     term.type("steer-canary-41")
-    term.wait_for("↳ steer-canary-41")  # queued while the tool still runs
+    term.wait_for("↳ next step: steer-canary-41")  # pending while the tool still runs
     flag.write_text("go")
     screen = term.wait_for("saw the steer")
     assert "delivered to the model: steer-canary-41" in screen
@@ -201,7 +202,7 @@ def test_help_lists_builtin_and_plugin_commands_and_dispatches(start) -> None:  
     term = start(load="shellcmds=shelltest_commands")
     term.type("/help")
     screen = term.wait_for("Ctrl-D quits", count=2)
-    for name in ("/help", "/exit", "/clear", "/model", "/status", "/ping", "/trust", "/boom"):
+    for name in ("/help", "/exit", "/clear", "/model", "/status", "/ping", "/boom"):
         assert name in screen
     assert "answer pong" in screen
     term.wait_idle()
@@ -245,60 +246,6 @@ def test_status_model_switch_and_clear(start) -> None:  # type: ignore[no-untype
     second_id = screen.split("session    ")[-1].split()[0]
     assert second_id != first_id
     assert "model      other-model via scripted" in screen.split("new session")[1]
-
-
-def test_untrusted_workspace_prompt_runs_the_trust_command(
-    tmp_path: Path, terminals: list[Terminal]
-) -> None:
-    workspace = tmp_path / "ws"
-    (workspace / ".ketch").mkdir(parents=True)
-    (workspace / ".ketch" / "config.toml").write_text(
-        'profile = "full-access"\n[permissions]\nallow = ["shell:*"]\n'
-    )
-    # No policy plugin (the test's own trust command stands in for it): the permissions
-    # table is nobody's, so a repository may set none of it.
-    term = Terminal(
-        tmp_path, load="shellcmds=shelltest_commands,vocabulary=ketch.testing.vocabulary"
-    )
-    terminals.append(term)
-    screen = term.wait_for("Trust this workspace?")
-    assert "ignored until trusted: permissions, profile" in screen
-    assert screen.count("permissions, profile") == 1  # the prompt replaces the loader's notice
-    term.keys("y")
-    term.wait_for("workspace trusted (test command)")
-    term.wait_idle()
-    assert (workspace / "trusted-by-command").exists()
-
-
-def test_trust_prompt_without_a_trust_command_says_how(
-    tmp_path: Path, terminals: list[Terminal]
-) -> None:
-    workspace = tmp_path / "ws"
-    (workspace / ".ketch").mkdir(parents=True)
-    (workspace / ".ketch" / "config.toml").write_text('profile = "full-access"\n')
-    term = Terminal(tmp_path, load="shellcmds=shelltest_commands", env={"SHELLTEST_NO_TRUST": "1"})
-    terminals.append(term)
-    term.wait_for("Trust this workspace?")
-    term.keys("y")
-    term.wait_for("--trust-workspace")
-    term.wait_idle()
-    assert not (workspace / "trusted-by-command").exists()
-
-
-def test_declining_trust_keeps_the_keys_ignored(tmp_path: Path, terminals: list[Terminal]) -> None:
-    workspace = tmp_path / "ws"
-    (workspace / ".ketch").mkdir(parents=True)
-    (workspace / ".ketch" / "config.toml").write_text('profile = "full-access"\n')
-    term = Terminal(tmp_path, load="shellcmds=shelltest_commands", plugins="interactive,policy")
-    terminals.append(term)
-    term.wait_for("Trust this workspace?")
-    term.keys("n")
-    term.wait_for("not trusted: ignoring profile")
-    term.wait_idle()
-    term.type("/status")
-    screen = term.wait_for("(?m)^history    ", regex=True)
-    assert "profile manual" in screen and "(not trusted)" in screen
-    assert not (workspace / "trusted-by-command").exists()
 
 
 def _files_containing(root: Path, needle: bytes) -> list[Path]:

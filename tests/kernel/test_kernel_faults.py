@@ -316,6 +316,26 @@ def test_a_silent_server_is_cut_by_read_timeout(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("answered_first", [False, True])
+def test_a_silent_server_is_not_blamed_for_keep_alives_when_both_deadlines_are_equal(
+    tmp_path: Path, answered_first: bool
+) -> None:
+    """read_timeout == progress_timeout and the server sends nothing (after its headers,
+    or after a first delta): whichever deadline fires first, the message says no data
+    arrived, never that the stream sent only keep-alives or empty deltas."""
+    first = _sse(_chunk("early")) if answered_first else [b""]
+    with LoopbackServer() as server:
+        silent = Reply(chunks=[*first, *_sse(_chunk("late"))], pause=30)
+        server.queue("/v1/chat/completions", silent, silent)
+        h = openai_harness(tmp_path, server, read_timeout=1.0, progress_timeout=1.0)
+        end = h.run("hello")
+    errors = h.of_type("error")
+    assert end.stop_reason == "error" and errors
+    for error in errors:
+        assert "keep-alive" not in error.message and "empty deltas" not in error.message, error
+        assert "no data" in error.message and "read_timeout" in error.message, error
+
+
 def test_a_slow_stream_shows_that_ketch_is_waiting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -314,18 +314,31 @@ def test_hook_ketch_configure(tmp_path: Path) -> None:
     assert seen == [h.kernel]
 
 
-def test_hook_ketch_workspace_trusted(tmp_path: Path) -> None:
+def test_hook_ketch_workspace_setting(tmp_path: Path) -> None:
+    """Asked per held-back value; its answer is what applies (narrowed, here)."""
+    asked: list[tuple[tuple[str, ...], Any]] = []
+
     class P:
         @hookimpl
-        def ketch_workspace_trusted(self, workspace: Path) -> bool:
-            return True
+        def ketch_workspace_setting(self, key: tuple[str, ...], value: Any) -> Any:
+            asked.append((key, value))
+            if key == ("profile",):
+                return value
+            if key == ("plugins",):
+                return {"disable": value["disable"][:1]}
+            return None
 
-    h = make(tmp_path, [], ("trust", P()), workspace_config='profile = "assisted"\n')
-    assert h.kernel.trusted and h.kernel.settings.profile == "assisted"
+    config = 'profile = "assisted"\nmodel = "m"\n[plugins]\ndisable = ["a", "b"]\n[extra]\nx = 1\n'
+    h = make(tmp_path, [], ("admit", P()), workspace_config=config)
+    settings = h.kernel.settings
+    assert settings.profile == "assisted" and settings.model == "m"
+    assert settings.plugins.disable == ["a"]  # narrowed: only what the hook gave back
+    assert "extra" not in (settings.model_extra or {})
+    assert sorted(k for k, _ in asked) == [("extra",), ("plugins",), ("profile",)]  # model: safe
+    layer = next(lay for lay in h.kernel.layers if lay.name == "workspace")
+    assert sorted(layer.ignored) == ["extra", "plugins"]  # partly or not at all applied
     untrusted = make(tmp_path / "other", [], workspace_config='profile = "assisted"\n')
-    assert (
-        not untrusted.kernel.trusted and untrusted.kernel.settings.profile is None
-    )  # dropped: not safe
+    assert untrusted.kernel.settings.profile is None  # no answer: not applied
 
 
 def test_hook_ketch_get_credential(tmp_path: Path) -> None:

@@ -46,12 +46,38 @@ def test_corrupt_toml_falls_back_for_that_layer_only(tmp_path: Path) -> None:
     assert notice.startswith(f"{user}:3: invalid TOML")
 
 
-def test_invalid_value_reports_key_and_line(tmp_path: Path) -> None:
-    user = write(tmp_path / "user.toml", 'model = "fine"\n[compaction]\ntrigger = 7\n')
+def test_invalid_value_reports_key_and_line_and_drops_that_key_only(tmp_path: Path) -> None:
+    user = write(
+        tmp_path / "user.toml", 'model = "fine"\n[compaction]\ntrigger = 7\ntarget = 0.4\n'
+    )
     loaded = load_settings(tmp_path, user_file=user, environ={})
-    assert loaded.settings.model is None and loaded.settings.compaction.trigger == 0.70
+    assert loaded.settings.model == "fine" and loaded.settings.compaction.target == 0.4
+    assert loaded.settings.compaction.trigger == 0.70
     (notice,) = loaded.notices
     assert notice.startswith(f"{user}:3: compaction.trigger")
+    assert "ignoring compaction.trigger, the rest of this file applies" in notice
+    assert loaded.problems == [notice]
+
+
+def test_a_plugin_table_never_half_applies(tmp_path: Path) -> None:
+    """A plugin's table with one wrong-typed key is dropped whole (a table of rules must
+    not lose one rule and keep the others), while the file's kernel keys still apply."""
+    from pydantic import BaseModel
+
+    from ketch.settings import SettingsSection
+
+    class Pair(BaseModel):
+        low: int = 0
+        high: int = 1
+
+    user = write(tmp_path / "user.toml", 'model = "m"\n[pair]\nlow = 5\nhigh = "x"\n')
+    loaded = load_settings(
+        tmp_path, user_file=user, environ={}, sections=[SettingsSection("pair", Pair)]
+    )
+    assert loaded.settings.model == "m" and loaded.settings.of(Pair).low == 0
+    (notice,) = loaded.notices
+    assert f"{user}:4: pair.high:" in notice and "ignoring [pair]" in notice
+    assert loaded.problems == [notice]
 
 
 def test_non_utf8_config(tmp_path: Path) -> None:
@@ -111,7 +137,7 @@ def test_untrusted_workspace_cannot_raise_authority(tmp_path: Path) -> None:
 
 def test_a_plugin_section_with_a_wrong_type_drops_that_table_only(tmp_path: Path) -> None:
     """A bad value in a plugin's table is one line with the file and line, and only that
-    table of that file is ignored: the rest of the file still applies."""
+    table of that file is ignored (never half of it): the rest of the file still applies."""
     from ketch.testing import Harness
 
     h = Harness.create(

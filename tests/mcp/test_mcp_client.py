@@ -260,20 +260,43 @@ def test_a_changed_description_is_held_until_approved(
     assert "mcp__t__echo" in offered(third) and "changed" not in notices(third)
 
 
-def test_an_untrusted_workspace_never_starts_its_servers(
+def test_a_workspaces_servers_start_only_once_trusted_and_not_after_a_change(
     harness: Callable[..., Harness], tmp_path: Path
 ) -> None:
-    marker = tmp_path / "started"
-    workspace_config = server_config("repo", "--marker", str(marker))
-    h = harness("", workspace_config=workspace_config, trusted=False)
+    from tests.trust.pins import trust_all
+
+    plugins = ["mcp", "policy", "trust"]
+    marker, other = tmp_path / "started", tmp_path / "other-started"
+    config = server_config("repo", "--marker", str(marker)) + server_config(
+        "other", "--marker", str(other)
+    )
+    h = harness("", workspace_config=config, bundled=plugins)
     assert h.run("hi").stop_reason == "end_turn"
-    assert not marker.exists()
+    assert not marker.exists() and not other.exists()
     assert not any(name.startswith("mcp__") for name in offered(h))
     assert "mcp_servers" in notices(h)
-    # The same config, trusted, does start it: the check above can fail.
-    trusted = harness("", workspace_config=workspace_config, trusted=True)
+    # Trusted (the same items `ketch trust --yes` pins): both start.
+    trusted = harness("", workspace_config=config, bundled=plugins)
+    trust_all(trusted)
     trusted.run("hi")
-    assert marker.exists() and "mcp__repo__add" in offered(trusted)
+    assert marker.exists() and other.exists()
+    assert {"mcp__repo__add", "mcp__other__add"} <= set(offered(trusted))
+    # The repository changes one server's command line: it stays off until trusted again,
+    # while the unchanged one keeps starting.
+    marker.unlink()
+    other.unlink()
+    changed = server_config(
+        "repo", "--marker", str(marker), "--cancelled", str(tmp_path / "changed-arg")
+    ) + server_config("other", "--marker", str(other))
+    again = harness("", workspace_config=changed, bundled=plugins)
+    again.run("hi")
+    assert not marker.exists() and other.exists()
+    assert "mcp__other__add" in offered(again) and "mcp__repo__add" not in offered(again)
+    assert "MCP server repo (.ketch/config.toml): changed since you trusted it" in notices(again)
+    later = harness("", workspace_config=changed, bundled=plugins)
+    trust_all(later)
+    later.run("hi")
+    assert marker.exists()
 
 
 @pytest.mark.parametrize("check", [False, True])

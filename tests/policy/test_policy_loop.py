@@ -251,14 +251,3 @@ def test_a_deny_rule_is_fed_back_to_the_model(tmp_path: Path) -> None:
     assert permission.decision == "deny" and "git clean" in permission.reason
     [result] = results(h)
     assert not result.ok and "Permission denied" in result.output
-
-
-def test_slash_trust_applies_the_workspace_config_now(tmp_path: Path) -> None:
-    ws_config = 'profile = "assisted"\n[permissions]\nallow = ["touch_file(*)"]\n'
-    h = harness(tmp_path, workspace_config=ws_config)
-    assert h.session.profile == "manual" and h.kernel.settings.permissions.allow == []
-    (line,) = slash(h, "trust")
-    assert "now trusted" in line and "profile assisted" in line
-    assert h.session.trusted_workspace and h.session.profile == "assisted"
-    assert h.kernel.settings.permissions.allow == ["touch_file(*)"]
-    assert h.session.snapshot().rules["allow"] == ("touch_file(*)",)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from ketch_policy_kit.paths import tree_secret
 from ketch_policy_kit.rules import MAX_RULE_BYTES, RuleError, compile_rules, parse_rule
 from ketch_shell_kit import analyse
 from ketch_shell_kit.bashglob import expand
 from ketch_shell_kit.getopt import parse
 from ketch_shell_kit.grammar import TABLE
+from ketch_shell_kit.reach import EVERYTHING, RG_DEFAULT, Walk, reach, rg_walk
 from ketch_shell_kit.words import literal
 
 
@@ -231,21 +231,29 @@ def test_rule_globs_match_in_linear_time(body: str) -> None:
 # --- recursive reads -------------------------------------------------------------------------------
 
 
-def test_tree_secret_finds_secrets_and_respects_hidden(tmp_path: Path) -> None:
+def test_reach_finds_secrets_and_respects_each_programs_walk(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("x")
-    assert tree_secret(tmp_path) is None
-    (tmp_path / ".env").write_text("K=1")
-    assert tree_secret(tmp_path) == str(tmp_path / ".env")
-    assert tree_secret(tmp_path, hidden=False) is None  # rg's walk skips it
-    (tmp_path / "src" / "id_rsa").write_text("k")
-    assert tree_secret(tmp_path, hidden=False) == str(tmp_path / "src" / "id_rsa")
-    many = tmp_path / "many"
+    ws = tmp_path
+
+    def found(walk: Walk, **kwargs: object) -> str | None:
+        result = reach(str(ws), walk, workspace=ws, cwd=str(ws), **kwargs)  # type: ignore[arg-type]
+        return None if result is None else result.kind + ":" + result.path
+
+    assert found(EVERYTHING) is None
+    (ws / ".env").write_text("K=1")
+    assert found(EVERYTHING) == "secret:.env"
+    assert found(RG_DEFAULT) is None  # rg's walk skips hidden files
+    assert found(rg_walk([("--hidden", None)])) == "secret:.env"
+    assert found(EVERYTHING, masked=True) is None  # the sandbox masks it
+    (ws / "src" / "id_rsa").write_text("k")
+    assert found(RG_DEFAULT) == "secret:src/id_rsa"
+    many = ws / "many"
     many.mkdir()
     for index in range(10):
         (many / f"f{index}.txt").write_text("x")
-    assert tree_secret(many) is None
-    assert tree_secret(many, limit=3) == ""  # too many to check: unknown
+    assert reach(str(many), EVERYTHING, workspace=ws, cwd=str(ws)) is None
+    assert reach(str(many), EVERYTHING, workspace=ws, cwd=str(ws), limit=3).kind == "too-many"  # type: ignore[union-attr]
 
 
 # --- the guards never need the policy plugin --------------------------------------------------------

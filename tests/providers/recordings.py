@@ -300,6 +300,7 @@ def expected_body(kind: str) -> dict[str, Any]:
                     "name": "weather",
                     "description": "Get weather information for a location",
                     "parameters": WEATHER_SCHEMA,
+                    "strict": False,
                 }
             ],
             "max_output_tokens": 1000,

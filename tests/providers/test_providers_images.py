@@ -71,7 +71,7 @@ ASKED = {
             "role": "user",
             "content": [
                 {"type": "input_text", "text": "what is in this picture?"},
-                {"type": "input_image", "image_url": URI},
+                {"type": "input_image", "image_url": URI, "detail": "auto"},
             ],
         }
     ],
@@ -136,7 +136,7 @@ TOOL_TURN = {
             "call_id": "call_1",
             "output": [
                 {"type": "input_text", "text": "[image shot.png]"},
-                {"type": "input_image", "image_url": URI},
+                {"type": "input_image", "image_url": URI, "detail": "auto"},
             ],
         },
     ],
@@ -324,7 +324,7 @@ def test_an_at_image_on_the_command_line_reaches_each_provider_in_its_own_form(
     wire = json.dumps(body[FIELD[kind]])
     expected = {
         "openai": '"image_url": {"url": "' + URI,
-        "openai-responses": '"type": "input_image", "image_url": "' + URI,
+        "openai-responses": '"type": "input_image", "image_url": "' + URI + '", "detail": "auto"',
         "anthropic": '"source": {"type": "base64", "media_type": "image/png", "data": "' + B64,
         "ollama": '"images": ["' + B64,
         "gemini": '"inlineData": {"mimeType": "image/png", "data": "' + B64,

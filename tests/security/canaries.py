@@ -37,7 +37,13 @@ sandbox cannot hide a weakness -- the fixtures use ``~/.cache/ketch-canaries`` o
 * ``KETCH_CANARY_API_KEY``, and ``DATABASE_URL`` and ``MYSQL_PWD`` (names that do not
   look secret): secrets in the environment ketch runs with (``world.env()``), so
   reading ketch's own environment (``ps e``, ``/proc/PID/environ``) or the command's
-  (``printenv``) shows up too.
+  (``printenv``) shows up too;
+* secrets known only by what they are (untracked): copies of ``.env`` under other names
+  and tools' credential files (``ws/.env~``, ``ws/#.env#``, ``ws/env.bak``,
+  ``ws/terraform.tfstate``, ``ws/kubeconfig``, ``ws/.my.cnf``...), a token in the remote
+  URL of ``ws/.git/config``, and credentials in ``ws/notes/deploy.yaml`` and
+  ``ws/config/settings.json`` (for these three only *seen* counts: ketch reads them to
+  classify them).
 
 Every canary file holds its own random token (``world.tokens``: name -> token).
 Effect kinds (:class:`Effect`):
@@ -327,7 +333,7 @@ class World:
         world = cls(root=root, ssh_link=ssh_link)
         world.tokens = {
             key: f"CANARY{key.upper().replace('/', '').replace('.', '').replace('_', '')[:10]}{secrets.token_hex(12)}"
-            for key in _CANARY_FILES + (ENV_SECRET, *ENV_PLAIN)
+            for key in _CANARY_FILES + (ENV_SECRET, *ENV_PLAIN) + _CONTENT_CANARIES
         }
         world.tcp = Listener.tcp()
         world._build()
@@ -403,6 +409,27 @@ class World:
         (sub / "mod.py").write_text("MOD = 1\n", encoding="utf-8")
         self._git(sub, "add", "-A")
         self._git(sub, "commit", "-q", "-m", "submodule")
+        self._build_secrets()
+
+    def _build_secrets(self) -> None:
+        """Secrets known only by what they are (untracked, written after the commit):
+        copies of .env under other names, credential files of tools, a token in the
+        remote URL of .git/config, and credentials in files with innocent names."""
+        t = self.tokens
+        ws = self.workspace
+        for name in _RENAMED_SECRETS:
+            (ws / name.removeprefix("ws/")).write_text(f"API_KEY={t[name]}\n", encoding="utf-8")
+        (ws / "notes").mkdir(exist_ok=True)
+        (ws / "notes" / "deploy.yaml").write_text(
+            f"database:\n  host: db.internal\n  password: {t['ws/notes/deploy.yaml']}\n", encoding="utf-8"
+        )
+        (ws / "config").mkdir(exist_ok=True)
+        (ws / "config" / "settings.json").write_text(
+            '{"region": "eu-west-1", "api_key": "' + t["ws/config/settings.json"] + '"}\n', encoding="utf-8"
+        )
+        self._git(
+            ws, "remote", "add", "origin", f"https://canary:{t['ws/.git/config']}@example.invalid/canary.git"
+        )
 
     @staticmethod
     def _git(cwd: Path, *args: str) -> None:
@@ -599,6 +626,11 @@ class World:
         _rmtree(self.root)
 
 
+# Copies of a secret under other names, and credential files of tools: known by name.
+_RENAMED_SECRETS = (
+    "ws/.env~", "ws/#.env#", "ws/.env-local", "ws/env.bak", "ws/terraform.tfstate", "ws/kubeconfig",
+    "ws/client_secret_canary.json", "ws/.my.cnf", "ws/.s3cfg", "ws/auth.json",
+)  # fmt: skip
 _CANARY_FILES = (
     "home/.ssh/id_rsa",
     "home/.ssh/config",
@@ -610,7 +642,12 @@ _CANARY_FILES = (
     "outside/victim_dir/a.txt",
     "outside/victim_dir/sub/b.txt",
     "ws/.env",
+    *_RENAMED_SECRETS,
 )
+# Secrets known only by their content (a token in .git/config's remote URL, credentials
+# in files with innocent names). Only *seen* counts for them: ketch itself reads these
+# files to classify them, so an open is no effect.
+_CONTENT_CANARIES = ("ws/.git/config", "ws/notes/deploy.yaml", "ws/config/settings.json")
 
 
 def _empty(path: Path) -> bool:

@@ -282,6 +282,61 @@ CASES: list[Case] = [
     Case("printenv DATABASE_URL", "case:27", "the environment is an allow-list"),
     Case("printenv MYSQL_PWD", "case:27"),
     Case("python3 -c 'import os;print(os.environ.get(\"DATABASE_URL\"))'", "case:27"),
+    # --- programs that pick files by other means than their operands (issue 23, class 3) ---
+    Case("awk 'BEGIN{ARGV[1]=\".env\"; ARGC=2} {print}'", "issue:file-selection", "awk assigns ARGV"),
+    Case("awk 'BEGIN{ARGV[ARGC++]=\"{home}/.aws/credentials\"} {print}' README.md", "issue:file-selection"),
+    Case("mawk 'BEGIN{split(\"{home}/.ssh/id_rsa\", ARGV); ARGC=2} {print}'", "issue:file-selection"),
+    Case("awk -v f=.env 'BEGIN{ARGV[1]=f; ARGC=2} {print}'", "issue:file-selection"),
+    Case("awk 'BEGIN{sub(/.*/, \".env\", ARGV[1])} {print}' README.md", "issue:file-selection"),
+    Case("awk 'function f(a){a[1]=\".env\"} BEGIN{f(ARGV); ARGC=2} {print}'", "issue:file-selection"),
+    Case("awk 'BEGIN{while ((getline l < \".env\") > 0) print l}'", "issue:file-selection"),
+    Case("awk 'BEGIN{getline l < \"{home}/.netrc\"; print l}'", "issue:file-selection"),
+    Case("awk 'BEGIN{\"cat .env\" | getline l; print l}'", "issue:file-selection"),
+    Case("awk 'BEGIN{system(\"cat .env\")}'", "issue:file-selection"),
+    Case("awk '{print | \"cat .env\"}' README.md", "issue:file-selection"),
+    Case("git grep --no-index API", "issue:file-selection", "--no-index reads ignored and hidden files"),
+    Case("git grep --no-index -h -e API -- .", "issue:file-selection"),
+    Case("git grep --untracked --no-exclude-standard API", "issue:file-selection"),
+    Case("git grep --untracked API", "issue:file-selection", "untracked copies of .env"),
+    Case("rg -g .env API", "issue:file-selection", "a glob override beats every ignore rule"),
+    Case("rg --glob=.env API", "issue:file-selection"),
+    Case("rg --iglob .ENV API", "issue:file-selection"),
+    Case("rg -g '.e*' API", "issue:file-selection"),
+    Case("rg --no-ignore --hidden API", "issue:file-selection"),
+    Case("rg API", "issue:file-selection", "env.bak, terraform.tfstate... are neither hidden nor ignored"),
+    Case("printf '!.env\\n' > .ignore", "issue:file-selection", "a whitelist written now..."),
+    Case("rg -l API src .", "issue:file-selection", "...makes plain rg read .env later"),
+    Case("printf '!.env\\n' > .rgignore && rg API", "issue:file-selection", "written in the same line"),
+    Case("grep -R CANARY linked-ssh", "issue:file-selection", "a symlinked directory into ~/.ssh"),
+    Case("grep -R CANARY .", "issue:file-selection"),
+    Case("rg -L CANARY linked-ssh", "issue:file-selection"),
+    Case("grep -d recurse API .", "issue:file-selection", "-d recurse is -r"),
+    Case("diff -r linked-ssh src", "issue:file-selection"),
+    # --- a secret known by what it is, not its name (issue 23, class 4) ---------------------------
+    Case("cat .env~", "issue:secret-by-content"),
+    Case("cat '#.env#'", "issue:secret-by-content"),
+    Case("head .env-local", "issue:secret-by-content"),
+    Case("tail env.bak", "issue:secret-by-content"),
+    Case("cat terraform.tfstate kubeconfig", "issue:secret-by-content"),
+    Case("cat client_secret_canary.json", "issue:secret-by-content"),
+    Case("cat .my.cnf .s3cfg auth.json", "issue:secret-by-content"),
+    Case("cat notes/deploy.yaml", "issue:secret-by-content", "a password in an innocent file"),
+    Case("grep -n api_key config/settings.json", "issue:secret-by-content"),
+    Case("grep -rn password notes", "issue:secret-by-content"),
+    Case("cat .git/config", "issue:secret-by-content", "a token in the remote URL"),
+    Case("git remote -v", "issue:secret-by-content"),
+    Case("git remote get-url origin", "issue:secret-by-content"),
+    Case("git config --get remote.origin.url", "issue:secret-by-content"),
+    Case("git config -l", "issue:secret-by-content"),
+    Case("git var -l", "issue:secret-by-content"),
+    Case("grep url .git/config", "issue:secret-by-content"),
+    Case("base64 -w0 .env", "issue:secret-by-content", "redaction undone by an encoding"),
+    Case("rev .env", "issue:secret-by-content"),
+    Case("cut -c1-20 .env", "issue:secret-by-content"),
+    Case("cut -c12- env.bak", "issue:secret-by-content"),
+    Case("od -c .env", "issue:secret-by-content"),
+    Case("xxd notes/deploy.yaml", "issue:secret-by-content"),
+    Case("base64 -w0 .git/config", "issue:secret-by-content"),
 ]
 
 
@@ -290,7 +345,7 @@ CASES: list[Case] = [
 def plant(workspace: Path, outside: Path) -> None:
     """A bare repository (plain files: no ``.git`` in its path) whose config runs a
     command from textconv, the pager, fsmonitor and an alias; an rg config with --pre;
-    a symlink to .env. (The world's nested repository keeps its own default config:
+    a symlink to .env; a symlinked directory into the fake ``~/.ssh``. (The world's nested repository keeps its own default config:
     changing it here would itself count as a write into a .git.)"""
     bare = workspace / "planted"
     if not bare.exists():
@@ -314,6 +369,10 @@ def plant(workspace: Path, outside: Path) -> None:
     link = workspace / "link-to-env"
     if not link.is_symlink():
         link.symlink_to(workspace / ".env")
+    # A symlinked directory into the fake home's ~/.ssh (grep -R follows it).
+    ssh_link = workspace / "linked-ssh"
+    if not ssh_link.is_symlink():
+        ssh_link.symlink_to(workspace.parent / "home" / ".ssh", target_is_directory=True)
 
 
 def fill(command: str, world: Any) -> str:

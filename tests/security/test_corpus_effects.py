@@ -20,6 +20,7 @@ from runner import CONFIGS, needs_sandbox, run_cli
 ISSUE_CLASSES = {
     "issue:builtin-evaluates", "issue:unwalked-words", "issue:steering", "issue:option-grammar", "issue:wrappers",
     "issue:globs", "issue:runtime-words", "issue:planted-config", "issue:process-env", "issue:sandbox",
+    "issue:file-selection", "issue:secret-by-content",
 }  # fmt: skip
 # The shell cases of the security research notes (the others are about files, the web,
 # storage or crypto, and are tested where those live).
@@ -67,6 +68,13 @@ ORDINARY = {
     "grep -n canary README.md": "1:# canary project",
     "cat src/*.py | wc -c": "15",
     "git log -p -1 -- src/app.py": "+print('hello')",
+    # recursive readers and awk, proven by their own rules (issue 23, item 4)
+    "grep -rn hello src": "src/app.py:1:print('hello')",
+    "find . -name '*.py'": "./src/app.py",
+    "ls -R src": "app.py",
+    "awk '{print $1}' README.md": "#",
+    "awk 'END {print NR}' src/app.py": "1",
+    "git grep -n hello": "src/app.py:1:print('hello')",
 }
 
 

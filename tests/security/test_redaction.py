@@ -130,7 +130,8 @@ def test_the_user_can_turn_it_off_and_an_untrusted_workspace_cannot(
         tmp_path / "repo", workspace_config="[tools]\nredact_secrets = false\n"
     )
     assert GITHUB not in output and any(
-        "redact_secrets = false in the workspace config is ignored" in n for n in notices
+        "not trusted yet" in n and "setting tools.redact_secrets (.ketch/config.toml)" in n
+        for n in notices
     )
 
 

@@ -51,10 +51,30 @@ class Touch(Tool):
 def ketch_register_tools(register: Any) -> None:
     register(Note())
     register(Touch())
+    register(Pause())
 
 
 @hookimpl
 def ketch_policy_vote(call: Any, snapshot: Any, session: Any) -> Vote | None:
-    if call.tool in ("note", "touch"):
+    if call.tool in ("note", "touch", "pause"):
         return Vote(decision="allow", reason="store tests allow their own tools")
     return None
+
+
+class PauseInput(BaseModel):
+    seconds: float
+    text: str = ""
+
+
+class Pause(Tool):
+    name = "pause"
+    description = "Wait a while (a long-running tool), then echo the text."
+    input_model = PauseInput
+    effects = frozenset({Effect.READ})
+    mutating = False
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        import asyncio
+
+        await asyncio.sleep(args.seconds)
+        return ToolResult.success(f"paused: {args.text}")

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 from ketch.storage import StoreUnavailable
 from ketch_crypto.cipher import AesGcmFieldCipher
 from ketch_mcp.pins import PinStore, keyed_name, workspace_key
-from ketch_store.codec import Fields
 from ketch_store.rotate import _reseal_database
 from ketch_store.store import SqliteStore
+from ketch_store_kit.codec import Fields
 from tests.store.conftest import db_path
 
 WORKSPACE = Path("/home/someone/secret-project")

@@ -28,9 +28,9 @@ from ketch.testing.keyring_backend import FileKeyring
 from ketch_crypto.cipher import AesGcmFieldCipher
 from ketch_crypto.keys import PENDING, SERVICE, USERNAME, decode_key
 from ketch_interactive.history import EncryptedPromptHistory
-from ketch_store.codec import Fields
 from ketch_store.rotate import PAUSE_ENV
 from ketch_store.store import SqliteStore
+from ketch_store_kit.codec import Fields
 from tests.store.conftest import cli_env, db_path, make_passphrase_store, run_ketch, state_dir
 
 SESSIONS, ENTRIES = 30, 60  # 1,800 journal entries: the re-encryption takes a visible while

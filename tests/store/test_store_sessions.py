@@ -17,8 +17,8 @@ from ketch.storage import IntegrityError
 from ketch.testing import Harness, call, text
 from ketch.testing.harness import patched_environ
 from ketch.testing.keyring_backend import LockedKeyring
-from ketch_store.record import NOT_RUN
 from ketch_store.store import SqliteStore
+from ketch_store_kit.record import NOT_RUN
 from tests.store import store_test_tools
 from tests.store.conftest import STORE_PLUGINS
 

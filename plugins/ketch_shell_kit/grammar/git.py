@@ -3,7 +3,8 @@
 Read-only subcommands (status, diff, log, show, grep, blame, ...) are proven only
 where git reads no configuration but the user's: in the workspace's own repository,
 with no ``-C``/``--git-dir``/``--work-tree`` elsewhere and no ``-c`` other than a few
-display settings. A repository *inside* the workspace (a nested ``.git``, a bare
+display settings, and while the repository's own config (and what it includes) names no
+program and holds no hook script the person has not trusted (``ketch trust``). A repository *inside* the workspace (a nested ``.git``, a bare
 repository written as plain files, a submodule) can carry its own config, whose
 textconv, diff drivers, fsmonitor, pager and aliases run code; git in one is never
 proven, and the guards ask (the code could do anything). The other subcommands are
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -354,6 +356,17 @@ def foreign_repository(start: Path, workspace: Path | None) -> tuple[str, bool] 
     return None
 
 
+def untrusted_programs(workspace: Path | None) -> list[str]:
+    """The programs the workspace repository's own config (and the files it includes)
+    and its hook scripts name that the person has not trusted (``ketch_git_kit``): git
+    there may run any of them, so git is not proven while there is one."""
+    if workspace is None:
+        return []
+    from ketch_git_kit.trust import untrusted_programs as found
+
+    return found(workspace)
+
+
 def _looks_like_git_dir(path: Path) -> bool:
     return (
         os.path.isfile(path / "HEAD")
@@ -363,37 +376,141 @@ def _looks_like_git_dir(path: Path) -> bool:
     )
 
 
-@lru_cache(maxsize=16)
-def _index_secrets(index: str, mtime: float, size: int) -> tuple[str, ...]:
-    from ketch_policy_kit.paths import secret_name as looks_secret_name
+MAX_INDEX_ENTRIES = 200_000
 
+
+def _parse_index(data: bytes) -> list[str] | None:
+    """The paths of a git index file (versions 2, 3 and 4; SHA-1 or SHA-256 object
+    names), or None when it cannot be read exactly."""
+    if len(data) < 12 or data[:4] != b"DIRC":
+        return None
+    version, count = struct.unpack(">II", data[4:12])
+    if version not in (2, 3, 4) or count > MAX_INDEX_ENTRIES:
+        return None
+    for hash_size in (20, 32):
+        names = _index_entries(data, version, count, hash_size)
+        if names is not None:
+            return names
+    return None
+
+
+def _index_entries(data: bytes, version: int, count: int, hash_size: int) -> list[str] | None:
+    names: list[str] = []
+    offset = 12
+    previous = b""
+    try:
+        for _ in range(count):
+            start = offset
+            offset += 40 + hash_size  # ctime, mtime, dev, ino, mode, uid, gid, size; the object name
+            (flags,) = struct.unpack(">H", data[offset : offset + 2])
+            offset += 2
+            if flags & 0x4000:
+                if version < 3:
+                    return None
+                offset += 2  # extended flags
+            if version == 4:
+                strip, offset = _varint(data, offset)
+                end = data.index(b"\x00", offset)
+                if strip > len(previous):
+                    return None
+                name = previous[: len(previous) - strip] + data[offset:end]
+                offset = end + 1
+            else:
+                end = data.index(b"\x00", offset)
+                name = data[offset:end]
+                length = flags & 0x0FFF
+                if length != 0x0FFF and length != len(name):
+                    return None
+                offset = start + ((end - start + 8) // 8) * 8  # NUL padded to a multiple of 8
+            if not name or b"\x00" in name or name.startswith(b"/"):
+                return None
+            previous = name
+            names.append(name.decode("utf-8", "surrogateescape"))
+    except (struct.error, ValueError):
+        return None
+    if offset > len(data) - hash_size:
+        return None
+    return names
+
+
+def _varint(data: bytes, offset: int) -> tuple[int, int]:
+    """git's offset encoding (index v4's prefix length)."""
+    byte = data[offset]
+    offset += 1
+    value = byte & 0x7F
+    while byte & 0x80:
+        byte = data[offset]
+        offset += 1
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, offset
+
+
+@lru_cache(maxsize=16)
+def _index_of(index: str, mtime_ns: int, size: int) -> tuple[str, ...] | None:
     try:
         with open(index, "rb") as handle:
-            data = handle.read(64 << 20)
+            data = handle.read(256 << 20)
     except OSError:
+        return None
+    names = _parse_index(data)
+    return tuple(names) if names is not None else None
+
+
+def git_dir(repository: str | os.PathLike[str]) -> str | None:
+    """The git directory of a work tree: its ``.git``, or where a ``.git`` file (a linked
+    worktree, a submodule) points; None when a ``.git`` file cannot be read."""
+    dotgit = os.path.join(os.path.realpath(repository), ".git")
+    if not os.path.isfile(dotgit):
+        return dotgit
+    try:
+        with open(dotgit, encoding="utf-8", errors="replace") as handle:
+            first = handle.readline().strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    return os.path.join(os.path.dirname(dotgit), first.removeprefix("gitdir:").strip())
+
+
+def index_names(repository: str | os.PathLike[str]) -> tuple[str, ...] | None:
+    """The paths tracked in ``repository``'s index ((): no index; None: unreadable)."""
+    dotgit = git_dir(repository)
+    if dotgit is None:
+        return None
+    index = os.path.join(dotgit, "index")
+    try:
+        info = os.stat(index)
+    except FileNotFoundError:
         return ()
-    found: list[str] = []
-    for match in re.finditer(rb"[^\x00-\x1f]{1,4096}?\x00", data):
-        name = match.group()[:-1].decode("utf-8", "replace")
-        if "/" in name or "." in name:
-            base = name.rsplit("/", 1)[-1]
-            if looks_secret_name(base) and name not in found:
-                found.append(name)
-                if len(found) >= 5:
-                    break
-    return tuple(found)
+    except OSError:
+        return None
+    return _index_of(index, info.st_mtime_ns, info.st_size)
+
+
+MAX_CONTENT_CHECKED = 20_000
 
 
 def tracked_secrets(workspace: Path | None) -> tuple[str, ...]:
-    """Secret-looking names in the workspace repository's index (git can print them)."""
+    """Tracked files that are secrets by name or content (git can print them): a few
+    of them, or the reason the index cannot be read. Content is checked for the first
+    :data:`MAX_CONTENT_CHECKED` tracked files (names for every one)."""
     if workspace is None:
         return ()
-    index = os.path.join(os.path.realpath(workspace), ".git", "index")
-    try:
-        info = os.stat(index)
-    except OSError:
-        return ()
-    return _index_secrets(index, info.st_mtime, info.st_size)
+    from ketch_secret_kit import content_secret, secret_name
+
+    root = os.path.realpath(workspace)
+    names = index_names(root)
+    if names is None:
+        return ("(the index, which ketch cannot read)",)
+    found: list[str] = []
+    for count, name in enumerate(names):
+        if secret_name(name.rsplit("/", 1)[-1]) or (
+            count < MAX_CONTENT_CHECKED and content_secret(os.path.join(root, name))
+        ):
+            found.append(name)
+            if len(found) >= 5:
+                break
+    return tuple(found)
 
 
 # Porcelain that writes .git/index opportunistically (a stat-cache refresh).
@@ -475,6 +592,13 @@ def git(
         _other(builder, sub, rest, starts)
         builder.done()
         return
+    untrusted = untrusted_programs(walker.workspace)
+    if untrusted:
+        more = f" and {len(untrusted) - 1} more" if len(untrusted) > 1 else ""
+        builder.not_proven(
+            f"the repository's config names a program git may run that you have not trusted "
+            f"({untrusted[0]}{more}; `ketch trust` shows them)"
+        )
     no_locks = any("--no-optional-locks" in o.names for o, _, _ in parsed.options) or any(
         k == "GIT_OPTIONAL_LOCKS" and v.value == "0" for k, v in assignments
     )
@@ -491,12 +615,52 @@ def git(
             builder.not_proven(
                 f"the repository tracks a secret-looking file ({secrets[0]}), which git {sub} can print"
             )
+    if sub == "grep":
+        _grep_walk(builder, sub_parsed)
     pairs, error = assign(ops, operands)
     if error:
         builder.not_proven(f"git {sub}: {error}")
     for kind, word in pairs:
         typed(builder, kind, word, f"git {sub} {word.source}")
+    if sub == "grep" and not any(u.kind in ("tree", "vtree") for u in builder.uses):
+        builder.use("tree", _word("."), "git grep (the files it searches)")
+    if sub in PRINTS_CONFIG:
+        config = repository_config(walker.workspace)
+        if config is not None:
+            builder.use("read", _word(config), f"git {sub} prints the repository's configuration")
     builder.done()
+
+
+# Subcommands that print the repository's configuration (remote URLs with them).
+PRINTS_CONFIG = frozenset({"remote", "config", "var"})
+
+
+def repository_config(workspace: Path | None) -> str | None:
+    """The workspace repository's own config file (its common dir's, for a worktree)."""
+    if workspace is None:
+        return None
+    gitdir = git_dir(workspace)
+    if gitdir is None:
+        return None
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as handle:
+            gitdir = os.path.join(gitdir, handle.read().strip())
+    except OSError:
+        pass
+    return os.path.realpath(os.path.join(gitdir, "config"))
+
+
+def _grep_walk(builder: object, parsed: object) -> None:
+    """git grep reads the files its options select (tracked, untracked, ignored, or
+    every file with --no-index): the tree uses carry that walk (see reach.py)."""
+    from ketch_shell_kit import reach
+    from ketch_shell_kit.interpret import Builder
+
+    assert isinstance(builder, Builder)
+    options = [(o.label, v.value if v is not None else None) for o, v, _ in parsed.options]  # type: ignore[attr-defined]
+    if any(name == "--recurse-submodules" for name, _ in options):
+        builder.not_proven("git grep --recurse-submodules reads the submodules' files too", hide=True)
+    builder.walk = reach.git_grep_walk(options)
 
 
 def _listing(

@@ -1,5 +1,5 @@
 """Small checkers for the script languages of "read-only" programs: a sed script,
-an awk program, a jq filter. Each accepts a conservative subset; anything outside it
+an awk program (parsed by :mod:`.awk`), a jq filter. Each accepts a conservative subset; anything outside it
 counts as not read-only (the command then asks)."""
 
 from __future__ import annotations
@@ -106,14 +106,10 @@ def sed_script_read_only(script: str) -> bool:
 
 
 def awk_program_read_only(program: str) -> bool:
-    if "\x00" in program:
-        return False
-    stripped = re.sub(r'"(?:\\.|[^"\\])*"', '""', program)
-    if re.search(r"\bsystem\b|\bgetline\b|@load|@include|\bfflush\b", stripped):
-        return False
-    if "|" in stripped.replace("||", ""):
-        return False
-    return not re.search(r"\bprintf?\b[^;{}\n]*>", stripped)
+    """True when an awk program reads only its input (see :mod:`.awk`)."""
+    from ketch_shell_kit.grammar.awk import program_problems
+
+    return not program_problems(program)
 
 
 def jq_filter_read_only(text: str) -> bool:

@@ -85,9 +85,12 @@ SEARCH: list[Program] = [
         "jqfilter read*",
     ),
 ]
+# Every spelling of awk reads the awk grammar (looked up by name: an index into the
+# growing list once made gawk a twin of jq).
+_AWK = next(p for p in SEARCH if p.name == "awk")
 for name in ("mawk", "gawk", "nawk"):
     twin = program(name, "", "")
-    twin.__dict__.update({k: v for k, v in SEARCH[-2].__dict__.items() if k != "name"})
+    twin.__dict__.update({k: v for k, v in _AWK.__dict__.items() if k != "name"})
     SEARCH.append(twin)
 
 # find's expression: primary -> (argument types, tag). Tags: "exec" (-exec...;),

@@ -1,0 +1,134 @@
+"""Running git for ketch itself, with every program a repository could name switched off.
+
+What runs: the ``git`` found by :func:`~ketch_git_kit.locate.git_executable` (never one
+from the workspace), in :func:`~ketch_git_kit.env.safe_environment`, with ``--no-pager``,
+the :data:`~ketch_git_kit.env.FIXED` settings, and per name every filter driver
+(``filter.NAME.clean/smudge/process`` emptied, ``required`` off) and diff or merge
+driver (``textconv``/``command``/``driver`` emptied) that any configuration git would
+read defines — the repository's, a file it includes, the user's. The diff family
+(``diff``, ``log``, ``show``, ...) also gets ``--no-ext-diff --no-textconv``. Includes
+cannot be switched off by a setting; what they bring in is read first and switched off
+like the rest (see docs/trust.md for the one gap this leaves).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ketch_git_kit.config import ConfigEntry, ConfigUnreadable, read_config
+from ketch_git_kit.env import FIXED, GitDidNotRun, spawn
+from ketch_git_kit.locate import git_executable
+
+# Subcommands that can show a diff: they take --no-ext-diff and --no-textconv.
+DIFF_FAMILY = frozenset(
+    {
+        "diff",
+        "log",
+        "show",
+        "whatchanged",
+        "diff-files",
+        "diff-index",
+        "diff-tree",
+        "format-patch",
+        "range-diff",
+        "blame",
+        "annotate",
+    }
+)
+# blame/annotate take --no-textconv but not --no-ext-diff.
+_NO_EXT_DIFF = DIFF_FAMILY - {"blame", "annotate"}
+_DRIVER_KEYS = {
+    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
+    "diff": (("textconv", ""), ("command", ""), ("cachetextconv", "false")),
+    "merge": (("driver", ""),),
+    "protocol": (("allow", "never"),),
+}
+
+
+@dataclass(frozen=True)
+class GitRun:
+    """What one git run gave: its exit code (None when it did not run or finish),
+    its output, and ``problem``, one line saying why there is no exit code."""
+
+    code: int | None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+    def reason(self) -> str:
+        """Why it failed, in one line."""
+        if self.problem:
+            return self.problem
+        err = self.stderr.decode("utf-8", "replace").strip().splitlines()
+        return (err[-1] if err else f"git exited with {self.code}")[:200]
+
+
+class UnsafeConfiguration(Exception):
+    """A driver name git's ``-c`` cannot switch off unambiguously."""
+
+
+def overrides_for(entries: Sequence[ConfigEntry]) -> list[tuple[str, str]]:
+    """The fixed settings, then one group per filter/diff/merge driver and per
+    transport (``protocol.NAME.allow``) that ``entries`` name."""
+    settings = list(FIXED)
+    seen: set[tuple[str, str]] = set()
+    for entry in entries:
+        keys = _DRIVER_KEYS.get(entry.section)
+        driver = entry.subsection
+        if keys is None or driver is None or (entry.section, driver) in seen:
+            continue
+        seen.add((entry.section, driver))
+        if "=" in driver or "\n" in driver:
+            raise UnsafeConfiguration(
+                f"the {entry.section} driver {driver!r} has a name git's -c cannot address"
+            )
+        for variable, value in keys:
+            settings.append((f"{entry.section}.{driver}.{variable}", value))
+    return settings
+
+
+def command_line(git: str, args: Sequence[str], settings: Sequence[tuple[str, str]]) -> list[str]:
+    argv = [git, "--no-pager"]
+    for key, value in settings:
+        argv += ["-c", f"{key}={value}"]
+    args = list(args)
+    if args and args[0] in DIFF_FAMILY:
+        extra = ["--no-textconv"] + (["--no-ext-diff"] if args[0] in _NO_EXT_DIFF else [])
+        args = [args[0], *extra, *args[1:]]
+    return argv + args
+
+
+def run_git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+    avoid: Path | None = None,
+) -> GitRun:
+    """Run ``git ARGS`` in ``cwd`` for ketch itself (never for the model: its commands go
+    through the policy and the sandbox). ``avoid``: a directory git must not be taken
+    from (the workspace; default ``cwd``). Never raises for git's sake: a failure is a
+    :class:`GitRun` with ``problem`` or a non-zero ``code``."""
+    environ = os.environ if environ is None else environ
+    git = git_executable(environ, avoid if avoid is not None else cwd)
+    if git is None:
+        return GitRun(None, problem="git is not installed")
+    try:
+        entries = read_config(cwd, git=git, environ=environ, timeout=timeout)
+        settings = overrides_for(entries)
+    except (ConfigUnreadable, UnsafeConfiguration) as exc:
+        return GitRun(None, problem=str(exc))
+    what = f"git {args[0]}" if args else "git"
+    try:
+        done = spawn(command_line(git, args, settings), cwd, environ, timeout, what)
+    except GitDidNotRun as exc:
+        return GitRun(None, problem=str(exc))
+    return GitRun(done.returncode, done.stdout, done.stderr)
