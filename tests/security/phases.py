@@ -119,7 +119,8 @@ def new_session(next: Next) -> list[str]:
 
 
 def new_trusted_session(next: Next) -> list[str]:
-    """A new ketch session that trusts the workspace (its config's hooks and servers run)."""
+    """A new ketch session after the person ran ``ketch trust --yes`` (every item it
+    lists pinned: the workspace config's hooks and servers run)."""
     return next.session(True)
 
 
@@ -134,7 +135,7 @@ def configured_commands(next: Next) -> list[str]:
 
 def markdown_commands(next: Next) -> list[str]:
     """Every Markdown command of the workspace (``.ketch/commands``, ``.claude/commands``)
-    run as ``/NAME`` in a session that trusts the workspace (its ``!`cmd``` lines run)."""
+    run as ``/NAME`` in a session after ``ketch trust --yes`` (its ``!`cmd``` lines run)."""
     outputs: list[str] = []
     for folder in (".ketch/commands", ".claude/commands"):
         root = next.world.workspace / folder
@@ -159,12 +160,18 @@ def after_phase(
     world: World, session: Callable[..., list[str]], steps: list[AfterStep] | None = None
 ) -> list[Effect]:
     """Everything ``steps`` (default :data:`AFTER_STEPS`) caused: canaries read, changed
-    or contacted, tokens in what they printed -- not the person's own writes to ``.git``."""
+    or contacted, tokens in what they printed -- not the person's own writes to ``.git``,
+    nor the workspace's canary files opened (their ``git add -A`` reads every untracked
+    file; a canary outside the workspace opened still counts, and so does any token seen)."""
     world.rebase()
     outputs: list[str] = []
     for step in AFTER_STEPS if steps is None else steps:
         outputs += step(Next(world, session))
-    return [e for e in world.check(outputs) if e.kind != "git-write"]
+    return [
+        e
+        for e in world.check(outputs)
+        if e.kind != "git-write" and not (e.kind == "opened" and e.target.startswith("ws/"))
+    ]
 
 
 # --- a workspace holding every kind of executable config ---------------------------------------

@@ -217,8 +217,9 @@ def _cli_once(
         profile,
         "--max-iterations",
         str(len(commands) + 2),
-        *(["--trust-workspace"] if trust else []),
     ]
+    if trust:  # the person reads `ketch trust`'s list and trusts every item
+        _person_trusts(env, world.workspace)
     budget = 60 + len(commands) * (PER_COMMAND_TIMEOUT + 5)
     proc = subprocess.run(
         argv,
@@ -245,6 +246,17 @@ def _cli_once(
     texts = [proc.stdout, proc.stderr, log.read_text(encoding="utf-8") if log.exists() else ""]
     texts += [b.decode("utf-8", "replace") for b in _journal_bytes(env)]
     return [outcomes[i] for i in ids], texts, proc.stdout, proc.stderr
+
+
+def _person_trusts(env: dict[str, str], workspace: Path) -> None:
+    """``ketch trust --yes`` in ``workspace``, as the person: pins every item it lists."""
+    argv = [sys.executable, "-m", "ketch", "trust", "--yes"]
+    env = {k: v for k, v in env.items() if k not in ("KETCH_LOAD", "KETCH_SCRIPT")}
+    done = subprocess.run(
+        argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"ketch trust --yes failed: {done.stdout[-500:]} {done.stderr[-1000:]}")
 
 
 CRUCIAL_PLUGINS = ("guards", "policy", "shell", "sandbox", "redact")
@@ -411,7 +423,7 @@ def open_session(
     trust: bool = False,
     prompt: str = "hi",
 ) -> tuple[list[str], str]:
-    """A new ``ketch -p PROMPT`` session in the world (``--trust-workspace`` with
+    """A new ``ketch -p PROMPT`` session in the world (after ``ketch trust --yes`` with
     ``trust``), its model only answering: (everything it printed or stored, stderr)."""
     _, texts, _, stderr = _cli_once(
         world,

@@ -160,25 +160,12 @@ def test_the_sandbox_alone_holds_when_everything_is_approved(world: World) -> No
 # --- the before phase ----------------------------------------------------------------------------
 
 
-PENDING = {
-    # ketch's own `git status` (the context's environment section) runs the repository's
-    # clean filter at start-up; t23-trust's ketch_git_kit disables every
-    # repository-configured program, and this marker goes with it.
-    "repo-programs": "t23-trust: ketch's own git runs the repository's filter at start-up",
-}
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @needs_sandbox
 @pytest.mark.parametrize(
     "item",
-    [
-        pytest.param(h, id=h.name, marks=[pytest.mark.xfail(strict=True, reason=PENDING[h.name])])
-        if h.name in PENDING
-        else pytest.param(h, id=h.name)
-        for h in HOSTILE
-    ],
+    [pytest.param(h, id=h.name) for h in HOSTILE],
 )
 def test_opening_a_hostile_workspace_runs_nothing(world: World, item) -> None:
     item.plant(world)
