@@ -36,7 +36,9 @@ after=True)`` adds the *after* phase (:mod:`phases`): once the session has ended
 a person does next -- ``git status``/``git commit`` in every repository, the configured
 hooks, a new session with and without trust -- and every canary checked again.
 :func:`run_before` is the *before* phase: open a workspace planted with hostile config
-(:data:`phases.HOSTILE`) and check that nothing ran.
+(:data:`phases.HOSTILE`) with ``ketch -p`` and check that nothing ran;
+:func:`run_before_shell` and :func:`run_before_acp` do the same through the interactive
+shell (tmux, the first-run offer declined) and ``ketch acp`` (the ACP SDK's client).
 """
 
 from __future__ import annotations
@@ -412,6 +414,82 @@ def run_before(
         world, sandbox=sandbox, extra_config=extra_config, trust=trust, prompt=prompt
     )
     return world.check(texts), stderr
+
+
+def run_before_shell(
+    world: World, *, sandbox: bool = True, extra_config: str = "", trust: bool = False
+) -> tuple[list[Effect], str]:
+    """The before phase through the interactive shell (in tmux): open the world's
+    workspace, wait for the first-run trust offer (it lists the items), decline it
+    (``trust``: accept it all, the control), send a prompt, get the answer, quit.
+    Returns the effects and the screen."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interactive"))
+    from interactive_kit import Terminal
+
+    world.rebase()
+    env = {**world.env(), **_ketch_dirs(world, _config(sandbox, False, extra_config))}
+    scratch = world.root / "ketch" / "terminal"
+    scratch.mkdir(parents=True, exist_ok=True)
+    term = Terminal(
+        scratch,
+        workspace=world.workspace,
+        home=world.root / "ketch",
+        plugins=None,  # every bundled plugin
+        script=[{"text": "FIRST-ANSWER"}],
+        env=env,
+    )
+    try:
+        offered = term.wait_for("item(s)?")
+        term.keys("1" if trust else "3")  # Trust all of them / Not now
+        if not trust:
+            term.wait_for("nothing trusted")
+        term.wait_idle()
+        term.type("hello")
+        term.wait_for("FIRST-ANSWER")
+        term.wait_idle()
+        term.type("/exit")
+        code = term.exit_code()
+        screen = term.screen()
+        if code != 0 or "Traceback" in screen:
+            raise RuntimeError(f"the shell ended with {code}: {screen[-1500:]}")
+    finally:
+        term.close()
+    texts = [screen, offered, *(b.decode("utf-8", "replace") for b in _journal_bytes(env))]
+    return world.check(texts), screen
+
+
+def run_before_acp(
+    world: World, *, sandbox: bool = True, extra_config: str = "", trust: bool = False
+) -> tuple[list[Effect], str]:
+    """The before phase through ``ketch acp`` and the ACP SDK's own client: a session in
+    the world's workspace, two prompts, the model asking for ``git status`` once (the
+    client rejects what asks). ``trust``: the person ran ``ketch trust --yes`` first
+    (the control). Returns the effects and what the agent said."""
+    from tests.acp.acp_kit import AcpEnv, RecordingClient, agent_stderr, run_prompts
+
+    world.rebase()
+    env = {**world.env(), **_ketch_dirs(world, _config(sandbox, False, extra_config))}
+    acp = AcpEnv(workspace=world.workspace, scratch=world.root / "ketch" / "acp", env=env)
+    acp.scratch.mkdir(parents=True, exist_ok=True)
+    if trust:
+        _person_trusts(env, world.workspace)
+    acp.script(
+        [
+            {"tool_calls": [{"name": "shell", "input": {"command": "git status"}}]},
+            {"text": "done"},
+            {"text": "again"},
+        ]
+    )
+    client = RecordingClient(choose=lambda call, options: "reject_once")
+    reasons = run_prompts(acp, client, "hello", "again")
+    if reasons != ["end_turn", "end_turn"]:
+        raise RuntimeError(f"ketch acp did not answer: {reasons}: {agent_stderr(acp)[-1000:]}")
+    said = "".join(
+        getattr(getattr(u, "content", None), "text", "") or "" for u in client.updates
+    )
+    texts = [said, agent_stderr(acp), json.dumps(acp.requests())]
+    texts += [b.decode("utf-8", "replace") for b in _journal_bytes(env)]
+    return world.check(texts), said
 
 
 def open_session(

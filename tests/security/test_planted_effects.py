@@ -33,7 +33,16 @@ from phases import (
     markdown_commands,
     ran,
 )
-from runner import CONFIGS, needs_sandbox, open_session, run_approved, run_before, run_cli
+from runner import (
+    CONFIGS,
+    needs_sandbox,
+    open_session,
+    run_approved,
+    run_before,
+    run_before_acp,
+    run_before_shell,
+    run_cli,
+)
 
 WRITE_TOOLS = ("write_file", "edit_file")
 
@@ -173,3 +182,52 @@ def test_opening_a_hostile_workspace_runs_nothing(world: World, item) -> None:
     assert ran(effects) == [], (item.note, [str(e) for e in effects], stderr[-1000:])
     assert not effects, [str(e) for e in effects]
     assert os.path.isdir(world.workspace)
+
+
+def _tmux() -> bool:
+    import shutil
+
+    return shutil.which("tmux") is not None
+
+
+FRONTENDS = {"ketch-p": run_before, "shell": run_before_shell, "acp": run_before_acp}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "sandbox", [pytest.param(True, marks=needs_sandbox, id="sandbox"), pytest.param(False, id="no-sandbox")]
+)
+@pytest.mark.parametrize("frontend", sorted(FRONTENDS))
+def test_every_frontend_opens_the_whole_hostile_workspace_and_runs_nothing(
+    world: World, frontend: str, sandbox: bool
+) -> None:
+    """Every kind of executable config at once, opened with ``ketch -p``, the shell
+    (the first-run offer declined) and ``ketch acp``: no tripwire, no canary."""
+    if frontend == "shell" and not _tmux():
+        pytest.skip("tmux is not installed")
+    for item in HOSTILE:
+        item.plant(world)
+    effects, said = FRONTENDS[frontend](
+        world, sandbox=sandbox, extra_config=world.configured_toml()
+    )
+    assert ran(effects) == [], ([str(e) for e in effects], said[-1500:])
+    assert not effects, [str(e) for e in effects]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@needs_sandbox
+@pytest.mark.parametrize("frontend", sorted(FRONTENDS))
+def test_every_frontend_runs_the_hostile_config_once_trusted(world: World, frontend: str) -> None:
+    """The control: once the person trusts every item (``ketch trust --yes``, or the
+    shell's offer accepted), the workspace's hooks run -- so the test above would see
+    them if anything ran them before trust."""
+    if frontend == "shell" and not _tmux():
+        pytest.skip("tmux is not installed")
+    for item in HOSTILE:
+        item.plant(world)
+    effects, said = FRONTENDS[frontend](
+        world, sandbox=True, extra_config=world.configured_toml(), trust=True
+    )
+    assert "ketch-config" in ran(effects), ([str(e) for e in effects], said[-1500:])
