@@ -484,9 +484,7 @@ def run_before_acp(
     reasons = run_prompts(acp, client, "hello", "again")
     if reasons != ["end_turn", "end_turn"]:
         raise RuntimeError(f"ketch acp did not answer: {reasons}: {agent_stderr(acp)[-1000:]}")
-    said = "".join(
-        getattr(getattr(u, "content", None), "text", "") or "" for u in client.updates
-    )
+    said = "".join(getattr(getattr(u, "content", None), "text", "") or "" for u in client.updates)
     texts = [said, agent_stderr(acp), json.dumps(acp.requests())]
     texts += [b.decode("utf-8", "replace") for b in _journal_bytes(env)]
     return world.check(texts), said

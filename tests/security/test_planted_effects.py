@@ -196,7 +196,8 @@ FRONTENDS = {"ketch-p": run_before, "shell": run_before_shell, "acp": run_before
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
-    "sandbox", [pytest.param(True, marks=needs_sandbox, id="sandbox"), pytest.param(False, id="no-sandbox")]
+    "sandbox",
+    [pytest.param(True, marks=needs_sandbox, id="sandbox"), pytest.param(False, id="no-sandbox")],
 )
 @pytest.mark.parametrize("frontend", sorted(FRONTENDS))
 def test_every_frontend_opens_the_whole_hostile_workspace_and_runs_nothing(
