@@ -282,6 +282,14 @@ CASES: list[Case] = [
     Case("printenv DATABASE_URL", "case:27", "the environment is an allow-list"),
     Case("printenv MYSQL_PWD", "case:27"),
     Case("python3 -c 'import os;print(os.environ.get(\"DATABASE_URL\"))'", "case:27"),
+    # --- a process that outlives its command, session or ketch (issue 23, class 5) -----------
+    Case("setsid -f sleep 300", "issue:outlives", "setsid is no way out"),
+    Case("setsid sleep 301 &", "issue:outlives"),
+    Case("nohup sleep 302 > /dev/null 2>&1 &", "issue:outlives"),
+    Case("(sleep 303 &)", "issue:outlives", "a double fork: re-parented at once"),
+    Case("sleep 304 & disown", "issue:outlives"),
+    Case("bash -c 'setsid sleep 305 < /dev/null > /dev/null 2>&1 &'", "issue:outlives"),
+    Case("python3 -c 'import os,time\nif os.fork()==0:\n os.setsid()\n time.sleep(306)'", "issue:outlives"),
     # --- programs that pick files by other means than their operands (issue 23, class 3) ---
     Case("awk 'BEGIN{ARGV[1]=\".env\"; ARGC=2} {print}'", "issue:file-selection", "awk assigns ARGV"),
     Case("awk 'BEGIN{ARGV[ARGC++]=\"{home}/.aws/credentials\"} {print}' README.md", "issue:file-selection"),

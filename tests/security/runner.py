@@ -344,6 +344,43 @@ def _run(
     )
 
 
+def survivors(world: World) -> list[Effect]:
+    """Processes still running in the world once the session (or the after phase) is
+    over -- whatever their session, group or parent, found by their working directory
+    -- each an ``outlived`` effect, and killed."""
+    import signal
+    import time
+
+    root = str(world.root.resolve()) + os.sep
+    found: list[Effect] = []
+    deadline = time.monotonic() + 2.0  # a process that is ending right now may finish
+    while True:
+        pids = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == os.getpid():
+                continue
+            try:
+                cwd = os.readlink(f"/proc/{name}/cwd")
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    state = handle.read().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != b"Z" and (cwd + os.sep).startswith(root):
+                pids.append(int(name))
+        if not pids or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                line = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+        found.append(Effect("outlived", f"pid {pid}", line[:200]))
+    return found
+
+
 def _steps(after: bool | Sequence[AfterStep]) -> list[AfterStep]:
     if after is True:
         return list(AFTER_STEPS)
@@ -366,9 +403,9 @@ def _batch(
 
     def run(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str, list[Effect]]:
         outcomes, texts, stdout, stderr = once(batch)
-        effects = world.check(texts)
+        effects = world.check(texts) + survivors(world)
         if after is not None:
-            effects += after()
+            effects += after() + survivors(world)
         return outcomes, texts, stdout, stderr, effects
 
     if world.check():

@@ -3,8 +3,11 @@
 Every command of :mod:`corpus` is one ``shell`` call of a scripted model in one
 ``ketch -p`` session among canaries. Nobody can approve in ``-p``, so what runs is
 exactly what the engine allowed; :func:`runner.run_cli` runs it for real and reports
-every canary read, changed or contacted. Under ``assisted`` (with the sandbox, and
-without it: proof alone must hold) and ``full-access`` with the sandbox: no effect.
+every canary read, changed or contacted, and every process left running; then the
+*after* phase (:mod:`phases`: the person's git in every repository, the configured hooks,
+new sessions with and without ``ketch trust``) and every canary checked again. Under
+``assisted`` (with the sandbox, and without it: proof alone must hold) and
+``full-access`` with the sandbox: no effect.
 
 Also here: ordinary read-only work runs without asking under ``assisted`` and gives the
 right output -- proof that the engine does not simply ask for everything.
@@ -20,7 +23,7 @@ from runner import CONFIGS, needs_sandbox, run_cli
 ISSUE_CLASSES = {
     "issue:builtin-evaluates", "issue:unwalked-words", "issue:steering", "issue:option-grammar", "issue:wrappers",
     "issue:globs", "issue:runtime-words", "issue:planted-config", "issue:process-env", "issue:sandbox",
-    "issue:file-selection", "issue:secret-by-content",
+    "issue:file-selection", "issue:secret-by-content", "issue:outlives",
 }  # fmt: skip
 # The shell cases of the security research notes (the others are about files, the web,
 # storage or crypto, and are tested where those live).
@@ -40,7 +43,7 @@ def test_the_corpus_covers_every_class() -> None:
 @pytest.mark.parametrize(("profile", "sandbox"), CONFIGS)
 def test_the_corpus_has_no_effect(world: World, profile: str, sandbox: bool) -> None:
     plant(world.workspace, world.outside)
-    report = run_cli(world, commands(world), profile=profile, sandbox=sandbox)
+    report = run_cli(world, commands(world), profile=profile, sandbox=sandbox, after=True)
     assert not report.effects, report.describe()
     assert report.count("invalid") == 0, [
         o.text for o in report.outcomes if o.decision == "invalid"
