@@ -32,8 +32,6 @@ import fnmatch
 import json
 import os
 import shlex
-import shutil
-import subprocess
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -114,13 +112,6 @@ def covering(path: Path, extra: Iterable[Protected]) -> Protected | None:
 # --- each repository's own config ---------------------------------------------------------------
 
 
-def _git_env(environ: Mapping[str, str]) -> dict[str, str]:
-    keep = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_SYSTEM")
-    env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in keep}
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    return env
-
-
 _CONFIG_CACHE: dict[tuple[str, tuple[object, ...]], list[tuple[str, str, str]]] = {}
 _CONFIG_LOCK = threading.Lock()
 
@@ -134,13 +125,17 @@ def _stamp(path: str) -> tuple[object, ...]:
 
 
 def git_config_entries(
-    gitdir: Path, environ: Mapping[str, str] | None = None
+    gitdir: Path, environ: Mapping[str, str] | None = None, avoid: Path | None = None
 ) -> list[tuple[str, str, str]]:
     """``(origin file, key, value)`` for every setting git sees in the repository at
-    ``gitdir`` (system, global, the repository's own, and what they include). ``git
-    config`` only parses: it runs no program. [] when git is missing or refuses."""
+    ``gitdir`` (global, the repository's own, and what they include). ``git config``
+    only parses: it runs no program; it runs as ketch's every git does (the git kit's
+    environment, a git found outside ``avoid``, the workspace). [] when git is missing
+    or refuses."""
+    from ketch_git_kit import git_executable
+
     environ = os.environ if environ is None else environ
-    git = shutil.which("git", path=environ.get("PATH"))
+    git = git_executable(environ, avoid)
     if git is None:
         return []
     files = [os.path.join(gitdir, "config"), os.path.join(gitdir, "config.worktree")]
@@ -153,17 +148,12 @@ def git_config_entries(
         cached = _CONFIG_CACHE.get(key)
     if cached is not None:
         return cached
+    from ketch_git_kit.env import GitDidNotRun, spawn
+
+    argv = [git, f"--git-dir={gitdir}", "config", "--list", "--show-origin", "-z"]
     try:
-        done = subprocess.run(
-            [git, f"--git-dir={gitdir}", "config", "--list", "--show-origin", "-z"],
-            capture_output=True,
-            env=_git_env(environ),
-            cwd="/",
-            timeout=10,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = spawn(argv, Path("/"), environ, 10, "git config")
+    except GitDidNotRun:
         return []
     entries: list[tuple[str, str, str]] = []
     if done.returncode == 0:
@@ -198,7 +188,7 @@ def repository_paths(
     root = resolve(workspace)
     found: list[Protected] = []
     hooks: str | None = None
-    for origin, name, value in git_config_entries(gitdir, environ):
+    for origin, name, value in git_config_entries(gitdir, environ, root):
         if not value:
             continue
         if name == "core.hookspath":
