@@ -143,11 +143,15 @@ def _release_entries(entries: dict[str, Any], paths: Iterable[str], holder: str)
             if not holders:
                 gone.append((key, entries.pop(key)))
         if len(gone) > 1:
-            from concurrent.futures import ThreadPoolExecutor
+            try:
+                from concurrent.futures import ThreadPoolExecutor
 
-            with ThreadPoolExecutor(max_workers=min(len(gone), 8)) as pool:
-                list(pool.map(lambda item: _remove_if_ours(*item), gone))
-        for key, entry in gone[:1] if len(gone) == 1 else []:
+                with ThreadPoolExecutor(max_workers=min(len(gone), 8)) as pool:
+                    list(pool.map(lambda item: _remove_if_ours(*item), gone))
+                continue
+            except RuntimeError:  # at exit no thread (nor its module) starts: one by one
+                pass
+        for key, entry in gone:
             _remove_if_ours(key, entry)
 
 

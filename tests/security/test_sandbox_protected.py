@@ -242,3 +242,31 @@ def test_a_reservation_goes_when_its_last_holder_lets_go(
     again.release()
     assert os.listdir(ws) == []
     assert json.loads((tmp_path / "state" / reserve.LEDGER_NAME).read_text()) == {}
+
+
+def test_reservations_still_held_when_ketch_exits_are_given_back(tmp_path: Path) -> None:
+    """A process that exits while commands hold reservations (several, removed side by
+    side) gives them back on its way out: nothing left, no traceback, the ledger empty."""
+    from ketch_sandbox import reserve
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    state = tmp_path / "state"
+    program = (
+        "import sys\nfrom pathlib import Path\nfrom ketch_sandbox.reserve import reserve\n"
+        "ws = Path(sys.argv[1])\n"
+        "claim = reserve([ws / '.claude', ws / '.vscode', ws / '.idea'])\n"
+        "print(sorted(p.name for p in ws.iterdir()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(ws)],
+        env={**os.environ, "KETCH_STATE_DIR": str(state)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.strip() == "['.claude', '.idea', '.vscode']", done.stderr
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert os.listdir(ws) == []
+    assert json.loads((state / reserve.LEDGER_NAME).read_text()) == {}
