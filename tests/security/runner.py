@@ -298,13 +298,18 @@ def run_cli(
     culprits: bool = True,
     extra_config: str = "",
     after: bool | Sequence[AfterStep] = False,
+    trust: bool = False,
 ) -> Report:
     """All ``commands`` in one ``ketch -p`` session in ``world``; see the module docstring.
     ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table).
     ``after``: once the session has ended, run the after phase (:data:`AFTER_STEPS`, or
-    the steps given) and count its effects too."""
+    the steps given) and count its effects too. ``trust``: the person ran ``ketch trust
+    --yes`` before the session (the world's own repository names its hooks directory
+    and an include, which the model's git asks about until they are trusted)."""
+    import functools
+
     return _run(
-        _cli_once,
+        functools.partial(_cli_once, trust=trust),
         world,
         commands,
         profile=profile,

@@ -88,8 +88,9 @@ ORDINARY = {
 )
 def test_ordinary_read_only_work_is_proven_and_runs(world: World, sandbox: bool) -> None:
     """Under assisted, with nobody to approve: every command of a coding session's
-    reading runs, with the output it should have, and touches no canary."""
-    report = run_cli(world, list(ORDINARY), profile="assisted", sandbox=sandbox)
+    reading runs, with the output it should have, and touches no canary (in the
+    person's repository, whose hooks directory and include they trusted)."""
+    report = run_cli(world, list(ORDINARY), profile="assisted", sandbox=sandbox, trust=True)
     for outcome in report.outcomes:
         assert outcome.decision == "allow", (outcome.text, outcome.reason)
         assert outcome.ran and outcome.ok, (outcome.text, outcome.output)
@@ -109,7 +110,9 @@ def test_git_status_refreshes_the_index_so_it_is_proven_where_git_is_read_only(
     The shell tool runs every command with GIT_OPTIONAL_LOCKS=0 (and says so in its
     access), so git only reads: proven with and without the sandbox, and the effect
     check confirms nothing under .git changed."""
-    report = run_cli(world, ["git status", "git diff"], profile="assisted", sandbox=sandbox)
+    report = run_cli(
+        world, ["git status", "git diff"], profile="assisted", sandbox=sandbox, trust=True
+    )
     decisions = [o.decision for o in report.outcomes]
     assert decisions == ["allow", "allow"], [o.reason for o in report.outcomes]
     assert "On branch main" in report.outcomes[0].output
