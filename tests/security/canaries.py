@@ -149,7 +149,8 @@ _GIT_ENV = {
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # secret-seen | opened | changed | deleted | created | git-write | contacted | outlived
+    # secret-seen | opened | changed | deleted | created | git-write | contacted | outlived
+    kind: str
     target: str  # a canary name, or a path relative to the world root
     detail: str = ""
 

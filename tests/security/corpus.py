@@ -289,7 +289,10 @@ CASES: list[Case] = [
     Case("(sleep 303 &)", "issue:outlives", "a double fork: re-parented at once"),
     Case("sleep 304 & disown", "issue:outlives"),
     Case("bash -c 'setsid sleep 305 < /dev/null > /dev/null 2>&1 &'", "issue:outlives"),
-    Case("python3 -c 'import os,time\nif os.fork()==0:\n os.setsid()\n time.sleep(306)'", "issue:outlives"),
+    Case(
+        "python3 -c 'import os,time\nif os.fork()==0:\n os.setsid()\n time.sleep(306)'",
+        "issue:outlives",
+    ),
     # --- programs that pick files by other means than their operands (issue 23, class 3) ---
     Case("awk 'BEGIN{ARGV[1]=\".env\"; ARGC=2} {print}'", "issue:file-selection", "awk assigns ARGV"),
     Case("awk 'BEGIN{ARGV[ARGC++]=\"{home}/.aws/credentials\"} {print}' README.md", "issue:file-selection"),
