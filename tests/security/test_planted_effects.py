@@ -232,3 +232,29 @@ def test_every_frontend_runs_the_hostile_config_once_trusted(world: World, front
         world, sandbox=True, extra_config=world.configured_toml(), trust=True
     )
     assert "ketch-config" in ran(effects), ([str(e) for e in effects], said[-1500:])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_ketch_trust_lists_the_hostile_workspaces_items_and_runs_none(world: World) -> None:
+    """``ketch trust`` (no terminal, so it only lists) names every item of the whole
+    hostile workspace that ketch or the repository's git would run -- each hook's and
+    server's command, each git program, the hook scripts, the include -- trusts nothing
+    and runs nothing. (``.vscode`` and ``.envrc`` are run by other tools, not ketch: they
+    are protected paths, not items; a nested repository's programs are not listed.)"""
+    for item in HOSTILE:
+        item.plant(world)
+    world.rebase()
+    listed = Next(world, _no_sessions).ketch("trust")
+    for name in ("ketch-config", "claude-config", "repo-programs", "include"):
+        assert f"ran-{name}" in listed, (name, listed[-3000:])
+    for shown in (
+        ".husky/pre-commit",
+        "include.path = ../.gitconfig.local",
+        "base_url",
+        "MCP server evil",
+    ):
+        assert shown in listed, (shown, listed[-3000:])
+    assert "nothing trusted" in listed
+    effects = world.check([listed])
+    assert ran(effects) == [] and not effects, [str(e) for e in effects]
