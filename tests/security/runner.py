@@ -465,7 +465,9 @@ def run_before_shell(
     workspace, wait for the first-run trust offer (it lists the items), decline it
     (``trust``: accept it all, the control), send a prompt, get the answer, quit.
     Returns the effects and the screen."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interactive"))
+    kit = str(Path(__file__).resolve().parents[1] / "interactive")
+    if kit not in sys.path:
+        sys.path.insert(0, kit)
     from interactive_kit import Terminal
 
     world.rebase()
