@@ -677,6 +677,7 @@ class InProcess:
         sandbox: bool = True,
         redact: bool = False,
         extra_config: str = "",
+        trust: bool = False,
     ) -> None:
         from ketch.testing import Harness
 
@@ -684,6 +685,9 @@ class InProcess:
         self.profile = profile
         self.sandbox = sandbox
         self._env = world.env()
+        if trust:  # as run_cli's: the person's ketch trust --yes, in the harness's dirs
+            base = {k: v for k, v in os.environ.items() if not k.startswith("KETCH_")}
+            _person_trusts({**base, **isolated_env(world.root), **self._env}, world.workspace)
         with patched_environ(self._env):
             # The harness's workspace is ROOT/ws: the world's own workspace.
             self.harness = Harness.create(
@@ -791,8 +795,15 @@ def run_in_process(
     sandbox: bool = True,
     redact: bool = False,
     extra_config: str = "",
+    trust: bool = False,
 ) -> Report:
-    """Decide each command through the kernel's votes; run what was allowed; check after each."""
+    """Decide each command through the kernel's votes; run what was allowed; check after
+    each. ``trust`` as for :func:`run_cli`."""
     return InProcess(
-        world, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+        world,
+        profile=profile,
+        sandbox=sandbox,
+        redact=redact,
+        extra_config=extra_config,
+        trust=trust,
     ).run(commands)
