@@ -51,6 +51,7 @@ class Definition:
     source: str = "built-in"
     path: Path | None = None  # the file it was read from (None: built in)
     project: bool = False  # from the workspace (not the user's own folders)
+    isolation: str | None = None  # "worktree": it works in a git worktree of its own
 
 
 BUILT_IN = (
@@ -142,6 +143,10 @@ def parse(
     ):
         notes.append(f"maxTurns {max_turns!r} is not a positive number; ignored")
         max_turns = None
+    isolation = meta.get("isolation")
+    if isolation is not None and str(isolation).strip() not in ("worktree", "none", ""):
+        notes.append(f"isolation {isolation!r} is not 'worktree'; it works in the workspace")
+        isolation = None
     for key, value in (("tools", tools), ("disallowedTools", disallowed)):
         lacking = [e for e in split_list(value) if _unmappable(e)]
         if lacking:
@@ -158,6 +163,7 @@ def parse(
         max_turns=max_turns,
         source=source,
         path=path,
+        isolation="worktree" if str(isolation or "").strip() == "worktree" else None,
     )
     return definition, "; ".join(notes)
 

@@ -180,7 +180,8 @@ def terminal_approver() -> Any:
 
 def choose_approver(kernel: Kernel, session: Session, *, interactive: bool) -> Approver | None:
     """Who answers an ask: ``--permission-prompt-command``, else the terminal (text
-    output with a TTY), else no one (asks are denied)."""
+    output with a TTY), else a plugin's ``headless_approver`` (a person elsewhere),
+    else no one (asks are denied)."""
     command = getattr(kernel.args, "permission_prompt_command", None)
     if command:
         from ketch.events import NoticeEvent
@@ -196,7 +197,12 @@ def choose_approver(kernel: Kernel, session: Session, *, interactive: bool) -> A
                 session, NoticeEvent(level="warning", message=message)
             ),
         )
-    return terminal_approver() if interactive else None
+    approver = terminal_approver() if interactive else None
+    if approver is None and kernel.hooks.implemented("headless_approver"):
+        # No one here can answer: a plugin may hand the question to a person elsewhere
+        # (the background plugin: whoever attaches). None: asks are denied.
+        approver = kernel.hooks.first("headless_approver", kernel=kernel, session=session)
+    return approver
 
 
 def prompt_timeout(kernel: Kernel) -> float:
