@@ -30,7 +30,7 @@ class Event(BaseModel):
     """Base of every event: its ``type``, when, and which agent's session emitted it.
     Unknown fields are kept (an event read back from a newer or absent plugin)."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     ts: float = Field(default_factory=time.time)
     # The agent whose session emitted this event (None: the root session).

@@ -34,10 +34,10 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ketch.api import IntegrityError, KetchError
+from ketch_crypto.files import IDENTITY_FILE
 
 PUBLIC_PREFIX = "ketch-x25519-1:"
 IDENTITY_USER = "team-identity"
-IDENTITY_FILE = "identity.key"
 WRAP_VERSION = 1
 _LABEL = b"ketch/team-key/v1"
 

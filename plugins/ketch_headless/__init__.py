@@ -133,6 +133,9 @@ def _sdk(session: Session) -> bool:
 async def ketch_before_tool_use(
     session: Session, call: ProposedCall, decision: str
 ) -> HookVerdict | None:
+    from ketch_headless.run import store_gate
+
+    store_gate(session.kernel)  # a store that cannot keep this run stops it here
     if not _sdk(session):
         return None
     from ketch_headless.sdk_hooks import pre_tool_use
