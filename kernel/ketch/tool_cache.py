@@ -268,24 +268,25 @@ def _resolver(kernel: Kernel, plugin: str) -> Callable[[str], Tool | None]:
 
 
 def _register_one(kernel: Kernel, plugin: str) -> dict[str, Tool]:
-    """Call one plugin's tool registration for real (its modules load now)."""
+    """Call one plugin's tool registration for real (its modules load now), under the
+    registration hooks' policy: if it raises, the plugin fails and keeps nothing."""
     from ketch.tools import as_tool
 
     found: dict[str, Tool] = {}
-    for impl in getattr(kernel.pm.hook, HOOK).get_hookimpls():
-        if impl.plugin_name != plugin:
-            continue
 
-        def register(obj: Any) -> None:
-            tool = as_tool(obj)
-            with contextlib.suppress(AttributeError, TypeError, ValueError):
-                object.__setattr__(tool, "plugin", plugin)
-            found.setdefault(tool.name, tool)
+    def register(obj: Any) -> None:
+        tool = as_tool(obj)
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
+            object.__setattr__(tool, "plugin", plugin)
+        found.setdefault(tool.name, tool)
 
-        kwargs = {"register": register, "kernel": kernel}
-        try:
-            impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-        except Exception as exc:  # noqa: BLE001 - the plugin fails, not the turn
-            kernel.pm.record_failure(plugin, HOOK, exc)
-            return {}
+    others = frozenset(i.plugin_name for i in getattr(kernel.pm.hook, HOOK).get_hookimpls())
+    _, failures = kernel.hooks.register(
+        HOOK, withheld=others - {plugin}, register=register, kernel=kernel
+    )
+    if plugin in failures:
+        error = failures[plugin]
+        kernel.pm.record_failure(plugin, HOOK, error)  # said once, on stderr
+        kernel.fail_plugin(plugin, f"{HOOK} raised: {type(error).__name__}: {error}")
+        return {}
     return found

@@ -44,6 +44,11 @@ def ketch_register_events(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 async def ketch_fit_context(session: Session, budget: RequestBudget, overflow: int | None) -> None:
+    from ketch_compact.settings import CompactorSettings
+
+    trigger = session.kernel.settings.of(CompactorSettings).trigger
+    if overflow is None and budget.fits and budget.projected <= trigger * budget.capacity:
+        return  # nothing due: the runner and compaction's models load when one is
     from ketch_compact.runner import fit
 
     await fit(session, budget, overflow)

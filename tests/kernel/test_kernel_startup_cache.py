@@ -248,3 +248,53 @@ def test_tool_cache_sees_a_new_distribution(tmp_path: Path) -> None:
     after, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
     assert after["hello"]["description"] == "Greet someone: new."
     assert {k: v for k, v in after.items() if k != "hello"} == before
+
+
+FAILING_ENTRY = """
+import os
+
+from ketch import hookimpl
+from ketch.plugins import provides
+
+
+@hookimpl
+@provides("hello")
+def ketch_register_tools(register):
+    from ketch_hello.tools import hello
+
+    if os.environ.get("HELLO_FAIL"):
+        raise RuntimeError("hello cannot register today")
+    register(hello)
+"""
+
+
+def test_a_cached_plugin_that_fails_when_it_registers_for_real_keeps_nothing(
+    tmp_path: Path,
+) -> None:
+    """The cache offered its tool; when the call makes it register for real and that
+    raises, the plugin is failed: the call gets an error and the next request offers
+    none of its tools."""
+    site = tmp_path / "site"
+    files = {"__init__.py": FAILING_ENTRY, "tools.py": TOOLS.replace("DOC", "cached")}
+    install(site, "ketch-hello", "1.0", "ketch_hello", files)
+    env = environment(tmp_path, site)
+    first_request_tools(tmp_path, env, Answer(text="hi"))  # fills the cache
+
+    with OpenAIStub(Answer(tool_calls=[("hello", {"name": "ada"})]), Answer(text="done")) as stub:
+        run = run_cli(
+            ["-p", "greet", "--provider", "openai", "--model", "m"]
+            + ["--output-format", "stream-json", "--allow", "hello"],
+            cwd=tmp_path,
+            env={
+                **env,
+                "HELLO_FAIL": "1",
+                "OPENAI_API_KEY": "sk-test",
+                "OPENAI_BASE_URL": stub.base_url,
+            },
+        )
+    offered = [[t["function"]["name"] for t in r.get("tools", [])] for r in stub.requests]
+    assert "hello" in offered[0]  # from the cache
+    [result] = run.of_type("tool_result")
+    assert not result["ok"] and "hello" in result["output"], json.dumps(result)
+    assert "hello" not in offered[1]  # the failed plugin's tool is withdrawn
+    assert "plugin 'hello' failed" in run.stderr and "cannot register today" in run.stderr
