@@ -413,7 +413,10 @@ def install(kernel: Kernel, args: argparse.Namespace) -> int:
         user_on = args.scope == "user" and staged.bundle.layout.default_enabled
         record = _settle(kernel, staged, items, None, user_on)
     finally:
-        remove_tree(paths.plugin_home(plugin_id) / ".staging")
+        home = paths.plugin_home(plugin_id)
+        remove_tree(home / ".staging")
+        if not (home / "install.json").exists():
+            remove_tree(home)  # declined or failed: no trace of it
     say(f"installed {record.id} {record.version} ({len(items)} item(s) pinned) in {record.home}")
     if args.scope == "project":
         _enable_here(kernel, record)
