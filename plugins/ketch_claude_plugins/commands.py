@@ -95,6 +95,7 @@ def marketplace_add(kernel: Kernel, args: argparse.Namespace) -> int:
             try:
                 _unused_name(records, catalog.name, url)
                 _place(staging, paths.marketplace_clone(catalog.name))
+                catalog.root = paths.marketplace_clone(catalog.name)
             finally:
                 remove_tree(staging)
             record = MarketplaceRecord(catalog.name, "git", url, ref, commit, added=now())
@@ -197,6 +198,7 @@ def refresh(kernel: Kernel, record: MarketplaceRecord) -> Catalog:
             )
         with locked():
             _place(staging, paths.marketplace_clone(record.name))
+            catalog.root = paths.marketplace_clone(record.name)
             records = registry.marketplaces()
             if record.name in records:
                 records[record.name].commit = commit
