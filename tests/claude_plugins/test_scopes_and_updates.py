@@ -110,5 +110,6 @@ def test_the_two_commands_are_told_apart(cli: PluginCli) -> None:
     assert "Claude Code plugins" in helped.stdout
     assert "ketch plugins" in cli("plugin", "--help").stdout
     cli.add_and_install("commit-commands")
-    own = cli.ok("plugins")
-    assert "claude_plugins" in own.stdout and "commit-commands" not in own.stdout
+    rows = [line.split()[0] for line in cli.ok("plugins").stdout.splitlines() if line[:1].isalnum()]
+    assert "claude_plugins" in rows and not any(r.startswith("commit-commands") for r in rows)
+    assert f"{COMMIT}" in cli.ok("plugin", "list").stdout
