@@ -315,7 +315,12 @@ def _stage(kernel: Kernel, record: MarketplaceRecord, catalog: Catalog, entry: d
     digest = tree_digest(root)
     version = layout.version or (commit[:12] if commit else "") or digest[:12]
     bundle = Bundle(plugin_id, name, root, home / "data", staging / "pins.json", layout, notes)
-    return Staged(bundle, version, source.describe(), digest, entry)
+    where = (
+        f"{catalog.name} ./{source.path.relative_to(catalog.root).as_posix()}"
+        if source.path is not None and source.path.is_relative_to(catalog.root)
+        else source.describe()
+    )
+    return Staged(bundle, version, where, digest, entry)
 
 
 def _show(kernel: Kernel, bundle: Bundle, items: list[TrustItem], pins: dict[str, Any], header: str) -> list[TrustItem]:
