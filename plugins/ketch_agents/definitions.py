@@ -52,8 +52,10 @@ class Definition:
     source: str = "built-in"
     path: Path | None = None  # the file it was read from (None: built in)
     project: bool = False  # from the workspace or a plugin (not the user's own folders)
-    scope: Any = None  # where it is pinned: a TrustScope (an installed plugin's), None: the workspace
-    root: Path | None = None  # what its path is relative to in its trust item (None: the workspace)
+    # Where it is pinned (an installed plugin's TrustScope; None: the workspace), and
+    # what its path is relative to in its trust item (None: the workspace).
+    scope: Any = None
+    root: Path | None = None
 
 
 BUILT_IN = (

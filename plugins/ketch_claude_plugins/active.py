@@ -83,7 +83,9 @@ def hooks_now(session: Session, event: str) -> list[dict[str, Any]]:
     for bundle in active(kernel):
         entries = [e for e in bundle.hooks() if e.event == event and e.table is not None]
         for entry in entries:
-            if entry.item is not None and check(kernel, entry.item, session=session, scope=bundle.scope):
+            if entry.item is not None and check(
+                kernel, entry.item, session=session, scope=bundle.scope
+            ):
                 tables.append(entry.table)
     return [t for t in tables if t is not None]
 

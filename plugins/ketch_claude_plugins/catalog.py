@@ -89,7 +89,7 @@ def read_catalog(root: Path) -> Catalog:
         raise KetchError(f"{path}: not a marketplace (a JSON object is expected)")
     name = data.get("name")
     if not isinstance(name, str) or not valid_name(name) or "@" in name:
-        raise KetchError(f"{path}: its \"name\" ({name!r}) is not a marketplace name (kebab-case)")
+        raise KetchError(f'{path}: its "name" ({name!r}) is not a marketplace name (kebab-case)')
     entries = data.get("plugins")
     if not isinstance(entries, list):
         raise KetchError(f'{path}: no "plugins" list')
@@ -174,7 +174,9 @@ def source_of(catalog: Catalog, entry: dict[str, Any]) -> Source:
     source = entry.get("source")
     if isinstance(source, str):
         if "/" not in source and source not in (".", "") and catalog.plugin_root:
-            base = relative_path(catalog.root, catalog.plugin_root, f"{catalog.name}: metadata.pluginRoot")
+            base = relative_path(
+                catalog.root, catalog.plugin_root, f"{catalog.name}: metadata.pluginRoot"
+            )
             return Source(path=relative_path(base, f"./{source}", what))
         return Source(path=relative_path(catalog.root, source, what))
     if not isinstance(source, dict):

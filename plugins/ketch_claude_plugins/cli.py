@@ -33,7 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "remove", aliases=["rm"], help="remove a marketplace and uninstall its plugins"
     )
     remove.add_argument("name")
-    update = msub.add_parser("update", help="fetch a marketplace's catalog again (all without NAME)")
+    update = msub.add_parser(
+        "update", help="fetch a marketplace's catalog again (all without NAME)"
+    )
     update.add_argument("name", nargs="?")
 
     install = sub.add_parser(
@@ -46,8 +48,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="user",
         help="user: on everywhere (default); project: on in this workspace, recorded in its .ketch/config.toml",
     )
-    install.add_argument("--yes", "-y", action="store_true", help="install without asking (after reading the list)")
-    plugins = sub.add_parser("list", help="the plugins installed (--available: every marketplace's)")
+    install.add_argument(
+        "--yes", "-y", action="store_true", help="install without asking (after reading the list)"
+    )
+    plugins = sub.add_parser(
+        "list", help="the plugins installed (--available: every marketplace's)"
+    )
     plugins.add_argument("--available", action="store_true")
     plugins.add_argument("--json", action="store_true")
     for name, text in (("enable", "turn a plugin on"), ("disable", "turn a plugin off")):
@@ -65,7 +71,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     trust.add_argument("plugin")
     trust.add_argument("--yes", "-y", action="store_true")
     gone = sub.add_parser(
-        "uninstall", aliases=["remove", "rm"], help="remove a plugin: its files, pins and config entries"
+        "uninstall",
+        aliases=["remove", "rm"],
+        help="remove a plugin: its files, pins and config entries",
     )
     gone.add_argument("plugin")
 

@@ -5,6 +5,7 @@ leaves the previous install as it was."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -269,7 +270,9 @@ def _find_installed(text: str) -> Installed:
     if not matches:
         raise KetchError(f"{text} is not installed (ketch plugin list)")
     if len(matches) > 1:
-        raise UsageError(f"{text} is installed from several marketplaces: name one ({', '.join(r.id for r in matches)})")
+        raise UsageError(
+            f"{text} is installed from several marketplaces: name one ({', '.join(r.id for r in matches)})"
+        )
     return matches[0]
 
 
@@ -285,7 +288,9 @@ class Staged:
     entry: dict[str, Any]
 
 
-def _stage(kernel: Kernel, record: MarketplaceRecord, catalog: Catalog, entry: dict[str, Any]) -> Staged:
+def _stage(
+    kernel: Kernel, record: MarketplaceRecord, catalog: Catalog, entry: dict[str, Any]
+) -> Staged:
     from ketch_claude_plugins.bundle import read_layout
     from ketch_claude_plugins.fetch import clone, copy_plugin, tree_digest
 
@@ -323,7 +328,9 @@ def _stage(kernel: Kernel, record: MarketplaceRecord, catalog: Catalog, entry: d
     return Staged(bundle, version, where, digest, entry)
 
 
-def _show(kernel: Kernel, bundle: Bundle, items: list[TrustItem], pins: dict[str, Any], header: str) -> list[TrustItem]:
+def _show(
+    kernel: Kernel, bundle: Bundle, items: list[TrustItem], pins: dict[str, Any], header: str
+) -> list[TrustItem]:
     """Say what the plugin holds and every item it runs (with its state); the items not
     pinned yet."""
     from ketch_trust_kit.listing import lines
@@ -346,7 +353,9 @@ def _show(kernel: Kernel, bundle: Bundle, items: list[TrustItem], pins: dict[str
         say(f"  - {line}")
     pending = [i for i in items if i.digest not in pins]
     if items:
-        say(f"It runs {len(items)} item(s); each is pinned and runs only while it is as shown here:")
+        say(
+            f"It runs {len(items)} item(s); each is pinned and runs only while it is as shown here:"
+        )
         for line in lines(items, pins, pending):
             say(line)
     else:
@@ -354,7 +363,13 @@ def _show(kernel: Kernel, bundle: Bundle, items: list[TrustItem], pins: dict[str
     return pending
 
 
-def _settle(kernel: Kernel, staged: Staged, shown: list[TrustItem], existing: Installed | None, enabled: bool) -> Installed:
+def _settle(
+    kernel: Kernel,
+    staged: Staged,
+    shown: list[TrustItem],
+    existing: Installed | None,
+    enabled: bool,
+) -> Installed:
     """Replace the installed files with the staged ones and pin exactly what was shown."""
     from ketch_trust_kit import PinStore
 
@@ -405,9 +420,13 @@ def install(kernel: Kernel, args: argparse.Namespace) -> int:
     staged = _stage(kernel, marketplace, catalog, entry)
     try:
         items = staged.bundle.items(kernel)
-        _show(kernel, staged.bundle, items, {}, f"{plugin_id} {staged.version} (from {staged.source})")
+        _show(
+            kernel, staged.bundle, items, {}, f"{plugin_id} {staged.version} (from {staged.source})"
+        )
         where = "in this workspace" if args.scope == "project" else "everywhere"
-        answer = confirm(f"Install {plugin_id} ({where}) and trust these {len(items)} item(s)?", args.yes)
+        answer = confirm(
+            f"Install {plugin_id} ({where}) and trust these {len(items)} item(s)?", args.yes
+        )
         if not answer:
             if answer is None:
                 warn(
@@ -451,7 +470,9 @@ def update(kernel: Kernel, args: argparse.Namespace) -> int:
     marketplaces = registry.marketplaces()
     market = marketplaces.get(record.marketplace)
     if market is None:
-        raise KetchError(f"its marketplace {record.marketplace} was removed; nothing to update from")
+        raise KetchError(
+            f"its marketplace {record.marketplace} was removed; nothing to update from"
+        )
     catalog = refresh(kernel, market)
     entry = catalog.plugins.get(record.name)
     if entry is None:
@@ -460,14 +481,28 @@ def update(kernel: Kernel, args: argparse.Namespace) -> int:
     try:
         items = staged.bundle.items(kernel)
         pins = PinStore(record.pins).pins(record.root)
-        if staged.digest == record.digest and entry == record.entry and all(i.digest in pins for i in items):
+        if (
+            staged.digest == record.digest
+            and entry == record.entry
+            and all(i.digest in pins for i in items)
+        ):
             say(f"{record.id} is up to date ({record.version})")
             return 0
-        pending = _show(kernel, staged.bundle, items, pins, f"{record.id}: {record.version} -> {staged.version} (from {staged.source})")
-        answer = confirm(f"Update {record.id} and trust these {len(pending)} new or changed item(s)?", args.yes)
+        pending = _show(
+            kernel,
+            staged.bundle,
+            items,
+            pins,
+            f"{record.id}: {record.version} -> {staged.version} (from {staged.source})",
+        )
+        answer = confirm(
+            f"Update {record.id} and trust these {len(pending)} new or changed item(s)?", args.yes
+        )
         if not answer:
             if answer is None:
-                warn(f"nothing updated: run `ketch plugin update {record.id} --yes` (only after reading the list above)")
+                warn(
+                    f"nothing updated: run `ketch plugin update {record.id} --yes` (only after reading the list above)"
+                )
             else:
                 say("nothing updated")
             return 1
@@ -494,7 +529,9 @@ def trust(kernel: Kernel, args: argparse.Namespace) -> int:
     answer = confirm(f"Trust these {len(pending)} item(s) of {record.id}?", args.yes)
     if not answer:
         if answer is None:
-            warn(f"nothing trusted: run `ketch plugin trust {record.id} --yes` (only after reading the list above)")
+            warn(
+                f"nothing trusted: run `ketch plugin trust {record.id} --yes` (only after reading the list above)"
+            )
         return 1
     with locked():
         store.unpin(record.root)
@@ -541,17 +578,17 @@ def _uninstall(kernel: Kernel, record: Installed) -> None:
     from ketch_claude_plugins.workspace import edit, enable_item
     from ketch_trust_kit import PinStore
 
-    servers = []
-    try:
+    servers: list[str] = []
+    with contextlib.suppress(KetchError):  # unreadable: nothing of its servers to forget
         servers = [e.name for e in bundle_of(record).servers()]
-    except KetchError:
-        pass
     with locked():
         remove_tree(record.home)
     if edit(kernel.workspace, record.id, enable=None):
         PinStore().unpin(kernel.workspace, [enable_item(kernel, record.id, 0).digest])
     if hasattr(kernel.pm.hook, "claude_plugins_removed"):
-        kernel.hooks.call("claude_plugins_removed", kernel=kernel, plugin=record.id, servers=servers)
+        kernel.hooks.call(
+            "claude_plugins_removed", kernel=kernel, plugin=record.id, servers=servers
+        )
     say(f"uninstalled {record.id} (removed {record.home})")
 
 

@@ -13,7 +13,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookspec
-def claude_plugins_folder_items(kernel: Kernel, kind: str, folder: Folder) -> list[TrustItem] | None:
+def claude_plugins_folder_items(
+    kernel: Kernel, kind: str, folder: Folder
+) -> list[TrustItem] | None:
     """What the files of one folder of a Claude Code plugin would run or make ketch
     run, as trust items, so that installing the plugin shows them and pins them.
 

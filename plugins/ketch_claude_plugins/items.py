@@ -171,7 +171,11 @@ class Bundle:
                 if event in ("description",):
                     continue
                 if event not in EVENTS:
-                    found.append(HookEntry(event, None, note=f"{config.source}: {event}: ketch has no such event"))
+                    found.append(
+                        HookEntry(
+                            event, None, note=f"{config.source}: {event}: ketch has no such event"
+                        )
+                    )
                     continue
                 for g, group in enumerate(groups if isinstance(groups, list) else []):
                     if not isinstance(group, dict):
@@ -181,12 +185,18 @@ class Bundle:
                         label = f"{event} #{g + 1}.{h + 1}"
                         if matcher is None:
                             found.append(
-                                HookEntry(event, None, note=f"{config.source}: {label}: its matcher names no tool ketch has ({', '.join(dropped)})")
+                                HookEntry(
+                                    event,
+                                    None,
+                                    note=f"{config.source}: {label}: its matcher names no tool ketch has ({', '.join(dropped)})",
+                                )
                             )
                             continue
                         table, problem = map_handler(handler, plugin=True)
                         if table is None:
-                            found.append(HookEntry(event, None, note=f"{config.source}: {label}: {problem}"))
+                            found.append(
+                                HookEntry(event, None, note=f"{config.source}: {label}: {problem}")
+                            )
                             continue
                         command = table["command"]
                         args = table.get("args")
@@ -195,7 +205,12 @@ class Bundle:
                             "hook",
                             label,
                             config.source,
-                            {"event": event, "matcher": group.get("matcher"), "handler": handler, "programs": programs},
+                            {
+                                "event": event,
+                                "matcher": group.get("matcher"),
+                                "handler": handler,
+                                "programs": programs,
+                            },
                             f"on {event} (matcher {group.get('matcher') or '*'}): {line}",
                             workspace=self.root,
                             command=[command, *args] if args else command,
@@ -206,7 +221,14 @@ class Bundle:
                             "plugin_root": str(self.root),
                             "plugin_data": str(self.data),
                         }
-                        found.append(HookEntry(event, item, table, note=f"{config.source}: {label}: {problem}" if problem else ""))
+                        found.append(
+                            HookEntry(
+                                event,
+                                item,
+                                table,
+                                note=f"{config.source}: {label}: {problem}" if problem else "",
+                            )
+                        )
         return found
 
     def servers(self, programs: str | None = None) -> list[ServerEntry]:
@@ -219,11 +241,25 @@ class Bundle:
             for written, entry in mcp_servers(config).items():
                 name = server_name(self.name, str(written))
                 if not isinstance(entry, dict):
-                    found.append(ServerEntry(name, str(written), {}, None, f"{config.source}: {written}: not an object"))
+                    found.append(
+                        ServerEntry(
+                            name,
+                            str(written),
+                            {},
+                            None,
+                            f"{config.source}: {written}: not an object",
+                        )
+                    )
                     continue
                 if "${user_config." in repr(entry):
                     found.append(
-                        ServerEntry(name, str(written), entry, None, f"{config.source}: {written}: names ${{user_config.*}}, which ketch does not ask for")
+                        ServerEntry(
+                            name,
+                            str(written),
+                            entry,
+                            None,
+                            f"{config.source}: {written}: names ${{user_config.*}}, which ketch does not ask for",
+                        )
                     )
                     continue
                 command = entry.get("command")
@@ -240,13 +276,19 @@ class Bundle:
                 found.append(ServerEntry(name, str(written), entry, item))
         return found
 
-    def server_table(self, entry: ServerEntry, environ: dict[str, str]) -> tuple[dict[str, Any] | None, list[str]]:
+    def server_table(
+        self, entry: ServerEntry, environ: dict[str, str]
+    ) -> tuple[dict[str, Any] | None, list[str]]:
         """ketch's ``[mcp_servers.NAME]`` table of a server: ``${CLAUDE_PLUGIN_ROOT}``,
         ``${CLAUDE_PLUGIN_DATA}`` and the person's own ``${VAR}`` expanded, both
         plugin variables also in its environment."""
         from ketch_claude_kit.mcp_config import convert
 
-        known = {**environ, "CLAUDE_PLUGIN_ROOT": str(self.root), "CLAUDE_PLUGIN_DATA": str(self.data)}
+        known = {
+            **environ,
+            "CLAUDE_PLUGIN_ROOT": str(self.root),
+            "CLAUDE_PLUGIN_DATA": str(self.data),
+        }
         converted = convert({"mcpServers": {entry.name: entry.entry}}, known, f"plugin {self.id}")
         table = converted.servers.get(entry.name)
         if table is not None and "command" in table:

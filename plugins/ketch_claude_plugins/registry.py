@@ -86,7 +86,9 @@ class MarketplaceRecord:
     @property
     def root(self) -> Path:
         """The folder holding ``.claude-plugin/marketplace.json``."""
-        return Path(self.location) if self.kind == "directory" else paths.marketplace_clone(self.name)
+        return (
+            Path(self.location) if self.kind == "directory" else paths.marketplace_clone(self.name)
+        )
 
     @property
     def source(self) -> str:
@@ -101,7 +103,9 @@ def marketplaces() -> dict[str, MarketplaceRecord]:
     found = {}
     for name, entry in data.items():
         if isinstance(entry, dict) and isinstance(entry.get("kind"), str):
-            fields = {k: str(v) for k, v in entry.items() if k in MarketplaceRecord.__dataclass_fields__}
+            fields = {
+                k: str(v) for k, v in entry.items() if k in MarketplaceRecord.__dataclass_fields__
+            }
             found[name] = MarketplaceRecord(**{**fields, "name": name})
     return found
 
@@ -181,7 +185,9 @@ def _installed() -> tuple[dict[str, Installed], list[str]]:
             said.append(exc.message)
             continue
         if not isinstance(data, dict):
-            said.append(f"{home}: no install.json; not a plugin ketch installed (remove the folder)")
+            said.append(
+                f"{home}: no install.json; not a plugin ketch installed (remove the folder)"
+            )
             continue
         known = {k: v for k, v in data.items() if k in Installed.__dataclass_fields__}
         try:

@@ -143,4 +143,3 @@ class PinStore:
         if gone:
             self._write(data)
         return gone
-

@@ -33,7 +33,7 @@ class Folder:
     files: tuple[Path, ...] = ()  # only these files (a plugin manifest may list single files)
     plugin_root: Path | None = None  # ${CLAUDE_PLUGIN_ROOT} of its files
     plugin_data: Path | None = None  # ${CLAUDE_PLUGIN_DATA} of its files
-    trust: Any = None  # a ketch_trust_kit.TrustScope: where its items are pinned (None: the workspace)
+    trust: Any = None  # a ketch_trust_kit.TrustScope: where its items are pinned (None: workspace)
 
     def paths(self, pattern: str, *, recursive: bool = True) -> list[Path]:
         """The files to read: those listed, else every match of ``pattern`` below the

@@ -96,9 +96,7 @@ class SkillTool(Tool):
     effects = frozenset()  # reads only the skill files the user installed or trusted
     mutating = False
 
-    def __init__(
-        self, held: frozenset[str] = frozenset(), extra: tuple[Folder, ...] = ()
-    ) -> None:
+    def __init__(self, held: frozenset[str] = frozenset(), extra: tuple[Folder, ...] = ()) -> None:
         self.held = held  # project skills whose scripts the person has not trusted
         self.extra = extra  # folders other plugins added (an installed Claude Code plugin's)
 

@@ -62,6 +62,7 @@ class PluginCli(Cli):
         self.env.update(
             {
                 "KETCH_TEST_PYTHON": sys.executable,
+                "KETCH_TEST_SERVER": str(HERE.parent / "mcp" / "mcp_test_server.py"),
                 "KETCH_TEST_MARKER": str(self.marker),
                 "KETCH_PASSPHRASE": "plugin tests",
             }
@@ -85,7 +86,13 @@ class PluginCli(Cli):
 
     def turn(self, prompt: str, script: list[dict[str, Any]], *extra: str) -> CliResult:
         result = self(
-            "-p", prompt, "--provider", "scripted", "--output-format", "stream-json", *extra,
+            "-p",
+            prompt,
+            "--provider",
+            "scripted",
+            "--output-format",
+            "stream-json",
+            *extra,
             script=script,
         )
         assert "Traceback" not in result.stderr + result.stdout, result.stderr[-3000:]

@@ -41,13 +41,22 @@ def test_the_real_marketplace_layout_reads() -> None:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ({"source": "github", "repo": "acme/tools"}, ("https://github.com/acme/tools.git", "", "", "")),
+        (
+            {"source": "github", "repo": "acme/tools"},
+            ("https://github.com/acme/tools.git", "", "", ""),
+        ),
         (
             {"source": "github", "repo": "acme/tools", "ref": "v2", "sha": "a" * 40},
             ("https://github.com/acme/tools.git", "v2", "a" * 40, ""),
         ),
-        ({"source": "url", "url": "https://gitlab.example/team/p.git"}, ("https://gitlab.example/team/p.git", "", "", "")),
-        ({"source": "url", "url": "git@github.com:acme/p.git"}, ("git@github.com:acme/p.git", "", "", "")),
+        (
+            {"source": "url", "url": "https://gitlab.example/team/p.git"},
+            ("https://gitlab.example/team/p.git", "", "", ""),
+        ),
+        (
+            {"source": "url", "url": "git@github.com:acme/p.git"},
+            ("git@github.com:acme/p.git", "", "", ""),
+        ),
         (
             {"source": "git-subdir", "url": "acme/mono", "path": "tools/plugin", "ref": "main"},
             ("https://github.com/acme/mono.git", "main", "", "tools/plugin"),
@@ -83,7 +92,10 @@ def test_relative_sources_and_plugin_root(tmp_path: Path) -> None:
         ({"source": "url", "url": "ext::sh -c evil"}, "not a git URL"),
         ({"source": "url", "url": "-uhttps://x"}, "not a git URL"),
         ({"source": "url", "url": "ftp://x/p.git"}, "not cloned"),
-        ({"source": "github", "repo": "acme/p", "ref": "--upload-pack=evil"}, "not a branch or tag"),
+        (
+            {"source": "github", "repo": "acme/p", "ref": "--upload-pack=evil"},
+            "not a branch or tag",
+        ),
         ({"source": "github", "repo": "acme/p", "sha": "abc"}, "40-character"),
         ({"source": "git-subdir", "url": "acme/p", "path": "../up"}, "outside the repository"),
         ({"source": "weird"}, "unknown kind"),
@@ -103,7 +115,9 @@ def test_a_catalog_that_is_not_one(tmp_path: Path) -> None:
     write(tmp_path / ".claude-plugin" / "marketplace.json", "{not json")
     with pytest.raises(KetchError, match="not valid JSON"):
         read_catalog(tmp_path)
-    write(tmp_path / ".claude-plugin" / "marketplace.json", json.dumps({"name": "a b", "plugins": []}))
+    write(
+        tmp_path / ".claude-plugin" / "marketplace.json", json.dumps({"name": "a b", "plugins": []})
+    )
     with pytest.raises(KetchError, match="not a marketplace name"):
         read_catalog(tmp_path)
     found = catalog(
@@ -125,7 +139,10 @@ def test_default_folders(tmp_path: Path) -> None:
     write(root / "commands" / "deploy.md", "Deploy")
     write(root / "agents" / "rev.md", "---\nname: rev\ndescription: r\n---\nReview")
     write(root / "skills" / "pdf" / "SKILL.md", "---\nname: pdf\ndescription: d\n---\nbody")
-    write(root / "hooks" / "hooks.json", json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}))
+    write(
+        root / "hooks" / "hooks.json",
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}),
+    )
     write(root / ".mcp.json", json.dumps({"db": {"command": "db-server"}}))  # the flat form
     layout = read_layout(root, None, "p")
     assert layout.commands == [root / "commands"] and layout.agents == [root / "agents"]
@@ -199,7 +216,14 @@ def test_the_entry_defines_a_plugin_without_a_manifest(tmp_path: Path) -> None:
         "source": "./p",
         "strict": False,
         "commands": ["./tools/lint.md"],
-        "hooks": {"PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/run.sh"}]}]},
+        "hooks": {
+            "PostToolUse": [
+                {
+                    "matcher": "Write|Edit",
+                    "hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/run.sh"}],
+                }
+            ]
+        },
     }
     layout = read_layout(root, entry, "p")
     bundle = Bundle("p@m", "p", root, tmp_path / "data", tmp_path / "pins.json", layout)
@@ -219,8 +243,16 @@ def test_handlers_ketch_does_not_run_are_said(tmp_path: Path) -> None:
             {
                 "hooks": {
                     "PreToolUse": [
-                        {"matcher": "Bash", "hooks": [{"type": "http", "url": "https://x.invalid"}]},
-                        {"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "if": "Bash(git push:*)"}]},
+                        {
+                            "matcher": "Bash",
+                            "hooks": [{"type": "http", "url": "https://x.invalid"}],
+                        },
+                        {
+                            "matcher": "Bash",
+                            "hooks": [
+                                {"type": "command", "command": "x", "if": "Bash(git push:*)"}
+                            ],
+                        },
                         {"matcher": "NotebookEdit", "hooks": [{"type": "command", "command": "y"}]},
                         {"hooks": [{"type": "command", "command": "echo ${user_config.token}"}]},
                     ],
@@ -229,11 +261,20 @@ def test_handlers_ketch_does_not_run_are_said(tmp_path: Path) -> None:
             }
         ),
     )
-    write(root / ".mcp.json", json.dumps({"mcpServers": {"s": {"command": "srv", "args": ["${user_config.key}"]}}}))
+    write(
+        root / ".mcp.json",
+        json.dumps({"mcpServers": {"s": {"command": "srv", "args": ["${user_config.key}"]}}}),
+    )
     layout = read_layout(root, None, "p")
     bundle = Bundle("p@m", "p", root, tmp_path / "data", tmp_path / "pins.json", layout)
     assert all(entry.item is None for entry in bundle.hooks())
     said = "\n".join(bundle.unused())
-    for reason in ("http handler", "no `if` conditions", "names no tool ketch has", "user_config", "no such event"):
+    for reason in (
+        "http handler",
+        "no `if` conditions",
+        "names no tool ketch has",
+        "user_config",
+        "no such event",
+    ):
         assert reason in said
     assert bundle.servers()[0].item is None and "user_config" in said

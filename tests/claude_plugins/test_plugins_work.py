@@ -70,7 +70,16 @@ def test_a_command_and_an_agent_in_a_scripted_turn_and_a_hook_at_its_event(
     # The subagent ran with the plugin agent's instructions and its tools only.
     assert first_prompt(child).startswith("AGENT-TASK")
     assert "You are an expert code analyst" in request_text(child)
-    assert tool_names(child) <= {"read_file", "list_dir", "glob", "grep", "shell_job", "web_fetch", "web_search", "todo"}
+    assert tool_names(child) <= {
+        "read_file",
+        "list_dir",
+        "glob",
+        "grep",
+        "shell_job",
+        "web_fetch",
+        "web_search",
+        "todo",
+    }
     assert "write_file" not in tool_names(child) and "shell" not in tool_names(child)
     finished = [e for e in result.of_type("subagent") if e.get("status") == "finished"]
     assert finished and finished[0]["name"] == "feature-dev:code-explorer"
@@ -119,10 +128,17 @@ def test_a_changed_hook_script_does_not_run_until_trusted_again(cli: PluginCli) 
     assert not canary.exists()
     assert "explanatory' output style mode" not in request_text(result.requests[0])
     said = "\n".join(notices(result))
-    assert "changed since you trusted it" in said and "ketch plugin trust explanatory-output-style@" in said
+    assert (
+        "changed since you trusted it" in said
+        and "ketch plugin trust explanatory-output-style@" in said
+    )
     # `ketch plugin trust` shows it as changed; without --yes and no terminal it pins nothing.
     shown = cli("plugin", "trust", "explanatory-output-style")
-    assert shown.returncode == 1 and "changed" in shown.stdout and f"echo ran > {canary}" not in shown.stderr
+    assert (
+        shown.returncode == 1
+        and "changed" in shown.stdout
+        and f"echo ran > {canary}" not in shown.stderr
+    )
     cli.turn("hi", [text("hello")])
     assert not canary.exists()
     cli.ok("plugin", "trust", "explanatory-output-style", "--yes")
@@ -158,7 +174,12 @@ def test_an_mcp_server_starts_only_once_shown_and_pinned(cli: PluginCli) -> None
 
 def test_uninstall_leaves_nothing_behind(cli: PluginCli) -> None:
     cli.add_and_install("hookify", "ketch-test-mcp")
-    cli.turn("add", [call("mcp__plugin_ketch-test-mcp_calc__add", {"a": 1, "b": 1}), text("2")], "--profile", "full-access")
+    cli.turn(
+        "add",
+        [call("mcp__plugin_ketch-test-mcp_calc__add", {"a": 1, "b": 1}), text("2")],
+        "--profile",
+        "full-access",
+    )
     cli.ok("plugin", "enable", "ketch-test-mcp", "--scope", "project")
     config = cli.workspace / ".ketch" / "config.toml"
     trust_file = cli.config_dir / "trust.json"

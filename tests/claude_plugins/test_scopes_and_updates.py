@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+
 from ketch.testing import text
 from tests.agents.conftest import first_prompt
 from tests.claude_plugins.conftest import MARKET, PluginCli, needs_git, notices
@@ -16,7 +17,9 @@ COMMIT = f"commit-commands@{MARKET}"
 def runs_command(cli: PluginCli) -> bool:
     """Whether /commit-commands:commit is a command here (its prompt reaches the model)."""
     result = cli.turn("/commit-commands:commit", [text("ok")])
-    return "Based on the above changes, create a single git commit" in first_prompt(result.requests[0])
+    return "Based on the above changes, create a single git commit" in first_prompt(
+        result.requests[0]
+    )
 
 
 def states(cli: PluginCli) -> dict[str, dict]:
@@ -54,14 +57,18 @@ def test_user_scope_and_a_workspace_that_turns_a_plugin_off(cli: PluginCli) -> N
     assert runs_command(cli)
     # A repository may turn it off for itself without being trusted: it only takes away.
     (cli.workspace / ".ketch").mkdir()
-    (cli.workspace / ".ketch" / "config.toml").write_text(f'[claude_plugins]\ndisabled = ["{COMMIT}"]\n')
+    (cli.workspace / ".ketch" / "config.toml").write_text(
+        f'[claude_plugins]\ndisabled = ["{COMMIT}"]\n'
+    )
     assert not runs_command(cli)
 
 
 def test_update_shows_what_changed_before_replacing_anything(cli: PluginCli) -> None:
     cli.add_and_install("explanatory-output-style")
     assert "up to date" in cli.ok("plugin", "update", "explanatory-output-style").stdout
-    script = cli.market / "plugins" / "explanatory-output-style" / "hooks-handlers" / "session-start.sh"
+    script = (
+        cli.market / "plugins" / "explanatory-output-style" / "hooks-handlers" / "session-start.sh"
+    )
     canary = cli.tmp / "new-version-ran"
     script.write_text(f"#!/usr/bin/env bash\necho new > {canary}\n")
     shown = cli("plugin", "update", "explanatory-output-style")
