@@ -93,8 +93,8 @@ def read_catalog(root: Path) -> Catalog:
     entries = data.get("plugins")
     if not isinstance(entries, list):
         raise KetchError(f'{path}: no "plugins" list')
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    owner = data.get("owner") if isinstance(data.get("owner"), dict) else {}
+    metadata = _table(data.get("metadata"))
+    owner = _table(data.get("owner"))
     catalog = Catalog(
         name=name,
         root=root,
@@ -119,6 +119,10 @@ def read_catalog(root: Path) -> Catalog:
             continue
         catalog.plugins[plugin] = entry
     return catalog
+
+
+def _table(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def inside(path: Path, root: Path) -> bool:

@@ -602,7 +602,7 @@ def show_list(kernel: Kernel, args: argparse.Namespace) -> int:
     for line in registry.problems():
         warn(line)
     if args.available:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for market in registry.marketplaces().values():
             try:
                 catalog = read_catalog(market.root)
@@ -625,7 +625,7 @@ def show_list(kernel: Kernel, args: argparse.Namespace) -> int:
             say(f"{row['id']}{mark}  {row['description'][:100]}")
         return 0
     here = kernel.settings.of(ClaudePluginsSettings)
-    rows = []
+    rows = []  # one dict per installed plugin
     for record in records.values():
         try:
             bundle = bundle_of(record)

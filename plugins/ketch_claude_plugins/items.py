@@ -263,7 +263,7 @@ class Bundle:
                     )
                     continue
                 command = entry.get("command")
-                args = entry.get("args") if isinstance(entry.get("args"), list) else []
+                args = _strings(entry.get("args"))
                 item = make_item(
                     "MCP server",
                     name,
@@ -271,7 +271,7 @@ class Bundle:
                     {"server": entry, "programs": programs},
                     shows(entry),
                     workspace=self.root,
-                    command=[str(command), *map(str, args)] if isinstance(command, str) else None,
+                    command=[command, *args] if isinstance(command, str) else None,
                 )
                 found.append(ServerEntry(name, str(written), entry, item))
         return found
@@ -329,12 +329,15 @@ class Bundle:
         return lines + self.layout.problems + self.notes
 
 
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
 def shows(entry: dict[str, Any]) -> str:
     """What a server runs, as the person reviews it."""
     parts = []
     if isinstance(entry.get("command"), str):
-        args = entry.get("args") if isinstance(entry.get("args"), list) else []
-        parts.append(" ".join([entry["command"], *map(str, args)]))
+        parts.append(" ".join([entry["command"], *_strings(entry.get("args"))]))
     if entry.get("url"):
         parts.append(f"{entry.get('type') or 'http'} {entry['url']}")
     env = entry.get("env")

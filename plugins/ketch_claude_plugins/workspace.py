@@ -116,7 +116,7 @@ def edit(workspace: Path, plugin_id: str, *, enable: bool | None) -> bool:
                 table[key] = values
             values.append(plugin_id)
             changed = True
-        elif not wanted and present:
+        elif not wanted and values is not None and present:
             keep = [str(v) for v in values if str(v) != plugin_id]
             if keep:
                 table[key] = keep
