@@ -31,6 +31,7 @@ from ketch.commands import Command
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
+    from ketch.policy import ProposedCall, Vote
     from ketch.session import Session
 
 
@@ -73,6 +74,24 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
             configure=_configure,
             run=_run,
         )
+    )
+
+
+@hookimpl
+def ketch_policy_vote(call: ProposedCall) -> Vote | None:
+    """The model running ``ketch plugin ...`` asks, in every profile, and no hook's
+    allow answers for you: installing, updating, trusting or enabling a plugin pins
+    what runs on your machine."""
+    from ketch_trust_kit.person import runs_ketch
+
+    if not runs_ketch(call, "plugin"):
+        return None
+    from ketch.policy import Vote
+
+    return Vote(
+        decision="ask",
+        reason="it runs `ketch plugin`: only you install or trust what a plugin runs (type it yourself)",
+        hard=True,
     )
 
 

@@ -81,7 +81,7 @@ def hooks_now(session: Session, event: str) -> list[dict[str, Any]]:
     kernel = session.kernel
     tables = []
     for bundle in active(kernel):
-        entries = [e for e in bundle.hooks() if e.event == event and e.table is not None]
+        entries = [e for e in bundle.hooks(event=event) if e.table is not None]
         for entry in entries:
             if entry.item is not None and check(
                 kernel, entry.item, session=session, scope=bundle.scope

@@ -158,17 +158,19 @@ class Bundle:
     def programs(self) -> str:
         return programs_digest(self.root)
 
-    def hooks(self, programs: str | None = None) -> list[HookEntry]:
-        """Every hook handler of the plugin, as ketch would run it (or why not)."""
+    def hooks(self, programs: str | None = None, *, event: str | None = None) -> list[HookEntry]:
+        """Every hook handler of the plugin (of ``event`` only, when given), as ketch
+        would run it (or why not). The program files are digested only when a handler
+        needs it (a plugin without hooks of an event costs nothing when it fires)."""
         from ketch_claude_kit.hooks_import import EVENTS, map_handler, map_matcher
         from ketch_trust_kit import make_item
 
-        programs = programs if programs is not None else self.programs()
+        wanted = event
         found: list[HookEntry] = []
         for config in self.layout.hooks:
             events = hook_events(config)
             for event, groups in events.items():
-                if event in ("description",):
+                if event == "description" or wanted not in (None, event):
                     continue
                 if event not in EVENTS:
                     found.append(
@@ -198,6 +200,8 @@ class Bundle:
                                 HookEntry(event, None, note=f"{config.source}: {label}: {problem}")
                             )
                             continue
+                        if programs is None:
+                            programs = self.programs()
                         command = table["command"]
                         args = table.get("args")
                         line = " ".join([command, *args]) if args else command

@@ -5,7 +5,6 @@ where no tool call can write."""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,22 +30,11 @@ class RemovedOption(argparse.Action):
         raise UsageError(REMOVED)
 
 
-_KETCH_TRUST = re.compile(r"(?<![\w.-])ketch(?![\w.-]).*?(?<![\w-])trust(?![\w-])", re.S)
-
-
 def runs_ketch_trust(call: ProposedCall) -> bool:
-    """Whether a tool call's command line runs ``ketch ... trust`` (``python -m ketch``
-    and paths to it included; a command hidden from the text, under full-access without
-    the sandbox, is not seen: docs/trust.md)."""
-    from ketch.tools import Effect
+    """Whether a tool call's command line runs ``ketch ... trust``."""
+    from ketch_trust_kit.person import runs_ketch
 
-    if not any(a.effect == Effect.EXECUTE for a in call.accesses):
-        return False
-    command = call.input.get("command")
-    texts = [command] if isinstance(command, str) else []
-    if isinstance(command, list):
-        texts.append(" ".join(map(str, command)))
-    return any(_KETCH_TRUST.search(text) for text in texts)
+    return runs_ketch(call, "trust")
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

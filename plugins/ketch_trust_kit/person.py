@@ -1,0 +1,33 @@
+"""Commands only the person types: a tool call whose command line runs ``ketch ...
+SUBCOMMAND`` (``ketch trust``, ``ketch plugin install``) would pin what may run, so the
+plugin owning that subcommand votes ``ask`` on it in every profile."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.policy import ProposedCall
+
+
+@lru_cache(maxsize=8)
+def _pattern(subcommand: str) -> re.Pattern[str]:
+    word = re.escape(subcommand)
+    return re.compile(rf"(?<![\w.-])ketch(?![\w.-]).*?(?<![\w-]){word}(?![\w-])", re.S)
+
+
+def runs_ketch(call: ProposedCall, subcommand: str) -> bool:
+    """Whether a tool call's command line runs ``ketch ... SUBCOMMAND`` (``python -m
+    ketch`` and paths to it included; a command hidden from the text, under full-access
+    without the sandbox, is not seen: docs/trust.md)."""
+    from ketch.tools import Effect
+
+    if not any(a.effect == Effect.EXECUTE for a in call.accesses):
+        return False
+    command = call.input.get("command")
+    texts = [command] if isinstance(command, str) else []
+    if isinstance(command, list):
+        texts.append(" ".join(map(str, command)))
+    return any(_pattern(subcommand).search(text) for text in texts)
