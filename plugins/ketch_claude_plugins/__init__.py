@@ -44,7 +44,7 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
 
 @hookimpl
 def ketch_register_settings(register: Callable[[Any], None]) -> None:
-    from ketch_claude_plugins.workspace import SECTION
+    from ketch_claude_plugins.settings import SECTION
 
     register(SECTION)
 
@@ -104,8 +104,20 @@ def trust_setting_items(kernel: Kernel, key: tuple[str, ...], value: Any) -> lis
     return setting_items(kernel, value)
 
 
+def _any(kernel: Kernel) -> bool:
+    """Whether any plugin is installed or named in the config (else nothing more is
+    imported: these hooks run at every start, before the command line is parsed)."""
+    from ketch_claude_plugins.paths import anything_installed
+
+    return anything_installed() or any(
+        isinstance(layer.data, dict) and "claude_plugins" in layer.data for layer in kernel.layers
+    )
+
+
 @hookimpl(optionalhook=True)
 def commands_folders(kernel: Kernel) -> list[Any]:
+    if not _any(kernel):
+        return []
     from ketch_claude_plugins.active import folders
 
     return folders(kernel, "commands")
@@ -113,6 +125,8 @@ def commands_folders(kernel: Kernel) -> list[Any]:
 
 @hookimpl(optionalhook=True)
 def skills_folders(kernel: Kernel) -> list[Any]:
+    if not _any(kernel):
+        return []
     from ketch_claude_plugins.active import folders
 
     return folders(kernel, "skills")
@@ -120,6 +134,8 @@ def skills_folders(kernel: Kernel) -> list[Any]:
 
 @hookimpl(optionalhook=True)
 def agents_folders(kernel: Kernel) -> list[Any]:
+    if not _any(kernel):
+        return []
     from ketch_claude_plugins.active import folders
 
     return folders(kernel, "agents")
@@ -127,6 +143,8 @@ def agents_folders(kernel: Kernel) -> list[Any]:
 
 @hookimpl(optionalhook=True)
 def hooks_extra(session: Session, event: str) -> list[dict[str, Any]]:
+    if not _any(session.kernel):
+        return []
     from ketch_claude_plugins.active import hooks_now
 
     return hooks_now(session, event)
@@ -134,6 +152,8 @@ def hooks_extra(session: Session, event: str) -> list[dict[str, Any]]:
 
 @hookimpl(optionalhook=True)
 def mcp_extra_servers(kernel: Kernel) -> dict[str, dict[str, Any]]:
+    if not _any(kernel):
+        return {}
     from ketch_claude_plugins.active import servers_now
 
     return servers_now(kernel)

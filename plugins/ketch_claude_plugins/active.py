@@ -43,7 +43,7 @@ def active(kernel: Kernel) -> list[Bundle]:
 def _active(kernel: Kernel) -> list[Bundle]:
     from ketch.errors import KetchError
     from ketch_claude_plugins import registry
-    from ketch_claude_plugins.workspace import ClaudePluginsSettings
+    from ketch_claude_plugins.workspace import choice
 
     try:
         records = registry.installed()
@@ -51,7 +51,7 @@ def _active(kernel: Kernel) -> list[Bundle]:
     except KetchError as exc:
         kernel.notices.append(exc.message)
         return []
-    chosen = kernel.settings.of(ClaudePluginsSettings)
+    chosen = choice(kernel)
     for plugin_id in chosen.enabled:
         if plugin_id not in records:
             kernel.notices.append(

@@ -594,7 +594,7 @@ def _uninstall(kernel: Kernel, record: Installed) -> None:
 
 def show_list(kernel: Kernel, args: argparse.Namespace) -> int:
     from ketch_claude_plugins.active import bundle_of
-    from ketch_claude_plugins.workspace import ClaudePluginsSettings
+    from ketch_claude_plugins.workspace import choice
     from ketch_trust_kit import PinStore
     from ketch_trust_kit.listing import state
 
@@ -624,7 +624,7 @@ def show_list(kernel: Kernel, args: argparse.Namespace) -> int:
             mark = " (installed)" if row["installed"] else ""
             say(f"{row['id']}{mark}  {row['description'][:100]}")
         return 0
-    here = kernel.settings.of(ClaudePluginsSettings)
+    here = choice(kernel)
     rows = []  # one dict per installed plugin
     for record in records.values():
         try:

@@ -50,3 +50,12 @@ def plugin_home(plugin_id: str) -> Path:
 def valid_name(name: str) -> bool:
     """A name that can be a folder name here (no separators, no dot first)."""
     return bool(NAME.fullmatch(name)) and name not in (".", "..")
+
+
+def anything_installed() -> bool:
+    """Whether a plugin folder exists (one directory listing)."""
+    try:
+        with os.scandir(home() / "plugins") as entries:
+            return any(not e.name.startswith(".") for e in entries)
+    except OSError:
+        return False

@@ -10,18 +10,20 @@ scope: the entry is shared through the repository). Each entry of a workspace's
 ``enabled`` is a trust item (``ketch trust`` shows it): a cloned repository cannot turn
 on a plugin you installed but keep off; ``disabled`` needs no trust. The plugin itself
 must be installed (its files and pins live in your data dir, never in the repository).
+
+Import-light (no pydantic): which plugins run is worked out while commands register,
+before the command line is parsed, from the config files as written and the pins
+(the typed section, :mod:`ketch_claude_plugins.settings`, validates the same table).
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ketch.errors import KetchError
-from ketch.settings import SettingsSection
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
@@ -30,19 +32,39 @@ if TYPE_CHECKING:  # pragma: no cover
 SOURCE = ".ketch/config.toml"
 
 
-class ClaudePluginsSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass
+class Choice:
+    """What the config files say, as it applies: ``enabled`` (the user's own, and the
+    workspace's trusted entries) and ``disabled`` (anyone's)."""
 
-    enabled: list[str] = Field(default_factory=list)
-    disabled: list[str] = Field(default_factory=list)
+    enabled: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
 
 
-SECTION = SettingsSection(
-    "claude_plugins",
-    ClaudePluginsSettings,
-    workspace_safe=frozenset({"disabled"}),
-    doc="Claude Code plugins turned on (enabled) or off (disabled) here, as NAME@MARKETPLACE",
-)
+def _ids(table: Any, key: str) -> list[str]:
+    values = table.get(key) if isinstance(table, dict) else None
+    return [str(v) for v in values] if isinstance(values, list) else []
+
+
+def choice(kernel: Kernel) -> Choice:
+    """The layers' ``[claude_plugins]``: a workspace's ``enabled`` entry only while the
+    person has it trusted (said once when not)."""
+    from ketch_trust_kit import check
+
+    found = Choice()
+    for layer in kernel.layers:
+        if layer.error:
+            continue
+        table = layer.data.get("claude_plugins") if isinstance(layer.data, dict) else None
+        found.disabled += _ids(table, "disabled")
+        if layer.name == "workspace":
+            for index, plugin_id in enumerate(_ids(table, "enabled")):
+                item = enable_item(kernel, plugin_id, index)
+                if check(kernel, item, held="not applied"):
+                    found.enabled.append(plugin_id)
+        elif layer.name != "managed":
+            found.enabled += _ids(table, "enabled")
+    return found
 
 
 def enable_item(kernel: Kernel, plugin_id: str, index: int) -> TrustItem:
