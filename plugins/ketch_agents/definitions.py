@@ -75,12 +75,9 @@ BUILT_IN = (
 def extra_folders(kernel: Any) -> tuple[Folder, ...]:
     """The folders other plugins add (``agents_folders``: an installed Claude Code
     plugin's), read after the workspace's and the user's."""
-    from ketch_prompt_kit.markdown_files import Folder
+    from ketch_prompt_kit.markdown_files import hooked_folders
 
-    found: list[Folder] = []
-    for _, more in kernel.hooks.call("agents_folders", kernel=kernel):
-        found.extend(f for f in more if isinstance(f, Folder))
-    return tuple(found)
+    return hooked_folders(kernel, "agents_folders")
 
 
 def load(

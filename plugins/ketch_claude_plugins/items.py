@@ -20,6 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ketch_claude_kit.mcp_config import shows
 from ketch_claude_plugins.bundle import Layout, hook_events, mcp_servers
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -335,19 +336,3 @@ class Bundle:
 
 def _strings(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def shows(entry: dict[str, Any]) -> str:
-    """What a server runs, as the person reviews it."""
-    parts = []
-    if isinstance(entry.get("command"), str):
-        parts.append(" ".join([entry["command"], *_strings(entry.get("args"))]))
-    if entry.get("url"):
-        parts.append(f"{entry.get('type') or 'http'} {entry['url']}")
-    env = entry.get("env")
-    if isinstance(env, dict) and env:
-        parts.append("env " + " ".join(f"{k}={v}" for k, v in env.items()))
-    headers = entry.get("headers")
-    if isinstance(headers, dict) and headers:
-        parts.append("headers " + ", ".join(str(k) for k in headers))
-    return "; ".join(parts) or "(nothing to run)"

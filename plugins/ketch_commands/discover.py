@@ -11,6 +11,7 @@ from ketch_prompt_kit.markdown_files import (
     MarkdownFile,
     first_line,
     folders,
+    hooked_folders,
     read,
     unreadable,
 )
@@ -27,23 +28,17 @@ def skill_names(kernel: Kernel) -> set[str]:
     if info is None or info.status != "ok":
         return set()
     names: set[str] = set()
-    extra = [f for _, more in kernel.hooks.call("skills_folders", kernel=kernel) for f in more]
-    for folder in [*folders(kernel.workspace, "skills"), *extra]:
-        if isinstance(folder, Folder):
-            names.update(
-                folder.named(p.parent.name.lower())
-                for p in folder.paths("*/SKILL.md", recursive=False)
-            )
+    for folder in [*folders(kernel.workspace, "skills"), *hooked_folders(kernel, "skills_folders")]:
+        names.update(
+            folder.named(p.parent.name.lower()) for p in folder.paths("*/SKILL.md", recursive=False)
+        )
     return names
 
 
 def all_folders(kernel: Kernel) -> list[Folder]:
     """The workspace's and the user's folders, then those other plugins add
     (``commands_folders``: an installed Claude Code plugin's)."""
-    found = folders(kernel.workspace, "commands")
-    for _, more in kernel.hooks.call("commands_folders", kernel=kernel):
-        found.extend(f for f in more if isinstance(f, Folder))
-    return found
+    return [*folders(kernel.workspace, "commands"), *hooked_folders(kernel, "commands_folders")]
 
 
 def discover(kernel: Kernel) -> list[Command]:

@@ -98,6 +98,15 @@ def folders(workspace: Path, name: str) -> list[Folder]:
     ]
 
 
+def hooked_folders(kernel: Any, hook: str) -> tuple[Folder, ...]:
+    """The folders other plugins add through a reader's own hook (``commands_folders``,
+    ``skills_folders``, ``agents_folders``: an installed Claude Code plugin's)."""
+    found: list[Folder] = []
+    for _, more in kernel.hooks.call(hook, kernel=kernel):
+        found.extend(f for f in more if isinstance(f, Folder))
+    return tuple(found)
+
+
 # Claude Code's front matter parser (src/utils/frontmatterParser.ts, 2.1.2xx): a simple
 # ``key: value`` line whose value holds one of these is quoted and the YAML parsed again
 # when the first parse fails (``description: Use when: ...``,

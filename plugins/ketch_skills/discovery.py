@@ -14,6 +14,7 @@ from ketch_prompt_kit.markdown_files import (
     MarkdownFile,
     first_line,
     folders,
+    hooked_folders,
     read,
     unreadable,
 )
@@ -49,10 +50,7 @@ class Skill:
 def extra_folders(kernel: Kernel) -> tuple[Folder, ...]:
     """The folders other plugins add (``skills_folders``: an installed Claude Code
     plugin's), read after the workspace's and the user's."""
-    found: list[Folder] = []
-    for _, more in kernel.hooks.call("skills_folders", kernel=kernel):
-        found.extend(f for f in more if isinstance(f, Folder))
-    return tuple(found)
+    return hooked_folders(kernel, "skills_folders")
 
 
 @lru_cache(maxsize=8)

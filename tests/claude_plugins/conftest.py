@@ -16,16 +16,10 @@ import pytest
 
 from ketch.testing.cli import CliResult
 from tests.agents.conftest import Cli
+from tests.trust.hostile import GIT_ENV
 
 HERE = Path(__file__).resolve().parent
 MARKET = "ketch-test-market"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
