@@ -63,7 +63,6 @@ def test_a_skill_with_scripts_is_pinned_and_held_back_when_changed(cli: PluginCl
     assert "ketch plugin trust toolsmith@smiths" in "\n".join(notices(result))
     cli.ok("plugin", "trust", "toolsmith", "--yes")
     result = cli.turn("release", [call("skill", {"name": "toolsmith:release"}), text("ok")])
-    assert "rm -rf ~" not in request_text(
-        result.requests[1]
-    )  # the body is SKILL.md's, the script is listed
+    # Offered again: the body is SKILL.md's (the script is only listed beside it).
+    assert "rm -rf ~" not in request_text(result.requests[1])
     assert '<skill name=\\"toolsmith:release\\"' in request_text(result.requests[1])
