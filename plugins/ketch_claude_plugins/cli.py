@@ -79,6 +79,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(kernel: Kernel, args: argparse.Namespace) -> int:
+    """One action; a file that cannot be read or written is one line (``ketch: ...``)
+    and exit 1, never a traceback."""
+    from ketch.errors import KetchError
+    from ketch_trust_kit import TrustStoreError
+
+    try:
+        return _run(kernel, args)
+    except TrustStoreError as exc:
+        raise KetchError(str(exc)) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise KetchError(f"{where}{exc.strerror or exc}") from None
+
+
+def _run(kernel: Kernel, args: argparse.Namespace) -> int:
     from ketch_claude_plugins import commands
 
     action = args.plugin_action

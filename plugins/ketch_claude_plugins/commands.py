@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ketch.errors import KetchError, UsageError
 from ketch_claude_plugins import paths, registry
-from ketch_claude_plugins.catalog import Catalog, git_url, read_catalog, source_of
+from ketch_claude_plugins.catalog import Catalog, git_url, inside, read_catalog, source_of
 from ketch_claude_plugins.cli import confirm
 from ketch_claude_plugins.items import Bundle
 from ketch_claude_plugins.registry import Installed, MarketplaceRecord, locked, now, remove_tree
@@ -309,7 +309,7 @@ def _stage(
             checkout = staging / ".clone"
             commit = clone(source.url, checkout, kernel.environ, ref=source.ref, sha=source.sha)
             tree = checkout / source.subdir if source.subdir else checkout
-            if not tree.is_dir():
+            if not tree.is_dir() or not inside(tree, checkout):
                 raise KetchError(f"{source.describe()}: no folder {source.subdir} in it")
             notes = copy_plugin(tree, root, checkout)
             remove_tree(checkout)

@@ -47,7 +47,13 @@ def hostile(cli: PluginCli) -> tuple[Path, Canaries]:
 
 def test_the_controls_plain_git_runs_them(cli: PluginCli, hostile: tuple[Path, Canaries]) -> None:
     repo, canaries = hostile
-    subprocess.run(["git", "status"], cwd=repo, env={**os.environ, "HOME": str(cli.home)}, capture_output=True, check=False)
+    subprocess.run(
+        ["git", "status"],
+        cwd=repo,
+        env={**os.environ, "HOME": str(cli.home)},
+        capture_output=True,
+        check=False,
+    )
     assert "fsmonitor" in canaries.ran()
     canaries.reset()
     subprocess.run(
@@ -76,7 +82,9 @@ def test_adding_updating_and_installing_run_nothing(
     # switched off too; updated (a fresh clone) and installed from.
     url = repo.as_uri()
     cli.ok("plugin", "marketplace", "add", url)
-    clone = Path(json.loads(cli.ok("plugin", "marketplace", "list", "--json").stdout)[0]["installLocation"])
+    clone = Path(
+        json.loads(cli.ok("plugin", "marketplace", "list", "--json").stdout)[0]["installLocation"]
+    )
     assert (clone / "marketplace-note.txt").read_text() == "checked out through a filter\n"
     cli.ok("plugin", "marketplace", "update")
     cli.ok("plugin", "install", f"feature-dev@{MARKET}", "--yes")
@@ -104,7 +112,11 @@ def test_a_plugin_source_that_is_a_hostile_repository(
                 "plugins": [
                     {
                         "name": "hookify",
-                        "source": {"source": "git-subdir", "url": repo.as_uri(), "path": "plugins/hookify"},
+                        "source": {
+                            "source": "git-subdir",
+                            "url": repo.as_uri(),
+                            "path": "plugins/hookify",
+                        },
                     }
                 ],
             }

@@ -84,6 +84,22 @@ def test_update_shows_what_changed_before_replacing_anything(cli: PluginCli) -> 
     assert canary.read_text().strip() == "new"
 
 
+def test_a_broken_pin_file_trusts_nothing_and_says_so(cli: PluginCli) -> None:
+    cli.add_and_install("explanatory-output-style")
+    pins = cli.installed("explanatory-output-style") / "pins.json"
+    pins.write_text("{not json")
+    shown = cli("plugin", "trust", "explanatory-output-style", "--yes")
+    assert shown.returncode == 1 and "Traceback" not in shown.stderr
+    assert f"{pins}: not valid JSON" in shown.stderr
+    result = cli.turn("hi", [text("ok")])
+    assert result.returncode == 0
+    assert "explanatory' output style mode" not in json.dumps(result.requests[0])  # held back
+    pins.unlink()
+    cli.ok("plugin", "trust", "explanatory-output-style", "--yes")
+    result = cli.turn("hi", [text("ok")])
+    assert "explanatory' output style mode" in json.dumps(result.requests[0])
+
+
 def test_broken_state_is_one_clear_line(cli: PluginCli) -> None:
     cli.add_and_install("commit-commands")
     record = cli.installed("commit-commands") / "install.json"
