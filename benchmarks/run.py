@@ -242,6 +242,16 @@ SPECS = [
         "10,000-file workspace, unchanged and with 10 files changed, against bare `os.scandir` walks of the same tree; "
         "the store's growth per checkpoint.",
     ),
+    Spec(
+        "lsp",
+        "lsp.py",
+        "Language servers: diagnostics per edit",
+        ["--edits", "30", "--rounds", "3"],
+        ["--edits", "10", "--rounds", "1", "--loops", "5000"],
+        "`edit_file` through the whole stack (sandbox, encrypted store, checkpoints) with `[lsp] enabled = false`, "
+        "with no language server installed, and with warm basedpyright and ruff servers (each edit's new problems "
+        "found and attached), interleaved; and the lsp plugin's hooks per edit when no server is installed.",
+    ),
 ]
 
 

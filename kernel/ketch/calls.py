@@ -40,6 +40,7 @@ from ketch.events import (
     NoticeEvent,
     PermissionEvent,
     ToolCallEvent,
+    ToolOutputEvent,
     ToolResultEvent,
     ToolStartedEvent,
 )
@@ -576,6 +577,21 @@ class CallPipeline:
             )
             return allowed
 
+        def output(text: str) -> None:
+            if not text:
+                return
+            # The same filters as the result (secret redaction) before anyone sees it.
+            proposed = ProposedCall(
+                id=call.id,
+                tool=tool.name,
+                input=call.input,
+                effects=tool.effects,
+                mutating=tool.mutating,
+                plugin=tool.plugin,
+            )
+            shown = self.kernel.hooks.tool_result(self.session, proposed, ToolResult(output=text))
+            self.emit(ToolOutputEvent(tool_call_id=call.id, name=call.name, text=shown.output))
+
         return ToolContext(
             workspace=self.session.workspace,
             session_id=self.session.id,
@@ -585,6 +601,7 @@ class CallPipeline:
             emit=self.emit,
             tool_call_id=call.id,
             hooks=self.kernel.hooks,
+            output=output,
         )
 
 

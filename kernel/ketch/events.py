@@ -3,8 +3,8 @@
 Frontends, storage, user hooks and tests observe a turn only through these. The
 ``stream-json`` output writes each as one JSON line (``event.model_dump_json()``).
 The design's required types and fields are all here with those meanings; the rest
-(``message``, ``tool_started``, ``notice``, ``mode``, ``user_prompt``, ``subagent``,
-``changes``, ``rewind``) are additions for storage and frontends.
+(``message``, ``tool_started``, ``tool_output``, ``notice``, ``mode``, ``user_prompt``,
+``subagent``, ``changes``, ``rewind``) are additions for storage and frontends.
 
 Every event of a subagent's session carries that subagent's ``agent_id`` (the kernel
 stamps it); the root session's events have none, and it is left out of their JSON.
@@ -96,6 +96,18 @@ class ToolStartedEvent(_Event):
     tool_call_id: str
     name: str
     input: dict[str, Any]
+
+
+class ToolOutputEvent(_Event):
+    """Output of a call that is still running (a command's lines as it prints them), for
+    frontends to show live: ``text`` is whole lines, new since the last such event of the
+    call, already through the result filters (``ketch_tool_result``). Not stored: the
+    ``tool_result`` that follows carries the output the model gets."""
+
+    type: Literal["tool_output"] = "tool_output"
+    tool_call_id: str
+    name: str = ""
+    text: str
 
 
 class ToolResultEvent(_Event):
@@ -238,6 +250,7 @@ Event = Annotated[
     | ToolCallEvent
     | PermissionEvent
     | ToolStartedEvent
+    | ToolOutputEvent
     | ToolResultEvent
     | UsageEvent
     | CompactionEvent

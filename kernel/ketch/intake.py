@@ -70,7 +70,9 @@ async def accept_prompt(
         parts = (*parts, *await expand(prompt))
     content: list[Part] = [TextPart(text=prompt), *parts]
     content += [TextPart(text=v.context) for v in verdicts if v.context]
-    message = Message(role="user", parts=tuple(content))
+    # A steer is part of the running turn, not a turn of its own (synthetic: it is no
+    # prompt to number, rewind to or answer separately).
+    message = Message(role="user", parts=tuple(content), synthetic=steer)
     session.append(message)
     kernel.emit(session, MessageEvent(message=message))
     stop = next((v for v in verdicts if v.stop), None)

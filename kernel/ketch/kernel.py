@@ -250,7 +250,8 @@ class Kernel:
 
     def _report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
         message = f"{kind} '{name}' from plugin '{loser}' clashes with plugin '{winner}'; keeping '{winner}' (loaded first)"
-        self.notices.append(message)
+        if message not in self.notices:
+            self.notices.append(message)
         for who in (loser, winner):
             info = self.pm.infos.get(who)
             if info is not None and message not in info.warnings:
@@ -304,6 +305,15 @@ class Kernel:
     @cached_property
     def commands(self) -> dict[str, Command]:
         return self._collect("ketch_register_commands", "command", lambda c: c.key)
+
+    def reload_commands(self) -> dict[str, Command]:
+        """Collect the commands again: plugins whose commands come from files (Markdown
+        commands, skills) then see the ones added or changed since (a frontend calls
+        this between turns)."""
+        self.__dict__.pop("commands", None)
+        for info in self.pm.infos.values():
+            info.provides.pop("commands", None)
+        return self.commands
 
     @cached_property
     def frontends(self) -> dict[str, Frontend]:

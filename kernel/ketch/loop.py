@@ -86,6 +86,10 @@ UNKNOWN_OUTCOME = (
 STOPPED = "[ketch] Not run: the turn stopped ({reason}) before this call."
 # How many times stop hooks may keep one turn going (Claude Code's cap).
 MAX_STOP_CONTINUATIONS = 8
+INTERRUPTED = (
+    "[ketch] The user interrupted this turn{where}. Do not pick it up again unless they ask; "
+    "their next message says what they want now."
+)
 
 
 class _TurnStop(Exception):
@@ -159,6 +163,7 @@ class Turn:
         self._pending_compaction: tuple[str, int, str | None] | None = None
         # The size of the request just built, to read the provider's reported tokens against.
         self._request_size: Any = None
+        self._streaming: StreamOutcome | None = None  # the response being streamed, if any
 
     @property
     def approver(self) -> Approver | None:
@@ -218,7 +223,7 @@ class Turn:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            return self._close("cancelled", "", pending_output=CANCELLED)
+            return self._close("cancelled", "", pending_output=CANCELLED, interrupted=True)
         except KetchError as exc:
             return self._close("error", "", error=("ketch", exc.message))
         except Exception as exc:  # noqa: BLE001 - a plugin bug ends the turn, cleanly
@@ -284,21 +289,40 @@ class Turn:
         *,
         error: tuple[str, str] | None = None,
         pending_output: str | None = None,
+        interrupted: bool = False,
     ) -> TurnEndEvent:
         """End the turn whatever happened: answer every open call, then one turn_end.
 
         Calls that finished keep their real results; the rest get ``pending_output``
         (cancelled) or a note that the turn stopped first. Emitting may fail again
         (the store that just failed): the final events still reach the frontends.
+        ``interrupted`` (the person cancelled): what the model had streamed of its
+        answer is kept, and a note says the turn was interrupted.
         """
         if self.ended:  # pragma: no cover - a second stop while closing
             return self._turn_end_event(reason)
         output = pending_output or STOPPED.format(reason=error[1] if error else reason)
         with contextlib.suppress(Exception):  # closing must not fail the close
             close_pending_calls(self.session, output, finished=self.calls.finished)
+            if interrupted:
+                self._keep_interrupted()
         if error is not None:
             self._emit_final(ErrorEvent(kind=error[0], retryable=False, message=error[1]))
         return self._end(reason, message)
+
+    def _keep_interrupted(self) -> None:
+        """After a cancel: the partial answer stays in the history (the person saw it),
+        and unless the last message already says so (a cancelled call's result), a note
+        tells the model the turn was interrupted, so the next prompt is not read as a
+        second one in a row with no answer between."""
+        streaming = self._streaming
+        partial = streaming.text if streaming is not None and streaming.completed is None else ""
+        if partial.strip():
+            self.append(Message.assistant(partial))
+        transcript = self.session.transcript
+        if transcript and transcript[-1].role != "tool":
+            where = " while you were answering" if partial.strip() else ""
+            self.append(Message.user(INTERRUPTED.format(where=where), synthetic=True))
 
     def _emit_final(self, event: Event) -> None:
         # An observer that fails again (the store on a full disk) must not stop the
@@ -398,7 +422,7 @@ class Turn:
         request = await self._build_request()
         retries = RetryPolicy(self.loop_settings.max_retries)
         while True:
-            outcome = StreamOutcome()
+            outcome = self._streaming = StreamOutcome()
             try:
                 completed = await stream_response(
                     self.session.provider, request, self.emit, outcome

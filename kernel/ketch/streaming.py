@@ -40,6 +40,7 @@ DEFAULT_PROGRESS_TIMEOUT = 480.0
 class StreamOutcome:
     completed: Completed | None = None
     streamed: bool = False  # text or reasoning reached the frontends (a retry must discard it)
+    text: str = ""  # the answer text streamed so far (kept when the person interrupts it)
 
 
 def _progress_timeout(provider: Provider) -> float:
@@ -91,6 +92,7 @@ async def stream_response(
                 if isinstance(item, TextDelta):
                     if item.text:
                         outcome.streamed = True
+                        outcome.text += item.text
                         emit(TextDeltaEvent(text=item.text))
                 elif isinstance(item, ReasoningDelta):
                     if item.text:

@@ -86,6 +86,10 @@ class ToolContext:
     # The kernel's hook façade (ketch.hooks.Hooks), for tools that must call a hook
     # themselves (e.g. ``sandbox_command`` right before a command starts). None outside a loop.
     hooks: Any = None
+    # Show new output of this running call to the person (whole lines, a few times a
+    # second at most): it goes through the result filters, then out as a ``tool_output``
+    # event. What the model gets is still the result ``run`` returns.
+    output: Callable[[str], None] = lambda text: None
 
     def plugin_state(self, key: str) -> dict[str, Any]:
         return self.state.setdefault(key, {})

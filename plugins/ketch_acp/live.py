@@ -222,6 +222,10 @@ class LiveSession:
                 self.note(f"{message} (retrying in {event.retry_in:.1f}s)")
             else:
                 self.last_error = message
+        elif kind == "todo":  # the model's task list (the todo tool): the editor's plan
+            plan = plan_update("todo_write", {"todos": event.todos})
+            if plan is not None:
+                self.send(plan)
         elif kind == "compaction":
             self.note(
                 f"compacted the context: {event.before_tokens} -> {event.after_tokens} tokens"

@@ -10,7 +10,9 @@ state and not a log of ketch's own writes, what a shell command did (``rm``, ``m
 ``/undo``, ``/redo`` and ``/rewind`` in the shell, ``ketch sessions undo|redo|rewind``
 headless: a file is only put back when it is still as ketch left it; one that
 someone else changed since is listed and left alone unless confirmed or forced.
-See docs/checkpoints.md. Heavy modules load inside the hooks.
+Which files each call changed is told to other plugins through the hook this plugin
+declares, ``checkpoints_files_changed`` (a language server's diagnostics of what a
+shell command changed). See docs/checkpoints.md. Heavy modules load inside the hooks.
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.verdicts import HookVerdict
 
 STATE = "checkpoints"  # session.state key: the last action the model was told about
+
+
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_checkpoints import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl

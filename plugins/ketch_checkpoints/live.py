@@ -185,9 +185,11 @@ class Live:
         with contextlib.suppress(Exception):  # the checkpoint before the call says what is wrong
             work()
 
-    def _take(self, record: dict[str, Any], before: str | None = None) -> tuple[str, list[str]]:
+    def _take(
+        self, record: dict[str, Any], before: str | None = None
+    ) -> tuple[str, list[str], list[str]]:
         """Scan and record (in a worker thread). Returns the root and, with ``before``,
-        the paths that differ from it."""
+        the paths that differ from it and those of them that are new."""
         shared = self.shared
         with shared.lock:
             self._seed()
@@ -203,14 +205,14 @@ class Live:
         if before is not None:
             data["changed"], data["changed_files"] = sorted(diff), files
         self.blobs.add_record(self.session.id, COLLECTION, portable_record(data), [result.root])
-        return result.root, files
+        return result.root, files, [path for path in files if diff[path][0] is None]
 
     async def before(self, call: ProposedCall) -> None:
         if self.too_big:
             return  # said once; walking the whole tree again before every call would not help
         turn = self.current_turn()
         try:
-            root, _ = await asyncio.to_thread(
+            root, _, _ = await asyncio.to_thread(
                 self._take, {"kind": "pre", "turn": turn, "call": call.id, "tool": call.tool}
             )
         except Exception as exc:  # noqa: BLE001 - the call runs anyway; the person is told
@@ -224,7 +226,7 @@ class Live:
             return
         turn, before = opened
         try:
-            _, changed = await asyncio.to_thread(
+            _, changed, created = await asyncio.to_thread(
                 self._take, {"kind": "post", "turn": turn, "call": call.id}, before
             )
         except Exception as exc:  # noqa: BLE001
@@ -232,17 +234,29 @@ class Live:
             return
         self._changed(changed)
         if changed:
+            self._tell(call, changed, created)
             try:
                 await asyncio.to_thread(self._prune)
             except Exception as exc:  # noqa: BLE001 - the store grows; the person is told
                 self._failed("pruning", exc, loses=False)
+
+    def _tell(self, call: ProposedCall, changed: list[str], created: list[str]) -> None:
+        """Tell other plugins which files this call changed (the hook this plugin owns)."""
+        root = self.session.workspace
+        self.session.kernel.hooks.call(
+            "checkpoints_files_changed",
+            session=self.session,
+            call=call,
+            paths=[root / name for name in changed],
+            created=[root / name for name in created],
+        )
 
     def close_open(self) -> None:
         """The turn ended with calls still open (cancelled): record their after-state now."""
         for call_id, (turn, before) in list(self.open.items()):
             del self.open[call_id]
             try:
-                _, changed = self._take({"kind": "post", "turn": turn, "call": call_id}, before)
+                _, changed, _ = self._take({"kind": "post", "turn": turn, "call": call_id}, before)
             except Exception as exc:  # noqa: BLE001
                 self._failed("after a cancelled call", exc)
                 continue

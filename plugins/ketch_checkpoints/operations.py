@@ -393,7 +393,8 @@ def turn_rows(target: Target) -> list[dict[str, Any]]:
             {
                 "n": n,
                 "message_id": message.id,
-                "prompt": message.text,
+                # What the person typed: the first text part, not the attachments after it.
+                "prompt": next((p.text for p in message.parts if p.type == "text"), ""),
                 "ts": line.turn_times.get(message.id),
                 "files_changed": changed,
                 "undone": message.id in line.undone,

@@ -26,9 +26,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 async def slash_compact(ctx: SlashContext) -> None:
-    session = ctx.session
+    """Compact now. The numbers are the ``compaction`` event's (a frontend shows them);
+    this says who wrote the summary (the summarizer says when it asks the model)."""
     from ketch.request import measure
+    from ketch_compact.settings import CompactorSettings
 
+    session = ctx.session
+    wanted = session.kernel.settings.of(CompactorSettings).command_compactor
     budget = measure(session)
     result = await compact(
         session,
@@ -42,10 +46,15 @@ async def slash_compact(ctx: SlashContext) -> None:
             "nothing to compact: only the recent and pinned turns are left, or the older ones are smaller than a summary of them"
         )
         return
-    record = session.compactions[-1]
-    ctx.print(
-        f"compacted {record['before_tokens']:,} -> {record['after_tokens']:,} tokens ({result.compactor}): {result.summary}"
-    )
+    if result.compactor == "model":
+        ctx.print("the summary was written by the model (/context shows what is kept verbatim)")
+    elif wanted == "model":
+        ctx.print("the model's summary failed, so the older turns are listed instead (see above)")
+    else:
+        ctx.print(
+            f'the older turns are listed, not summarized: [compaction] command_compactor = "{wanted}" '
+            '("model" has the model write a summary)'
+        )
 
 
 MIN_ID_PREFIX = 4  # shorter prefixes match too much by chance ("9" begins many hex ids)

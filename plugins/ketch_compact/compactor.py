@@ -15,7 +15,8 @@ def run(request: CompactionRequest) -> CompactionResult | Awaitable[CompactionRe
     session = request.session
     from ketch_compact.settings import CompactorSettings
 
-    name = session.kernel.settings.of(CompactorSettings).compactor
+    settings = session.kernel.settings.of(CompactorSettings)
+    name = settings.command_compactor if request.reason == "command" else settings.compactor
     plan = make_plan(request)
     for note in plan.notes:
         session.kernel.emit(session, NoticeEvent(level="warning", message=note))

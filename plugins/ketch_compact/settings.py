@@ -10,6 +10,8 @@ from ketch.settings import Section, SettingsSection
 
 class CompactorSettings(Section):
     compactor: str = "deterministic"  # or "model": a structured summary from the session's model
+    # What /compact uses: asked for by the person, so the model writes the summary by default.
+    command_compactor: str = "model"
     # Old tool results larger than this (estimated tokens) are pruned first.
     prune_min_tokens: int = Field(200, ge=20)
     # A summary never takes more than this many tokens (it also fits the target).

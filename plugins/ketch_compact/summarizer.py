@@ -91,6 +91,13 @@ def check(plan: Plan, body: str) -> str:
 async def summarize(plan: Plan) -> CompactionResult:
     session = plan.request.session
     timeout = plan.settings.model_timeout
+    turns = len(plan.summarized)
+    session.kernel.emit(
+        session,
+        NoticeEvent(
+            message=f"asking the model to summarize {turns} older turn{'s' if turns != 1 else ''}…"
+        ),
+    )
     try:
         body = check(plan, await asyncio.wait_for(ask_model(plan), timeout))
     except asyncio.CancelledError:

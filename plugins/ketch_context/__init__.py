@@ -1,6 +1,6 @@
 """Context building: the system prompt (identity, environment, instruction files with
 their pointers, repository overview, project memory, the tools for the mode), the
-``remember`` tool and the ``/context`` and ``/memory`` commands. See docs/context.md.
+``remember`` tool and the ``/context``, ``/memory`` and ``/init`` commands. See docs/context.md.
 """
 
 from __future__ import annotations
@@ -46,8 +46,22 @@ def _memory(ctx: SlashContext) -> None:
     slash_memory(ctx)
 
 
+def _init(ctx: SlashContext) -> None:
+    from ketch_context.init_command import slash_init
+
+    slash_init(ctx)
+
+
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    register(
+        Command(
+            name="init",
+            help="draft AGENTS.md from the repository (or /init KETCH.md); you approve the write",
+            slash=True,
+            slash_run=_init,
+        )
+    )
     register(
         Command(
             name="context",

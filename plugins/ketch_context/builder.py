@@ -20,6 +20,7 @@ from ketch.events import NoticeEvent
 from ketch.prompt import PromptPart
 from ketch_context import environment, instructions, memory, overview
 from ketch_context.config import ContextSettings, load
+from ketch_text_kit.sentences import first_sentence
 from ketch_text_kit.unicode import describe, strip_invisible
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,10 +135,7 @@ def _tools(session: Session) -> str:
     lines = [MODE_NOTES.get(session.mode, "")]
     for tool in sorted(tools, key=lambda t: t.name):
         description, _ = strip_invisible(tool.description or "")
-        first = " ".join(description.split())
-        cut = first.find(". ")
-        first = first[: cut + 1] if 0 < cut < 160 else first[:160]
-        lines.append(f"- {tool.name}: {first}")
+        lines.append(f"- {tool.name}: {first_sentence(description)}")
     if not tools:
         lines.append("(no tools are available)")
     return "\n".join(line for line in lines if line)

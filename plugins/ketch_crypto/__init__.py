@@ -3,14 +3,15 @@
 Implements ``ketch_field_cipher``. The cipher is lazy: no keyring, key file or
 passphrase is touched until the store opens (``cipher.unlock(create=...)``) or first
 encrypts, never at import. The key lives where ``[storage] key`` says (``auto``, the
-default: the OS keyring when a safe one is there, else wrapped under a passphrase; see
+default: the OS keyring when a safe one is there, else a passphrase or a key file, as the
+person chose once in the shell: :mod:`ketch_crypto.storage_setup`; see
 :mod:`ketch_crypto.manager`). With ``storage.encryption = "off"`` it provides nothing,
 and the store runs in plaintext, saying so.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
 
@@ -18,6 +19,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
     from ketch.settings import Settings
     from ketch.storage import FieldCipher
+
+
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_crypto import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def crypto_storage_question(kernel: Kernel) -> dict[str, Any] | None:
+    from ketch_crypto.storage_setup import question
+
+    return question(kernel)
+
+
+@hookimpl
+def crypto_set_up_storage(kernel: Kernel, choice: str, passphrase: str | None) -> str | None:
+    from ketch_crypto.storage_setup import set_up
+
+    return set_up(kernel, choice, passphrase)
 
 
 @hookimpl

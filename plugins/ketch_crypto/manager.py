@@ -30,6 +30,7 @@ from typing import Any
 from ketch.errors import KetchError
 from ketch.storage import RecoveryLocked, StoreUnavailable
 from ketch_crypto import kernel_keyring, keys, passphrases, wrapped
+from ketch_crypto.key_file import KeyFileProvider
 from ketch_crypto.settings import KeySettings
 from ketch_crypto.wrapped import WrappedKey, WrongPassphrase
 
@@ -48,8 +49,8 @@ def forget() -> None:
 
 
 NO_WAY = (
-    "{why}, and there is no passphrase to wrap the session key with: "
-    "set KETCH_PASSPHRASE (scripts, CI), run ketch on a terminal to choose one, or set up a Secret Service"
+    "{why}, and no other way to keep the session key is chosen yet: run `ketch` on a terminal "
+    'once to choose one (a passphrase, or a key file), or set KETCH_PASSPHRASE or [storage] key = "file"'
 )
 # Why a passphrase-wrapped key could not be had, per key file: a second cipher in the
 # same process (the prompt history's) fails the same way instead of asking again.
@@ -217,11 +218,12 @@ class PassphraseProvider:
                     f"KETCH_PASSPHRASE is too short to protect the session store ({problem})",
                     exists=False,
                 )
-        elif passphrases.can_prompt():
-            why = f" ({self.creating_because})" if self.creating_because else ""
+        elif passphrases.can_prompt() and not self.creating_because:
+            # Chosen (storage.key = "passphrase"): typed now. Under "auto" nothing is
+            # chosen yet, and only the interactive shell asks that question.
             chosen = passphrases.ask_new(
-                f"ketch encrypts saved sessions, and the OS keyring cannot keep their key here{why}.\n"
-                "Choose a passphrase for them (asked once per login session); an empty line runs this session unsaved."
+                'ketch encrypts saved sessions under a passphrase ([storage] key = "passphrase").\n'
+                "Choose one (asked once per login session); an empty line runs this session unsaved."
             )
             if chosen is None:
                 raise StoreUnavailable(
@@ -328,6 +330,14 @@ class PassphraseProvider:
         return info
 
 
+def chosen_file(manager: KeyManager, has_wrapped: bool, create: bool) -> bool:
+    """Under "auto": the key file is the provider when it exists (and no wrapped key
+    does), or the store was made with it (a missing file is then recovery-locked)."""
+    if has_wrapped:
+        return False
+    return manager.file.exists() or (not create and manager.recorded == "file")
+
+
 def _hours(seconds: int) -> str:
     if seconds % 3600 == 0:
         return f"{seconds // 3600} h"
@@ -336,7 +346,7 @@ def _hours(seconds: int) -> str:
     return f"{seconds} s"
 
 
-Provider = KeyringProvider | PassphraseProvider
+Provider = KeyringProvider | PassphraseProvider | KeyFileProvider
 
 
 class KeyManager:
@@ -347,6 +357,7 @@ class KeyManager:
         self.database = database
         self.keyring = KeyringProvider()
         self.passphrase = PassphraseProvider(key_file(database), settings.cache_seconds, detach)
+        self.file = KeyFileProvider()
         self.provider: Provider | None = None
         self.recorded: str | None = None  # the provider the store recorded when it was made
 
@@ -362,6 +373,8 @@ class KeyManager:
         has_file = self.passphrase.exists()
         if setting == "passphrase":
             return self.passphrase
+        if setting == "file" or (setting == "auto" and chosen_file(self, has_file, create)):
+            return self.file
         if setting == "keyring":
             if has_file and not create:
                 raise StoreUnavailable(
@@ -432,13 +445,13 @@ class KeyManager:
             self.keyring.install(key)
             if self.keyring.load(False) != key:
                 raise KetchError("the OS keyring did not keep the session key; nothing was moved")
-            self.passphrase.remove()
+            source.remove()
             self.provider = self.keyring
         else:
             if not passphrase:
                 raise KetchError("no passphrase given; nothing was moved", exit_code=2)
             self.passphrase.install(key, passphrase)
-            self.keyring.remove()
+            source.remove()
             self.provider = self.passphrase
         return target
 
@@ -452,6 +465,8 @@ class KeyManager:
                     exit_code=2,
                 )
             self.passphrase.install(key, passphrase)
+        elif provider is self.file:
+            self.file.install(key)
         else:
             keys.write_entry(key)
         self.provider = provider

@@ -1,7 +1,7 @@
 """The ``[storage]`` keys the encryption plugin reads, checked into one small value.
 
 [storage]
-key = "auto"               # "auto" | "keyring" | "passphrase"
+key = "auto"               # "auto" | "keyring" | "passphrase" | "file"
 key_cache_timeout = "8h"   # how long an unwrapped passphrase key stays in the kernel keyring; "0" = never cached
 """
 
@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from ketch.errors import ConfigError
 
-Provider = Literal["auto", "keyring", "passphrase"]
-PROVIDERS: tuple[str, ...] = ("auto", "keyring", "passphrase")
+Provider = Literal["auto", "keyring", "passphrase", "file"]
+PROVIDERS: tuple[str, ...] = ("auto", "keyring", "passphrase", "file")
 DEFAULT_CACHE_SECONDS = 8 * 3600
 _DURATION = re.compile(r"^\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*m)?\s*(?:(\d+)\s*s?)?\s*$", re.IGNORECASE)
 

@@ -23,6 +23,25 @@ def ketch_session_start(session: Any) -> None:
 
 
 @hookimpl
+def ketch_event(session: Any, event: Any) -> None:
+    """The read guard follows the conversation: a prompt starts a turn, a rewind goes
+    back to before one (see :mod:`ketch_fs.coverage`)."""
+    kind = event.type
+    if kind not in ("user_prompt", "rewind") or getattr(event, "agent_id", None):
+        return
+    from ketch.context import prompt_numbers
+    from ketch_fs import coverage
+
+    state = session.state.setdefault("fs", {})
+    if kind == "user_prompt" and not event.steer:
+        coverage.start_turn(state, len(prompt_numbers(session.transcript)) + 1)
+    elif kind == "rewind":
+        number = prompt_numbers(session.transcript).get(event.message_id)
+        if number is not None:
+            coverage.rewind(state, number)
+
+
+@hookimpl
 @provides("read_file", "write_file", "edit_file", "list_dir", "glob")
 def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_fs.edit_tools import EditFile, WriteFile

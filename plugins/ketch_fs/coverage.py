@@ -9,6 +9,13 @@ read of the result, since the model knows what it wrote.
 The record lives in the session's plugin state (``ctx.plugin_state("fs")``), as plain
 JSON-able data so that a resumed session keeps it (a stale record is caught by the
 fingerprint anyway).
+
+Each record names the turn it was made in (``state["turn"]``, set as each prompt
+arrives) and keeps the record it replaced, so a rewind of the conversation to before
+turn N (:func:`rewind`) puts back what the model had seen before turn N: after
+``/rewind`` restored the files too, the model's identical edit is allowed again; after
+a conversation-only rewind, the files it changed are "changed on disk" again, as they
+are to what the model now remembers.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from ketch_fs.reading import Fingerprint
 from ketch_text_kit.names import portable
 
 MAX_RECORDS = 2000
+MAX_VERSIONS = 8  # earlier records kept per path, for rewinds
 
 
 def merge(intervals: Iterable[tuple[int, int]]) -> list[list[int]]:
@@ -78,6 +86,25 @@ def _same(record: dict[str, Any], fp: Fingerprint) -> bool:
     return record.get("size") == fp.size and record.get("sha256") == fp.sha256
 
 
+def _store(state: dict[str, Any], key: str, record: dict[str, Any], previous: Any) -> None:
+    """Put ``record`` for ``key`` (most recent at the end), keeping the one it replaces
+    unless that was made in the same turn (a rewind goes back to turns, not calls)."""
+    turn = int(state.get("turn", 0))
+    record["turn"] = turn
+    if isinstance(previous, dict):
+        earlier = previous if previous.get("turn", 0) != turn else previous.get("previous")
+        if isinstance(earlier, dict):
+            record["previous"] = _trimmed(earlier, MAX_VERSIONS - 1)
+    _records(state)[key] = record
+
+
+def _trimmed(record: dict[str, Any], depth: int) -> dict[str, Any]:
+    if depth <= 0:
+        return {k: v for k, v in record.items() if k != "previous"}
+    inner = record.get("previous")
+    return {**record, "previous": _trimmed(inner, depth - 1)} if isinstance(inner, dict) else record
+
+
 def record_read(
     state: dict[str, Any],
     path: Path,
@@ -91,18 +118,44 @@ def record_read(
     covered: list[tuple[int, int]] = list(shown)
     if previous and _same(previous, fp):
         covered += [tuple(iv) for iv in previous.get("covered", [])]  # type: ignore[misc]
-    records[key] = {**fp.as_dict(), "lines": total_lines, "covered": merge(covered)}
+    _store(state, key, {**fp.as_dict(), "lines": total_lines, "covered": merge(covered)}, previous)
 
 
 def record_written(state: dict[str, Any], path: Path, fp: Fingerprint, total_lines: int) -> None:
     records = _records(state)
-    records.pop(_key(path), None)
-    records[_key(path)] = {
+    key = _key(path)
+    previous = records.pop(key, None)
+    record = {
         **fp.as_dict(),
         "lines": total_lines,
         "covered": [[1, total_lines]] if total_lines else [],
         "written": True,
     }
+    _store(state, key, record, previous)
+
+
+def start_turn(state: dict[str, Any], number: int) -> None:
+    """A prompt arrived: records from now on belong to turn ``number``."""
+    state["turn"] = number
+
+
+def rewind(state: dict[str, Any], number: int) -> int:
+    """The conversation went back to before turn ``number``: every path's record is what
+    it was before that turn (or none). Returns how many paths changed."""
+    records = _records(state)
+    changed = 0
+    for key in list(records):
+        record = records[key]
+        if int(record.get("turn", 0)) < number:
+            continue
+        while isinstance(record, dict) and int(record.get("turn", 0)) >= number:
+            record = record.get("previous")
+        changed += 1
+        if isinstance(record, dict):
+            records[key] = record
+        else:
+            del records[key]
+    return changed
 
 
 def forget(state: dict[str, Any], path: Path) -> None:

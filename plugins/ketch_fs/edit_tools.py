@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ketch.tools import Access, Effect, ToolContext, ToolResult
 from ketch_fs import coverage
 from ketch_fs.reading import Fingerprint, count_lines
-from ketch_fs.writing import diff_stats, read_existing, unified_diff, write_atomic
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
 from ketch_tool_kit.files import backend_for
 from ketch_tool_kit.paths import PathProblem
 from ketch_tool_kit.textfile import BinaryFile, TextFile, unencodable_message
+from ketch_tool_kit.writing import diff_stats, read_existing, unified_diff, write_atomic
 
 
 class WriteSettings(BaseModel):

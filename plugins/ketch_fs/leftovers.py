@@ -1,6 +1,7 @@
 """Sweeping the temporary files a killed write left behind.
 
-``write_file`` and ``edit_file`` write to ``.NAME.ketch-PID-XXXX.tmp`` next to the
+Every write through ``ketch_tool_kit.writing`` (``write_file``, ``edit_file``, a
+language server's rename) goes to ``.NAME.ketch-PID-XXXX.tmp`` next to the
 target and rename it into place. A writer killed in between (SIGKILL, a power cut)
 leaves that file, possibly tens of MB. On the next session start, a background walk
 of the workspace removes every such file whose writer process is gone (files of the
@@ -12,21 +13,14 @@ huge tree never delays anything.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from pathlib import Path
 
-TEMP = re.compile(r"^\..+\.ketch-(?:(?P<pid>\d+)-)?[0-9a-f]{8}\.tmp$")
+from ketch_tool_kit.writing import TEMP
+
 OLD_FORM_AGE = 3600.0  # seconds before a leftover without a pid counts as abandoned
 BUDGET = 5.0  # seconds of walking at most
-
-
-def temp_name(target: str) -> str:
-    """The temporary file name for writing ``target`` (its writer's pid inside)."""
-    import secrets
-
-    return f".{target[:200]}.ketch-{os.getpid()}-{secrets.token_hex(4)}.tmp"
 
 
 def _writer_alive(pid: int) -> bool:

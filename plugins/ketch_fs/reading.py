@@ -14,22 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ketch_tool_kit.textfile import Encoding, detect, looks_binary
+from ketch_tool_kit.writing import CHUNK, Fingerprint
 
-CHUNK = 1 << 20
 DETECT_BYTES = 64 * 1024
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    size: int
-    mtime_ns: int
-    sha256: str
-
-    def same_content(self, other: Fingerprint) -> bool:
-        return self.size == other.size and self.sha256 == other.sha256
-
-    def as_dict(self) -> dict[str, object]:
-        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
 
 
 @dataclass
@@ -219,16 +206,6 @@ def _scan(
         ending = 2 if raw.endswith(b"\r\n") else 1 if newline else 0
         lines.append(Line(number, text, max(0, length - ending), complete))
     return ReadResult(lines, total, fp, encoding, notes=notes)
-
-
-def fingerprint_fd(fd: int) -> tuple[Fingerprint, bytes]:
-    """Fingerprint and full content of an open file (for files about to be rewritten)."""
-    st = os.fstat(fd)
-    parts: list[bytes] = []
-    while chunk := os.read(fd, CHUNK):
-        parts.append(chunk)
-    data = b"".join(parts)
-    return Fingerprint(len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest()), data
 
 
 def count_lines(text: str) -> int:

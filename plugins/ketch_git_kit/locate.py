@@ -2,7 +2,8 @@
 
 ``git_executable`` takes git from ``PATH`` but never from a relative entry (``.``,
 ``node_modules/.bin``) nor from inside the workspace: a repository must not be able to
-plant the ``git`` ketch runs. ``find_repository`` walks up from a directory the way
+plant the ``git`` ketch runs (``executable`` does the same for any program ketch
+starts for itself, such as a language server). ``find_repository`` walks up from a directory the way
 git's discovery does (a ``.git`` directory, or a ``.git`` file naming one, and a
 worktree's ``commondir``), so callers can tell which files hold its configuration.
 """
@@ -16,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-def git_executable(environ: Mapping[str, str], avoid: Path | None = None) -> str | None:
-    """The absolute path of ``git`` on ``PATH``, skipping relative entries and any
-    directory inside ``avoid`` (the workspace); None when there is none."""
+def executable(name: str, environ: Mapping[str, str], avoid: Path | None = None) -> str | None:
+    """The absolute path of program ``name`` on ``PATH``, skipping relative entries and
+    any directory inside ``avoid`` (the workspace); None when there is none."""
     root = os.path.realpath(avoid) if avoid is not None else None
     for entry in (environ.get("PATH") or os.defpath).split(os.pathsep):
         if not entry or not os.path.isabs(entry):
@@ -26,10 +27,16 @@ def git_executable(environ: Mapping[str, str], avoid: Path | None = None) -> str
         real = os.path.realpath(entry)
         if root is not None and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
             continue
-        found = shutil.which("git", path=entry)
+        found = shutil.which(name, path=entry)
         if found:
             return found
     return None
+
+
+def git_executable(environ: Mapping[str, str], avoid: Path | None = None) -> str | None:
+    """The absolute path of ``git`` on ``PATH``, skipping relative entries and any
+    directory inside ``avoid`` (the workspace); None when there is none."""
+    return executable("git", environ, avoid)
 
 
 @dataclass(frozen=True)

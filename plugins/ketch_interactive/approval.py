@@ -56,6 +56,11 @@ class _ErasingChoice(ChoiceInput[T]):
         app.erase_when_done = True
         return app
 
+    async def prompt_async(self) -> T:
+        # Ctrl-C is a key here (raw mode); leaving SIGINT alone keeps the shell's own
+        # handler installed, which is what stops a ``!command`` later on.
+        return await self._create_application().run_async(handle_sigint=False)
+
 
 async def choose(
     message: FormattedText,
@@ -63,9 +68,11 @@ async def choose(
     *,
     cancel: T | None = None,
     keys: dict[str, T] | None = None,
+    default: T | None = None,
 ) -> T:
     """Pick one of ``(value, label, key)``; pressing ``key`` answers at once, Esc picks
-    ``cancel``; ``keys`` are more one-key answers that are not listed as options."""
+    ``cancel``; ``keys`` are more one-key answers that are not listed as options;
+    ``default`` is where the cursor starts (the first option when None)."""
     bindings = KeyBindings()
     for value, _, key in options:
         if key:
@@ -82,23 +89,58 @@ async def choose(
         key_bindings=bindings,
         symbol="›",
         interrupt_exception=Interrupted,
+        default=default,
     )
     return await prompt.prompt_async()
 
 
 PERSON = "person"  # who answers here (PermissionEvent.origin, docs/provenance.md)
 LONG_SUMMARY_LINES = 8  # taller than this, the summary is printed above the choice list
+FAILS = "(this call will fail"  # how a tool's preview says the call cannot succeed
 
 
-def summary_is_long(request: ApprovalRequest) -> bool:
-    """A summary too tall for the choice list (which must fit the screen) is printed above it."""
-    return len(request.summary.splitlines()) > LONG_SUMMARY_LINES or len(request.summary) > 1200
+def summary_is_long(request: ApprovalRequest, width: int = 0) -> bool:
+    """A summary too tall for the choice list (which must fit the screen), or with a line
+    wider than it (``width``), is printed above it: there the terminal wraps it, so a
+    long command copies as one line."""
+    lines = request.summary.splitlines()
+    wide = bool(width) and any(len(line) > width - 4 for line in lines)
+    return len(lines) > LONG_SUMMARY_LINES or len(request.summary) > 1200 or wide
 
 
-def preview_room(request: ApprovalRequest, options: int, rows: int) -> int:
+def will_fail(request: ApprovalRequest) -> bool:
+    """The tool's own preview says the call would fail (e.g. a stale read)."""
+    return (request.preview or "").lstrip().startswith(FAILS)
+
+
+def _summary_in_preview(request: ApprovalRequest) -> bool:
+    """The preview starts with the summary already (a command: ``$ COMMAND``)."""
+    first = (request.preview or "").split("\n", 1)[0]
+    summary = request.summary.strip()
+    return bool(summary) and "\n" not in summary and first in (summary, f"$ {summary}")
+
+
+def wrap_lines(text: str, width: int, first: str, rest: str) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(
+        text, max(width, 30), initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    ) or [first]
+
+
+def preview_room(request: ApprovalRequest, options: int, rows: int, width: int = 80) -> int:
     """How many preview lines fit above the choice list on a ``rows``-high screen."""
-    summary = 1 if summary_is_long(request) else len((request.summary or "-").splitlines())
-    fixed = 1 + summary + (1 if request.reason else 0) + options + 3  # title, fold line, margins
+    if summary_is_long(request, width) or _summary_in_preview(request):
+        summary = 1 if summary_is_long(request, width) else 0
+    else:
+        summary = len((request.summary or "-").splitlines())
+    reason = (
+        len(wrap_lines(request.reason, width - 2, "  why it asks: ", "    "))
+        if request.reason
+        else 0
+    )
+    remember = 2 if request.scope else 0  # the scope, when the options had to cut it
+    fixed = 1 + summary + reason + remember + options + 3  # title, fold line, margins
     return max(rows - fixed, 3)
 
 
@@ -106,7 +148,11 @@ def approval_message(
     request: ApprovalRequest, *, preview_lines: int = 12, width: int = 80
 ) -> tuple[FormattedText, bool]:
     """The tool, the full summary (command line / path / URL), what it would do (the
-    preview: a diff, folded to ``preview_lines``), the reason. True: the preview is folded."""
+    preview: a diff, folded to ``preview_lines``), the reason. True: the preview is folded.
+
+    Each thing is said once: a command's preview (``$ COMMAND``) stands for its summary.
+    A diff's lines are cut at the width (``v`` shows them whole); a warning that the
+    call will fail, and the reason, are wrapped, never cut."""
     from ketch_interactive.diffview import folded
 
     asker = getattr(request, "agent", None)
@@ -116,50 +162,94 @@ def approval_message(
         ("class:tool", request.call.tool),
         ("class:title", f"?{who}\n"),
     ]
-    if summary_is_long(request):
+    if summary_is_long(request, width):
         parts.append(("class:summary", "  (the full call is shown above)\n"))
-    for line in (
-        [] if summary_is_long(request) else (request.summary or "(no details)").splitlines() or [""]
-    ):
-        parts.append(("class:summary", f"  {line}\n"))
+    elif not _summary_in_preview(request):
+        for line in (request.summary or "(no details)").splitlines() or [""]:
+            parts.append(("class:summary", f"  {line}\n"))
     cut = 0
-    if request.preview:
+    if will_fail(request):
+        for line in wrap_lines(" ".join((request.preview or "").split()), width - 2, "  ", "  "):
+            parts.append(("class:reason", line + "\n"))
+    elif request.preview:
         fragments, cut = folded(request.preview, max_lines=preview_lines, width=width)
         parts.extend(fragments)  # type: ignore[arg-type]
         if cut:
             parts.append(("class:diff.fold", f"  … {cut} more lines · press v to see all of it\n"))
     if request.reason:
-        parts.append(("class:reason", f"  why it asks: {request.reason}\n"))
+        for line in wrap_lines(request.reason, width - 2, "  why it asks: ", "    "):
+            parts.append(("class:reason", line + "\n"))
     return FormattedText(parts), bool(cut)
+
+
+def _yes_label(request: ApprovalRequest) -> str:
+    from ketch.tools import Effect
+
+    effects = set(request.call.effects)
+    if will_fail(request):
+        return "Yes, run it anyway"
+    if Effect.EXECUTE in effects:
+        return "Yes, run it"
+    if Effect.WRITE in effects:
+        return "Yes, make this change"
+    return "Yes, allow it"
+
+
+def fit_label(label: str, key: str, width: int) -> str:
+    """An option's label cut (``…``) so that its key hint always shows: the list
+    indents an option by 9 cells (``   ›  1. ``), and the hint takes ``  (k)``."""
+    room = width - 9 - (len(key) + 4 if key else 0) - 2
+    if len(label) <= room or room < 10:
+        return label
+    return label[: room - 1].rstrip() + "…"
+
+
+def screen_size() -> tuple[int, int]:
+    """(columns, rows) of the terminal prompt_toolkit draws on (not $COLUMNS: an
+    inherited value can be stale, and prompt_toolkit asks the terminal itself)."""
+    from prompt_toolkit.application.current import get_app_session
+
+    try:
+        size = get_app_session().output.get_size()
+    except Exception:  # noqa: BLE001 - no terminal: the usual default
+        return 80, 24
+    return size.columns or 80, size.rows or 24
 
 
 async def ask_approval(request: ApprovalRequest, read_note: Any) -> ApprovalAnswer:
     """Yes / no / yes for this session / always (when the request has a scope) / no with a note.
 
     The preview (a diff) is shown in the question, folded to fit the screen; ``v``
-    opens all of it in a pager and comes back to the question.
+    opens all of it in a pager and comes back to the question. When the preview says
+    the call will fail, No is where the cursor starts.
     ``read_note`` is an async callable that reads one line (the note for the model).
     """
-    import shutil
-
     from ketch.policy import ApprovalAnswer
     from ketch_interactive.diffview import page
 
-    options: list[tuple[str, str, str]] = [("yes", "Yes, run it", "y")]
+    options: list[tuple[str, str, str]] = [("yes", _yes_label(request), "y")]
     if request.scope:
         options.append(("session", f"Yes, and allow {request.scope} for this session", "s"))
         options.append(("always", f"Always allow {request.scope} in this workspace", "a"))
     options.append(("no", "No", "n"))
     options.append(("note", "No, and tell the model what to do instead", "t"))
     while True:
-        size = shutil.get_terminal_size((80, 24))
+        columns, rows = screen_size()
+        shown = [(value, fit_label(label, key, columns), key) for value, label, key in options]
         message, is_folded = approval_message(
             request,
-            preview_lines=preview_room(request, len(options), size.lines),
-            width=size.columns,
+            preview_lines=preview_room(request, len(options), rows, columns),
+            width=columns,
         )
+        if request.scope and any(a[1] != b[1] for a, b in zip(options, shown, strict=True)):
+            lines = wrap_lines(request.scope, columns - 2, "  s/a remember: ", "    ")
+            message = FormattedText([*message, *(("class:scope", f"{x}\n") for x in lines)])
         picked = await choose(
-            message, options, cancel="no", keys={"v": "view"} if is_folded else None
+            message,
+            shown,
+            cancel="no",
+            keys={"v": "view"} if is_folded else None,
+            default="no" if will_fail(request) else None,
         )
         if picked != "view":
             break

@@ -143,9 +143,9 @@ def folded(
     return out, len(lines) - len(shown)
 
 
-async def page(preview: str, title: str) -> None:
-    """Show the whole preview full screen; arrows, PgUp/PgDn, Home/End scroll; q, Esc or
-    Enter go back to the question."""
+async def page(preview: str, title: str, back: str = "the question") -> None:
+    """Show the whole preview (or a call's output) full screen; arrows, PgUp/PgDn,
+    Home/End scroll; q, Esc or Enter go back (to ``back``)."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.document import Document
     from prompt_toolkit.key_binding import KeyBindings
@@ -205,7 +205,7 @@ async def page(preview: str, title: str) -> None:
         [
             (
                 "class:diff.note",
-                " ↑/↓ PgUp/PgDn Space Home/End scroll · q, Esc or Enter: back to the question",
+                f" ↑/↓ PgUp/PgDn Space Home/End scroll · q, Esc or Enter: back to {back}",
             )
         ]
     )
@@ -218,4 +218,4 @@ async def page(preview: str, title: str) -> None:
     app: Application[None] = Application(
         layout=layout, key_bindings=bindings, full_screen=True, style=style_obj, mouse_support=False
     )
-    await app.run_async()
+    await app.run_async(handle_sigint=False)  # keep the shell's SIGINT handler

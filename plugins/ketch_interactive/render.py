@@ -40,6 +40,12 @@ BAND_PT_STYLE = {
 }
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 RESULT_PREVIEW_LINES = 3
+TAIL_LINES = 5  # lines of a running call's output shown live
+TODO_MARKS = {
+    "completed": ("✔", "green"),
+    "in_progress": ("▸", "bold cyan"),
+    "pending": ("☐", ""),
+}
 CODE_THEME = "monokai"
 
 
@@ -56,6 +62,38 @@ class AnswerMarkdown(Markdown):
             for child in token.children or ():
                 if child.type == "softbreak":
                     child.type = "hardbreak"
+
+
+def split_code(text: str) -> list[tuple[str, tuple[str, str]]]:
+    """The text as ("markdown", (text, "")) and ("code", (code, language)) pieces, in
+    order: every top-level fenced or indented code block is a piece of its own."""
+    from markdown_it import MarkdownIt
+
+    lines = text.split("\n")
+    pieces: list[tuple[str, tuple[str, str]]] = []
+    cursor = 0
+    for token in MarkdownIt().parse(text):
+        if token.level != 0 or token.type not in ("fence", "code_block") or not token.map:
+            continue
+        start, end = token.map
+        if start > cursor:
+            pieces.append(("markdown", ("\n".join(lines[cursor:start]), "")))
+        language = (token.info or "").strip().split(" ")[0]
+        pieces.append(("code", (token.content.rstrip("\n"), language)))
+        cursor = end
+    if cursor < len(lines):
+        pieces.append(("markdown", ("\n".join(lines[cursor:]), "")))
+    return pieces
+
+
+def code_text(code: str, language: str) -> Text:
+    """A code block's lines, highlighted by its language (plain when unknown)."""
+    from rich.syntax import Syntax
+
+    syntax = Syntax(code, language or "text", theme=CODE_THEME, background_color="default")
+    text = syntax.highlight(code)
+    text.rstrip()
+    return text
 
 
 class TerminalWriter:
@@ -146,17 +184,27 @@ class Meter:
 
 
 def meter_for(session: Session, last: UsageEvent | None) -> Meter:
-    """The last reported utilization, or an estimate of the active context before any request."""
+    """The last reported utilization, or an estimate of the request the session would send
+    now (system prompt, tool schemas and the active context: what ``/context`` counts)."""
     if last is not None and last.effective_capacity:
         return Meter(last.context_utilization, last.context_tokens, last.effective_capacity)
-    config = getattr(session.provider, "config", None)
-    settings = session.kernel.settings
-    window = (
-        session.context_window or getattr(config, "context_window", None) or DEFAULT_CONTEXT_WINDOW
-    )
-    reserve = settings.loop.max_output_tokens or getattr(config, "max_output_tokens", None)
-    capacity = effective_capacity(int(window), reserve)
-    tokens = estimate_messages(session.active)
+    try:
+        from ketch.request import measure
+
+        budget = measure(session)
+        tokens, capacity = budget.projected, max(budget.capacity, 1)
+    except Exception:  # noqa: BLE001 - a context plugin's failure must not break the prompt
+        config = getattr(session.provider, "config", None)
+        window = (
+            session.context_window
+            or getattr(config, "context_window", None)
+            or DEFAULT_CONTEXT_WINDOW
+        )
+        reserve = session.kernel.settings.loop.max_output_tokens or getattr(
+            config, "max_output_tokens", None
+        )
+        capacity = effective_capacity(int(window), reserve)
+        tokens = estimate_messages(session.active)
     return Meter(min(tokens / capacity, 1.0), tokens, capacity, estimated=True)
 
 
@@ -250,6 +298,10 @@ class Renderer:
         self.changes: list[tuple[str, str]] = []  # (tool, diff) of every change this session made
         self.turn_changes: Any = None  # the turn's last ``changes`` event (for the footer)
         self.agents: dict[str, str] = {}  # subagent id -> its definition's name
+        self.tail: list[str] = []  # the running call's last lines of output (live)
+        self.tail_call = ""
+        self.last_output: tuple[str, str] | None = None  # (title, text) for the pager (Ctrl-O)
+        self.todos: list[dict[str, Any]] = []  # the model's task list (a ``todo`` event)
 
     # --- output --------------------------------------------------------------------------
 
@@ -316,7 +368,28 @@ class Renderer:
             self.invalidate()
 
     def _print_blocks(self, text: str) -> None:
-        """Render finished blocks once and print them, one blank line between blocks."""
+        """Render finished blocks once and print them, one blank line between blocks.
+
+        Code blocks are printed as their lines, highlighted, with no padding and no
+        line breaks added: the terminal wraps a long line itself, so code copied from
+        the scrollback is the code (rich's Markdown would wrap and indent it)."""
+        for kind, chunk in split_code(text):
+            if kind == "code":
+                if self.blocks_printed:
+                    self.console.print()
+                self.console.print(code_text(*chunk), soft_wrap=True)
+                self.blocks_printed += 1
+            else:
+                self._print_markdown(chunk[0])
+
+    def print_answer(self, text: str) -> None:
+        """A whole answer at once (a side question's), as streamed ones end up."""
+        self.flush_live()
+        self.blocks_printed = 0
+        self._print_blocks(text)
+        self.blocks_printed = 0
+
+    def _print_markdown(self, text: str) -> None:
         from rich.segment import Segment, Segments
 
         if not text.strip():
@@ -496,13 +569,66 @@ class Renderer:
 
     def _on_tool_started(self, event: Any) -> None:
         self.running_tool = event.name
+        self.tail, self.tail_call = [], event.tool_call_id
         self.invalidate()
+
+    def _on_tool_output(self, event: Any) -> None:
+        """A running call's new lines: the last few are shown live under the answer."""
+        if event.tool_call_id != self.tail_call:
+            self.tail, self.tail_call = [], event.tool_call_id
+        self.tail = (self.tail + event.text.split("\n"))[-TAIL_LINES:]
+        self.invalidate()
+
+    def _on_todo(self, event: Any) -> None:
+        """The model's task list: printed when it changes, and kept for the footer."""
+        todos = [t for t in event.todos if isinstance(t, dict)]
+        if todos == self.todos:
+            return
+        self.todos = todos
+        if not todos:
+            return
+        done = sum(t.get("status") == "completed" for t in todos)
+        text = Text(f"  Tasks {done}/{len(todos)}\n", style="bold")
+        for item in todos:
+            status = item.get("status")
+            mark, style = TODO_MARKS.get(str(status), ("☐", ""))
+            text.append(f"   {mark} {item.get('content', '')}\n", style=style)
+        text.rstrip()
+        self.line(text)
+
+    def todo_footer(self, width: int) -> list[tuple[str, str]]:
+        """One line under the status while a turn runs: progress and the task in hand."""
+        if not self.todos or all(t.get("status") == "completed" for t in self.todos):
+            return []
+        done = sum(t.get("status") == "completed" for t in self.todos)
+        current = next((t for t in self.todos if t.get("status") == "in_progress"), None)
+        doing = ""
+        if current is not None:
+            doing = f" · ▸ {current.get('active_form') or current.get('content', '')}"
+        line = f"  tasks {done}/{len(self.todos)}{doing}"
+        if len(line) > width - 1:
+            line = line[: max(width - 2, 10)] + "…"
+        return [("class:todo", line + "\n")]
+
+    def tail_fragments(self, width: int) -> list[tuple[str, str]]:
+        """The live tail as prompt_toolkit fragments, one dim line each, cut to the width."""
+        out: list[tuple[str, str]] = []
+        for line in self.tail:
+            shown = line.expandtabs(4)
+            if len(shown) > width - 5:
+                shown = shown[: max(width - 6, 10)] + "…"
+            out.append(("class:tail", f"  │ {shown}\n"))
+        return out
 
     def _on_tool_result(self, event: Any) -> None:
         self.running_tool = ""
+        if event.tool_call_id == self.tail_call:
+            self.tail, self.tail_call = [], ""
+        if event.output and event.outcome not in ("cancelled", "refused"):
+            title = f"{event.name}: {self.shown_summary.get(event.tool_call_id, '')}".strip(": ")
+            self.last_output = (title, event.output)
         if event.outcome == "cancelled":
-            self.line("  ⏹ cancelled", "yellow")
-            return
+            return  # the turn's end says "⏹ cancelled" once
         if event.outcome == "refused" and event.tool_call_id in self.declined:
             return  # the permission line already said so
         if event.diff:
@@ -516,8 +642,8 @@ class Renderer:
             body = "\n    ".join(preview)
             self.line(Text(f"  ✗ {body}{more}", style="red"))
         elif not event.diff:
-            first = preview[0][: max(self.console.width - 8, 20)]
-            extra = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+            first = preview[0][: max(self.console.width - 30, 20)]
+            extra = f"  (+{len(lines) - 1} lines · Ctrl-O shows all)" if len(lines) > 1 else ""
             self.line(Text(f"  ⎿ {first}{extra}", style="dim"))
 
     def _on_usage(self, event: Any) -> None:

@@ -88,10 +88,11 @@ async def _setup(shell: Shell) -> bool:
         options.append(
             (Choice(config.name, kind, config.base_url, config.model, found=True), label, "")
         )
-    for kind in kinds.values():
-        options.append(
-            (Choice(kind.kind, kind, None), f"{kind.kind}: {kind.description or kind.kind}", "")
-        )
+    keyed = [
+        k for k in kinds.values() if k.needs_key and k.env_key and kernel.environ.get(k.env_key)
+    ]
+    for kind in sorted(kinds.values(), key=lambda k: k not in keyed):
+        options.append((Choice(kind.kind, kind, None), _label(kind, kernel.environ), ""))
     if "openai" in kinds:
         options.append(
             (
@@ -101,9 +102,17 @@ async def _setup(shell: Shell) -> bool:
             )
         )
     options.append((None, "Not now: quit, and configure it by hand", "q"))
-    say.line("No model provider is configured yet. Let's set one up (it takes a minute).", "bold")
+    if keyed and not found:
+        say.line(
+            f"${keyed[0].env_key} is set, but no model is chosen yet. Pick one (it takes a minute).",
+            "bold",
+        )
+    else:
+        say.line(
+            "No model provider is configured yet. Let's set one up (it takes a minute).", "bold"
+        )
     message = FormattedText([("class:title", "Which provider?\n")])
-    picked: Choice | None = await choose(message, options, cancel=None)
+    picked: Choice | None = await choose(message, options, cancel=None, default=options[0][0])
     if picked is None:
         raise SetupCancelled
     if picked.name == COMPATIBLE:
@@ -127,6 +136,29 @@ async def _setup(shell: Shell) -> bool:
     return True
 
 
+def _label(kind: ProviderKind, environ: dict[str, str]) -> str:
+    """A provider kind in its own words. OpenAI's kind says it is OpenAI's own API: the
+    "any OpenAI-compatible server" choice covers the others, so the two do not overlap."""
+    if kind.kind == "openai":
+        label = f"openai: OpenAI ({kind.default_base_url})"
+    else:
+        label = f"{kind.kind}: {kind.description or kind.kind}"
+    if kind.needs_key and kind.env_key and environ.get(kind.env_key):
+        label += f" · key in ${kind.env_key}"
+    return label
+
+
+def _hidden() -> Any:
+    """An input processor that shows nothing of what is typed (not even its length)."""
+    from prompt_toolkit.layout.processors import Processor, Transformation
+
+    class Hidden(Processor):
+        def apply_transformation(self, transformation_input: Any) -> Transformation:
+            return Transformation([], source_to_display=lambda i: 0, display_to_source=lambda i: 0)
+
+    return Hidden()
+
+
 async def _ask(shell: Shell, message: str, *, secret: bool = False) -> str:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import InMemoryHistory
@@ -134,7 +166,9 @@ async def _ask(shell: Shell, message: str, *, secret: bool = False) -> str:
     from ketch_interactive.approval import Interrupted
 
     reader: PromptSession[str] = PromptSession(
-        history=InMemoryHistory(), interrupt_exception=Interrupted, is_password=secret
+        history=InMemoryHistory(),
+        interrupt_exception=Interrupted,
+        input_processors=[_hidden()] if secret else None,
     )
     return await reader.prompt_async(message, handle_sigint=False, set_exception_handler=False)
 
@@ -162,7 +196,8 @@ async def _key(shell: Shell, picked: Choice) -> Any:
     typed = (
         await _ask(
             shell,
-            f"  API key for {picked.name} (hidden; Enter alone: I will use the environment instead): ",
+            f"  API key for {picked.name} (nothing is shown as you type or paste; Enter alone: "
+            "I will use the environment instead): ",
             secret=True,
         )
     ).strip()
@@ -178,7 +213,8 @@ async def _key(shell: Shell, picked: Choice) -> Any:
     elif kind.env_key:
         kernel.environ[kind.env_key] = typed  # this run only, in memory
         say.line(
-            f"! no OS keyring to keep the key in: it is used for this run only; to keep it, {env_hint} in your shell profile",
+            f"! no OS keyring here to keep the key in, so it is used for this run only. To keep it, "
+            f"{env_hint} in your shell profile (ketch never writes keys to files)",
             "yellow",
         )
     return Secret(typed)

@@ -31,8 +31,9 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 
 from ketch_interactive import slash
-from ketch_interactive.approval import Interrupted, ask_approval, summary_is_long
+from ketch_interactive.approval import Interrupted, ask_approval, screen_size, summary_is_long
 from ketch_interactive.history import EncryptedPromptHistory, open_history
+from ketch_interactive.notify import report_focus
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
 from ketch_interactive.trust import ignored_workspace_layer, offer_replaces, offer_trust
 from ketch_interactive.unsaved import continue_unsaved
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
 
 CLOSED = object()  # the result of a prompt the shell closed itself (not the user's input)
+SHOW_OUTPUT = object()  # Ctrl-O: the prompt closed to show the last call's whole output
 
 STYLE = Style.from_dict(
     {
@@ -53,6 +55,9 @@ STYLE = Style.from_dict(
         "status": "ansicyan",
         "hint": "ansibrightblack",
         "rprompt": "ansibrightblack",
+        "tail": "ansibrightblack",
+        "pending": "ansicyan italic",
+        "todo": "ansicyan",
     }
 )
 
@@ -74,6 +79,15 @@ class Shell:
             asyncio.Queue()
         )
         self.next_default = ""  # text to put back into the next prompt
+        self.queued: list[str] = []  # typed during a turn with Tab: sent when it is over
+        self.side_tasks: set[asyncio.Future[Any]] = set()  # /btw questions asked during a turn
+        from ketch_interactive.notify import Focus, escape_for
+        from ketch_interactive.render import _section
+
+        section = _section(kernel)
+        self.focus = Focus()
+        self.notify = str(section.get("notify", "auto"))
+        self.notify_escape = escape_for(str(section.get("notify_escape", "auto")), kernel.environ)
         self.last_prompt = ""  # the last request sent (Esc Esc puts it back)
         self._meter_cache: tuple[Any, Any] = (None, None)
 
@@ -86,8 +100,10 @@ class Shell:
         has_offer = any(c.name == "trust" and c.slash for c in self.kernel.commands.values())
         if has_offer:  # the trust offer below lists them all, better
             self.renderer.hidden_notice_prefixes.extend(offer_replaces(layer))
-        if not continue_unsaved(self.kernel):
-            return 1
+        if getattr(self.kernel.args, "no_save", False):  # they typed it a moment ago
+            self.renderer.hidden_notice_prefixes.append(
+                "this session is not being saved: --no-save"
+            )
         loop = asyncio.get_running_loop()
         opened = False
         try:
@@ -96,8 +112,8 @@ class Shell:
                 return 1
             self.history, self.history_note = open_history(self.kernel)
             self.prompt = self._make_prompt()
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+            self._catch_sigint()
+            report_focus(self.notify != "off")
             with patch_stdout(raw=True):
                 if self.history_note:
                     self.renderer.line(f"· {self.history_note}", "dim")
@@ -111,6 +127,9 @@ class Shell:
             self.renderer.line(f"ketch: the shell failed: {type(exc).__name__}: {exc}", "bold red")
             return 1
         finally:
+            report_focus(False)
+            for side in self.side_tasks:
+                side.cancel()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
             if opened:
@@ -119,12 +138,21 @@ class Shell:
         return 0
 
     async def _open_session(self) -> bool:
-        """The session the command line asks for; with no provider configured, the
-        first-run setup first. False: there is no session (the reason was shown)."""
-        from ketch.errors import ConfigError, KetchError, NoProviderConfigured
-        from ketch_interactive.setup import first_run_setup
+        """The session the command line asks for. First the model (the first-run setup
+        when no provider is configured), then where saved sessions' key lives (asked
+        once where there is no OS keyring), then a store that exists but cannot be
+        opened (continue unsaved?). False: there is no session (the reason was shown)."""
+        from ketch.errors import ConfigError, KetchError
+        from ketch_interactive.storage import ask_storage
 
-        notices = len(self.kernel.notices)
+        resuming = getattr(self.kernel.args, "resume", None) or getattr(
+            self.kernel.args, "continue_session", False
+        )
+        if not resuming and not await self._provider_ready():
+            return False
+        await ask_storage(self)
+        if not continue_unsaved(self.kernel):
+            return False
         try:
             self.session = self.kernel.open_session([self.renderer.on_event])
             return True
@@ -132,22 +160,10 @@ class Shell:
             self.renderer.line(f"ketch: {exc.message}", "bold red")
             return False
         except KetchError as exc:
-            del self.kernel.notices[notices:]  # what the failed attempt guessed no longer holds
-            settings = self.kernel.settings
-            nothing_configured = not (
-                settings.providers
-                or settings.default_provider
-                or getattr(self.kernel.args, "provider", None)
-            )
-            if not isinstance(exc, NoProviderConfigured) and not nothing_configured:
+            if not resuming:  # the provider was checked above: this is something else
                 self.renderer.line(f"ketch: {exc.message}", "bold red")
                 return False
-            if not isinstance(
-                exc, NoProviderConfigured
-            ):  # e.g. a key in the environment, but no model
-                self.renderer.line(f"· {exc.message.splitlines()[0]}", "dim")
-            if not await first_run_setup(self):
-                self.renderer.line(f"ketch: {exc.message}", "")
+            if not await self._set_up_provider(exc):  # it says why
                 return False
         try:
             self.session = self.kernel.open_session([self.renderer.on_event])
@@ -156,8 +172,45 @@ class Shell:
             return False
         return True
 
+    async def _provider_ready(self) -> bool:
+        """Whether a provider is configured; if not, the first-run setup (True: done)."""
+        from ketch.errors import KetchError
+
+        notices = len(self.kernel.notices)
+        try:
+            self.kernel.provider_config()
+        except KetchError as exc:
+            del self.kernel.notices[notices:]  # what the failed attempt guessed no longer holds
+            return await self._set_up_provider(exc)
+        del self.kernel.notices[notices:]  # opening the session says them (once)
+        return True
+
+    async def _set_up_provider(self, exc: Any) -> bool:
+        """The first-run setup, for a failure that means nothing is configured (no
+        provider, or a key in the environment and no model). False: no session."""
+        from ketch.errors import ConfigError, NoProviderConfigured
+        from ketch_interactive.setup import first_run_setup
+
+        if isinstance(exc, ConfigError):  # a broken config file: say where, never set up over it
+            self.renderer.line(f"ketch: {exc.message}", "bold red")
+            return False
+        settings = self.kernel.settings
+        nothing_configured = not (
+            settings.providers
+            or settings.default_provider
+            or getattr(self.kernel.args, "provider", None)
+        )
+        if not isinstance(exc, NoProviderConfigured) and not nothing_configured:
+            self.renderer.line(f"ketch: {exc.message}", "bold red")
+            return False
+        if not await first_run_setup(self):  # (a key in the environment, but no model: too)
+            self.renderer.line(f"ketch: {exc.message}", "")
+            return False
+        return True
+
     async def _read_loop(self) -> None:
         while True:
+            slash.refresh(self)  # commands written during the last turn are known now
             default, self.next_default = self.next_default, ""
             self.prompt.app.erase_when_done = False
             try:
@@ -175,6 +228,9 @@ class Shell:
                 continue
             except EOFError:
                 return
+            if text is SHOW_OUTPUT:
+                await self.show_output()
+                continue
             self._report_history_error()
             if not text.strip():
                 continue
@@ -212,12 +268,14 @@ class Shell:
                 renderer.say(line)
 
         result = None
+        report_focus(False)  # no prompt reads the terminal meanwhile: its reports would echo
         try:
             result = await run_user_command(command, self.session.workspace, on_output=show)
         except OSError as exc:
             renderer.line(f"! could not run it: {exc.strerror or exc}", "red")
             return
         finally:  # cancelled (Ctrl-C): the command was stopped, and nothing is recorded
+            report_focus(self.notify != "off")
             if pending[0]:
                 renderer.say(pending[0])
         status = f"exit code {result.exit_code}" if result.exit_code is not None else "stopped"
@@ -269,6 +327,7 @@ class Shell:
             )
         )
         self.busy = task
+        self._catch_sigint()
         saved, leave = "", False
         try:
             while not task.done():
@@ -281,10 +340,17 @@ class Shell:
                     asked.cancel()  # nothing is lost: an item stays in the queue
                 kind, value = await self._finish_prompt(steer)
                 saved = value if kind == "closed" else ""
-                if kind == "text":
+                if kind == "text" and self._waits_for_the_turn(value):
+                    saved = value  # kept in the line: Enter runs it once the turn is over
+                elif kind == "text":
                     leave = await self._on_steer(value) or leave
+                elif kind == "output":
+                    self.next_default, saved = "", value
+                    await self.show_output()
                 elif kind == "interrupt":
                     task.cancel()
+                    for side in self.side_tasks:  # a /btw asked during the turn, too
+                        side.cancel()
                 elif kind == "eof":
                     self.renderer.line(
                         "(Ctrl-C cancels the turn; Ctrl-D quits once it is over)", "dim"
@@ -296,9 +362,12 @@ class Shell:
             await self._await_turn(task)
         finally:
             self.busy = None
+        if not leave:
+            await self.attention(self._turn_summary(task), "idle")
         if saved:
             self.next_default = saved
-        leftover = self._drain_steers()
+        queued, self.queued = self.queued, []
+        leftover = "\n\n".join(filter(None, [self._drain_steers(), *queued]))
         if leftover and not leave:
             if self._ended_normally(task):
                 self.renderer.line("↳ sending what you typed as the next request", "dim italic")
@@ -321,6 +390,33 @@ class Shell:
             self.renderer.line(f"ketch: {exc.message}", "bold red")
         except Exception as exc:  # noqa: BLE001 - the shell outlives a failed turn
             self.renderer.line(f"ketch: the turn failed: {type(exc).__name__}: {exc}", "bold red")
+
+    @staticmethod
+    def _turn_summary(task: asyncio.Future[Any]) -> str:
+        """One line for a notification: how the turn ended, and the answer's start."""
+        if task.cancelled() or task.exception() is not None:
+            return "ketch: the turn stopped"
+        end = task.result()
+        reason = getattr(end, "stop_reason", "")
+        text = " ".join(str(getattr(end, "text", "") or "").split())
+        if reason != "end_turn":
+            return f"ketch: the turn ended ({reason})"
+        return f"ketch is done: {text[:120]}" if text else "ketch is done"
+
+    async def attention(self, message: str, kind: str) -> None:
+        """Ring (bell, desktop notification) and run the Notification hooks, when the
+        person looks elsewhere (see :mod:`ketch_interactive.notify`). ``permission``:
+        the loop ran the hooks already, right before asking."""
+        from ketch_interactive.notify import ring, should_notify
+
+        if not should_notify(self.notify, self.focus):
+            return
+        ring(message, self.notify_escape)
+        if kind != "permission":
+            try:
+                await self.kernel.hooks.notification(self.session, message, kind)
+            except Exception as exc:  # noqa: BLE001 - a hook's failure is not the shell's
+                self.renderer.line(f"! a notification hook failed: {exc}", "yellow")
 
     @staticmethod
     def _ended_normally(task: asyncio.Future[Any]) -> bool:
@@ -371,7 +467,20 @@ class Shell:
             return "closed", typed
         if result is CLOSED:
             return "closed", typed
+        if result is SHOW_OUTPUT:
+            return "output", self.next_default
         return "text", str(result)
+
+    def _waits_for_the_turn(self, text: str) -> bool:
+        command = slash.parse(text)
+        if command is None or not slash.waits_for_the_turn(self, command[0]):
+            return False
+        self.renderer.line(
+            f"/{command[0]} runs once the turn is over: it stays in the line "
+            "(Enter then runs it; Ctrl-C cancels the turn now)",
+            "yellow",
+        )
+        return True
 
     async def _on_steer(self, text: str) -> bool:
         if not text.strip():
@@ -379,9 +488,30 @@ class Shell:
         command = slash.parse(text)
         if command is not None:
             return await slash.dispatch(self, *command, during_turn=True)
-        self.session.steer(text)
-        self.renderer.line(f"↳ {text}  (for the model's next step)", "dim italic")
+        self.session.steer(text)  # shown as pending under the status line until delivered
+        self._invalidate()
         return False
+
+    def pending_steers(self) -> list[str]:
+        """Steers typed but not yet delivered (the loop takes them at its next step)."""
+        return list(getattr(self.session.steers, "_queue", ()))
+
+    def take_back(self) -> str | None:
+        """↑ on an empty line while a turn runs: the last message typed and not yet sent
+        (queued for after the turn, else a steer the loop has not taken) back to edit."""
+        if self.queued:
+            return self.queued.pop()
+        pending = getattr(self.session.steers, "_queue", None)  # asyncio.Queue's deque
+        return pending.pop() if pending else None
+
+    async def show_output(self) -> None:
+        """Ctrl-O: the last finished call's whole output (what the model got), in the pager."""
+        from ketch_interactive.diffview import page
+
+        if self.renderer.last_output is None:
+            return
+        title, text = self.renderer.last_output
+        await page(text, title, back="the prompt")
 
     # --- approvals ------------------------------------------------------------------------
 
@@ -401,11 +531,15 @@ class Shell:
             return
         self.renderer.flush_live()
         if (
-            summary_is_long(request)
+            summary_is_long(request, screen_size()[0])
             and self.renderer.shown_summary.get(request.call.id) != request.summary
         ):
             self.renderer.line(f"{request.call.tool} wants to run:", "bold")
             self.renderer.line("  " + request.summary.replace("\n", "\n  "))
+        summary = request.summary.splitlines()[0] if request.summary else ""
+        await self.attention(
+            f"ketch needs your approval: {request.call.tool} {summary}", "permission"
+        )
         try:
             answer = await ask_approval(request, self._read_note)
         except Interrupted:
@@ -471,6 +605,7 @@ class Shell:
         """Run a command's coroutine so that Ctrl-C (SIGINT) can cancel it."""
         task = asyncio.ensure_future(work)
         self.busy = task
+        self._catch_sigint()
         try:
             return await task
         except asyncio.CancelledError:
@@ -500,6 +635,15 @@ class Shell:
             self.renderer.line(f"! {error}", "yellow")
 
     _history_error_shown = False
+
+    def _catch_sigint(self) -> None:
+        """(Re)install the SIGINT handler that turns Ctrl-C between prompts into a cancel.
+
+        Called before anything Ctrl-C should stop: a prompt_toolkit application that
+        handled SIGINT itself (a third-party one, a future one) removes the loop's
+        handler when it exits, and the next ``!command`` would then run on unstoppable."""
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._on_sigint)
 
     def _on_sigint(self) -> None:
         if self.busy is not None and not self.busy.done():
@@ -540,6 +684,57 @@ class Shell:
             if self.last_prompt:
                 event.current_buffer.text = self.last_prompt
                 event.current_buffer.cursor_position = len(self.last_prompt)
+
+        from prompt_toolkit.filters import Condition, has_completions
+
+        from ketch_interactive.notify import teach_parser
+
+        focus_in, focus_out = teach_parser()
+
+        @bindings.add(focus_in)
+        def _focus_in(event: Any) -> None:
+            self.focus.focused = True
+
+        @bindings.add(focus_out)
+        def _focus_out(event: Any) -> None:
+            self.focus.focused = False
+
+        @Condition
+        def working() -> bool:
+            return self.busy is not None and not self.busy.done()
+
+        @bindings.add("tab", filter=working & ~has_completions)
+        def _queue(event: Any) -> None:
+            # Tab while a turn runs: hold the message until the turn is over (Enter steers).
+            text = event.current_buffer.text
+            if not text.strip():
+                return
+            if slash.parse(text) is not None:
+                self.renderer.line("a /command is not queued: press Enter to run it", "yellow")
+                return
+            self.queued.append(text)
+            event.current_buffer.reset()
+
+        @Condition
+        def can_take_back() -> bool:
+            empty = not self.prompt.default_buffer.text
+            return empty and bool(self.queued or self.pending_steers())
+
+        @bindings.add("up", filter=working & can_take_back)
+        def _take_back(event: Any) -> None:
+            taken = self.take_back()
+            if taken is not None:
+                event.current_buffer.text = taken
+                event.current_buffer.cursor_position = len(taken)
+
+        @bindings.add("c-o")
+        def _show_output(event: Any) -> None:
+            # The last call's whole output, in the pager; what is typed comes back after.
+            if self.renderer.last_output is None:
+                return
+            self.next_default = event.current_buffer.text
+            event.app.erase_when_done = True
+            event.app.exit(result=SHOW_OUTPUT)
 
         @bindings.add("s-tab")
         def _next_mode(event: Any) -> None:
@@ -605,12 +800,25 @@ class Shell:
 
         renderer = self.renderer
         parts: list[tuple[str, str]] = []
+        size = self.prompt.app.output.get_size()
         if renderer.live:
-            size = self.prompt.app.output.get_size()
             rendered = renderer.live_ansi(size.columns, max(size.rows - 4, 1))
             if rendered:
                 parts.extend(to_formatted_text(ANSI(rendered + "\n")))  # type: ignore[arg-type]
+        parts.extend(renderer.tail_fragments(size.columns))
+        parts.extend(renderer.todo_footer(size.columns))
+        for label, items in (
+            ("next step", self.pending_steers()),
+            ("after this turn", self.queued),
+        ):
+            for item in items:
+                first = " ".join(item.split())
+                room = max(size.columns - len(label) - 8, 10)
+                first = first if len(first) <= room else first[: room - 1] + "…"
+                parts.append(("class:pending", f"  ↳ {label}: {first}\n"))
         parts.append(("class:status", renderer.status()))
-        parts.append(("class:hint", "  · Enter steers · Ctrl-C cancels\n"))
+        parts.append(
+            ("class:hint", "  · Enter steers · Tab queues · ↑ edits them · Ctrl-C cancels\n")
+        )
         parts.append(("class:steer", "↳ "))
         return FormattedText(parts)

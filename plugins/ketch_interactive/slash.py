@@ -151,6 +151,25 @@ async def _rename(shell: Shell, argument: str) -> bool:
     return await rename_command(shell, argument)
 
 
+async def _btw(shell: Shell, argument: str) -> bool:
+    import asyncio
+
+    from ketch_interactive.btw import ask
+
+    question = argument.strip()
+    if not question:
+        shell.renderer.say(
+            "usage: /btw QUESTION (answered on the side; the conversation is not changed)"
+        )
+        return False
+    if shell.busy is not None and not shell.busy.done():  # beside the running turn
+        shell.side_tasks.add(task := asyncio.ensure_future(ask(shell, question)))
+        task.add_done_callback(shell.side_tasks.discard)
+        return False
+    await shell.run_cancellable(ask(shell, question))
+    return False
+
+
 async def _diff(shell: Shell, argument: str) -> bool:
     from ketch_interactive.sessions import diff_command
 
@@ -177,6 +196,12 @@ BUILTINS: list[Builtin] = [
         _resume,
     ),
     Builtin("rename", "name this session: /rename NAME", _rename),
+    Builtin(
+        "btw",
+        "a side question, answered without tools and not added to the conversation: /btw QUESTION",
+        _btw,
+        during_turn=True,
+    ),
     Builtin(
         "diff",
         "every file change this session made (/diff PATH: only that file)",
@@ -275,6 +300,26 @@ async def _choose(title: str, options: list[str]) -> int | None:
     return None if picked < 0 else picked
 
 
+def refresh(shell: Shell) -> None:
+    """Pick up commands added or changed since (Markdown commands, skills): between turns,
+    and when a name is not known."""
+    try:
+        shell.kernel.reload_commands()
+    except Exception as exc:  # noqa: BLE001 - a broken command file must not stop the shell
+        shell.renderer.line(
+            f"! could not reload the commands: {type(exc).__name__}: {exc}", "yellow"
+        )
+
+
+def waits_for_the_turn(shell: Shell, name: str) -> bool:
+    """Whether ``/name`` cannot run while a turn runs (it would change the session
+    under the loop, or it is not known yet)."""
+    own = builtin(name)
+    if own is not None:
+        return not own.during_turn
+    return True
+
+
 async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool) -> bool:
     """Run ``/name argument``. True when the shell should exit."""
     own = builtin(name)
@@ -286,6 +331,9 @@ async def dispatch(shell: Shell, name: str, argument: str, *, during_turn: bool)
             return False
         return await own.run(shell, argument)
     command = plugin_command(shell, name)
+    if command is None and not during_turn:
+        refresh(shell)  # a command file written since the prompt opened
+        command = plugin_command(shell, name)
     if command is None:
         shell.renderer.line(f"unknown command /{name}: /help lists them", "yellow")
         return False

@@ -61,7 +61,18 @@ def _read_key(provider: str) -> str | None:
 
 
 def _set(kernel: Kernel, provider: str) -> int:
-    backend()  # fail on a missing or locked keyring before asking for anything
+    try:
+        backend()  # fail on a missing or locked keyring before asking for anything
+    except CredentialStoreError as exc:
+        if not exc.missing_backend:
+            raise
+        variable = next(iter(_env_vars(kernel, provider)), f"[providers.{provider}] api_key_env")
+        print(
+            f"ketch: no OS keyring is available to keep the key in; keep it in the environment instead: "
+            f"`export {variable}=...` in your shell profile (ketch never writes keys to files)",
+            file=sys.stderr,
+        )
+        return 1
     raw = _read_key(provider)
     key = (raw or "").strip()
     if not key:

@@ -102,3 +102,19 @@ def add_options(parser: argparse.ArgumentParser) -> None:
             default=argparse.SUPPRESS,
             help=text,
         )
+    # Other agents' spellings of "ask nothing": named, and pointed to ketch's.
+    for spelling in FOREIGN_FULL_ACCESS:
+        parser.add_argument(spelling, action=_Spelling, nargs=0, help=argparse.SUPPRESS)
+
+
+# (Claude Code's --dangerously-skip-permissions is mapped by the headless plugin's
+# Claude options, to the same full-access profile.)
+FOREIGN_FULL_ACCESS = ("--yolo",)
+
+
+class _Spelling(argparse.Action):
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        parser.error(
+            f"{option} is another agent's option: `--profile full-access` runs every call without asking "
+            "(the hard guards and the sandbox still apply)"
+        )

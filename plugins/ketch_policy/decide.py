@@ -16,7 +16,8 @@ not the analysis, bounds what they do).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,8 +175,34 @@ def _vote(decision: str, verdicts: list[Verdict], scope: str | None = None) -> V
     )
 
 
-def _join(reasons: object) -> str:
-    return "; ".join(dict.fromkeys(r for r in reasons if r))  # type: ignore[attr-defined]
+_MANUAL = re.compile(
+    r"^(?P<what>.+?) \(the manual profile asks before every (?P<kind>command|edit)\)$"
+)
+
+
+def _join(reasons: Iterable[str]) -> str:
+    """The reasons of one vote, each said once. "The manual profile asks" is said once
+    too, not once per sub-command (``echo`` is no reason to ask): what the call would
+    write is named, what it only runs is not."""
+    unique = list(dict.fromkeys(r for r in reasons if r))
+    kinds: list[str] = []
+    writes: list[str] = []
+    others: list[str] = []
+    for reason in unique:
+        match = _MANUAL.match(reason)
+        if match is None:
+            others.append(reason)
+            continue
+        kinds.append(match["kind"])
+        if match["kind"] == "edit":
+            writes.append(match["what"])
+    if not kinds:
+        return "; ".join(unique)
+    every = " and ".join(k for k in ("command", "edit") if k in kinds)
+    head = f"the manual profile asks before every {every}"
+    if writes:
+        head += f" (this one {', '.join(writes)})"
+    return "; ".join([head, *others])
 
 
 def _access(ctx: Context, access: Access) -> list[Verdict]:

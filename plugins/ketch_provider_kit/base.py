@@ -47,7 +47,10 @@ class HttpProvider:
         return (self._key,)
 
     def auth_hint(self) -> str:
-        return f"set {self.config.api_key_env or self.key_env} or run `ketch auth set {self.name}`"
+        return (
+            f"set {self.config.api_key_env or self.key_env} (in your shell profile, to keep it) "
+            f"or run `ketch auth set {self.name}` (where an OS keyring is available)"
+        )
 
     def key_required(self) -> bool:
         return bool(config_extra(self.config, "api_key_required", True))

@@ -159,7 +159,11 @@ def ketch_session_end(session: Session, reason: str) -> None:
 
 
 def view_of(
-    workspace: Path, *, exposed: Callable[[Path], bool] | None = None, scan: bool = True
+    workspace: Path,
+    *,
+    exposed: Callable[[Path], bool] | None = None,
+    scan: bool = True,
+    read_only: list[str] | None = None,
 ) -> Any:
     """The sandbox's view of ``workspace`` for one command (see view.py)."""
     import os
@@ -184,6 +188,7 @@ def view_of(
         protected_dirs=[config_dir()],
         hidden_dirs=[state_dir()],
         scan=scan,
+        also_read_only=read_only or (),
     )
     if scan:
         from ketch_sandbox.masks import git_configs_with_credentials
@@ -211,7 +216,7 @@ def wrap(
     from ketch_sandbox.bwrap import command_line
     from ketch_sandbox.masks import MaskSet
 
-    view = view_of(workspace, exposed=exposed, scan=scan)
+    view = view_of(workspace, exposed=exposed, scan=scan, read_only=_read_only(context))
     masks = MaskSet.create()
     channel = None
     try:
@@ -242,6 +247,14 @@ def wrap(
     else:  # nobody will report: nothing to watch; the placeholders go when ketch exits
         _leftover(masks)
     return wrapped
+
+
+def _read_only(context: ToolContext | None) -> list[str]:
+    """``[sandbox] read_only``: directories the person lets commands read."""
+    settings: Any = getattr(context, "settings", None)
+    section = settings.section("sandbox") if hasattr(settings, "section") else {}
+    paths = section.get("read_only") if isinstance(section, dict) else None
+    return [str(p) for p in paths] if isinstance(paths, list) else []
 
 
 _LEFTOVERS: list[Any] = []
@@ -351,3 +364,38 @@ def ketch_policy_vote(
     return Vote(
         decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope, origin="sandbox"
     )
+
+
+@hookimpl
+def ketch_tool_result(session: Session, call: ProposedCall, result: Any) -> Any:
+    """A sandboxed command that failed: say what the sandbox hid that it named
+    (:mod:`ketch_sandbox.hidden`)."""
+    from ketch.tools import Effect
+
+    if result.ok or not session.sandboxed or not active(session.workspace):
+        return None
+    runs = [a for a in call.accesses if a.effect == Effect.EXECUTE]
+    if not runs or any(a.detail.get("sandboxed") is False for a in runs):
+        return None
+    import os
+
+    from ketch.paths import user_config_file
+    from ketch_sandbox.hidden import explain
+
+    section = session.kernel.settings.section("sandbox")
+    extra = section.get("read_only") if isinstance(section, dict) else None
+    view = view_of(
+        Path(session.workspace),
+        scan=False,
+        read_only=[str(p) for p in extra] if isinstance(extra, list) else None,
+    )
+    note = explain(
+        result.output,
+        view,
+        Path(os.path.realpath(session.workspace)),
+        os.environ,
+        str(user_config_file()),
+    )
+    if not note:
+        return None
+    return result.model_copy(update={"output": f"{result.output}\n{note}"})

@@ -17,6 +17,9 @@ class SandboxSettings(Section):
     # Only the managed policy (/etc/ketch/managed.toml) sets this: the sandbox cannot be
     # turned off, and a program that would run outside it is denied (docs/managed.md).
     required: bool = False
+    # More host directories commands may read (absolute paths; user config only): a
+    # toolchain or a library the sandbox does not find by itself.
+    read_only: list[str] = Field(default_factory=list)
 
 
 def narrow(

@@ -181,6 +181,37 @@ def _toolchains(environ: Mapping[str, str], home: Path, workspace: Path) -> list
     return kept
 
 
+def _outside_dependencies(
+    view: View,
+    ws: Path,
+    bound: list[Path],
+    home: Path,
+    environ: Mapping[str, str],
+    exposed: Callable[[Path], bool] | None,
+    hint: Callable[[Path], str] | None,
+    scan: bool,
+    also: Iterable[str],
+) -> list[Path]:
+    """Editable installs, path dependencies and ``[sandbox] read_only`` directories
+    outside the workspace, read-only (:mod:`ketch_sandbox.dependencies`)."""
+    from ketch_sandbox.dependencies import add_to
+
+    runtime = _real(environ["XDG_RUNTIME_DIR"]) if environ.get("XDG_RUNTIME_DIR") else None
+    return add_to(
+        view,
+        ws,
+        bound,
+        home=home,
+        environ=environ,
+        forbidden=lambda path: _forbidden(path, home, ws, runtime),
+        hidden_homes=[home / rel for rel in HOME_SECRET_DIRS],
+        exposed=exposed,
+        hint=hint,
+        scan=scan,
+        also=also,
+    )
+
+
 def _gitdir_of(dotgit_file: Path) -> Path | None:
     """Where a ``.git`` file points (``gitdir: ...``), resolved."""
     try:
@@ -219,6 +250,7 @@ def build(
     protected_dirs: Iterable[Path] = (),
     hidden_dirs: Iterable[Path] = (),
     scan: bool = True,
+    also_read_only: Iterable[str] = (),
 ) -> View:
     """The view for one command in ``workspace``; ``exposed(path)``: the person allowed
     reading that secret, so it is not masked; ``hint(path)``: the rule that would.
@@ -247,6 +279,9 @@ def build(
     view.workspace = ws
 
     bound = [*trees, *linked, ws]
+    bound += _outside_dependencies(
+        view, ws, bound, home, environ, exposed, hint, scan, also_read_only
+    )
     # Inside the workspace: .git and .ketch read-only, secrets masked, sockets covered.
     found = index_for(ws).refresh() if scan else Found()
     view.protect += list(found.git) + list(found.ketch)

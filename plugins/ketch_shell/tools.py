@@ -14,6 +14,7 @@ from ketch_shell.capture import HeadTail, render
 from ketch_shell.env import FIXED, child_env
 from ketch_shell.exposure import exposure
 from ketch_shell.jobs import JOBS, Job, Reporter
+from ketch_shell.live import LiveLines, TeeHeadTail
 from ketch_shell.process import reaped, run_foreground
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import notice, tool_settings
@@ -258,7 +259,9 @@ class Shell(CompactSchema):
             return await self._background(args, ctx, cfg, argv, cwd, env, reporters)
         timeout = min(args.timeout or cfg.timeout, cfg.max_timeout)
         half = cfg.max_output_chars // 2
-        buffer = HeadTail(half, cfg.max_output_chars - half)
+        buffer = TeeHeadTail(half, cfg.max_output_chars - half)
+        buffer.live = live = LiveLines(ctx.output)  # what it prints, shown as it prints it
+        live.start()
         try:
             outcome = await run_foreground(
                 argv,
@@ -273,6 +276,7 @@ class Shell(CompactSchema):
             return ToolResult.error(f"could not start the command: {exc.strerror or exc}")
         finally:
             met = [n for n in (reporter(True) for reporter in reporters) if n]
+            await live.stop()
         text = render(outcome.output, max_lines=cfg.max_output_lines).rstrip("\n")
         notes: list[str] = []
         if outcome.timed_out:

@@ -131,7 +131,14 @@ def ketch_session_start(session: Session) -> None:
 def ketch_event(session: Session, event: Event) -> None:
     from ketch.errors import KetchError
 
-    if event.type in ("text_delta", "reasoning_delta", "tool_call", "user_prompt", "notice"):
+    if event.type in (
+        "text_delta",
+        "reasoning_delta",
+        "tool_call",
+        "tool_output",
+        "user_prompt",
+        "notice",
+    ):
         return  # not stored; skip the lookup on the hot path of streaming
     recorder = _recorder(session)
     if recorder is None:

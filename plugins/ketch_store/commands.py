@@ -60,8 +60,18 @@ def _store(kernel: Kernel) -> SqliteStore:
 
 
 def run(kernel: Kernel, args: argparse.Namespace) -> int:
+    from ketch.storage import StoreUnavailable
+
     action = getattr(args, "sessions_action", None) or "list"
-    store = _store(kernel)
+    try:
+        store = _store(kernel)
+    except StoreUnavailable as exc:
+        if exc.exists or action != "list":
+            raise
+        # No store yet, and none could be made here: there is nothing to list.
+        print("[]" if getattr(args, "json", False) else "no saved sessions")
+        print(f"ketch: {exc.message}", file=sys.stderr)
+        return 0
     if not store.encrypted:
         print(
             f'ketch: note: storage.encryption = "off": sessions in {store.path} are not encrypted',

@@ -289,12 +289,28 @@ class SqlJournal:
                 "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (pattern,)
             ).fetchall()
         if not rows:
+            rows = [(sid,) for sid in self._ids_named(text)][:2]
+        if not rows:
             raise KetchError(f"no session '{text}' (ketch sessions list --all shows every session)")
         if len(rows) > 1:
             raise KetchError(
                 f"'{text}' matches more than one session; give more of the id", exit_code=2
             )
         return str(rows[0][0])
+
+    def _ids_named(self, name: str) -> list[str]:
+        """Sessions whose name (given with /rename or `ketch sessions rename`) is ``name``,
+        exactly, else ignoring case (names are encrypted: each is opened to compare)."""
+        with self.lock, self.reading("the session list"):
+            rows = self.conn.execute(
+                "SELECT id, name FROM sessions WHERE name IS NOT NULL ORDER BY updated DESC"
+            ).fetchall()
+        named: list[tuple[str, str]] = []
+        for sid, sealed in rows:
+            with contextlib.suppress(KetchError):
+                named.append((str(sid), self.fields.open_text("sessions", "name", sid, sealed)))
+        exact = [sid for sid, value in named if value == name]
+        return exact or [sid for sid, value in named if value.casefold() == name.casefold()]
 
     def claim_now(self, session_id: str) -> None:
         """This process writes ``session_id``: take its writer lock, or refuse."""

@@ -31,7 +31,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
     from ketch_store_kit.journal import SqlJournal
 
-IGNORED = frozenset({"text_delta", "reasoning_delta", "tool_call", "user_prompt", "notice"})
+IGNORED = frozenset(
+    {"text_delta", "reasoning_delta", "tool_call", "tool_output", "user_prompt", "notice"}
+)
 
 
 @dataclass

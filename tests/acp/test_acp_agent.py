@@ -647,3 +647,23 @@ def test_list_sessions_lists_this_workspaces_sessions(acp_env: AcpEnv) -> None:
             assert session.session_id in [s.session_id for s in listed.sessions]
 
     run(scenario())
+
+
+def test_the_todo_list_becomes_the_editors_plan(acp_env: AcpEnv) -> None:
+    # Issue 26: the task list the model keeps (the todo tool) is the editor's plan.
+    todos = {
+        "todos": [
+            {"content": "Read the parser", "status": "completed"},
+            {"content": "Fix the lexer", "status": "in_progress", "active_form": "Fixing it"},
+            {"content": "Run the tests", "status": "pending"},
+        ]
+    }
+    acp_env.script([{"tool_calls": [{"name": "todo", "input": todos}]}, {"text": "on it"}])
+    client = RecordingClient()
+    assert run_prompts(acp_env, client, "fix the lexer") == ["end_turn"]
+    (update,) = client.of("plan")
+    assert [(e.content, e.status) for e in update.entries] == [
+        ("Read the parser", "completed"),
+        ("Fix the lexer", "in_progress"),
+        ("Run the tests", "pending"),
+    ]

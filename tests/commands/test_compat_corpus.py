@@ -57,6 +57,13 @@ def loaded(tmp_path: Path) -> tuple[Harness, dict[Path, Path]]:
     for source, target in placed.items():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
+    # A project's agents and skills with scripts run only once the person trusted them
+    # (docs/trust.md): trust everything the corpus holds, as `ketch trust --yes` would.
+    from ketch_trust.collect import all_items
+    from ketch_trust_kit import PinStore
+
+    first = Harness.create(tmp_path, script=[text("ok")], bundled=[*PLUGINS, "trust"])
+    PinStore().pin(first.kernel.workspace, all_items(first.kernel))
     h = Harness.create(tmp_path, script=[text("ok")], bundled=PLUGINS)
     _ = h.session  # the session's start says the kernel's notices
     return h, placed

@@ -67,12 +67,16 @@ def test_model_summarizer_falls_back_on_a_shapeless_answer(tmp_path: Path) -> No
 
 
 def test_manual_compact_with_instructions(tmp_path: Path) -> None:
-    h = harness(tmp_path, [text(big(f"answer {i}")) for i in range(2)] + [text("answer 2")])
+    h = harness(
+        tmp_path,
+        [text(big(f"answer {i}")) for i in range(2)] + [text("answer 2")],
+        settings={"compaction": {"command_compactor": "deterministic"}},
+    )
     for i in range(3):
         h.run(big(f"prompt {i}"))
     before = len(h.session.active)
     out = slash(h, "compact", "keep the database decisions")
-    assert out.startswith("compacted ")
+    assert out.startswith("the older turns are listed, not summarized")
     assert len(h.session.active) < before
     summary = h.session.active[0]
     assert "focus on: keep the database decisions" in summary.text
@@ -81,6 +85,21 @@ def test_manual_compact_with_instructions(tmp_path: Path) -> None:
     # The last turn stays; a second /compact finds nothing more to do.
     assert h.session.active[-1].text == "answer 2"
     assert slash(h, "compact").startswith("nothing to compact")
+
+
+def test_compact_command_asks_the_model_and_says_so(tmp_path: Path) -> None:
+    # Issue 26 item 12: /compact never asked the model, and nothing said so.
+    script = [text(big(f"answer {i}")) for i in range(3)] + [text(MODEL_SUMMARY)]
+    h = harness(tmp_path, script)
+    for i in range(3):
+        h.run(big(f"prompt {i}"))
+    out = slash(h, "compact")
+    assert "summarize" in h.provider.requests[-1].system.lower()  # the model was asked
+    assert any("asking the model to summarize" in n.message for n in h.of_type("notice"))
+    assert out == "the summary was written by the model (/context shows what is kept verbatim)"
+    assert "BLUEJAY" in h.session.active[0].text
+    # The numbers are the compaction event's alone (the shell printed them twice).
+    assert "->" not in out and "tokens" not in out
 
 
 def test_compaction_that_would_grow_the_context_changes_nothing(tmp_path: Path) -> None:

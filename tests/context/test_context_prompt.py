@@ -230,3 +230,24 @@ def test_invalid_context_settings_fall_back_with_a_notice(tmp_path: Path) -> Non
     h.run("hi")
     assert MARKER in system_of(h)
     assert any("[context] instruction_max_bytes" in n.message for n in h.of_type("notice"))
+
+
+def test_tool_descriptions_are_not_cut_at_an_abbreviation(tmp_path: Path) -> None:
+    # Issue 26 item 13: the system prompt listed "glob: Find files by name pattern, e.g."
+    h = harness(tmp_path, [text("ok")], bundled=["context", "compact", "fs"])
+    h.run("hi")
+    system = system_of(h)
+    line = next(x for x in system.splitlines() if x.startswith("- glob:"))
+    assert "e.g. `**/*.py`" in line and not line.endswith("e.g.")
+    for listed in (x for x in system.splitlines() if x.startswith("- ")):
+        assert not listed.endswith(("e.g.", "i.e.", "etc.")), listed
+
+
+def test_first_sentence_rules() -> None:
+    from ketch_text_kit.sentences import first_sentence
+
+    assert first_sentence("Find files, e.g. `a.py`. Returns paths.") == "Find files, e.g. `a.py`."
+    assert first_sentence("Run `x. Y` now. Then stop.") == "Run `x. Y` now."
+    assert first_sentence("Version 1.5 works. More.") == "Version 1.5 works."
+    assert first_sentence("word " * 60, limit=40).endswith("…")
+    assert len(first_sentence("word " * 60, limit=40)) <= 40

@@ -103,3 +103,38 @@ def test_cost_appears_when_the_provider_prices_the_model() -> None:
     meter.start()
     unknown = meter.totals(_end(cost_usd=None), meter.finish(_end(cost_usd=None)))  # type: ignore[arg-type]
     assert "cost_usd" not in unknown and unknown["total_cost_usd"] == pytest.approx(0.53)
+
+
+def test_stream_json_carries_a_running_commands_output(headless: Headless) -> None:
+    # Issue 26: live output reaches -p stream-json consumers as it happens.
+    command = "echo out-1; sleep 0.6; echo out-2"
+    headless.script(
+        [{"tool_calls": [{"name": "shell", "input": {"command": command}}]}, {"text": "done"}]
+    )
+    proc = headless.run(
+        "-p", "run it", "--output-format", "stream-json", "--profile", "full-access"
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = events(proc.stdout)
+    live = of(out, "tool_output")
+    (result,) = of(out, "tool_result")
+    assert live and all(e["tool_call_id"] == result["tool_call_id"] for e in live)
+    assert "out-1" in live[0]["text"] and live[0]["ts"] < result["ts"]
+    assert out.index(live[-1]) < out.index(result)
+
+
+def test_stream_json_carries_the_task_list(headless: Headless) -> None:
+    # Issue 26: the todo tool's list is a stream-json event of its own.
+    todos = [
+        {"content": "Write the test", "status": "completed"},
+        {"content": "Fix the bug", "status": "in_progress", "active_form": "Fixing the bug"},
+    ]
+    headless.script([{"tool_calls": [{"name": "todo", "input": {"todos": todos}}]}, {"text": "ok"}])
+    proc = headless.run("-p", "plan it", "--output-format", "stream-json")
+    assert proc.returncode == 0, proc.stderr
+    (event,) = of(events(proc.stdout), "todo")
+    assert [(t["content"], t["status"]) for t in event["todos"]] == [
+        ("Write the test", "completed"),
+        ("Fix the bug", "in_progress"),
+    ]
+    assert event["todos"][1]["active_form"] == "Fixing the bug"

@@ -70,7 +70,7 @@ def test_a_long_diff_is_folded_and_v_pages_through_it(start, tmp_path: Path) -> 
     term.type("multiply everything")
     term.wait_for("press v to see all of it")
     visible = term.visible()
-    assert "Allow edit_file?" in visible and "Yes, run it" in visible  # the question fits 80x24
+    assert "Allow edit_file?" in visible and "Yes, make this change" in visible  # fits 80x24
     assert "-value_1 = 1" in visible and "+value_59 = 590" not in visible
     term.keys("v")
     term.wait_for("back to the question")

@@ -550,3 +550,20 @@ def test_a_retry_that_withdraws_partial_output_is_marked(tmp_path: Path) -> None
     renderer.on_event(TextDeltaEvent(text="PARTIAL answer\n\n"))
     renderer.on_event(RetryEvent(attempt=1, discard=True, reason="connection broke"))
     assert "trying again (the partial answer above is discarded)" in out.getvalue()
+
+
+def test_notification_escapes_follow_the_terminal() -> None:
+    from ketch_interactive.notify import Focus, escape_for, sequence, should_notify
+
+    assert escape_for("auto", {"TERM_PROGRAM": "WezTerm"}) == "osc9"
+    assert escape_for("auto", {"VTE_VERSION": "7600"}) == "osc777"
+    assert escape_for("auto", {"TERM_PROGRAM": "tmux"}) == "bell"
+    assert escape_for("osc777", {}) == "osc777"
+    assert sequence("done\x1b]0;evil\x07", "osc9") == "\x07\x1b]9;done ]0;evil \x07"
+    assert sequence("x", "osc777") == "\x07\x1b]777;notify;ketch;x\x07"
+    focus = Focus()
+    assert not should_notify("auto", focus)  # the terminal never said: no noise
+    focus.focused = False
+    assert should_notify("auto", focus) and not should_notify("off", focus)
+    focus.focused = True
+    assert not should_notify("auto", focus) and should_notify("always", focus)

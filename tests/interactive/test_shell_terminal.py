@@ -65,7 +65,7 @@ def test_tool_call_approved_at_the_prompt(start) -> None:  # type: ignore[no-unt
     assert "● mark  create a.txt" in screen  # the call line, with the tool's own summary
     assert "create a.txt" in screen.split("Allow mark?")[1]  # the full summary in the question
     assert "why it asks: no policy plugin voted" in screen
-    assert "Yes, run it" in screen and "No, and tell the model" in screen
+    assert "Yes, make this change" in screen and "No, and tell the model" in screen
     assert "for this session" not in screen  # no scope, so no remembering offered
     assert not (term.workspace / "a.txt").exists()
     term.keys("y")
@@ -187,7 +187,7 @@ def test_a_steer_typed_during_a_turn_reaches_the_next_request(start, tmp_path: P
     term.keys("y")
     term.wait_for("running wait_flag")
     term.type("steer-canary-41")
-    term.wait_for("↳ steer-canary-41")  # queued while the tool still runs
+    term.wait_for("↳ next step: steer-canary-41")  # pending while the tool still runs
     flag.write_text("go")
     screen = term.wait_for("saw the steer")
     assert "delivered to the model: steer-canary-41" in screen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -139,6 +140,25 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2
     proc = ketch("-p", "", "--provider", "scripted", cwd=tmp_path, env=scripted_env(tmp_path, []))
     assert proc.returncode == 2 and "no prompt" in proc.stderr
+    no_traceback(proc)
+
+
+def test_an_unknown_option_is_named_with_a_did_you_mean(tmp_path: Path) -> None:
+    # Issue 26 item 6: `--modle gpt-4o` printed the whole usage and complained about gpt-4o.
+    proc = ketch("--modle", "gpt-4o", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    # `--mode` belongs to the permission plugin, absent from the lightweight build.
+    has_mode = re.search(r"--mode\b", ketch("--help", cwd=tmp_path).stdout) is not None
+    both = "--model or --mode" if has_mode else "--model"
+    assert lines[0] == f"ketch: unknown option --modle (did you mean {both}?)"
+    assert len(lines) == 2 and "usage:" not in proc.stderr and "gpt-4o" not in proc.stderr
+    yolo = ketch("--yolo", "-p", "hi", cwd=tmp_path)
+    assert yolo.returncode == 2
+    if has_mode:  # the permission plugin names its own replacement for a peer's flag
+        assert "--profile full-access" in yolo.stderr.splitlines()[0]
+    sub = ketch("sessions", "list", "--jsn", cwd=tmp_path)
+    assert sub.returncode == 2 and "did you mean --json?" in sub.stderr
     no_traceback(proc)
 
 

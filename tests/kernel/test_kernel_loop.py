@@ -462,6 +462,54 @@ def test_cancel_during_streaming(tmp_path: Path) -> None:
     assert end.stop_reason == "cancelled"
 
 
+def _cancelled_once(h: Any, prompt: str, happened: Any) -> Any:
+    """Run a turn, cancel it as soon as ``happened()``; its turn_end event."""
+
+    async def scenario() -> Any:
+        task = asyncio.create_task(h.turn(prompt))
+        while not happened():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        return await asyncio.wait_for(task, 5)
+
+    return asyncio.run(scenario())
+
+
+def test_a_cancelled_stream_keeps_its_partial_answer_and_says_it_was_interrupted(
+    tmp_path: Path,
+) -> None:
+    # Issue 26 item 10: the partial answer vanished, and the next request had two user
+    # messages in a row with nothing between them.
+    h, _ = harness(
+        tmp_path,
+        [
+            {
+                "text": "first half, second half",
+                "chunks": ["first half, ", "second half"],
+                "chunk_delay": 30,
+            },
+            text("ok"),
+        ],
+    )
+
+    end = _cancelled_once(h, "explain it", lambda: h.of_type("text_delta"))
+    assert end.stop_reason == "cancelled" and end.text == "first half, "
+    h.run("shorter please")
+    sent = h.provider.requests[-1].messages
+    assert [m.role for m in sent] == ["user", "assistant", "user", "user"]
+    assert sent[1].text == "first half, "
+    assert "interrupted" in sent[2].text and sent[2].synthetic
+    assert sent[3].text == "shorter please"
+
+
+def test_a_turn_cancelled_before_any_answer_leaves_a_note(tmp_path: Path) -> None:
+    h, _ = harness(tmp_path, [{"text": "slow", "delay": 30}, text("ok")])
+    _cancelled_once(h, "first", lambda: h.provider.requests)
+    h.run("second")
+    roles = [(m.role, m.synthetic) for m in h.provider.requests[-1].messages]
+    assert roles == [("user", False), ("user", True), ("user", False)]
+
+
 def test_steer_is_delivered_at_the_next_step(tmp_path: Path) -> None:
     h, _ = harness(tmp_path, [call("echo", {"text": "a"}), text("adjusted")])
     original = h.provider.stream

@@ -40,7 +40,7 @@ def _setup(
         "PYTHONPATH": str(ROOT),
         "KETCH_MANAGED_FILE": str(policy),
         "KETCH_LOAD": "ketch.testing.scripted_plugin",
-        "KETCH_PLUGINS": "guards,policy,fs,headless,scripted_plugin,sandbox,web",
+        "KETCH_PLUGINS": "guards,policy,fs,headless,scripted_plugin,sandbox,web,trust",
         "KETCH_SCRIPT_LOG": str(tmp_path / "requests.jsonl"),
     }
     return ws, policy, env
@@ -79,8 +79,9 @@ def test_full_access_is_refused_wherever_it_is_asked_for(tmp_path: Path, where: 
         args += ["--profile", "full-access"]
     if where == "environment":
         env["KETCH_PROFILE"] = "full-access"
-    if where == "workspace config":
-        args.append("--trust-workspace")  # untrusted, a workspace cannot ask for a profile at all
+    if where == "workspace config":  # untrusted, a workspace cannot ask for a profile at all
+        trusted = _ketch("trust", "--yes", cwd=ws, env=env)
+        assert trusted.returncode == 0, trusted.stdout + trusted.stderr
     run = _ketch(*args, cwd=ws, env=env, script=[text("should not run")])
     assert run.returncode == 2, run.stdout + run.stderr
     assert "Traceback" not in run.stderr

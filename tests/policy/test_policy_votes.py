@@ -373,3 +373,16 @@ def test_process_environment_is_a_secret_even_in_full_access(ws: Path) -> None:
     )
     shell = combined(shell_call("cat /proc/self/environ", ws), snapshot(ws, "full-access"))
     assert shell.decision == "ask"
+
+
+def test_manual_reason_is_said_once_not_per_sub_command(ws: Path) -> None:
+    # Issue 26 item 8: "why it asks: runs 'echo hi' (the manual profile asks before every
+    # command); runs 'ls' (...); runs 'wc -l' (...); writes out.txt (...)".
+    vote = policy_vote(shell_call("echo hi && ls | wc -l > out.txt", ws), snapshot(ws, "manual"))
+    assert vote is not None and vote.decision == "ask"
+    assert vote.reason == (
+        f"the manual profile asks before every command and edit (this one writes {ws / 'out.txt'})"
+    )
+    assert "echo" not in vote.reason
+    plain = policy_vote(shell_call("ls", ws), snapshot(ws, "manual"))
+    assert plain is not None and plain.reason == "the manual profile asks before every command"

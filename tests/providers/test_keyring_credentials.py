@@ -383,3 +383,19 @@ def test_auth_set_gemini_needs_no_keyring_change_and_the_key_is_used(
         server.requests[-1].headers["x-goog-api-key"] == KEY
         and KEY not in turn.stdout + turn.stderr
     )
+
+
+def test_auth_set_without_a_keyring_says_which_variable_to_export(tmp_path: Path) -> None:
+    # Issue 26 item 9: without a keyring the next 401 suggested `ketch auth set`, which
+    # then failed without saying what would work instead.
+    done = ketch(
+        tmp_path,
+        "auth",
+        "set",
+        "openai",
+        env={"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
+        stdin=KEY + "\n",
+    )
+    assert done.returncode == 1 and KEY not in done.stdout + done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and "export OPENAI_API_KEY=..." in line and "shell profile" in line

@@ -278,3 +278,20 @@ def test_show_reports_unknown_outcomes(tmp_path: Path, workspaces: tuple[Path, P
     sent = logged_requests(tmp_path)[-1]["messages"]
     outputs = [part.get("output", "") for message in sent for part in message["parts"]]
     assert any("outcome of this call is unknown" in o for o in outputs)
+
+
+def test_a_session_name_works_for_show_and_resume(
+    tmp_path: Path, workspaces: tuple[Path, Path]
+) -> None:
+    # Issue 26 item 7: a name given with /rename (or `sessions rename`) worked for
+    # /resume only; `ketch sessions show NAME` and `ketch --resume NAME` said "no session".
+    a, _ = workspaces
+    first = _turn(tmp_path, a, "fix the parser", [text("parser fixed")])
+    assert _sessions(tmp_path, a, "rename", first["session_id"], "parser work").returncode == 0
+    show = _sessions(tmp_path, a, "show", "parser work")
+    assert show.returncode == 0, show.stderr
+    assert "parser fixed" in show.stdout
+    again = _turn(tmp_path, a, "and now?", [text("still here")], "--resume", "Parser Work")
+    assert again["session_id"] == first["session_id"]
+    missing = _sessions(tmp_path, a, "show", "no such name")
+    assert missing.returncode == 1 and missing.stderr.startswith("ketch: no session")

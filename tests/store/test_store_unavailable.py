@@ -230,7 +230,10 @@ def test_the_shell_asks_for_the_passphrase_on_the_terminal(tmp_path: Path) -> No
         workspace=workspace,
     )
     try:
-        first.wait_for("Choose a passphrase")
+        screen = first.wait_for("Where should ketch keep the key")  # once the model is known
+        assert "asked every time ketch starts" in screen  # no cache: key_cache_timeout = 0
+        first.keys("2")  # the passphrase (the key file is recommended here)
+        first.wait_for("New passphrase")
         first.type("short")
         first.wait_for("at least 8 characters")
         first.type("a terminal passphrase")

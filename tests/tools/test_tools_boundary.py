@@ -160,8 +160,8 @@ def test_planted_symlink_at_final_component_is_refused_at_write_time(
     tmp_path: Path, outside: Path
 ) -> None:
     """Below the tool: the write primitive itself never follows a symlink."""
-    from ketch_fs.writing import write_atomic
     from ketch_tool_kit.paths import PathProblem
+    from ketch_tool_kit.writing import write_atomic
 
     target = tmp_path / "ws2" / "file.txt"
     target.parent.mkdir()

@@ -395,3 +395,27 @@ def test_every_process_group_ends_when_ketch_does(
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=10)
+
+
+def test_a_running_command_streams_its_lines_through_the_result_filters(tools) -> None:
+    # Issue 26: live output. Lines reach the frontends while the command runs, as
+    # ``tool_output`` events, redacted like the result is (the redact plugin is loaded).
+    from ketch_tools_testkit import ToolSession
+
+    from ketch.testing import Harness
+
+    session = ToolSession(
+        Harness.create(tools().workspace.parent, bundled=["shell", "redact"]), approve_all
+    )
+    token = "ghp_" + "a1B2c3D4" * 4 + "e5F6"
+    result = session.call(
+        "shell", {"command": f"echo first; sleep 0.6; echo 'token {token}'; sleep 0.6; echo last"}
+    )
+    assert result.ok and token not in result.output
+    chunks = session.events("tool_output")
+    assert len(chunks) >= 2  # more than one update: it was live, not all at the end
+    assert all(c.tool_call_id == result.tool_call_id and c.name == "shell" for c in chunks)
+    shown = "\n".join(c.text for c in chunks)
+    assert shown.startswith("first") and shown.rstrip().endswith("last")
+    assert token not in shown and "REDACTED" in shown
+    assert chunks[0].ts < result.ts - 0.5  # the first line came well before the end

@@ -12,6 +12,7 @@ A script is a list of responses, one per provider call. Each response is a dict 
 * ``error``: ``{"kind": "rate_limit", "message": .., "retryable": true, "retry_after": 0}``
   raised instead of answering (``after_text`` streams some text first);
 * ``delay``: seconds to wait before completing (for cancellation tests);
+* ``chunk_delay``: seconds to wait after each chunk of ``text`` (a slow stream);
 * ``truncate``: end the stream without a completed response;
 * ``when``: text the request's first user message must contain for this response to
   answer it (the prompt of the root session, or the task a subagent got).
@@ -143,6 +144,8 @@ class ScriptedProvider:
         chunks = step.get("chunks") or ([answer] if answer else [])
         for chunk in chunks:
             yield TextDelta(text=chunk)
+            if step.get("chunk_delay"):
+                await asyncio.sleep(float(step["chunk_delay"]))
         if step.get("truncate"):
             return
         parts: list[Any] = []

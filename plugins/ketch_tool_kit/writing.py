@@ -1,5 +1,10 @@
 """Writing files: atomically, never through a symlink, and with a diff for the user.
 
+Every tool that changes a file's content writes it through here (``write_file`` and
+``edit_file`` of the ``fs`` plugin, a language server's rename), so they share one
+write path: the same temporary-file names (swept by the ``fs`` plugin when a killed
+write left one), the same symlink refusals, the same session file backend.
+
 The new content goes to a temporary file beside the target (created with
 ``O_EXCL|O_NOFOLLOW`` in a directory reached without following symlinks), is
 fsynced, and replaces the target with ``rename``, which never follows a symlink
@@ -13,11 +18,11 @@ import contextlib
 import difflib
 import hashlib
 import os
+import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
-from ketch_fs.leftovers import temp_name
-from ketch_fs.reading import Fingerprint, fingerprint_fd
 from ketch_tool_kit.files import FileBackend
 from ketch_tool_kit.paths import (
     PathProblem,
@@ -27,6 +32,40 @@ from ketch_tool_kit.paths import (
     open_nofollow,
     parent_dir,
 )
+
+# ``.NAME.ketch-PID-XXXXXXXX.tmp`` (older ketch: without the pid).
+TEMP = re.compile(r"^\..+\.ketch-(?:(?P<pid>\d+)-)?[0-9a-f]{8}\.tmp$")
+CHUNK = 1 << 20
+
+
+def temp_name(target: str) -> str:
+    """The temporary file name for writing ``target`` (its writer's pid inside)."""
+    import secrets
+
+    return f".{target[:200]}.ketch-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    def same_content(self, other: Fingerprint) -> bool:
+        return self.size == other.size and self.sha256 == other.sha256
+
+    def as_dict(self) -> dict[str, object]:
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
+
+
+def fingerprint_fd(fd: int) -> tuple[Fingerprint, bytes]:
+    """Fingerprint and full content of an open file (for files about to be rewritten)."""
+    st = os.fstat(fd)
+    parts: list[bytes] = []
+    while chunk := os.read(fd, CHUNK):
+        parts.append(chunk)
+    data = b"".join(parts)
+    return Fingerprint(len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest()), data
 
 
 def read_existing(
