@@ -286,6 +286,7 @@ class Staged:
     source: str
     digest: str
     entry: dict[str, Any]
+    commit: str = ""
 
 
 def _stage(
@@ -325,7 +326,7 @@ def _stage(
         if source.path is not None and source.path.is_relative_to(catalog.root)
         else source.describe()
     )
-    return Staged(bundle, version, where, digest, entry)
+    return Staged(bundle, version, where, digest, entry, commit or "")
 
 
 def _show(
@@ -383,6 +384,7 @@ def _settle(
             name=bundle.name,
             marketplace=bundle.id.split("@", 1)[1],
             version=staged.version,
+            commit=staged.commit,
             source=staged.source,
             digest=staged.digest,
             enabled=enabled,
@@ -493,7 +495,7 @@ def update(kernel: Kernel, args: argparse.Namespace) -> int:
             staged.bundle,
             items,
             pins,
-            f"{record.id}: {record.version} -> {staged.version} (from {staged.source})",
+            f"{record.id}: {_moved(record, staged)} (from {staged.source})",
         )
         answer = confirm(
             f"Update {record.id} and trust these {len(pending)} new or changed item(s)?", args.yes
@@ -511,6 +513,14 @@ def update(kernel: Kernel, args: argparse.Namespace) -> int:
         remove_tree(paths.plugin_home(record.id) / ".staging")
     say(f"updated {new.id} to {new.version}")
     return 0
+
+
+def _moved(record: Installed, staged: Staged) -> str:
+    """The version an update goes from and to, with the commits when they differ."""
+    moved = f"{record.version} -> {staged.version}"
+    if record.commit != staged.commit and staged.commit:
+        moved += f", commit {record.commit[:12] or '?'} -> {staged.commit[:12]}"
+    return moved
 
 
 def trust(kernel: Kernel, args: argparse.Namespace) -> int:
@@ -641,6 +651,7 @@ def show_list(kernel: Kernel, args: argparse.Namespace) -> int:
                 "id": record.id,
                 "version": record.version,
                 "source": record.source,
+                "commit": record.commit or None,
                 "enabled": record.enabled,
                 "active_here": on_here,
                 "items": len(states),

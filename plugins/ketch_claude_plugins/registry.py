@@ -128,6 +128,7 @@ class Installed:
     marketplace: str
     version: str = ""
     source: str = ""  # where its files came from, in words
+    commit: str = ""  # the git commit its files came from ("" when none)
     digest: str = ""  # of its files as installed: an update that changes nothing says so
     enabled: bool = True  # at user scope (a workspace may enable or disable it for itself)
     installed: str = ""
