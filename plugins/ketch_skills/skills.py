@@ -3,12 +3,12 @@ narrowing after a skill with ``allowed-tools`` was loaded."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ketch.prompt import PromptPart
-from ketch.tools import Tool, ToolContext, ToolResult
+from ketch.tools import Effect, Tool, ToolContext, ToolResult
 from ketch_prompt_kit.arguments import expand_arguments
 from ketch_skills.discovery import MAX_FILES_LISTED, Skill, find, skills
 
@@ -93,7 +93,8 @@ class SkillTool(Tool):
     name = "skill"
     description = "Load a skill's instructions (the skills available are listed in the system prompt under Skills). Call it before a task its description matches."
     input_model = SkillInput
-    effects = frozenset()  # reads only the skill files the user installed or trusted
+    # it reads only the skill files the person installed or trusted
+    effects: ClassVar[frozenset[Effect]] = frozenset()
     mutating = False
 
     def __init__(self, held: frozenset[str] = frozenset(), extra: tuple[Folder, ...] = ()) -> None:
