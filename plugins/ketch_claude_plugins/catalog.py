@@ -204,10 +204,12 @@ def source_of(catalog: Catalog, entry: dict[str, Any]) -> Source:
         if not isinstance(url, str):
             raise KetchError(f"{what}: no url")
         subdir = ""
-        if kind == "git-subdir":
+        # git-subdir needs a path; a url source may carry one too (Anthropic's own
+        # catalog has such entries, the plugin in that folder of the repository)
+        if kind == "git-subdir" or (kind == "url" and source.get("path") is not None):
             sub = source.get("path")
             if not isinstance(sub, str) or not sub.strip("/"):
-                raise KetchError(f"{what}: git-subdir needs a path")
+                raise KetchError(f"{what}: {kind} needs a path (a folder of the repository)")
             if ".." in Path(sub).parts or sub.startswith("/"):
                 raise KetchError(f"{what}: path {sub!r} reaches outside the repository")
             subdir = sub.strip("/")

@@ -38,6 +38,29 @@ def test_the_real_marketplace_layout_reads() -> None:
     assert source.path == HERE / "marketplace" / "plugins" / "hookify"
 
 
+def test_anthropics_official_catalog_reads_whole(tmp_path: Path) -> None:
+    """The real claude-plugins-official marketplace.json (286 plugins, catalogs/,
+    SOURCES.md): every entry read, every source one ketch fetches, none refused."""
+    (tmp_path / ".claude-plugin").mkdir()
+    (tmp_path / ".claude-plugin" / "marketplace.json").write_bytes(
+        (HERE / "catalogs" / "claude-plugins-official.json").read_bytes()
+    )
+    found = read_catalog(tmp_path)
+    assert found.name == "claude-plugins-official" and found.problems == []
+    assert len(found.plugins) == 286
+    sources = {name: source_of(found, entry) for name, entry in found.plugins.items()}
+    in_place = [s for s in sources.values() if s.path is not None]
+    assert len(in_place) == 53 and all(s.path.is_relative_to(tmp_path) for s in in_place)
+    cloned = [s for s in sources.values() if s.path is None]
+    assert len(cloned) == 233 and all(len(s.sha) == 40 for s in cloned)  # each pinned
+    assert all(s.url.startswith("https://") for s in cloned)
+    # git-subdir (83) and a url source with a path (4): the plugin is that folder.
+    assert sum(1 for s in cloned if s.subdir) == 87
+    assert sources["atomic-agents"].subdir == "claude-plugin/atomic-agents"
+    assert sources["42crunch-api-security-testing"].subdir == "plugins/api-security-testing"
+    assert sources["42crunch-api-security-testing"].ref == "v1.5.5"
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
@@ -60,6 +83,10 @@ def test_the_real_marketplace_layout_reads() -> None:
         (
             {"source": "git-subdir", "url": "acme/mono", "path": "tools/plugin", "ref": "main"},
             ("https://github.com/acme/mono.git", "main", "", "tools/plugin"),
+        ),
+        (
+            {"source": "url", "url": "https://git.example/mono.git", "path": "claude/p/"},
+            ("https://git.example/mono.git", "", "", "claude/p"),
         ),
     ],
 )
@@ -98,6 +125,8 @@ def test_relative_sources_and_plugin_root(tmp_path: Path) -> None:
         ),
         ({"source": "github", "repo": "acme/p", "sha": "abc"}, "40-character"),
         ({"source": "git-subdir", "url": "acme/p", "path": "../up"}, "outside the repository"),
+        ({"source": "url", "url": "acme/p", "path": "/etc"}, "outside the repository"),
+        ({"source": "git-subdir", "url": "acme/p"}, "needs a path"),
         ({"source": "weird"}, "unknown kind"),
     ],
 )
