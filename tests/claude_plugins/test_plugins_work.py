@@ -41,6 +41,17 @@ def test_add_from_the_directory_and_from_the_git_repository(cli: PluginCli) -> N
     installed = cli.ok("plugin", "install", f"feature-dev@{MARKET}", "--yes")
     assert record["commit"][:12] in installed.stdout  # the version: the marketplace's commit
     assert "feature-dev:code-explorer" in installed.stdout
+    available = json.loads(cli.ok("plugin", "list", "--available", "--json").stdout)
+    assert {row["id"]: row["installed"] for row in available} == {
+        f"{name}@{MARKET}": name == "feature-dev"
+        for name in (
+            "commit-commands",
+            "explanatory-output-style",
+            "feature-dev",
+            "hookify",
+            "ketch-test-mcp",
+        )
+    }
 
 
 def test_a_command_and_an_agent_in_a_scripted_turn_and_a_hook_at_its_event(
