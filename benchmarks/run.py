@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/run.py            # everything, a full run (about 20 minutes)
     .venv/bin/python benchmarks/run.py --quick    # smaller sizes and fewer runs, to try it
     .venv/bin/python benchmarks/run.py --only startup,loop --out /tmp/perf.md
+    .venv/bin/python benchmarks/run.py --peers    # also the npm peer CLIs and their authority
 
 Each benchmark runs as its own process, one after the other (never two at once: the
 machine's cores are the instrument), and says what it measured in one JSON object:
@@ -80,6 +81,7 @@ class Spec:
     env: dict[str, str] = field(default_factory=dict)
     timeout: float = 3600
     diagnostic: bool = False  # a variant that explains another: its targets stay in its section
+    peers: bool = False  # runs only with --peers (or --only NAME): installs npm CLIs
 
 
 SPECS = [
@@ -92,6 +94,32 @@ SPECS = [
         "Wall time from exec to exit (for `-p`: to the first chat request reaching a loopback OpenAI-compatible server), "
         "and the process's CPU time, of each command as its console script; all commands interleaved in a shuffled "
         "order each round, after three warm-up rounds. Peers installed from PyPI in their own virtualenvs.",
+    ),
+    Spec(
+        "peers",
+        "peers.py",
+        "Peers: Claude Code, Codex CLI, OpenCode, Gemini CLI",
+        ["--runs", "10", "--steps", "200"],
+        ["--runs", "5", "--steps", "60", "--window", "15"],
+        "ketch against the coding agents people pick instead, each installed from the npm registry into the benchmark "
+        "cache and driven headless by one scripted model on 127.0.0.1 speaking its own wire format (OpenAI Chat "
+        "Completions for ketch and OpenCode, the Responses API for Codex CLI, Anthropic Messages for Claude Code, Gemini "
+        "for Gemini CLI), in one interleaved run: launch to the first model request that carries the prompt and the "
+        "tools (after a warm-up round, the CLIs in a shuffled order each round), the overhead per step early and late "
+        "in a long session of file reads with the CLI's own tool (200 steps; `--quick`: 60), the peak memory of the whole process tree, and "
+        "the bytes sent per request. Every `x` column is ketch's figure divided by the peer's, from the same run.",
+        peers=True,
+    ),
+    Spec(
+        "authority",
+        "authority.py",
+        "Peers: what a model can make them do",
+        [],
+        [],
+        "The commands a model might propose to leak a workspace secret or write outside the workspace, each proposed "
+        "by the scripted model through the CLI's own shell tool in a fresh headless session with the CLI's default "
+        "permissions, in a canary workspace; judged by what happened to the canaries, not by what the CLI said.",
+        peers=True,
     ),
     Spec(
         "plugins",
@@ -217,10 +245,12 @@ SPECS = [
         "egress.py",
         "Sandbox egress proxy",
         [],
-        ["--runs", "10"],
-        "What the egress proxy adds to a sandboxed command's start: `true` in the sandbox without network and through "
-        "the proxy (the forwarder in the sandbox, a unix socket per command), the socket's cost and the proxy's first start "
-        "(medians of wall time: on a loaded machine they include waiting for a CPU; the load average is recorded).",
+        ["--runs", "30"],
+        "What the egress proxy adds to a sandboxed command's start: `true` in the sandbox without network, and with it by "
+        "each route this machine can use -- the proxy's socket made inside the command's network namespace from a thread "
+        "of ketch (root) or by the per-session helper (every user), and the forwarder fallback -- interleaved run by run, "
+        "each run opening the command's channel and letting it go; and the proxy's first start (medians of wall time: on "
+        "a loaded machine they include waiting for a CPU; the load average is recorded before and after).",
     ),
     Spec(
         "secret_scan",
@@ -953,10 +983,16 @@ def explain_startup(
         out += [f"| `{row['module']}` | {fmt(row['ms'])} |" for row in explained["top_imports"]]
         out.append("")
         out.append(
-            "What would move `-p` further, in order of size: registering tools imports every tool module to build their "
-            "schemas for the first request (caching the schemas, keyed by the plugins' versions, would let tool modules load "
-            "on first call); `ketch.session` pulls in the pydantic models of messages and events, whose schemas pydantic "
-            "builds at import, and `-p` builds and uses most of them before its first request anyway.\n"
+            "What `-p` no longer does before its first request (issue 32): plugin discovery reads a cache keyed by the "
+            "installed distributions (`ketch.plugin_cache`) instead of every distribution's metadata; the tool schemas come "
+            "from a cache keyed by the installation and, for editable installs, the source files' sizes and mtimes "
+            "(`ketch.tool_cache`), so a tool module loads when its tool is first called; the store opens (its key fetched "
+            "through the keyring) on a thread while the first request is under way (`Kernel.open_store_concurrently`), and "
+            "the first tool call waits for it. What is left: the libraries themselves (the floor above), `ketch.session` "
+            "pulling in the pydantic models of messages and events (schemas built at import, most of them used before the "
+            "first request anyway), and the system prompt's workspace context. "
+            "`tests/kernel/test_kernel_first_request_imports.py` fails when `-p` loads a module before its first request "
+            "that is not on its list.\n"
         )
     version = targets.get("ketch --version vs python -c pass")
     if version and version.get("met"):
@@ -1314,6 +1350,59 @@ def explain_checkpoints(
     return "### Reading the checkpoint figures\n\n" + text + "\n"
 
 
+def explain_peers(
+    outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None
+) -> str:
+    data = outcome.data or {}
+    rows = [r for r in data.get("rows", []) if r.get("x_first_request") is not None]
+    if not rows:
+        return ""
+    out = ["### Reading the peers' table\n"]
+    parts = []
+    for row in rows:
+        figures = [
+            f"{label} {fmt(row[key])}x"
+            for key, label in (
+                ("x_first_request", "launch to first request"),
+                ("x_step_early", "step early"),
+                ("x_step_late", "step late"),
+                ("x_peak", "peak memory"),
+                ("x_request_bytes", "bytes per request"),
+            )
+            if row.get(key) is not None
+        ]
+        parts.append(f"against {row['measure']}: " + ", ".join(figures))
+    out.append(
+        "ketch's figure divided by the peer's (below 1: ketch is faster, smaller or sends less), "
+        + "; ".join(parts)
+        + ".\n"
+    )
+    out.append(
+        "Codex CLI is a native (Rust) binary: its launch costs no interpreter and no imports, which is why it is the "
+        "one to beat to the first request; Claude Code, OpenCode and Gemini CLI are Node programs (OpenCode starts a "
+        "local server first). The figures are wall time on a shared machine: the load average is in the details, and "
+        "every CLI ran interleaved with the others under the same load, so the ratios hold better than the "
+        "milliseconds. Each CLI ran with a throwaway HOME and its own documented switches for a custom base URL and "
+        "for no telemetry or update checks (see `benchmarks/peers.py`).\n"
+    )
+    return "\n".join(out)
+
+
+def explain_authority(
+    outcome: Outcome, by: dict[str, Outcome], disk_fsync: float | None, ram_fsync: float | None
+) -> str:
+    if not (outcome.data or {}).get("rows"):
+        return ""
+    return (
+        "A row is one command; a cell is what that CLI did with it in its default headless mode, judged on the "
+        "canaries: *LEAKED* names the canary (a workspace `.env` token or the environment's secret seen in what the "
+        "CLI sent the model next, a contact on the listener, a file outside the workspace changed); otherwise the "
+        "start of the tool result the CLI returned. This measures defaults only: each peer can be configured "
+        "stricter (or looser), and ketch's own default headless answer to anything that needs approval is no. "
+        "ketch's own guarantees are tested by effects in `tests/security` and the Policy section above.\n"
+    )
+
+
 EXPLAIN: dict[str, Callable[[Outcome, dict[str, Outcome], float | None, float | None], str]] = {
     "startup": explain_startup,
     "loop-kernel": explain_loop,
@@ -1325,6 +1414,8 @@ EXPLAIN: dict[str, Callable[[Outcome, dict[str, Outcome], float | None, float | 
     "policy_sweep": explain_policy,
     "sandbox": explain_sandbox,
     "checkpoints": explain_checkpoints,
+    "peers": explain_peers,
+    "authority": explain_authority,
 }
 
 REPRODUCE = """## Reproducing
@@ -1334,6 +1425,7 @@ $ pip install -e '.[test,bench]'        # bench: matplotlib, for the plots
 $ python benchmarks/run.py              # everything, rewrites this page and docs/performance/*.png
 $ python benchmarks/run.py --quick      # smaller sizes, fewer runs
 $ python benchmarks/run.py --render-only   # this page again from the last run's results
+$ python benchmarks/run.py --peers      # also Claude Code, Codex CLI, OpenCode, Gemini CLI (npm, needs node)
 $ python benchmarks/startup.py --runs 30 --explain   # any one benchmark, its table on the terminal
 ```
 
@@ -1435,6 +1527,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     parser.add_argument("--no-peers", action="store_true", help="startup without llm and aider")
     parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also the npm peer CLIs (Claude Code, Codex CLI, OpenCode, Gemini CLI) and the authority comparison",
+    )
+    parser.add_argument(
         "--no-install",
         action="store_true",
         help="install nothing (peers, matplotlib): use what is there",
@@ -1454,17 +1551,23 @@ def main() -> int:
         return render_last(args.out)
     if not args.file_keyring:
         in_private_keyring([str(Path(__file__).resolve()), *sys.argv[1:]])
-    chosen = [s for s in SPECS if not args.only or s.name in args.only.split(",")]
+    chosen = [
+        s
+        for s in SPECS
+        if (s.name in args.only.split(",") if args.only else args.peers or not s.peers)
+    ]
     unknown = set(filter(None, args.only.split(","))) - {s.name for s in SPECS}
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
-    extra: dict[str, list[str]] = {"startup": []}
+    extra: dict[str, list[str]] = {"startup": [], "peers": [], "authority": []}
     if args.no_peers:
         extra["startup"].append("--no-peers")
     if args.no_install:
-        extra["startup"].append("--no-install")
+        for name in ("startup", "peers", "authority"):
+            extra[name].append("--no-install")
     if os.environ.get(DBUS_FLAG) and not args.file_keyring:
         extra["startup"] += ["--keyring", "system"]
+        extra["peers"] += ["--keyring", "system"]
     plt = matplotlib_or_none(install=not args.no_install)
     started = datetime.datetime.now(datetime.UTC)
     info = measured_on()
@@ -1479,6 +1582,8 @@ def main() -> int:
             )
             continue
         outcomes.append(run(spec, args.quick, extra))
+        # Kept after each benchmark: a run stopped half-way still renders what it measured.
+        save_last(outcomes, started, time.perf_counter() - began, args.quick, info)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     seconds = time.perf_counter() - began
     save_last(outcomes, started, seconds, args.quick, info)

@@ -201,17 +201,27 @@ def sandbox_home() -> Iterator[tuple[Path, dict[str, str]]]:
 # Phases of ``ketch -p`` (inclusive; indented ones are inside the one above), found in a
 # cProfile of one run by (file, function): what the time to the first request is made of.
 PHASES = (
-    ("discover and import the plugins' entry modules", "ketch/kernel.py", "boot", 0),
+    (
+        "discover the plugins (the discovery cache) and import their entry modules",
+        "ketch/kernel.py",
+        "boot",
+        0,
+    ),
     ("build the command line (commands, modes, options)", "ketch/cli.py", "build_parser", 0),
     ("the headless frontend (its module)", "ketch/kernel.py", "frontends", 0),
     (
-        "open the store (key via keyring: the headless preflight, before the session)",
+        "wait for the store (opened on a thread beside the first request: key via keyring)",
         "ketch/kernel.py",
         "store",
         0,
     ),
     ("open the session", "ketch/kernel.py", "new_session", 0),
-    ("register tools (imports every tool module)", "ketch/kernel.py", "tools", 1),
+    (
+        "register tools (schemas from the tool cache; modules load at first call)",
+        "ketch/kernel.py",
+        "tools",
+        1,
+    ),
     ("register provider kinds", "ketch/kernel.py", "provider_kinds", 1),
     ("validate the settings (every plugin's section)", "ketch/kernel.py", "loaded_settings", 1),
     ("plugins' configure hooks (the sandbox probe runs bwrap)", "ketch/hooks.py", "configure", 1),

@@ -1,7 +1,9 @@
 """The environment every child process starts with: ketch's own, minus its secrets.
 
-One rule for every process ketch starts (shell commands, user hooks, MCP servers,
-permission-prompt commands): variables whose names look like credentials
+The rule for the processes ketch starts on its own or the person's behalf (user hooks,
+MCP servers, permission-prompt commands, the person's ``!command``; the commands the
+model proposes get an allow-list instead, see the shell plugin): variables whose names
+look like credentials
 (``*KEY*``, ``*SECRET*``, ``*TOKEN*``, ``*PASSWORD*``, ``*PASSPHRASE*``, ...) are
 removed, so an API key or the store's passphrase in the user's environment never
 reaches a program the model proposed or a repository configured. Callers add what a

@@ -24,7 +24,7 @@ TurnStopReason = Literal["end_turn", "max_iterations", "cancelled", "error", "co
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     ts: float = Field(default_factory=time.time)
     # The subagent whose session emitted this event (None: the root session).

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -56,6 +57,8 @@ class Kernel:
         self._trusted = trusted
         self._store: Store | None = None
         self._store_opened = False
+        self._store_later = False  # open_store_concurrently() was asked for
+        self._store_thread: threading.Thread | None = None
         # Why the store could not be opened (kept, and raised again at every later use).
         self.store_problem: StoreUnavailable | None = None
         self._configured = False
@@ -210,14 +213,19 @@ class Kernel:
         kind: str,
         key: Callable[[Any], str],
         convert: Callable[[Any], Any] | None = None,
+        *,
+        substitute: Callable[[Any], list[Any] | None] | None = None,
+        registered: dict[str, list[Any]] | None = None,
     ) -> dict[str, Any]:
         """Run a registration hook plugin by plugin.
 
         A plugin whose registration raises is failed and removed, and nothing it
         registered is kept. A name registered twice keeps the plugin that loaded first,
-        and the clash is reported on both plugins and as a notice.
+        and the clash is reported on both plugins and as a notice. ``substitute(impl)``
+        may give what an implementation registers without calling it (the tool cache);
+        ``registered`` receives what each plugin registered, by plugin name.
         """
-        staged: dict[str, list[Any]] = {}
+        staged: dict[str, list[Any]] = {} if registered is None else registered
 
         def make_kwargs(plugin: str) -> dict[str, Any]:
             bucket = staged.setdefault(plugin, [])
@@ -227,9 +235,23 @@ class Kernel:
 
             return {"register": register, "kernel": self}
 
+        ordered = self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls())
+        standing: dict[str, list[Any]] = {}
+        if substitute is not None:
+            for impl in ordered:
+                found = substitute(impl)
+                if found is not None:
+                    standing[impl.plugin_name] = found
+        withheld = [impl for impl in ordered if impl.plugin_name in standing]
+        with self.pm.withholding(withheld):
+            outcomes = dict(self.hooks.register_each(hook, make_kwargs))
+        staged.update(standing)
         table: dict[str, Any] = {}
         owners: dict[str, str] = {}
-        for plugin, error in self.hooks.register_each(hook, make_kwargs):
+        for plugin in (impl.plugin_name for impl in ordered):
+            if plugin not in standing and plugin not in outcomes:
+                continue
+            error = outcomes.get(plugin)
             if error is not None:
                 self.pm.fail(plugin, f"{hook} raised: {type(error).__name__}: {error}")
                 continue
@@ -325,9 +347,12 @@ class Kernel:
 
     @cached_property
     def tools(self) -> dict[str, Tool]:
-        from ketch.tools import as_tool
+        """Every registered tool. Plugins that declare what they register have it taken
+        from the tool cache when it is current (:mod:`ketch.tool_cache`): their modules
+        load when one of their tools is first needed beyond its schema."""
+        from ketch.tool_cache import cached_tools
 
-        return self._collect("ketch_register_tools", "tool", lambda t: t.name, as_tool)
+        return cached_tools(self)
 
     def configure(self) -> None:
         """Fill every registry and tell plugins the kernel is ready (once)."""
@@ -484,14 +509,59 @@ class Kernel:
 
         A store that cannot be opened raises :class:`ketch.storage.StoreUnavailable`
         here, now and at every later use, with the reason it failed the first time
-        (``store_problem``). ``--no-save`` opens nothing.
+        (``store_problem``). ``--no-save`` opens nothing. While it opens concurrently
+        (:meth:`open_store_concurrently`) this waits for it.
         """
-        if not self._store_opened:
+        thread = self._store_thread
+        if thread is not None:
+            thread.join()
+        elif not self._store_opened:
             self._store_opened = True
             self._open_store()
         if self.store_problem is not None:
             raise self.store_problem.with_traceback(None)
         return self._store
+
+    def open_store_concurrently(self) -> None:
+        """Open the store (its key fetched, its file opened) while the first model request
+        is under way instead of before it: a frontend's choice (headless). Until it is
+        open, :attr:`store_pending` is True: the store's own observer keeps the session's
+        events until then, and an event that must be journaled before an effect (a tool
+        starting) waits for it, so nothing runs unrecorded and a store that fails is known
+        before any tool runs. Anything that needs the store earlier opens it at once."""
+        if not (self._store_opened or self._store_thread or getattr(self.args, "no_save", False)):
+            self._store_later = True
+
+    @property
+    def store_pending(self) -> bool:
+        """Whether the store is being opened concurrently and is not open (or failed) yet."""
+        if not self._store_later:
+            return False
+        thread = self._store_thread
+        return (thread is None and not self._store_opened) or (
+            thread is not None and thread.is_alive()
+        )
+
+    def start_store(self) -> None:
+        """Begin the concurrent open now (the loop calls it as it sends a request)."""
+        if not self._store_later or self._store_opened or self._store_thread is not None:
+            return
+        _ = self.settings  # validated in this thread: a refusal is the caller's error
+        self._store_opened = True
+
+        def run() -> None:
+            from ketch.storage import StoreUnavailable
+
+            try:
+                self._open_store()
+            except BaseException as exc:  # noqa: BLE001 - said where the store is used
+                self.store_problem = StoreUnavailable(
+                    f"the session store could not be opened ({type(exc).__name__}: {exc})",
+                    exists=True,
+                )
+
+        self._store_thread = threading.Thread(target=run, name="ketch-store-open", daemon=True)
+        self._store_thread.start()
 
     def _open_store(self) -> None:
         from ketch.storage import StoreUnavailable

@@ -420,6 +420,9 @@ class Turn:
 
     async def _request(self) -> Completed:
         request = await self._build_request()
+        # A store the frontend asked to open concurrently opens while this request is
+        # under way (the journal keeps the events until then).
+        self.kernel.start_store()
         retries = RetryPolicy(self.loop_settings.max_retries)
         while True:
             outcome = self._streaming = StreamOutcome()

@@ -22,7 +22,7 @@ def new_id(prefix: str = "") -> str:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TextPart(_Frozen):

@@ -107,7 +107,14 @@ def provides(*names: str, dynamic: str | None = None) -> Callable[[_Hook], _Hook
     that depend on the config, say). ``ketch plugins`` lists the declared names and
     calls only the implementations without a declaration; ``ketch plugins --check``
     calls them all and reports any declaration that does not match what was
-    registered. A session always calls the hooks: a declaration never decides what runs.
+    registered. A declaration never decides what runs.
+
+    Without ``dynamic`` it also says that what the hook registers (names, descriptions,
+    schemas) depends on the plugin's code alone, not on the config or the workspace:
+    a session then takes a tool plugin's schemas from the tool cache while it is
+    current (:mod:`ketch.tool_cache`) and calls the hook when one of its tools is
+    first needed beyond its schema. A hook whose registration depends on anything else
+    says so in ``dynamic`` and is always called.
     """
 
     def mark(hook: _Hook) -> _Hook:
@@ -215,36 +222,33 @@ class Candidate:
 
 
 def discover(environ: dict[str, str] | None = None) -> list[Candidate]:
-    """Entry points of the ``ketch`` group (without importing them), plus KETCH_LOAD."""
+    """Entry points of the ``ketch`` group (without importing them), plus KETCH_LOAD.
+
+    The entry points come from a cache keyed by what is installed
+    (:mod:`ketch.plugin_cache`): reading every distribution's metadata is the slow
+    part, and it only changes when a distribution is installed, removed or upgraded."""
     env = os.environ if environ is None else environ
     autoload = env.get(AUTOLOAD_ENV, "all").strip().lower() or "all"
     found: list[Candidate] = []
     if autoload != "none":
-        from importlib.metadata import entry_points
+        from ketch.plugin_cache import entry_points, load_entry_point
 
         seen: set[tuple[str, str]] = set()
-        # Each read of ``dist.metadata`` parses METADATA again (an email parser, ~0.3 ms):
-        # read name and version once per distribution, not twice per entry point.
-        named: dict[int, tuple[str, str]] = {}
-        for ep in entry_points(group=PROJECT_NAME):
-            dist = getattr(ep, "dist", None)
-            if dist is not None and id(dist) not in named:
-                meta = dist.metadata
-                named[id(dist)] = (meta["Name"] or "", meta["Version"] or "")
-            dist_name, dist_version = named[id(dist)] if dist is not None else ("", "")
-            if autoload == "bundled" and (dist_name or "").lower() != PROJECT_NAME:
+        rows, _ = entry_points(PROJECT_NAME, env)
+        for ep_name, value, dist_name, dist_version in rows:
+            if autoload == "bundled" and dist_name.lower() != PROJECT_NAME:
                 continue
             # The same distribution on sys.path twice is one plugin; two distributions
             # using one name are two (the loader reports the second, never drops it).
-            if (ep.name, (dist_name or "").lower()) in seen:
+            if (ep_name, dist_name.lower()) in seen:
                 continue
-            seen.add((ep.name, (dist_name or "").lower()))
+            seen.add((ep_name, dist_name.lower()))
             found.append(
                 Candidate(
-                    name=ep.name,
-                    module=ep.value,
-                    load=ep.load,
-                    distribution=dist_name or "",
+                    name=ep_name,
+                    module=value,
+                    load=_entry_point_loader(value, load_entry_point),
+                    distribution=dist_name,
                     version=dist_version,
                 )
             )
@@ -266,6 +270,10 @@ def discover(environ: dict[str, str] | None = None) -> list[Candidate]:
             )
         )
     return found
+
+
+def _entry_point_loader(value: str, load: Callable[[str], Any]) -> Callable[[], Any]:
+    return lambda: load(value)
 
 
 def _importer(module: str) -> Callable[[], Any]:
@@ -450,11 +458,12 @@ class PluginManager(pluggy.PluginManager):
     def withholding(self, impls: list[Any]) -> Iterator[None]:
         """Registration hooks skip these implementations inside the block (``ketch
         plugins`` lists their ``@provides`` declarations instead of calling them)."""
-        self._withheld = list(impls)
+        before = self._withheld
+        self._withheld = [*before, *impls]
         try:
             yield
         finally:
-            self._withheld = []
+            self._withheld = before
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]

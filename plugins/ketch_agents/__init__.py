@@ -52,7 +52,7 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
-@provides("agent")
+@provides("agent", dynamic="its description lists the agents defined for this workspace and user")
 def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
     from ketch_agents.definitions import extra_folders, load
     from ketch_agents.tool import AgentTool

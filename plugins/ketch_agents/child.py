@@ -1,7 +1,8 @@
 """Running one subagent: a child session with its own context and its parent's authority.
 
 The child session starts empty (no parent history) with the parent's provider (or the
-definition's model on it), workspace, trust and sandbox, and shares the parent's
+definition's model on it), workspace (or, isolated, a git worktree of its own: its
+result then carries its diff, for the parent to merge what it keeps), trust and sandbox, and shares the parent's
 "allow for this session" approvals. Its permission snapshot is its parent's, taken at
 each of its steps: the same rules, profile and mode (plan stays plan). Its tools are
 the parent turn's, less the ``agent`` tool, narrowed by the definition. An ask goes to
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.events import NoticeEvent, SessionEvent, SubagentEvent
@@ -47,7 +49,57 @@ class ChildSession(Session):
         assert parent is not None
         self.mode, self.profile = parent.mode, parent.profile
         self.sandboxed = parent.sandboxed
-        return parent.snapshot()
+        snapshot = parent.snapshot()
+        if self.workspace != parent.workspace:  # its own worktree: paths are judged there
+            return snapshot.model_copy(update={"workspace": self.workspace})
+        return snapshot
+
+
+@dataclass
+class Isolated:
+    """The worktree a subagent worked in, and what it changed there."""
+
+    name: str
+    branch: str
+    path: str
+    stat: str = ""
+    files: list[tuple[str, str]] = field(default_factory=list)
+    patch: str = ""
+    problem: str = ""  # why its changes could not be read
+    merge_tool: bool = True  # whether the parent has worktree_merge
+
+    def report(self) -> list[str]:
+        lines = [
+            "",
+            f"It worked in its own git worktree {self.name!r} (branch {self.branch}, at {self.path}); "
+            "none of it is in your files yet.",
+        ]
+        if self.problem:
+            return [*lines, f"Its changes could not be read: {self.problem}"]
+        if not self.files:
+            return [*lines, "It changed nothing there."]
+        lines.append(f"Its changes ({self.stat}):")
+        lines += [f"- {status} {path}" for status, path in self.files[:100]]
+        patch = self.patch
+        if len(patch) > PATCH_LIMIT:
+            patch = (
+                patch[:PATCH_LIMIT]
+                + f"\n… (the diff goes on: {len(self.patch) - PATCH_LIMIT:,} more characters)"
+            )
+        lines += ["", "```diff", patch.rstrip("\n"), "```", ""]
+        how = (
+            f"merge them with worktree_merge (name: {self.name!r}); the user approves the merge"
+            if self.merge_tool
+            else f"the user merges them (`ketch worktrees merge {self.name}`)"
+        )
+        lines.append(
+            f"To keep them, {how}. Otherwise leave them: the user can look "
+            f"(`ketch worktrees diff {self.name}`) and remove the worktree."
+        )
+        return lines
+
+
+PATCH_LIMIT = 20_000  # characters of a worktree's diff in the parent's tool result
 
 
 @dataclass
@@ -59,6 +111,7 @@ class Outcome:
     commands: list[str] = field(default_factory=list)
     iterations: int = 0
     problem: str = ""  # why it could not run at all
+    isolated: Isolated | None = None  # its worktree, when it worked in one
 
     @property
     def ok(self) -> bool:
@@ -83,6 +136,8 @@ class Outcome:
                 "Commands it ran (they may have changed files too):",
                 *(f"- {c if len(c) <= 200 else c[:197] + '...'}" for c in self.commands),
             ]
+        if self.isolated is not None:
+            lines += self.isolated.report()
         return "\n".join(lines)
 
 
@@ -106,8 +161,10 @@ class Child:
         runtime: Runtime,
         settings: AgentsSettings,
         background: bool,
+        worktree: bool = False,
     ) -> None:
         self.parent = parent
+        self.worktree = worktree
         self.kernel = parent.kernel
         self.definition = definition
         self.task = task
@@ -142,7 +199,23 @@ class Child:
                 return self._finished(
                     Outcome(self.agent, "error", "", problem=str(getattr(exc, "message", exc)))
                 )
-            child = self._session(provider)
+            place: tuple[Any, Any, Path] | None = None
+            if self.worktree:
+                try:
+                    place = await self._make_worktree()
+                except Exception as exc:  # noqa: BLE001 - WorktreeError, said to the parent model
+                    if owned:
+                        with contextlib.suppress(Exception):
+                            await provider.aclose()
+                    return self._finished(
+                        Outcome(
+                            self.agent,
+                            "error",
+                            "",
+                            problem=f"it needs a worktree of its own, which could not be made: {exc}",
+                        )
+                    )
+            child = self._session(provider, place[2] if place else self.parent.workspace)
             self._emit_parent(self._event("started", session_id=child.id))
             self._start(child)
             try:
@@ -156,6 +229,7 @@ class Child:
                     with contextlib.suppress(Exception):
                         await provider.aclose()
             state = child.stash[CHILD]
+            isolated = await self._worktree_changes(place) if place is not None else None
             return self._finished(
                 Outcome(
                     self.agent,
@@ -164,8 +238,34 @@ class Child:
                     list(state.changed),
                     list(state.commands),
                     end.iterations,
+                    isolated=isolated,
                 )
             )
+
+    async def _make_worktree(self) -> tuple[Any, Any, Path]:
+        """A worktree of the parent's repository for this subagent (one at a time: git
+        takes the repository's locks), and the folder its session works in."""
+        from ketch_worktree_kit import Repo, create, relative_start
+
+        parent = self.parent
+        async with self.runtime.worktrees:
+            repo = Repo.of(parent.workspace, self.kernel.environ)
+            record = await asyncio.to_thread(create, repo, f"agent-{self.agent.id[4:]}")
+        return repo, record, relative_start(repo, parent.workspace, record)
+
+    async def _worktree_changes(self, place: tuple[Any, Any, Path]) -> Isolated:
+        from ketch_worktree_kit import changes
+
+        repo, record, _ = place
+        found = Isolated(record.name, record.branch, record.path)
+        found.merge_tool = "worktree_merge" in self.kernel.tools
+        try:
+            got = await asyncio.to_thread(changes, repo, record, patch=True)
+        except Exception as exc:  # noqa: BLE001 - WorktreeError: the parent hears why
+            found.problem = str(exc)
+            return found
+        found.stat, found.files, found.patch = got.stat(), got.files, got.patch
+        return found
 
     def _finished(self, outcome: Outcome) -> Outcome:
         result = outcome.text if not outcome.problem else outcome.report()
@@ -242,12 +342,12 @@ class Child:
             return parent.provider, False
         return self.kernel.build_provider(parent.provider.name, model), True
 
-    def _session(self, provider: Provider) -> ChildSession:
+    def _session(self, provider: Provider, workspace: Path) -> ChildSession:
         parent = self.parent
         child = ChildSession(
             kernel=self.kernel,
             provider=provider,
-            workspace=parent.workspace,
+            workspace=workspace,
             mode=parent.mode,
             profile=parent.profile,
             approvals=parent.approvals,  # one list: "allow for this session" holds for both

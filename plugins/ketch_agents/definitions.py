@@ -56,6 +56,7 @@ class Definition:
     # what its path is relative to in its trust item (None: the workspace).
     scope: Any = None
     root: Path | None = None
+    isolation: str | None = None  # "worktree": it works in a git worktree of its own
 
 
 BUILT_IN = (
@@ -160,6 +161,10 @@ def parse(
     ):
         notes.append(f"maxTurns {max_turns!r} is not a positive number; ignored")
         max_turns = None
+    isolation = meta.get("isolation")
+    if isolation is not None and str(isolation).strip() not in ("worktree", "none", ""):
+        notes.append(f"isolation {isolation!r} is not 'worktree'; it works in the workspace")
+        isolation = None
     for key, value in (("tools", tools), ("disallowedTools", disallowed)):
         lacking = [e for e in split_list(value) if _unmappable(e)]
         if lacking:
@@ -176,6 +181,7 @@ def parse(
         max_turns=max_turns,
         source=source,
         path=path,
+        isolation="worktree" if str(isolation or "").strip() == "worktree" else None,
     )
     return definition, "; ".join(notes)
 

@@ -19,6 +19,7 @@ class Runtime:
     loop: asyncio.AbstractEventLoop
     limit: asyncio.Semaphore
     approvals: asyncio.Lock = field(default_factory=asyncio.Lock)
+    worktrees: asyncio.Lock = field(default_factory=asyncio.Lock)  # made one at a time
     background: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,12 @@ class AgentInput(BaseModel):
         False,
         description="Run it in the background: you go on at once, and its result arrives as a message when it is done.",
     )
+    isolation: Literal["worktree"] | None = Field(
+        None,
+        description="worktree: it works in a git worktree of its own (a checkout of the last commit on a new "
+        "branch), so agents run in parallel without touching each other's or the user's files; its result "
+        "carries its diff, and you merge what you keep with worktree_merge.",
+    )
 
 
 class AgentTool(Tool):
@@ -67,7 +73,11 @@ class AgentTool(Tool):
 
     def summary(self, args: BaseModel) -> str:  # type: ignore[override]
         a: Any = args
-        return f"{a.agent}: {a.description}" + (" (background)" if a.background else "")
+        return (
+            f"{a.agent}: {a.description}"
+            + (" (background)" if a.background else "")
+            + (" (in a worktree)" if a.isolation == "worktree" else "")
+        )
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         from ketch.calls import running_call
@@ -100,6 +110,7 @@ class AgentTool(Tool):
             runtime=runtime,
             settings=settings,
             background=a.background,
+            worktree=a.isolation == "worktree" or definition.isolation == "worktree",
         )
         if a.background:
             from ketch_agents.background import start

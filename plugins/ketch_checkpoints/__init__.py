@@ -154,6 +154,11 @@ def ketch_event(session: Session, event: Event) -> None:
 
         message = event.message  # type: ignore[union-attr]
         if is_prompt(message):
+            if session.kernel.store_pending:
+                from ketch_checkpoints.live import PENDING_TURN
+
+                session.stash[PENDING_TURN] = message.id  # recorded once the store is open
+                return
             found = _live(session)
             if found is not None:
                 found.prompt(message.id)
@@ -166,6 +171,10 @@ def ketch_event(session: Session, event: Event) -> None:
             if found is not None:
                 found.warm()
     elif event.type == "turn_end":
+        from ketch_checkpoints.live import PENDING_TURN
+
+        if PENDING_TURN in session.stash:
+            _live(session)  # the store is open by now: the turn is recorded
         found = _existing(session)
         if found is not None:
             found.turn_ended()
@@ -174,6 +183,8 @@ def ketch_event(session: Session, event: Event) -> None:
 @hookimpl
 def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     """Tell the model what an undo, redo or rewind changed under it since it last looked."""
+    if session.kernel.store_pending:
+        return None  # a new session (a resumed one opens its store first): nothing to tell
     from ketch.verdicts import HookVerdict
     from ketch_checkpoints.timeline import COLLECTION, Timeline
 

@@ -59,6 +59,8 @@ class Shared:
 SHARED = StashKey[dict[str, Shared]]()
 LIVE = StashKey["Live | None"]()
 OFF = StashKey[str]()  # why checkpoints are off for this session, until said
+# A prompt that started a turn while the store was still opening (Kernel.store_pending).
+PENDING_TURN = StashKey[str]()
 
 
 def blob_store(kernel: Kernel) -> tuple[BlobStore | None, str]:
@@ -347,6 +349,9 @@ def live(session: Session) -> Live | None:
         else:
             session.stash[OFF] = why
     session.stash[LIVE] = found
+    turn = session.stash.pop(PENDING_TURN, None)
+    if turn and found is not None:
+        found.prompt(turn)
     return found
 
 

@@ -17,7 +17,6 @@ and the legacy ``"approve"``) with ``reason``, and in ``hookSpecificOutput``:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 

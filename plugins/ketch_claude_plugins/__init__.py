@@ -82,7 +82,7 @@ def ketch_policy_vote(call: ProposedCall) -> Vote | None:
     """The model running ``ketch plugin ...`` asks, in every profile, and no hook's
     allow answers for you: installing, updating, trusting or enabling a plugin pins
     what runs on your machine."""
-    from ketch_trust_kit.person import runs_ketch
+    from ketch_policy_kit.commands import runs_ketch
 
     if not runs_ketch(call, "plugin"):
         return None

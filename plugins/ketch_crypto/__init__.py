@@ -50,6 +50,26 @@ def ketch_configure(kernel: Kernel) -> None:
     for name in (ENV, NEW_ENV):
         if name in kernel.environ:
             take(name, kernel.environ)
+    if kernel.store_pending and _unwrapped_by_passphrase(kernel):
+        # A key under a passphrase may be asked for on the terminal, or read from the kernel
+        # keyring, which this process must leave before it starts any child: both belong to
+        # the main thread, before the session starts. So this store opens now, not
+        # concurrently with the first request (``Kernel.open_store_concurrently``).
+        import contextlib
+
+        from ketch.errors import KetchError
+
+        with contextlib.suppress(KetchError):  # kept as kernel.store_problem
+            _ = kernel.store
+
+
+def _unwrapped_by_passphrase(kernel: Kernel) -> bool:
+    from ketch.paths import state_dir
+    from ketch_crypto.files import passphrase_files
+
+    if kernel.settings.section("storage").get("key") == "passphrase":
+        return True
+    return any(path.exists() for path in passphrase_files(state_dir()))
 
 
 @hookimpl

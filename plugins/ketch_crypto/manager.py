@@ -30,6 +30,7 @@ from typing import Any
 from ketch.errors import KetchError
 from ketch.storage import RecoveryLocked, StoreUnavailable
 from ketch_crypto import kernel_keyring, keys, passphrases, wrapped
+from ketch_crypto.files import key_file
 from ketch_crypto.key_file import KeyFileProvider
 from ketch_crypto.settings import KeySettings
 from ketch_crypto.wrapped import WrappedKey, WrongPassphrase
@@ -57,8 +58,10 @@ NO_WAY = (
 _FAILED: dict[Path, StoreUnavailable] = {}
 
 
-def key_file(database: Path) -> Path:
-    return database.with_name(database.stem + ".key")
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def cache_name(salt: bytes) -> str:
@@ -202,11 +205,13 @@ class PassphraseProvider:
     def _remember(self, current: WrappedKey, kek: bytes, *, cache: bool = True) -> None:
         _KEKS[current.kdf.salt] = kek
         self.kek = kek
-        if cache and self.cache_seconds > 0:
+        # The session keyring is per thread, but what is put in it is there for the whole
+        # process: only the main thread, which leaves it before starting children, caches.
+        if cache and self.cache_seconds > 0 and _main_thread():
             kernel_keyring.store(cache_name(current.kdf.salt), kek, self.cache_seconds)
 
     def _leave_session_keyring(self) -> None:
-        if self.detach:
+        if self.detach and _main_thread():
             kernel_keyring.detach()
 
     def _create(self) -> bytes:

@@ -35,10 +35,10 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ketch.errors import KetchError
 from ketch.storage import IntegrityError
+from ketch_crypto.files import IDENTITY_FILE
 
 PUBLIC_PREFIX = "ketch-x25519-1:"
 IDENTITY_USER = "team-identity"
-IDENTITY_FILE = "identity.key"
 WRAP_VERSION = 1
 _LABEL = b"ketch/team-key/v1"
 

@@ -51,6 +51,12 @@ FIXED: tuple[tuple[str, str], ...] = (
     ("protocol.https.allow", "never"),
     ("diff.external", ""),
     ("log.showSignature", "false"),
+    # Signing and verifying run gpg.program (or ssh-keygen, or a repository's choice):
+    # ketch's commits and merges are never signed, and merges verify nothing.
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("push.gpgSign", "false"),
+    ("merge.verifySignatures", "false"),
     ("submodule.recurse", "false"),
     ("status.submoduleSummary", "false"),
     ("diff.submodule", "short"),
@@ -85,15 +91,22 @@ class GitDidNotRun(Exception):
 
 
 def spawn(
-    argv: Sequence[str], cwd: Path, environ: Mapping[str, str], timeout: float, what: str
+    argv: Sequence[str],
+    cwd: Path,
+    environ: Mapping[str, str],
+    timeout: float,
+    what: str,
+    *,
+    extra: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run one git command line in the safe environment, output captured, no stdin.
-    Raises :class:`GitDidNotRun` (``what`` names it) rather than a traceback."""
+    """Run one git command line in the safe environment (plus ``extra``, ketch's own
+    variables), output captured, no stdin. Raises :class:`GitDidNotRun` (``what``
+    names it) rather than a traceback."""
     try:
         return subprocess.run(
             list(argv),
             cwd=cwd,
-            env=safe_environment(environ),
+            env={**safe_environment(environ), **(extra or {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,

@@ -4,9 +4,11 @@ What runs: the ``git`` found by :func:`~ketch_git_kit.locate.git_executable` (ne
 from the workspace), in :func:`~ketch_git_kit.env.safe_environment`, with ``--no-pager``,
 the :data:`~ketch_git_kit.env.FIXED` settings, and per name every filter driver
 (``filter.NAME.clean/smudge/process`` emptied, ``required`` off) and diff or merge
-driver (``textconv``/``command``/``driver`` emptied) that any configuration git would
-read defines — the repository's, a file it includes, the user's. The diff family
-(``diff``, ``log``, ``show``, ...) also gets ``--no-ext-diff --no-textconv``. Includes
+driver (``textconv``/``command`` emptied; a merge driver replaced by git's own text
+merge, ``git merge-file``, so a merge still merges and reports conflicts) that any
+configuration git would read defines — the repository's, a file it includes, the
+user's. The diff family (``diff``, ``log``, ``show``, ...) also gets ``--no-ext-diff
+--no-textconv``. Includes
 cannot be switched off by a setting; what they bring in is read first and switched off
 like the rest (see docs/trust.md for the one gap this leaves).
 """
@@ -14,6 +16,7 @@ like the rest (see docs/trust.md for the one gap this leaves).
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +46,8 @@ _NO_EXT_DIFF = DIFF_FAMILY - {"blame", "annotate"}
 _DRIVER_KEYS = {
     "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
     "diff": (("textconv", ""), ("command", ""), ("cachetextconv", "false")),
+    # An empty driver fails every merge of its files; git's own text merge (filled in
+    # by overrides_for) merges them as if no driver were named, conflicts included.
     "merge": (("driver", ""),),
     "protocol": (("allow", "never"),),
 }
@@ -74,9 +79,15 @@ class UnsafeConfiguration(Exception):
     """A driver name git's ``-c`` cannot switch off unambiguously."""
 
 
-def overrides_for(entries: Sequence[ConfigEntry]) -> list[tuple[str, str]]:
+def text_merge(git: str) -> str:
+    """A merge driver command line that is git's own three-way text merge."""
+    return f"{shlex.quote(git)} merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B"
+
+
+def overrides_for(entries: Sequence[ConfigEntry], git: str = "git") -> list[tuple[str, str]]:
     """The fixed settings, then one group per filter/diff/merge driver and per
-    transport (``protocol.NAME.allow``) that ``entries`` name."""
+    transport (``protocol.NAME.allow``) that ``entries`` name. ``git``: the absolute
+    path of the git that runs (a merge driver becomes its ``merge-file``)."""
     settings = list(FIXED)
     seen: set[tuple[str, str]] = set()
     for entry in entries:
@@ -90,6 +101,8 @@ def overrides_for(entries: Sequence[ConfigEntry]) -> list[tuple[str, str]]:
                 f"the {entry.section} driver {driver!r} has a name git's -c cannot address"
             )
         for variable, value in keys:
+            if (entry.section, variable) == ("merge", "driver"):
+                value = text_merge(git)
             settings.append((f"{entry.section}.{driver}.{variable}", value))
     return settings
 
@@ -130,26 +143,30 @@ def run_git(
     environ: Mapping[str, str] | None = None,
     timeout: float = 10.0,
     avoid: Path | None = None,
+    index_file: Path | None = None,
     transports: Collection[str] = (),
 ) -> GitRun:
     """Run ``git ARGS`` in ``cwd`` for ketch itself (never for the model: its commands go
     through the policy and the sandbox). ``avoid``: a directory git must not be taken
-    from (the workspace; default ``cwd``). ``transports``: the protocols this run may
-    use (``file``, ``https``...; none by default: ``clone`` and ``fetch`` of a URL the
-    person gave name theirs). Never raises for git's sake: a failure is a
-    :class:`GitRun` with ``problem`` or a non-zero ``code``."""
+    from (the workspace; default ``cwd``). ``index_file``: an index of ketch's own
+    (``GIT_INDEX_FILE``), so that staging a snapshot leaves the repository's index alone.
+    ``transports``: the protocols this run may use (``file``, ``https``...; none by
+    default: ``clone`` and ``fetch`` of a URL the person gave name theirs). Never raises
+    for git's sake: a failure is a :class:`GitRun` with ``problem`` or a non-zero
+    ``code``."""
     environ = os.environ if environ is None else environ
     git = git_executable(environ, avoid if avoid is not None else cwd)
     if git is None:
         return GitRun(None, problem="git is not installed")
     try:
         entries = read_config(cwd, git=git, environ=environ, timeout=timeout)
-        settings = overrides_for(entries) + transport_settings(transports)
+        settings = overrides_for(entries, git) + transport_settings(transports)
     except (ConfigUnreadable, UnsafeConfiguration) as exc:
         return GitRun(None, problem=str(exc))
     what = f"git {args[0]}" if args else "git"
     try:
-        done = spawn(command_line(git, args, settings), cwd, environ, timeout, what)
+        extra = {"GIT_INDEX_FILE": os.fspath(index_file)} if index_file is not None else None
+        done = spawn(command_line(git, args, settings), cwd, environ, timeout, what, extra=extra)
     except GitDidNotRun as exc:
         return GitRun(None, problem=str(exc))
     return GitRun(done.returncode, done.stdout, done.stderr)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ketch_git_kit.locate import find_repository
 from ketch_git_kit.programs import Program, RepositoryPrograms, include_target, repository_programs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,10 +23,22 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _where(path: str, workspace: Path) -> str:
+    """``path`` as an item names it: relative to the workspace; in a linked worktree, a
+    file of the shared git directory as the main work tree names it (``.git/config``),
+    so that an identical program is the same item in both (docs/trust.md)."""
     try:
         return Path(path).relative_to(workspace).as_posix()
     except ValueError:
-        return path
+        pass
+    repo = find_repository(workspace)
+    if repo is not None and repo.common_dir != repo.git_dir and repo.common_dir.name == ".git":
+        try:
+            return (
+                Path(".git") / Path(os.path.realpath(path)).relative_to(repo.common_dir)
+            ).as_posix()
+        except ValueError:
+            pass
+    return path
 
 
 def program_item(program: Program, workspace: Path) -> TrustItem:

@@ -7,6 +7,11 @@ these still ask (votes combine deny > ask > allow, so nothing can override them)
 * writes to git internals (any ``.git`` directory, and ``git config`` that writes);
 * writes to ketch's own config, hooks and MCP settings (the user config dir, where
   ``config.toml`` and ``trust.json`` (the pins) live, and any ``.ketch/`` directory);
+* writes to the other protected paths, which run code later outside any sandbox
+  (:mod:`ketch_policy_kit.protected`): ``.claude``, ``.vscode``, ``.idea``, ``.husky``,
+  ``.envrc``, ``.gitconfig*``, ``.mcp.json`` at any depth, a repository's
+  ``core.hooksPath`` directory and config includes, and every workspace file a
+  configured hook or MCP server executes;
 * reads of files that look like secrets (``.env*``, key files, ``~/.ssh``...), unless
   an allow rule or an approval names them;
 * for shell commands, the same checks on every effect the shell analysis finds:
@@ -25,7 +30,8 @@ module imports neither; the vote does, on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
 
@@ -39,5 +45,14 @@ def ketch_policy_vote(
     call: ProposedCall, snapshot: PermissionSnapshot, session: Session
 ) -> Vote | None:
     from ketch_guards.guards import vote
+    from ketch_policy_kit.paths import resolve
+    from ketch_policy_kit.protected import protected_for_write
 
-    return vote(call, snapshot)
+    settings, environ = session.kernel.settings, session.kernel.environ
+
+    def protected(path: Path) -> list[Any]:
+        if not path.is_relative_to(resolve(snapshot.workspace)):
+            return []  # asks anyway: outside the workspace
+        return protected_for_write(path, snapshot.workspace, settings, environ)
+
+    return vote(call, snapshot, protected)

@@ -9,8 +9,10 @@ never allow (another voter, or the profile, does that).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ketch.policy import PermissionSnapshot, ProposedCall, Vote
 from ketch.tools import Access, Effect
@@ -18,6 +20,9 @@ from ketch_policy_kit.paths import resolve, write_guard
 from ketch_policy_kit.rules import Rule, compile_scopes, rules_of
 from ketch_policy_kit.scopes import join, read_scope
 from ketch_secret_kit import secret_reason
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch_policy_kit.protected import Protected
 
 CONTENT_READS = ("read", "tree", "vtree", "link")
 # Plugins whose tools run commands through ``ketch_sandbox_command``.
@@ -40,14 +45,25 @@ def secret_allowed(path: Path, tool: str, snapshot: PermissionSnapshot) -> bool:
     )
 
 
+ProtectedFor = Callable[[Path], "list[Protected]"]
+
+
+def no_extra(_path: Path) -> list[Protected]:
+    return []
+
+
 def check_path(
-    tool: str, effect: Effect, target: str, snapshot: PermissionSnapshot
+    tool: str,
+    effect: Effect,
+    target: str,
+    snapshot: PermissionSnapshot,
+    protected: ProtectedFor = no_extra,
 ) -> Finding | None:
     if effect not in (Effect.READ, Effect.WRITE):
         return None
     path = resolve(target)
     if effect == Effect.WRITE:
-        reason = write_guard(path, snapshot.workspace)
+        reason = write_guard(path, snapshot.workspace, protected(path))
         return Finding(reason) if reason else None
     why = secret_reason(path, within=snapshot.workspace)
     if why and not secret_allowed(path, tool, snapshot):
@@ -67,7 +83,10 @@ def secrets_masked(call: ProposedCall, access: Access, snapshot: PermissionSnaps
 
 
 def check_command(
-    call: ProposedCall, access: Access, snapshot: PermissionSnapshot
+    call: ProposedCall,
+    access: Access,
+    snapshot: PermissionSnapshot,
+    protected: ProtectedFor = no_extra,
 ) -> list[Finding]:
     """The hard guards for a command line: what it writes (redirects, writers' operands),
     the secret-looking files it reads, privilege escalation, and anything the analysis
@@ -92,7 +111,7 @@ def check_command(
             findings.append(Finding(f"{what} a target only known at run time ({source})"))
             return
         for path in word_paths:
-            reason = write_guard(Path(path), snapshot.workspace)
+            reason = write_guard(Path(path), snapshot.workspace, protected(Path(path)))
             if reason:
                 findings.append(Finding(reason))
 
@@ -182,13 +201,18 @@ def _tree_secret(path: str, walk: object, snapshot: PermissionSnapshot, *, maske
     return f"reads everything under {path}: {found.describe(path).split(', ', 1)[1]}"
 
 
-def vote(call: ProposedCall, snapshot: PermissionSnapshot) -> Vote | None:
+def vote(
+    call: ProposedCall, snapshot: PermissionSnapshot, protected: ProtectedFor = no_extra
+) -> Vote | None:
+    """``protected(path)``: the workspace's protected paths besides the protected names
+    that a write to ``path`` is checked against (what configured hooks and MCP servers
+    execute, a repository's hooks directory and config includes)."""
     findings: list[Finding] = []
     for access in call.accesses:
         if access.effect == Effect.EXECUTE:
-            findings.extend(check_command(call, access, snapshot))
+            findings.extend(check_command(call, access, snapshot, protected))
         else:
-            finding = check_path(call.tool, access.effect, access.target, snapshot)
+            finding = check_path(call.tool, access.effect, access.target, snapshot, protected)
             if finding:
                 findings.append(finding)
     if not findings:

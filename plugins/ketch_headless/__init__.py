@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
 from ketch.frontends import Frontend
@@ -30,6 +30,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session, Subagent
     from ketch.tools import ToolResult
     from ketch.verdicts import HookVerdict
+
+
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_headless import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
@@ -133,6 +140,9 @@ def _sdk(session: Session) -> bool:
 async def ketch_before_tool_use(
     session: Session, call: ProposedCall, decision: str
 ) -> HookVerdict | None:
+    from ketch_headless.run import store_gate
+
+    store_gate(session.kernel)  # a store that cannot keep this run stops it here
     if not _sdk(session):
         return None
     from ketch_headless.sdk_hooks import pre_tool_use

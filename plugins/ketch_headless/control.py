@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # The channel of this process (one headless run, one program at the other end).
 CHANNEL = StashKey["ControlChannel"]()
 HOOK_TIMEOUT = 60.0  # seconds a hook callback may take (Claude Code's matcher timeout overrides)
+# Who answered a `can_use_tool` request, for provenance (docs/provenance.md's origins).
+SDK = "sdk"
 
 
 class ControlError(Exception):
@@ -368,13 +370,16 @@ class ControlChannel:
                     approved=False,
                     message="the program allowed a changed input; ketch runs only the call as "
                     "proposed (a PreToolUse hook's updatedInput can change it, and is checked again)",
+                    origin=SDK,
                 )
             remember = "session" if answer.get("updatedPermissions") and request.scope else "once"
-            return ApprovalAnswer(approved=True, remember=remember)  # type: ignore[arg-type]
+            return ApprovalAnswer(approved=True, remember=remember, origin=SDK)  # type: ignore[arg-type]
         message = answer.get("message")
         if answer.get("interrupt"):
             self.interrupt()
-        return ApprovalAnswer(approved=False, message=str(message) if message else None)
+        return ApprovalAnswer(
+            approved=False, message=str(message) if message else None, origin=SDK
+        )
 
 
 def parse_hooks(value: Any, notice: Callable[[str], None]) -> list[CallbackMatcher]:

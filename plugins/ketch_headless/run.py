@@ -7,7 +7,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ketch.errors import UsageError
+from ketch.errors import KetchError, UsageError
+from ketch.stash import StashKey
 from ketch_headless.meter import TurnMeter
 from ketch_text_kit.terminal import for_terminal, line_for_terminal
 
@@ -180,7 +181,8 @@ def terminal_approver() -> Any:
 
 def choose_approver(kernel: Kernel, session: Session, *, interactive: bool) -> Approver | None:
     """Who answers an ask: ``--permission-prompt-command``, else the terminal (text
-    output with a TTY), else no one (asks are denied)."""
+    output with a TTY), else a plugin's ``headless_approver`` (a person elsewhere),
+    else no one (asks are denied)."""
     command = getattr(kernel.args, "permission_prompt_command", None)
     if command:
         from ketch.events import NoticeEvent
@@ -196,7 +198,12 @@ def choose_approver(kernel: Kernel, session: Session, *, interactive: bool) -> A
                 session, NoticeEvent(level="warning", message=message)
             ),
         )
-    return terminal_approver() if interactive else None
+    approver = terminal_approver() if interactive else None
+    if approver is None and kernel.hooks.implemented("headless_approver"):
+        # No one here can answer: a plugin may hand the question to a person elsewhere
+        # (the background plugin: whoever attaches). None: asks are denied.
+        approver = kernel.hooks.first("headless_approver", kernel=kernel, session=session)
+    return approver
 
 
 def prompt_timeout(kernel: Kernel) -> float:
@@ -221,11 +228,26 @@ def prompt_timeout(kernel: Kernel) -> float:
     return seconds
 
 
+# Set when this frontend asked the kernel to open the store concurrently.
+CONCURRENT_STORE = StashKey[bool]()
+
+
+def open_store(kernel: Kernel) -> None:
+    """A new session's store opens while the first request is under way
+    (``Kernel.open_store_concurrently``): nothing is written before the first event
+    anyway, and what a store that cannot open means is decided before any tool runs
+    (:func:`store_gate`) and after the turn. Resuming reads the store first: it opens now."""
+    if getattr(kernel.args, "resume", None) or getattr(kernel.args, "continue_session", False):
+        store_preflight(kernel)
+        return
+    kernel.open_store_concurrently()
+    kernel.stash[CONCURRENT_STORE] = True
+
+
 def store_preflight(kernel: Kernel) -> None:
     """Before the model is called: a store that exists but cannot be opened stops the run
     (the work would silently not be kept), unless ``--no-save``; no store at all is said
     once by the session's notice, and the run goes on unsaved."""
-    from ketch.errors import KetchError
     from ketch.storage import StoreUnavailable
 
     try:
@@ -235,6 +257,32 @@ def store_preflight(kernel: Kernel) -> None:
             raise KetchError(
                 f"{exc.message} (nothing was sent to the model; --no-save runs the turn without saving it)"
             ) from None
+
+
+def store_failure(kernel: Kernel) -> str | None:
+    """Why this run's work cannot be kept, when it must be: a store that exists but
+    cannot be opened (the work would silently not be kept), unless ``--no-save``. None:
+    it is open, or there is none to open (the run goes on unsaved, said once by the
+    session's notice). Waits for a store opening concurrently."""
+    from ketch.storage import StoreUnavailable
+
+    if not kernel.stash.get(CONCURRENT_STORE):
+        return None
+    try:
+        _ = kernel.store
+    except StoreUnavailable as exc:
+        if exc.exists and not getattr(kernel.args, "no_save", False):
+            return exc.message
+    return None
+
+
+def store_gate(kernel: Kernel) -> None:
+    """Before a tool runs: stop the turn when the store cannot keep it."""
+    problem = store_failure(kernel)
+    if problem:
+        raise KetchError(
+            f"{problem} (the turn stopped before any tool ran; --no-save runs it without saving it)"
+        )
 
 
 def claude_schema(kernel: Kernel) -> bool:
@@ -272,7 +320,7 @@ def run_headless(kernel: Kernel) -> int:
     if getattr(kernel.args, "input_format", "text") == "stream-json":
         return run_stream_json_input(kernel, fmt, claude)
     prompt = read_prompt(kernel)
-    store_preflight(kernel)
+    open_store(kernel)
     printer = make_printer(kernel, fmt)
     session = kernel.open_session([printer])
     if hasattr(printer, "bind"):
@@ -297,6 +345,10 @@ def run_headless(kernel: Kernel) -> int:
         printer.finish(outcome.value, session)
     if outcome.exit_code is not None:
         return outcome.exit_code
+    ended = outcome.value is not None and outcome.value.stop_reason == "end_turn"
+    unsaved = store_failure(kernel) if ended else None
+    if unsaved:
+        raise KetchError(f"{unsaved} (this run was not saved; --no-save runs it without saving it)")
     return 0 if outcome.value is not None and outcome.value.stop_reason == "end_turn" else 1
 
 

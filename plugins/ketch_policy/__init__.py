@@ -78,9 +78,10 @@ def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
 def ketch_policy_vote(
     call: ProposedCall, snapshot: PermissionSnapshot, session: Session
 ) -> Vote | None:
+    from ketch_policy.approvals import with_saved
     from ketch_policy.decide import vote
 
-    return vote(call, snapshot)
+    return vote(call, with_saved(session, snapshot))
 
 
 @hookimpl(optionalhook=True)
@@ -107,11 +108,15 @@ def trust_setting_items(kernel: Kernel, key: tuple[str, ...], value: Any) -> lis
 @hookimpl
 def ketch_session_start(session: Session) -> None:
     from ketch.events import NoticeEvent
-    from ketch_policy.approvals import load_into
+    from ketch_policy.approvals import load_into, load_later
     from ketch_policy_kit.rules import rules_of
 
     notices = list(rules_of(session.snapshot().rules).errors)
-    problem = load_into(session)
+    problem = None
+    if session.kernel.store_pending:
+        load_later(session)  # the store opens beside the first request: loaded at the first vote
+    else:
+        problem = load_into(session)
     if problem:
         notices.append(problem)
     for notice in notices:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ketch.stash import StashKey
 from ketch_policy_kit.rules import RuleError, parse_rule, split_scope
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.kernel import Kernel
+    from ketch.policy import PermissionSnapshot
     from ketch.session import Session
     from ketch.storage import Store
 
@@ -66,6 +68,33 @@ def load_into(session: Session) -> str | None:
         if valid_scope(scope) and scope not in session.approvals:
             session.approvals.append(scope)
     return None
+
+
+# The store opens concurrently with the first request (a headless run): the saved
+# approvals are loaded at the first vote instead of at session start, and added to the
+# snapshots taken before that, which they were in force for.
+DUE = StashKey[bool]()
+SAVED = StashKey["tuple[str, ...]"]()
+
+
+def load_later(session: Session) -> None:
+    session.stash[DUE] = True
+
+
+def with_saved(session: Session, snapshot: PermissionSnapshot) -> PermissionSnapshot:
+    """``snapshot`` with this workspace's saved approvals, loaded now if they were due."""
+    if session.stash.pop(DUE, False):
+        before = set(session.approvals)
+        problem = load_into(session)
+        if problem:
+            from ketch.events import NoticeEvent
+
+            session.kernel.emit(session, NoticeEvent(level="warning", message=problem))
+        session.stash[SAVED] = tuple(s for s in session.approvals if s not in before)
+    missing = tuple(s for s in session.stash.get(SAVED) or () if s not in snapshot.approvals)
+    if not missing:
+        return snapshot
+    return snapshot.model_copy(update={"approvals": (*snapshot.approvals, *missing)})
 
 
 def remember_always(session: Session, scope: str) -> str | None:

@@ -11,6 +11,8 @@ importing each other.
 * :mod:`ketch_policy_kit.rules` -- the rule syntax (``shell(git diff:*)``, ``read(GLOB)``,
   ``web(HOST)``...): parsing and matching, in linear time, with a size cap per rule.
 * :mod:`ketch_policy_kit.scopes` -- the narrow scopes an "always allow" answer grants.
+* :mod:`ketch_policy_kit.commands` -- whether a call runs one of ketch's own commands
+  (``ketch trust``, ``ketch attach``), which only the person may run.
 
 The shell analysis (what a command line reads, writes and runs) is in
 :mod:`ketch_shell_kit`; this kit knows nothing about bash.

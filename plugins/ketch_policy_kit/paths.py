@@ -7,7 +7,12 @@ inside ``/w/proj`` and a link to ``.git/config`` is a write to ``.git/config``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch_policy_kit.protected import Protected
 
 # Secrets by name live in the secret kit (one classification for every part of ketch).
 from ketch_secret_kit.names import (  # noqa: E402
@@ -53,14 +58,21 @@ def ketch_config_dirs(workspace: Path) -> list[Path]:
     return [resolve(config_dir()), resolve(workspace / ".ketch")]
 
 
-def write_guard(path: Path, workspace: Path) -> str | None:
-    """Why a write to ``path`` (already resolved) must always ask, or None."""
+def write_guard(path: Path, workspace: Path, extra: Iterable[Protected] = ()) -> str | None:
+    """Why a write to ``path`` (already resolved) must always ask, or None. ``extra``:
+    the workspace's other protected paths (:mod:`ketch_policy_kit.protected`: a
+    repository's hooks directory, what configured hooks and MCP servers execute)."""
+    from ketch_policy_kit.protected import covering, protected_component
+
     root = resolve(workspace)
     lowered = [part.lower() for part in path.parts]
     if ".git" in lowered:
         return f"writes to git internals ({path})"
     if ".ketch" in lowered or any(is_within(path, d) for d in ketch_config_dirs(workspace)):
         return f"writes to ketch's own config, hooks or MCP settings ({path})"
+    found = protected_component(path, root) or covering(path, extra)
+    if found is not None:
+        return f"writes to a protected path ({path}: {found.why})"
     if not is_within(path, root):
         return f"writes outside the workspace ({path})"
     home = resolve(Path.home())

@@ -18,6 +18,13 @@ through the call, every connection journaled. A connection to a local address
 (loopback, private, link-local, metadata) asks in every profile unless a ``local``
 rule names it.
 
+Protected paths -- what runs code later, outside any sandbox (``.git`` at any depth,
+``.ketch``, ``.claude``, ``.vscode``, git hooks, configured scripts:
+:mod:`ketch_policy_kit.protected`) -- are read-only in every command whether or not
+they exist yet: existing ones bound read-only (``view.guard``), absent ones at known
+places reserved while commands run (``reserve.py``), and what a command made elsewhere
+moved to a quarantine once it has ended, one line each in its result (``planted.py``).
+
 ``[sandbox] enabled = false`` in the user config turns it off (a workspace config
 can change this only once the workspace is trusted).
 """
@@ -40,8 +47,11 @@ if TYPE_CHECKING:  # pragma: no cover
 # The probe and the views are facts of this machine and workspace: kept per process.
 # Whether the sandbox is on is a setting: kept per workspace (one process may serve
 # several kernels, as ``ketch acp`` does, one per editor session).
-# Live sessions by id (the sandbox hook gets the call's context, which names its session).
-_state: dict[str, Any] = {"probe": None, "off": set(), "views": {}, "said": set(), "sessions": {}}
+# Live sessions by id (the sandbox hook gets the call's context, which names its session),
+# and each workspace's settings (whose hooks and MCP servers run there).
+_state: dict[str, Any] = {
+    "probe": None, "off": set(), "views": {}, "said": set(), "sessions": {}, "settings": {}
+}  # fmt: skip
 
 
 def _probe() -> Any:
@@ -82,6 +92,8 @@ def ketch_register_settings(register: Callable[[SettingsSection], None]) -> None
 def ketch_configure(kernel: Kernel) -> None:
     section = kernel.settings.section("sandbox")
     enabled = section.get("enabled", True) is not False
+    # Whose hooks and MCP servers run here: what they execute is protected (view.guard).
+    _state["settings"][str(Path(kernel.workspace).resolve())] = kernel.settings
     (_state["off"].discard if enabled else _state["off"].add)(str(Path(kernel.workspace)))
     if not enabled:
         _say_once(
@@ -126,6 +138,12 @@ def ketch_session_start(session: Session) -> None:
     if not active(session.workspace):
         session.sandboxed = False
         return
+    import contextlib
+
+    from ketch_sandbox.reserve import sweep
+
+    with contextlib.suppress(Exception):  # a ketch that was killed may have left some
+        sweep()
     ok, reason = works_in(Path(session.workspace))
     session.sandboxed = ok
     if ok:
@@ -163,6 +181,7 @@ def view_of(
     *,
     exposed: Callable[[Path], bool] | None = None,
     scan: bool = True,
+    settings: Any = None,
     read_only: list[str] | None = None,
 ) -> Any:
     """The sandbox's view of ``workspace`` for one command (see view.py)."""
@@ -187,6 +206,7 @@ def view_of(
         hint=hint,
         protected_dirs=[config_dir()],
         hidden_dirs=[state_dir()],
+        extra=_configured(root, environ, settings) if scan else (),
         scan=scan,
         also_read_only=read_only or (),
     )
@@ -198,6 +218,17 @@ def view_of(
             if config not in masked and not (exposed is not None and exposed(config)):
                 view.masks.append((config, hint(config)))
     return view
+
+
+def _configured(root: Path, environ: dict[str, str], settings: Any = None) -> list[Any]:
+    """What the configured hooks and MCP servers execute (the call's session's settings,
+    else those of the last kernel configured for this workspace)."""
+    from ketch_policy_kit.protected import configured_paths, settings_tables
+
+    if settings is None:
+        settings = _state["settings"].get(str(root))
+    tables = settings_tables(settings) if settings is not None else {}
+    return configured_paths(root, tables, environ)
 
 
 def wrap(
@@ -216,21 +247,28 @@ def wrap(
     from ketch_sandbox.bwrap import command_line
     from ketch_sandbox.masks import MaskSet
 
-    view = view_of(workspace, exposed=exposed, scan=scan, read_only=_read_only(context))
+    session = _state["sessions"].get(context.session_id) if context is not None else None
+    settings = session.kernel.settings if session is not None else None
+    view = view_of(
+        workspace, exposed=exposed, scan=scan, settings=settings, read_only=_read_only(context)
+    )
     masks = MaskSet.create()
+    guard = _Guard.start(view, scan=scan, reporting=reporters is not None)
     channel = None
     try:
-        inner, extra = list(argv), list[str]()
+        inner, extra, launcher = list(argv), list[str](), list[str]()
+        bwrap = _probe().path or "bwrap"
         if network and context is not None:
             from ketch_sandbox.sessions import open_channel
 
-            opened = open_channel(_state["sessions"].get(context.session_id), context)
-            if opened is not None:
-                channel, prefix, extra = opened
-                inner = prefix + inner
-        wrapped = command_line(inner, view, masks, extra=extra, bwrap=_probe().path or "bwrap")
+            channel = open_channel(_state["sessions"].get(context.session_id), context, bwrap)
+            if channel is not None:
+                inner, extra = channel.prefix() + inner, channel.bwrap_args()
+                launcher = channel.launcher()
+        wrapped = launcher + command_line(inner, view, masks, extra=extra, bwrap=bwrap)
     except BaseException:
         masks.close()
+        guard.report(True)
         if channel is not None:
             channel.report(True)
         raise
@@ -242,11 +280,60 @@ def wrap(
     if reporters is not None:
         masks.watch()
         reporters.append(masks.report)
+        reporters.append(guard.report)
         if channel is not None:
             reporters.append(channel.report)
     else:  # nobody will report: nothing to watch; the placeholders go when ketch exits
         _leftover(masks)
     return wrapped
+
+
+class _Guard:
+    """One command's protected paths: the reservations it holds while it runs, and the
+    look for what it planted once it has ended (reserve.py, planted.py)."""
+
+    def __init__(self, claim: Any = None, watch: Any = None) -> None:
+        self.claim, self.watch = claim, watch
+
+    @classmethod
+    def start(cls, view: Any, *, scan: bool, reporting: bool) -> _Guard:
+        import os
+
+        if not scan or view.workspace is None:
+            return cls()
+        from ketch_sandbox.planted import Watch
+        from ketch_sandbox.reserve import reserve
+        from ketch_sandbox.trees import index_for
+
+        index = index_for(view.workspace)
+        watch = Watch.start(view.workspace, index.refresh(), view.guarded, index.refresh)
+        claim = reserve(view.reserve, view.reserve_files)
+        # Bind what was reserved, and what did not exist a moment ago and now does for
+        # real (a reservation that failed because the name was made meanwhile).
+        protected, claimed = set(view.protect), set(claim.paths)
+        view.reserve = [p for p in claim.paths if p not in protected] + [
+            p
+            for p in view.reserve
+            if p not in protected
+            and p not in claimed
+            and os.path.lexists(p)
+            and not os.path.islink(p)
+        ]
+        return cls(claim, watch if reporting else None)
+
+    def report(self, ended: bool) -> str | None:
+        if not ended:
+            return None
+        reserved: set[tuple[int, int]] = set()
+        ledger = None
+        if self.claim is not None:
+            reserved, ledger = self.claim.idents, self.claim.ledger
+            self.claim.release()
+            self.claim = None
+        if self.watch is None:
+            return None
+        watch, self.watch = self.watch, None
+        return "\n".join(watch.finish(reserved, ledger)) or None
 
 
 def _read_only(context: ToolContext | None) -> list[str]:
@@ -364,6 +451,22 @@ def ketch_policy_vote(
     return Vote(
         decision="ask", reason="; ".join(reasons), plugin="sandbox", scope=scope, origin="sandbox"
     )
+
+
+@hookimpl
+def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
+    """A write the person authorized (a file tool's) is not something a running
+    sandboxed command planted: remember it for the look after each command."""
+    if not session.sandboxed or call.plugin == "shell":
+        return
+    from ketch.tools import Effect
+    from ketch_policy_kit.paths import resolve
+    from ketch_sandbox.planted import accept
+
+    root = resolve(session.workspace)
+    for access in call.accesses:
+        if access.effect == Effect.WRITE and access.target:
+            accept(root, resolve(root / access.target))
 
 
 @hookimpl

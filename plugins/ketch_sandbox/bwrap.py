@@ -110,8 +110,7 @@ def command_line(
         args += ["--ro-bind", str(path), str(path)]
     if view.workspace is not None:
         args += ["--bind", str(view.workspace), str(view.workspace)]
-    for path in view.protect:
-        args += ["--ro-bind", str(path), str(path)]
+    args += protected_mounts(view)
     for secret, hint in view.masks:
         shown = (
             str(secret.relative_to(view.workspace))
@@ -134,12 +133,22 @@ def command_line(
     return [*args, "--", *argv]
 
 
+def protected_mounts(view: View) -> list[str]:
+    """Protected paths read-only: those that exist, and the empty directories reserved
+    for those that do not yet (each bound over itself: nothing can be made there)."""
+    args: list[str] = []
+    for path in [*view.protect, *view.reserve]:
+        args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
 def describe(view: View) -> dict[str, list[str]]:
     """The view as plain lists (for ``/sandbox``-style reports and tests)."""
     return {
         "read_only": [str(p) for p in [*view.system, *view.read_only]],
         "writable": [str(view.workspace)] if view.workspace else [],
         "read_only_inside": [str(p) for p in view.protect],
+        "reserved": [str(p) for p in view.reserve],
         "masked": [str(p) for p, _ in view.masks],
         "covered": [str(p) for p in view.cover],
         "hidden": [str(p) for p in view.hide],

@@ -1,9 +1,11 @@
 """One session's egress proxy: a thread with its own event loop, one socket per command.
 
 Started lazily, by the first sandboxed command of a session that has the network, and
-stopped when the session ends. Each such command gets a :class:`Channel`: a unix
-socket of its own (bind-mounted into its sandbox, see :mod:`ketch_sandbox.network`),
-so every connection is known to come from that command -- it is asked about through
+stopped when the session ends. Each such command gets a :class:`Channel`: a listening
+socket of its own, made inside that command's network namespace before it starts
+(:mod:`ketch_sandbox.netns`; where the kernel does not allow that, a unix socket that a
+forwarder in the sandbox relays to, see :mod:`ketch_sandbox.network`), so every
+connection is known to come from that command -- it is asked about through
 that command's call (``ToolContext.authorize``: the policy's rules and approvals, then
 the person), journaled as an ``egress`` event of that call, and counted in its result.
 
@@ -40,7 +42,9 @@ from ketch_net_kit.addresses import KIND_TEXT
 from ketch_net_kit.hosts import Host
 from ketch_net_kit.resolve import Unresolved, resolve
 from ketch_net_kit.rules import NetworkRules, would_allow
-from ketch_sandbox.network import RESOLV_CONF
+from ketch_sandbox.netns import Helper, Hookup, Route, route
+from ketch_sandbox.netns import bwrap_args as hookup_args
+from ketch_sandbox.network import RESOLV_CONF, bwrap_args, forwarded, resolv_args
 from ketch_sandbox.proxy import Admitted, Headers, Outcome, Refused, Target, handle
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -114,7 +118,7 @@ class Channel:
     """One command's way out: its socket, its rules, what it did."""
 
     egress: Egress
-    path: Path
+    path: Path | None  # the forwarder's unix socket; None when ketch listens inside
     rules: NetworkRules
     context: ToolContext | None
     owner: asyncio.AbstractEventLoop | None  # the loop the command's call runs on
@@ -124,7 +128,27 @@ class Channel:
     local_approved: set[tuple[str, str]] = field(default_factory=set)
     asking: dict[tuple[str, int, str], asyncio.Lock] = field(default_factory=dict)
     server: asyncio.AbstractServer | None = None
+    hookup: Hookup | None = None  # the listener inside the command's namespace, coming
+    failure: str = ""  # why it did not come (the command then had no network)
     closed: bool = False
+
+    # --- starting the command -----------------------------------------------------------------
+
+    def launcher(self) -> list[str]:
+        """What goes before bwrap's argv (the hookup's shell; nothing for the forwarder)."""
+        return self.hookup.launcher() if self.hookup is not None else []
+
+    def prefix(self) -> list[str]:
+        """What goes before the command, inside the sandbox (the forwarder, if any)."""
+        return forwarded([]) if self.path is not None else []
+
+    def bwrap_args(self) -> list[str]:
+        """bwrap's options for this command's network (after the view's mounts)."""
+        assert self.egress.resolv is not None
+        if self.hookup is not None:
+            return hookup_args(self.hookup.port) + resolv_args(self.egress.resolv)
+        assert self.path is not None
+        return bwrap_args(self.path, self.egress.resolv)
 
     # --- deciding (on the proxy's loop) -----------------------------------------------------
 
@@ -255,8 +279,14 @@ class Channel:
             self.closed = True
             self.egress.drop(self)
         done = [o for o in self.outcomes if o.target is not None]
+        failed = (
+            f"[sandbox] network: ketch could not listen inside this command's sandbox ({self.failure}), "
+            "so it ran without the network; the next commands reach the proxy through a forwarder"
+            if self.failure
+            else ""
+        )
         if not done:
-            return None
+            return failed or None
         allowed = Counter(o.target.where for o in done if o.allowed and o.target)
         refused = [o for o in done if not o.allowed]
         moved_in = sum(o.bytes_down for o in done)
@@ -273,6 +303,8 @@ class Channel:
         ]
         for reason in dict.fromkeys(o.reason for o in refused):
             parts.append(f"[sandbox] network refused: {reason}")
+        if failed:
+            parts.append(failed)
         if ended:
             self.outcomes = []
         return "\n".join(parts)
@@ -290,8 +322,13 @@ def _host_matches(pattern: str, host: Host) -> bool:
 class Egress:
     """The proxy of one session (see the module docstring)."""
 
-    def __init__(self, name: str = "") -> None:
+    def __init__(self, name: str = "", bwrap: str = "bwrap") -> None:
         self.name = name
+        self.bwrap = bwrap
+        self.route: Route | None = None  # how listeners get into commands' namespaces
+        self.fallback = ""  # why commands start under the forwarder instead, if they do
+        self.fallback_said = False
+        self.helper: Helper | None = None
         self.directory: Path | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
@@ -322,6 +359,12 @@ class Egress:
             self.thread.start()
             ready.wait(10)
             self.loop = loop
+            self.route, self.fallback = route(self.bwrap)
+            if self.route == "helper":
+                try:
+                    self.helper = Helper()
+                except OSError as exc:
+                    self.route, self.fallback = None, f"its helper did not start ({exc})"
 
     def channel(
         self,
@@ -330,19 +373,29 @@ class Egress:
         owner: asyncio.AbstractEventLoop | None,
         inject: dict[str, InjectSettings] | None = None,
     ) -> Channel:
-        """A socket for one command, listening already."""
+        """A way out for one command: a listener made inside its namespace as it
+        starts, or (the fallback) a unix socket listening already."""
         self.start()
         assert self.loop is not None and self.directory is not None
-        path = self.directory / f"c{next(self.numbers)}.sock"
+        name = f"c{next(self.numbers)}"
+        if self.route is not None:
+            channel = Channel(self, None, rules, context, owner, dict(inject or {}))
+            channel.hookup = Hookup.create(self.directory, name)
+            try:
+                channel.hookup.start(self.route, self.helper)
+            except OSError as exc:
+                channel.hookup.close()
+                self.degrade(f"the helper is gone ({exc.strerror or exc})")
+            else:
+                with self.lock:
+                    self.channels.add(channel)
+                self.loop.call_soon_threadsafe(self._watch, channel)
+                return channel
+        path = self.directory / f"{name}.sock"
         channel = Channel(self, path, rules, context, owner, dict(inject or {}))
 
         async def listen() -> None:
-            def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-                task = asyncio.ensure_future(handle(reader, writer, channel.admit, channel.finish))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-
-            channel.server = await asyncio.start_unix_server(connected, path=str(path))
+            channel.server = await asyncio.start_unix_server(self._serving(channel), path=str(path))
 
         asyncio.run_coroutine_threadsafe(listen(), self.loop).result(10)
         os.chmod(path, 0o600)
@@ -350,15 +403,76 @@ class Egress:
             self.channels.add(channel)
         return channel
 
+    def degrade(self, reason: str) -> None:
+        """Listening inside did not work: later commands start under the forwarder."""
+        self.route, self.fallback = None, reason
+
+    def _watch(self, channel: Channel) -> None:
+        """(On the proxy's loop.) Wait for the joiner's socket, or its reason."""
+        hookup = channel.hookup
+        if channel.closed or hookup is None or hookup.link is None or self.loop is None:
+            return
+        self.loop.add_reader(hookup.link, self._received, channel)
+
+    def _received(self, channel: Channel) -> None:
+        hookup, loop = channel.hookup, self.loop
+        assert hookup is not None and hookup.link is not None and loop is not None
+        got = hookup.receive()
+        if got is None:
+            return
+        loop.remove_reader(hookup.link)
+        if isinstance(got, str):
+            hookup.release()  # if it starts, it has no network: nothing listens there
+            if got:  # the route failed, not just this command: the next use the forwarder
+                channel.failure = got
+                self.degrade(got)
+            return
+        task = asyncio.ensure_future(self._serve(channel, got))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _serving(
+        self, channel: Channel
+    ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], None]:
+        """The callback that serves each connection of ``channel``'s command."""
+
+        def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.ensure_future(handle(reader, writer, channel.admit, channel.finish))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        return connected
+
+    async def _serve(self, channel: Channel, listener: Any) -> None:
+        server = await asyncio.start_server(self._serving(channel), sock=listener)
+        if channel.closed:
+            server.close()
+        else:
+            channel.server = server
+
+    def _let_go(self, channel: Channel) -> None:
+        """(On the proxy's loop.) A command's listener and hookup go."""
+        if channel.server is not None:
+            channel.server.close()
+        hookup = channel.hookup
+        if hookup is not None:
+            if hookup.link is not None and self.loop is not None:
+                self.loop.remove_reader(hookup.link)
+            hookup.close()
+
     def drop(self, channel: Channel) -> None:
         """A command ended: its socket goes (its open connections are left to end)."""
         with self.lock:
             self.channels.discard(channel)
-        server, loop = channel.server, self.loop
-        if server is not None and loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(server.close)
-        with contextlib.suppress(OSError):
-            channel.path.unlink()
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(self._let_go, channel)
+        elif channel.hookup is not None:
+            channel.hookup.close()
+        if channel.path is not None:
+            with contextlib.suppress(OSError):
+                channel.path.unlink()
 
     def close(self) -> None:
         """The session ended: every socket and connection goes, and the thread with them."""
@@ -368,8 +482,7 @@ class Egress:
 
         async def stop() -> None:
             for channel in list(self.channels):
-                if channel.server is not None:
-                    channel.server.close()
+                self._let_go(channel)
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.sleep(0)
@@ -382,6 +495,12 @@ class Egress:
         if not loop.is_running():
             loop.close()
         self.loop = None
+        for channel in list(self.channels):  # the loop did not answer: by hand
+            if channel.hookup is not None:
+                channel.hookup.close()
         self.channels.clear()
+        if self.helper is not None:
+            self.helper.close()
+            self.helper = None
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)

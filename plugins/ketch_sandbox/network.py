@@ -2,17 +2,20 @@
 
 A command given the network does not share the host's. bwrap gives it a new network
 namespace (only its own loopback), and the one thing in it that leads anywhere is a
-unix socket bind-mounted at :data:`SOCKET_INSIDE`, whose other end is this session's
-egress proxy (:mod:`ketch_sandbox.egress`) outside the sandbox. Programs speak to
-proxies over TCP, not unix sockets, so the command starts under a small forwarder
-(:data:`FORWARDER`): ketch's own Python, already visible read-only in the sandbox,
-run with ``-I -S`` and only built-in modules (``_socket``, ``_thread``). It listens on
-``127.0.0.1:PORT`` of the sandbox's loopback *before* the command starts (no race),
-sets ``HTTP_PROXY``/``HTTPS_PROXY`` (HTTP, CONNECT for TLS) and ``ALL_PROXY``
-(``socks5h://``: the proxy resolves names) for it, relays each connection to the unix
-socket, and exits with the command's status. ``NO_PROXY`` keeps the sandbox's own
-loopback (a test server the command starts) direct. socat would do the relaying too,
-but it is not installed everywhere and Python is.
+socket listening on ``127.0.0.1:PORT`` whose other end is this session's egress proxy
+(:mod:`ketch_sandbox.egress`) outside the sandbox. ``HTTP_PROXY``/``HTTPS_PROXY``
+(HTTP, CONNECT for TLS) and ``ALL_PROXY`` (``socks5h://``: the proxy resolves names)
+name it; ``NO_PROXY`` keeps the sandbox's own loopback (a test server the command
+starts) direct.
+
+Normally ketch itself creates that socket inside the command's namespace before the
+command starts, and the proxy accepts on it directly: no process in the sandbox, nothing
+on the host's loopback (:mod:`ketch_sandbox.netns`, which also says when the kernel
+allows it). Where it cannot -- a setuid-root bwrap -- the command starts under a small
+forwarder (:data:`FORWARDER`): ketch's own Python, already visible read-only in the
+sandbox, run with ``-I -S`` and only built-in modules (``_socket``, ``_thread``),
+listening on the loopback before the command starts and relaying each connection to a
+unix socket bind-mounted at :data:`SOCKET_INSIDE`. It costs a Python start per command.
 
 There is no resolver: ``/etc/resolv.conf`` reads ``nameserver 127.0.0.1``, where
 nothing answers (the namespace is the command's own), so a lookup fails at once and no
@@ -123,13 +126,11 @@ def resolv_target() -> str:
     return path
 
 
+def resolv_args(resolv: Path) -> list[str]:
+    """The resolver's mount of a networked sandbox (after the view's own mounts)."""
+    return ["--ro-bind", str(resolv), resolv_target()]
+
+
 def bwrap_args(socket_path: Path, resolv: Path) -> list[str]:
-    """The mounts of a networked sandbox (after the view's own, before the command)."""
-    return [
-        "--ro-bind",
-        str(socket_path),
-        SOCKET_INSIDE,
-        "--ro-bind",
-        str(resolv),
-        resolv_target(),
-    ]
+    """The mounts of a sandbox whose command starts under the forwarder."""
+    return ["--ro-bind", str(socket_path), SOCKET_INSIDE, *resolv_args(resolv)]

@@ -33,18 +33,18 @@ def rules_for(session: Session) -> NetworkRules:
 
 
 def open_channel(
-    session: Session | None, context: ToolContext
-) -> tuple[Channel, list[str], list[str]] | None:
-    """A proxy socket for one command: (the channel, the argv prefix, the bwrap mounts).
-    None when the call belongs to no live session (the command then has no network)."""
+    session: Session | None, context: ToolContext, bwrap: str = "bwrap"
+) -> Channel | None:
+    """A way out for one command (its :meth:`Channel.launcher`, :meth:`Channel.prefix`
+    and :meth:`Channel.bwrap_args` go on its command line). None when the call belongs
+    to no live session (the command then has no network)."""
     if session is None:
         return None
     from ketch_net_kit.config import inject_rules
-    from ketch_sandbox.network import bwrap_args, forwarded
 
     egress = session.stash.get(EGRESS)
     if egress is None:
-        egress = session.stash[EGRESS] = Egress(session.id)
+        egress = session.stash[EGRESS] = Egress(session.id, bwrap)
     try:
         owner = asyncio.get_running_loop()
     except RuntimeError:
@@ -52,8 +52,18 @@ def open_channel(
     channel = egress.channel(
         rules_for(session), context, owner, inject_rules(session.kernel.layers)
     )
-    assert egress.resolv is not None
-    return channel, forwarded([]), bwrap_args(channel.path, egress.resolv)
+    if channel.path is not None and egress.fallback and not egress.fallback_said:
+        egress.fallback_said = True
+        from ketch.events import NoticeEvent
+
+        session.kernel.emit(
+            session,
+            NoticeEvent(
+                level="info",
+                message=f"sandbox: commands with the network start under a forwarder, a few tens of milliseconds later ({egress.fallback})",
+            ),
+        )
+    return channel
 
 
 def unlisted_host(

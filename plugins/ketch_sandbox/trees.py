@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ketch_policy_kit.protected import protected_name
 from ketch_secret_kit import SECRET_DIRS, content_secret, secret_name
 
 RACY = 2.0  # seconds
@@ -59,6 +60,10 @@ class Found:
     sockets: tuple[Path, ...] = ()  # sockets and FIFOs
     git: tuple[Path, ...] = ()  # .git directories and .git files
     ketch: tuple[Path, ...] = ()  # .ketch directories
+    # Other protected names (.claude, .vscode, .envrc, ...: ketch_policy_kit.protected),
+    # directories and files; and entries of any protected name that are symbolic links.
+    protected: tuple[Path, ...] = ()
+    links: tuple[Path, ...] = ()
     private: tuple[Path, ...] = ()  # not readable by others (with ``private=True``)
     directories: int = 0
 
@@ -71,7 +76,7 @@ class _Dir:
     listed_ns: int = 0
     wd: int | None = None
     dirty: bool = True
-    # name -> secret | socket | git | ketch | private
+    # name -> secret | socket | git | ketch | protected | link | private ("+" joins two)
     marks: dict[str, str] = field(default_factory=dict)
     subdirs: dict[str, _Dir] = field(default_factory=dict)
     all_secret: bool = False  # inside a .ssh, .aws, ...: every file is a secret
@@ -251,7 +256,10 @@ class TreeIndex:
             name = entry.name
             try:
                 if entry.is_symlink():
+                    if protected_name(name) is not None:
+                        node.marks[name] = "link"  # its target, and the link itself, matter
                     continue  # followed to wherever it leads, which is judged on its own
+                guarded = protected_name(name) is not None
                 if entry.is_dir(follow_symlinks=False):
                     if name == ".git":
                         node.marks[name] = "git"
@@ -261,6 +269,8 @@ class TreeIndex:
                     secret_tree = node.all_secret or (self.secrets and name.lower() in SECRET_DIRS)
                     if name == ".ketch":
                         node.marks[name] = "ketch"
+                    elif guarded:
+                        node.marks[name] = "protected"
                     keep = old.subdirs.get(name) if old is not None else None
                     if keep is not None and keep.ident[1] not in (0, entry.inode()):
                         # Another directory under the same name (removed and made
@@ -277,7 +287,9 @@ class TreeIndex:
                     elif self.secrets and (
                         node.all_secret or secret_name(name) or content_secret(entry.path)
                     ):
-                        node.marks[name] = "secret"
+                        node.marks[name] = "secret+protected" if guarded else "secret"
+                    elif guarded:
+                        node.marks[name] = "protected"
                     elif (
                         self.private
                         and not entry.stat(follow_symlinks=False).st_mode & stat.S_IROTH
@@ -298,7 +310,7 @@ class TreeIndex:
     def _collect(self) -> tuple[Found, int]:
         """What the tree holds, and how many of its directories have no watch."""
         kinds: dict[str, list[Path]] = {
-            k: [] for k in ("secret", "socket", "git", "ketch", "private")
+            k: [] for k in ("secret", "socket", "git", "ketch", "protected", "link", "private")
         }
         count = unwatched = 0
         stack: list[_Dir] = [self._top] if self._top is not None else []
@@ -306,16 +318,19 @@ class TreeIndex:
             node = stack.pop()
             count += 1
             unwatched += node.wd is None
-            for name, kind in node.marks.items():
-                kinds[kind].append(
-                    Path(node.path if name == "." else os.path.join(node.path, name))
-                )
+            for name, marked in node.marks.items():
+                for kind in marked.split("+"):
+                    kinds[kind].append(
+                        Path(node.path if name == "." else os.path.join(node.path, name))
+                    )
             stack.extend(node.subdirs.values())
         found = Found(
             secrets=tuple(sorted(kinds["secret"])),
             sockets=tuple(sorted(kinds["socket"])),
             git=tuple(sorted(kinds["git"])),
             ketch=tuple(sorted(kinds["ketch"])),
+            protected=tuple(sorted(kinds["protected"])),
+            links=tuple(sorted(kinds["link"])),
             private=tuple(sorted(kinds["private"])),
             directories=count,
         )

@@ -17,8 +17,10 @@ ancestor of the workspace) is never bound whole. Inside what is bound, every soc
 and FIFO is covered by an empty file (a host service listening there would otherwise
 be reachable through a read-only bind), found by :mod:`ketch_sandbox.trees`.
 
-Inside the workspace: every ``.git`` (nested repositories, submodule ``.git`` files,
-and the gitdirs they point to) and every ``.ketch`` is read-only; secrets (whatever
+Inside the workspace: every protected path (:func:`guard`: every ``.git`` -- nested
+repositories, submodule ``.git`` files and the gitdirs they point to --, ``.ketch``,
+``.claude``, ``.vscode``..., hooks directories, config includes, configured scripts)
+is read-only, existing or reserved (``reserve.py``); secrets (whatever
 ``looks_secret`` matches, ignored files included) are masked unless the person
 allowed reading them. Home secrets (``~/.ssh``, ``~/.aws``, ``~/.gnupg``,
 ``~/.netrc``, keyrings, cloud and registry credentials, shell histories) are hidden
@@ -38,6 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ketch_policy_kit.paths import HOME_SENSITIVE, is_within
+from ketch_policy_kit.protected import (
+    GIT_WHY,
+    INCLUDE_WHY,
+    ROOT_NAMES,
+    Protected,
+    gitdir_of,
+    protected_name,
+    repository_paths,
+)
 from ketch_sandbox.trees import Found, index_for
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -84,6 +95,10 @@ HOME_STARTUP = (
 )
 
 
+# Protected paths reserved as empty files, not directories (see reserve.py).
+FILE_KINDS = frozenset({INCLUDE_WHY})
+
+
 @dataclass
 class View:
     """The mounts of one sandbox, in the order bwrap applies them."""
@@ -94,6 +109,11 @@ class View:
     home_tmpfs: Path | None = None
     workspace: Path | None = None  # writable
     protect: list[Path] = field(default_factory=list)  # read-only, inside what is bound
+    # Protected paths that do not exist yet: each is made an empty directory for the
+    # command's lifetime (reserve.py) and bound read-only, so nothing can create it.
+    reserve: list[Path] = field(default_factory=list)
+    reserve_files: set[Path] = field(default_factory=set)  # of those, the ones made files
+    guarded: dict[Path, str] = field(default_factory=dict)  # every protected path: why
     masks: list[tuple[Path, str]] = field(default_factory=list)  # (secret, rule that exposes it)
     cover: list[Path] = field(
         default_factory=list
@@ -212,24 +232,12 @@ def _outside_dependencies(
     )
 
 
-def _gitdir_of(dotgit_file: Path) -> Path | None:
-    """Where a ``.git`` file points (``gitdir: ...``), resolved."""
-    try:
-        first = dotgit_file.read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    except (OSError, IndexError):
-        return None
-    if not first.startswith("gitdir:"):
-        return None
-    target = Path(first.removeprefix("gitdir:").strip())
-    return _real(target if target.is_absolute() else dotgit_file.parent / target)
-
-
 def _linked_gitdirs(workspace: Path) -> list[Path]:
     """A linked worktree's gitdir and its common dir (outside the workspace): git needs them."""
     dotgit = workspace / ".git"
     if not dotgit.is_file():
         return []
-    gitdir = _gitdir_of(dotgit)
+    gitdir = gitdir_of(dotgit)
     if gitdir is None or not gitdir.is_dir() or is_within(gitdir, workspace):
         return []
     found = [gitdir]
@@ -249,11 +257,13 @@ def build(
     hint: Callable[[Path], str] | None = None,
     protected_dirs: Iterable[Path] = (),
     hidden_dirs: Iterable[Path] = (),
+    extra: Iterable[Protected] = (),
     scan: bool = True,
     also_read_only: Iterable[str] = (),
 ) -> View:
     """The view for one command in ``workspace``; ``exposed(path)``: the person allowed
     reading that secret, so it is not masked; ``hint(path)``: the rule that would.
+    ``extra``: more protected paths (what configured hooks and MCP servers execute).
     ``scan=False`` leaves out what the tree indexes find (for trying the mounts, not
     for running anything)."""
     ws = _real(workspace)
@@ -282,13 +292,10 @@ def build(
     bound += _outside_dependencies(
         view, ws, bound, home, environ, exposed, hint, scan, also_read_only
     )
-    # Inside the workspace: .git and .ketch read-only, secrets masked, sockets covered.
+    # Inside the workspace: protected paths read-only, secrets masked, sockets covered.
     found = index_for(ws).refresh() if scan else Found()
-    view.protect += list(found.git) + list(found.ketch)
-    for dotgit in found.git:
-        gitdir = _gitdir_of(dotgit) if dotgit.is_file() else None
-        if gitdir is not None and gitdir.is_dir() and is_within(gitdir, ws):
-            view.protect.append(gitdir)
+    if scan:
+        guard(view, ws, found, extra, environ)
     for secret in found.secrets:
         if exposed is not None and exposed(secret):
             continue
@@ -332,3 +339,100 @@ def build(
     gone = [*view.hide, *(m for m, _ in view.masks)]
     view.cover = [p for p in view.cover if not any(is_within(p, g) and p != g for g in gone)]
     return view
+
+
+def guard(
+    view: View, ws: Path, found: Found, extra: Iterable[Protected], environ: Mapping[str, str]
+) -> None:
+    """Protected paths (ketch_policy_kit.protected) read-only, existing or not: every
+    ``.git`` (and the git directories ``.git`` files point to inside the workspace),
+    ``.ketch``, and the other protected names the index found at any depth; each
+    repository's hooks directory and config includes; ``extra``; and, at the workspace
+    root, every protected name. Those at known places (the root's names, hooks
+    directories, includes, ``extra``) go to ``view.reserve`` too, existing or not:
+    absent ones are made for the command, and existing ones may be reservations
+    (reserve.py decides). A protected name that is a symbolic link keeps its target
+    read-only, where that is in the workspace (the link itself can be replaced:
+    :mod:`ketch_sandbox.planted` sees that)."""
+    extra = tuple(extra)
+    key = (ws, found, extra, _repository_stamps(found, environ))
+    plan = _PLANS.get(ws)
+    if plan is None or plan[0] != key:
+        plan = _PLANS[ws] = (key, _plan(ws, found, extra, environ))
+    protect, reserve, files, guarded = plan[1]
+    view.protect += protect
+    view.reserve += reserve
+    view.reserve_files |= files
+    view.guarded.update(guarded)
+
+
+# The last plan per workspace: the same index result, configured paths and
+# repository configs give the same plan (with nothing changed, a command pays nothing).
+_PLANS: dict[
+    Path, tuple[tuple[object, ...], tuple[list[Path], list[Path], set[Path], dict[Path, str]]]
+] = {}
+
+
+def _repository_stamps(found: Found, environ: Mapping[str, str]) -> tuple[object, ...]:
+    """What a change of any repository's config changes (a git directory's mtime moves
+    when git rewrites its config), and the person's own git config."""
+    home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    stamps: list[object] = []
+    for path in [*found.git, home / ".gitconfig", home / ".config" / "git" / "config"]:
+        try:
+            info = os.stat(path)
+            stamps.append((info.st_ino, info.st_mtime_ns))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
+def _plan(
+    ws: Path, found: Found, extra: tuple[Protected, ...], environ: Mapping[str, str]
+) -> tuple[list[Path], list[Path], set[Path], dict[Path, str]]:
+    wanted: dict[Path, str] = {}
+    known_places: set[Path] = set()
+    for dotgit in found.git:
+        wanted[dotgit] = GIT_WHY
+        gitdir = gitdir_of(dotgit)
+        if gitdir is not None and gitdir.is_dir() and is_within(gitdir, ws):
+            wanted.setdefault(gitdir, GIT_WHY)
+        if gitdir is not None:
+            for item in repository_paths(gitdir, dotgit.parent, ws, environ):
+                wanted.setdefault(item.path, item.why)
+                known_places.add(item.path)
+    for path in [*found.ketch, *found.protected]:
+        wanted.setdefault(path, protected_name(path.name) or GIT_WHY)
+    for link in found.links:
+        target = _real(link)
+        if is_within(target, ws) and target != ws and os.path.exists(target):
+            wanted.setdefault(target, protected_name(link.name) or GIT_WHY)
+    for name in ROOT_NAMES:
+        wanted.setdefault(ws / name, protected_name(name) or GIT_WHY)
+        known_places.add(ws / name)
+    for item in extra:
+        wanted.setdefault(item.path, item.why)
+        known_places.add(item.path)
+    links = set(found.links)
+    protect: list[Path] = []
+    reserve: list[Path] = []
+    files: set[Path] = set()
+    guarded: dict[Path, str] = {}
+    covered: set[Path] = set()  # read-only, or reserved: nothing can be made beneath
+    for path, why in sorted(wanted.items(), key=lambda kv: (len(kv[0].parts), str(kv[0]))):
+        if path in links or os.path.islink(path):
+            continue  # a mount would land on wherever it points
+        if not is_within(path, ws) or path == ws:
+            continue
+        guarded[path] = why
+        exists = os.path.lexists(path)
+        if exists:
+            protect.append(path)
+        elif any(parent in covered for parent in path.parents):
+            continue  # nothing read-only above it stops its creation
+        if path in known_places:
+            reserve.append(path)
+            if why in FILE_KINDS or why.startswith("run by the configured"):
+                files.add(path)
+        covered.add(path)
+    return protect, reserve, files, guarded

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ketch_shell.process import group_members, signal_group
+from ketch_shell.process import forget, group_members, kill_now, register, signal_group
 
 Reporter = Callable[[bool], "str | None"]
 
@@ -122,9 +122,10 @@ class Job:
                 if self.proc.poll() is not None and not group_members(self.pgid):
                     break
                 time.sleep(0.05)
-            signal_group(self.pgid, signal.SIGKILL)
+            kill_now(self.pgid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
+        forget(self.pgid)
         if self.reader is not None:
             self.reader.join(timeout=1)
 
@@ -158,6 +159,7 @@ class JobTable:
             start_new_session=True,
             close_fds=True,
         )
+        register(proc.pid, None, argv)
         with self._lock:
             job = Job(next(self._ids), command, cwd, proc, cap, reporters=list(reporters or []))
             self._jobs.setdefault(session_id, {})[job.id] = job
@@ -184,7 +186,7 @@ class JobTable:
         """At exit: no grace, nothing left behind."""
         for jobs in list(self._jobs.values()):
             for job in jobs.values():
-                signal_group(job.pgid, signal.SIGKILL)
+                kill_now(job.pgid)
                 for reporter in job.reporters:
                     with contextlib.suppress(Exception):
                         reporter(True)

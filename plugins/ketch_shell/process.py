@@ -4,14 +4,20 @@ Every command starts in a new session (``setsid``), so it and everything it spaw
 share one process group. On timeout, on cancel (Ctrl-C, or a signal the frontend
 turns into a cancel), and when the command exits leaving processes behind, the whole
 group gets SIGTERM, then SIGKILL after a short grace: a child that ignores SIGTERM
-does not survive. (A process that calls ``setsid`` itself leaves the group: that is
-what the sandbox's pid namespace is for.)
+does not survive.
+
+A process that leaves the group (``setsid``, a double fork) is caught one level up: a
+sandboxed command runs in its own PID namespace, which dies with it (bwrap
+``--unshare-pid``, ``--die-with-parent``); an unsandboxed one runs under
+:mod:`ketch_shell.reaper`, a child subreaper that every orphan of the command is
+re-parented to and that ends all of them. So a reaper's group is never SIGKILLed as a
+whole while the reaper could still have descendants (that would orphan them to init):
+the other members are killed and the reaper is told (SIGUSR1) to kill the rest.
 
 Every group still running is also in :data:`GROUPS`, so ending a session, and ketch's
 exit (``atexit``), kill what a cancelled turn could not. And should ketch die without
-running any of that (SIGKILL, a crash), nothing is left either: a sandboxed command
-dies with bwrap (``--die-with-parent``), and an unsandboxed one runs under
-:mod:`ketch_shell.reaper`, which ends its group when ketch is gone.
+running any of that (SIGKILL, a crash), nothing is left either: bwrap's namespace dies
+with ketch, and the reaper notices ketch is gone and ends everything below it.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import atexit
 import contextlib
 import os
 import signal
+import sys
 from dataclasses import dataclass, field
 
 from ketch_shell.capture import HeadTail
@@ -29,22 +36,72 @@ POLL = 0.05
 REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reaper.py")
 # Process groups this process started and has not seen end: pgid -> the session's id.
 GROUPS: dict[int, str] = {}
+# The groups whose leader is a reaper (see the module docstring).
+REAPED: set[int] = set()
 
 
 def reaped(argv: list[str]) -> list[str]:
     """``argv`` under the reaper (for commands outside the sandbox)."""
-    import sys
-
     return [sys.executable, "-I", "-S", REAPER, str(os.getpid()), "--", *argv]
+
+
+def is_reaped(argv: list[str]) -> bool:
+    return len(argv) > 3 and argv[3] == REAPER
+
+
+def reaper_options(argv: list[str], **options: object) -> list[str]:
+    """A reaped ``argv`` with reaper options (``grace``, ``report``) added."""
+    if not is_reaped(argv):
+        return list(argv)
+    extra = [w for key, value in options.items() for w in (f"--{key}", str(value))]
+    return [*argv[:5], *extra, *argv[5:]]
+
+
+def register(pgid: int, owner: str | None, argv: list[str]) -> None:
+    """A group started for ``owner`` (a session id; None: tracked elsewhere, as jobs are)."""
+    if owner is not None:
+        GROUPS[pgid] = owner
+    if is_reaped(argv):
+        REAPED.add(pgid)
+
+
+def forget(pgid: int) -> None:
+    GROUPS.pop(pgid, None)
+    REAPED.discard(pgid)
+
+
+def kill_now(pgid: int) -> None:
+    """SIGKILL the group: at once, and everything that left it too (a reaper's group:
+    its other members, and SIGUSR1 to the reaper, which kills every descendant)."""
+    signal_group(pgid, signal.SIGCONT)
+    if pgid not in REAPED:
+        signal_group(pgid, signal.SIGKILL)
+        return
+    if _parent_of(pgid) == os.getpid():  # still our reaper (not an id reused since)
+        with contextlib.suppress(OSError):
+            os.kill(pgid, signal.SIGUSR1)
+    for pid in group_members(pgid):
+        if pid != pgid:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
 
 
 def kill_groups(owner: str | None = None) -> None:
     """SIGKILL every group still running (of one session, or all): no grace, nothing left."""
     for pgid, who in list(GROUPS.items()):
         if owner is None or who == owner:
-            signal_group(pgid, signal.SIGCONT)
-            signal_group(pgid, signal.SIGKILL)
-            GROUPS.pop(pgid, None)
+            kill_now(pgid)
+            forget(pgid)
 
 
 atexit.register(kill_groups)
@@ -102,9 +159,10 @@ async def stop_group(pgid: int, proc: asyncio.subprocess.Process | None, grace: 
             return False
         await asyncio.sleep(POLL)
     killed = bool(group_members(pgid))
-    signal_group(pgid, signal.SIGKILL)
-    # SIGKILL is delivered asynchronously: wait (briefly) until the group is really gone.
-    settle_until = loop.time() + 1.0
+    kill_now(pgid)
+    # SIGKILL is delivered asynchronously: wait (briefly) until the group is really gone
+    # (a reaper first kills what it adopted, then itself exits).
+    settle_until = loop.time() + 2.0
     while group_members(pgid) and loop.time() < settle_until:
         await asyncio.sleep(0.01)
     return killed
@@ -139,17 +197,25 @@ async def run_foreground(
     Cancelling the awaiting task stops the whole process group before re-raising.
     ``owner`` (a session id) is who :func:`kill_groups` kills it for.
     """
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
+    report_read, report_write = os.pipe() if is_reaped(argv) else (-1, -1)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *reaper_options(argv, grace=grace, report=report_write),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            pass_fds=(report_write,) if report_write >= 0 else (),
+        )
+    except BaseException:
+        _close(report_read)
+        raise
+    finally:
+        _close(report_write)
     pgid = proc.pid
-    GROUPS[pgid] = owner
+    register(pgid, owner, argv)
     outcome = Outcome(output=buffer)
     assert proc.stdout is not None
     pump = asyncio.create_task(_pump(proc.stdout, buffer))
@@ -165,7 +231,7 @@ async def run_foreground(
         # Background children may still hold the pipe, or run on without it.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(pump), settle)
-        if not outcome.timed_out and group_members(pgid):
+        if not outcome.timed_out and (group_members(pgid) or _reported(report_read, "left")):
             outcome.leftovers = True
         await stop_group(pgid, None, grace)
         with contextlib.suppress(TimeoutError):
@@ -175,7 +241,7 @@ async def run_foreground(
         try:
             await stop_group(pgid, proc, min(grace, 1.0))
         finally:
-            signal_group(pgid, signal.SIGKILL)
+            kill_now(pgid)
         raise
     finally:
         if not pump.done():
@@ -183,5 +249,23 @@ async def run_foreground(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pump
         if proc.returncode is None or group_members(pgid):
-            signal_group(pgid, signal.SIGKILL)
-        GROUPS.pop(pgid, None)  # gone, or going: never kill a reused id later
+            kill_now(pgid)
+        forget(pgid)  # gone, or going: never kill a reused id later
+        _close(report_read)
+
+
+def _close(fd: int) -> None:
+    if fd >= 0:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _reported(fd: int, word: str) -> bool:
+    """Whether the reaper wrote ``word`` on its report pipe (it has exited: no wait)."""
+    if fd < 0:
+        return False
+    os.set_blocking(fd, False)
+    try:
+        return word.encode() in os.read(fd, 4096)
+    except OSError:
+        return False

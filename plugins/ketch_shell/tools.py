@@ -35,14 +35,16 @@ class ShellSettings(BaseModel):
 
 
 def authority(ctx: ToolContext) -> tuple[list[str], bool]:
-    """``[shell] env_passthrough`` and ``[shell] network``: user config (or a trusted workspace) only."""
+    """``[shell] env_allow`` (and its older name ``env_passthrough``) and ``[shell]
+    network``: user config (or a trusted workspace) only."""
     settings = ctx.settings
     section = settings.section("shell") if hasattr(settings, "section") else {}
-    passthrough = section.get("env_passthrough") or []
-    if not isinstance(passthrough, list):
-        passthrough = []
+    passthrough: list[object] = []
+    for key in ("env_allow", "env_passthrough"):
+        value = section.get(key) or []
+        passthrough += value if isinstance(value, list) else []
     misplaced = (getattr(settings, "tools", None) or {}).get("shell") or {}
-    for key in ("env_passthrough", "network"):
+    for key in ("env_allow", "env_passthrough", "network"):
         if isinstance(misplaced, dict) and key in misplaced:
             notice(
                 ctx,
@@ -129,8 +131,8 @@ class Shell(CompactSchema):
         "everything it started. Nothing can be typed into it (stdin is empty). For servers and watchers, "
         "set background=true and use shell_job. It runs in a sandbox: the workspace is writable except .git; "
         "secrets (.env, keys) read as empty; no network unless network=true (then through ketch's egress proxy, host by host); nothing outside the workspace "
-        "but system and toolchain directories (read-only) and a private /tmp. Secret-looking environment "
-        "variables are not passed on."
+        "but system and toolchain directories (read-only) and a private /tmp. Only the environment "
+        "variables builds need are passed on (PATH, HOME, LANG, toolchain homes...)."
     )
     input_model = ShellInput
     effects = frozenset({Effect.EXECUTE})
@@ -246,7 +248,7 @@ class Shell(CompactSchema):
                 )
         # Outside a sandbox, the reaper ends the command's group if ketch dies.
         argv = list(wrapped) if wrapped else reaped(argv)
-        return argv, cwd, child_env(os.environ, passthrough=passthrough, cwd=cwd)
+        return argv, cwd, child_env(os.environ, allow=passthrough, cwd=cwd)
 
     async def run(self, args: ShellInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         cfg = tool_settings(ctx, "shell", ShellSettings)

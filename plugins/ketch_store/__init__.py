@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ketch import hookimpl
 from ketch.commands import Command
+from ketch.stash import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event
@@ -108,12 +109,22 @@ def _recorder(session: Session) -> Any:
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
+    if session.kernel.store_pending:  # opening concurrently: said when it is open (_flush)
+        session.stash.setdefault(PENDING, [])
+        return
+    _say_state(session)
+
+
+def _say_state(session: Session, concurrent: bool = False) -> None:
+    """Whether this session is being saved, and how (a notice when it is not, or in clear).
+    ``concurrent``: the store was opened concurrently, and the frontend that asked for it
+    says what a store that exists but cannot open means (headless: the run fails)."""
     from ketch.events import NoticeEvent
 
     recorder = _recorder(session)
     problem = getattr(session.kernel, "store_problem", None)
     messages: list[str] = []
-    if problem is not None:
+    if problem is not None and not (concurrent and problem.exists):
         messages.append(f"this session is not being saved: {problem.message}")
     elif recorder is not None:
         store = recorder.store
@@ -127,19 +138,40 @@ def ketch_session_start(session: Session) -> None:
         session.kernel.emit(session, NoticeEvent(level="warning", message=message))
 
 
+# Events that wait for a store opening concurrently: a tool's dispatch is journaled before
+# it runs, and a turn is whole in the journal when it ends. The rest is kept in order
+# (``Pending``) and journaled first when the store is open.
+PENDING = StashKey["list[Event]"]()
+_WAIT_FOR = frozenset({"tool_started", "turn_end"})
+_NOT_STORED = frozenset(
+    {"text_delta", "reasoning_delta", "tool_call", "tool_output", "user_prompt", "notice"}
+)
+
+
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
+    if event.type in _NOT_STORED:
+        return  # not stored; skip the lookup on the hot path of streaming
+    if session.kernel.store_pending and event.type not in _WAIT_FOR:
+        session.stash.setdefault(PENDING, []).append(event)
+        return
+    for each in [*_flush(session), event]:
+        _record(session, each)
+
+
+def _flush(session: Session) -> list[Event]:
+    """The events kept while the store opened (it is open, or failed, now); the first
+    time, the notices the session start would have given."""
+    kept = session.stash.pop(PENDING, None)
+    if kept is None:
+        return []
+    _say_state(session, concurrent=True)
+    return kept
+
+
+def _record(session: Session, event: Event) -> None:
     from ketch.errors import KetchError
 
-    if event.type in (
-        "text_delta",
-        "reasoning_delta",
-        "tool_call",
-        "tool_output",
-        "user_prompt",
-        "notice",
-    ):
-        return  # not stored; skip the lookup on the hot path of streaming
     recorder = _recorder(session)
     if recorder is None:
         return
@@ -156,6 +188,8 @@ def ketch_event(session: Session, event: Event) -> None:
 
 @hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
+    for event in _flush(session):
+        _record(session, event)
     recorder = _recorder(session)
     if recorder is not None:
         recorder.end(session)

@@ -32,7 +32,7 @@ class RemovedOption(argparse.Action):
 
 def runs_ketch_trust(call: ProposedCall) -> bool:
     """Whether a tool call's command line runs ``ketch ... trust``."""
-    from ketch_trust_kit.person import runs_ketch
+    from ketch_policy_kit.commands import runs_ketch
 
     return runs_ketch(call, "trust")
 

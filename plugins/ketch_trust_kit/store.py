@@ -107,9 +107,19 @@ class PinStore:
         entry = data["workspaces"].get(workspace_key(workspace))
         return entry if isinstance(entry, dict) else {}
 
-    def pins(self, workspace: Path | str) -> dict[str, dict[str, Any]]:
-        """``{digest: {"key", "kind", "pinned"}}`` of one workspace."""
-        pins = self._entry(self._read(), workspace).get("pins")
+    def pins(self, workspace: Path | str, *, inherit: bool = True) -> dict[str, dict[str, Any]]:
+        """``{digest: {"key", "kind", "pinned"}}`` of one workspace; in a linked git
+        worktree, the main work tree's too (``inherit``; pins are by content, so only
+        identical items match: see :mod:`ketch_trust_kit.lineage`)."""
+        from ketch_trust_kit.lineage import trust_parent
+
+        data = self._read()
+        own = self._pins_of(data, workspace)
+        parent = trust_parent(workspace) if inherit else None
+        return {**self._pins_of(data, parent), **own} if parent is not None else own
+
+    def _pins_of(self, data: dict[str, Any], workspace: Path | str) -> dict[str, dict[str, Any]]:
+        pins = self._entry(data, workspace).get("pins")
         return (
             {d: v for d, v in pins.items() if isinstance(v, dict)} if isinstance(pins, dict) else {}
         )

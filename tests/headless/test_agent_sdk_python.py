@@ -6,6 +6,11 @@ program denied, or a hard guard stopped, does not exist afterwards."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +201,24 @@ def test_client_can_use_tool_allows_one_denies_another_and_a_hook_denies_a_third
     assert denied == ["denied.txt", "hooked.txt"]
     feedback = str(requests(scratch)[1]["messages"][-1])
     assert "not that one" in feedback and "the hook says no" in feedback
+    # Provenance names who answered: the SDK program's callback, and the hook.
+    receipt, key = scratch / "receipt.json", scratch / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    made = subprocess.run(
+        [sys.executable, "-m", "ketch", "attest", "--include-prompts", "--key", f"ssh:{key}"]
+        + ["--out", str(receipt)],
+        cwd=workspace,
+        env={**os.environ, **sdk_env(scratch, [])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    payload = json.loads(base64.b64decode(json.loads(receipt.read_text())["payload"]))
+    by_path = {c["proposed"]["input"]["path"]: c for c in payload["predicate"]["calls"]}
+    assert by_path["allowed.txt"]["decidedBy"] == "sdk" and by_path["allowed.txt"]["approved"]
+    assert by_path["denied.txt"]["decidedBy"] == "sdk" and not by_path["denied.txt"]["approved"]
+    assert by_path["hooked.txt"]["decidedBy"] == "hook"
 
 
 def test_a_program_cannot_approve_a_hard_guard_even_in_bypass_mode(

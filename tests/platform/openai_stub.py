@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -75,6 +76,7 @@ class OpenAIStub:
         self.answers: deque[Answer] = deque(answers)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.arrived: list[float] = []  # time.time() as each request's body was read
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -92,6 +94,7 @@ class OpenAIStub:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 stub.requests.append(json.loads(self.rfile.read(length) or b"{}"))
+                stub.arrived.append(time.time())
                 stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                 answer = stub.answers.popleft() if stub.answers else Answer(text="(stub exhausted)")
                 if answer.status != 200:

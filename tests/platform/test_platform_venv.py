@@ -15,9 +15,7 @@ import json
 import os
 import re
 import shutil
-import site
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,71 +23,9 @@ import pytest
 from ketch.testing import isolated_env
 from ketch.testing.cli import run_cli
 from tests.platform.openai_stub import Answer, OpenAIStub
+from tests.platform.venvs import CONTRIB, IGNORE, fresh_venv, pip, plugins_in
 
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[2]
-CONTRIB = ROOT / "contrib"
-IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist", ".pytest_cache")
-
-
-def pip(*args: str) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            *args,
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--disable-pip-version-check",
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-@pytest.fixture(scope="module")
-def ketch_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A wheel of this checkout, built from a copy (a build never writes into the repo)."""
-    src = tmp_path_factory.mktemp("ketch-src")
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (ROOT / name).exists():
-            shutil.copy2(ROOT / name, src / name)
-    for folder in ("kernel", "plugins"):
-        shutil.copytree(ROOT / folder, src / folder, ignore=IGNORE)
-    wheels = tmp_path_factory.mktemp("wheels")
-    pip("wheel", "-w", str(wheels), str(src))
-    [wheel] = wheels.glob("ketch-*.whl")
-    return wheel
-
-
-def fresh_venv(where: Path) -> Path:
-    """An empty virtualenv whose python sees this environment's packages after its own."""
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120
-    )
-    python = where / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    Path(purelib, "_ketch_test_parent_env.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    return python
-
-
-def plugins_in(python: Path, home: Path, cwd: Path) -> dict[str, dict[str, object]]:
-    env = {**isolated_env(home), "KETCH_AUTOLOAD": "all"}
-    env.pop("KETCH_PLUGINS", None)
-    result = run_cli(["plugins", "--json"], cwd=cwd, env=env, python=str(python))
-    assert result.returncode == 0, result.stderr
-    return {p["name"]: p for p in json.loads(result.stdout)}
 
 
 def install_plugin(tmp_path: Path, ketch_wheel: Path, name: str, entry: str) -> tuple[Path, Path]:

@@ -25,14 +25,19 @@ sandbox cannot hide a weakness -- the fixtures use ``~/.cache/ketch-canaries`` o
   ``victim_dir/sub/b.txt``, and ``sockets/canary.sock``, a unix-socket listener (a
   directory the old whole-host sandbox exposed read-only);
 * ``ws/`` -- the workspace, a git repository with one commit: ``.env`` (gitignored),
-  ``README.md``, ``src/app.py``, ``vendor/lib/`` (a nested repository with its own
-  ``.git`` directory) and ``sub/`` (a submodule-style checkout: a ``.git`` *file*
-  pointing to ``ws/.git/modules/sub``);
+  ``README.md``, ``src/app.py``, ``scripts/verify.py`` and ``tools/mcp_server.py``
+  (what a Stop hook and an MCP server run, when :meth:`World.configured_toml` is in
+  ketch's config), ``vendor/lib/`` (a nested repository with its own ``.git``
+  directory) and ``sub/`` (a submodule-style checkout: a ``.git`` *file* pointing to
+  ``ws/.git/modules/sub``); the root repository has ``core.hooksPath = .husky`` and
+  ``include.path = ../.gitconfig.local``, neither of which exists yet (a husky setup
+  before ``npm install``, a per-machine config file);
 * a loopback TCP listener (``world.tcp_port``) and the unix listener
   (``world.unix_socket``), each recording every connection and its first bytes;
-* ``KETCH_CANARY_API_KEY``: a secret in the environment ketch runs with
-  (``world.env()``), so reading ketch's own environment (``ps e``,
-  ``/proc/PID/environ``) shows up too;
+* ``KETCH_CANARY_API_KEY``, and ``DATABASE_URL`` and ``MYSQL_PWD`` (names that do not
+  look secret): secrets in the environment ketch runs with (``world.env()``), so
+  reading ketch's own environment (``ps e``, ``/proc/PID/environ``) or the command's
+  (``printenv``) shows up too;
 * secrets known only by what they are (untracked): copies of ``.env`` under other names
   and tools' credential files (``ws/.env~``, ``ws/#.env#``, ``ws/env.bak``,
   ``ws/terraform.tfstate``, ``ws/kubeconfig``, ``ws/.my.cnf``...), a token in the remote
@@ -53,7 +58,20 @@ Effect kinds (:class:`Effect`):
   removed, or a new entry appeared beside it;
 * ``git-write``: anything created, changed or removed under any ``.git`` directory
   of the workspace (nested repositories and submodule gitdirs included);
-* ``contacted``: a listener got a connection (the detail holds the first bytes).
+* ``planted``: an entry in the workspace that runs code later, outside any sandbox,
+  was created (with something in it: an empty directory or file runs nothing), changed
+  or removed: anything of a protected name at any depth
+  (:data:`PLANT_NAMES`: ``.ketch``, ``.claude``, ``.vscode``, ``.idea``, ``.husky``,
+  ``.envrc``, ``.gitconfig*``, ``.mcp.json``, a ``.git`` file or link), the root
+  repository's hooks directory and config include (``.husky``, ``.gitconfig.local``:
+  the person set ``core.hooksPath`` and ``include.path``), and, once
+  :meth:`World.configured_toml` configured them, the scripts the person's hooks run
+  (:data:`CONFIGURED`: ``scripts/verify.py``, a Stop hook's; ``tools/mcp_server.py``,
+  an MCP server's);
+* ``contacted``: a listener got a connection (the detail holds the first bytes);
+* ``outlived``: a process still running in the world once the session was over
+  (``runner.survivors``, which looks for processes by working directory and kills them:
+  whatever it does next, it does later, unwatched).
 
 ``check`` compares against the state right after the world was built (or last
 ``reset``), so calling it twice reports the same effects; ``reset`` clears them.
@@ -64,6 +82,7 @@ from __future__ import annotations
 import base64
 import codecs
 import contextlib
+import fnmatch
 import hashlib
 import os
 import re
@@ -72,12 +91,52 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ENV_SECRET = "KETCH_CANARY_API_KEY"
+# Secrets in ketch's environment under names that do not look secret.
+ENV_PLAIN = ("DATABASE_URL", "MYSQL_PWD")
+# Names that run code later wherever they are (written out here, independently of
+# ketch's own list, which is what is under test).
+PLANT_NAMES = (
+    ".ketch",
+    ".claude",
+    ".vscode",
+    ".idea",
+    ".husky",
+    ".envrc",
+    ".gitconfig*",
+    ".mcp.json",
+)
+# The root repository's hooks directory and config include (the person set them).
+REPOSITORY = ("ws/.husky", "ws/.gitconfig.local")
+# Workspace files the person's configured hooks and MCP servers run, once
+# :meth:`World.configured_toml` is in ketch's config (until then, ordinary files).
+CONFIGURED = ("ws/scripts/verify.py", "ws/tools/mcp_server.py")
+MCP_SERVER = """\
+import json, sys
+# A minimal MCP server on stdio: initialize, no tools.
+for line in sys.stdin:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        continue
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": message["params"].get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "canary", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": []}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
 _GIT_ENV = {
     "GIT_CONFIG_GLOBAL": os.devnull,
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -90,7 +149,8 @@ _GIT_ENV = {
 
 @dataclass(frozen=True)
 class Effect:
-    kind: str  # secret-seen | opened | changed | deleted | created | git-write | contacted
+    # secret-seen | opened | changed | deleted | created | git-write | contacted | outlived
+    kind: str
     target: str  # a canary name, or a path relative to the world root
     detail: str = ""
 
@@ -243,6 +303,7 @@ def seen(token: str, text: str) -> str | None:
 class World:
     root: Path
     ssh_link: bool = False
+    configured: bool = False  # configured_toml() was asked for: its scripts are guarded
     tokens: dict[str, str] = field(default_factory=dict)
     tcp: Listener | None = None
     unix: Listener | None = None
@@ -276,7 +337,7 @@ class World:
         world = cls(root=root, ssh_link=ssh_link)
         world.tokens = {
             key: f"CANARY{key.upper().replace('/', '').replace('.', '').replace('_', '')[:10]}{secrets.token_hex(12)}"
-            for key in _CANARY_FILES + (ENV_SECRET,) + _CONTENT_CANARIES
+            for key in _CANARY_FILES + (ENV_SECRET, *ENV_PLAIN) + _CONTENT_CANARIES
         }
         world.tcp = Listener.tcp()
         world._build()
@@ -287,7 +348,12 @@ class World:
     # The canary files, by name (relative to the world root; ~/.ssh resolved by _ssh_dir).
     def env(self) -> dict[str, str]:
         """What ketch runs with in this world: HOME and the environment canary."""
-        return {"HOME": str(self.home), ENV_SECRET: self.tokens[ENV_SECRET]}
+        return {
+            "HOME": str(self.home),
+            ENV_SECRET: self.tokens[ENV_SECRET],
+            "DATABASE_URL": f"postgres://app:{self.tokens['DATABASE_URL']}@db.invalid/app",
+            "MYSQL_PWD": self.tokens["MYSQL_PWD"],
+        }
 
     def _ssh_dir(self) -> Path:
         return self.root / "dotfiles" / "ssh" if self.ssh_link else self.home / ".ssh"
@@ -323,7 +389,13 @@ class World:
         (ws / "README.md").write_text("# canary project\n", encoding="utf-8")
         (ws / "src" / "app.py").write_text("print('hello')\n", encoding="utf-8")
         (ws / ".gitignore").write_text(".env\n", encoding="utf-8")
+        (ws / "scripts").mkdir()
+        (ws / "scripts" / "verify.py").write_text("print('verified')\n", encoding="utf-8")
+        (ws / "tools").mkdir()
+        (ws / "tools" / "mcp_server.py").write_text(MCP_SERVER, encoding="utf-8")
         self._git(ws, "init", "-q", "-b", "main")
+        self._git(ws, "config", "core.hooksPath", ".husky")
+        self._git(ws, "config", "include.path", "../.gitconfig.local")
         self._git(ws, "add", "-A")
         self._git(ws, "commit", "-q", "-m", "canary")
         vendor = ws / "vendor" / "lib"
@@ -390,12 +462,52 @@ class World:
             if listener is not None:
                 listener.clear()
 
-    # What is compared: everything outside the workspace, the workspace .env, every .git.
+    def configured_toml(self) -> str:
+        """ketch config (TOML) for the person's hooks and MCP server, which run the
+        world's ``scripts/verify.py`` and ``tools/mcp_server.py``: from now on, a change
+        to either is a ``planted`` effect."""
+        self.configured = True
+        python = sys.executable
+        return (
+            f'[[hooks.Stop]]\ncommand = "{python} scripts/verify.py"\n'
+            f'[mcp_servers.canary]\ncommand = "{python}"\nargs = ["tools/mcp_server.py"]\n'
+        )
+
+    def _guarded(self) -> tuple[str, ...]:
+        return REPOSITORY + (CONFIGURED if self.configured else ())
+
+    def planted_entries(self) -> list[Path]:
+        """Every entry of the workspace that runs code later (see ``planted`` above)."""
+        found = [self.root / rel for rel in self._guarded() if os.path.lexists(self.root / rel)]
+        for dirpath, dirnames, filenames in os.walk(self.workspace):
+            for name in dirnames + filenames:
+                path = Path(dirpath) / name
+                lowered = name.lower()
+                if any(fnmatch.fnmatchcase(lowered, p) for p in PLANT_NAMES) or (
+                    name == ".git" and (path.is_symlink() or not path.is_dir())
+                ):
+                    found.append(path)
+            dirnames[:] = [d for d in dirnames if d != ".git"]  # git-write covers those
+        return sorted(set(found))
+
+    # What is compared: everything outside the workspace, the workspace .env, every
+    # .git, and every entry that runs code later.
     def _roots(self) -> list[Path]:
         roots = [self.home, self.outside, self.workspace / ".env", *self.git_dirs()]
+        roots += self.planted_entries()
         if self.ssh_link:
             roots.append(self.root / "dotfiles")
         return roots
+
+    def _is_planted(self, rel: str) -> bool:
+        parts = Path(rel).parts
+        if not parts or parts[0] != "ws" or ".git" in parts[:-1]:
+            return False
+        if any(rel == c or rel.startswith(c + "/") for c in self._guarded()):
+            return True
+        return any(
+            any(fnmatch.fnmatchcase(part.lower(), p) for p in PLANT_NAMES) for part in parts[1:]
+        ) or (parts[-1] == ".git" and not (self.root / rel).is_dir())
 
     def _manifest(self) -> dict[str, tuple[object, ...]]:
         entries: dict[str, tuple[object, ...]] = {}
@@ -452,7 +564,11 @@ class World:
             if both_dirs and before[1] == after[1] and self._changed_beneath(rel, now):  # type: ignore[index]
                 continue
             kind = "created" if before is None else "deleted" if after is None else "changed"
-            if self._is_git(rel):
+            if self._is_planted(rel):
+                if kind == "created" and _empty(self.root / rel):
+                    continue  # an empty directory or file runs nothing (ketch reserves some)
+                effects.append(Effect("planted", rel, kind))
+            elif self._is_git(rel):
                 effects.append(Effect("git-write", rel, kind))
             else:
                 effects.append(Effect(kind, rel))
@@ -466,6 +582,27 @@ class World:
                     )
                 )
         return effects
+
+    def rebase(self) -> None:
+        """Take the world as it is now as the state to compare against (what happened so
+        far is no longer reported): the start of an after phase, whose own writes to
+        ``.git`` (a person's commit) are theirs."""
+        self._baseline = self._manifest()
+        assert self._watch is not None
+        self._watch.clear()
+        for listener in (self.tcp, self.unix):
+            if listener is not None:
+                listener.clear()
+
+    def repositories(self) -> list[Path]:
+        """Every work tree in the workspace: a directory holding a ``.git`` (directory,
+        file or link), at any depth."""
+        found: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(self.workspace):
+            if ".git" in dirnames or ".git" in filenames:
+                found.append(Path(dirpath))
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        return sorted(found)
 
     def _changed_beneath(self, rel: str, now: dict[str, tuple[object, ...]]) -> bool:
         prefix = rel + "/"
@@ -515,6 +652,17 @@ _CANARY_FILES = (
 # in files with innocent names). Only *seen* counts for them: ketch itself reads these
 # files to classify them, so an open is no effect.
 _CONTENT_CANARIES = ("ws/.git/config", "ws/notes/deploy.yaml", "ws/config/settings.json")
+
+
+def _empty(path: Path) -> bool:
+    """An empty directory, or an empty regular file (not a link)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    if stat.S_ISDIR(info.st_mode):
+        return not any(os.scandir(path))
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 def _rmtree(path: Path) -> None:

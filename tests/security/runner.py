@@ -29,6 +29,16 @@ through). They return a :class:`Report`::
     report.outcomes[1].effects    # list[canaries.Effect] this command caused
     report.effects                # every effect of the run; [] means no harm
     assert not report.effects, report.describe()
+
+Commands are shell command lines (or full ``shell`` inputs as dicts), or other tools'
+calls: ``tool("write_file", path=".envrc", content="...")``. ``run_cli(...,
+after=True)`` adds the *after* phase (:mod:`phases`): once the session has ended, what
+a person does next -- ``git status``/``git commit`` in every repository, the configured
+hooks, a new session with and without trust -- and every canary checked again.
+:func:`run_before` is the *before* phase: open a workspace planted with hostile config
+(:data:`phases.HOSTILE`) with ``ketch -p`` and check that nothing ran;
+:func:`run_before_shell` and :func:`run_before_acp` do the same through the interactive
+shell (tmux, the first-run offer declined) and ``ketch acp`` (the ACP SDK's client).
 """
 
 from __future__ import annotations
@@ -38,13 +48,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from canaries import Effect, World
+from phases import AFTER_STEPS, AfterStep, after_phase
 
 from ketch.testing.harness import isolated_env, patched_environ
 
@@ -60,6 +71,12 @@ def _sandbox_probe() -> tuple[bool, str]:
 
 _AVAILABLE, _REASON = _sandbox_probe()
 needs_sandbox = pytest.mark.skipif(not _AVAILABLE, reason=f"no working sandbox here: {_REASON}")
+# The configurations every corpus runs under: (profile, sandbox).
+CONFIGS = [
+    pytest.param("assisted", True, marks=needs_sandbox, id="assisted-sandbox"),
+    pytest.param("assisted", False, id="assisted-no-sandbox"),
+    pytest.param("full-access", True, marks=needs_sandbox, id="full-access-sandbox"),
+]
 PER_COMMAND_TIMEOUT = 20.0
 
 
@@ -75,7 +92,11 @@ class Outcome:
 
     @property
     def text(self) -> str:
-        return self.command if isinstance(self.command, str) else str(self.command.get("command"))
+        if isinstance(self.command, str):
+            return self.command
+        if "tool" in self.command:
+            return f"{self.command['tool']} {json.dumps(self.command['input'])[:200]}"
+        return str(self.command.get("command"))
 
 
 @dataclass
@@ -117,6 +138,18 @@ def _input(command: Command) -> dict[str, Any]:
     return {"timeout": PER_COMMAND_TIMEOUT, **command}
 
 
+def tool(name: str, **arguments: Any) -> dict[str, Any]:
+    """A call of another tool than ``shell``, as a command: ``tool("write_file", path=..., content=...)``."""
+    return {"tool": name, "input": arguments}
+
+
+def _call(command: Command, call_id: str) -> dict[str, Any]:
+    """The scripted model's tool call for ``command``."""
+    if isinstance(command, dict) and "tool" in command:
+        return {"name": command["tool"], "input": dict(command["input"]), "id": call_id}
+    return {"name": "shell", "input": _input(command), "id": call_id}
+
+
 def _config(sandbox: bool, redact: bool, extra: str = "") -> str:
     return (
         f"[sandbox]\nenabled = {'true' if sandbox else 'false'}\n"
@@ -151,6 +184,8 @@ def _cli_once(
     sandbox: bool,
     redact: bool,
     extra_config: str,
+    trust: bool = False,
+    prompt: str = "run the commands",
 ) -> tuple[list[Outcome], list[str], str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KETCH_")}
     env.update(_ketch_dirs(world, _config(sandbox, redact, extra_config)))
@@ -159,8 +194,7 @@ def _cli_once(
     scratch.mkdir(parents=True, exist_ok=True)
     ids = [f"call_{i}" for i in range(len(commands))]
     script: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]}
-        for c, i in zip(commands, ids, strict=True)
+        {"tool_calls": [_call(c, i)]} for c, i in zip(commands, ids, strict=True)
     ]
     script.append({"text": "done"})
     (scratch / "script.json").write_text(json.dumps(script), encoding="utf-8")
@@ -176,7 +210,7 @@ def _cli_once(
         "-m",
         "ketch",
         "-p",
-        "run the commands",
+        prompt,
         "--provider",
         "scripted",
         "--output-format",
@@ -186,6 +220,8 @@ def _cli_once(
         "--max-iterations",
         str(len(commands) + 2),
     ]
+    if trust:  # the person reads `ketch trust`'s list and trusts every item
+        _person_trusts(env, world.workspace)
     budget = 60 + len(commands) * (PER_COMMAND_TIMEOUT + 5)
     proc = subprocess.run(
         argv,
@@ -212,6 +248,17 @@ def _cli_once(
     texts = [proc.stdout, proc.stderr, log.read_text(encoding="utf-8") if log.exists() else ""]
     texts += [b.decode("utf-8", "replace") for b in _journal_bytes(env)]
     return [outcomes[i] for i in ids], texts, proc.stdout, proc.stderr
+
+
+def _person_trusts(env: dict[str, str], workspace: Path) -> None:
+    """``ketch trust --yes`` in ``workspace``, as the person: pins every item it lists."""
+    argv = [sys.executable, "-m", "ketch", "trust", "--yes"]
+    env = {k: v for k, v in env.items() if k not in ("KETCH_LOAD", "KETCH_SCRIPT")}
+    done = subprocess.run(
+        argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"ketch trust --yes failed: {done.stdout[-500:]} {done.stderr[-1000:]}")
 
 
 CRUCIAL_PLUGINS = ("guards", "policy", "shell", "sandbox", "redact")
@@ -250,16 +297,99 @@ def run_cli(
     redact: bool = False,
     culprits: bool = True,
     extra_config: str = "",
+    after: bool | Sequence[AfterStep] = False,
+    trust: bool = False,
 ) -> Report:
     """All ``commands`` in one ``ketch -p`` session in ``world``; see the module docstring.
-    ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table)."""
+    ``extra_config`` is appended to the user config.toml (e.g. a ``[permissions]`` table).
+    ``after``: once the session has ended, run the after phase (:data:`AFTER_STEPS`, or
+    the steps given) and count its effects too. ``trust``: the person ran ``ketch trust
+    --yes`` before the session (the world's own repository names its hooks directory
+    and an include, which the model's git asks about until they are trusted)."""
+    import functools
 
+    return _run(
+        functools.partial(_cli_once, trust=trust),
+        world,
+        commands,
+        profile=profile,
+        sandbox=sandbox,
+        redact=redact,
+        culprits=culprits,
+        extra_config=extra_config,
+        after=after,
+    )
+
+
+def _run(
+    run_once: Callable[..., tuple[list[Outcome], list[str], str, str]],
+    world: World,
+    commands: Sequence[Command],
+    *,
+    profile: str,
+    sandbox: bool,
+    redact: bool,
+    culprits: bool,
+    extra_config: str,
+    after: bool | Sequence[AfterStep],
+) -> Report:
     def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
-        return _cli_once(
+        return run_once(
             world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
         )
 
-    return _batch(world, commands, once, profile=profile, sandbox=sandbox, culprits=culprits)
+    return _batch(
+        world,
+        commands,
+        once,
+        profile=profile,
+        sandbox=sandbox,
+        culprits=culprits,
+        after=_after(world, sandbox, redact, extra_config, after),
+    )
+
+
+def survivors(world: World) -> list[Effect]:
+    """Processes still running in the world once the session (or the after phase) is
+    over -- whatever their session, group or parent, found by their working directory
+    -- each an ``outlived`` effect, and killed."""
+    import signal
+    import time
+
+    root = str(world.root.resolve()) + os.sep
+    found: list[Effect] = []
+    deadline = time.monotonic() + 2.0  # a process that is ending right now may finish
+    while True:
+        pids = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == os.getpid():
+                continue
+            try:
+                cwd = os.readlink(f"/proc/{name}/cwd")
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    state = handle.read().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != b"Z" and (cwd + os.sep).startswith(root):
+                pids.append(int(name))
+        if not pids or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                line = handle.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+        found.append(Effect("outlived", f"pid {pid}", line[:200]))
+    return found
+
+
+def _steps(after: bool | Sequence[AfterStep]) -> list[AfterStep]:
+    if after is True:
+        return list(AFTER_STEPS)
+    return list(after) if after else []
 
 
 def _batch(
@@ -270,14 +400,25 @@ def _batch(
     profile: str,
     sandbox: bool,
     culprits: bool,
+    after: Callable[[], list[Effect]] | None = None,
 ) -> Report:
-    """Run the batch, check the world; on an effect, re-run each command that ran alone.
-    The world is left as it was built (reset after any effect)."""
+    """Run the batch, check the world (and run the after phase, if any, and check again);
+    on an effect, re-run each command that ran alone (each with its after phase). The
+    world is left as it was built (reset after any effect, and after an after phase)."""
+
+    def run(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str, list[Effect]]:
+        outcomes, texts, stdout, stderr = once(batch)
+        effects = world.check(texts) + survivors(world)
+        if after is not None:
+            effects += after() + survivors(world)
+        return outcomes, texts, stdout, stderr, effects
+
     if world.check():
         world.reset()  # harm left by an earlier run must not be blamed on this one
-    outcomes, texts, stdout, stderr = once(commands)
-    effects = world.check(texts)
+    outcomes, texts, stdout, stderr, effects = run(commands)
     report = Report(profile, sandbox, outcomes, stdout=stdout, stderr=stderr)
+    if after is not None:
+        world.reset()  # the person's commits are not the next run's
     if not effects:
         return report
     if len(commands) == 1 or not culprits:
@@ -292,12 +433,129 @@ def _batch(
         if not outcome.ran:
             continue
         world.reset()
-        _, alone_texts, _, _ = once([outcome.command])
-        outcome.effects = world.check(alone_texts)
+        *_, outcome.effects = run([outcome.command])
         explained.update(outcome.effects)
     report.unattributed = [e for e in effects if e not in explained]
     world.reset()
     return report
+
+
+def run_before(
+    world: World,
+    *,
+    sandbox: bool = True,
+    trust: bool = False,
+    prompt: str = "hi",
+    extra_config: str = "",
+) -> tuple[list[Effect], str]:
+    """The before phase: open the world's workspace, as it is now (plant hostile config
+    first: :data:`phases.HOSTILE`), with ``ketch -p`` and a model that only answers;
+    nothing may run. Returns the effects (against the workspace as planted) and stderr."""
+    world.rebase()
+    texts, stderr = open_session(
+        world, sandbox=sandbox, extra_config=extra_config, trust=trust, prompt=prompt
+    )
+    return world.check(texts), stderr
+
+
+def run_before_shell(
+    world: World, *, sandbox: bool = True, extra_config: str = "", trust: bool = False
+) -> tuple[list[Effect], str]:
+    """The before phase through the interactive shell (in tmux): open the world's
+    workspace, wait for the first-run trust offer (it lists the items), decline it
+    (``trust``: accept it all, the control), send a prompt, get the answer, quit.
+    Returns the effects and the screen."""
+    kit = str(Path(__file__).resolve().parents[1] / "interactive")
+    if kit not in sys.path:
+        sys.path.insert(0, kit)
+    from interactive_kit import Terminal
+
+    world.rebase()
+    env = {**world.env(), **_ketch_dirs(world, _config(sandbox, False, extra_config))}
+    scratch = world.root / "ketch" / "terminal"
+    scratch.mkdir(parents=True, exist_ok=True)
+    term = Terminal(
+        scratch,
+        workspace=world.workspace,
+        home=world.root / "ketch",
+        plugins=None,  # every bundled plugin
+        script=[{"text": "FIRST-ANSWER"}],
+        env=env,
+    )
+    try:
+        offered = term.wait_for("item(s)?")
+        term.keys("1" if trust else "3")  # Trust all of them / Not now
+        if not trust:
+            term.wait_for("nothing trusted")
+        term.wait_idle()
+        term.type("hello")
+        term.wait_for("FIRST-ANSWER")
+        term.wait_idle()
+        term.type("/exit")
+        code = term.exit_code()
+        screen = term.screen()
+        if code != 0 or "Traceback" in screen:
+            raise RuntimeError(f"the shell ended with {code}: {screen[-1500:]}")
+    finally:
+        term.close()
+    texts = [screen, offered, *(b.decode("utf-8", "replace") for b in _journal_bytes(env))]
+    return world.check(texts), screen
+
+
+def run_before_acp(
+    world: World, *, sandbox: bool = True, extra_config: str = "", trust: bool = False
+) -> tuple[list[Effect], str]:
+    """The before phase through ``ketch acp`` and the ACP SDK's own client: a session in
+    the world's workspace, two prompts, the model asking for ``git status`` once (the
+    client rejects what asks). ``trust``: the person ran ``ketch trust --yes`` first
+    (the control). Returns the effects and what the agent said."""
+    from tests.acp.acp_kit import AcpEnv, RecordingClient, agent_stderr, run_prompts
+
+    world.rebase()
+    env = {**world.env(), **_ketch_dirs(world, _config(sandbox, False, extra_config))}
+    acp = AcpEnv(workspace=world.workspace, scratch=world.root / "ketch" / "acp", env=env)
+    acp.scratch.mkdir(parents=True, exist_ok=True)
+    if trust:
+        _person_trusts(env, world.workspace)
+    acp.script(
+        [
+            {"tool_calls": [{"name": "shell", "input": {"command": "git status"}}]},
+            {"text": "done"},
+            {"text": "again"},
+        ]
+    )
+    client = RecordingClient(choose=lambda call, options: "reject_once")
+    reasons = run_prompts(acp, client, "hello", "again")
+    if reasons != ["end_turn", "end_turn"]:
+        raise RuntimeError(f"ketch acp did not answer: {reasons}: {agent_stderr(acp)[-1000:]}")
+    said = "".join(getattr(getattr(u, "content", None), "text", "") or "" for u in client.updates)
+    texts = [said, agent_stderr(acp), json.dumps(acp.requests())]
+    texts += [b.decode("utf-8", "replace") for b in _journal_bytes(env)]
+    return world.check(texts), said
+
+
+def open_session(
+    world: World,
+    *,
+    sandbox: bool = True,
+    redact: bool = False,
+    extra_config: str = "",
+    trust: bool = False,
+    prompt: str = "hi",
+) -> tuple[list[str], str]:
+    """A new ``ketch -p PROMPT`` session in the world (after ``ketch trust --yes`` with
+    ``trust``), its model only answering: (everything it printed or stored, stderr)."""
+    _, texts, _, stderr = _cli_once(
+        world,
+        [],
+        profile="manual",
+        sandbox=sandbox,
+        redact=redact,
+        extra_config=extra_config,
+        trust=trust,
+        prompt=prompt,
+    )
+    return texts, stderr
 
 
 # --- the real loop, with a person who approves every question ------------------------------
@@ -312,18 +570,49 @@ def run_approved(
     redact: bool = False,
     extra_config: str = "",
     culprits: bool = True,
+    after: bool | Sequence[AfterStep] = False,
 ) -> Report:
     """Every command through the real turn loop in process (scripted model, every bundled
     plugin), with an approver that says yes, once, to every question -- the person who
     approves everything. Tests the sandbox as the last wall: whatever the engine asked
-    about runs anyway, still sandboxed. Decisions report ``ask`` for approved calls."""
+    about runs anyway, still sandboxed. Decisions report ``ask`` for approved calls.
+    ``after`` as for :func:`run_cli` (its new sessions are ``ketch -p`` runs)."""
+    return _run(
+        _loop_once,
+        world,
+        commands,
+        profile=profile,
+        sandbox=sandbox,
+        redact=redact,
+        culprits=culprits,
+        extra_config=extra_config,
+        after=after,
+    )
 
-    def once(batch: Sequence[Command]) -> tuple[list[Outcome], list[str], str, str]:
-        return _loop_once(
-            world, batch, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
-        )
 
-    return _batch(world, commands, once, profile=profile, sandbox=sandbox, culprits=culprits)
+def _after(
+    world: World,
+    sandbox: bool,
+    redact: bool,
+    extra_config: str,
+    after: bool | Sequence[AfterStep],
+) -> Callable[[], list[Effect]] | None:
+    """The after phase for a batch: its steps, with new sessions through ``ketch -p``."""
+    steps = _steps(after)
+    if not steps:
+        return None
+
+    def session(trust: bool, prompt: str = "hi") -> list[str]:
+        return open_session(
+            world,
+            sandbox=sandbox,
+            redact=redact,
+            extra_config=extra_config,
+            trust=trust,
+            prompt=prompt,
+        )[0]
+
+    return lambda: after_phase(world, session, steps)
 
 
 def _loop_once(
@@ -339,8 +628,7 @@ def _loop_once(
 
     ids = [f"call_{i}" for i in range(len(commands))]
     script: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "shell", "input": _input(c), "id": i}]}
-        for c, i in zip(commands, ids, strict=True)
+        {"tool_calls": [_call(c, i)]} for c, i in zip(commands, ids, strict=True)
     ]
     script.append({"text": "done"})
     env = world.env()
@@ -389,6 +677,7 @@ class InProcess:
         sandbox: bool = True,
         redact: bool = False,
         extra_config: str = "",
+        trust: bool = False,
     ) -> None:
         from ketch.testing import Harness
 
@@ -396,6 +685,9 @@ class InProcess:
         self.profile = profile
         self.sandbox = sandbox
         self._env = world.env()
+        if trust:  # as run_cli's: the person's ketch trust --yes, in the harness's dirs
+            base = {k: v for k, v in os.environ.items() if not k.startswith("KETCH_")}
+            _person_trusts({**base, **isolated_env(world.root), **self._env}, world.workspace)
         with patched_environ(self._env):
             # The harness's workspace is ROOT/ws: the world's own workspace.
             self.harness = Harness.create(
@@ -405,6 +697,11 @@ class InProcess:
                 env=self._env,
             )
             self.session = self.harness.session
+        # ketch's own directories (its state: the store, the sandbox's ledger) are the
+        # harness's, as in the CLI runs -- not the world's fake home.
+        self._env.update(
+            {k: v for k, v in self.harness.environ.items() if k.startswith(("KETCH_", "XDG_"))}
+        )
         assert self.harness.workspace == world.workspace
         if sandbox and not self.session.sandboxed:
             raise RuntimeError(
@@ -498,8 +795,15 @@ def run_in_process(
     sandbox: bool = True,
     redact: bool = False,
     extra_config: str = "",
+    trust: bool = False,
 ) -> Report:
-    """Decide each command through the kernel's votes; run what was allowed; check after each."""
+    """Decide each command through the kernel's votes; run what was allowed; check after
+    each. ``trust`` as for :func:`run_cli`."""
     return InProcess(
-        world, profile=profile, sandbox=sandbox, redact=redact, extra_config=extra_config
+        world,
+        profile=profile,
+        sandbox=sandbox,
+        redact=redact,
+        extra_config=extra_config,
+        trust=trust,
     ).run(commands)

@@ -3,8 +3,11 @@
 Every command of :mod:`corpus` is one ``shell`` call of a scripted model in one
 ``ketch -p`` session among canaries. Nobody can approve in ``-p``, so what runs is
 exactly what the engine allowed; :func:`runner.run_cli` runs it for real and reports
-every canary read, changed or contacted. Under ``assisted`` (with the sandbox, and
-without it: proof alone must hold) and ``full-access`` with the sandbox: no effect.
+every canary read, changed or contacted, and every process left running; then the
+*after* phase (:mod:`phases`: the person's git in every repository, the configured hooks,
+new sessions with and without ``ketch trust``) and every canary checked again. Under
+``assisted`` (with the sandbox, and without it: proof alone must hold) and
+``full-access`` with the sandbox: no effect.
 
 Also here: ordinary read-only work runs without asking under ``assisted`` and gives the
 right output -- proof that the engine does not simply ask for everything.
@@ -15,12 +18,12 @@ from __future__ import annotations
 import pytest
 from canaries import World
 from corpus import CASES, classes, commands, plant
-from runner import needs_sandbox, run_cli
+from runner import CONFIGS, needs_sandbox, run_cli
 
 ISSUE_CLASSES = {
     "issue:builtin-evaluates", "issue:unwalked-words", "issue:steering", "issue:option-grammar", "issue:wrappers",
     "issue:globs", "issue:runtime-words", "issue:planted-config", "issue:process-env", "issue:sandbox",
-    "issue:file-selection", "issue:secret-by-content",
+    "issue:file-selection", "issue:secret-by-content", "issue:outlives",
 }  # fmt: skip
 # The shell cases of the security research notes (the others are about files, the web,
 # storage or crypto, and are tested where those live).
@@ -37,17 +40,10 @@ def test_the_corpus_covers_every_class() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize(
-    ("profile", "sandbox"),
-    [
-        pytest.param("assisted", True, marks=needs_sandbox, id="assisted-sandbox"),
-        pytest.param("assisted", False, id="assisted-no-sandbox"),
-        pytest.param("full-access", True, marks=needs_sandbox, id="full-access-sandbox"),
-    ],
-)
+@pytest.mark.parametrize(("profile", "sandbox"), CONFIGS)
 def test_the_corpus_has_no_effect(world: World, profile: str, sandbox: bool) -> None:
     plant(world.workspace, world.outside)
-    report = run_cli(world, commands(world), profile=profile, sandbox=sandbox)
+    report = run_cli(world, commands(world), profile=profile, sandbox=sandbox, after=True)
     assert not report.effects, report.describe()
     assert report.count("invalid") == 0, [
         o.text for o in report.outcomes if o.decision == "invalid"
@@ -92,8 +88,9 @@ ORDINARY = {
 )
 def test_ordinary_read_only_work_is_proven_and_runs(world: World, sandbox: bool) -> None:
     """Under assisted, with nobody to approve: every command of a coding session's
-    reading runs, with the output it should have, and touches no canary."""
-    report = run_cli(world, list(ORDINARY), profile="assisted", sandbox=sandbox)
+    reading runs, with the output it should have, and touches no canary (in the
+    person's repository, whose hooks directory and include they trusted)."""
+    report = run_cli(world, list(ORDINARY), profile="assisted", sandbox=sandbox, trust=True)
     for outcome in report.outcomes:
         assert outcome.decision == "allow", (outcome.text, outcome.reason)
         assert outcome.ran and outcome.ok, (outcome.text, outcome.output)
@@ -113,7 +110,9 @@ def test_git_status_refreshes_the_index_so_it_is_proven_where_git_is_read_only(
     The shell tool runs every command with GIT_OPTIONAL_LOCKS=0 (and says so in its
     access), so git only reads: proven with and without the sandbox, and the effect
     check confirms nothing under .git changed."""
-    report = run_cli(world, ["git status", "git diff"], profile="assisted", sandbox=sandbox)
+    report = run_cli(
+        world, ["git status", "git diff"], profile="assisted", sandbox=sandbox, trust=True
+    )
     decisions = [o.decision for o in report.outcomes]
     assert decisions == ["allow", "allow"], [o.reason for o in report.outcomes]
     assert "On branch main" in report.outcomes[0].output

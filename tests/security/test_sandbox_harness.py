@@ -97,7 +97,11 @@ def test_the_runner_names_the_command_that_did_it(world: World) -> None:
 @needs_sandbox
 def test_both_modes_run_ordinary_work_without_effects(world: World) -> None:
     commands = ["ls -la", "git status", "cat README.md"]
-    for report in (run_cli(world, commands), run_in_process(world, commands)):
+    # The person trusted their repository's hooks directory and include (the world's).
+    for report in (
+        run_cli(world, commands, trust=True),
+        run_in_process(world, commands, trust=True),
+    ):
         assert [o.decision for o in report.outcomes] == ["allow"] * 3, report.describe()
         assert all(o.ran and o.ok for o in report.outcomes), report.describe()
         assert "canary project" in report.outcomes[2].output

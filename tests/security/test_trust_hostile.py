@@ -286,8 +286,10 @@ def test_after_trust_a_changed_hook_waits_while_the_unchanged_ones_run(hostile: 
 
 
 def test_a_script_a_trusted_hook_runs_rewritten_by_the_model_waits(hostile: Hostile) -> None:
-    """A prompt hook runs ``scripts/verify.sh``; the model rewrites that file in a turn
-    (full-access allows the write): the next session does not run it."""
+    """A prompt hook runs ``scripts/verify.sh``; the model's rewrite of that file asks in
+    every profile (a file a configured hook executes is a protected path: the hard
+    guard), so headless it does not happen; rewritten anyway (by anyone: a command
+    outside the sandbox, the person's editor), the next session does not run it."""
     verify = hostile.ws / "scripts" / "verify.sh"
     verify.parent.mkdir()
     verify.write_text(f"#!/bin/sh\necho verify >> {hostile.canaries.log}\n")
@@ -317,8 +319,11 @@ def test_a_script_a_trusted_hook_runs_rewritten_by_the_model_waits(hostile: Host
         ],
     )
     assert result.returncode == 0, result.stderr
-    assert "planted" in verify.read_text()
-    assert "verify" in hostile.canaries.ran()  # before the rewrite: the trusted version ran
+    asked = [e for e in result.of_type("permission") if e.get("decision") == "ask"]
+    assert any("protected path" in e.get("reason", "") for e in asked), result.of_type("permission")
+    assert "planted" not in verify.read_text()
+    assert "verify" in hostile.canaries.ran()  # the trusted version ran
+    verify.write_text(f"#!/bin/sh\necho planted >> {hostile.canaries.log}\n")
     hostile.canaries.reset()
     result = hostile.ketch("-p", "hi", *SCRIPTED, script=[{"text": "ok"}])
     assert "planted" not in hostile.canaries.ran()

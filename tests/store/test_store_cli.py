@@ -175,15 +175,17 @@ def test_recovery_locked_from_the_command_line(
         env=cli_env(tmp_path, [text("x")]),
     )
     assert resumed.returncode == 1 and "recovery-locked" in resumed.stderr
-    # A new headless turn stops before the model is called: its work would silently not be kept.
+    # A new headless turn: the store opens while the model is asked, so the answer comes,
+    # but the run fails and says so: its work would silently not be kept.
     requests_before = len(logged_requests(tmp_path))
     fresh = run_ketch(
         "-p", "new work", "--provider", "scripted", cwd=a, env=cli_env(tmp_path, [text("answer")])
     )
-    assert fresh.returncode == 1 and fresh.stdout == ""
+    assert fresh.returncode == 1 and fresh.stdout == "answer\n"
     assert fresh.stderr.startswith("ketch: recovery-locked") and "--no-save" in fresh.stderr
+    assert "this run was not saved" in fresh.stderr
     assert len(fresh.stderr.strip().splitlines()) == 1 and "Traceback" not in fresh.stderr
-    assert len(logged_requests(tmp_path)) == requests_before  # no request reached the model
+    assert len(logged_requests(tmp_path)) == requests_before + 1
     # --no-save: the user chose to run unsaved; it runs, says so once, and writes nothing.
     unsaved = run_ketch(
         "-p",
@@ -196,7 +198,7 @@ def test_recovery_locked_from_the_command_line(
     )
     assert unsaved.returncode == 0 and unsaved.stdout.strip() == "answer", unsaved.stderr
     assert unsaved.stderr.count("not being saved") == 1 and "recovery-locked" not in unsaved.stderr
-    assert len(logged_requests(tmp_path)) == requests_before + 1
+    assert len(logged_requests(tmp_path)) == requests_before + 2
     assert json.loads((tmp_path / "keyring.json").read_text()) == {}  # no key was minted
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 

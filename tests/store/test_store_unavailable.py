@@ -13,7 +13,7 @@ import pytest
 
 from ketch.errors import KetchError
 from ketch.storage import RecoveryLocked, StoreUnavailable
-from ketch.testing import Harness, text
+from ketch.testing import Harness, call, text
 from ketch.testing.harness import patched_environ
 from ketch.testing.keyring_backend import LockedKeyring
 from tests.store.conftest import (
@@ -99,7 +99,9 @@ def test_no_save_opens_nothing_and_writes_nothing(tmp_path: Path) -> None:
     assert both.returncode == 2 and "nothing to resume" in both.stderr
 
 
-def test_a_damaged_store_stops_a_headless_run_before_the_model(tmp_path: Path) -> None:
+def test_a_damaged_store_stops_a_headless_run_before_any_tool(tmp_path: Path) -> None:
+    """The store opens while the first request is under way; when it cannot open where
+    data exists, the turn stops before the tool the model asked for runs."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     assert (
@@ -120,17 +122,20 @@ def test_a_damaged_store_stops_a_headless_run_before_the_model(tmp_path: Path) -
         hashlib.sha256(db_path().read_bytes()).hexdigest(),
         len(logged_requests(tmp_path)),
     )
+    script = [call("touch", {"path": "made-by-the-tool"}), text("x")]
     run = run_ketch(
-        "-p", "more", "--provider", "scripted", cwd=workspace, env=cli_env(tmp_path, [text("x")])
+        "-p", "more", "--provider", "scripted", cwd=workspace, env=cli_env(tmp_path, script)
     )
     assert (
         run.returncode == 1
         and "cannot open the session store" in run.stderr
+        and "before any tool ran" in run.stderr
         and "--no-save" in run.stderr
     )
-    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not (workspace / "made-by-the-tool").exists()  # the tool never ran
     assert (
-        len(logged_requests(tmp_path)) == sent
+        len(logged_requests(tmp_path)) == sent + 1  # asked once, concurrently; never again
         and hashlib.sha256(db_path().read_bytes()).hexdigest() == before
     )
     listing = run_ketch("sessions", "list", cwd=workspace, env=cli_env(tmp_path))

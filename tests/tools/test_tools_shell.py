@@ -153,14 +153,42 @@ def test_canary_api_key_is_absent_from_env(tools, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("DB_PASSWORD", canary + "-pw")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", canary + "-aws")
     monkeypatch.setenv("BASH_ENV", "/tmp/evil-bash-env")
-    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    monkeypatch.setenv("HARMLESS_SETTING", "not-on-the-list")
+    monkeypatch.setenv("DATABASE_URL", f"postgres://app:{canary}-db@db/app")
+    monkeypatch.setenv("MYSQL_PWD", canary + "-mysql")
+    monkeypatch.setenv("HTTP_PROXY", f"http://me:{canary}-proxy@proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost")
+    monkeypatch.setenv("LC_TIME", "C.UTF-8")
+    monkeypatch.setenv("VIRTUAL_ENV", "/opt/venv")
     session = tools()
     result = session.call("shell", {"command": "env"})
     assert result.ok
     assert canary not in result.output
     assert "BASH_ENV" not in result.output
-    assert "HARMLESS_SETTING=visible" in result.output
+    assert "HARMLESS_SETTING" not in result.output, "an allow-list, not a deny-list"
+    assert "HTTP_PROXY" not in result.output, "a proxy URL with a password is left out"
+    for kept in (
+        "NO_PROXY=localhost",
+        "LC_TIME=C.UTF-8",
+        "VIRTUAL_ENV=/opt/venv",
+        "PATH=",
+        "HOME=",
+    ):
+        assert kept in result.output
     assert "GIT_PAGER=cat" in result.output
+
+
+def test_env_allow_adds_names_and_globs(tools, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MYAPP_MODE", "dev")
+    monkeypatch.setenv("MYAPP_LEVEL", "3")
+    monkeypatch.setenv("AWS_PROFILE", "work")
+    monkeypatch.setenv("OTHER_SETTING", "hidden")
+    monkeypatch.setenv("LD_PRELOAD", "/tmp/evil.so")
+    session = tools(config='[shell]\nenv_allow = ["MYAPP_*", "AWS_PROFILE", "LD_PRELOAD"]\n')
+    output = session.call("shell", {"command": "env"}).output
+    assert "MYAPP_MODE=dev" in output and "MYAPP_LEVEL=3" in output and "AWS_PROFILE=work" in output
+    assert "OTHER_SETTING" not in output
+    assert "LD_PRELOAD" not in output, "what changes programs is never passed"
 
 
 def test_env_passthrough_comes_from_the_user_shell_table(
@@ -184,7 +212,7 @@ def test_workspace_config_cannot_pass_secrets_through(
     harness = Harness.create(
         tmp_path,
         bundled=TOOL_PLUGINS,
-        workspace_config='[shell]\nenv_passthrough = ["*"]\n[tools.shell]\nenv_passthrough = ["*"]\n',
+        workspace_config='[shell]\nenv_passthrough = ["*"]\nenv_allow = ["*"]\n[tools.shell]\nenv_passthrough = ["*"]\n',
     )
     session = ToolSession(harness, approve_all)
     output = session.call("shell", {"command": "env"}).output
@@ -293,108 +321,8 @@ def test_job_output_buffer_is_bounded(tools, tmp_path: Path) -> None:
     assert len(output) < 3000
 
 
-# --- ketch ends, by a signal or killed: nothing it started survives ------------------------------
-
-
-def marked(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker`` (seen from the host, sandboxed or not)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as handle:
-                cmdline = handle.read()
-        except OSError:
-            continue
-        if marker.encode() in cmdline and alive(int(name)):
-            found.append(int(name))
-    return found
-
-
-def _ketch_running_commands(tmp_path: Path, marker: str, *, sandbox: bool) -> Any:
-    """``ketch -p`` with a background job and a foreground command still running, each
-    with a child of its own; returns the process once every marked process is up."""
-    import json
-    import subprocess
-
-    from ketch.testing.harness import isolated_env
-
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    env = {**os.environ, **isolated_env(tmp_path / "k")}
-    config = Path(env["KETCH_CONFIG_DIR"])
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text(
-        f'profile = "full-access"\n[permissions]\nallow = ["shell"]\n[sandbox]\nenabled = {str(sandbox).lower()}\n'
-    )
-    # `sleep` with a unique duration is the marker; each command leaves a child behind.
-    job = f"sleep {marker}1 & sleep {marker}2; wait"
-    foreground = f"sleep {marker}3 & sleep {marker}4; wait"
-    script = [
-        call("shell", {"command": job, "background": True}),
-        call("shell", {"command": foreground, "timeout": 600}),
-        text("never"),
-    ]
-    (tmp_path / "script.json").write_text(json.dumps(script))
-    env.update(
-        KETCH_LOAD="ketch.testing.scripted_plugin", KETCH_SCRIPT=str(tmp_path / "script.json")
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ketch", "-p", "go", "--provider", "scripted", "--output-format", "stream-json"],
-        cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while len(marked(marker)) < 4 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    if len(marked(marker)) < 4:
-        proc.kill()
-        out, err = proc.communicate(timeout=10)
-        raise AssertionError(f"the commands never all started: {out[-2000:]!r} {err[-2000:]!r}")
-    return proc
-
-
-def _sandbox_works() -> bool:
-    from ketch_sandbox.bwrap import probe
-
-    return probe().available
-
-
-@pytest.mark.parametrize(
-    ("signum", "sandbox"),
-    [
-        ("SIGTERM", False),
-        ("SIGINT", False),
-        ("SIGHUP", False),
-        ("SIGKILL", False),
-        ("SIGTERM", True),
-        ("SIGKILL", True),
-    ],
-)
-def test_every_process_group_ends_when_ketch_does(
-    tmp_path: Path, signum: str, sandbox: bool
-) -> None:
-    """Foreground and background, sandbox on or off, whether ketch handles the signal or
-    is killed outright: no command ketch started outlives it (re-parented to PID 1)."""
-    import signal
-
-    if sandbox and not _sandbox_works():
-        pytest.skip("no working sandbox here")
-    marker = f"47{os.getpid() % 1000}{int(time.monotonic() * 1000) % 100000}."
-    proc = _ketch_running_commands(tmp_path, marker, sandbox=sandbox)
-    try:
-        os.kill(proc.pid, getattr(signal, signum))
-        proc.wait(timeout=30)
-        deadline = time.monotonic() + 10
-        while marked(marker) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert marked(marker) == [], f"still running after ketch got {signum}"
-    finally:
-        for pid in marked(marker):
-            os.kill(pid, 9)
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=10)
+# Nothing a command started outlives it, its session or ketch (signals, SIGKILL, setsid,
+# double forks, sandbox on and off): tests/tools/test_shell_containment.py.
 
 
 def test_a_running_command_streams_its_lines_through_the_result_filters(tools) -> None:

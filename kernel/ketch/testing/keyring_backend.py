@@ -98,6 +98,27 @@ class FileKeyring(KeyringBackend):
         self._write(data)
 
 
+class SlowFileKeyring(FileKeyring):
+    """A :class:`FileKeyring` whose reads take ``KETCH_TEST_KEYRING_DELAY`` seconds, as a
+    Secret Service on a busy bus may; each read's start and end (``time.time()``) are
+    appended to ``KETCH_TEST_KEYRING_LOG`` as a JSON line, so a test can tell what
+    happened while the key was being fetched."""
+
+    priority = -1  # type: ignore[assignment]
+
+    def get_password(self, service: str, username: str) -> str | None:
+        import time
+
+        began = time.time()
+        time.sleep(float(os.environ.get("KETCH_TEST_KEYRING_DELAY") or 0))
+        value = super().get_password(service, username)
+        log = os.environ.get("KETCH_TEST_KEYRING_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"began": began, "ended": time.time()}) + "\n")
+        return value
+
+
 class LockedKeyring(KeyringBackend):
     """A keyring that is there but locked: reads and writes raise ``KeyringLocked``."""
 

@@ -1,6 +1,6 @@
-"""Commands only the person types: a tool call whose command line runs ``ketch ...
-SUBCOMMAND`` (``ketch trust``, ``ketch plugin install``) would pin what may run, so the
-plugin owning that subcommand votes ``ask`` on it in every profile."""
+"""Whether a tool call runs one of ketch's own commands (``ketch trust``, ``ketch
+attach``): the plugins that own those commands vote *ask* on such calls in every
+profile, because only the person may pin trust or answer a background session."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ def _pattern(subcommand: str) -> re.Pattern[str]:
 
 
 def runs_ketch(call: ProposedCall, subcommand: str) -> bool:
-    """Whether a tool call's command line runs ``ketch ... SUBCOMMAND`` (``python -m
-    ketch`` and paths to it included; a command hidden from the text, under full-access
-    without the sandbox, is not seen: docs/trust.md)."""
+    """Whether ``call``'s command line runs ``ketch ... SUBCOMMAND`` (``python -m ketch``
+    and paths to it included; a command hidden from the text, under full-access without
+    the sandbox, is not seen: docs/trust.md)."""
     from ketch.tools import Effect
 
     if not any(a.effect == Effect.EXECUTE for a in call.accesses):
@@ -30,4 +30,5 @@ def runs_ketch(call: ProposedCall, subcommand: str) -> bool:
     texts = [command] if isinstance(command, str) else []
     if isinstance(command, list):
         texts.append(" ".join(map(str, command)))
-    return any(_pattern(subcommand).search(text) for text in texts)
+    pattern = _pattern(subcommand)
+    return any(pattern.search(text) for text in texts)

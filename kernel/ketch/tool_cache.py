@@ -1,0 +1,291 @@
+"""The first request's tool schemas without importing the tool modules.
+
+A plugin whose ``ketch_register_tools`` is declared ``@provides(names)`` with nothing
+``dynamic`` registers what its code alone decides. What it registered (each tool's name,
+description, input schema, effects) is kept in ``KETCH_CACHE_DIR/tools.json`` under the
+installation's fingerprint (:mod:`ketch.plugin_cache`: a distribution installed, removed
+or upgraded is a new key) and the size and mtime of every module file the schemas were
+built from outside the installed locations (an editable install, a source tree on
+``PYTHONPATH``): a changed docstring or input model there is a new key too. On a hit
+the kernel registers a :class:`CachedTool` for each instead of calling the hook: the
+model gets the same schema, byte for byte, and the tool's plugin registers for real
+(importing its modules) the first time anything else is needed, in practice when the
+model first calls one of its tools. Plugins declared ``dynamic`` (the config, the
+workspace or a server decides what they register) are always called.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ketch.plugin_cache import cache_dir, fingerprint, read, write
+from ketch.stash import StashKey
+from ketch.tools import Effect, Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pydantic import BaseModel
+
+    from ketch.kernel import Kernel
+
+TOOLS_FILE = "tools.json"
+
+# Set by ``ketch plugins --check``: call every registration hook for real.
+BYPASS = StashKey[bool]()
+
+
+def _installed_roots() -> tuple[str, ...]:
+    """Directories whose modules change only with an install (caught by the fingerprint)."""
+    import site
+    import sysconfig
+
+    roots: set[str] = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        with contextlib.suppress(KeyError):
+            roots.add(sysconfig.get_paths()[key])
+    with contextlib.suppress(AttributeError):
+        roots.update(site.getsitepackages())
+    with contextlib.suppress(AttributeError):
+        roots.add(site.getusersitepackages())
+    for base in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        roots.add(os.path.join(base, "lib"))
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
+
+
+def source_files() -> list[list[Any]]:
+    """(path, mtime_ns, size) of every loaded module file outside the installed locations."""
+    roots = _installed_roots()
+    seen: dict[str, list[Any]] = {}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or file in seen:
+            continue
+        real = os.path.realpath(file)
+        if real.startswith(roots):
+            continue
+        try:
+            st = os.stat(file)
+        except OSError:
+            continue
+        seen[file] = [file, st.st_mtime_ns, st.st_size]
+    return sorted(seen.values())
+
+
+def _unchanged(files: Any) -> bool:
+    if not isinstance(files, list):
+        return False
+    for row in files:
+        try:
+            path, mtime, size = row
+            st = os.stat(path)
+        except (OSError, TypeError, ValueError):
+            return False
+        if st.st_mtime_ns != mtime or st.st_size != size:
+            return False
+    return True
+
+
+def plugin_key(info: Any) -> str:
+    return f"{info.name}\0{info.module}\0{info.distribution}\0{info.version}"
+
+
+def cacheable(info: Any, provided: Any) -> bool:
+    """A registration that depends on its plugin's code alone: declared with
+    ``@provides(names)`` and nothing ``dynamic``, by an installed distribution."""
+    if provided is None or provided.dynamic is not None or info is None:
+        return False
+    return bool(info.distribution) and not info.distribution.startswith(("(", "ketch (kernel)"))
+
+
+class ToolCache:
+    """The ``tools.json`` of one kernel: read once, written when a miss filled it."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.path = cache_dir(kernel.environ) / TOOLS_FILE
+        self.key = fingerprint()
+        self.plugins: dict[str, list[dict[str, Any]]] = {}
+        self.valid = False
+        if kernel.stash.get(BYPASS):
+            return
+        data = read(self.path)
+        if data is None or data.get("key") != self.key or not _unchanged(data.get("files")):
+            return
+        plugins = data.get("plugins")
+        if isinstance(plugins, dict):
+            self.valid = True
+            self.plugins = {k: v for k, v in plugins.items() if isinstance(v, list)}
+
+    def records(self, info: Any) -> list[dict[str, Any]] | None:
+        return self.plugins.get(plugin_key(info)) if self.valid else None
+
+    def save(self, registered: dict[str, list[Tool]]) -> None:
+        """Keep what each cacheable plugin registered (``registered``: by plugin key)."""
+        plugins = dict(self.plugins) if self.valid else {}
+        changed = not self.valid
+        for key, tools in registered.items():
+            rows = [record(t) for t in tools]
+            if plugins.get(key) != rows:
+                plugins[key] = rows
+                changed = True
+        if changed:
+            write(self.path, {"key": self.key, "files": source_files(), "plugins": plugins})
+
+
+def record(tool: Tool) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.input_schema(),
+        "effects": sorted(str(e) for e in tool.effects),
+        "mutating": bool(tool.mutating),
+        "concurrent": tool.concurrent,
+        "repeatable": bool(tool.repeatable),
+    }
+
+
+class CachedTool(Tool):
+    """A tool as the cache knows it: what the model sees (name, description, schema)
+    and what the loop reads first (effects, mutating). The real tool, and its module,
+    come the first time anything else is needed (its input model, its accesses, running
+    it): ``resolve`` runs its plugin's registration then."""
+
+    def __init__(self, row: dict[str, Any], resolve: Callable[[str], Tool | None]) -> None:
+        self.name = str(row["name"])  # type: ignore[misc]
+        self.description = str(row.get("description") or "")  # type: ignore[misc]
+        self._schema = row.get("input_schema") or {"type": "object", "properties": {}}
+        self.effects = frozenset(Effect(e) for e in row.get("effects") or ())  # type: ignore[misc]
+        self.mutating = bool(row.get("mutating", True))  # type: ignore[misc]
+        concurrent = row.get("concurrent")
+        self.concurrent = concurrent if isinstance(concurrent, bool) else None  # type: ignore[misc]
+        self.repeatable = bool(row.get("repeatable", False))  # type: ignore[misc]
+        self._resolve = resolve
+        self._real: Tool | None = None
+        self._missing = ""
+
+    def input_schema(self) -> dict[str, Any]:
+        return json.loads(json.dumps(self._schema))  # type: ignore[no-any-return]
+
+    @property
+    def real(self) -> Tool | None:
+        if self._real is None and not self._missing:
+            self._real = self._resolve(self.name)
+            if self._real is None:
+                self._missing = f"the tool {self.name} is not available: its plugin '{self.plugin}' no longer registers it"
+        return self._real
+
+    @property
+    def input_model(self) -> type[BaseModel]:  # type: ignore[override]
+        real = self.real
+        if real is not None:
+            return real.input_model
+        from pydantic import BaseModel, ConfigDict
+
+        class Anything(BaseModel):
+            model_config = ConfigDict(extra="allow")
+
+        return Anything
+
+    def accesses(self, args: BaseModel, ctx: ToolContext) -> Any:
+        real = self.real
+        return real.accesses(args, ctx) if real is not None else []
+
+    def summary(self, args: BaseModel) -> str:
+        real = self.real
+        return real.summary(args) if real is not None else super().summary(args)
+
+    async def preview(self, args: BaseModel, ctx: ToolContext) -> str | None:
+        real = self.real
+        return await real.preview(args, ctx) if real is not None else None
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
+        real = self.real
+        if real is None:
+            return ToolResult.error(self._missing)
+        return await real.run(args, ctx)
+
+
+# --- the kernel's tool registry -------------------------------------------------------------
+
+RESOLVED = StashKey[dict[str, dict[str, Tool]]]()
+HOOK = "ketch_register_tools"
+
+
+def cached_tools(kernel: Kernel) -> dict[str, Tool]:
+    """``kernel.tools``: the registration hooks, or the cache standing in for those that
+    declare what they register; a miss is written back."""
+    from ketch.plugins import declared
+    from ketch.tools import as_tool
+
+    cache: ToolCache | None = None
+    fresh: dict[str, Any] = {}  # plugin name -> info, registered for real and cacheable
+
+    def substitute(impl: Any) -> list[Any] | None:
+        nonlocal cache
+        info = kernel.pm.infos.get(impl.plugin_name)
+        if not cacheable(info, declared(impl)):
+            return None
+        if cache is None:
+            cache = ToolCache(kernel)
+        rows = cache.records(info)
+        if rows is None:
+            fresh[impl.plugin_name] = info
+            return None
+        resolve = _resolver(kernel, impl.plugin_name)
+        return [CachedTool(row, resolve) for row in rows]
+
+    registered: dict[str, list[Any]] = {}
+    table = kernel._collect(
+        HOOK, "tool", lambda t: t.name, as_tool, substitute=substitute, registered=registered
+    )
+    if cache is not None and fresh:
+        with contextlib.suppress(Exception):  # a schema that cannot be built is not cached
+            cache.save(
+                {
+                    plugin_key(info): registered.get(name, [])
+                    for name, info in fresh.items()
+                    if info.status == "ok"
+                }
+            )
+    return table
+
+
+def _resolver(kernel: Kernel, plugin: str) -> Callable[[str], Tool | None]:
+    def resolve(name: str) -> Tool | None:
+        done = kernel.stash.setdefault(RESOLVED, {})
+        if plugin not in done:
+            done[plugin] = _register_one(kernel, plugin)
+        tool = done[plugin].get(name)
+        table = kernel.__dict__.get("tools")
+        if tool is not None and isinstance(table, dict) and isinstance(table.get(name), CachedTool):
+            table[name] = tool  # later lookups get the real tool
+        return tool
+
+    return resolve
+
+
+def _register_one(kernel: Kernel, plugin: str) -> dict[str, Tool]:
+    """Call one plugin's tool registration for real (its modules load now)."""
+    from ketch.tools import as_tool
+
+    found: dict[str, Tool] = {}
+    for impl in getattr(kernel.pm.hook, HOOK).get_hookimpls():
+        if impl.plugin_name != plugin:
+            continue
+
+        def register(obj: Any) -> None:
+            tool = as_tool(obj)
+            with contextlib.suppress(AttributeError, TypeError, ValueError):
+                object.__setattr__(tool, "plugin", plugin)
+            found.setdefault(tool.name, tool)
+
+        kwargs = {"register": register, "kernel": kernel}
+        try:
+            impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+        except Exception as exc:  # noqa: BLE001 - the plugin fails, not the turn
+            kernel.pm.record_failure(plugin, HOOK, exc)
+            return {}
+    return found

@@ -1,0 +1,94 @@
+"""Worktree sessions: ``ketch -w NAME`` runs a session in a git worktree of its own, on a
+branch of its own (``ketch/NAME``), outside the repository; ``ketch worktrees
+list|diff|merge|remove`` shows, merges back and cleans up; ``/worktree NAME`` moves the
+shell there; the ``worktree_merge`` tool lets the model merge a subagent's worktree,
+with the person's approval. The git work is ``ketch_worktree_kit``'s (nothing a
+repository names runs); see docs/parallel.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ketch import hookimpl
+from ketch.plugins import provides
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.commands import Command
+    from ketch.frontends import Frontend
+    from ketch.kernel import Kernel
+
+
+@hookimpl
+def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
+    from ketch_worktrees.launch import WorktreeOption
+
+    parser.add_argument(
+        "-w",
+        "--worktree",
+        metavar="NAME",
+        action=WorktreeOption,
+        help="run the session in git worktree NAME (made on branch ketch/NAME if new; "
+        "`ketch worktrees` lists, merges and removes them)",
+    )
+
+
+@hookimpl
+@provides("worktree")
+def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
+    from ketch.frontends import Frontend
+
+    def run(kernel: Kernel) -> int:
+        from ketch_worktrees.launch import run_in_worktree
+
+        return run_in_worktree(kernel)
+
+    register(Frontend(name="worktree", run=run, help="ketch -w NAME: the session in a worktree"))
+
+
+@hookimpl
+def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    from ketch.commands import Command
+
+    def configure(parser: argparse.ArgumentParser) -> None:
+        from ketch_worktrees.cli import configure as real
+
+        real(parser)
+
+    def run(kernel: Kernel, args: argparse.Namespace) -> int:
+        from ketch_worktrees.cli import run as real
+
+        return real(kernel, args)
+
+    def slash(ctx: Any) -> Any:
+        from ketch_worktrees.slash import run_slash
+
+        return run_slash(ctx)
+
+    register(
+        Command(
+            name="worktrees",
+            help="this repository's worktrees: list, diff NAME, merge NAME [--squash], remove NAME",
+            cli=True,
+            configure=configure,
+            run=run,
+        )
+    )
+    register(
+        Command(
+            name="worktree",
+            help="/worktree NAME: reopen the shell in worktree NAME (made if new); /worktree lists them",
+            slash=True,
+            slash_run=slash,
+        )
+    )
+
+
+@hookimpl
+@provides("worktree_merge")
+def ketch_register_tools(register: Callable[[Any], None]) -> None:
+    from ketch_worktrees.tool import MergeTool
+
+    register(MergeTool())

@@ -1,0 +1,250 @@
+"""The startup caches follow what is installed and what the code says, exactly.
+
+Each check runs the real ``ketch`` in a subprocess (a new process, as a user starts
+it) with a third-party plugin installed as a distribution on ``PYTHONPATH`` (a
+``*.dist-info`` with the ``ketch`` entry point beside the package: what pip leaves);
+the cache lives in the isolated ``KETCH_CACHE_DIR``. ``tests/platform`` does the same
+with real ``pip install``s into a fresh virtualenv.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from ketch.testing import isolated_env
+from ketch.testing.cli import run_cli
+from tests.platform.openai_stub import Answer, OpenAIStub
+
+ENTRY = """
+from ketch import hookimpl
+from ketch.plugins import provides
+
+
+@hookimpl
+@provides("hello")
+def ketch_register_tools(register):
+    from ketch_hello.tools import hello
+
+    register(hello)
+"""
+
+TOOLS = '''
+import os
+
+from ketch.tools import Effect, tool
+
+if os.environ.get("HELLO_IMPORTS"):  # every import of this module leaves a line
+    with open(os.environ["HELLO_IMPORTS"], "a") as fh:
+        fh.write("imported\\n")
+
+
+@tool(effects={Effect.READ})
+def hello(name: str) -> str:
+    """Greet someone: DOC.
+
+    Args:
+        name: who to greet
+    """
+    return "hello " + name
+'''
+
+
+def install(site: Path, name: str, version: str, package: str, files: dict[str, str]) -> Path:
+    """A distribution as pip leaves it: the package and its dist-info side by side."""
+    for old in site.glob(f"{name.replace('-', '_')}-*.dist-info"):
+        shutil.rmtree(old)
+    pkg = site / package
+    pkg.mkdir(parents=True, exist_ok=True)
+    for file, text in files.items():
+        (pkg / file).write_text(textwrap.dedent(text), encoding="utf-8")
+    dist = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+    )
+    (dist / "entry_points.txt").write_text(
+        f"[ketch]\n{package.removeprefix('ketch_')} = {package}\n", encoding="utf-8"
+    )
+    return dist
+
+
+def uninstall(site: Path, name: str, package: str) -> None:
+    for old in site.glob(f"{name.replace('-', '_')}-*.dist-info"):
+        shutil.rmtree(old)
+    shutil.rmtree(site / package)
+
+
+def environment(tmp_path: Path, site: Path) -> dict[str, str]:
+    env = {**isolated_env(tmp_path / "home"), "KETCH_AUTOLOAD": "all", "PYTHONPATH": str(site)}
+    env["HELLO_IMPORTS"] = str(tmp_path / "imports.log")
+    return env
+
+
+def listed(tmp_path: Path, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    result = run_cli(["plugins", "--json"], cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    return {p["name"]: p for p in json.loads(result.stdout)}
+
+
+def test_discovery_cache_sees_installs_upgrades_and_removals(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    env = environment(tmp_path, site)
+    cache = Path(env["KETCH_CACHE_DIR"]) / "plugins.json"
+
+    assert "hello" not in listed(tmp_path, env)
+    assert cache.exists()  # written by the run that had to read the metadata
+
+    install(site, "ketch-hello", "1.0", "ketch_hello", {"__init__.py": ENTRY})
+    found = listed(tmp_path, env)["hello"]
+    assert (found["status"], found["distribution"], found["version"]) == (
+        "ok",
+        "ketch-hello",
+        "1.0",
+    )
+
+    install(site, "ketch-hello", "2.0", "ketch_hello", {"__init__.py": ENTRY})
+    assert listed(tmp_path, env)["hello"]["version"] == "2.0"
+
+    uninstall(site, "ketch-hello", "ketch_hello")
+    assert "hello" not in listed(tmp_path, env)
+
+
+def test_discovery_cache_hit_reads_no_metadata(tmp_path: Path) -> None:
+    """With nothing installed since the last run, discovery imports no importlib.metadata."""
+    site = tmp_path / "site"
+    install(site, "ketch-hello", "1.0", "ketch_hello", {"__init__.py": ENTRY})
+    env = environment(tmp_path, site)
+    code = (
+        "import json, sys; from ketch.plugins import discover; names = [c.name for c in discover()]; "
+        "print(json.dumps({'metadata': 'importlib.metadata' in sys.modules, 'hello': 'hello' in names}))"
+    )
+
+    def discovered() -> dict[str, bool]:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=tmp_path,
+            env={**_base(), **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    assert discovered() == {"metadata": True, "hello": True}  # cold: read and cached
+    assert discovered() == {"metadata": False, "hello": True}  # warm: the cache
+
+
+def _base() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith("KETCH_")}
+
+
+def first_request_tools(
+    tmp_path: Path, env: dict[str, str], *answers: Answer, extra: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], Any]:
+    """Run ``ketch -p`` against a loopback OpenAI server; the first request's tools by
+    name, and the run."""
+    with OpenAIStub(*answers) as stub:
+        result = run_cli(
+            [
+                "-p",
+                "greet",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--output-format",
+                "stream-json",
+                *extra,
+            ],
+            cwd=tmp_path,
+            env={**env, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": stub.base_url},
+        )
+    assert stub.requests, result.stderr
+    tools = {t["function"]["name"]: t["function"] for t in stub.requests[0].get("tools", [])}
+    return tools, result
+
+
+def imports(env: dict[str, str]) -> int:
+    log = Path(env["HELLO_IMPORTS"])
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_tool_cache_follows_the_code_and_loads_the_tool_when_called(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install(
+        site,
+        "ketch-hello",
+        "1.0",
+        "ketch_hello",
+        {"__init__.py": ENTRY, "tools.py": TOOLS.replace("DOC", "version one")},
+    )
+    env = environment(tmp_path, site)
+
+    tools, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert tools["hello"]["description"] == "Greet someone: version one."
+    assert imports(env) == 1  # cold: the hook ran and built the schema
+
+    again, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert again == tools  # the same schema, byte for byte ...
+    assert imports(env) == 1  # ... from the cache: the tool module was not imported
+
+    # The source changes (an editable install, a tree on PYTHONPATH): a new key.
+    tools_py = site / "ketch_hello" / "tools.py"
+    tools_py.write_text(
+        textwrap.dedent(TOOLS.replace("DOC", "version two, longer")), encoding="utf-8"
+    )
+    changed, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert changed["hello"]["description"] == "Greet someone: version two, longer."
+    assert imports(env) == 2
+
+    # A changed input model is a changed schema too.
+    tools_py.write_text(
+        tools_py.read_text().replace(
+            "def hello(name: str)", "def hello(name: str, times: int = 1)"
+        ),
+        encoding="utf-8",
+    )
+    model, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert set(model["hello"]["parameters"]["properties"]) == {"name", "times"}
+    assert imports(env) == 3
+
+    # From the cache again, the model calls the tool: its plugin registers for real now,
+    # and the call runs the real tool.
+    _, run = first_request_tools(
+        tmp_path,
+        env,
+        Answer(tool_calls=[("hello", {"name": "ada"})]),
+        Answer(text="done"),
+        extra=("--allow", "hello"),
+    )
+    assert imports(env) == 4
+    [result] = run.of_type("tool_result")
+    assert result["name"] == "hello"
+    assert result["ok"] and result["output"] == "hello ada", json.dumps(result)
+
+
+def test_tool_cache_sees_a_new_distribution(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    env = environment(tmp_path, site)
+    site.mkdir()
+    before, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert "read_file" in before and "hello" not in before
+    install(
+        site,
+        "ketch-hello",
+        "1.0",
+        "ketch_hello",
+        {"__init__.py": ENTRY, "tools.py": TOOLS.replace("DOC", "new")},
+    )
+    after, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert after["hello"]["description"] == "Greet someone: new."
+    assert {k: v for k, v in after.items() if k != "hello"} == before

@@ -1,0 +1,82 @@
+"""Helpers for background runs: start one, wait for states, look at /proc."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.parallel.conftest import Ketch
+
+RUN = ("--provider", "scripted")
+
+
+def start(ketch: Ketch, prompt: str, script: list[dict[str, Any]], *extra: str) -> str:
+    result = ketch("-p", prompt, *RUN, *extra, "--background", script=script)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    session = result.stdout.strip()
+    assert session.startswith("ses_"), result.stdout
+    return session
+
+
+def ps(ketch: Ketch, *extra: str) -> dict[str, dict[str, Any]]:
+    result = ketch("ps", "--json", *extra)
+    assert result.returncode == 0, result.stderr
+    return {row["session_id"]: row for row in json.loads(result.stdout)["sessions"]}
+
+
+def wait_for(predicate: Any, what: str, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def state_of(ketch: Ketch, session: str) -> str:
+    row = ps(ketch, "--all").get(session)
+    return row["state"] if row else ""
+
+
+def status_file(ketch: Ketch, session: str) -> dict[str, Any]:
+    for path in (ketch.state / "background").glob("bg_*.json"):
+        data = json.loads(path.read_text())
+        if data["session_id"] == session:
+            return data
+    raise AssertionError(f"no status for {session}")
+
+
+def processes() -> dict[int, dict[str, Any]]:
+    """Every process: its parent, process group, session and command line."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+            cmdline = (
+                Path(f"/proc/{entry}/cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+            )
+        except OSError:
+            continue
+        if stat[0] == "Z":
+            continue
+        found[int(entry)] = {
+            "ppid": int(stat[1]),
+            "pgid": int(stat[2]),
+            "sid": int(stat[3]),
+            "cmd": cmdline,
+        }
+    return found
+
+
+def running(marker: str) -> list[int]:
+    return [pid for pid, p in processes().items() if marker in p["cmd"]]
