@@ -11,6 +11,7 @@ from ketch_prompt_kit.markdown_files import (
     MarkdownFile,
     first_line,
     folders,
+    hooked_folders,
     read,
     unreadable,
 )
@@ -27,10 +28,17 @@ def skill_names(kernel: Kernel) -> set[str]:
     if info is None or info.status != "ok":
         return set()
     names: set[str] = set()
-    for folder in folders(kernel.workspace, "skills"):
-        if folder.path.is_dir():
-            names.update(p.parent.name.lower() for p in folder.path.glob("*/SKILL.md"))
+    for folder in [*folders(kernel.workspace, "skills"), *hooked_folders(kernel, "skills_folders")]:
+        names.update(
+            folder.named(p.parent.name.lower()) for p in folder.paths("*/SKILL.md", recursive=False)
+        )
     return names
+
+
+def all_folders(kernel: Kernel) -> list[Folder]:
+    """The workspace's and the user's folders, then those other plugins add
+    (``commands_folders``: an installed Claude Code plugin's)."""
+    return [*folders(kernel.workspace, "commands"), *hooked_folders(kernel, "commands_folders")]
 
 
 def discover(kernel: Kernel) -> list[Command]:
@@ -39,10 +47,10 @@ def discover(kernel: Kernel) -> list[Command]:
     taken = skill_names(kernel)
     found: dict[str, MarkdownFile] = {}
     report = kernel.notices.append
-    for folder in folders(kernel.workspace, "commands"):
-        if not folder.path.is_dir():
+    for folder in all_folders(kernel):
+        paths = folder.paths("*.md")
+        if not paths:
             continue
-        paths = sorted(folder.path.rglob("*.md"))
         if len(paths) > MAX_COMMANDS:
             report(
                 f"{folder.path}: {len(paths)} command files; only the first {MAX_COMMANDS} are read"
@@ -87,7 +95,7 @@ def _name(path: Path, folder: Folder) -> str | None:
     parts = [p.lower() for p in relative.parts]
     if any(not p or p.startswith(".") or " " in p for p in parts):
         return None
-    return ":".join(parts)
+    return folder.named(":".join(parts))
 
 
 def _command(name: str, markdown: MarkdownFile, aliases: tuple[str, ...]) -> Command:
