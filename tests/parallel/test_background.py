@@ -132,6 +132,7 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
         encoding="utf-8",
         dimensions=(40, 140),
         timeout=30,
+        use_poll=True,  # fds past 1024 in a long test process
     )
     try:
         child.expect("attached to " + session)
@@ -324,6 +325,7 @@ def test_an_attached_person_who_says_no_is_heard(ketch: Ketch, repo: Path) -> No
         encoding="utf-8",
         dimensions=(40, 140),
         timeout=30,
+        use_poll=True,  # fds past 1024 in a long test process
     )
     try:
         child.expect("allow it\\?")
