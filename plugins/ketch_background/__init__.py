@@ -136,18 +136,37 @@ def ketch_session_start(session: Session) -> None:
     run = _run(kernel)
     if run is None or session.agent is not None or _live(kernel) is not None:
         return
+    from ketch.errors import KetchError
     from ketch_background.live import LIVE, Live
 
     live = Live(session, run, getattr(kernel.args, "background_handshake_fd", None))
-    try:
-        live.start()
-    except OSError as exc:  # no socket, no one could ever answer: the run does not start
-        from ketch.errors import KetchError
-
-        why = f"cannot listen on {live.path}: {exc.strerror or exc}"
+    why = _open_store(kernel)
+    if why is None:
+        try:
+            live.start()
+        except OSError as exc:  # no socket, no one could ever answer: the run does not start
+            why = f"cannot listen on {live.path}: {exc.strerror or exc}"
+    if why is not None:
         live.fail(why)
         raise KetchError(f"the background run cannot start: {why}") from None
     kernel.stash[LIVE] = live
+
+
+def _open_store(kernel: Kernel) -> str | None:
+    """Open the session store now, not concurrently with the first request (the headless
+    frontend's way): a background run is read by others while it runs (``ketch sessions
+    show``), and an approval may wait for hours before any tool is dispatched, so its
+    events must reach the store as they happen rather than be kept until a tool starts.
+    Why the run cannot start, or None (a store that cannot be opened because there is none,
+    or ``--no-save``, is said by the session's notice and the run goes on unsaved)."""
+    from ketch.storage import StoreUnavailable
+
+    try:
+        _ = kernel.store
+    except StoreUnavailable as exc:
+        if exc.exists and not getattr(kernel.args, "no_save", False):
+            return exc.message
+    return None
 
 
 @hookimpl
