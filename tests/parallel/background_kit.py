@@ -82,6 +82,20 @@ def running(marker: str) -> list[int]:
     return [pid for pid, p in processes().items() if marker in p["cmd"]]
 
 
+def zombies_of(parent: int) -> list[int]:
+    """The exited children ``parent`` has not reaped."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            if stat[0] == "Z" and int(stat[1]) == parent:
+                found.append(int(entry))
+    return found
+
+
 def left_of_run(status: dict[str, Any], repo: Path) -> dict[int, dict[str, Any]]:
     """The live processes of a run: its supervisor, its worker, their children, and
     anything working in its repository (zombies are not counted: their parent reaps them)."""

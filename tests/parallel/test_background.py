@@ -27,6 +27,7 @@ from tests.parallel.background_kit import (
     status_file,
     stop_every_run,
     wait_for,
+    zombies_of,
 )
 from tests.parallel.conftest import Ketch
 
@@ -127,6 +128,9 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
     listed = ketch("ps")
     assert "waiting for approval: write_file" in listed.stdout
     status = status_file(ketch, session)
+    # What exits under the run while it waits (the sandbox's processes) is reaped, not
+    # left a zombie until the run ends.
+    wait_for(lambda: not zombies_of(status["supervisor_pid"]), "the supervisor to reap", 5)
     # Its events are in the store while it runs: another ketch reads them there.
     journal = ketch("sessions", "show", session, "--json")
     assert journal.returncode == 0 and "write approved.txt" in journal.stdout
