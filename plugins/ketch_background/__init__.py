@@ -138,9 +138,14 @@ def ketch_session_start(session: Session) -> None:
         return
     from ketch.errors import KetchError
     from ketch_background.live import LIVE, Live
+    from ketch_store_kit.keeping import cannot_keep
 
     live = Live(session, run, getattr(kernel.args, "background_handshake_fd", None))
-    why = _open_store(kernel)
+    # Its store opens now, not concurrently with the first request (the headless
+    # frontend's way): a background run is read by others while it runs (`ketch sessions
+    # show`), and an approval may wait for hours before a tool is dispatched, so its events
+    # reach the store as they happen instead of being kept until a tool starts.
+    why = cannot_keep(kernel)
     if why is None:
         try:
             live.start()
@@ -150,23 +155,6 @@ def ketch_session_start(session: Session) -> None:
         live.fail(why)
         raise KetchError(f"the background run cannot start: {why}") from None
     kernel.stash[LIVE] = live
-
-
-def _open_store(kernel: Kernel) -> str | None:
-    """Open the session store now, not concurrently with the first request (the headless
-    frontend's way): a background run is read by others while it runs (``ketch sessions
-    show``), and an approval may wait for hours before any tool is dispatched, so its
-    events must reach the store as they happen rather than be kept until a tool starts.
-    Why the run cannot start, or None (a store that cannot be opened because there is none,
-    or ``--no-save``, is said by the session's notice and the run goes on unsaved)."""
-    from ketch.storage import StoreUnavailable
-
-    try:
-        _ = kernel.store
-    except StoreUnavailable as exc:
-        if exc.exists and not getattr(kernel.args, "no_save", False):
-            return exc.message
-    return None
 
 
 @hookimpl
