@@ -76,6 +76,10 @@ def main() -> int:
     repo = base / "ws"
     repo.mkdir()
     view = ketch_sandbox.view_of(repo)
+    # The protected paths' placeholders, held as the sandbox's wrap holds them per command.
+    from ketch_sandbox.reserve import reserve
+
+    claim = reserve(view.reserve, view.reserve_files)
     masks = MaskSet.create()
     egresses: dict[str, Egress] = {}
     try:
@@ -173,6 +177,7 @@ def main() -> int:
         for egress in egresses.values():
             egress.close()
         masks.close()
+        claim.release()
         shutil.rmtree(base, ignore_errors=True)
     return _emit(args.json, rows, targets, info, notes, failed)
 

@@ -7,7 +7,9 @@ routed to the parent's approver, its tools the parent turn's less ``agent``, nar
 by its definition. Several agent calls of one response run side by side, at most
 ``[agents] max_concurrent`` at once; each child has its own step limit. Definitions
 are Markdown files in ``.ketch/agents/``, ``.claude/agents/`` and the user's
-``agents/`` folders. Background subagents report at the parent's next step.
+``agents/`` folders, and in the folders other plugins add through the
+``agents_folders`` hook this plugin declares (an installed Claude Code plugin's,
+``plugin-name:NAME``). Background subagents report at the parent's next step.
 """
 
 from __future__ import annotations
@@ -61,16 +63,17 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 @hookimpl
 @provides("agent", dynamic="its description lists the agents defined for this workspace and user")
 def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
-    from ketch_agents.definitions import load
+    from ketch_agents.definitions import extra_folders, load
     from ketch_agents.tool import AgentTool
 
-    definitions, problems = load(kernel.workspace)
+    definitions, problems = load(kernel.workspace, extra_folders(kernel))
     kernel.notices.extend(problems)
     register(AgentTool(trusted_definitions(kernel, definitions)))
 
 
 def trusted_definitions(kernel: Kernel, definitions: dict[str, Any]) -> dict[str, Any]:
-    """A project's definitions only while the person has each file trusted."""
+    """A project's (or an installed plugin's) definitions only while the person has
+    each file trusted (pinned)."""
     from ketch_agents.definitions import trust_item
     from ketch_trust_kit import check
 
@@ -79,7 +82,7 @@ def trusted_definitions(kernel: Kernel, definitions: dict[str, Any]) -> dict[str
         for name, d in definitions.items()
         if not d.project
         or d.path is None
-        or check(kernel, trust_item(d, kernel.workspace), held="not offered")
+        or check(kernel, trust_item(d, kernel.workspace), held="not offered", scope=d.scope)
     }
 
 
@@ -88,6 +91,17 @@ def trust_items(kernel: Kernel) -> list[Any]:
     from ketch_agents.definitions import project_items
 
     return project_items(kernel.workspace)
+
+
+@hookimpl(optionalhook=True)
+def claude_plugins_folder_items(kernel: Kernel, kind: str, folder: Any) -> list[Any] | None:
+    """The agent definitions of an installed Claude Code plugin's folder, to be shown
+    and pinned when it is installed."""
+    if kind != "agents":
+        return None
+    from ketch_agents.definitions import folder_items
+
+    return folder_items(kernel.workspace, folder)
 
 
 @hookimpl

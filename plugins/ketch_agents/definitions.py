@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ketch_claude_kit.tool_names import lookup, split_list, why_unmapped
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ketch_prompt_kit.markdown_files import Folder
     from ketch_trust_kit import TrustItem
 
 DEFAULT = "general-purpose"
@@ -50,7 +51,11 @@ class Definition:
     max_turns: int | None = None
     source: str = "built-in"
     path: Path | None = None  # the file it was read from (None: built in)
-    project: bool = False  # from the workspace (not the user's own folders)
+    project: bool = False  # from the workspace or a plugin (not the user's own folders)
+    # Where it is pinned (an installed plugin's TrustScope; None: the workspace), and
+    # what its path is relative to in its trust item (None: the workspace).
+    scope: Any = None
+    root: Path | None = None
     isolation: str | None = None  # "worktree": it works in a git worktree of its own
 
 
@@ -68,17 +73,27 @@ BUILT_IN = (
 )
 
 
-def load(workspace: Path) -> tuple[dict[str, Definition], list[str]]:
-    """Every definition by name (project first, then the user's, then the built-ins)
-    and the problems found (one line each)."""
+def extra_folders(kernel: Any) -> tuple[Folder, ...]:
+    """The folders other plugins add (``agents_folders``: an installed Claude Code
+    plugin's), read after the workspace's and the user's."""
+    from ketch_prompt_kit.markdown_files import hooked_folders
+
+    return hooked_folders(kernel, "agents_folders")
+
+
+def load(
+    workspace: Path, extra: tuple[Folder, ...] = ()
+) -> tuple[dict[str, Definition], list[str]]:
+    """Every definition by name (project first, then the user's, then those of other
+    plugins' folders, then the built-ins) and the problems found (one line each)."""
     from ketch_prompt_kit.markdown_files import folders, read, unreadable
 
     found: dict[str, Definition] = {}
     problems: list[str] = []
-    for folder in folders(workspace, "agents"):
-        if not folder.path.is_dir():
+    for folder in [*folders(workspace, "agents"), *extra]:
+        paths = folder.paths("*.md")
+        if not paths:
             continue
-        paths = sorted(folder.path.rglob("*.md"))
         if len(paths) > MAX_FILES:
             problems.append(
                 f"{folder.path}: {len(paths)} agent files; only the first {MAX_FILES} are read"
@@ -100,13 +115,16 @@ def load(workspace: Path) -> tuple[dict[str, Definition], list[str]]:
                 problems.append(f"agent definition {path}: {problem}")
             if definition is None:
                 continue
+            definition = _in_folder(definition, folder)
             if definition.name in found:
                 other = found[definition.name].path
                 problems.append(
                     f"agent definition {path}: the agent {definition.name!r} is already {other}; this one is not used"
                 )
                 continue
-            found[definition.name] = replace(definition, path=path, project=not folder.users_own)
+            found[definition.name] = replace(
+                definition, path=path, project=not folder.users_own, scope=folder.trust
+            )
     for definition in BUILT_IN:
         found.setdefault(definition.name, definition)
     return found, problems
@@ -168,6 +186,22 @@ def parse(
     return definition, "; ".join(notes)
 
 
+def _in_folder(definition: Definition, folder: Folder) -> Definition:
+    """A definition as its folder names it: an installed plugin's is ``plugin:NAME``,
+    its ``${CLAUDE_PLUGIN_ROOT}`` expanded, its trust item relative to the plugin."""
+    if not folder.namespace:
+        return definition
+    from ketch_claude_kit.claude_vars import expand
+
+    prompt, _ = expand(definition.prompt, folder.variables())
+    return replace(
+        definition,
+        name=folder.named(definition.name),
+        prompt=prompt,
+        root=Path(folder.trust.root) if folder.trust is not None else None,
+    )
+
+
 def _unmappable(entry: str) -> bool:
     """A Claude Code tool ketch has no tool for (``AskUserQuestion``)."""
     known = lookup(entry.split("(", 1)[0].strip())
@@ -184,10 +218,12 @@ def listing(definitions: dict[str, Definition]) -> str:
 
 
 def trust_item(definition: Definition, workspace: Path) -> TrustItem:
-    """A project definition as a trust item: the whole file, by content."""
+    """A project definition as a trust item: the whole file, by content (an installed
+    plugin's relative to the plugin's folder)."""
     from ketch_trust_kit import make_item, relative_source
 
     assert definition.path is not None
+    workspace = definition.root or workspace
     tools = ", ".join(definition.tools) if definition.tools is not None else "all of the parent's"
     return make_item(
         "agent",
@@ -203,3 +239,13 @@ def trust_item(definition: Definition, workspace: Path) -> TrustItem:
 def project_items(workspace: Path) -> list[TrustItem]:
     definitions, _ = load(workspace)
     return [trust_item(d, workspace) for d in definitions.values() if d.project and d.path]
+
+
+def folder_items(workspace: Path, folder: Folder) -> list[TrustItem]:
+    """The definitions of one folder (an installed plugin's), as items."""
+    definitions, _ = load(workspace, (folder,))
+    return [
+        trust_item(d, workspace)
+        for d in definitions.values()
+        if d.path is not None and d.scope is not None and d.scope == folder.trust
+    ]

@@ -130,15 +130,22 @@ def ketch_session_start(session: Session) -> None:
     run = _run(kernel)
     if run is None or session.agent_id is not None or _live(kernel) is not None:
         return
+    from ketch.api import KetchError
     from ketch_background.live import LIVE, Live
+    from ketch_store_kit.keeping import cannot_keep
 
     live = Live(session, run, getattr(kernel.args, "background_handshake_fd", None))
-    try:
-        live.start()
-    except OSError as exc:  # no socket, no one could ever answer: the run does not start
-        from ketch.api import KetchError
-
-        why = f"cannot listen on {live.path}: {exc.strerror or exc}"
+    # Its store opens now, not concurrently with the first request (the headless
+    # frontend's way): a background run is read by others while it runs (`ketch sessions
+    # show`), and an approval may wait for hours before a tool is dispatched, so its events
+    # reach the store as they happen instead of being kept until a tool starts.
+    why = cannot_keep(kernel)
+    if why is None:
+        try:
+            live.start()
+        except OSError as exc:  # no socket, no one could ever answer: the run does not start
+            why = f"cannot listen on {live.path}: {exc.strerror or exc}"
+    if why is not None:
         live.fail(why)
         raise KetchError(f"the background run cannot start: {why}") from None
     kernel.stash[LIVE] = live

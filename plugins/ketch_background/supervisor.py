@@ -16,8 +16,10 @@ Closing the terminal sends it nothing; it ignores SIGHUP all the same. It
 3. on SIGTERM (``ketch stop``) passes SIGTERM to the worker — whose turn then ends
    ``cancelled``, journaled, every tool's process group ended — and kills it after
    ``[background] stop_grace`` seconds if it has not gone;
-4. once the worker is gone, ends every process still descending from it (SIGTERM,
-   then SIGKILL), reaps them, and records the outcome in the run's status.
+4. reaps, while the worker runs, every adopted process that exited (no zombies pile
+   up under a long run); once the worker is gone, ends every process still descending
+   from it (SIGTERM, then SIGKILL), reaps them, and records the outcome in the run's
+   status.
 
 Nothing the worker writes reaches a file: its stderr is read into memory (the last
 lines go to the launcher if the run cannot start) and otherwise dropped.
@@ -75,6 +77,21 @@ def reap_zombies() -> None:
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
             pass
+
+
+def reap_adopted(worker: int) -> None:
+    """Reap the processes that were adopted (the subreaper's) and have exited, while the
+    worker runs: a sandbox's or a hook's orphans would stay zombies until the run ends.
+    The worker itself is left to its ``Popen`` (``WNOWAIT`` peeks before reaping)."""
+    while True:
+        try:
+            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return
+        if info is None or info.si_pid == worker:
+            return
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(info.si_pid, 0)
 
 
 def end_everything(me: int) -> int:
@@ -176,6 +193,7 @@ class Supervisor:
                     buffer += data
                     if b"\n" in buffer:
                         told = self._tell(buffer.split(b"\n", 1)[0] + b"\n")
+            reap_adopted(worker.pid)
             overdue = self.stop_at is not None and time.monotonic() - self.stop_at > grace
             if overdue and worker.poll() is None and not self.killed:
                 self.killed = True

@@ -122,8 +122,10 @@ def map_matcher(event: str, matcher: Any) -> tuple[str | None, list[str]]:
     return ("|".join(unique) if unique else None), dropped
 
 
-def map_handler(handler: Any) -> tuple[dict[str, Any] | None, str]:
-    """ketch's table for one handler, or None and why not; else a note (or "")."""
+def map_handler(handler: Any, *, plugin: bool = False) -> tuple[dict[str, Any] | None, str]:
+    """ketch's table for one handler, or None and why not; else a note (or "").
+    ``plugin``: the handler is an installed Claude Code plugin's, which has
+    ``${CLAUDE_PLUGIN_ROOT}`` and ``${CLAUDE_PLUGIN_DATA}`` (the caller sets them)."""
     if not isinstance(handler, dict):
         return None, "a handler that is not an object"
     kind = handler.get("type", "command")
@@ -144,7 +146,12 @@ def map_handler(handler: Any) -> tuple[dict[str, Any] | None, str]:
     plugin_vars = sorted(
         {name for text in texts for name in references(text) if name.startswith("CLAUDE_PLUGIN")}
     )
-    if plugin_vars:
+    if plugin and any("${user_config." in text for text in texts):
+        return None, (
+            f"{shown!r} not used: it names ${{user_config.*}}, a value Claude Code asks for "
+            "when the plugin is enabled and ketch does not"
+        )
+    if plugin_vars and not plugin:
         return None, (
             f"{shown!r} not imported: it uses ${{{plugin_vars[0]}}}, which only an installed "
             "Claude Code plugin has"

@@ -12,6 +12,7 @@ that is not set (and has no default) is reported, never passed through.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -107,3 +108,25 @@ def convert(data: Any, environ: Mapping[str, str], source: str) -> Converted:
             continue
         out.servers[str(name)] = table
     return out
+
+
+def shows(table: dict[str, Any]) -> str:
+    """What a server table starts (ketch's or Claude Code's), as the person reviews it:
+    the command line or URL, the environment, the headers' names, and the rest."""
+    parts = []
+    if table.get("command"):
+        args = table.get("args")
+        listed = [str(a) for a in args] if isinstance(args, list) else []
+        parts.append(" ".join([str(table["command"]), *listed]))
+    if table.get("url"):
+        parts.append(f"url {table['url']}")
+    env = table.get("env")
+    if isinstance(env, dict) and env:
+        parts.append("env " + " ".join(f"{k}={v}" for k, v in env.items()))
+    headers = table.get("headers")
+    if isinstance(headers, dict) and headers:
+        parts.append("headers " + ", ".join(str(k) for k in headers))
+    rest = {k: v for k, v in table.items() if k not in ("command", "args", "url", "env", "headers")}
+    if rest:
+        parts.append(json.dumps(rest, sort_keys=True, default=str))
+    return "; ".join(parts) or json.dumps(table, sort_keys=True, default=str)

@@ -7,8 +7,9 @@ name). Front matter ``description``, ``argument-hint``, ``model`` and
 ``allowed-tools`` (it only narrows that turn's tools); ``$ARGUMENTS``, ``$0``...;
 ``@file`` references are attached like any prompt's; ``!`cmd``` runs before sending
 from the user's own folders, and from a project's only once the person trusted that
-line (``ketch trust`` lists each). A skill of the same name wins.
-See docs/commands.md.
+line (``ketch trust`` lists each). A skill of the same name wins. More folders come
+through the ``commands_folders`` hook this plugin declares (an installed Claude Code
+plugin's commands, ``/plugin-name:command``). See docs/commands.md.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_commands import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
 def ketch_register_commands(register: Callable[[Command], None], kernel: Any) -> None:
     from ketch_commands.discover import discover
 
@@ -44,6 +52,17 @@ def trust_items(kernel: Any) -> list[Any]:
     from ketch_commands.trust import items
 
     return items(kernel)
+
+
+@hookimpl(optionalhook=True)
+def claude_plugins_folder_items(kernel: Any, kind: str, folder: Any) -> list[Any] | None:
+    """The ``!`cmd``` lines of an installed Claude Code plugin's commands, to be shown
+    and pinned when it is installed."""
+    if kind != "commands":
+        return None
+    from ketch_commands.trust import folder_items
+
+    return folder_items(kernel, folder)
 
 
 @hookimpl

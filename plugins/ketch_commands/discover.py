@@ -11,6 +11,7 @@ from ketch_prompt_kit.markdown_files import (
     MarkdownFile,
     first_line,
     folders,
+    hooked_folders,
     read,
     unreadable,
 )
@@ -30,16 +31,22 @@ def taken_names(kernel: Kernel) -> set[str]:
     }
 
 
+def all_folders(kernel: Kernel) -> list[Folder]:
+    """The workspace's and the user's folders, then those other plugins add
+    (``commands_folders``: an installed Claude Code plugin's)."""
+    return [*folders(kernel.workspace, "commands"), *hooked_folders(kernel, "commands_folders")]
+
+
 def discover(kernel: Kernel) -> list[Command]:
     """Every command file as a command; a file that cannot be one is reported in one
     line naming it (``kernel.notices``), never dropped silently."""
     taken = taken_names(kernel)
     found: dict[str, MarkdownFile] = {}
     report = kernel.notices.append
-    for folder in folders(kernel.workspace, "commands"):
-        if not folder.path.is_dir():
+    for folder in all_folders(kernel):
+        paths = folder.paths("*.md")
+        if not paths:
             continue
-        paths = sorted(folder.path.rglob("*.md"))
         if len(paths) > MAX_COMMANDS:
             report(
                 f"{folder.path}: {len(paths)} command files; only the first {MAX_COMMANDS} are read"
@@ -84,7 +91,7 @@ def _name(path: Path, folder: Folder) -> str | None:
     parts = [p.lower() for p in relative.parts]
     if any(not p or p.startswith(".") or " " in p for p in parts):
         return None
-    return ":".join(parts)
+    return folder.named(":".join(parts))
 
 
 def _command(name: str, markdown: MarkdownFile, aliases: tuple[str, ...]) -> Command:

@@ -31,6 +31,7 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
         {
             "CLAUDE_PROJECT_DIR": str(ctx.session.workspace),
             "CLAUDE_SESSION_ID": ctx.session.id,
+            **markdown.folder.variables(),  # an installed Claude Code plugin's folder
         },
     )
     if missing:
@@ -55,14 +56,15 @@ async def run_command(ctx: SlashContext, name: str, markdown: MarkdownFile) -> N
 
 def may_run(ctx: SlashContext, markdown: MarkdownFile, command: str, number: int) -> bool:
     """A line of the person's own folders runs; a project's only while the person has
-    that very line (and the files it runs) trusted."""
+    that very line (and the files it runs) trusted; an installed plugin's while it is
+    pinned in the plugin's own scope."""
     if markdown.folder.users_own:
         return True
     from ketch_commands.trust import line_item
     from ketch_trust_kit import check
 
     item = line_item(ctx.kernel, markdown, command, number)
-    return check(ctx.kernel, item, session=ctx.session)
+    return check(ctx.kernel, item, session=ctx.session, scope=markdown.folder.trust)
 
 
 async def run_bang_lines(ctx: SlashContext, name: str, markdown: MarkdownFile, text: str) -> str:
@@ -81,7 +83,9 @@ async def run_bang_lines(ctx: SlashContext, name: str, markdown: MarkdownFile, t
         command = match.group(1)
         template = written[index - 1] if len(written) == len(found) else command
         if not may_run(ctx, markdown, template, index):
-            outputs.append(f"[!`{command}` was not run: not trusted (ketch trust shows it)]")
+            scope = markdown.folder.trust
+            how = scope.hint if scope is not None else "ketch trust"
+            outputs.append(f"[!`{command}` was not run: not trusted ({how} shows it)]")
             continue
         unset = sorted(references(command))
         if unset:  # never run with a path that would start at /

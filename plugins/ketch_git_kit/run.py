@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,6 +118,24 @@ def command_line(git: str, args: Sequence[str], settings: Sequence[tuple[str, st
     return argv + args
 
 
+# Transports a caller may open for one run (cloning a catalog the person asked for);
+# ``ext::`` (which runs a command) never.
+TRANSPORTS = frozenset({"file", "git", "http", "https", "ssh"})
+
+
+def transport_settings(transports: Collection[str]) -> list[tuple[str, str]]:
+    """The ``-c`` settings that open ``transports`` again (after :data:`FIXED` closed
+    every one): ``protocol.NAME.allow=always``, and for ssh the person's own ``ssh``
+    (never ``core.sshCommand`` from a repository)."""
+    unknown = sorted(set(transports) - TRANSPORTS)
+    if unknown:
+        raise ValueError(f"transports ketch never opens: {', '.join(unknown)}")
+    settings = [(f"protocol.{name}.allow", "always") for name in sorted(transports)]
+    if "ssh" in transports:
+        settings.append(("core.sshCommand", "ssh"))
+    return settings
+
+
 def run_git(
     args: Sequence[str],
     cwd: Path,
@@ -126,20 +144,23 @@ def run_git(
     timeout: float = 10.0,
     avoid: Path | None = None,
     index_file: Path | None = None,
+    transports: Collection[str] = (),
 ) -> GitRun:
     """Run ``git ARGS`` in ``cwd`` for ketch itself (never for the model: its commands go
     through the policy and the sandbox). ``avoid``: a directory git must not be taken
     from (the workspace; default ``cwd``). ``index_file``: an index of ketch's own
     (``GIT_INDEX_FILE``), so that staging a snapshot leaves the repository's index alone.
-    Never raises for git's sake: a failure is a :class:`GitRun` with ``problem`` or a
-    non-zero ``code``."""
+    ``transports``: the protocols this run may use (``file``, ``https``...; none by
+    default: ``clone`` and ``fetch`` of a URL the person gave name theirs). Never raises
+    for git's sake: a failure is a :class:`GitRun` with ``problem`` or a non-zero
+    ``code``."""
     environ = os.environ if environ is None else environ
     git = git_executable(environ, avoid if avoid is not None else cwd)
     if git is None:
         return GitRun(None, problem="git is not installed")
     try:
         entries = read_config(cwd, git=git, environ=environ, timeout=timeout)
-        settings = overrides_for(entries, git)
+        settings = overrides_for(entries, git) + transport_settings(transports)
     except (ConfigUnreadable, UnsafeConfiguration) as exc:
         return GitRun(None, problem=str(exc))
     what = f"git {args[0]}" if args else "git"

@@ -260,16 +260,11 @@ def store_failure(kernel: Kernel) -> str | None:
     cannot be opened (the work would silently not be kept), unless ``--no-save``. None:
     it is open, or there is none to open (the run goes on unsaved, said once by the
     session's notice). Waits for a store opening concurrently."""
-    from ketch.api import StoreUnavailable
+    from ketch_store_kit.keeping import cannot_keep
 
     if not kernel.stash.get(CONCURRENT_STORE):
         return None
-    try:
-        _ = kernel.store
-    except StoreUnavailable as exc:
-        if exc.exists and not getattr(kernel.args, "no_save", False):
-            return exc.message
-    return None
+    return cannot_keep(kernel)
 
 
 def store_gate(kernel: Kernel) -> None:

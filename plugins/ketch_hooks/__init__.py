@@ -14,7 +14,8 @@ reason. Hooks run as asynchronous subprocesses, side by side, with a timeout and
 capped output. A hook of a workspace's ``.ketch/config.toml`` runs only while the
 person has it trusted (``ketch trust`` pins it; a changed hook, or a changed script it
 runs, is held back again). ``ketch hooks import`` brings a ``.claude/settings.json``'s
-hooks over.
+hooks over. Other plugins add hooks through the ``hooks_extra`` hook this plugin
+declares (an installed Claude Code plugin's ``hooks/hooks.json``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ def _has(session: Session, event: str) -> bool:
     from ketch_hooks.runner import configured
 
     return bool(configured(session, event))
+
+
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_hooks import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl

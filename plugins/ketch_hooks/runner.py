@@ -56,9 +56,20 @@ def hook_env(session: Session, event: str) -> dict[str, str]:
 
 
 def configured(session: Session, event: str) -> list[HookCommand]:
-    from ketch_hooks.settings import HooksSettings
+    """The event's configured hooks, then those other plugins add now (``hooks_extra``:
+    an installed Claude Code plugin's, the pinned ones only)."""
+    from pydantic import ValidationError
 
-    return session.kernel.settings.of(HooksSettings).get(event)
+    from ketch_hooks.settings import HookCommand, HooksSettings
+
+    found = list(session.kernel.settings.of(HooksSettings).get(event))
+    for plugin, tables in session.kernel.hooks.call("hooks_extra", session=session, event=event):
+        for table in tables:
+            try:
+                found.append(HookCommand.model_validate(table))
+            except ValidationError as exc:
+                session.kernel.pm.record_failure(plugin, "hooks_extra", exc, closed=False)
+    return found
 
 
 async def run_event(

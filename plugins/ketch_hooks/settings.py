@@ -13,7 +13,9 @@ Keys of an entry (Claude Code's handler fields where they exist):
   ``${CLAUDE_PLUGIN_ROOT}`` in ``command`` and ``args`` is expanded to it, and the
   hook gets ``CLAUDE_PLUGIN_ROOT`` in its environment. A hook naming
   ``${CLAUDE_PLUGIN_ROOT}`` without one does not run (it is reported): the path would
-  otherwise start at ``/``.
+  otherwise start at ``/``;
+* ``plugin_data``: that plugin's persistent data folder, ``${CLAUDE_PLUGIN_DATA}``, the
+  same way.
 
 Event names ketch does not know are accepted and never run (a Claude Code settings
 file may name newer events).
@@ -38,12 +40,13 @@ class HookCommand(BaseModel):
     background: bool = Field(False, alias="async")
     claude_names: bool = False
     plugin_root: str | None = None
+    plugin_data: str | None = None
 
     def argv(self) -> tuple[list[str] | None, str]:
         """The command to run, Claude Code's variables expanded; or None and why not."""
         from ketch_claude_kit.claude_vars import expand, unknown_note
 
-        known = {"CLAUDE_PLUGIN_ROOT": self.plugin_root}
+        known = {"CLAUDE_PLUGIN_ROOT": self.plugin_root, "CLAUDE_PLUGIN_DATA": self.plugin_data}
         command, missing = expand(self.command, known)
         args = []
         for arg in self.args or []:
@@ -57,7 +60,10 @@ class HookCommand(BaseModel):
 
     def environment(self) -> dict[str, str]:
         """What this hook adds to the environment every hook gets."""
-        return {"CLAUDE_PLUGIN_ROOT": self.plugin_root} if self.plugin_root else {}
+        found = {"CLAUDE_PLUGIN_ROOT": self.plugin_root} if self.plugin_root else {}
+        if self.plugin_data:
+            found["CLAUDE_PLUGIN_DATA"] = self.plugin_data
+        return found
 
     @property
     def label(self) -> str:

@@ -2,7 +2,9 @@
 
 Servers come from ``[mcp_servers.NAME]`` (stdio: command, args, env; streamable
 HTTP: url); a workspace's own start only once the person trusted each (``ketch trust``). The MCP SDK is an optional extra (``pip install 'ketch[mcp]'``) and is
-imported only when a server is configured. See docs/mcp.md.
+imported only when a server is configured. Other plugins add servers through the
+``mcp_extra_servers`` hook this plugin declares (an installed Claude Code plugin's).
+See docs/mcp.md.
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ def mcp_transports() -> list[str]:
     return ["stdio", "http"] if http else ["stdio"]
 
 
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_mcp import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 @hookimpl(optionalhook=True)
 def trust_setting_items(kernel: Any, key: tuple[str, ...], value: Any) -> list[Any] | None:
     if key != ("mcp_servers",):
@@ -48,6 +57,20 @@ def trust_items(kernel: Any) -> list[Any]:
     return dot_mcp_items(kernel)
 
 
+@hookimpl(optionalhook=True)
+def claude_plugins_removed(kernel: Any, plugin: str, servers: list[str]) -> None:
+    """An uninstalled Claude Code plugin's servers are gone for good: so are the pinned
+    definitions of their tools, in every workspace."""
+    if not servers:
+        return
+    from ketch.api import state_dir
+    from ketch_mcp.pins import PINS_FILE, PinStore
+    from ketch_mcp.tools import ketch_name
+
+    prefixes = tuple(ketch_name(server, "") for server in servers)
+    PinStore(state_dir() / PINS_FILE, kernel.workspace).forget(prefixes)
+
+
 @hookimpl
 def ketch_register_settings(register: Callable[[Any], None]) -> None:
     from ketch_mcp.settings import MCP_SERVERS
@@ -58,13 +81,14 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 @hookimpl
 @provides(dynamic="the tools of the configured MCP servers: ketch mcp lists them")
 def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
-    from ketch_mcp.settings import McpServers
+    from ketch_mcp.settings import McpServers, extra_servers
 
-    if not kernel.settings.of(McpServers):
+    extra = extra_servers(kernel)
+    if not kernel.settings.of(McpServers) and not extra:
         return
     from ketch_mcp.setup import register_tools
 
-    register_tools(kernel, register)
+    register_tools(kernel, register, extra)
 
 
 def _slash(ctx: Any) -> None:

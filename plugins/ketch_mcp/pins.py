@@ -128,3 +128,18 @@ class PinStore:
         data[self.key][tool] = {"hash": digest}
         self._write(data)
         return True
+
+    def forget(self, prefixes: tuple[str, ...]) -> int:
+        """Drop every pin whose tool name starts with one of ``prefixes``, in every
+        workspace (a server that is gone for good); how many."""
+        data = self._read()
+        gone = 0
+        for entries in data.values():
+            if not isinstance(entries, dict):
+                continue
+            for tool in [t for t in entries if t.startswith(prefixes)]:
+                del entries[tool]
+                gone += 1
+        if gone:
+            self._write(data)
+        return gone

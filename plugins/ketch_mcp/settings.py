@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
 from ketch.api import SettingsSection
 
@@ -49,3 +51,26 @@ class McpServers(RootModel[dict[str, McpServer]]):
 
 # A server is code that runs: a repository's start one by one, as the person trusts them.
 MCP_SERVERS = SettingsSection("mcp_servers", McpServers, workspace_safe=False)
+
+
+def extra_servers(kernel: Any) -> dict[str, McpServer]:
+    """The servers other plugins add (``mcp_extra_servers``: an installed Claude Code
+    plugin's, only those that may start now); none for a CLI subcommand (it starts no
+    server). A name the config already has, or a table that is not a server, is said
+    and left out."""
+    if kernel is None or getattr(getattr(kernel, "args", None), "_command", None) is not None:
+        return {}
+    configured = kernel.settings.of(McpServers)
+    found: dict[str, McpServer] = {}
+    for plugin, servers in kernel.hooks.call("mcp_extra_servers", kernel=kernel):
+        for name, table in servers.items():
+            if name in configured or name in found:
+                kernel.notices.append(
+                    f"MCP server {name} of plugin {plugin}: a server of that name is already configured; not started"
+                )
+                continue
+            try:
+                found[str(name)] = McpServer.model_validate(table)
+            except ValidationError as exc:
+                kernel.pm.record_failure(plugin, "mcp_extra_servers", exc, closed=False)
+    return found

@@ -80,14 +80,21 @@ def sdk_installed() -> bool:
         return False
 
 
-def register_tools(kernel: Any, register: Callable[[Any], None]) -> None:
+def register_tools(
+    kernel: Any, register: Callable[[Any], None], extra: dict[str, Any] | None = None
+) -> None:
+    """Start the configured servers (a workspace's only while trusted) and those other
+    plugins added (``extra``, already checked by them), and register their tools."""
     from ketch_mcp.trust import allowed
 
     servers = kernel.settings.of(McpServers)
-    if not servers:
-        return
     tables = {name: server.model_dump() for name, server in servers.items()}
-    servers = McpServers({n: s for n, s in servers.items() if allowed(kernel, n, tables[n])})
+    servers = McpServers(
+        {
+            **{n: s for n, s in servers.items() if allowed(kernel, n, tables[n])},
+            **(extra or {}),
+        }
+    )
     if not servers:
         return
     state = state_of(kernel)

@@ -9,32 +9,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ketch_claude_kit.mcp_config import shows
+
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 SOURCE = ".ketch/config.toml"
-
-
-def shows(table: dict[str, Any]) -> str:
-    """What starts, as the person reviews it: the command line or URL, and the rest."""
-    parts = []
-    if table.get("command"):
-        args = table.get("args")
-        listed = [str(a) for a in args] if isinstance(args, list) else []
-        parts.append(" ".join([str(table["command"]), *listed]))
-    if table.get("url"):
-        parts.append(f"url {table['url']}")
-    env = table.get("env")
-    if isinstance(env, dict) and env:
-        parts.append("env " + " ".join(f"{k}={v}" for k, v in env.items()))
-    headers = table.get("headers")
-    if isinstance(headers, dict) and headers:
-        parts.append("headers " + ", ".join(str(k) for k in headers))
-    rest = {k: v for k, v in table.items() if k not in ("command", "args", "url", "env", "headers")}
-    if rest:
-        parts.append(json.dumps(rest, sort_keys=True, default=str))
-    return "; ".join(parts) or json.dumps(table, sort_keys=True, default=str)
 
 
 def server_item(

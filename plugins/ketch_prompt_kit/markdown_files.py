@@ -5,6 +5,11 @@ Project folders (``.ketch/NAME/``, ``.claude/NAME/`` in the workspace) come firs
 the user's own (the user config dir's ``NAME/``, ``~/.claude/NAME/``): a project's file
 shadows a user's of the same name. A folder knows whether it is the user's own: only
 those, and the folders of a trusted workspace, may run ``!`` lines.
+
+An installed Claude Code plugin's folders come from elsewhere (the plugin that installs
+them, through each reader's own hook): such a folder has a ``namespace`` (its files are
+``plugin-name:file``), the plugin's root for ``${CLAUDE_PLUGIN_ROOT}``, and the
+``trust`` scope its items are pinned in (a ``ketch_trust_kit.TrustScope``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,37 @@ class Folder:
     path: Path
     label: str  # how the user sees where a file came from: "project .claude/commands"
     users_own: bool  # the user's config dir (not a repository's)
+    namespace: str = ""  # a Claude Code plugin's name: its files are "namespace:name"
+    files: tuple[Path, ...] = ()  # only these files (a plugin manifest may list single files)
+    plugin_root: Path | None = None  # ${CLAUDE_PLUGIN_ROOT} of its files
+    plugin_data: Path | None = None  # ${CLAUDE_PLUGIN_DATA} of its files
+    trust: Any = None  # a ketch_trust_kit.TrustScope: where its items are pinned (None: workspace)
+
+    def paths(self, pattern: str, *, recursive: bool = True) -> list[Path]:
+        """The files to read: those listed, else every match of ``pattern`` below the
+        folder (``recursive``) or in it."""
+        if self.files:
+            return sorted(p for p in self.files if p.is_file())
+        if not self.path.is_dir():
+            return []
+        return sorted(self.path.rglob(pattern) if recursive else self.path.glob(pattern))
+
+    def root(self, workspace: Path) -> Path:
+        """What its items' files are named relative to: the plugin's folder, or the workspace."""
+        return Path(self.trust.root) if self.trust is not None else workspace
+
+    def variables(self) -> dict[str, str]:
+        """Claude Code's plugin variables for its files (none outside a plugin)."""
+        found = {}
+        if self.plugin_root is not None:
+            found["CLAUDE_PLUGIN_ROOT"] = str(self.plugin_root)
+        if self.plugin_data is not None:
+            found["CLAUDE_PLUGIN_DATA"] = str(self.plugin_data)
+        return found
+
+    def named(self, name: str) -> str:
+        """A file's name as the person and the model use it (``plugin:name`` in a plugin)."""
+        return f"{self.namespace}:{name}" if self.namespace else name
 
 
 @dataclass
@@ -60,6 +96,15 @@ def folders(workspace: Path, name: str) -> list[Folder]:
         Folder(config_dir() / name, f"user {name}", users_own=True),
         Folder(home / ".claude" / name, f"user ~/.claude/{name}", users_own=True),
     ]
+
+
+def hooked_folders(kernel: Any, hook: str) -> tuple[Folder, ...]:
+    """The folders other plugins add through a reader's own hook (``commands_folders``,
+    ``skills_folders``, ``agents_folders``: an installed Claude Code plugin's)."""
+    found: list[Folder] = []
+    for _, more in kernel.hooks.call(hook, kernel=kernel):
+        found.extend(f for f in more if isinstance(f, Folder))
+    return tuple(found)
 
 
 # Claude Code's front matter parser (src/utils/frontmatterParser.ts, 2.1.2xx): a simple

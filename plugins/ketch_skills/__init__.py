@@ -5,8 +5,9 @@ From ``.ketch/skills/`` and ``.claude/skills/`` in the workspace, the user confi
 the system prompt; the body (and the list of files beside it) is loaded when the model
 calls the ``skill`` tool, or when the person types ``/NAME``. A skill's
 ``allowed-tools`` narrows, never widens: typed, it narrows that turn's tools; loaded by
-the model, it narrows the rest of that turn (calls to other tools are refused). See
-docs/skills.md.
+the model, it narrows the rest of that turn (calls to other tools are refused). More folders come
+through the ``skills_folders`` hook this plugin declares (an installed Claude Code
+plugin's skills, ``plugin-name:NAME``). See docs/skills.md.
 """
 
 from __future__ import annotations
@@ -21,18 +22,26 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_skills import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
 @provides(dynamic="the skill tool, when the workspace or the user has a skill the model may load")
 def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
-    from ketch_skills.discovery import held_back, skills
+    from ketch_skills.discovery import extra_folders, held_back, skills
     from ketch_skills.skills import SkillTool
 
     if kernel is None:
         register(SkillTool())
         return
     held = held_back(kernel)
-    if not any(s.model_invocable and s.name not in held for s in skills(kernel.workspace)):
+    extra = extra_folders(kernel)
+    if not any(s.model_invocable and s.name not in held for s in skills(kernel.workspace, extra)):
         return  # no skill to load: no tool (and no schema tokens) for the model
-    register(SkillTool(held))
+    register(SkillTool(held, extra))
 
 
 @hookimpl(optionalhook=True)
@@ -45,9 +54,20 @@ def trust_items(kernel: Any) -> list[Any]:
 @hookimpl(optionalhook=True)
 def commands_taken_names(kernel: Any) -> list[str]:
     """A skill beats a Markdown command of the same name."""
-    from ketch_skills.discovery import skills
+    from ketch_skills.discovery import extra_folders, skills
 
-    return [s.name for s in skills(kernel.workspace)]
+    return [s.name for s in skills(kernel.workspace, extra_folders(kernel))]
+
+
+@hookimpl(optionalhook=True)
+def claude_plugins_folder_items(kernel: Any, kind: str, folder: Any) -> list[Any] | None:
+    """The skills with scripts in an installed Claude Code plugin's folder, to be
+    shown and pinned when it is installed."""
+    if kind != "skills":
+        return None
+    from ketch_skills.discovery import folder_items
+
+    return folder_items(kernel, folder)
 
 
 @hookimpl

@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ketch.api import Command, PromptRequest, SlashContext
-from ketch_prompt_kit.markdown_files import MarkdownFile, first_line, folders, read, unreadable
+from ketch_prompt_kit.markdown_files import (
+    Folder,
+    MarkdownFile,
+    first_line,
+    folders,
+    hooked_folders,
+    read,
+    unreadable,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
@@ -39,22 +47,30 @@ class Skill:
         return self.markdown.meta.get("disable-model-invocation", False) is not True
 
 
+def extra_folders(kernel: Kernel) -> tuple[Folder, ...]:
+    """The folders other plugins add (``skills_folders``: an installed Claude Code
+    plugin's), read after the workspace's and the user's."""
+    return hooked_folders(kernel, "skills_folders")
+
+
 @lru_cache(maxsize=8)
-def _discover(workspace: Path) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
+def _discover(
+    workspace: Path, extra: tuple[Folder, ...] = ()
+) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
     """The skills, and one line naming each file that is not one (and why)."""
     found: dict[str, Skill] = {}
     problems: list[str] = []
-    for folder in folders(workspace, "skills"):
-        if not folder.path.is_dir():
+    for folder in [*folders(workspace, "skills"), *extra]:
+        paths = folder.paths("*/SKILL.md", recursive=False)
+        if not paths:
             continue
-        paths = sorted(folder.path.glob("*/SKILL.md"))
         if len(paths) > MAX_SKILLS:
             problems.append(
                 f"{folder.path}: {len(paths)} skills; only the first {MAX_SKILLS} are read"
             )
         for path in paths[:MAX_SKILLS]:
-            name = path.parent.name.lower()
-            if " " in name or name.startswith("."):
+            name = folder.named(path.parent.name.lower())
+            if " " in name or path.parent.name.startswith("."):
                 problems.append(
                     f"{path}: a skill's folder name cannot hold blanks or start with a dot; not a skill"
                 )
@@ -77,13 +93,13 @@ def _discover(workspace: Path) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
     return tuple(found.values()), tuple(problems)
 
 
-def skills(workspace: Path) -> tuple[Skill, ...]:
-    return _discover(Path(workspace))[0]
+def skills(workspace: Path, extra: tuple[Folder, ...] = ()) -> tuple[Skill, ...]:
+    return _discover(Path(workspace), extra)[0]
 
 
-def problems(workspace: Path) -> tuple[str, ...]:
+def problems(workspace: Path, extra: tuple[Folder, ...] = ()) -> tuple[str, ...]:
     """What was wrong with the skill files (one line each, naming the file)."""
-    return _discover(Path(workspace))[1]
+    return _discover(Path(workspace), extra)[1]
 
 
 # --- trust: a project skill that carries scripts ----------------------------------------
@@ -113,7 +129,8 @@ def scripts_of(skill: Skill) -> list[Path]:
 
 def trust_item(skill: Skill, workspace: Path) -> TrustItem | None:
     """A project skill with scripts as a trust item (its SKILL.md and every script, by
-    content); None for the person's own skills and for skills that are only text."""
+    content); None for the person's own skills and for skills that are only text. An
+    installed Claude Code plugin's skill is relative to the plugin's folder."""
     if skill.markdown.folder.users_own:
         return None
     scripts = scripts_of(skill)
@@ -121,6 +138,7 @@ def trust_item(skill: Skill, workspace: Path) -> TrustItem | None:
         return None
     from ketch_trust_kit import make_item, relative_source
 
+    workspace = skill.markdown.folder.root(workspace)
     where = relative_source(skill.directory, workspace)
     listed = ", ".join(relative_source(p, skill.directory) for p in scripts)
     return make_item(
@@ -135,14 +153,15 @@ def trust_item(skill: Skill, workspace: Path) -> TrustItem | None:
 
 
 def held_back(kernel: Kernel) -> frozenset[str]:
-    """Names of the project skills with scripts the person has not trusted (each said
-    once)."""
+    """Names of the project (and installed plugins') skills with scripts the person has
+    not trusted (each said once)."""
     from ketch_trust_kit import check
 
     held = set()
-    for skill in skills(kernel.workspace):
+    for skill in skills(kernel.workspace, extra_folders(kernel)):
         item = trust_item(skill, kernel.workspace)
-        if item is not None and not check(kernel, item, held="not offered"):
+        scope = skill.markdown.folder.trust
+        if item is not None and not check(kernel, item, held="not offered", scope=scope):
             held.add(skill.name)
     return frozenset(held)
 
@@ -152,19 +171,27 @@ def trust_items(kernel: Kernel) -> list[TrustItem]:
     return [item for item in items if item is not None]
 
 
-def find(workspace: Path, name: str) -> Skill | None:
+def folder_items(kernel: Kernel, folder: Folder) -> list[TrustItem]:
+    """The skills with scripts of one folder (an installed plugin's), as items."""
+    found = _discover(Path(kernel.workspace), (folder,))[0]
+    items = (trust_item(s, kernel.workspace) for s in found if s.markdown.folder == folder)
+    return [item for item in items if item is not None]
+
+
+def find(workspace: Path, name: str, extra: tuple[Folder, ...] = ()) -> Skill | None:
     wanted = name.strip().lstrip("/").lower()
-    return next((s for s in skills(workspace) if s.name == wanted), None)
+    return next((s for s in skills(workspace, extra) if s.name == wanted), None)
 
 
 # --- /NAME --------------------------------------------------------------------------------
 
 
 def skill_commands(kernel: Kernel) -> list[Command]:
-    kernel.notices.extend(problems(kernel.workspace))
+    extra = extra_folders(kernel)
+    kernel.notices.extend(problems(kernel.workspace, extra))
     commands = []
     held = held_back(kernel)
-    for skill in skills(kernel.workspace):
+    for skill in skills(kernel.workspace, extra):
         if not skill.user_invocable or skill.name in held:
             continue
 
@@ -204,7 +231,7 @@ def run_skill(ctx: SlashContext, skill: Skill) -> None:
         f"Use the skill {skill.name} for this request."
         + (f"\n\n{ctx.argument}" if ctx.argument.strip() else "")
         + "\n\n"
-        + body_for(skill, ctx.argument, ctx.session.id)
+        + body_for(skill, ctx.argument, ctx.session.id, ctx.session.workspace)
     )
     ctx.submit(
         PromptRequest(

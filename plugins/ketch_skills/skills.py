@@ -3,25 +3,31 @@ narrowing after a skill with ``allowed-tools`` was loaded."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.api import PromptPart, Tool, ToolContext, ToolResult
+from ketch.api import Effect, PromptPart, Tool, ToolContext, ToolResult
 from ketch_prompt_kit.arguments import expand_arguments
 from ketch_skills.discovery import MAX_FILES_LISTED, Skill, find, skills
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from ketch.api import Session
+    from ketch_prompt_kit.markdown_files import Folder
 
 # --- what the model sees ------------------------------------------------------------------
 
 
 def prompt_part(session: Session) -> PromptPart | None:
-    from ketch_skills.discovery import held_back
+    from ketch_skills.discovery import extra_folders, held_back
 
     held = held_back(session.kernel)
-    listed = [s for s in skills(session.workspace) if s.model_invocable and s.name not in held]
+    extra = extra_folders(session.kernel)
+    listed = [
+        s for s in skills(session.workspace, extra) if s.model_invocable and s.name not in held
+    ]
     if not listed or "skill" not in session.kernel.tools:
         return None
     lines = [f"- {s.name}: {s.description}" for s in listed]
@@ -33,10 +39,13 @@ def prompt_part(session: Session) -> PromptPart | None:
     return PromptPart(text=text, title="Skills", order=450, source="skills")
 
 
-def body_for(skill: Skill, arguments: str = "", session_id: str = "") -> str:
+def body_for(
+    skill: Skill, arguments: str = "", session_id: str = "", workspace: Path | None = None
+) -> str:
     """A skill's instructions as they are loaded: the body (``${CLAUDE_SKILL_DIR}`` and
-    the other Claude Code variables ketch knows expanded; an unknown one is kept as
-    written and said), the folder, the files beside it."""
+    the other Claude Code variables ketch knows expanded, an installed plugin's
+    ``${CLAUDE_PLUGIN_ROOT}`` too; an unknown one is kept as written and said), the
+    folder, the files beside it."""
     from ketch_claude_kit.claude_vars import expand, unknown_note
 
     body = (
@@ -44,13 +53,16 @@ def body_for(skill: Skill, arguments: str = "", session_id: str = "") -> str:
         if arguments or "$ARGUMENTS" in skill.markdown.body
         else skill.markdown.body
     )
-    workspace = skill.markdown.folder.path.parent.parent
+    folder = skill.markdown.folder
+    if workspace is None and not folder.namespace:
+        workspace = folder.path.parent.parent  # .claude/skills -> the workspace
     body, missing = expand(
         body,
         {
             "CLAUDE_SKILL_DIR": str(skill.directory),
-            "CLAUDE_PROJECT_DIR": str(workspace) if not skill.markdown.folder.users_own else None,
+            "CLAUDE_PROJECT_DIR": str(workspace) if workspace and not folder.users_own else None,
             "CLAUDE_SESSION_ID": session_id or None,
+            **folder.variables(),
         },
     )
     if missing:
@@ -80,23 +92,26 @@ class SkillTool(Tool):
     name = "skill"
     description = "Load a skill's instructions (the skills available are listed in the system prompt under Skills). Call it before a task its description matches."
     input_model = SkillInput
-    effects = frozenset()  # reads only the skill files the user installed or trusted
+    # it reads only the skill files the person installed or trusted
+    effects: ClassVar[frozenset[Effect]] = frozenset()
     mutating = False
 
-    def __init__(self, held: frozenset[str] = frozenset()) -> None:
+    def __init__(self, held: frozenset[str] = frozenset(), extra: tuple[Folder, ...] = ()) -> None:
         self.held = held  # project skills whose scripts the person has not trusted
+        self.extra = extra  # folders other plugins added (an installed Claude Code plugin's)
 
     def summary(self, args: SkillInput) -> str:  # type: ignore[override]
         return f"load skill {args.name}"
 
     async def run(self, args: SkillInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        skill = find(ctx.workspace, args.name)
+        skill = find(ctx.workspace, args.name, self.extra)
         if skill is not None and skill.name in self.held:
             return ToolResult.error(
                 f"The skill {skill.name!r} is not available: its scripts are not trusted in this workspace."
             )
         if skill is None or not skill.model_invocable:
-            names = ", ".join(s.name for s in skills(ctx.workspace) if s.model_invocable) or "none"
+            listed = skills(ctx.workspace, self.extra)
+            names = ", ".join(s.name for s in listed if s.model_invocable) or "none"
             return ToolResult.error(f"There is no skill named {args.name!r}. Skills: {names}.")
         allowed = skill.markdown.meta.get("allowed-tools")
         if allowed is not None:  # the rest of this turn may use only those (a deny vote)
@@ -104,4 +119,6 @@ class SkillTool(Tool):
                 "source": f"the skill {skill.name}",
                 "allowed": allowed,
             }
-        return ToolResult.success(body_for(skill, session_id=ctx.session_id))
+        return ToolResult.success(
+            body_for(skill, session_id=ctx.session_id, workspace=ctx.workspace)
+        )

@@ -154,6 +154,18 @@ def ketch_event(session: Session, event: Event) -> None:
         _record(session, each)
 
 
+@hookimpl
+def ketch_notification(session: Session, message: str, kind: str) -> None:
+    """A call is about to wait for a person: the turn so far goes into the journal first
+    (waiting for a store that is still opening, as a tool's dispatch does), so what reads
+    the store meanwhile -- ``ketch sessions show``, a background run's ``ketch ps`` and
+    ``attach`` -- sees what waits."""
+    if kind != "permission" or PENDING not in session.stash:
+        return
+    for each in _flush(session):
+        _record(session, each)
+
+
 def _flush(session: Session) -> list[Event]:
     """The events kept while the store opened (it is open, or failed, now); the first
     time, the notices the session start would have given."""

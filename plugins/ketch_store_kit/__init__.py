@@ -13,4 +13,6 @@ it, and neither imports the other:
 * :mod:`.recorder`: session events to journal entries;
 * :mod:`.render`, :mod:`.commands`: ``ketch sessions`` over any such store;
 * :mod:`.migrate`: copying every session from one store to another, verified.
+* :mod:`.keeping`: whether a run's work can be kept (for the frontends that must not
+  lose it: headless, background).
 """

@@ -4,9 +4,12 @@ whether it is trusted, new, or changed since it was trusted."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ketch_trust_kit import PinStore, TrustItem
+from ketch_trust_kit.listing import lines, state
+
+__all__ = ["lines", "offered_items", "state", "summary", "workspace_items"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
@@ -37,33 +40,6 @@ def workspace_items(kernel: Kernel, store: PinStore) -> list[TrustItem]:
     items = all_items(kernel)
     seen = {i.digest for i in items}
     return items + [i for i in offered_items(store, kernel.workspace) if i.digest not in seen]
-
-
-def state(item: TrustItem, pins: dict[str, Any]) -> str:
-    if item.digest in pins:
-        return "trusted"
-    if any(p.get("key") == item.key for p in pins.values()):
-        return "changed"
-    return "new"
-
-
-def lines(items: list[TrustItem], pins: dict[str, Any], numbered: list[TrustItem]) -> list[str]:
-    """The listing: each item with its state, then exactly what it runs or grants."""
-    out = []
-    for item in items:
-        mark = f"[{numbered.index(item) + 1}]" if item in numbered else "   "
-        out.append(f"  {mark} {state(item, pins):<8} {item.label}")
-        for text in item.shows.splitlines() or [""]:
-            out.append(f"               {text}")
-        if item.files:
-            runs = ", ".join(
-                f"{path}{'' if digest.startswith('sha256:') else f' ({digest})'}"
-                for path, digest in item.files
-            )
-            out.append(f"               files: {runs}")
-        if item.note:
-            out.append(f"               note: {item.note}")
-    return out
 
 
 def summary(workspace: Path, items: list[TrustItem], pending: list[TrustItem]) -> str:

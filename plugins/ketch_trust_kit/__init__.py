@@ -40,6 +40,7 @@ from ketch_trust_kit.quarantine import (
     say_held,
     workspace_config,
 )
+from ketch_trust_kit.scope import TrustScope
 from ketch_trust_kit.store import PinStore, TrustStoreError, workspace_key
 
 
@@ -52,6 +53,7 @@ __all__ = [
     "SUMMARY_PREFIX",
     "PinStore",
     "TrustItem",
+    "TrustScope",
     "TrustStoreError",
     "canonical",
     "check",

@@ -52,7 +52,9 @@ SCRIPT_SUFFIXES = (
     ".lua",
     ".ps1",
 )
-PLACEHOLDERS = ("CLAUDE_PROJECT_DIR", "KETCH_WORKSPACE", "PWD")
+# Words that stand for the folder an item's files are relative to: the workspace, or an
+# installed Claude Code plugin's own folder (its items are pinned by that folder).
+PLACEHOLDERS = ("CLAUDE_PROJECT_DIR", "KETCH_WORKSPACE", "PWD", "CLAUDE_PLUGIN_ROOT")
 
 
 def canonical(value: Any) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ketch.api import StashKey
 from ketch_trust_kit.items import TrustItem
+from ketch_trust_kit.scope import TrustScope
 from ketch_trust_kit.store import PinStore
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -20,11 +21,11 @@ SUMMARY = StashKey[tuple[int, list[str]]]()  # the start-up summary line: its in
 SUMMARY_PREFIX = "not trusted yet, so off until you trust them (`ketch trust` shows each): "
 
 
-def message(item: TrustItem, changed: bool, held: str = "not run") -> str:
+def message(item: TrustItem, changed: bool, held: str = "not run", hint: str = "") -> str:
     why = "changed since you trusted it" if changed else "not trusted yet"
     return (
         f"{item.label}: {why}, so it is {held}: `{_short(item.shows)}`; "
-        "review and trust it with `ketch trust` (or /trust)"
+        f"review and trust it with {hint or '`ketch trust` (or /trust)'}"
     )
 
 
@@ -40,10 +41,13 @@ def say_held(
     changed: bool,
     held: str = "not run",
     session: Session | None = None,
+    hint: str = "",
 ) -> None:
     """Say once per kernel that ``item`` is held back. A changed item (or one met during
-    a session) gets a line of its own, naming it and what changed; items never trusted
-    that are met at start-up share one summary line (a fresh checkout can hold dozens)."""
+    a session, or one pinned elsewhere than the workspace: ``hint`` says how to trust
+    it) gets a line of its own, naming it and what changed; a workspace's items never
+    trusted that are met at start-up share one summary line (a fresh checkout can hold
+    dozens)."""
     said = kernel.stash.setdefault(SAID, set())
     if item.digest in said:
         return
@@ -51,9 +55,11 @@ def say_held(
     if session is not None:
         from ketch.api import NoticeEvent
 
-        kernel.emit(session, NoticeEvent(level="warning", message=message(item, changed, held)))
-    elif changed:
-        kernel.notices.append(message(item, changed, held))
+        kernel.emit(
+            session, NoticeEvent(level="warning", message=message(item, changed, held, hint))
+        )
+    elif changed or hint:
+        kernel.notices.append(message(item, changed, held, hint))
     else:
         index, labels = kernel.stash.get(SUMMARY, (-1, []))
         labels.append(item.label)
@@ -73,15 +79,27 @@ def check(
     session: Session | None = None,
     held: str = "not run",
     store: PinStore | None = None,
+    scope: TrustScope | None = None,
 ) -> bool:
-    """Whether ``item`` is pinned for the kernel's workspace. When it is not, say so
-    once per kernel (:func:`say_held`: a notice on ``session`` if given, else among the
-    kernel's start-up notices) and return False: the caller then leaves it out."""
+    """Whether ``item`` is pinned for the kernel's workspace (or, with ``scope``, where
+    that scope pins its items: an installed Claude Code plugin's own pins). When it is
+    not, say so once per kernel (:func:`say_held`: a notice on ``session`` if given,
+    else among the kernel's start-up notices) and return False: the caller then leaves
+    it out."""
+    where: Path = kernel.workspace
+    hint = ""
+    if scope is not None:
+        store, where, hint = scope.store(), scope.root, scope.hint
     store = store or PinStore()
-    if store.is_pinned(kernel.workspace, item):
+    if store.is_pinned(where, item):
         return True
     say_held(
-        kernel, item, changed=store.changed(kernel.workspace, item), held=held, session=session
+        kernel,
+        item,
+        changed=store.changed(where, item),
+        held=held,
+        session=session,
+        hint=hint,
     )
     return False
 

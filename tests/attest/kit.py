@@ -111,6 +111,7 @@ def run_approving(ws: Path, env: dict[str, str], prompt: str, *more: str, answer
         cwd=str(ws),
         encoding="utf-8",
         timeout=90,
+        use_poll=True,  # fds past 1024 in a long test process
     )
     seen = ""
     for _ in range(answers):

@@ -80,3 +80,46 @@ def processes() -> dict[int, dict[str, Any]]:
 
 def running(marker: str) -> list[int]:
     return [pid for pid, p in processes().items() if marker in p["cmd"]]
+
+
+def zombies_of(parent: int) -> list[int]:
+    """The exited children ``parent`` has not reaped."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            if stat[0] == "Z" and int(stat[1]) == parent:
+                found.append(int(entry))
+    return found
+
+
+def left_of_run(status: dict[str, Any], repo: Path) -> dict[int, dict[str, Any]]:
+    """The live processes of a run: its supervisor, its worker, their children, and
+    anything working in its repository (zombies are not counted: their parent reaps them)."""
+    ours = {status["supervisor_pid"], status["worker_pid"]}
+    left = {}
+    for pid, process in processes().items():
+        try:
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:
+            cwd = None
+        if (
+            pid in ours
+            or process["ppid"] in ours
+            or (cwd is not None and (cwd == repo or repo in cwd.parents))
+        ):
+            left[pid] = process
+    return left
+
+
+def stop_every_run(ketch: Ketch) -> None:
+    """End the runs a test left alive (one that failed half-way): a run waiting for an
+    approval waits for ever, by design."""
+    for path in (ketch.state / "background").glob("bg_*.json"):
+        status = json.loads(path.read_text())
+        supervisor = processes().get(status.get("supervisor_pid") or 0)
+        if supervisor is not None and status["run"] in supervisor["cmd"]:
+            ketch("stop", status["run"])

@@ -4,29 +4,40 @@ terminal that then goes away, waiting for an approval that a person gives by att
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ketch.testing import call, text
 from tests.parallel.background_kit import (
+    left_of_run,
     processes,
     ps,
     running,
     start,
     state_of,
     status_file,
+    stop_every_run,
     wait_for,
+    zombies_of,
 )
 from tests.parallel.conftest import Ketch
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+@pytest.fixture(autouse=True)
+def _no_run_outlives_its_test(ketch: Ketch) -> Iterator[None]:
+    yield
+    stop_every_run(ketch)
 
 
 def finished(ketch: Ketch, session: str) -> str:
@@ -116,6 +127,10 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
     )
     listed = ketch("ps")
     assert "waiting for approval: write_file" in listed.stdout
+    status = status_file(ketch, session)
+    # What exits under the run while it waits (the sandbox's processes) is reaped, not
+    # left a zombie until the run ends.
+    wait_for(lambda: not zombies_of(status["supervisor_pid"]), "the supervisor to reap", 5)
     # Its events are in the store while it runs: another ketch reads them there.
     journal = ketch("sessions", "show", session, "--json")
     assert journal.returncode == 0 and "write approved.txt" in journal.stdout
@@ -132,6 +147,7 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
         encoding="utf-8",
         dimensions=(40, 140),
         timeout=30,
+        use_poll=True,  # fds past 1024 in a long test process
     )
     try:
         child.expect("attached to " + session)
@@ -150,6 +166,11 @@ def test_a_run_that_needs_approval_waits_is_attached_approved_and_goes_on(
         child.close(force=True)
     assert (repo / "approved.txt").read_text() == "approved\n"
     assert finished(ketch, session) == "finished"
+    # Once it finished, nothing of the run is left: no supervisor, no worker, nothing
+    # they started, nothing working in the repository.
+    with contextlib.suppress(AssertionError):
+        wait_for(lambda: not left_of_run(status, repo), "the run's processes to end", 10)
+    assert left_of_run(status, repo) == {}
     events = ketch("sessions", "show", session, "--json").stdout
     assert '"approved": true' in events.replace('"approved":true', '"approved": true')
 
@@ -324,6 +345,7 @@ def test_an_attached_person_who_says_no_is_heard(ketch: Ketch, repo: Path) -> No
         encoding="utf-8",
         dimensions=(40, 140),
         timeout=30,
+        use_poll=True,  # fds past 1024 in a long test process
     )
     try:
         child.expect("allow it\\?")

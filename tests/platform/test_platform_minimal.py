@@ -81,6 +81,7 @@ def test_a_turn_reads_a_file_after_approval_on_the_terminal(tmp_path: Path) -> N
             encoding="utf-8",
             timeout=30,
             dimensions=(40, 200),
+            use_poll=True,  # fds past 1024 in a long test process
         )
         try:
             child.expect(r"allow\? \[y\]es")

@@ -358,6 +358,42 @@ def test_unlisted_hosts_ask_in_every_profile_and_answers_hold_for_the_session(
     assert f"web(new.test:{p})" in session_approvals(h.session)
 
 
+def test_an_always_answer_holds_in_the_next_session_of_the_workspace(
+    tmp_path: Path, canary: Canary, dns: list[str]
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def approve_always(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request)
+        return ApprovalAnswer(approved=True, remember="always")
+
+    async def refuse(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request)
+        return ApprovalAnswer(approved=False)
+
+    def with_store(commands: list[str]) -> Harness:
+        # The saved answer lives in the session store (unencrypted here: no keyring).
+        return Harness.create(
+            tmp_path,
+            script=[call("shell", {"command": c, "network": True}) for c in commands]
+            + [text("done")],
+            bundled=["policy", "shell", "sandbox", "store"],
+            config='[permissions]\nallow = ["shell"]\n[sandbox.network]\nallow = []\n'
+            'local = ["*"]\n[storage]\nencryption = "off"\n',
+        )
+
+    p = canary.port
+    (first,) = run(with_store([curl(f"http://new.test:{p}/")]), approve_always)
+    assert "canary" in first and len(asked) == 1
+    # A new kernel and session over the same workspace and store: nobody is asked, the
+    # saved answer covers the host; another host still asks (and is refused).
+    later = with_store([curl(f"http://new.test:{p}/"), curl(f"http://other.test:{p}/")])
+    second, third = run(later, refuse)
+    assert "canary" in second and canary.connections == 2
+    assert len(asked) == 2 and "other.test" in asked[1].reason
+    assert "canary" not in third
+
+
 def test_the_egress_log_and_the_result_count_every_attempt(
     tmp_path: Path, canary: Canary, dns: list[str]
 ) -> None:

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,8 +88,22 @@ def egress(request: pytest.FixtureRequest) -> Iterator[Egress]:
         found.close()
 
 
-def test_the_listener_lives_in_the_commands_namespace_only(egress: Egress, tmp_path: Path) -> None:
+@pytest.fixture
+def sandbox_view(tmp_path: Path) -> Iterator[Any]:
+    """The sandbox's view of ``tmp_path`` with its protected paths reserved, as the
+    sandbox's own wrap does for a command (bwrap binds the placeholders)."""
+    from ketch_sandbox.reserve import reserve
+
     view = ketch_sandbox.view_of(tmp_path)
+    claim = reserve(view.reserve, view.reserve_files)
+    try:
+        yield view
+    finally:
+        claim.release()
+
+
+def test_the_listener_lives_in_the_commands_namespace_only(egress: Egress, sandbox_view: Any) -> None:
+    view = sandbox_view
     masks = MaskSet.create()
     host_before = listeners(Path("/proc/net/tcp").read_text())
     before = {i for i, a in host_before.items() if a.endswith(f":{PORT:04X}")}
@@ -270,11 +285,11 @@ def test_where_the_kernel_refuses_setns_commands_fall_back_to_the_forwarder_said
 
 
 def test_a_sandbox_that_never_starts_leaves_the_route_as_it_was(
-    egress: Egress, tmp_path: Path
+    egress: Egress, sandbox_view: Any
 ) -> None:
     """bwrap refusing its arguments (or a command killed before its sandbox exists) is
     not the route's failure: the next command still gets its listener inside."""
-    view = ketch_sandbox.view_of(tmp_path)
+    view = sandbox_view
     masks = MaskSet.create()
     route = egress.route
     try:

@@ -304,6 +304,7 @@ def test_auth_set_prompts_without_echo_on_a_terminal(tmp_path: Path) -> None:
         cwd=str(tmp_path / "ws"),
         encoding="utf-8",
         timeout=30,
+        use_poll=True,  # fds past 1024 in a long test process
     )
     child.expect("API key for anthropic")
     child.sendline(KEY)

@@ -615,6 +615,19 @@ def _after(
     return lambda: after_phase(world, session, steps)
 
 
+def _exit_in_process(kernel: Any) -> None:
+    """What ketch's own exit does for an in-process kernel: the MCP plugin stops the
+    servers it started at exit (``atexit``), not when a session ends (a kernel's next
+    session keeps them), and this process goes on after the run."""
+    try:
+        from ketch_mcp.setup import state_of
+    except ImportError:
+        return
+    runtime = state_of(kernel).runtime
+    if runtime is not None:
+        runtime.close()
+
+
 def _loop_once(
     world: World,
     commands: Sequence[Command],
@@ -647,6 +660,7 @@ def _loop_once(
             )
         harness.run("run the commands", approver=approve_all)
         harness.kernel.end(harness.session, "exit")
+        _exit_in_process(harness.kernel)
     outcomes = {i: Outcome(command=c) for c, i in zip(commands, ids, strict=True)}
     for event in harness.events:
         outcome = outcomes.get(getattr(event, "tool_call_id", "") or "")

@@ -51,6 +51,7 @@ def test_p_on_a_new_store_never_stops_at_a_prompt_even_on_a_terminal(tmp_path: P
         env=env,
         encoding="utf-8",
         timeout=60,
+        use_poll=True,  # fds past 1024 in a long test process
     )
     output = child.read()  # to the end: it never waits for input
     child.close()
