@@ -27,14 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def ketch_add_hookspecs(pluginmanager: Any) -> None:
     from ketch_commands import hookspecs
 
-    pluginmanager.add_hookspecs(hookspecs)  # commands_taken_names
-
-
-@hookimpl
-def ketch_add_hookspecs(pluginmanager: Any) -> None:
-    from ketch_commands import hookspecs
-
-    pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.add_hookspecs(hookspecs)  # commands_taken_names, commands_folders
 
 
 @hookimpl

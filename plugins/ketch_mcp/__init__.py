@@ -19,7 +19,7 @@ from ketch.api import Command, hookimpl, provides
 def ketch_add_hookspecs(pluginmanager: Any) -> None:
     from ketch_mcp import hookspecs
 
-    pluginmanager.add_hookspecs(hookspecs)  # mcp_transports
+    pluginmanager.add_hookspecs(hookspecs)  # mcp_transports, mcp_extra_servers
 
 
 @hookimpl
@@ -32,13 +32,6 @@ def mcp_transports() -> list[str]:
     except (ImportError, ValueError):
         http = False
     return ["stdio", "http"] if http else ["stdio"]
-
-
-@hookimpl
-def ketch_add_hookspecs(pluginmanager: Any) -> None:
-    from ketch_mcp import hookspecs
-
-    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl(optionalhook=True)
