@@ -499,9 +499,7 @@ def read_options(builder: Builder, spec: Program, parsed: getopt.Parsed) -> tupl
         drop |= "drop" in option.tags
         tree |= "tree" in option.tags
         if option.ops is not None:
-            from ketch_shell_kit.grammar.spec import operand_spec
-
-            ops = operand_spec(option.ops)
+            ops = option.ops
         if value is not None and option.arg:
             typed(builder, option.type, value, f"{spec.name} {written}")
     if drop and ops:

@@ -70,12 +70,18 @@ class GrammarError(ValueError):
 
 
 @dataclass(frozen=True)
+class Operand:
+    type: str
+    repeat: str = ""  # "", "*", "+", "?"
+
+
+@dataclass(frozen=True)
 class Option:
     names: tuple[str, ...]  # "-n", "--lines"
     arg: str = ""  # "" (a flag), "required", "optional"
     type: str = "str"  # the value's type, when it takes one
     tags: frozenset[str] = frozenset()
-    ops: str | None = None  # an operand spec that replaces the program's
+    ops: tuple[Operand, ...] | None = None  # operands that replace the program's
 
     @property
     def label(self) -> str:
@@ -93,12 +99,6 @@ class Option:
             "varname",
             "cwd",
         )
-
-
-@dataclass(frozen=True)
-class Operand:
-    type: str
-    repeat: str = ""  # "", "*", "+", "?"
 
 
 @dataclass
@@ -121,6 +121,7 @@ class Program:
     steers: bool = False  # changes the shell itself (alias, shopt, hash): later commands may mean something else
     help_argv: tuple[str, ...] | None = None  # how the --help test asks it (None: [name, "--help"])
     help_ignore: frozenset[str] = frozenset()  # long options --help mentions that are not options
+    help_ignore_short: frozenset[str] = frozenset()  # short ones (letters), with why in the data
     short: dict[str, Option] = field(default_factory=dict)
     long: dict[str, Option] = field(default_factory=dict)
 
@@ -165,14 +166,13 @@ def options(text: str) -> tuple[Option, ...]:
         if kind not in TYPES:
             raise GrammarError(f"unknown type {kind!r} in {token!r}")
         tags: set[str] = set()
-        ops: str | None = None
+        ops: tuple[Operand, ...] | None = None
         for tag in (match.group("tags") or "").split(","):
             tag = tag.strip()
             if not tag:
                 continue
             if tag.startswith("ops="):
-                ops = tag[4:].replace("_", " ")
-                operand_spec(ops)  # validate
+                ops = operand_spec(tag[4:].replace("_", " "))
                 continue
             if tag not in TAGS:
                 raise GrammarError(f"unknown tag {tag!r} in {token!r}")
