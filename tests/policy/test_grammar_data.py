@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ketch_shell_kit.grammar import spec
+from ketch_shell_kit.grammar import TABLE, spec
 from ketch_shell_kit.grammar.schema import SCHEMA_FILE, Grammar, Tag, ValueType, json_schema
 from ketch_shell_kit.grammar.spec import GrammarError
 from ketch_shell_kit.grammar.table import DATA_FILE, load, parse, read_text
@@ -74,6 +74,24 @@ def test_a_damaged_file_is_a_clear_error() -> None:
         parse('{"programs": {}}')
     with pytest.raises(GrammarError, match="damaged"):
         parse("{not json")
+
+
+def test_the_table_is_the_data() -> None:
+    """Every program of the data is in the table, shared option sets expanded in place,
+    git's subcommands under git."""
+    data = json.loads(read_text())
+    assert list(TABLE) == list(data["programs"])
+    assert len(TABLE) == 193
+    grep, egrep = TABLE["grep"], TABLE["egrep"]
+    assert grep.options == egrep.options and grep.help_argv is None and egrep.help_argv == ()
+    assert TABLE["gawk"].options is TABLE["awk"].options and TABLE["gawk"].name == "gawk"
+    log = TABLE["git"].subcommands["log"]
+    assert log.name == "git log" and log.negatable and "stat" in log.long and "grep" in log.long
+    assert (
+        sum(len(p.options) for p in TABLE.values())
+        + sum(len(s.options) for s in TABLE["git"].subcommands.values())
+        > 3800
+    )
 
 
 def test_the_wheel_ships_the_data() -> None:

@@ -197,7 +197,7 @@ def payloads(rng: random.Random) -> Iterator[tuple[list[str], str, str]]:
         program = rng.choice(programs)
         risky = [o for o in program.options if o.risky or (o.arg and o.type in RISKY_TYPES)]
         attack = rng.random() < 0.8
-        if program.subcommands:
+        if program.subcommands and program.name != "git":  # git's are read below
             continue
         if program.name == "git":
             from ketch_shell_kit.grammar.git import READ_ONLY

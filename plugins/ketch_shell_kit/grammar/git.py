@@ -315,7 +315,9 @@ SAFE_CONFIG = re.compile(
 
 def safe_config(value: str) -> bool:
     """A ``-c key=value`` that only changes how output looks (pager.*: only false)."""
-    if not SAFE_CONFIG.match(value):
+    from ketch_shell_kit.grammar.table import git_facts
+
+    if not git_facts().display_config.match(value):
         return False
     key, _, setting = value.partition("=")
     return not key.lower().startswith("pager.") or setting.lower() in ("false", "no", "off", "0")
@@ -401,7 +403,9 @@ def _index_entries(data: bytes, version: int, count: int, hash_size: int) -> lis
     try:
         for _ in range(count):
             start = offset
-            offset += 40 + hash_size  # ctime, mtime, dev, ino, mode, uid, gid, size; the object name
+            offset += (
+                40 + hash_size
+            )  # ctime, mtime, dev, ino, mode, uid, gid, size; the object name
             (flags,) = struct.unpack(">H", data[offset : offset + 2])
             offset += 2
             if flags & 0x4000:
@@ -543,7 +547,10 @@ def git(
     extra_args: bool,
 ) -> None:  # noqa: C901
     from ketch_shell_kit import getopt
+    from ketch_shell_kit.grammar.table import git_facts
     from ketch_shell_kit.interpret import Builder, assign, dash_globs, read_options, typed
+
+    facts = git_facts()
 
     builder = Builder(walker, argv, assignments, extra_args=extra_args)
     args = list(argv[1:])
@@ -587,7 +594,7 @@ def git(
             builder.not_proven(found[0], hide=found[1])
     if not starts:
         builder.not_proven("git in a directory only known at run time", hide=True)
-    grammar = READ_ONLY.get(sub) or LISTING.get(sub)
+    grammar = spec.subcommands.get(sub)
     if grammar is None:
         _other(builder, sub, rest, starts)
         builder.done()
@@ -602,14 +609,14 @@ def git(
     no_locks = any("--no-optional-locks" in o.names for o, _, _ in parsed.options) or any(
         k == "GIT_OPTIONAL_LOCKS" and v.value == "0" for k, v in assignments
     )
-    builder.index_refresh = sub in INDEX_REFRESH and not no_locks
+    builder.index_refresh = sub in facts.index_refresh and not no_locks
     sub_parsed = getopt.parse(grammar, rest)
     ops = read_options(builder, grammar, sub_parsed)
     operands = sub_parsed.operands
     dash_globs(builder, operands)
-    if sub in LISTING:
+    if sub in facts.listing:
         _listing(builder, sub, grammar, sub_parsed, operands)
-    if sub in PRINTS_CONTENT:
+    if sub in facts.prints_content:
         secrets = tracked_secrets(walker.workspace)
         if secrets:
             builder.not_proven(
@@ -624,7 +631,7 @@ def git(
         typed(builder, kind, word, f"git {sub} {word.source}")
     if sub == "grep" and not any(u.kind in ("tree", "vtree") for u in builder.uses):
         builder.use("tree", _word("."), "git grep (the files it searches)")
-    if sub in PRINTS_CONFIG:
+    if sub in facts.prints_config:
         config = repository_config(walker.workspace)
         if config is not None:
             builder.use("read", _word(config), f"git {sub} prints the repository's configuration")
@@ -659,13 +666,16 @@ def _grep_walk(builder: object, parsed: object) -> None:
     assert isinstance(builder, Builder)
     options = [(o.label, v.value if v is not None else None) for o, v, _ in parsed.options]  # type: ignore[attr-defined]
     if any(name == "--recurse-submodules" for name, _ in options):
-        builder.not_proven("git grep --recurse-submodules reads the submodules' files too", hide=True)
+        builder.not_proven(
+            "git grep --recurse-submodules reads the submodules' files too", hide=True
+        )
     builder.walk = reach.git_grep_walk(options)
 
 
 def _listing(
     builder: object, sub: str, grammar: Program, parsed: object, operands: list[Word]
 ) -> None:
+    from ketch_shell_kit.grammar.table import git_facts
     from ketch_shell_kit.interpret import Builder
 
     assert isinstance(builder, Builder)
@@ -700,24 +710,26 @@ def _listing(
     first = (
         operands[0].value if operands and operands[0].static else (None if not operands else "?")
     )
-    if first not in LISTING_OK.get(sub, set()):
+    if first not in (git_facts().listing.get(sub) or ()):
         builder.not_proven(f"git {sub} {first or ''} changes the repository".replace("  ", " "))
 
 
 def _other(builder: object, sub: str, rest: list[Word], starts: list[Path]) -> None:
+    from ketch_shell_kit.grammar.table import git_facts
     from ketch_shell_kit.interpret import Builder
 
     assert isinstance(builder, Builder)
-    if sub in NETWORK:
+    facts = git_facts()
+    if sub in facts.network:
         builder.network = True
         builder.not_proven(f"git {sub} uses the network")
-    if sub in FILES:
+    if sub in facts.files:
         builder.not_proven(f"git {sub} writes files the analysis does not follow", hide=True)
-    elif sub in WORKTREE:
+    elif sub in facts.worktree:
         builder.not_proven(f"git {sub} changes the repository or its work tree")
         for start in starts:
             builder.use("write", _word(str(start)), f"git {sub} work tree")
-    elif sub not in NETWORK:
+    elif sub not in facts.network:
         builder.not_proven(f"git {sub}: a subcommand (or alias) ketch does not know", hide=True)
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ketch_shell_kit.grammar.spec import GrammarError, Operand, Option, Program
@@ -37,13 +38,77 @@ _PROGRAM_FIELDS = (
 
 @dataclass(frozen=True)
 class Grammar:
-    programs: dict[str, Program]
+    programs: Programs
     builtins: frozenset[str]  # names bash runs itself whatever PATH says
     handler_tables: dict[str, Any]  # per handler: its own facts (find's primaries, ...)
 
 
+class Programs(Mapping[str, Program]):
+    """The table, each program built from its entry on first lookup: the analysis of a
+    command line looks up a handful of the ~200 programs, so start-up reads the file
+    and builds nothing else. Entries are immutable once built (a process-wide cache)."""
+
+    def __init__(self, entries: dict[str, Any], option_sets: dict[str, Any]) -> None:
+        self._entries = entries
+        self._option_sets = option_sets
+        self._built: dict[str, Program] = {}
+        self._sets: dict[str, tuple[Option, ...]] = {}
+
+    def __getitem__(self, name: str) -> Program:
+        program = self._built.get(name)
+        if program is None:
+            entry = self._entries[name]
+            try:
+                if "same_as" in entry:
+                    program = replace(self[entry["same_as"]], name=name)
+                else:
+                    program = self._program(name, entry)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise GrammarError(
+                    f"the grammar data ({DATA_FILE}) is damaged at {name}: {exc!r}"
+                ) from exc
+            self._built[name] = program
+        return program
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _option_set(self, name: str) -> tuple[Option, ...]:
+        found = self._sets.get(name)
+        if found is None:
+            found = self._sets[name] = _options(self._option_sets[name], self._option_set)
+        return found
+
+    def _program(self, name: str, entry: dict[str, Any]) -> Program:
+        extra = {key: entry[key] for key in _PROGRAM_FIELDS if key in entry}
+        if "help_argv" in entry:
+            extra["help_argv"] = tuple(entry["help_argv"])
+        for key in ("help_ignore", "help_ignore_short"):
+            if key in entry:
+                extra[key] = frozenset(entry[key])
+        subcommands = {
+            sub: self._program(f"{name} {sub}", spec)
+            for sub, spec in entry.get("subcommands", {}).items()
+        }
+        return Program(
+            name=name,
+            options=_options(entry.get("options", ()), self._option_set),
+            operands=_operands(entry.get("operands", ())),
+            subcommands=subcommands,
+            **extra,
+        )
+
+
 def read_text() -> str:
-    return resources.files("ketch_shell_kit.grammar").joinpath(DATA_FILE).read_text("utf-8")
+    # Beside this module: pip installs packages unpacked (importlib.resources would
+    # cost more to import than the whole table takes to read).
+    return Path(__file__).with_name(DATA_FILE).read_text(encoding="utf-8")
 
 
 @cache
@@ -55,15 +120,11 @@ def load() -> Grammar:
 def parse(text: str) -> Grammar:
     try:
         data = json.loads(text)
-        sets = {name: _options(entries, {}) for name, entries in data["option_sets"].items()}
-        programs: dict[str, Program] = {}
-        for name, entry in data["programs"].items():
-            if "same_as" in entry:
-                programs[name] = replace(programs[entry["same_as"]], name=name)
-            else:
-                programs[name] = _program(name, entry, sets)
+        programs, option_sets = data["programs"], data["option_sets"]
+        if not isinstance(programs, dict) or not isinstance(option_sets, dict):
+            raise TypeError("programs and option_sets are objects")
         return Grammar(
-            programs=programs,
+            programs=Programs(programs, option_sets),
             builtins=frozenset(data["builtins"]),
             handler_tables=data["handler_tables"],
         )
@@ -71,33 +132,13 @@ def parse(text: str) -> Grammar:
         raise GrammarError(f"the grammar data ({DATA_FILE}) is damaged: {exc!r}") from exc
 
 
-def _program(name: str, entry: dict[str, Any], sets: dict[str, tuple[Option, ...]]) -> Program:
-    extra = {key: entry[key] for key in _PROGRAM_FIELDS if key in entry}
-    if "help_argv" in entry:
-        extra["help_argv"] = tuple(entry["help_argv"])
-    for key in ("help_ignore", "help_ignore_short"):
-        if key in entry:
-            extra[key] = frozenset(entry[key])
-    subcommands = {
-        sub: _program(f"{name} {sub}", spec, sets)
-        for sub, spec in entry.get("subcommands", {}).items()
-    }
-    return Program(
-        name=name,
-        options=_options(entry.get("options", ()), sets),
-        operands=_operands(entry.get("operands", ())),
-        subcommands=subcommands,
-        **extra,
-    )
-
-
 def _options(
-    entries: list[dict[str, Any]], sets: dict[str, tuple[Option, ...]]
+    entries: list[dict[str, Any]], option_set: Callable[[str], tuple[Option, ...]]
 ) -> tuple[Option, ...]:
     found: list[Option] = []
     for entry in entries:
         if "include" in entry:
-            found.extend(sets[entry["include"]])
+            found.extend(option_set(entry["include"]))
             continue
         arg = entry.get("arg", "")
         ops = entry.get("operands")
