@@ -16,7 +16,6 @@ import subprocess
 import pytest
 
 from ketch_shell_kit.grammar import TABLE
-from ketch_shell_kit.grammar.git import LISTING, READ_ONLY
 from ketch_shell_kit.grammar.spec import Program
 
 LONG = re.compile(r"(?<![\w-])--(?:\[no-\])?([a-z0-9][a-z0-9-]*)")
@@ -81,14 +80,14 @@ def test_every_long_option_in_help_is_in_the_grammar(name: str) -> None:
     )
 
 
-GIT_SUBS = sorted({**READ_ONLY, **LISTING})
+GIT_SUBS = sorted(TABLE["git"].subcommands)
 
 
 @pytest.mark.parametrize("sub", GIT_SUBS)
 def test_every_long_option_of_a_git_subcommand_is_in_the_grammar(sub: str) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed on this machine")
-    program = READ_ONLY.get(sub) or LISTING[sub]
+    program = TABLE["git"].subcommands[sub]
     text = help_text(["git", sub, "-h"])
     names = advertised(text)
     if not names:
