@@ -104,9 +104,6 @@ class Program(_Entry):
     help_ignore: list[str] = Field(
         default_factory=list, description="long names --help shows that are not options"
     )
-    help_ignore_short: list[str] = Field(
-        default_factory=list, description="short names --help shows that are not options"
-    )
     subcommands: dict[str, Program] = Field(default_factory=dict)
     same_as: str | None = Field(None, description="another spelling of this program")
     note: str | None = None

@@ -117,7 +117,6 @@ class Program:
     steers: bool = False  # changes the shell itself (alias, shopt, hash): later commands may mean something else
     help_argv: tuple[str, ...] | None = None  # how the --help test asks it (None: [name, "--help"])
     help_ignore: frozenset[str] = frozenset()  # long options --help mentions that are not options
-    help_ignore_short: frozenset[str] = frozenset()  # short ones (letters), with why in the data
     short: dict[str, Option] = field(default_factory=dict)
     long: dict[str, Option] = field(default_factory=dict)
 

@@ -89,9 +89,8 @@ class Programs(Mapping[str, Program]):
         extra = {key: entry[key] for key in _PROGRAM_FIELDS if key in entry}
         if "help_argv" in entry:
             extra["help_argv"] = tuple(entry["help_argv"])
-        for key in ("help_ignore", "help_ignore_short"):
-            if key in entry:
-                extra[key] = frozenset(entry[key])
+        if "help_ignore" in entry:
+            extra["help_ignore"] = frozenset(entry["help_ignore"])
         subcommands = {
             sub: self._program(f"{name} {sub}", spec)
             for sub, spec in entry.get("subcommands", {}).items()
