@@ -50,20 +50,17 @@ def option_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if re.match(r"^\s*(-\w|--\w|-\w,|--\[no-\])", line)]
 
 
+def option_heads(text: str) -> list[str]:
+    """The part of each option line that names the options (before the description)."""
+    return [re.split(r"\s{2,}|\t", line.strip(), maxsplit=1)[0] for line in option_lines(text)]
+
+
 def advertised(text: str) -> set[str]:
-    found: set[str] = set()
-    for line in option_lines(text):
-        head = re.split(r"\s{2,}|\t", line.strip(), maxsplit=1)[0]
-        found.update(LONG.findall(head))
-    return found
+    return {name for head in option_heads(text) for name in LONG.findall(head)}
 
 
 def advertised_short(text: str) -> set[str]:
-    found: set[str] = set()
-    for line in option_lines(text):
-        head = re.split(r"\s{2,}|\t", line.strip(), maxsplit=1)[0]
-        found.update(SHORT.findall(head))
-    return found
+    return {letter for head in option_heads(text) for letter in SHORT.findall(head)}
 
 
 def unknown_short(program: Program, letters: set[str]) -> list[str]:
