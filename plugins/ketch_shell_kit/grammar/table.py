@@ -70,6 +70,14 @@ class Programs(Mapping[str, Program]):
             self._built[name] = program
         return program
 
+    def get(
+        self, name: str, default: Any = None
+    ) -> Any:  # the analysis's lookup: no exception on a miss
+        program = self._built.get(name)
+        if program is not None:
+            return program
+        return self[name] if name in self._entries else default
+
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 
