@@ -10,6 +10,10 @@ textconv, diff drivers, fsmonitor, pager and aliases run code; git in one is nev
 proven, and the guards ask (the code could do anything). The other subcommands are
 known by what they do: they change the repository or the work tree, or use the
 network.
+
+This module is git's *handler* (code); the grammar of git and of each subcommand, and
+what the other subcommands do, are data (``grammar.json``: ``programs.git`` and
+``handler_tables.git``, read through :func:`.table.git_facts`).
 """
 
 from __future__ import annotations
