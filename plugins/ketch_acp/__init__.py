@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ketch.api import Command, Frontend, hookimpl, provides
 
@@ -62,6 +62,15 @@ def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     register(
         Frontend(name="acp", run=_run, help="an Agent Client Protocol agent on stdio (for editors)")
     )
+
+
+@hookimpl(optionalhook=True)
+def mcp_extra_servers(kernel: Kernel) -> dict[str, dict[str, Any]]:
+    """The editor's MCP servers for this session's kernel, those the person trusted
+    (the MCP plugin's hook; ``ketch_acp.booting``)."""
+    from ketch_acp.booting import EDITOR_SERVERS
+
+    return dict(kernel.stash.get(EDITOR_SERVERS) or {})
 
 
 @hookimpl
