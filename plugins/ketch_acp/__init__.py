@@ -70,7 +70,8 @@ def mcp_extra_servers(kernel: Kernel) -> dict[str, dict[str, Any]]:
     (the MCP plugin's hook; ``ketch_acp.booting``)."""
     from ketch_acp.booting import EDITOR_SERVERS
 
-    return dict(kernel.stash.get(EDITOR_SERVERS) or {})
+    servers = kernel.stash.get(EDITOR_SERVERS)
+    return dict(servers) if servers else {}
 
 
 @hookimpl
