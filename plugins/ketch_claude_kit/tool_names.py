@@ -16,7 +16,6 @@ None where no ketch rule means the same thing.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -131,7 +130,9 @@ def ketch_names(name: str, loaded: Iterable[str], *, any_case: bool = False) -> 
     entry = lookup(name, any_case=any_case)
     names = [n for n in (entry.tools if entry else (name,)) if n in present]
     if any(c in name for c in "*?["):
-        names += sorted(n for n in present if fnmatch.fnmatchcase(n, name) and n not in names)
+        from ketch_policy_kit.globs import match_name
+
+        names += sorted(n for n in present if match_name(n, name) and n not in names)
     return names
 
 
