@@ -13,10 +13,15 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import Command, Frontend, hookimpl, provides
+from ketch.api import Command, Frontend, StashKey, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
+
+
+# The editor's MCP servers a session's kernel may start (``ketch_acp.booting`` puts
+# them there; ``mcp_extra_servers`` below hands them to the MCP plugin).
+EDITOR_SERVERS: StashKey[dict[str, dict[str, Any]]] = StashKey()
 
 
 def _run(kernel: Kernel) -> int:
@@ -68,8 +73,6 @@ def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
 def mcp_extra_servers(kernel: Kernel) -> dict[str, dict[str, Any]]:
     """The editor's MCP servers for this session's kernel, those the person trusted
     (the MCP plugin's hook; ``ketch_acp.booting``)."""
-    from ketch_acp.booting import EDITOR_SERVERS
-
     servers = kernel.stash.get(EDITOR_SERVERS)
     return dict(servers) if servers else {}
 

@@ -22,16 +22,12 @@ import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import KetchError, StashKey
+from ketch.api import KetchError
+from ketch_acp import EDITOR_SERVERS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
-
-
-# The editor's servers this session kernel may start (the ACP plugin's
-# ``mcp_extra_servers`` answers with them).
-EDITOR_SERVERS: StashKey[dict[str, dict[str, Any]]] = StashKey()
 
 
 def session_args(base: argparse.Namespace) -> argparse.Namespace:

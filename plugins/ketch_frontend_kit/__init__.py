@@ -2,7 +2,11 @@
 
 ``credentials``: the contract between a frontend with an API key to keep (the shell's
 first-run setup) and a secret store (the keyring plugin). ``offers``: a slash command
-declares that a frontend may run it at start (``START_OFFER``), so no frontend looks a
-command up by its name. Import-light: frontends'
-entry modules declare its specs.
+declares that a frontend may run it at start (``START_OFFER`` in its ``extra``), so no
+frontend looks a command up by its name. Import-light: frontends' entry modules
+declare its specs, and a command's registration names ``START_OFFER`` from here.
 """
+
+# The ``Command.extra`` key of a start offer: the arguments a frontend runs the slash
+# command with when it starts (``ketch_frontend_kit.offers``).
+START_OFFER = "start_offer"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-START_OFFER = "start_offer"
+from ketch_frontend_kit import START_OFFER
 
 
 def start_offers(commands: Iterable[Any]) -> list[tuple[Any, list[str]]]:

@@ -118,7 +118,7 @@ def _run(kernel: Any, args: Any) -> int:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    from ketch_frontend_kit.offers import START_OFFER
+    from ketch_frontend_kit import START_OFFER
 
     register(
         Command(

@@ -7,7 +7,7 @@ from typing import Any
 
 from ketch import hookimpl
 from ketch.commands import Command, SlashContext
-from ketch_frontend_kit.offers import START_OFFER
+from ketch_frontend_kit import START_OFFER
 
 
 def _review(ctx: SlashContext) -> None:
