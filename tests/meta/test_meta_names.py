@@ -11,8 +11,10 @@ it, never add one):
 - a plugin-ish value (``.plugin``, ``.module``, ``.name``, ``info``) compared with
   another plugin's name (``c.name == "trust"``, ``info.plugin in ("skills", ...)``);
 - a lookup by another plugin's name (``infos.get("skills")``, ``get_plugin("shell")``);
-- a provider ``kind`` compared with a kind another plugin registers (``kind ==
-  "ollama"``: the registration says ``needs_key``);
+- anything compared with a provider kind another plugin registers, as a literal or
+  through a module constant of kinds (``kind == "ollama"``: the registration says
+  ``needs_key``; ``"openai" in kinds``, ``kind in LOCAL_KINDS``: the provider plugin
+  answers a hook the owner declares, ``frontend_setup_choices``, ``catalog_local_kinds``);
 - another plugin's settings section written into a settings table (``cli["mcp_servers"]
   = ...``: hand it over through a hook the owner declares, ``mcp_extra_servers``);
 - a private file's name or format restated: a module constant named ``*FILE*``,
@@ -97,7 +99,17 @@ def matches(
     sections = _others(owned or {}, own_module, "sections")
     kinds = _others(owned or {}, own_module, "kinds")
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # Module constants of kinds (``LOCAL_KINDS = ("ollama",)``), read where compared
+    # (not other vocabularies that share a word: LiteLLM's provider names).
+    constants = {
+        target.id: _strings([node.value])
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and "KIND" in target.id.upper()
+    }
+    for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if any(re.fullmatch(rf"{m}(\..*)?", node.value) for m in other_modules):
                 found.append(f"module {node.value!r}")
@@ -105,11 +117,12 @@ def matches(
             parts = [node.left, *node.comparators]
             literal = (ast.Constant, ast.Tuple, ast.List, ast.Set)
             other = " ".join(ast.unparse(p) for p in parts if not isinstance(p, literal))
-            for name in _strings(parts):
+            named = [constants.get(p.id, []) for p in parts if isinstance(p, ast.Name)]
+            for name in _strings(parts) + [n for names in named for n in names]:
                 if name in others and PLUGINISH.search(other):
                     found.append(f"compares {other} with plugin {name!r}")
-                if name in kinds and other == "kind":
-                    found.append(f"compares kind with provider kind {name!r}")
+                if name in kinds:
+                    found.append(f"compares {other} with provider kind {name!r}")
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
             table = ast.unparse(node.value)
             for name in _strings([node.slice]):
@@ -185,6 +198,7 @@ def test_no_plugin_matches_another_by_name() -> None:
 def test_the_check_finds_a_name_match(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
+        "LOCAL_KINDS = ('ollama',)\n"
         "def f(pm, info):\n"
         "    a = pm.get_plugin('shell')\n"
         "    b = info.module == 'ketch_mcp'\n"
@@ -193,6 +207,8 @@ def test_the_check_finds_a_name_match(tmp_path: Path) -> None:
         "    e = any(c.name == 'trust' for c in pm.commands)\n"
         "    f = pm.infos.get('skills')\n"
         "    g = kind == 'ollama'\n"
+        "    i = 'ollama' in kinds\n"
+        "    j = provider_kind in LOCAL_KINDS\n"
         "    cli['mcp_servers'] = {}\n"
         "    detail['mcp_servers'] = 1  # not a settings table\n"
         "    h = 'ketch_interactive.history'\n",
@@ -211,6 +227,8 @@ def test_the_check_finds_a_name_match(tmp_path: Path) -> None:
         "compares c.name with plugin 'trust'",
         "compares info.plugin with plugin 'skills'",
         "compares kind with provider kind 'ollama'",
+        "compares kinds with provider kind 'ollama'",
+        "compares provider_kind LOCAL_KINDS with provider kind 'ollama'",
         "module 'ketch_interactive.history'",
         "module 'ketch_mcp'",
         "pm.get_plugin('shell')",
