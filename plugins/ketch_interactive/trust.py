@@ -3,8 +3,9 @@
 A workspace's hooks, MCP servers, allow rules, ``!`cmd``` lines and git programs stay
 off until the person trusts them, item by item (the trust plugin's ``/trust``). When
 the shell starts in a workspace with items nobody trusted yet, it runs the command
-that declares a start offer (``ketch_frontend_kit.offers``: ``/trust --offer``), which lists every one of them (what it runs or grants) and asks; with
-nothing to trust it says nothing. Without the trust plugin the shell only says where
+that declares a start offer (``ketch_frontend_kit.offers``: ``/trust --offer``), which
+lists every one of them (what it runs or grants) and asks; with nothing to trust it
+says nothing. Without the trust plugin the shell only says where
 the notice came from.
 """
 
