@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -98,17 +98,22 @@ class ToolContext:
 DELEGATES = "delegates"
 
 
-class Tool:
-    """Base class for tools with full control.
+InputT = TypeVar("InputT", bound=BaseModel)
 
-    Subclasses set ``name``, ``description``, ``input_model``, ``effects`` and
-    ``mutating``, and implement ``run``. Override ``accesses`` to scope what one call
-    touches (the default derives nothing, so policy treats the call by its effects).
+
+class Tool(Generic[InputT]):
+    """Base class for tools with full control, generic in its input model.
+
+    Subclasses name their model (``class ReadFile(Tool[ReadArgs])``), set ``name``,
+    ``description``, ``input_model``, ``effects`` and ``mutating``, and implement
+    ``run``; ``run``, ``accesses``, ``summary`` and ``preview`` then receive that model.
+    Override ``accesses`` to scope what one call touches (the default derives nothing,
+    so policy treats the call by its effects).
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    input_model: ClassVar[type[BaseModel]]
+    input_model: type[InputT]  # set on the class (a ClassVar cannot hold a type variable)
     effects: ClassVar[frozenset[Effect]] = frozenset()
     mutating: ClassVar[bool] = True
     # True when the same call can rightly give a new result each time (reading a
@@ -123,20 +128,20 @@ class Tool:
     capabilities: ClassVar[frozenset[str]] = frozenset()
     plugin: str = ""  # filled by the registry: which plugin registered it
 
-    def accesses(self, args: BaseModel, ctx: ToolContext) -> list[Access]:
+    def accesses(self, args: InputT, ctx: ToolContext) -> list[Access]:
         return []
 
-    def summary(self, args: BaseModel) -> str:
+    def summary(self, args: InputT) -> str:
         """One line shown to the user for this call (default: the input as JSON)."""
         return args.model_dump_json(exclude_defaults=True)
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> str | None:
+    async def preview(self, args: InputT, ctx: ToolContext) -> str | None:
         """What the call would do, shown *before* the person approves it: a unified diff
         for an edit, the full command line with its cwd for a command. It must not
         change anything. None (the default): the summary says enough."""
         return None
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: InputT, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 
     def input_schema(self) -> dict[str, Any]:
@@ -192,7 +197,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return description, params
 
 
-class FunctionTool(Tool):
+class FunctionTool(Tool[BaseModel]):
     """A tool made from a plain typed function: schema and description from its signature."""
 
     def __init__(
@@ -218,7 +223,7 @@ class FunctionTool(Tool):
             mutating = not self.effects or bool(self.effects - {Effect.READ})
         self.mutating = mutating  # type: ignore[misc]
         self._wants_ctx = False
-        self.input_model = self._build_model(func, param_docs)  # type: ignore[misc]
+        self.input_model = self._build_model(func, param_docs)
 
     def _build_model(self, func: Callable[..., Any], docs: dict[str, str]) -> type[BaseModel]:
         hints = typing.get_type_hints(func)

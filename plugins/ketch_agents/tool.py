@@ -47,7 +47,7 @@ class AgentInput(BaseModel):
     )
 
 
-class AgentTool(Tool):
+class AgentTool(Tool[AgentInput]):
     name: ClassVar[str] = AGENT_TOOL
     input_model = AgentInput
     effects: ClassVar[frozenset[Effect]] = (
@@ -71,7 +71,7 @@ class AgentTool(Tool):
         self.definitions = ordered
         self.description = DESCRIPTION + listing(ordered)  # type: ignore[misc]
 
-    def summary(self, args: BaseModel) -> str:  # type: ignore[override]
+    def summary(self, args: AgentInput) -> str:
         a: Any = args
         return (
             f"{a.agent}: {a.description}"
@@ -79,7 +79,7 @@ class AgentTool(Tool):
             + (" (in a worktree)" if a.isolation == "worktree" else "")
         )
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
         from ketch.api import running_call
         from ketch_agents.child import Child
         from ketch_agents.runtime import runtime_of

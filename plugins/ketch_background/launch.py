@@ -22,11 +22,12 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from ketch_frontend_kit import MAKES_WORKTREE, WORKTREE_FRONTEND, WORKTREE_PREVIOUS
+
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
 
 FRONTEND = "background"
-WORKTREE_FRONTEND = "worktree"  # the worktrees plugin's: the run makes its worktree itself
 
 
 class BackgroundOption(argparse.Action):
@@ -41,6 +42,7 @@ class BackgroundOption(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         setattr(namespace, self.dest, True)
+        setattr(namespace, MAKES_WORKTREE, True)  # the run makes its -w worktree itself
         namespace.frontend = FRONTEND
 
 
@@ -71,7 +73,7 @@ def worker_options(args: argparse.Namespace, prompt: str) -> argparse.Namespace:
     inner.background = False
     inner.frontend = WORKTREE_FRONTEND if getattr(args, "worktree", None) else None
     if inner.frontend:
-        inner.worktree_frontend = None
+        setattr(inner, WORKTREE_PREVIOUS, None)
     for name in ("_command", "command"):
         if hasattr(inner, name):
             delattr(inner, name)

@@ -4,7 +4,8 @@ Answers ``ketch_model_info`` from ``[models."NAME"]`` tables in config.toml (mer
 the shipped entry, or a model of its own) and from ``models.json`` shipped in this
 package: context window, output limit, tools, images and prices per million tokens,
 each entry with its source and date (LiteLLM's MIT model map; ``refresh.py`` rebuilds
-it by hand). Models of a local kind (Ollama) cost 0. Nothing is fetched at run time.
+it by hand). Models of a local kind cost 0: a provider plugin says which of its kinds
+run on this machine through the ``catalog_local_kinds`` hook this plugin declares. Nothing is fetched at run time.
 ``/cost`` shows the session's tokens and what they cost. See docs/providers.md.
 """
 
@@ -20,11 +21,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_catalog import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
 def ketch_model_info(provider_kind: str, model: str, kernel: Kernel) -> ModelInfo | None:
     from ketch_catalog.catalog import lookup
 
+    local = any(provider_kind in kinds for kinds in kernel.hooks.values("catalog_local_kinds"))
     # The [models] table of the loaded configuration (a trusted layer only).
-    return lookup(provider_kind, model, kernel.settings.section("models"))
+    return lookup(provider_kind, model, kernel.settings.section("models"), local=local)
 
 
 @hookimpl

@@ -20,7 +20,6 @@ from typing import Any
 from ketch_catalog.pricing import PricedModel, PriceTier
 
 DATA = Path(__file__).with_name("models.json")
-LOCAL_KINDS = ("ollama",)
 _DATED = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
 
 
@@ -125,8 +124,11 @@ def apply_config(info: PricedModel, table: dict[str, Any]) -> PricedModel:
     return replace(info, source=source, **changes)
 
 
-def lookup(provider_kind: str, model: str, configured: dict[str, Any]) -> PricedModel | None:
-    """What is known about ``model``: config over shipped data; local kinds cost 0."""
+def lookup(
+    provider_kind: str, model: str, configured: dict[str, Any], *, local: bool = False
+) -> PricedModel | None:
+    """What is known about ``model``: config over shipped data; the models of a
+    ``local`` kind (one a provider plugin names in ``catalog_local_kinds``) cost 0."""
     models = shipped().get("models") or {}
     info: PricedModel | None = None
     table: dict[str, Any] | None = None
@@ -135,7 +137,7 @@ def lookup(provider_kind: str, model: str, configured: dict[str, Any]) -> Priced
             table = configured[name]
         if info is None and isinstance(models.get(name), dict):
             info = from_entry(name, models[name])
-    if provider_kind in LOCAL_KINDS:  # runs on this machine: whatever a vendor charges for it
+    if local:  # runs on this machine: whatever a vendor charges for it
         free: dict[str, Any] = {
             "input_price": 0.0,
             "output_price": 0.0,
@@ -143,11 +145,11 @@ def lookup(provider_kind: str, model: str, configured: dict[str, Any]) -> Priced
             "cache_write_price": 0.0,
             "tiers": (),
         }
-        local = "local model (runs on this machine): no charge"
+        note = "local model (runs on this machine): no charge"
         info = (
-            replace(info, **free, source=f"{local}; facts from {info.source}")
+            replace(info, **free, source=f"{note}; facts from {info.source}")
             if info
-            else PricedModel(id=model, **free, source=local)
+            else PricedModel(id=model, **free, source=note)
         )
     if table is not None:
         info = apply_config(info or PricedModel(id=model), table)

@@ -29,6 +29,7 @@ def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
 
 @hookimpl
 def ketch_add_hookspecs(pluginmanager: object) -> None:
-    from ketch_frontend_kit import credentials
+    from ketch_frontend_kit import credentials, setup
 
     pluginmanager.add_hookspecs(credentials)  # type: ignore[attr-defined]  # its setup keeps keys
+    pluginmanager.add_hookspecs(setup)  # type: ignore[attr-defined]  # and lists the providers

@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel, ProviderConfig, ProviderKind
     from ketch_interactive.shell import Shell
 
-COMPATIBLE = "openai-compatible"
 MAX_MODELS = 30
 
 
@@ -43,6 +42,7 @@ class Choice:
     base_url: str | None
     model: str | None = None
     found: bool = False  # a running local server
+    any_url: bool = False  # the person gives the base URL (an API many servers speak)
 
 
 async def _detect(kind: ProviderKind) -> ProviderConfig | None:
@@ -90,16 +90,16 @@ async def _setup(shell: Shell) -> bool:
     keyed = [
         k for k in kinds.values() if k.needs_key and k.env_key and kernel.environ.get(k.env_key)
     ]
+    shown: dict[str, dict[str, str]] = {}  # the provider plugins' own words for their kinds
+    for answer in kernel.hooks.values("frontend_setup_choices"):
+        shown.update(answer)
     for kind in sorted(kinds.values(), key=lambda k: k not in keyed):
-        options.append((Choice(kind.kind, kind, None), _label(kind, kernel.environ), ""))
-    if "openai" in kinds:
-        options.append(
-            (
-                Choice(COMPATIBLE, kinds["openai"], None),
-                "Any OpenAI-compatible server (you give its URL)",
-                "",
-            )
-        )
+        label = _label(kind, kernel.environ, shown.get(kind.kind, {}).get("label"))
+        options.append((Choice(kind.kind, kind, None), label, ""))
+    for name, words in sorted(shown.items()):
+        if name in kinds and words.get("any_url"):
+            choice = Choice(words.get("any_url_name") or name, kinds[name], None, any_url=True)
+            options.append((choice, words["any_url"], ""))
     options.append((None, "Not now: quit, and configure it by hand", "q"))
     if keyed and not found:
         say.line(
@@ -114,7 +114,7 @@ async def _setup(shell: Shell) -> bool:
     picked: Choice | None = await choose(message, options, cancel=None, default=options[0][0])
     if picked is None:
         raise SetupCancelled
-    if picked.name == COMPATIBLE:
+    if picked.any_url:
         picked.base_url = (
             await _ask(shell, "  Base URL of the server (e.g. http://localhost:8000/v1): ")
         ).strip() or None
@@ -135,13 +135,11 @@ async def _setup(shell: Shell) -> bool:
     return True
 
 
-def _label(kind: ProviderKind, environ: dict[str, str]) -> str:
-    """A provider kind in its own words. OpenAI's kind says it is OpenAI's own API: the
-    "any OpenAI-compatible server" choice covers the others, so the two do not overlap."""
-    if kind.kind == "openai":
-        label = f"openai: OpenAI ({kind.default_base_url})"
-    else:
-        label = f"{kind.kind}: {kind.description or kind.kind}"
+def _label(kind: ProviderKind, environ: dict[str, str], own: str | None = None) -> str:
+    """A provider kind in its own words (``own``, from ``frontend_setup_choices``: the
+    OpenAI kind says it is OpenAI's own API, as its "any OpenAI-compatible server"
+    choice covers the others), else its description."""
+    label = own or f"{kind.kind}: {kind.description or kind.kind}"
     if kind.needs_key and kind.env_key and environ.get(kind.env_key):
         label += f" · key in ${kind.env_key}"
     return label

@@ -35,7 +35,7 @@ from ketch_interactive.approval import Interrupted, ask_approval, screen_size, s
 from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.notify import report_focus
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
-from ketch_interactive.trust import ignored_workspace_layer, offer_replaces, offer_trust
+from ketch_interactive.trust import has_offer, ignored_workspace_layer, offer_replaces, offer_trust
 from ketch_interactive.unsaved import continue_unsaved
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,8 +93,8 @@ class Shell:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         layer = ignored_workspace_layer(self.kernel)
-        has_offer = any(c.name == "trust" and c.slash for c in self.kernel.commands.values())
-        if has_offer:  # the trust offer below lists them all, better
+        offers = has_offer(self)
+        if offers:  # the trust offer below lists them all, better
             self.renderer.hidden_notice_prefixes.extend(offer_replaces(layer))
         if getattr(self.kernel.args, "no_save", False):  # they typed it a moment ago
             self.renderer.hidden_notice_prefixes.append(
@@ -115,7 +115,7 @@ class Shell:
                     self.renderer.line(f"· {self.history_note}", "dim")
                 if self.session.resumed:
                     self._recap()
-                if has_offer:
+                if offers:
                     await offer_trust(self)
                 self.renderer.line("Type a request · /help for commands · Ctrl-D quits", "dim")
                 await self._read_loop()

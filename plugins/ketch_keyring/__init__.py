@@ -29,9 +29,7 @@ def ketch_get_credential(provider: str, kind: str, kernel: Kernel | None) -> str
 
     kinds: dict[str, Any] = kernel.provider_kinds if kernel is not None else {}
     registered = kinds.get(kind)
-    if (registered is not None and not registered.needs_key) or (
-        registered is None and kind == "ollama"
-    ):
+    if registered is not None and not registered.needs_key:
         return None  # never touch (or unlock) the keyring for a provider that needs no key
     try:
         return get_key(provider)

@@ -13,7 +13,6 @@ checked again against the files as they are right before it starts).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field
@@ -56,7 +55,9 @@ class ServerSpec:
     wanted: str = ""  # the program looked for (for "not found")
 
     def serves(self, path: Path) -> bool:
-        return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in self.patterns)
+        from ketch_policy_kit.globs import match_any_name
+
+        return match_any_name(path.name, self.patterns)
 
     def language_of(self, path: Path) -> str:
         return self.language_id or LANGUAGE_IDS.get(path.suffix.lower(), path.suffix.lstrip("."))

@@ -31,6 +31,12 @@ async def _detect() -> Any:
     return await detect_ollama()
 
 
+@hookimpl(optionalhook=True)
+def catalog_local_kinds() -> list[str]:
+    """Ollama runs its models on this machine: the catalog prices them at 0."""
+    return ["ollama"]
+
+
 @hookimpl
 @provides("ollama")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:

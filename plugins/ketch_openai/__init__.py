@@ -41,6 +41,19 @@ async def _detect_lmstudio() -> Any:
     return await detect_lmstudio()
 
 
+@hookimpl(optionalhook=True)
+def frontend_setup_choices() -> dict[str, dict[str, str]]:
+    """In a first-run setup the openai kind is OpenAI's own API, and one more choice
+    takes any OpenAI-compatible server at a URL the person gives (the shell's)."""
+    return {
+        "openai": {
+            "label": f"openai: OpenAI ({DEFAULT_BASE_URL})",
+            "any_url": "Any OpenAI-compatible server (you give its URL)",
+            "any_url_name": "openai-compatible",
+        }
+    }
+
+
 @hookimpl
 @provides("openai", "openai-responses")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:

@@ -12,7 +12,6 @@ exactly that command; ``Read(src/**)`` paths matching the glob (workspace-relati
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -116,7 +115,9 @@ def _matches(scope: str, subject: str, *, is_command: bool) -> bool:
         if scope.endswith("*"):
             return subject.startswith(scope[:-1])
         return subject.strip() == scope
-    return fnmatch.fnmatchcase(subject.lstrip("./"), scope.lstrip("./"))
+    from ketch_policy_kit.globs import match_name
+
+    return match_name(subject.lstrip("./"), scope.lstrip("./"))
 
 
 # --- for the rest of a turn: kept in the session's state, enforced by a deny vote -------

@@ -86,7 +86,7 @@ def looks_secret(path: Path) -> bool:
     return is_secret(path)
 
 
-class Grep(FsTool):
+class Grep(FsTool[GrepInput]):
     name = "grep"
     description = (
         "Search file contents with a regular expression. Output lines are `path:line:text` for matches and "
@@ -97,16 +97,16 @@ class Grep(FsTool):
     effects = frozenset({Effect.READ})
     mutating = False
 
-    def accesses(self, args: GrepInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: GrepInput, ctx: ToolContext) -> list[Access]:
         path = self.target(args, ctx)
         self.remember(ctx, path)
         return [Access(effect=Effect.READ, target=str(path))]
 
-    def summary(self, args: GrepInput) -> str:  # type: ignore[override]
+    def summary(self, args: GrepInput) -> str:
         extra = f" ({args.glob})" if args.glob else ""
         return f"grep {args.pattern!r} in {args.path}{extra}"
 
-    async def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
             return checked

@@ -124,7 +124,7 @@ def _exit_note(code: int | None) -> str:
     return f"[exit code {code}]"
 
 
-class Shell(CompactSchema):
+class Shell(CompactSchema[ShellInput]):
     name = "shell"
     description = (
         "Run a shell command (bash -c) in the workspace and return its output (stdout and stderr together) "
@@ -147,7 +147,7 @@ class Shell(CompactSchema):
     def _cwd(self, args: ShellInput, ctx: ToolContext) -> str:
         return str(resolve(ctx.workspace, args.cwd or "."))
 
-    def accesses(self, args: ShellInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: ShellInput, ctx: ToolContext) -> list[Access]:
         _, granted = authority(ctx)
         detail: dict[str, Any] = {
             "cwd": self._cwd(args, ctx),
@@ -164,7 +164,7 @@ class Shell(CompactSchema):
             detail["background"] = True
         return [Access(effect=Effect.EXECUTE, target=args.command, detail=detail)]
 
-    def summary(self, args: ShellInput) -> str:  # type: ignore[override]
+    def summary(self, args: ShellInput) -> str:
         # The full command line, always: the user approves exactly what runs.
         extras = [f"in {args.cwd}"] if args.cwd else []
         if args.background:
@@ -175,7 +175,7 @@ class Shell(CompactSchema):
             extras.append("OUTSIDE THE SANDBOX")
         return args.command + (f"   [{', '.join(extras)}]" if extras else "")
 
-    async def preview(self, args: ShellInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
+    async def preview(self, args: ShellInput, ctx: ToolContext) -> str | None:
         """The full command line, where it runs, and whether the sandbox wraps it (the
         same sandbox hook ``run`` calls; asking it starts nothing)."""
         _, granted = authority(ctx)
@@ -255,7 +255,7 @@ class Shell(CompactSchema):
         argv = list(wrapped) if wrapped else reaped(argv)
         return argv, cwd, child_env(os.environ, allow=passthrough, cwd=cwd)
 
-    async def run(self, args: ShellInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: ShellInput, ctx: ToolContext) -> ToolResult:
         cfg = tool_settings(ctx, "shell", ShellSettings)
         reporters: list[Reporter] = []
         prepared = self.prepare(args, ctx, reporters)
@@ -387,7 +387,7 @@ class ShellJobInput(BaseModel):
     )
 
 
-class ShellJob(CompactSchema):
+class ShellJob(CompactSchema[ShellJobInput]):
     name = "shell_job"
     description = "Manage background jobs started with shell(background=true): read their new output, stop them, or list them."
     input_model = ShellJobInput
@@ -396,10 +396,10 @@ class ShellJob(CompactSchema):
     mutating = False
     repeatable = True  # reading a job's new output twice can rightly differ
 
-    def summary(self, args: ShellJobInput) -> str:  # type: ignore[override]
+    def summary(self, args: ShellJobInput) -> str:
         return "list jobs" if args.action == "list" else f"{args.action} job {args.job_id}"
 
-    async def run(self, args: ShellJobInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: ShellJobInput, ctx: ToolContext) -> ToolResult:
         cfg = tool_settings(ctx, "shell", ShellSettings)
         if args.action == "list":
             jobs = JOBS.of(ctx.session_id)

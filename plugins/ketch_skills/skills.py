@@ -88,7 +88,7 @@ class SkillInput(BaseModel):
     name: str = Field(description="The skill's name, as listed under Skills in the system prompt.")
 
 
-class SkillTool(Tool):
+class SkillTool(Tool[SkillInput]):
     name = "skill"
     description = "Load a skill's instructions (the skills available are listed in the system prompt under Skills). Call it before a task its description matches."
     input_model = SkillInput
@@ -100,10 +100,10 @@ class SkillTool(Tool):
         self.held = held  # project skills whose scripts the person has not trusted
         self.extra = extra  # folders other plugins added (an installed Claude Code plugin's)
 
-    def summary(self, args: SkillInput) -> str:  # type: ignore[override]
+    def summary(self, args: SkillInput) -> str:
         return f"load skill {args.name}"
 
-    async def run(self, args: SkillInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: SkillInput, ctx: ToolContext) -> ToolResult:
         skill = find(ctx.workspace, args.name, self.extra)
         if skill is not None and skill.name in self.held:
             return ToolResult.error(

@@ -27,7 +27,6 @@ promoted.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import os
 import sqlite3
@@ -36,7 +35,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import FieldCipher, IntegrityError, KetchError
+from ketch.api import IntegrityError, KetchError
+from ketch_prompt_kit.history_file import FILE_NAME as HISTORY_FILE
+from ketch_prompt_kit.history_file import reseal as reseal_history
 from ketch_store import owners
 from ketch_store.schema import lift_triggers, restore_triggers
 from ketch_store_kit.codec import Fields
@@ -44,9 +45,6 @@ from ketch_store_kit.reseal import reseal_all
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_store.store import SqliteStore
-
-HISTORY_FILE = "prompt-history"
-HISTORY_HEADER = b"ketch prompt-history v1\n"
 
 
 def _set_flag(conn: sqlite3.Connection, value: bytes | None) -> None:
@@ -157,46 +155,3 @@ def _reseal_database(
     finally:
         conn.execute("PRAGMA synchronous = NORMAL")
     return counts
-
-
-def _history_aad(index: int) -> bytes:
-    return b"ketch/prompt-history/v1\x00" + str(index).encode("ascii")
-
-
-def reseal_history(path: Path | None, old: FieldCipher, new: FieldCipher) -> int:
-    """Re-seal the shell's prompt history (header + one base64 envelope per line, each
-    bound to its position) from ``old`` to ``new``; lines already under ``new`` stay,
-    lines neither opens stay as they are. Returns how many lines were re-sealed.
-
-    The format is ``ketch_interactive.history``'s; it is restated here rather than
-    imported so that rotating never loads a plugin the user disabled (a test writes
-    the file with that module and reads it back after a rotation)."""
-    if path is None:
-        from ketch.api import state_dir
-
-        path = state_dir() / HISTORY_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return 0
-    if not data.startswith(HISTORY_HEADER):
-        return 0
-    out, changed = [], 0
-    for index, line in enumerate(data[len(HISTORY_HEADER) :].splitlines()):
-        try:
-            plain = old.decrypt(base64.b64decode(line, validate=True), _history_aad(index))
-        except (IntegrityError, ValueError):
-            out.append(line)
-            continue
-        out.append(base64.b64encode(new.encrypt(plain, _history_aad(index))))
-        changed += 1
-    if changed:
-        tmp = path.with_name(path.name + ".rekey")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, HISTORY_HEADER + b"".join(line + b"\n" for line in out))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    return changed

@@ -118,6 +118,8 @@ def _run(kernel: Any, args: Any) -> int:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    from ketch_frontend_kit import START_OFFER
+
     register(
         Command(
             name="trust",
@@ -127,5 +129,6 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
             configure=_configure,
             run=_run,
             slash_run=_slash,
+            extra={START_OFFER: ["--offer"]},  # the shell runs it at start (ketch_frontend_kit)
         )
     )

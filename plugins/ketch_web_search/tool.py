@@ -78,7 +78,7 @@ def access_for(url: str) -> Access:
     return Access(effect=Effect.NETWORK, target=url, detail=detail)
 
 
-class WebSearch(CompactSchema):
+class WebSearch(CompactSchema[WebSearchInput]):
     name = "web_search"
     description = (
         "Search the web: a short list of results (title, URL, snippet). Fetch a result with web_fetch "
@@ -93,7 +93,7 @@ class WebSearch(CompactSchema):
         # nothing more of the kernel: (provider, kind) -> the key or None.
         self.credential = credential
 
-    def accesses(self, args: WebSearchInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: WebSearchInput, ctx: ToolContext) -> list[Access]:
         cfg = tool_settings(ctx, "web_search", SearchSettings)
         try:
             return [
@@ -106,10 +106,10 @@ class WebSearch(CompactSchema):
         except SearchFailed:
             return []  # run() says what is wrong; the policy judges the call by its effect
 
-    def summary(self, args: WebSearchInput) -> str:  # type: ignore[override]
+    def summary(self, args: WebSearchInput) -> str:
         return f"search the web for {args.query!r}"
 
-    async def run(self, args: WebSearchInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: WebSearchInput, ctx: ToolContext) -> ToolResult:
         cfg = tool_settings(ctx, "web_search", SearchSettings)
         key = None
         try:

@@ -42,7 +42,11 @@ def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
 
         return run_in_worktree(kernel)
 
-    register(Frontend(name="worktree", run=run, help="ketch -w NAME: the session in a worktree"))
+    from ketch_frontend_kit import WORKTREE_FRONTEND
+
+    register(
+        Frontend(name=WORKTREE_FRONTEND, run=run, help="ketch -w NAME: the session in a worktree")
+    )
 
 
 @hookimpl

@@ -1,12 +1,13 @@
 """``ketch -w NAME``: make (or reopen) the worktree, then run the session there.
 
-The option chooses the ``worktree`` frontend by name (``--frontend``, which the CLI
-reads after parsing), keeping the frontend that was chosen before (if any) for the
+The option chooses the ``worktree`` frontend (``--frontend``, which the CLI reads after
+parsing; the name is ``ketch_frontend_kit.WORKTREE_FRONTEND``), keeping the frontend that was chosen before (if any) for the
 session in the worktree. That frontend makes the worktree and hands the parsed options
 to :func:`ketch_launch_kit.run_frontend`, which boots a kernel *in the worktree*: its
 config layers, trust, commands, sandbox root, checkpoints and sessions are the
-worktree's, as if ``ketch`` had been typed there. ``--background`` (the background
-plugin) takes precedence: the supervised run makes the worktree itself.
+worktree's, as if ``ketch`` had been typed there. An option whose frontend
+makes the worktree itself (``--background``: it sets ``MAKES_WORKTREE``) takes
+precedence.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import copy
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ketch_frontend_kit import MAKES_WORKTREE
+from ketch_frontend_kit import WORKTREE_FRONTEND as FRONTEND
+from ketch_frontend_kit import WORKTREE_PREVIOUS as PREVIOUS
+
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
-
-FRONTEND = "worktree"
-BACKGROUND = "background"  # the background plugin's frontend: it runs -w in its own process
-PREVIOUS = "worktree_frontend"  # where the frontend chosen before -w is kept
 
 
 class WorktreeOption(argparse.Action):
@@ -34,7 +35,7 @@ class WorktreeOption(argparse.Action):
     ) -> None:
         setattr(namespace, self.dest, values)
         current = getattr(namespace, "frontend", None)
-        if current in (FRONTEND, BACKGROUND):
+        if current == FRONTEND or getattr(namespace, MAKES_WORKTREE, False):
             return
         setattr(namespace, PREVIOUS, current)
         namespace.frontend = FRONTEND

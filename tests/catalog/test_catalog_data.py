@@ -66,14 +66,14 @@ def test_names_resolve(kind: str, model: str, found: str) -> None:
 
 def test_unknown_models_have_no_price_and_local_models_cost_nothing() -> None:
     assert lookup("openai", "my-finetune", {}) is None
-    local = lookup("ollama", "qwen3:8b", {})
+    local = lookup("ollama", "qwen3:8b", {}, local=True)
     assert (
         local is not None
         and (local.input_price, local.output_price) == (0.0, 0.0)
         and "local" in (local.source or "")
     )
     # A local run of a model a vendor also sells is still free.
-    assert lookup("ollama", "deepseek-chat", {}).input_price == 0.0  # type: ignore[union-attr]
+    assert lookup("ollama", "deepseek-chat", {}, local=True).input_price == 0.0  # type: ignore[union-attr]
 
 
 def test_config_overrides_merge_over_the_shipped_entry_and_add_new_models() -> None:
@@ -281,3 +281,18 @@ def test_a_text_only_model_gets_a_notice_and_the_text_alone(tmp_path: Path) -> N
     assert len(notices) == 1 and "o3-mini" in notices[0]
     # The transcript keeps the picture (stored like any content): only the request lacks it.
     assert h.session.transcript[-2].tool_results[0].images
+
+
+def test_a_provider_plugin_says_its_kind_is_local(tmp_path: Path) -> None:
+    # The catalog knows no provider by name: the Ollama plugin answers the
+    # catalog's ``catalog_local_kinds`` (issue 25: capabilities, not names).
+    with_ollama = Harness.create(tmp_path / "a", bundled=["catalog", "ollama"]).kernel
+    info = with_ollama.hooks.first(
+        "ketch_model_info", provider_kind="ollama", model="deepseek-chat", kernel=with_ollama
+    )
+    assert info is not None and info.input_price == 0.0 and "local" in (info.source or "")
+    alone = Harness.create(tmp_path / "b", bundled=["catalog"]).kernel
+    priced = alone.hooks.first(
+        "ketch_model_info", provider_kind="ollama", model="deepseek-chat", kernel=alone
+    )
+    assert priced is not None and priced.input_price and priced.input_price > 0

@@ -28,8 +28,9 @@ from ketch.events import (
 from ketch.storage import IntegrityError
 from ketch.testing import Harness
 from ketch_interactive import slash
-from ketch_interactive.history import HEADER, EncryptedPromptHistory, entry_aad, open_history
+from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.render import Renderer, meter_for
+from ketch_prompt_kit.history_file import HEADER, entry_aad
 
 
 class KeyInHandCipher:

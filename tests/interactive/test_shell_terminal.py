@@ -1,6 +1,6 @@
 """The interactive shell in a real terminal (tmux): prompts, streaming, approvals,
 Ctrl-C, steering, slash commands and encrypted prompt history (the first-run trust
-offer: tests/trust/test_trust_shell.py)."""
+offer: a command that declares a start offer)."""
 
 from __future__ import annotations
 
@@ -334,3 +334,13 @@ def test_every_bundled_plugin_together_keeps_typed_text_off_the_disk(start, tmp_
     # The store, the history and every other plugin wrote under home: none of it in plaintext.
     assert (term.home / "state" / "prompt-history").exists()
     assert _files_containing(tmp_path / "home", canary.encode()) == []
+
+
+def test_a_command_that_declares_a_start_offer_runs_when_the_shell_starts(start) -> None:  # type: ignore[no-untyped-def]
+    # The trust plugin's first-run offer reaches the shell this way (issue 25: a
+    # capability on the command, never its name); here no trust plugin is loaded.
+    term = start(load="shelloffer=shelltest_offer")
+    screen = term.wait_for("Ctrl-D quits")
+    assert "offered at start with: --offer quietly" in screen
+    assert screen.index("offered at start") < screen.index("Ctrl-D quits")
+    no_traceback(screen)

@@ -23,7 +23,7 @@ class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class GitTool(Tool):
+class GitTool(Tool[_Input]):
     """Shared behaviour: read-only effects, access scoping, errors as results."""
 
     effects = frozenset({Effect.READ})
