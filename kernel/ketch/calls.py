@@ -607,6 +607,7 @@ class CallPipeline:
             emit=self.emit,
             tool_call_id=call.id,
             output=output,
+            stash=self.session.stash,
         )
 
 

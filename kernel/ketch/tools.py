@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ketch.messages import ImagePart
+from ketch.stash import Stash
 
 
 class Effect(StrEnum):
@@ -87,6 +88,8 @@ class ToolContext:
     # second at most): it goes through the result filters, then out as a ``tool_output``
     # event. What the model gets is still the result ``run`` returns.
     output: Callable[[str], None] = lambda text: None
+    # The session's in-memory plugin state (``ketch.stash``; never saved), e.g. a notice given once.
+    stash: Stash = field(default_factory=Stash)
 
     def plugin_state(self, key: str) -> dict[str, Any]:
         return self.state.setdefault(key, {})

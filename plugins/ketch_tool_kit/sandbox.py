@@ -51,6 +51,7 @@ def sandbox_command(
     exposed: Callable[[Path], bool] | None,
     reporters: list[Reporter] | None,
     context: ToolContext | None,
+    kernel: Any,
 ) -> list[str] | None:
     """Wrap a command line so it runs inside a sandbox.
 
@@ -69,6 +70,8 @@ def sandbox_command(
     ``context``: the running call's :class:`ketch.tools.ToolContext` (None outside a
     call): a sandbox that lets the command reach the network asks through
     ``context.authorize`` and journals through ``context.emit`` on that call's behalf.
+    ``kernel``: the kernel the tool runs in (its settings, its sessions; a sandbox keeps
+    what it learns per kernel, in ``kernel.stash``).
     """
 
 
@@ -93,6 +96,7 @@ def wrapper(kernel: Any) -> SandboxCommand:
             exposed=exposed,
             reporters=reporters,
             context=context,
+            kernel=kernel,
         )
         return list(found) if found else None
 

@@ -128,6 +128,26 @@ def test_yes_for_this_session_stops_asking_for_that_scope(start) -> None:  # typ
     assert (term.workspace / "one.txt").exists() and (term.workspace / "two.txt").exists()
 
 
+def test_yes_for_this_session_reaches_the_policy_plugin(start) -> None:  # type: ignore[no-untyped-def]
+    """The bundled policy keeps the session's approvals (the kernel keeps none): the
+    shell's "for this session" answer reaches it, and the same call no longer asks."""
+    term = start(
+        plugins="interactive,policy",
+        script=[
+            {"tool_calls": [{"name": "mark", "input": {"name": "one.txt"}}]},
+            {"tool_calls": [{"name": "mark", "input": {"name": "one.txt"}}]},
+            {"text": "marked twice"},
+        ],
+    )
+    term.type("mark it twice")
+    screen = term.wait_for("Allow mark?")
+    assert "for this session" in screen
+    term.keys("s")
+    screen = term.wait_for("marked twice")
+    assert screen.count("✓ approved") == 1 and screen.count("Allow mark?") == 0
+    assert (term.workspace / "one.txt").exists()
+
+
 def test_ctrl_c_cancels_a_slow_turn_and_the_shell_stays_usable(start) -> None:  # type: ignore[no-untyped-def]
     term = start(script=[{"text": "too late", "delay": 120}, {"text": "second answer"}])
     term.type("take your time")

@@ -45,10 +45,7 @@ ALLOWED: dict[tuple[str, str], str] = {
 }
 
 # (file, name) -> where it goes. Still to do.
-KNOWN: dict[tuple[str, str], str] = {
-    ("ketch_sandbox/__init__.py", "_state"): "kernel.stash (probe, views) and session.stash",
-    ("ketch_tool_kit/caps.py", "_reported"): "the kernel's stash (keyed by id() today)",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def module_state(path: Path) -> list[tuple[str, int]]:

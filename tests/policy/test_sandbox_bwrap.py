@@ -54,6 +54,7 @@ def run(
         exposed=exposed,
         reporters=reporters,
         context=None,
+        kernel=None,
     )
     assert wrapped is not None and wrapped[-len(argv) :] == argv
     try:
@@ -64,15 +65,6 @@ def run(
         notes = [n for n in (r(True) for r in reporters) if n]
     done.notes = notes  # type: ignore[attr-defined]
     return done
-
-
-@pytest.fixture(autouse=True)
-def _fresh_state() -> Iterator[None]:
-    saved = dict(ketch_sandbox._state)
-    ketch_sandbox._state.update(probe=None, off=set(), views={}, said=set())
-    yield
-    ketch_sandbox._state.clear()
-    ketch_sandbox._state.update(saved)
 
 
 @pytest.fixture
@@ -342,14 +334,17 @@ def test_a_view_bwrap_refuses_means_not_sandboxed_said_once(
     """bwrap that works in general but fails on this workspace's view: the session is
     not sandboxed, one notice says why, and commands are not wrapped in a sandbox that
     would fail."""
-    broken = tmp_path / "bwrap"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    broken = bin_dir / "bwrap"
     broken.write_text(
         f'#!/bin/sh\ncase "$*" in *"--bind {(tmp_path / "h" / "ws").resolve()}"*) echo \'bwrap: Can not mount tmpfs\' >&2; exit 1;; esac\nexec {PROBE.path} "$@"\n'
     )
     broken.chmod(0o755)
-    ketch_sandbox._state["probe"] = probe(str(broken))
-    assert ketch_sandbox._state["probe"].available
-    h = Harness.create(tmp_path / "h", bundled=["sandbox"])
+    assert probe(str(broken)).available
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    monkeypatch.setenv("PATH", path)  # the kernel probes the bwrap PATH names
+    h = Harness.create(tmp_path / "h", bundled=["sandbox"], env={"PATH": path})
     assert not sandboxed(h.session)
     notices = [e.message for e in h.of_type("notice") if e.message.startswith("sandbox:")]
     assert len(notices) == 1 and "Can not mount tmpfs" in notices[0]
@@ -370,9 +365,7 @@ def test_a_workspace_cannot_turn_the_sandbox_off_until_trusted(tmp_path: Path) -
         tmp_path, bundled=["sandbox"], workspace_config="[sandbox]\nenabled = false\n"
     )
     _ = h.session
-    assert (
-        ketch_sandbox.active(h.workspace) == PROBE.available
-    )  # the workspace's "off" is not applied
+    assert ketch_sandbox.active(h.kernel) == PROBE.available  # the workspace's "off" is not applied
     assert sandboxed(h.session) == PROBE.available
 
 
@@ -384,7 +377,7 @@ def test_the_sandbox_setting_is_per_workspace_in_one_process(tmp_path: Path) -> 
     )
     on = Harness.create(tmp_path / "on", bundled=["sandbox"])
     _ = off.session, on.session
-    assert not sandboxed(off.session) and not ketch_sandbox.active(off.workspace)
+    assert not sandboxed(off.session) and not ketch_sandbox.active(off.kernel)
     assert sandboxed(on.session) == PROBE.available
     assert (wrapper(on.kernel)(["ls"], on.workspace, False) is not None) == PROBE.available
 

@@ -21,7 +21,6 @@ import pytest
 from ketch.testing import Harness, approve_all, call, text
 from ketch_sandbox.bwrap import probe
 from ketch_sandbox.trees import forget
-from tests.policy.test_sandbox_bwrap import _fresh_state  # noqa: F401 - autouse: the sandbox's state per test
 
 PROBE = probe()
 pytestmark = [
