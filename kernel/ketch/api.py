@@ -70,13 +70,8 @@ _NAMES = {
     "ketch.paths": "config_dir state_dir cache_dir user_config_file workspace_config_file",
     "ketch.childenv": "child_environment secret_name",
     "ketch.signals": "run_cancellable",
-    "ketch.context": (
-        "DEFAULT_CONTEXT_WINDOW TokenEstimator context_budget context_state effective_capacity "
-        "estimate_messages estimate_schemas estimate_text estimator_for model_info"
-    ),
-    "ketch.request": "RequestBudget measure",
-    "ketch.calls": "RunningCall running_call",
-    "ketch.loop": "Turn UNKNOWN_OUTCOME",
+    "ketch.calls": "RunningCall running_call offered_tools",
+    "ketch.loop": "Turn UNKNOWN_OUTCOME tool_spec",
     "ketch.cli": "main cli_settings",
 }
 # Each public name -> (the module that defines it, its name there; None: the module itself).

@@ -5,6 +5,7 @@ from ketch import builtin_commands as builtin_commands
 from ketch import hookimpl as hookimpl
 from ketch import hookspec as hookspec
 from ketch.calls import RunningCall as RunningCall
+from ketch.calls import offered_tools as offered_tools
 from ketch.calls import running_call as running_call
 from ketch.childenv import child_environment as child_environment
 from ketch.childenv import secret_name as secret_name
@@ -14,16 +15,6 @@ from ketch.commands import Command as Command
 from ketch.commands import PromptRequest as PromptRequest
 from ketch.commands import SlashContext as SlashContext
 from ketch.config import Layer as Layer
-from ketch.context import DEFAULT_CONTEXT_WINDOW as DEFAULT_CONTEXT_WINDOW
-from ketch.context import TokenEstimator as TokenEstimator
-from ketch.context import context_budget as context_budget
-from ketch.context import context_state as context_state
-from ketch.context import effective_capacity as effective_capacity
-from ketch.context import estimate_messages as estimate_messages
-from ketch.context import estimate_schemas as estimate_schemas
-from ketch.context import estimate_text as estimate_text
-from ketch.context import estimator_for as estimator_for
-from ketch.context import model_info as model_info
 from ketch.errors import ConfigError as ConfigError
 from ketch.errors import ContextOverflow as ContextOverflow
 from ketch.errors import KetchError as KetchError
@@ -55,6 +46,7 @@ from ketch.intake import PromptIntake as PromptIntake
 from ketch.kernel import Kernel as Kernel
 from ketch.loop import UNKNOWN_OUTCOME as UNKNOWN_OUTCOME
 from ketch.loop import Turn as Turn
+from ketch.loop import tool_spec as tool_spec
 from ketch.markers import chained as chained
 from ketch.markers import fail_closed as fail_closed
 from ketch.markers import returns as returns
@@ -106,8 +98,6 @@ from ketch.providers import StopReason as StopReason
 from ketch.providers import TextDelta as TextDelta
 from ketch.providers import ToolCallDelta as ToolCallDelta
 from ketch.providers import ToolSpec as ToolSpec
-from ketch.request import RequestBudget as RequestBudget
-from ketch.request import measure as measure
 from ketch.session import Session as Session
 from ketch.settings import Section as Section
 from ketch.settings import Settings as Settings

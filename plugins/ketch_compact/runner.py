@@ -1,6 +1,6 @@
 """When to compact, and running a compaction: the context budget's policy.
 
-Before every request the kernel asks plugins to make room (``ketch_fit_context``):
+Before every request the budget plugin asks plugins to make room (``budget_fit_context``):
 past ``[compaction] trigger`` of the effective capacity this compacts toward
 ``target``; after a provider said the context was too long, toward what that error
 allows (at least halving the messages). A compaction replaces ``session.active`` (the
@@ -16,7 +16,8 @@ import dataclasses
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import ContextOverflow, NoticeEvent, estimator_for
+from ketch.api import ContextOverflow, NoticeEvent
+from ketch_context_kit.budget import estimator_for
 from ketch_context_kit.compaction import (
     CompactionEvent,
     CompactionRequest,
@@ -27,7 +28,8 @@ from ketch_context_kit.compaction import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.api import RequestBudget, Session
+    from ketch.api import Session
+    from ketch_context_kit.request import RequestBudget
 
 
 def budget_settings(session: Session) -> Any:

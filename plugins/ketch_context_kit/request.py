@@ -1,8 +1,8 @@
 """The request budget: what one provider request carries and whether it fits.
 
-One module for everyone who measures a request: the loop before every call to the
-provider, ``/context`` and ``/compact`` outside a turn, and a frontend's meter before
-the first usage report. The system prompt and tool schemas are the fixed part (they
+One module for everyone who measures a request: the budget plugin before every call
+to the provider (:func:`fit_request`), ``/context`` and ``/compact`` outside a turn,
+and a frontend's meter before the first usage report. The system prompt and tool schemas are the fixed part (they
 cannot be compacted); the active context is the rest. Tool specs are built once per
 tool object and reused (a tool's schema does not change), so measuring a request
 costs the messages' estimates, which are themselves cached per message.
@@ -13,19 +13,31 @@ from __future__ import annotations
 import contextlib
 import json
 import weakref
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import context_budget, estimator_for, model_info, text_units, utilization
-from ketch.messages import History, without_images
-from ketch.prompt import PromptPart, join_parts
-from ketch.providers import ToolSpec
-from ketch.stash import StashKey
+from ketch.api import (
+    History,
+    PromptPart,
+    StashKey,
+    ToolSpec,
+    join_parts,
+    offered_tools,
+    without_images,
+)
+from ketch.api import (
+    tool_spec as plain_spec,
+)
+from ketch_context_kit.budget import (
+    context_budget,
+    estimator_for,
+    model_info,
+    text_units,
+    utilization,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-    from ketch.tools import Tool
+    from ketch.api import Session, Tool
 
 # Per tool object: its spec and the weighted characters of its schema (json).
 _SPECS: weakref.WeakKeyDictionary[Any, tuple[ToolSpec, float]] = weakref.WeakKeyDictionary()
@@ -37,23 +49,11 @@ def tool_spec(tool: Tool) -> tuple[ToolSpec, float]:
         return _SPECS[tool]
     except (KeyError, TypeError):
         pass
-    spec = ToolSpec(name=tool.name, description=tool.description, input_schema=tool.input_schema())
+    spec = plain_spec(tool)
     size = text_units(json.dumps(spec.model_dump(), default=str))
     with contextlib.suppress(TypeError):  # not weak-referenceable: fine, just not cached
         _SPECS[tool] = (spec, size)
     return spec, size
-
-
-def offered_tools(session: Session, allowed: Iterable[str] | None = None) -> list[Tool]:
-    """The tools offered in the session's mode (a read-only mode offers no mutating
-    tool), narrowed to ``allowed`` names when the turn is restricted."""
-    tools = list(session.kernel.tools.values())
-    if session.read_only:
-        tools = [t for t in tools if not t.mutating]
-    if allowed is not None:
-        names = set(allowed)
-        tools = [t for t in tools if t.name in names]
-    return tools
 
 
 @dataclass
@@ -157,7 +157,7 @@ def fit_images(session: Session, messages: History) -> History:
         return messages
     stripped, dropped = without_images(messages)
     if dropped and not session.stash.get(_TOLD_NO_IMAGES, False):
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         session.stash[_TOLD_NO_IMAGES] = True
         session.kernel.emit(
