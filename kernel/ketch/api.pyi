@@ -7,8 +7,6 @@ from ketch import hookspec as hookspec
 from ketch.calls import RunningCall as RunningCall
 from ketch.calls import offered_tools as offered_tools
 from ketch.calls import running_call as running_call
-from ketch.childenv import child_environment as child_environment
-from ketch.childenv import secret_name as secret_name
 from ketch.cli import cli_settings as cli_settings
 from ketch.cli import main as main
 from ketch.commands import Command as Command
@@ -63,7 +61,6 @@ from ketch.messages import Usage as Usage
 from ketch.messages import image_media_type as image_media_type
 from ketch.messages import new_id as new_id
 from ketch.messages import pending_tool_calls as pending_tool_calls
-from ketch.messages import without_images as without_images
 from ketch.modes import Mode as Mode
 from ketch.modes import Profile as Profile
 from ketch.paths import cache_dir as cache_dir
@@ -102,7 +99,6 @@ from ketch.session import Session as Session
 from ketch.settings import Section as Section
 from ketch.settings import Settings as Settings
 from ketch.settings import SettingsSection as SettingsSection
-from ketch.signals import run_cancellable as run_cancellable
 from ketch.stash import Stash as Stash
 from ketch.stash import StashKey as StashKey
 from ketch.storage import FieldCipher as FieldCipher

@@ -16,18 +16,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import (
-    History,
-    PromptPart,
-    StashKey,
-    ToolSpec,
-    join_parts,
-    offered_tools,
-    without_images,
-)
-from ketch.api import (
-    tool_spec as plain_spec,
-)
+from ketch.api import History, PromptPart, StashKey, ToolSpec, join_parts, offered_tools
+from ketch.api import tool_spec as plain_spec
 from ketch_context_kit.budget import (
     context_budget,
     estimator_for,
@@ -35,6 +25,7 @@ from ketch_context_kit.budget import (
     text_units,
     utilization,
 )
+from ketch_provider_kit.images import without_images
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Session, Tool

@@ -231,7 +231,7 @@ def test_the_concept_check_reads_identifiers_and_strings() -> None:
 # Issue 25's target for the kernel's code lines (its testing kit aside).
 TARGET_LINES = 4_000
 # Today's ceiling: the count may only go down. Lower it as features move out.
-CEILING_LINES = 4_959
+CEILING_LINES = 4_862
 
 
 def code_lines(source: str) -> int:
