@@ -103,9 +103,8 @@ def measure(
     )
 
 
-def overflow_report(session: Session, budget: RequestBudget) -> str:
-    """Why the request does not fit the model, and what the person can do (the plugins
-    that shape the context say more, by raising ``ContextOverflow`` themselves)."""
+def largest_parts(session: Session, budget: RequestBudget, count: int = 3) -> str:
+    """The system prompt's largest parts with their sizes ("AGENTS.md ~1,200, ...")."""
     estimator = estimator_for(session)
     sizes = sorted(
         (
@@ -115,17 +114,29 @@ def overflow_report(session: Session, budget: RequestBudget) -> str:
         ),
         reverse=True,
     )
-    largest = ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:3])
-    capacity = budget.capacity
+    return ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:count])
+
+
+def remedies_for(budget: RequestBudget) -> list[str]:
+    """What the person can do about a request that does not fit, whatever shapes it."""
     remedies = []
-    if budget.system_tokens > capacity // 4:
+    if budget.system_tokens > budget.capacity // 4:
         remedies.append("shorten the instruction files or the project memory")
-    if budget.schema_tokens > capacity // 4:
+    if budget.schema_tokens > budget.capacity // 4:
         remedies.append("disable tools or plugins you do not need (--no-plugin NAME)")
-    remedies += [
+    return [
+        *remedies,
         "start a new session",
         "use a model with a larger context window (context_window in config.toml)",
     ]
+
+
+def overflow_report(session: Session, budget: RequestBudget) -> str:
+    """Why the request does not fit the model, and what the person can do (the plugins
+    that shape the context say more, by raising ``ContextOverflow`` themselves)."""
+    largest = largest_parts(session, budget)
+    capacity = budget.capacity
+    remedies = remedies_for(budget)
     return (
         "the context does not fit the model: "
         f"system prompt ~{budget.system_tokens:,} tokens"
