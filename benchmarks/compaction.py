@@ -32,10 +32,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "kernel"), str(ROOT / "plugins")]
 
-from ketch.context import effective_capacity, estimate_messages  # noqa: E402
 from ketch.messages import Message, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
 from ketch.testing import Harness  # noqa: E402
 from ketch_compact.runner import compact  # noqa: E402
+from ketch_context_kit.budget import effective_capacity, estimate_messages  # noqa: E402
 from ketch_context_kit.compaction import STATE_KEY, CompactionRequest  # noqa: E402
 
 TARGET_MS = 50.0

@@ -42,7 +42,7 @@ _NAMES = {
     ),
     "ketch.messages": (
         "Message History Part TextPart ImagePart ReasoningPart ToolCallPart ToolResultPart Usage "
-        "new_id image_media_type without_images pending_tool_calls MAX_IMAGE_BYTES"
+        "new_id image_media_type pending_tool_calls MAX_IMAGE_BYTES"
     ),
     "ketch.tools": "Tool ToolContext ToolResult Effect Access tool DELEGATES",
     "ketch.policy": (
@@ -68,15 +68,8 @@ _NAMES = {
     ),
     "ketch.plugins": "provides",
     "ketch.paths": "config_dir state_dir cache_dir user_config_file workspace_config_file",
-    "ketch.childenv": "child_environment secret_name",
-    "ketch.signals": "run_cancellable",
-    "ketch.context": (
-        "DEFAULT_CONTEXT_WINDOW TokenEstimator context_budget context_state effective_capacity "
-        "estimate_messages estimate_schemas estimate_text estimator_for model_info"
-    ),
-    "ketch.request": "RequestBudget measure",
-    "ketch.calls": "RunningCall running_call",
-    "ketch.loop": "Turn UNKNOWN_OUTCOME",
+    "ketch.calls": "RunningCall running_call offered_tools",
+    "ketch.loop": "Turn UNKNOWN_OUTCOME tool_spec",
     "ketch.cli": "main cli_settings",
 }
 # Each public name -> (the module that defines it, its name there; None: the module itself).

@@ -29,7 +29,7 @@ they have no approver, and their only door back to policy is ``ctx.authorize``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,6 @@ from ketch.policy import (
     Vote,
     combine_votes,
 )
-from ketch.request import offered_tools
 from ketch.tools import DELEGATES, Access, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,6 +65,18 @@ CANCELLED = "[ketch] Cancelled by the user before this call finished."
 STOPPED_BY_HOOK = "[ketch] Not run: a hook ended the turn ({reason})."
 # Calls of one response running side by side at most (a response may propose dozens of reads).
 MAX_CONCURRENT = 10
+
+
+def offered_tools(session: Session, allowed: Iterable[str] | None = None) -> list[Tool]:
+    """The tools offered in the session's mode (a read-only mode offers no mutating
+    tool), narrowed to ``allowed`` names when the turn is restricted."""
+    tools = list(session.kernel.tools.values())
+    if session.read_only:
+        tools = [t for t in tools if not t.mutating]
+    if allowed is not None:
+        names = set(allowed)
+        tools = [t for t in tools if t.name in names]
+    return tools
 
 
 @dataclass(frozen=True)

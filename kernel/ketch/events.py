@@ -138,7 +138,8 @@ class UsageEvent(Event):
     cached_tokens: int = 0  # of input_tokens, read from the prompt cache
     cache_write_tokens: int = 0  # of input_tokens, written to the prompt cache
     reasoning_tokens: int = 0  # of output_tokens
-    context_utilization: float
+    # The meter (``ketch_response_usage``): 0 when no plugin measures the context.
+    context_utilization: float = 0.0
     context_tokens: int = 0
     effective_capacity: int = 0
     model: str = ""  # the model that answered (a session can switch models)

@@ -52,13 +52,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.frontends import Frontend
     from ketch.intake import PromptIntake
     from ketch.kernel import Kernel
-    from ketch.messages import Part
+    from ketch.messages import Message, Part, Usage
     from ketch.modes import Mode, Profile
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ModelInfo, ProviderKind
-    from ketch.request import RequestBudget
+    from ketch.providers import ModelInfo, ProviderKind, ProviderRequest
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
@@ -353,20 +352,32 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | PromptPart | str
     """
 
 
-@hookspec
-def ketch_fit_context(session: Session, budget: RequestBudget, overflow: int | None) -> None:
-    """Make room in the active context for the request about to be sent.
+@hookspec(firstresult=True)
+@returns("ketch.providers:ProviderRequest")
+def ketch_build_request(
+    session: Session, tools: list[Tool], overflow: int | None
+) -> ProviderRequest | None:
+    """Build the request for the session's next model call, fitted to the model.
 
-    Called before every provider request with its measured ``budget``
-    (:class:`ketch.request.RequestBudget`: the fixed part, the messages, the capacity),
-    and once more after a provider rejected a request as too long, with ``overflow``:
-    the effective capacity that error implies (None otherwise); may be awaited. A
-    plugin that manages the context (compaction) replaces ``session.active`` with
-    :meth:`ketch.session.Session.set_active` when it decides to; the kernel measures
-    again and stops the turn with ``context_overflow`` when it still does not fit.
-    Raise :class:`ketch.errors.ContextOverflow` to stop it with your own explanation.
-    The return value is ignored. With no implementation at all, a provider's
-    context-length error ends the turn.
+    Called before every provider request with the ``tools`` offered (``overflow`` None),
+    and once more after the provider rejected a request as too long, with ``overflow``:
+    the context limit its error named (0 when it named none); may be awaited. A plugin
+    that owns the context budget measures the request, makes room and answers a
+    :class:`ketch.providers.ProviderRequest`; raise :class:`ketch.errors.ContextOverflow`
+    to stop the turn with your explanation. None: the kernel sends the system prompt,
+    the tools and the whole active context as they are; after an overflow, None means
+    nobody can make room, and the provider's error ends the turn. firstresult.
+    """
+
+
+@hookspec(firstresult=True)
+@returns(dict)
+def ketch_response_usage(session: Session, usage: Usage, message: Message) -> dict[str, Any] | None:
+    """The context meter's fields for the ``usage`` event of one response.
+
+    Called once for each response, with its ``usage`` and its ``message``, before the
+    ``usage`` event goes out. Return ``context_utilization`` (0-1), ``context_tokens``
+    and ``effective_capacity``, or None (the event then reports 0). firstresult.
     """
 
 

@@ -82,9 +82,9 @@ def run_acp(kernel: Kernel) -> int:
     signal, after every running turn was cancelled and every session ended)."""
     from acp import run_agent
 
-    from ketch.api import run_cancellable
     from ketch_acp.agent import KetchAgent
     from ketch_acp.transport import GuardedTransport
+    from ketch_frontend_kit.signals import run_cancellable
 
     _log_to_stderr()
     reading, writing = _claim_stdio()

@@ -116,7 +116,8 @@ def charge(session: Session, usage: Usage, info: ModelInfo | None) -> float | No
 
 def event_fields(session: Session, event: Any) -> dict[str, Any] | None:
     """``cost_usd`` for a ``usage`` event (charged once per response) or a ``turn_end``."""
-    from ketch.api import Usage, model_info
+    from ketch.api import Usage
+    from ketch_context_kit.budget import model_info
 
     if event.type == "usage":
         usage = Usage(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import model_info
 from ketch_catalog.pricing import STATE_KEY, PricedModel
+from ketch_context_kit.budget import model_info
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Session

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.api import RequestBudget, Session, SlashContext
+    from ketch.api import Session, SlashContext
     from ketch_context_kit.compaction import CompactionRequest
+    from ketch_context_kit.request import RequestBudget
 
 
 @hookimpl
@@ -42,8 +43,8 @@ def ketch_register_events(register: Callable[[Any], None]) -> None:
     register(CompactionEvent)
 
 
-@hookimpl
-async def ketch_fit_context(session: Session, budget: RequestBudget, overflow: int | None) -> None:
+@hookimpl(optionalhook=True)
+async def budget_fit_context(session: Session, budget: RequestBudget, overflow: int | None) -> None:
     from ketch_compact.settings import CompactorSettings
 
     trigger = session.kernel.settings.of(CompactorSettings).trigger

@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
 async def slash_compact(ctx: SlashContext) -> None:
     """Compact now. The numbers are the ``compaction`` event's (a frontend shows them);
     this says who wrote the summary (the summarizer says when it asks the model)."""
-    from ketch.api import measure
     from ketch_compact.settings import CompactorSettings
+    from ketch_context_kit.request import measure
 
     session = ctx.session
     wanted = session.kernel.settings.of(CompactorSettings).command_compactor

@@ -26,10 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.api import Message, TokenEstimator, ToolResultPart, estimator_for
+from ketch.api import Message, ToolResultPart
 from ketch_compact.changes import describe, files_changed
 from ketch_compact.render import FULL, SUMMARY_MARK, TurnView, clip, fit
 from ketch_compact.settings import CompactorSettings
+from ketch_context_kit.budget import TokenEstimator, estimator_for
 from ketch_context_kit.compaction import CompactionRequest, CompactionResult, origins, records
 from ketch_context_kit.turns import prompt_numbers, split_turns
 

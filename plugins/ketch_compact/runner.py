@@ -1,6 +1,6 @@
 """When to compact, and running a compaction: the context budget's policy.
 
-Before every request the kernel asks plugins to make room (``ketch_fit_context``):
+Before every request the budget plugin asks plugins to make room (``budget_fit_context``):
 past ``[compaction] trigger`` of the effective capacity this compacts toward
 ``target``; after a provider said the context was too long, toward what that error
 allows (at least halving the messages). A compaction replaces ``session.active`` (the
@@ -16,7 +16,8 @@ import dataclasses
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import ContextOverflow, NoticeEvent, estimator_for
+from ketch.api import ContextOverflow, NoticeEvent
+from ketch_context_kit.budget import estimator_for
 from ketch_context_kit.compaction import (
     CompactionEvent,
     CompactionRequest,
@@ -27,7 +28,8 @@ from ketch_context_kit.compaction import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.api import RequestBudget, Session
+    from ketch.api import Session
+    from ketch_context_kit.request import RequestBudget
 
 
 def budget_settings(session: Session) -> Any:
@@ -138,6 +140,7 @@ async def compact(
 
 def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: int) -> str:
     """Why the context does not fit even after compaction, and what the person can do."""
+    from ketch_context_kit.request import largest_parts, remedies_for
     from ketch_context_kit.turns import split_turns
 
     estimator = estimator_for(session)
@@ -157,15 +160,7 @@ def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: 
     capacity = budget.capacity
     total = budget.projected
     other = total - budget.fixed - recent_tokens - pinned_tokens
-    sizes = sorted(
-        (
-            (estimator.text(p.render()), p.title or p.source or "untitled")
-            for p in budget.parts
-            if p.text.strip()
-        ),
-        reverse=True,
-    )
-    largest = ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:3])
+    largest = largest_parts(session, budget)
     breakdown = (
         f"system prompt ~{budget.system_tokens:,} tokens"
         + (f" (largest: {largest})" if largest else "")
@@ -177,14 +172,7 @@ def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: 
         remedies.append("unpin turns (/unpin)")
     if recent_tokens > capacity // 2:
         remedies.append("send a shorter message, or ask for less output at once")
-    if budget.system_tokens > capacity // 4:
-        remedies.append("shorten the instruction files or the project memory")
-    if budget.schema_tokens > capacity // 4:
-        remedies.append("disable tools or plugins you do not need (--no-plugin NAME)")
-    remedies += [
-        "start a new session",
-        "use a model with a larger context window (context_window in config.toml)",
-    ]
+    remedies += remedies_for(budget)
     return (
         "the context does not fit the model even after compaction: "
         + breakdown

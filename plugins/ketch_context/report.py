@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ketch.api import context_budget, context_state, estimator_for
+from ketch_context_kit.budget import context_budget, context_state, estimator_for
 from ketch_context_kit.compaction import origins, pinned, records
 from ketch_context_kit.meter import band
 from ketch_context_kit.turns import prompt_numbers
@@ -59,7 +59,7 @@ def _trigger(session: Session) -> str:
 
 
 def report(session: Session) -> str:
-    from ketch.api import measure
+    from ketch_context_kit.request import measure
 
     estimator = estimator_for(session)
     budget = context_budget(session)

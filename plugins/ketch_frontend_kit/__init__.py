@@ -4,8 +4,12 @@
 first-run setup) and a secret store (the keyring plugin). ``offers``: a slash command
 declares that a frontend may run it at start (``START_OFFER`` in its ``extra``), so no
 frontend looks a command up by its name. ``setup``: how a provider plugin's kinds read
-in a first-run setup (``frontend_setup_choices``), so no setup knows a provider by name. Import-light: frontends' entry modules
-declare its specs, and a command's registration names ``START_OFFER`` from here.
+in a first-run setup (``frontend_setup_choices``), so no setup knows a provider by name.
+Import-light: frontends' entry modules declare its specs, and a command's registration
+names ``START_OFFER`` from here.
+
+``signals``: SIGINT, SIGTERM and SIGHUP cancel the running turn, and the frontend exits
+with 128 + the signal.
 """
 
 # The ``Command.extra`` key of a start offer: the arguments a frontend runs the slash

@@ -303,7 +303,7 @@ class ControlChannel:
         return {"mcpServers": status}
 
     async def _on_get_context_usage(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ketch.api import context_budget
+        from ketch_context_kit.budget import context_budget
 
         budget = context_budget(self.session)
         used = self.session.usage.input_tokens
@@ -375,9 +375,7 @@ class ControlChannel:
         message = answer.get("message")
         if answer.get("interrupt"):
             self.interrupt()
-        return ApprovalAnswer(
-            approved=False, message=str(message) if message else None, origin=SDK
-        )
+        return ApprovalAnswer(approved=False, message=str(message) if message else None, origin=SDK)
 
 
 def parse_hooks(value: Any, notice: Callable[[str], None]) -> list[CallbackMatcher]:

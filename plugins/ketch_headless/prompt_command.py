@@ -59,7 +59,8 @@ class PromptCommand:
         return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
-        from ketch.api import ApprovalAnswer, child_environment
+        from ketch.api import ApprovalAnswer
+        from ketch_process_kit.childenv import child_environment
         from ketch_process_kit.oneshot import run_once
 
         what = f"{request.call.tool} ({request.summary})" if request.summary else request.call.tool

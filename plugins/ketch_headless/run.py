@@ -326,7 +326,7 @@ def run_headless(kernel: Kernel) -> int:
         finally:
             await session.provider.aclose()
 
-    from ketch.api import run_cancellable
+    from ketch_frontend_kit.signals import run_cancellable
 
     try:
         outcome = run_cancellable(turn)

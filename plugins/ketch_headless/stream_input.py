@@ -312,7 +312,7 @@ def run_stream_input(
     """Serve stdin until EOF. The exit status: 0 when every line was good and every turn
     ended normally (or was interrupted on request), 1 otherwise, 128 + N when signal N
     ended it (the running turn cancelled first)."""
-    from ketch.api import run_cancellable
+    from ketch_frontend_kit.signals import run_cancellable
 
     def write(obj: dict[str, Any]) -> None:
         printer.out.write(json.dumps(obj, ensure_ascii=False) + "\n")

@@ -44,7 +44,7 @@ class HookRun:
 
 def hook_env(session: Session, event: str) -> dict[str, str]:
     """ketch's environment minus anything that looks like a secret, plus where and what."""
-    from ketch.api import child_environment
+    from ketch_process_kit.childenv import child_environment
 
     extra = {
         "CLAUDE_PROJECT_DIR": str(session.workspace),

@@ -38,7 +38,8 @@ def settled(active: History) -> History:
 async def ask(shell: Shell, question: str) -> None:
     from rich.text import Text
 
-    from ketch.api import Completed, Message, ProviderRequest, TextDelta, measure
+    from ketch.api import Completed, Message, ProviderRequest, TextDelta
+    from ketch_context_kit.request import measure
 
     session = shell.session
     renderer = shell.renderer

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.text import Text
 
-from ketch.api import DEFAULT_CONTEXT_WINDOW, effective_capacity, estimate_messages
+from ketch_context_kit.budget import DEFAULT_CONTEXT_WINDOW, effective_capacity, estimate_messages
 from ketch_context_kit.meter import band
 from ketch_text_kit.terminal import event_for_terminal, for_terminal
 
@@ -188,7 +188,7 @@ def meter_for(session: Session, last: UsageEvent | None) -> Meter:
     if last is not None and last.effective_capacity:
         return Meter(last.context_utilization, last.context_tokens, last.effective_capacity)
     try:
-        from ketch.api import measure
+        from ketch_context_kit.request import measure
 
         budget = measure(session)
         tokens, capacity = budget.projected, max(budget.capacity, 1)

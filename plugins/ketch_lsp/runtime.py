@@ -208,7 +208,7 @@ class Manager:
     ) -> tuple[list[str], dict[str, str], bool] | None:
         """The command line to start (wrapped by the sandbox where one is in force) and
         the environment (ketch's own minus its secrets); None when it must not start."""
-        from ketch.api import child_environment
+        from ketch_process_kit.childenv import child_environment
 
         argv = list(spec.argv or ())
         env = child_environment(os.environ, extra=spec.env)

@@ -44,7 +44,6 @@ from ketch.api import (
     ToolResultPart,
     Usage,
     new_id,
-    without_images,
 )
 from ketch_provider_kit import (
     OLLAMA_IMAGES,
@@ -60,6 +59,7 @@ from ketch_provider_kit import (
     open_stream,
     parse_arguments,
     request_json,
+    without_images,
 )
 from ketch_provider_kit.wire import per_message
 

@@ -117,8 +117,8 @@ def looks_secret(path: PurePath | str) -> bool:
     return secret_name(parts[-1])
 
 
-# Environment variables: the kernel's markers (``ketch.childenv.secret_name``) and the
-# spellings it does not drop from a child's environment but that still name secrets.
+# Environment variables: the markers children never get (``ketch_process_kit.childenv``)
+# and the spellings it does not drop from a child's environment but that still name secrets.
 _VARIABLE_MARKERS = ("PASS", "AUTH", "DSN", "COOKIE", "PRIVATE", "CREDENTIAL")
 
 
@@ -127,7 +127,7 @@ def secret_variable(name: str, value: str = "") -> bool:
     ``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*`` (as the kernel strips them from
     children), and ``MYSQL_PWD``, ``*PASS*``, ``*AUTH*``, ``*DSN*``... (a path value
     of those, like ``XAUTHORITY``, is not)."""
-    from ketch.api import secret_name as kernel_secret_name
+    from ketch_process_kit.childenv import secret_name as kernel_secret_name
 
     if kernel_secret_name(name):
         return True

@@ -225,7 +225,7 @@ def test_the_refresh_script_rebuilds_the_catalog_from_a_litellm_file(tmp_path: P
 
 
 def _harness(tmp_path: Path, model: str, script: list, **kw) -> Harness:  # type: ignore[no-untyped-def, type-arg]
-    h = Harness.create(tmp_path, script=script, bundled=["catalog", "fs"], **kw)
+    h = Harness.create(tmp_path, script=script, bundled=["catalog", "budget", "fs"], **kw)
     h.provider.model = model  # the scripted provider stands in for a provider serving this model
     return h
 

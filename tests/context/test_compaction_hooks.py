@@ -8,6 +8,7 @@ from typing import Any
 
 import ketch_compact
 from ketch import hookimpl
+from ketch.errors import ContextOverflow
 from ketch.messages import Message
 from ketch.testing import Harness, text
 from ketch_context_kit.compaction import CompactionRequest, CompactionResult
@@ -19,7 +20,7 @@ def make(
 ) -> Harness:
     plugins, _ = tools_plugins("allow")
     return Harness.create(
-        tmp_path, script=script, plugins=[*plugins, *extra], bundled=["guards"], **kw
+        tmp_path, script=script, plugins=[*plugins, *extra], bundled=["guards", "budget"], **kw
     )
 
 
@@ -108,3 +109,44 @@ def test_without_the_compact_plugin_its_hooks_are_not_called(tmp_path: Path) -> 
     end = h.run("third " + "y" * 20_000)
     assert end.stop_reason == "context_overflow" and halver.events == []
     assert any("does not fit the model" in n.message for n in h.of_type("notice"))
+
+
+def test_budget_fit_context_lets_a_plugin_make_room(tmp_path: Path) -> None:
+    """A plugin makes room by replacing the active context (the transcript stays whole);
+    one that cannot raises ContextOverflow, and the turn ends with it."""
+
+    class Trimmer:
+        def __init__(self) -> None:
+            self.calls: list[tuple[int, int | None]] = []
+
+        @hookimpl(optionalhook=True)
+        async def budget_fit_context(self, session: Any, budget: Any, overflow: int | None) -> None:
+            self.calls.append((budget.capacity, overflow))
+            if len(session.active) > 1:
+                session.set_active(session.active[-1:], "trimmer")
+
+    trimmer = Trimmer()
+    h = Harness.create(
+        tmp_path, script=[text("a"), text("b")], plugins=[("trimmer", trimmer)], bundled=["budget"]
+    )
+    h.run("first")
+    h.run("second")
+    assert [m.text for m in h.provider.requests[-1].messages] == ["second"]
+    assert h.session.transcript[0].text == "first"  # never rewritten
+    assert [e.reason for e in h.of_type("active")] == ["trimmer"]
+    assert trimmer.calls and all(overflow is None for _, overflow in trimmer.calls)
+
+    class Refuser:
+        @hookimpl(optionalhook=True)
+        def budget_fit_context(self) -> None:
+            raise ContextOverflow("too big: the refuser says so")
+
+    h = Harness.create(
+        tmp_path / "refused",
+        script=[text("never")],
+        plugins=[("refuser", Refuser())],
+        bundled=["budget"],
+    )
+    end = h.run("x")
+    assert end.stop_reason == "context_overflow" and not h.provider.requests
+    assert any("the refuser says so" in n.message for n in h.of_type("notice"))

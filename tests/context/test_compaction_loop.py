@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ketch.context import context_budget, estimator_for
 from ketch.testing import approve_all, call, error, text
+from ketch_context_kit.budget import context_budget, estimator_for
 from ketch_context_kit.compaction import records
 from ketch_context_kit.turns import split_turns
 from tests.context.kit_context import MARKER, big, harness, slash
@@ -230,7 +230,9 @@ def test_overflow_error_with_a_limit_lowers_the_capacity_for_the_session(tmp_pat
 
 def test_without_a_compactor_an_overflow_error_ends_the_turn(tmp_path: Path) -> None:
     h = harness(
-        tmp_path, [error("context_length", "too long"), text("unused")], bundled=["context"]
+        tmp_path,
+        [error("context_length", "too long"), text("unused")],
+        bundled=["context", "budget"],
     )
     end = h.run("hello")
     assert end.stop_reason == "context_overflow"

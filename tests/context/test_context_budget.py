@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from ketch.context import (
+from ketch.messages import Message
+from ketch.testing import ScriptedProvider, call, text
+from ketch_context_kit.budget import (
     RequestSize,
     TokenEstimator,
     calibrate,
@@ -18,8 +20,6 @@ from ketch.context import (
     plausible,
     utilization,
 )
-from ketch.messages import Message
-from ketch.testing import ScriptedProvider, call, text
 from ketch_context_kit.meter import band
 from ketch_context_kit.turns import split_turns
 from tests.context.kit_context import harness

@@ -18,7 +18,8 @@ from ketch.errors import KetchError
 from ketch.markers import fail_closed
 from ketch.messages import Message
 from ketch.prompt import PromptPart
-from ketch.testing import Harness, approve_all, call, calls, deny_all, text
+from ketch.providers import ProviderRequest
+from ketch.testing import Harness, approve_all, call, calls, deny_all, error, text
 from ketch.verdicts import HookVerdict
 from tests.kernel.kit import tools_plugins
 
@@ -80,9 +81,8 @@ def make(
     tmp_path: Path, script: list[dict[str, Any]], *extra: tuple[str, Any], **kw: Any
 ) -> Harness:
     plugins, _ = tools_plugins("allow")
-    return Harness.create(
-        tmp_path, script=script, plugins=[*plugins, *extra], bundled=["guards"], **kw
-    )
+    kw.setdefault("bundled", ["guards"])
+    return Harness.create(tmp_path, script=script, plugins=[*plugins, *extra], **kw)
 
 
 # --- registration -------------------------------------------------------------------------
@@ -380,6 +380,7 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
         tmp_path,
         [text("ok", usage={"input_tokens": 1000, "output_tokens": 100})],
         ("cat", Catalog()),
+        bundled=["guards", "budget"],  # the budget reads the catalog
     )
     session = h.session
     session.append(
@@ -394,9 +395,8 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
     end = h.run("x")
     (usage,) = h.of_type("usage")
     assert end.stop_reason == "end_turn"
-    assert (
-        usage.effective_capacity < 50_000
-    )  # the catalog's window, before the provider reports one
+    # the catalog's window, before the provider reports one
+    assert 0 < usage.effective_capacity < 50_000
     assert not h.provider.requests[0].messages[0].images  # a text-only model gets no image
     assert any("does not take images" in n.message for n in h.of_type("notice"))
     assert (
@@ -441,32 +441,42 @@ def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
     assert system.index("# Env\n\nfirst") < system.index("second") < system.index("last")
 
 
-def test_hook_ketch_fit_context(tmp_path: Path) -> None:
-    """A plugin makes room by replacing the active context (the transcript stays whole);
-    one that cannot raises ContextOverflow, and the turn ends with it."""
-
-    class Trimmer:
-        def __init__(self) -> None:
-            self.calls: list[tuple[int, int | None]] = []
-
-        @hookimpl
-        async def ketch_fit_context(self, session: Any, budget: Any, overflow: int | None) -> None:
-            self.calls.append((budget.capacity, overflow))
-            if len(session.active) > 1:
-                session.set_active(session.active[-1:], "trimmer")
-
-    trimmer = Trimmer()
-    h = make(tmp_path, [text("a"), text("b")], ("trimmer", trimmer))
+def test_hook_ketch_build_request(tmp_path: Path) -> None:
+    """Without a plugin the request carries the whole active context; a plugin's request
+    is sent as it built it; one that raises ContextOverflow ends the turn before any
+    request; after an overflow error, None ends the turn with the provider's error."""
+    h = make(tmp_path / "plain", [text("a"), text("b")])
     h.run("first")
     h.run("second")
-    assert [m.text for m in h.provider.requests[-1].messages] == ["second"]
-    assert h.session.transcript[0].text == "first"  # never rewritten
-    assert [e.reason for e in h.of_type("active")] == ["trimmer"]
-    assert all(overflow is None for _, overflow in trimmer.calls)
+    assert [m.text for m in h.provider.requests[-1].messages] == ["first", "a", "second"]
+
+    class Builder:
+        def __init__(self) -> None:
+            self.calls: list[tuple[list[str], int | None]] = []
+
+        @hookimpl
+        async def ketch_build_request(
+            self, session: Any, tools: list[Any], overflow: int | None
+        ) -> ProviderRequest | None:
+            self.calls.append(([t.name for t in tools], overflow))
+            if overflow is not None:
+                return None
+            return ProviderRequest(model=session.model, system="mine", messages=session.active[-1:])
+
+    builder = Builder()
+    script = [text("a"), error("context_length", "too long", context_limit=5000), text("b")]
+    h = make(tmp_path / "built", script, ("builder", builder))
+    h.run("first")
+    assert h.provider.requests[-1].system == "mine"
+    assert [m.text for m in h.provider.requests[-1].messages] == ["first"]
+    end = h.run("second")
+    assert end.stop_reason == "context_overflow" and len(h.provider.requests) == 2
+    assert [overflow for _, overflow in builder.calls] == [None, None, 5000]
+    assert "echo" in builder.calls[0][0]  # the tools offered
 
     class Refuser:
         @hookimpl
-        def ketch_fit_context(self) -> None:
+        def ketch_build_request(self) -> None:
             from ketch.errors import ContextOverflow
 
             raise ContextOverflow("too big: the refuser says so")
@@ -475,6 +485,27 @@ def test_hook_ketch_fit_context(tmp_path: Path) -> None:
     end = h.run("x")
     assert end.stop_reason == "context_overflow" and not h.provider.requests
     assert any("the refuser says so" in n.message for n in h.of_type("notice"))
+
+
+def test_hook_ketch_response_usage(tmp_path: Path) -> None:
+    """The meter's fields come from the plugin; without one they are 0."""
+    h = make(tmp_path / "none", [text("a")])
+    h.run("x")
+    assert h.of_type("usage")[-1].context_utilization == 0.0
+
+    class Meter:
+        @hookimpl
+        def ketch_response_usage(self, usage: Any, message: Any) -> dict[str, Any]:
+            return {"context_utilization": 0.5, "context_tokens": 7, "effective_capacity": 14}
+
+    h = make(tmp_path / "meter", [text("a")], ("meter", Meter()))
+    h.run("x")
+    usage = h.of_type("usage")[-1]
+    assert (usage.context_utilization, usage.context_tokens, usage.effective_capacity) == (
+        0.5,
+        7,
+        14,
+    )
 
 
 def test_hook_ketch_event_fields(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import ketch_budget
 import ketch_compact
 from ketch import hookimpl
 from ketch.errors import KetchError
@@ -167,7 +168,11 @@ def test_compaction_keeps_the_transcript_and_saves_the_active_context(tmp_path: 
     h = harness(
         tmp_path,
         [text("one"), text("two"), text("three")],
-        plugins=[("summarizer", Summarizer()), ("compact", ketch_compact)],
+        plugins=[
+            ("summarizer", Summarizer()),
+            ("compact", ketch_compact),
+            ("budget", ketch_budget),
+        ],
         context_window=6000,
     )
     h.run("first " + big)

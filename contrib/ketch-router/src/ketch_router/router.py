@@ -41,10 +41,8 @@ from ketch.api import (
     ProviderError,
     ProviderEvent,
     ProviderRequest,
-    estimate_messages,
-    estimate_schemas,
-    estimate_text,
 )
+from ketch_context_kit.budget import estimate_messages, estimate_schemas, estimate_text
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 KIND = "router"

@@ -1,5 +1,6 @@
 """The context budget: effective capacity, utilization and token estimates. Shared by the
-loop, the plugins that shape the context and frontends (the meter).
+budget plugin (which fits each request), the plugins that shape the context and
+frontends (the meter).
 
 Effective capacity = raw limit - max(output reserve, 8% of raw) - max(2,048, 2% of raw).
 Utilization = the active context over the effective capacity.
@@ -24,11 +25,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ketch.messages import ImagePart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ketch.api import ImagePart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.providers import ModelInfo
-    from ketch.session import Session
+    from ketch.api import ModelInfo, Session
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 CHARS_PER_TOKEN = 4
@@ -39,7 +39,9 @@ IMAGE_UNITS = 6_000  # an image, in characters (~1.5k tokens at 4 per token)
 # and only observed ratios in this band are believed.
 CALIBRATE_MIN_TOKENS = 256
 PLAUSIBLE_RATIO = (1.5, 8.0)
-STATE_KEY = "kernel.context"  # session.state key for calibration and learned limits
+# session.state key for calibration and learned limits (named when the kernel kept the
+# budget: saved sessions carry it).
+STATE_KEY = "kernel.context"
 PROVIDER_WINDOW_TIMEOUT = 5.0
 
 
@@ -77,7 +79,7 @@ class Budget:
 
 
 def context_state(session: Session) -> dict[str, Any]:
-    """The kernel's own corner of ``session.state`` (JSON-safe, persisted with the session)."""
+    """The budget's corner of ``session.state`` (JSON-safe, persisted with the session)."""
     state = session.state.get(STATE_KEY)
     if not isinstance(state, dict):
         state = session.state[STATE_KEY] = {}

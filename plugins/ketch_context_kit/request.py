@@ -1,8 +1,8 @@
 """The request budget: what one provider request carries and whether it fits.
 
-One module for everyone who measures a request: the loop before every call to the
-provider, ``/context`` and ``/compact`` outside a turn, and a frontend's meter before
-the first usage report. The system prompt and tool schemas are the fixed part (they
+One module for everyone who measures a request: the budget plugin before every call
+to the provider (:func:`fit_request`), ``/context`` and ``/compact`` outside a turn,
+and a frontend's meter before the first usage report. The system prompt and tool schemas are the fixed part (they
 cannot be compacted); the active context is the rest. Tool specs are built once per
 tool object and reused (a tool's schema does not change), so measuring a request
 costs the messages' estimates, which are themselves cached per message.
@@ -13,19 +13,22 @@ from __future__ import annotations
 import contextlib
 import json
 import weakref
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import context_budget, estimator_for, model_info, text_units, utilization
-from ketch.messages import History, without_images
-from ketch.prompt import PromptPart, join_parts
-from ketch.providers import ToolSpec
-from ketch.stash import StashKey
+from ketch.api import History, PromptPart, StashKey, ToolSpec, join_parts, offered_tools
+from ketch.api import tool_spec as plain_spec
+from ketch_context_kit.budget import (
+    context_budget,
+    estimator_for,
+    model_info,
+    text_units,
+    utilization,
+)
+from ketch_provider_kit.images import without_images
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-    from ketch.tools import Tool
+    from ketch.api import Session, Tool
 
 # Per tool object: its spec and the weighted characters of its schema (json).
 _SPECS: weakref.WeakKeyDictionary[Any, tuple[ToolSpec, float]] = weakref.WeakKeyDictionary()
@@ -37,23 +40,11 @@ def tool_spec(tool: Tool) -> tuple[ToolSpec, float]:
         return _SPECS[tool]
     except (KeyError, TypeError):
         pass
-    spec = ToolSpec(name=tool.name, description=tool.description, input_schema=tool.input_schema())
+    spec = plain_spec(tool)
     size = text_units(json.dumps(spec.model_dump(), default=str))
     with contextlib.suppress(TypeError):  # not weak-referenceable: fine, just not cached
         _SPECS[tool] = (spec, size)
     return spec, size
-
-
-def offered_tools(session: Session, allowed: Iterable[str] | None = None) -> list[Tool]:
-    """The tools offered in the session's mode (a read-only mode offers no mutating
-    tool), narrowed to ``allowed`` names when the turn is restricted."""
-    tools = list(session.kernel.tools.values())
-    if session.read_only:
-        tools = [t for t in tools if not t.mutating]
-    if allowed is not None:
-        names = set(allowed)
-        tools = [t for t in tools if t.name in names]
-    return tools
 
 
 @dataclass
@@ -112,9 +103,8 @@ def measure(
     )
 
 
-def overflow_report(session: Session, budget: RequestBudget) -> str:
-    """Why the request does not fit the model, and what the person can do (the plugins
-    that shape the context say more, by raising ``ContextOverflow`` themselves)."""
+def largest_parts(session: Session, budget: RequestBudget, count: int = 3) -> str:
+    """The system prompt's largest parts with their sizes ("AGENTS.md ~1,200, ...")."""
     estimator = estimator_for(session)
     sizes = sorted(
         (
@@ -124,17 +114,29 @@ def overflow_report(session: Session, budget: RequestBudget) -> str:
         ),
         reverse=True,
     )
-    largest = ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:3])
-    capacity = budget.capacity
+    return ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:count])
+
+
+def remedies_for(budget: RequestBudget) -> list[str]:
+    """What the person can do about a request that does not fit, whatever shapes it."""
     remedies = []
-    if budget.system_tokens > capacity // 4:
+    if budget.system_tokens > budget.capacity // 4:
         remedies.append("shorten the instruction files or the project memory")
-    if budget.schema_tokens > capacity // 4:
+    if budget.schema_tokens > budget.capacity // 4:
         remedies.append("disable tools or plugins you do not need (--no-plugin NAME)")
-    remedies += [
+    return [
+        *remedies,
         "start a new session",
         "use a model with a larger context window (context_window in config.toml)",
     ]
+
+
+def overflow_report(session: Session, budget: RequestBudget) -> str:
+    """Why the request does not fit the model, and what the person can do (the plugins
+    that shape the context say more, by raising ``ContextOverflow`` themselves)."""
+    largest = largest_parts(session, budget)
+    capacity = budget.capacity
+    remedies = remedies_for(budget)
     return (
         "the context does not fit the model: "
         f"system prompt ~{budget.system_tokens:,} tokens"
@@ -157,7 +159,7 @@ def fit_images(session: Session, messages: History) -> History:
         return messages
     stripped, dropped = without_images(messages)
     if dropped and not session.stash.get(_TOLD_NO_IMAGES, False):
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         session.stash[_TOLD_NO_IMAGES] = True
         session.kernel.emit(
