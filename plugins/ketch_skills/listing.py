@@ -17,7 +17,9 @@ def listed(kernel: Kernel) -> list[Skill]:
     """The skills the model may load here: model-invocable, and not held back."""
     held = held_back(kernel)
     return [
-        s for s in skills(kernel.workspace, extra_folders(kernel)) if s.model_invocable and s.name not in held
+        s
+        for s in skills(kernel.workspace, extra_folders(kernel))
+        if s.model_invocable and s.name not in held
     ]
 
 

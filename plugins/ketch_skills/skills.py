@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ketch_prompt_kit.markdown_files import Folder
 
+
 def body_for(
     skill: Skill, arguments: str = "", session_id: str = "", workspace: Path | None = None
 ) -> str:

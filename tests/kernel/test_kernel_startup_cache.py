@@ -328,7 +328,7 @@ def ketch_register_tools(register, kernel):
     register(Hello(path.read_text().strip()))
 """
 
-OFFERED_TOOLS = '''
+OFFERED_TOOLS = """
 import os
 
 from pydantic import BaseModel
@@ -355,7 +355,7 @@ class Hello(Tool):
 
     async def run(self, args, ctx):
         return ToolResult.success(self.greeting + " " + args.name)
-'''
+"""
 
 
 def test_offered_when_decides_the_tool_and_keys_its_schema(tmp_path: Path) -> None:
@@ -421,8 +421,6 @@ def test_plugins_check_reports_an_offered_when_that_disagrees_with_its_hook(
     assert result.returncode == 0, result.stderr
     hello = {p["name"]: p for p in json.loads(result.stdout)}["hello"]
     assert hello["warnings"] == []
-    result = run_cli(
-        ["plugins", "--check", "--json"], cwd=tmp_path, env={**env, "HELLO_LIE": "1"}
-    )
+    result = run_cli(["plugins", "--check", "--json"], cwd=tmp_path, env={**env, "HELLO_LIE": "1"})
     hello = {p["name"]: p for p in json.loads(result.stdout)}["hello"]
     assert any("offered_when says no tool is offered" in w for w in hello["warnings"]), hello
