@@ -25,23 +25,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
 
-FRONTEND = "background"
+
 WORKTREE_FRONTEND = "worktree"  # the worktrees plugin's: the run makes its worktree itself
-
-
-class BackgroundOption(argparse.Action):
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, **kwargs)
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, True)
-        namespace.frontend = FRONTEND
 
 
 def read_prompt(args: argparse.Namespace) -> str:

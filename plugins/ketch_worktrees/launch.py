@@ -14,30 +14,12 @@ from __future__ import annotations
 import argparse
 import copy
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
 
-FRONTEND = "worktree"
-BACKGROUND = "background"  # the background plugin's frontend: it runs -w in its own process
-PREVIOUS = "worktree_frontend"  # where the frontend chosen before -w is kept
-
-
-class WorktreeOption(argparse.Action):
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, values)
-        current = getattr(namespace, "frontend", None)
-        if current in (FRONTEND, BACKGROUND):
-            return
-        setattr(namespace, PREVIOUS, current)
-        namespace.frontend = FRONTEND
+from ketch_worktrees import PREVIOUS
 
 
 def options_for_worktree(args: argparse.Namespace) -> argparse.Namespace:
