@@ -194,6 +194,7 @@ def record(tool: Tool) -> dict[str, Any]:
         "mutating": bool(tool.mutating),
         "concurrent": tool.concurrent,
         "repeatable": bool(tool.repeatable),
+        "capabilities": sorted(str(c) for c in tool.capabilities),
     }
 
 
@@ -212,12 +213,24 @@ class CachedTool(Tool):
         concurrent = row.get("concurrent")
         self.concurrent = concurrent if isinstance(concurrent, bool) else None  # type: ignore[misc]
         self.repeatable = bool(row.get("repeatable", False))  # type: ignore[misc]
+        # What the tool is (running sandboxed, delegating to a child session): read with
+        # the call's proposal, before anything resolves the real tool.
+        self.capabilities = frozenset(str(c) for c in row.get("capabilities") or ())  # type: ignore[misc]
         self._resolve = resolve
         self._real: Tool | None = None
         self._missing = ""
 
     def input_schema(self) -> dict[str, Any]:
         return json.loads(json.dumps(self._schema))  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else a tool class declares (a plugin's own attribute): the real tool's."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        real = self.real
+        if real is None:
+            raise AttributeError(name)
+        return getattr(real, name)
 
     @property
     def real(self) -> Tool | None:
@@ -282,10 +295,8 @@ def cached_tools(kernel: Kernel) -> dict[str, Tool]:
         if not cacheable(info, provided):
             return None
         variant = offered(kernel, provided)
-        if variant is None:
-            return None
-        if variant is False:
-            return []  # nothing offered: the hook would register nothing
+        if not isinstance(variant, str):  # False: nothing offered (the hook would register
+            return [] if variant is False else None  # nothing); None: the hook decides
         if cache is None:
             cache = ToolCache(kernel)
         key = plugin_key(info, variant)

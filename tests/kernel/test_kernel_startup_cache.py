@@ -424,3 +424,41 @@ def test_plugins_check_reports_an_offered_when_that_disagrees_with_its_hook(
     result = run_cli(["plugins", "--check", "--json"], cwd=tmp_path, env={**env, "HELLO_LIE": "1"})
     hello = {p["name"]: p for p in json.loads(result.stdout)}["hello"]
     assert any("offered_when says no tool is offered" in w for w in hello["warnings"]), hello
+
+
+def test_a_cached_tool_keeps_what_it_is_before_its_module_loads(tmp_path: Path) -> None:
+    """The agent tool's schema comes from the cache (its description keyed by the agents
+    listed); its first call is proposed with what the tool is (it delegates: its child
+    runs inside the parent's turn) before its module loads, so the subagent runs."""
+    site = tmp_path / "site"
+    site.mkdir()
+    env = environment(tmp_path, site)
+    cold, _ = first_request_tools(tmp_path, env, Answer(text="hi"))  # fills the cache
+    warm, run = first_request_tools(
+        tmp_path,
+        env,
+        Answer(tool_calls=[("agent", {"description": "look", "prompt": "say hello"})]),
+        Answer(text="hello from the child"),
+        Answer(text="done"),
+    )
+    assert warm["agent"] == cold["agent"]
+    [result] = run.of_type("tool_result")
+    assert result["name"] == "agent"
+    assert result["ok"] and "hello from the child" in result["output"], json.dumps(result)
+
+
+def test_a_cached_record_keeps_what_the_tool_is() -> None:
+    """Effects, mutating, concurrency and capabilities (the kernel's DELEGATES, the
+    sandbox's "runs sandboxed") are read when a call is proposed: the record keeps them."""
+    from ketch.tool_cache import CachedTool, record
+    from ketch_agents.tool import AgentTool
+
+    real = AgentTool({})
+    cached = CachedTool(json.loads(json.dumps(record(real))), lambda name: None)
+    assert real.capabilities and cached.capabilities == real.capabilities
+    assert (cached.effects, cached.mutating, cached.concurrent) == (
+        real.effects,
+        real.mutating,
+        real.concurrent,
+    )
+    assert cached.input_schema() == real.input_schema()
