@@ -224,7 +224,12 @@ PHASES = (
     ),
     ("register provider kinds", "ketch/kernel.py", "provider_kinds", 1),
     ("validate the settings (every plugin's section)", "ketch/kernel.py", "loaded_settings", 1),
-    ("plugins' configure hooks (the sandbox probe runs bwrap)", "ketch/hooks.py", "configure", 1),
+    (
+        "plugins' configure hooks (the sandbox's bwrap probe: kept once it worked)",
+        "ketch/hooks.py",
+        "configure",
+        1,
+    ),
     ("build the provider (its module, the HTTP client)", "ketch/kernel.py", "build_provider", 1),
     ("start: session event, session-start hooks", "ketch/kernel.py", "start", 1),
     (
