@@ -968,16 +968,16 @@ def explain_startup(
     explained = data.get("explain")
     if explained:
         out.append(
-            "Where `ketch -p`'s own time goes, from one cProfile run (each phase's share of the profiled process, applied to the CPU median; indented phases are inside the one above):\n"
+            "Where `ketch -p`'s own time goes, from one cProfile run of its main thread until the first request leaves (each phase's share of it, applied to the wall-time median to the first request; indented phases are inside the one above):\n"
         )
-        out.append("| phase | CPU ms (estimate) | share |\n|---|---|---|")
+        out.append("| phase | ms (estimate) | share |\n|---|---|---|")
         out += [
             f"| {'&nbsp;' * 4 * ph['depth']}{ph['phase']} | {fmt(ph['cpu_ms_estimate'])} | {ph['share']:.0%} |"
             for ph in explained["phases"]
         ]
         out.append("")
         out.append(
-            f"The imports that cost most, by `-X importtime` (cumulative, wall time with the tool's own overhead, {fmt(explained['imports_ms'])} ms of imports in all):\n"
+            f"The imports that cost most before the first request leaves, by `-X importtime` (cumulative, wall time with the tool's own overhead, any thread, {fmt(explained['imports_ms'])} ms of imports in all):\n"
         )
         out.append("| module (imported lazily by ketch) | ms |\n|---|---|")
         out += [f"| `{row['module']}` | {fmt(row['ms'])} |" for row in explained["top_imports"]]
