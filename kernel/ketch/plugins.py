@@ -94,9 +94,14 @@ class Provided:
 
     names: tuple[str, ...]
     dynamic: str | None = None  # what else it may register, in words; None: nothing else
+    offered_when: Callable[[Any], bool | str | None] | None = None  # see ketch.tool_cache
 
 
-def provides(*names: str, dynamic: str | None = None) -> Callable[[_Hook], _Hook]:
+def provides(
+    *names: str,
+    dynamic: str | None = None,
+    offered_when: Callable[[Any], bool | str | None] | None = None,
+) -> Callable[[_Hook], _Hook]:
     """Declare the names a ``ketch_register_*`` hook registers, so that ``ketch plugins``
     can list them without calling the hook (and importing what the hook imports)::
 
@@ -115,11 +120,12 @@ def provides(*names: str, dynamic: str | None = None) -> Callable[[_Hook], _Hook
     a session then takes a tool plugin's schemas from the tool cache while it is
     current (:mod:`ketch.tool_cache`) and calls the hook when one of its tools is
     first needed beyond its schema. A hook whose registration depends on anything else
-    says so in ``dynamic`` and is always called.
+    says so in ``dynamic`` and is always called, unless ``offered_when(kernel)``, cheap
+    and without the tool modules, decides what varies (:mod:`ketch.tool_cache`).
     """
 
     def mark(hook: _Hook) -> _Hook:
-        setattr(hook, PROVIDES_ATTR, Provided(tuple(names), dynamic))
+        setattr(hook, PROVIDES_ATTR, Provided(tuple(names), dynamic, offered_when))
         return hook
 
     return mark

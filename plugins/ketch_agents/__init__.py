@@ -60,15 +60,33 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
     register(AGENTS)
 
 
-@hookimpl
-@provides("agent", dynamic="its description lists the agents defined for this workspace and user")
-def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
+def _offered_definitions(kernel: Kernel) -> dict[str, Any]:
+    """The definitions the agent tool offers here (a problem found in one is a notice)."""
     from ketch_agents.definitions import extra_folders, load
-    from ketch_agents.tool import AgentTool
 
     definitions, problems = load(kernel.workspace, extra_folders(kernel))
-    kernel.notices.extend(problems)
-    register(AgentTool(trusted_definitions(kernel, definitions)))
+    kernel.notices.extend(p for p in problems if p not in kernel.notices)
+    return trusted_definitions(kernel, definitions)
+
+
+def _listed(kernel: Kernel) -> str:
+    """What varies in the agent tool: the agents its description lists (the tool cache
+    keeps its schema by this, so the tool module loads at its first call)."""
+    from ketch_agents.definitions import listing, ordered
+
+    return listing(ordered(_offered_definitions(kernel)))
+
+
+@hookimpl
+@provides(
+    "agent",
+    dynamic="its description lists the agents defined for this workspace and user",
+    offered_when=_listed,
+)
+def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
+    from ketch_agents.tool import AgentTool
+
+    register(AgentTool(_offered_definitions(kernel)))
 
 
 def trusted_definitions(kernel: Kernel, definitions: dict[str, Any]) -> dict[str, Any]:

@@ -60,16 +60,10 @@ class AgentTool(Tool[AgentInput]):
     capabilities: ClassVar[frozenset[str]] = frozenset({DELEGATES})
 
     def __init__(self, definitions: dict[str, Definition]) -> None:
-        from ketch_agents.definitions import listing
+        from ketch_agents.definitions import listing, ordered
 
-        ordered = dict(
-            sorted(
-                definitions.items(),
-                key=lambda item: (item[1].source != "built-in", item[0] != DEFAULT, item[0]),
-            )
-        )
-        self.definitions = ordered
-        self.description = DESCRIPTION + listing(ordered)  # type: ignore[misc]
+        self.definitions = ordered(definitions)
+        self.description = DESCRIPTION + listing(self.definitions)  # type: ignore[misc]
 
     def summary(self, args: AgentInput) -> str:
         a: Any = args

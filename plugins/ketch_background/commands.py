@@ -18,11 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # --- ketch ps ------------------------------------------------------------------------------
 
 
-def configure_ps(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--all", action="store_true", help="also runs that ended (the last day)")
-    parser.add_argument("--json", action="store_true", help="as JSON")
-
-
 def rows(include_ended: bool) -> list[dict[str, Any]]:
     """One row per run: its status, and what the live worker says (workspace, model,
     what it waits for)."""
@@ -110,10 +105,6 @@ def run_ps(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 # --- ketch stop ------------------------------------------------------------------------------
-
-
-def configure_id(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="the session id (or its run id, or a unique prefix)")
 
 
 def lookup(ident: str) -> Status:

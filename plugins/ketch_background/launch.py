@@ -22,28 +22,10 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from ketch_frontend_kit import MAKES_WORKTREE, WORKTREE_FRONTEND, WORKTREE_PREVIOUS
+from ketch_frontend_kit import WORKTREE_FRONTEND, WORKTREE_PREVIOUS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
-
-FRONTEND = "background"
-
-
-class BackgroundOption(argparse.Action):
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, **kwargs)
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, True)
-        setattr(namespace, MAKES_WORKTREE, True)  # the run makes its -w worktree itself
-        namespace.frontend = FRONTEND
 
 
 def read_prompt(args: argparse.Namespace) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import Command, hookimpl
+from ketch.api import Command, StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Event, HookVerdict, ProposedCall, Session, ToolResult
@@ -150,6 +150,12 @@ async def ketch_after_tool_use(session: Session, call: ProposedCall, result: Too
         await found.after(call)
 
 
+# The prompt that starts a turn while the store still opens beside the first request:
+# its checkpoint is recorded once the store is open (here, not in live.py: the prompt
+# arrives before the first request, and the checkpoint machinery loads after it).
+PENDING_TURN = StashKey[str]()
+
+
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
     if event.type == "message":
@@ -158,8 +164,6 @@ def ketch_event(session: Session, event: Event) -> None:
         message = event.message  # type: ignore[attr-defined]
         if is_prompt(message):
             if session.kernel.store_pending:
-                from ketch_checkpoints.live import PENDING_TURN
-
                 session.stash[PENDING_TURN] = message.id  # recorded once the store is open
                 return
             found = _live(session)
@@ -174,8 +178,6 @@ def ketch_event(session: Session, event: Event) -> None:
             if found is not None:
                 found.warm()
     elif event.type == "turn_end":
-        from ketch_checkpoints.live import PENDING_TURN
-
         if PENDING_TURN in session.stash:
             _live(session)  # the store is open by now: the turn is recorded
         found = _existing(session)

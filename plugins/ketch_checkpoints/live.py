@@ -54,8 +54,6 @@ class Shared:
 SHARED = StashKey[dict[str, Shared]]()
 LIVE = StashKey["Live | None"]()
 OFF = StashKey[str]()  # why checkpoints are off for this session, until said
-# A prompt that started a turn while the store was still opening (Kernel.store_pending).
-PENDING_TURN = StashKey[str]()
 
 
 def blob_store(kernel: Kernel) -> tuple[BlobStore | None, str]:
@@ -344,6 +342,8 @@ def live(session: Session) -> Live | None:
         else:
             session.stash[OFF] = why
     session.stash[LIVE] = found
+    from ketch_checkpoints import PENDING_TURN
+
     turn = session.stash.pop(PENDING_TURN, None)
     if turn and found is not None:
         found.prompt(turn)

@@ -129,13 +129,14 @@ async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict
     import asyncio
 
     from ketch.api import HookVerdict
-    from ketch_hooks.handlers import user_prompt_submit
 
     pending = session.stash.pop(START_CONTEXT, None)
     start = (await pending) if isinstance(pending, asyncio.Future) else pending
-    verdict = (
-        await user_prompt_submit(session, prompt) if _has(session, "UserPromptSubmit") else None
-    )
+    verdict = None
+    if _has(session, "UserPromptSubmit"):  # the handlers load only where a hook is set
+        from ketch_hooks.handlers import user_prompt_submit
+
+        verdict = await user_prompt_submit(session, prompt)
     if not start:
         return verdict
     if verdict is None:

@@ -69,16 +69,22 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
     register(LSP)
 
 
-@hookimpl
-@provides(
-    dynamic="definition, references, hover, symbols, diagnostics, rename: when a language server is found"
-)
-def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
+def _offered(kernel: Kernel) -> bool:
+    """Whether its tools are offered: enabled, and a server could start here."""
     if not _settings(kernel).enabled:
-        return
+        return False
     from ketch_lsp.servers import usable
 
-    if not usable(kernel):
+    return usable(kernel)
+
+
+@hookimpl
+@provides(
+    dynamic="definition, references, hover, symbols, diagnostics, rename: when a language server is found",
+    offered_when=_offered,
+)
+def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
+    if not _offered(kernel):
         return  # no server: no tool, and not one token more in any request
     from ketch_lsp.rename import Rename
     from ketch_lsp.tools import Definition, Diagnostics, Hover, References, Symbols

@@ -6,13 +6,15 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ketch.api import StashKey
-from ketch_sandbox.egress import Channel, Egress
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Access, PermissionSnapshot, ProposedCall, Session, ToolContext
     from ketch_net_kit.rules import NetworkRules
+    from ketch_sandbox.egress import Channel, Egress
 
-EGRESS = StashKey[Egress]()
+# The proxy and its HTTP parser (egress, proxy: h11) load with the first command that
+# needs the network, not with the session's start (which reads only the rules).
+EGRESS: StashKey[Egress] = StashKey()
 
 
 def workspace_widens(session: Session) -> bool:
@@ -39,6 +41,7 @@ def open_channel(
     if session is None:
         return None
     from ketch_net_kit.config import inject_rules
+    from ketch_sandbox.egress import Egress
 
     egress = session.stash.get(EGRESS)
     if egress is None:

@@ -1,5 +1,5 @@
-"""What the model sees of skills: the system-prompt listing, the ``skill`` tool, and the
-narrowing after a skill with ``allowed-tools`` was loaded."""
+"""The ``skill`` tool and what it loads (the system prompt's listing is in
+``ketch_skills.listing``)."""
 
 from __future__ import annotations
 
@@ -7,36 +7,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.api import Effect, PromptPart, Tool, ToolContext, ToolResult
+from ketch.api import Effect, Tool, ToolContext, ToolResult
 from ketch_prompt_kit.arguments import expand_arguments
 from ketch_skills.discovery import MAX_FILES_LISTED, Skill, find, skills
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
-    from ketch.api import Session
     from ketch_prompt_kit.markdown_files import Folder
-
-# --- what the model sees ------------------------------------------------------------------
-
-
-def prompt_part(session: Session) -> PromptPart | None:
-    from ketch_skills.discovery import extra_folders, held_back
-
-    held = held_back(session.kernel)
-    extra = extra_folders(session.kernel)
-    listed = [
-        s for s in skills(session.workspace, extra) if s.model_invocable and s.name not in held
-    ]
-    if not listed or "skill" not in session.kernel.tools:
-        return None
-    lines = [f"- {s.name}: {s.description}" for s in listed]
-    text = (
-        "Skills are instructions for particular kinds of task, kept out of this prompt until needed. "
-        "When a task matches a skill's description, call the `skill` tool with its name first, then follow what it says.\n"
-        + "\n".join(lines)
-    )
-    return PromptPart(text=text, title="Skills", order=450, source="skills")
 
 
 def body_for(

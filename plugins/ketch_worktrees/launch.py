@@ -1,8 +1,8 @@
 """``ketch -w NAME``: make (or reopen) the worktree, then run the session there.
 
 The option chooses the ``worktree`` frontend (``--frontend``, which the CLI reads after
-parsing; the name is ``ketch_frontend_kit.WORKTREE_FRONTEND``), keeping the frontend that was chosen before (if any) for the
-session in the worktree. That frontend makes the worktree and hands the parsed options
+parsing; the name is ``ketch_frontend_kit.WORKTREE_FRONTEND``), keeping the frontend
+that was chosen before (if any) for the session in the worktree. That frontend makes the worktree and hands the parsed options
 to :func:`ketch_launch_kit.run_frontend`, which boots a kernel *in the worktree*: its
 config layers, trust, commands, sandbox root, checkpoints and sessions are the
 worktree's, as if ``ketch`` had been typed there. An option whose frontend
@@ -15,30 +15,12 @@ from __future__ import annotations
 import argparse
 import copy
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ketch_frontend_kit import MAKES_WORKTREE
-from ketch_frontend_kit import WORKTREE_FRONTEND as FRONTEND
 from ketch_frontend_kit import WORKTREE_PREVIOUS as PREVIOUS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel
-
-
-class WorktreeOption(argparse.Action):
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, values)
-        current = getattr(namespace, "frontend", None)
-        if current == FRONTEND or getattr(namespace, MAKES_WORKTREE, False):
-            return
-        setattr(namespace, PREVIOUS, current)
-        namespace.frontend = FRONTEND
 
 
 def options_for_worktree(args: argparse.Namespace) -> argparse.Namespace:
