@@ -181,7 +181,9 @@ def check_command(
     return findings
 
 
-def _tree_secret(path: str, walk: object, snapshot: PermissionSnapshot, *, masked: bool) -> str | None:
+def _tree_secret(
+    path: str, walk: object, snapshot: PermissionSnapshot, *, masked: bool
+) -> str | None:
     """A secret a recursive read of ``path`` would reach, by that program's own walk
     (inside the workspace or, through symlinks it follows, outside it); None when there
     is none or the sandbox masks what it reaches."""
@@ -189,7 +191,12 @@ def _tree_secret(path: str, walk: object, snapshot: PermissionSnapshot, *, maske
 
     chosen = walk if isinstance(walk, Walk) else EVERYTHING
     found = reach(
-        path, chosen, workspace=Path("/"), cwd=path, masked=masked, content_within=snapshot.workspace
+        path,
+        chosen,
+        workspace=Path("/"),
+        cwd=path,
+        masked=masked,
+        content_within=snapshot.workspace,
     )
     if found is None:
         return None

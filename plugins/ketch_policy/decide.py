@@ -476,7 +476,9 @@ def _paths(ctx: Context, part: Command, *, sandboxed: bool) -> tuple[str | None,
     return found, list(dict.fromkeys(scopes))
 
 
-def _tree(ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Callable[[str], bool]) -> str | None:
+def _tree(
+    ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Callable[[str], bool]
+) -> str | None:
     """Why a recursive read of ``path`` is not proven: what *that* program would read
     there (its own walk: hidden and ignored files, overrides, symlinks followed) holds a
     secret (masked in the sandbox, so it counts only without one) or leaves the
@@ -484,10 +486,16 @@ def _tree(ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Ca
     if not os.path.isdir(path):
         why = None if sandboxed or allowed(path) else secret_reason(path, within=ctx.workspace)
         return f"reads {path}, which looks like a secret ({why})" if why else None
-    walk = use.walk if isinstance(use.walk, Walk) else (EVERYTHING if use.kind == "tree" else RG_DEFAULT)
+    walk = (
+        use.walk
+        if isinstance(use.walk, Walk)
+        else (EVERYTHING if use.kind == "tree" else RG_DEFAULT)
+    )
     cwd = str(use.cwds[0]) if use.cwds else str(ctx.workspace)
     found = reach(path, walk, workspace=ctx.workspace, cwd=cwd, masked=sandboxed)
-    if found is None or (found.kind == "secret" and allowed(os.path.join(resolve(ctx.workspace), found.path))):
+    if found is None or (
+        found.kind == "secret" and allowed(os.path.join(resolve(ctx.workspace), found.path))
+    ):
         return None
     return found.describe(path) + (" (a sandbox would mask it)" if found.kind == "secret" else "")
 

@@ -102,7 +102,9 @@ def sandbox_view(tmp_path: Path) -> Iterator[Any]:
         claim.release()
 
 
-def test_the_listener_lives_in_the_commands_namespace_only(egress: Egress, sandbox_view: Any) -> None:
+def test_the_listener_lives_in_the_commands_namespace_only(
+    egress: Egress, sandbox_view: Any
+) -> None:
     view = sandbox_view
     masks = MaskSet.create()
     host_before = listeners(Path("/proc/net/tcp").read_text())
