@@ -6,8 +6,8 @@ Builds a realistic coding session (prompts, tool calls reading and editing files
 outputs of a few KB, answers) of about --tokens estimated tokens, then times, on a
 real kernel with the bundled compact plugin:
 
-* the compactor alone (the ``ketch_compact`` hook: plan, prune, summarize), and
-* a whole compaction as the loop runs it (``ketch.context.compact``: hooks, record,
+* the compactor alone (the ``compact_compactor`` hook: plan, prune, summarize), and
+* a whole compaction as the loop runs it (``ketch_compact.runner.compact``: hooks, record,
   the compaction event),
 
 for three budgets: a 256k window (auto compaction down to the 50% target), a 128k
@@ -27,14 +27,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "kernel"), str(ROOT / "plugins")]
 
-from ketch.compaction import CompactionRequest  # noqa: E402
-from ketch.context import compact, effective_capacity, estimate_messages  # noqa: E402
 from ketch.messages import Message, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
 from ketch.testing import Harness  # noqa: E402
+from ketch_compact.runner import compact  # noqa: E402
+from ketch_context_kit.budget import effective_capacity, estimate_messages  # noqa: E402
+from ketch_context_kit.compaction import STATE_KEY, CompactionRequest  # noqa: E402
 
 TARGET_MS = 50.0
 CODE = "def handler(request):\n    value = parse(request.body)\n    return respond(value, status=200)\n"
@@ -118,6 +120,13 @@ def main() -> int:
         loop = asyncio.new_event_loop()
         session = harness.session
         kernel = session.kernel
+
+        def compactor(request: CompactionRequest) -> Any:
+            """The ``compact_compactor`` hook, its answer awaited (a summary may be async)."""
+            return loop.run_until_complete(
+                kernel.hooks.first_async("compact_compactor", request=request)
+            )
+
         out(f"{'case':<36}{'wall median':>12}{'p95':>9}{'CPU median':>12}{'min':>8}  result")
         for label, window, reason in (
             ("256k window, auto", 256_000, "auto"),
@@ -130,7 +139,7 @@ def main() -> int:
             def reset() -> None:
                 session.transcript = messages
                 session.active = messages
-                session.compactions.clear()
+                session.state.pop(STATE_KEY, None)
 
             def hook_only(
                 capacity: int = capacity, target: int = target, reason: str = reason
@@ -144,7 +153,7 @@ def main() -> int:
                     capacity_tokens=capacity,
                     reason=reason,  # type: ignore[arg-type]
                 )
-                kernel.hooks.compact(request)
+                compactor(request)
 
             def whole(capacity: int = capacity, reason: str = reason) -> None:
                 reset()
@@ -154,15 +163,15 @@ def main() -> int:
                 )
 
             hook_only()
-            result = kernel.hooks.compact(
+            result = compactor(
                 CompactionRequest(
                     session=session,
                     messages=messages,
                     system_tokens=3_000,
                     target_tokens=target,
                     capacity_tokens=capacity,
-                    reason=reason,
-                )  # type: ignore[arg-type]
+                    reason=reason,  # type: ignore[arg-type]
+                )
             )
             assert result is not None
             for name, fn in (("compactor", hook_only), ("whole compaction", whole)):

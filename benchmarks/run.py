@@ -968,16 +968,16 @@ def explain_startup(
     explained = data.get("explain")
     if explained:
         out.append(
-            "Where `ketch -p`'s own time goes, from one cProfile run (each phase's share of the profiled process, applied to the CPU median; indented phases are inside the one above):\n"
+            "Where `ketch -p`'s own time goes, from one cProfile run of its main thread until the first request leaves (each phase's share of it, applied to the wall-time median to the first request; indented phases are inside the one above):\n"
         )
-        out.append("| phase | CPU ms (estimate) | share |\n|---|---|---|")
+        out.append("| phase | ms (estimate) | share |\n|---|---|---|")
         out += [
             f"| {'&nbsp;' * 4 * ph['depth']}{ph['phase']} | {fmt(ph['cpu_ms_estimate'])} | {ph['share']:.0%} |"
             for ph in explained["phases"]
         ]
         out.append("")
         out.append(
-            f"The imports that cost most, by `-X importtime` (cumulative, wall time with the tool's own overhead, {fmt(explained['imports_ms'])} ms of imports in all):\n"
+            f"The imports that cost most before the first request leaves, by `-X importtime` (cumulative, wall time with the tool's own overhead, any thread, {fmt(explained['imports_ms'])} ms of imports in all):\n"
         )
         out.append("| module (imported lazily by ketch) | ms |\n|---|---|")
         out += [f"| `{row['module']}` | {fmt(row['ms'])} |" for row in explained["top_imports"]]
@@ -988,7 +988,13 @@ def explain_startup(
             "from a cache keyed by the installation and, for editable installs, the source files' sizes and mtimes "
             "(`ketch.tool_cache`), so a tool module loads when its tool is first called; the store opens (its key fetched "
             "through the keyring) on a thread while the first request is under way (`Kernel.open_store_concurrently`), and "
-            "the first tool call waits for it. What is left: the libraries themselves (the floor above), `ketch.session` "
+            "the first tool call waits for it. Then (the second wave): the tools whose plugins decide only whether, or "
+            "with which listing, they are offered (the language servers' tools, the skill tool, the agent tool) declare a "
+            "cheap `offered_when` beside their hook, and their schemas come from the same cache, one entry per value it "
+            "returns; the background, worktree and Claude-plugin commands set up their options in their entry modules "
+            "(their modules load when they run); the bwrap probe at start-up is kept by bwrap binary, kernel and "
+            "user-namespace settings (`ketch_sandbox.probe_cache`); the provider's TLS context (the CA bundle) is built on "
+            "a thread while the session starts. What is left: the libraries themselves (the floor above), `ketch.session` "
             "pulling in the pydantic models of messages and events (schemas built at import, most of them used before the "
             "first request anyway), and the system prompt's workspace context. "
             "`tests/kernel/test_kernel_first_request_imports.py` fails when `-p` loads a module before its first request "

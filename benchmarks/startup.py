@@ -224,7 +224,12 @@ PHASES = (
     ),
     ("register provider kinds", "ketch/kernel.py", "provider_kinds", 1),
     ("validate the settings (every plugin's section)", "ketch/kernel.py", "loaded_settings", 1),
-    ("plugins' configure hooks (the sandbox probe runs bwrap)", "ketch/hooks.py", "configure", 1),
+    (
+        "plugins' configure hooks (the sandbox's bwrap probe: kept once it worked)",
+        "ketch/hooks.py",
+        "configure",
+        1,
+    ),
     ("build the provider (its module, the HTTP client)", "ketch/kernel.py", "build_provider", 1),
     ("start: session event, session-start hooks", "ketch/kernel.py", "start", 1),
     (
@@ -236,26 +241,60 @@ PHASES = (
 )
 
 
+FIRST_REQUEST_MARK = "ketch-bench: the first request leaves\n"
+# Runs a console script (argv[1]) as Python runs a script (sys.path[0] its directory: the
+# discovery and tool caches see the same installation, so they hit as in the timed runs;
+# ``python -m cProfile`` would put the working directory there and miss them) and writes
+# FIRST_REQUEST_MARK on stderr when it first connects to the loopback server's port:
+# -X importtime's lines before it are the path. With KETCH_BENCH_PROFILE, the main thread
+# runs under cProfile until then, and the profile is written there.
+UNTIL_FIRST_REQUEST = f"""
+import os, runpy, sys
+PORT = int(os.environ.pop("KETCH_BENCH_PORT"))
+OUT = os.environ.pop("KETCH_BENCH_PROFILE", "")
+profile = None
+if OUT:
+    import cProfile
+    profile = cProfile.Profile()
+said = []
+def hook(event, args):
+    if not said and event == "socket.connect" and isinstance(args[1], tuple) and args[1][1:2] == (PORT,):
+        said.append(1)
+        if profile is not None:
+            profile.disable()
+            profile.dump_stats(OUT)
+        sys.stderr.write({FIRST_REQUEST_MARK!r})
+        sys.stderr.flush()
+sys.addaudithook(hook)
+sys.argv = sys.argv[1:]
+sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+if profile is not None:
+    profile.enable()
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
 def explain_first_request(
-    case: Case, env: dict[str, str], cwd: Path, scratch: Path
+    case: Case, env: dict[str, str], cwd: Path, scratch: Path, port: int
 ) -> dict[str, Any]:
-    """One ``-p`` run under cProfile and one under ``-X importtime``: each phase's share of
-    the profiled process (applied to the unprofiled CPU median, so an estimate: the
-    profiler inflates Python-heavy code more than C), and the imports that cost most."""
+    """One ``-p`` run under cProfile and one under ``-X importtime``, each until its first
+    request leaves: each phase's share of the profiled main thread (applied to the
+    unprofiled wall-time median to the first request, so an estimate: the profiler
+    inflates Python-heavy code more than C), and the imports that cost most."""
     import pstats
 
     out = scratch / "p.prof"
     script = case.argv[0]
     subprocess.run(
-        [sys.executable, "-m", "cProfile", "-o", str(out), script, *case.argv[1:]],
-        env=env,
+        [sys.executable, "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
+        env={**env, "KETCH_BENCH_PORT": str(port), "KETCH_BENCH_PROFILE": str(out)},
         cwd=cwd,
         capture_output=True,
         check=True,
     )
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     total = max(entry[3] for entry in stats.values())
-    cpu = median_ms(case.cpu)
+    cpu = median_ms(case.wall)  # the profiled span: until the first request leaves
     phases = []
     for label, path, function, depth in PHASES:
         cumulative = sum(
@@ -272,13 +311,16 @@ def explain_first_request(
             }
         )
     imported = subprocess.run(
-        [sys.executable, "-X", "importtime", script, *case.argv[1:]],
-        env=env,
+        [sys.executable, "-X", "importtime", "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
+        env={**env, "KETCH_BENCH_PORT": str(port)},
         cwd=cwd,
         capture_output=True,
         text=True,
         check=True,
     ).stderr
+    # Only what was imported before the first request left (any thread): what follows
+    # (the answer, the session's end) is not on the path this table explains.
+    imported = imported.partition(FIRST_REQUEST_MARK)[0]
     rows = []
     for line in imported.splitlines():
         if line.startswith("import time:") and "self [us]" not in line:
@@ -295,7 +337,7 @@ def explain_first_request(
         "imports_ms": round(all_imports, 1),
         "top_imports": [{"module": name, "ms": round(ms, 1)} for name, ms in top],
         "httpx_cli_ms": round(httpx_cli, 1),
-        "note": "phase shares from cProfile (an estimate: the profiler slows Python code more than C); import times from -X importtime (its own overhead included)",
+        "note": "phase shares from cProfile (an estimate: the profiler slows Python code more than C); import times from -X importtime until the first request leaves (its own overhead included)",
     }
 
 
@@ -395,7 +437,13 @@ def main() -> int:
                     case.first_get.clear()
         by = {case.name: case for case in cases}
         explained = (
-            explain_first_request(by["ketch -p (to first request)"], env_p, workspace, root)
+            explain_first_request(
+                by["ketch -p (to first request)"],
+                env_p,
+                workspace,
+                root,
+                server.server.server_address[1],
+            )
             if args.explain
             else None
         )
@@ -513,7 +561,9 @@ def main() -> int:
     for note in notes:
         print(f"note: {note}")
     if explained:
-        print("\nketch -p, where its CPU time goes (estimated from one cProfile run):")
+        print(
+            "\nketch -p until its first request, where its time goes (estimated from one cProfile run):"
+        )
         for phase in explained["phases"]:
             print(
                 f"  {'  ' * phase['depth']}{phase['phase']:<{80 - 2 * phase['depth']}} {phase['cpu_ms_estimate']:>7.1f} ms {phase['share']:>6.1%}"

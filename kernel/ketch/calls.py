@@ -20,8 +20,8 @@ are cancelled before the turn ends: nothing goes on running unobserved.
 
 A hook that asks to end the turn (``HookVerdict.stop``, Claude Code's ``continue:
 false``) before a call refuses it; after a call, the step finishes and the turn ends.
-A tool that declares ``delegates = True`` (it runs a turn of its own on the person's
-behalf: a subagent) can ask :func:`running_call` which session, approver and tool
+A tool that declares the capability ``DELEGATES`` (it runs a turn of its own on the
+person's behalf: an agent) can ask :func:`running_call` which session, approver and tool
 narrowing its call runs under, and passes exactly those on. Other tools get None:
 they have no approver, and their only door back to policy is ``ctx.authorize``.
 """
@@ -29,7 +29,7 @@ they have no approver, and their only door back to policy is ``ctx.authorize``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,8 +53,7 @@ from ketch.policy import (
     Vote,
     combine_votes,
 )
-from ketch.request import offered_tools
-from ketch.tools import Access, Tool, ToolContext, ToolResult
+from ketch.tools import DELEGATES, Access, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Awaitable, Callable
@@ -66,6 +65,18 @@ CANCELLED = "[ketch] Cancelled by the user before this call finished."
 STOPPED_BY_HOOK = "[ketch] Not run: a hook ended the turn ({reason})."
 # Calls of one response running side by side at most (a response may propose dozens of reads).
 MAX_CONCURRENT = 10
+
+
+def offered_tools(session: Session, allowed: Iterable[str] | None = None) -> list[Tool]:
+    """The tools offered in the session's mode (a read-only mode offers no mutating
+    tool), narrowed to ``allowed`` names when the turn is restricted."""
+    tools = list(session.kernel.tools.values())
+    if session.read_only:
+        tools = [t for t in tools if not t.mutating]
+    if allowed is not None:
+        names = set(allowed)
+        tools = [t for t in tools if t.name in names]
+    return tools
 
 
 @dataclass(frozen=True)
@@ -85,7 +96,7 @@ _RUNNING: ContextVar[RunningCall | None] = ContextVar("ketch_running_call", defa
 
 def running_call() -> RunningCall | None:
     """The call whose delegating tool is running in this task (None outside the
-    ``run`` of a tool that declares ``delegates = True``)."""
+    ``run`` of a tool that declares the ``DELEGATES`` capability)."""
     return _RUNNING.get()
 
 
@@ -289,6 +300,7 @@ class CallPipeline:
             mutating=tool.mutating,
             accesses=accesses,
             plugin=tool.plugin,
+            capabilities=tool.capabilities,
         )
 
     def votes(self, proposed: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
@@ -446,8 +458,11 @@ class CallPipeline:
                 "this mode, so it was not run. Ask the user to allow it, or do without it."
             )
         shown = await preview() if preview is not None else None
-        await self.kernel.hooks.notification(
-            session, f"ketch needs your permission to use {proposed.tool}", "permission"
+        await self.kernel.hooks.call_async(
+            "ketch_notification",
+            session=session,
+            message=f"ketch needs your permission to use {proposed.tool}",
+            kind="permission",
         )
         answer = await self.approver(
             ApprovalRequest(
@@ -459,9 +474,9 @@ class CallPipeline:
                 hard=vote.hard,
             )
         )
+        # What the answer remembers is kept by whoever keeps approvals (the policy),
+        # from this event: the kernel keeps no authority of its own.
         scope = vote.scope if answer.approved and answer.remember != "once" else None
-        if scope and answer.remember == "session" and scope not in session.approvals:
-            session.approvals.append(scope)
         self.emit(
             _permission(
                 proposed,
@@ -470,6 +485,7 @@ class CallPipeline:
                 vote=vote,
                 approved=answer.approved,
                 scope=scope if answer.remember == "always" else None,
+                remembered=scope,
                 origin=answer.origin or "approver",
             )
         )
@@ -482,13 +498,13 @@ class CallPipeline:
 
     async def execute(self, ready: Ready) -> tuple[ToolResult, str]:
         call, tool, ctx = ready.call, ready.tool, ready.ctx
-        await self.kernel.hooks.before_tool_effect(
-            self.session, ready.proposed
-        )  # e.g. a checkpoint
+        await self.kernel.hooks.call_async(  # e.g. a checkpoint
+            "ketch_before_tool_effect", session=self.session, call=ready.proposed
+        )
         self.emit(
             ToolStartedEvent(tool_call_id=call.id, name=call.name, input=ready.proposed.input)
         )
-        delegates = getattr(tool, "delegates", False) is True
+        delegates = DELEGATES in tool.capabilities
         token = _RUNNING.set(
             RunningCall(self.session, call.id, self.approver, self.allowed_tools)
             if delegates
@@ -569,6 +585,7 @@ class CallPipeline:
                 mutating=tool.mutating,
                 accesses=(access,),
                 plugin=tool.plugin,
+                capabilities=tool.capabilities,
             )
             allowed, _ = await self.authorize(
                 proposed,
@@ -600,8 +617,8 @@ class CallPipeline:
             authorize=authorize,
             emit=self.emit,
             tool_call_id=call.id,
-            hooks=self.kernel.hooks,
             output=output,
+            stash=self.session.stash,
         )
 
 

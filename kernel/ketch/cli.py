@@ -199,7 +199,7 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
         help="do not load plugin NAME (repeatable)",
     )
     parser.add_argument("--frontend", help=argparse.SUPPRESS)
-    kernel.hooks.add_cli_options(parser, kernel)
+    kernel.hooks.call("ketch_add_cli_options", parser=parser, kernel=kernel)
     # Options that also work after a subcommand (`ketch plugins --no-plugin web`).
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(

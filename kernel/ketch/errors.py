@@ -29,3 +29,8 @@ class ConfigError(KetchError):
 class NoProviderConfigured(KetchError):
     """No provider is configured, none is implied by the environment, and no local
     server answered. A frontend may offer a setup instead of printing the message."""
+
+
+class ContextOverflow(KetchError):
+    """The request cannot be made to fit the model's context: the turn ends with
+    ``context_overflow`` and this message (what is too big, what the person can do)."""

@@ -2,18 +2,21 @@
 
 Frontends, storage, user hooks and tests observe a turn only through these. The
 ``stream-json`` output writes each as one JSON line (``event.model_dump_json()``).
-The design's required types and fields are all here with those meanings; the rest
-(``message``, ``tool_started``, ``tool_output``, ``notice``, ``mode``, ``user_prompt``,
-``subagent``, ``changes``, ``rewind``) are additions for storage and frontends.
+The set is open: a plugin defines its own events as subclasses of :class:`Event`
+with a ``type`` of its own and registers them (``ketch_register_events``); the kernel,
+the store and the frontends carry any event, and one whose plugin is gone is still
+read back as a plain :class:`Event` with its fields (:func:`parse_event`). The
+kernel's own are the design's required types plus ``message``, ``tool_started``, ``tool_output``,
+``notice``, ``mode``, ``user_prompt``, ``waiting`` and ``active``.
 
-Every event of a subagent's session carries that subagent's ``agent_id`` (the kernel
-stamps it); the root session's events have none, and it is left out of their JSON.
+Every event of a session that runs as another's agent carries its ``agent_id`` (the
+kernel stamps it); the root session's events have none, and it is left out of their JSON.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
@@ -23,12 +26,16 @@ Decision = Literal["allow", "ask", "deny"]
 TurnStopReason = Literal["end_turn", "max_iterations", "cancelled", "error", "context_overflow"]
 
 
-class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
+class Event(BaseModel):
+    """Base of every event: its ``type``, when, and which agent's session emitted it.
+    Unknown fields are kept (an event read back from a newer or absent plugin)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     ts: float = Field(default_factory=time.time)
-    # The subagent whose session emitted this event (None: the root session).
+    # The agent whose session emitted this event (None: the root session).
     agent_id: str | None = None
+    type: str
 
     @model_serializer(mode="wrap")
     def _without_root_agent(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -38,7 +45,7 @@ class _Event(BaseModel):
         return data
 
 
-class SessionEvent(_Event):
+class SessionEvent(Event):
     type: Literal["session"] = "session"
     session_id: str
     model: str
@@ -48,23 +55,23 @@ class SessionEvent(_Event):
     resumed: bool = False
 
 
-class UserPromptEvent(_Event):
+class UserPromptEvent(Event):
     type: Literal["user_prompt"] = "user_prompt"
     text: str
     steer: bool = False
 
 
-class TextDeltaEvent(_Event):
+class TextDeltaEvent(Event):
     type: Literal["text_delta"] = "text_delta"
     text: str
 
 
-class ReasoningDeltaEvent(_Event):
+class ReasoningDeltaEvent(Event):
     type: Literal["reasoning_delta"] = "reasoning_delta"
     text: str
 
 
-class ToolCallEvent(_Event):
+class ToolCallEvent(Event):
     type: Literal["tool_call"] = "tool_call"
     id: str
     name: str
@@ -72,13 +79,16 @@ class ToolCallEvent(_Event):
     summary: str = ""
 
 
-class PermissionEvent(_Event):
+class PermissionEvent(Event):
     type: Literal["permission"] = "permission"
     tool_call_id: str
     decision: Decision
     reason: str = ""
     approved: bool | None = None  # for ask: what the approver (or its absence) said
     scope: str | None = None  # what an "always allow" answer was scoped to
+    remembered: str | None = (
+        None  # the scope an answer allowed beyond this call (session or always)
+    )
     # Who decided, for provenance: the deciding vote's ``origin`` (its voter's word: a
     # rule, a proof, the profile, an approval...), "hook" for a ``ketch_before_tool_use``
     # verdict, the approver's ``ApprovalAnswer.origin`` for an answered ask ("approver"
@@ -89,7 +99,7 @@ class PermissionEvent(_Event):
     effects: list[str] = Field(default_factory=list)  # the call's effects, as policy saw them
 
 
-class ToolStartedEvent(_Event):
+class ToolStartedEvent(Event):
     """Emitted right before a tool's effect runs: storage journals it as dispatched."""
 
     type: Literal["tool_started"] = "tool_started"
@@ -98,7 +108,7 @@ class ToolStartedEvent(_Event):
     input: dict[str, Any]
 
 
-class ToolOutputEvent(_Event):
+class ToolOutputEvent(Event):
     """Output of a call that is still running (a command's lines as it prints them), for
     frontends to show live: ``text`` is whole lines, new since the last such event of the
     call, already through the result filters (``ketch_tool_result``). Not stored: the
@@ -110,7 +120,7 @@ class ToolOutputEvent(_Event):
     text: str
 
 
-class ToolResultEvent(_Event):
+class ToolResultEvent(Event):
     type: Literal["tool_result"] = "tool_result"
     tool_call_id: str
     name: str = ""
@@ -121,28 +131,23 @@ class ToolResultEvent(_Event):
     outcome: Literal["succeeded", "failed", "blocked", "cancelled", "refused"] = "succeeded"
 
 
-class UsageEvent(_Event):
+class UsageEvent(Event):
     type: Literal["usage"] = "usage"
     input_tokens: int
     output_tokens: int
-    cached_tokens: int = 0
-    context_utilization: float
+    cached_tokens: int = 0  # of input_tokens, read from the prompt cache
+    cache_write_tokens: int = 0  # of input_tokens, written to the prompt cache
+    reasoning_tokens: int = 0  # of output_tokens
+    # The meter (``ketch_response_usage``): 0 when no plugin measures the context.
+    context_utilization: float = 0.0
     context_tokens: int = 0
     effective_capacity: int = 0
-    cost_usd: float | None = None  # this response, when the model's price is known
     model: str = ""  # the model that answered (a session can switch models)
     provider: str = ""
+    # Plugins add fields of their own (``ketch_event_fields``): a catalog adds ``cost_usd``.
 
 
-class CompactionEvent(_Event):
-    type: Literal["compaction"] = "compaction"
-    before_tokens: int
-    after_tokens: int
-    compactor: str = ""
-    summary: str = ""
-
-
-class ErrorEvent(_Event):
+class ErrorEvent(Event):
     type: Literal["error"] = "error"
     kind: str
     retryable: bool
@@ -150,7 +155,7 @@ class ErrorEvent(_Event):
     retry_in: float | None = None  # seconds until the loop retries, when it will
 
 
-class RetryEvent(_Event):
+class RetryEvent(Event):
     """The provider call is being tried again (``attempt`` counts from 1). With
     ``discard`` the text and reasoning deltas streamed since the last request began
     belong to a failed attempt: drop them; the new attempt streams its own."""
@@ -161,7 +166,7 @@ class RetryEvent(_Event):
     reason: str = ""
 
 
-class WaitingEvent(_Event):
+class WaitingEvent(Event):
     """Nothing has arrived from the provider for ``elapsed`` seconds (sent every few
     seconds while it lasts), so a frontend can show that ketch is waiting, not stuck."""
 
@@ -170,99 +175,73 @@ class WaitingEvent(_Event):
     timeout: float | None = None  # when ketch gives up waiting (progress_timeout), if known
 
 
-class MessageEvent(_Event):
+class MessageEvent(Event):
     """A message appended to the saved transcript (user, assistant or tool results)."""
 
     type: Literal["message"] = "message"
     message: Message
 
 
-class NoticeEvent(_Event):
+class NoticeEvent(Event):
     type: Literal["notice"] = "notice"
     level: Literal["info", "warning"] = "info"
     message: str
 
 
-class ModeEvent(_Event):
+class ModeEvent(Event):
     type: Literal["mode"] = "mode"
     mode: str
     profile: str
 
 
-class SubagentEvent(_Event):
-    """A subagent started or finished, on its parent's stream. ``subagent_id`` is what
-    every event of the subagent's own session carries as ``agent_id``; ``tool_call_id``
-    is the parent's call that started it. When ``finished``: how its turn ended, its
-    final answer and the files it changed."""
-
-    type: Literal["subagent"] = "subagent"
-    status: Literal["started", "finished"]
-    subagent_id: str
-    name: str
-    description: str = ""
-    tool_call_id: str = ""
-    background: bool = False
-    session_id: str = ""  # the subagent's own session
-    stop_reason: str | None = None
-    result: str = ""
-    files_changed: list[str] = Field(default_factory=list)
-
-
-class ChangesEvent(_Event):
-    """What the running turn has changed in the workspace so far, as a plugin that
-    watches the workspace (checkpoints) measured it: sent after each call that changed
-    files, cumulative for the turn (the last one of a turn is its total). ``paths`` are
-    relative to the workspace; ``revert`` names the command that takes them back
-    (``/undo``), empty when nothing can."""
-
-    type: Literal["changes"] = "changes"
-    paths: list[str]
-    revert: str = ""
-
-
-class RewindEvent(_Event):
-    """The conversation was rewound (:meth:`ketch.session.Session.rewind`): the transcript
-    message ``message_id`` and every later one are marked rewound (they stay in the
-    transcript), ``rewound`` lists them all, and ``active`` is the ids of the active
-    context the conversation continues from."""
-
-    type: Literal["rewind"] = "rewind"
-    message_id: str
-    rewound: list[str]
-    active: list[str]
-
-
-class TurnEndEvent(_Event):
+class TurnEndEvent(Event):
     type: Literal["turn_end"] = "turn_end"
     text: str
     stop_reason: TurnStopReason
     input_tokens: int = 0
     output_tokens: int = 0
     iterations: int = 0
-    cost_usd: float | None = None  # the turn's responses, when every one had a known price
 
 
-Event = Annotated[
-    SessionEvent
-    | UserPromptEvent
-    | TextDeltaEvent
-    | ReasoningDeltaEvent
-    | ToolCallEvent
-    | PermissionEvent
-    | ToolStartedEvent
-    | ToolOutputEvent
-    | ToolResultEvent
-    | UsageEvent
-    | CompactionEvent
-    | ErrorEvent
-    | RetryEvent
-    | WaitingEvent
-    | MessageEvent
-    | NoticeEvent
-    | ModeEvent
-    | SubagentEvent
-    | ChangesEvent
-    | RewindEvent
-    | TurnEndEvent,
-    Field(discriminator="type"),
-]
+class ActiveEvent(Event):
+    """The active context was replaced, not appended to (by a plugin that shapes it:
+    a compaction, a rewind). ``active`` is the ids of the new active context, in order;
+    ``reason`` says who replaced it. The transcript is unchanged."""
+
+    type: Literal["active"] = "active"
+    active: list[str]
+    reason: str = ""
+
+
+CORE_EVENTS: tuple[type[Event], ...] = (
+    SessionEvent,
+    UserPromptEvent,
+    TextDeltaEvent,
+    ReasoningDeltaEvent,
+    ToolCallEvent,
+    PermissionEvent,
+    ToolStartedEvent,
+    ToolOutputEvent,
+    ToolResultEvent,
+    UsageEvent,
+    ErrorEvent,
+    RetryEvent,
+    WaitingEvent,
+    MessageEvent,
+    NoticeEvent,
+    ModeEvent,
+    ActiveEvent,
+    TurnEndEvent,
+)
+
+
+def event_type(model: type[Event]) -> str:
+    """The ``type`` an event model declares (its ``Literal`` default)."""
+    return str(model.model_fields["type"].default)
+
+
+def parse_event(data: dict[str, Any], models: dict[str, type[Event]]) -> Event:
+    """An event from its JSON form: the registered model of its type, else a plain
+    :class:`Event` keeping every field (a plugin that defined it is not loaded)."""
+    model = models.get(str(data.get("type")), Event)
+    return model.model_validate(data)

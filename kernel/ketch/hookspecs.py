@@ -13,22 +13,24 @@ Conventions, as in pytest:
 * Hooks marked "may be awaited" accept an awaitable as an implementation's return;
   the kernel awaits it inside the turn's event loop (run a subprocess without
   blocking the turn).
-* The kernel calls every hook through one façade (:mod:`ketch.hooks`), which applies
-  one error policy per hook. An implementation that raises is reported once
+* The kernel calls every hook through one caller (:mod:`ketch.hooks`), driven by
+  what each spec declares (:mod:`ketch.markers`): an implementation that raises, or
+  answers with a type the spec does not declare (``@returns``), is reported once
   (``ketch plugins`` and stderr) and then:
 
-  - **fails closed** where authority is at stake: a raising ``ketch_policy_vote``
-    counts as a deny vote, a raising ``ketch_before_tool_use`` denies the call, a
-    raising ``ketch_sandbox_command`` refuses to run the command (never "run it
-    unsandboxed"), and a raising ``ketch_tool_result`` withholds the output (never
+  - **fails closed** where authority is at stake (``@fail_closed``): a raising
+    ``ketch_policy_vote`` counts as a deny vote, a raising ``ketch_before_tool_use``
+    denies the call, and a raising ``ketch_tool_result`` withholds the output (never
     "show it unfiltered");
   - is **reported and skipped** everywhere else: the call goes on as if it had
-    returned None.
+    returned None;
+  - **fails its plugin** for registration hooks (``@registers``): nothing it
+    registered anywhere is kept.
 
   Raising :class:`ketch.errors.KetchError` is the deliberate way to stop with a
   message (e.g. a store that is recovery-locked): it propagates.
-* Hook wrappers (``wrapper=True``/``hookwrapper=True``) are not supported: the façade
-  calls implementations one by one so that each can fail on its own.
+* Hook wrappers (``wrapper=True``/``hookwrapper=True``) are not supported: each
+  implementation is isolated on its own.
 
 Hook modules should stay light: a plugin's entry module is imported whenever
 plugins load (``ketch --help`` included), so import heavy modules inside hooks.
@@ -38,31 +40,60 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch.markers import hookspec
+from ketch.hooks import registers
+from ketch.markers import chained, fail_closed, hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
     from collections.abc import Callable
-    from pathlib import Path
 
     from ketch.commands import Command
-    from ketch.compaction import CompactionRequest, CompactionResult
     from ketch.events import Event, TurnEndEvent
     from ketch.frontends import Frontend
     from ketch.intake import PromptIntake
     from ketch.kernel import Kernel
-    from ketch.messages import Part
+    from ketch.messages import Message, Part, Usage
     from ketch.modes import Mode, Profile
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ModelInfo, ProviderKind
-    from ketch.session import Session, Subagent
+    from ketch.providers import ModelInfo, ProviderKind, ProviderRequest
+    from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
-    from ketch.tools import Tool, ToolContext, ToolResult
+    from ketch.tools import Tool, ToolResult
     from ketch.verdicts import HookVerdict
 
+
+def _deny_vote(plugin: str, exc: BaseException) -> Any:
+    from ketch.policy import Vote
+
+    return Vote(
+        decision="deny",
+        reason=f"policy plugin '{plugin}' failed ({type(exc).__name__}: {exc}); denied to be safe",
+        plugin=plugin,
+    )
+
+
+def _deny_verdict(plugin: str, exc: BaseException) -> Any:
+    from ketch.verdicts import HookVerdict
+
+    return HookVerdict(
+        decision="deny",
+        reason=f"the before-tool-use hook of plugin '{plugin}' failed ({type(exc).__name__}: {exc}); the call was not run",
+        plugin=plugin,
+    )
+
+
+def _withhold_result(plugin: str, exc: BaseException) -> Any:
+    from ketch.tools import ToolResult
+
+    return ToolResult.error(
+        f"[ketch] The output filter of plugin '{plugin}' failed ({type(exc).__name__}); the output was withheld."
+    )
+
+
+_VERDICT = "ketch.verdicts:HookVerdict"
 
 # --- registration ------------------------------------------------------------------
 
@@ -83,6 +114,7 @@ def ketch_add_hookspecs(pluginmanager: PluginManager) -> None:
 
 
 @hookspec
+@registers
 def ketch_register_providers(register: Callable[[ProviderKind], None], kernel: Kernel) -> None:
     """Register provider kinds.
 
@@ -95,6 +127,7 @@ def ketch_register_providers(register: Callable[[ProviderKind], None], kernel: K
 
 
 @hookspec
+@registers
 def ketch_register_tools(
     register: Callable[[Tool | Callable[..., Any]], None], kernel: Kernel
 ) -> None:
@@ -112,6 +145,7 @@ def ketch_register_tools(
 
 
 @hookspec
+@registers
 def ketch_register_frontends(register: Callable[[Frontend], None], kernel: Kernel) -> None:
     """Register frontends (the interactive shell, the headless print mode, ...).
 
@@ -124,6 +158,7 @@ def ketch_register_frontends(register: Callable[[Frontend], None], kernel: Kerne
 
 
 @hookspec
+@registers
 def ketch_register_commands(register: Callable[[Command], None], kernel: Kernel) -> None:
     """Register commands: CLI subcommands (``ketch NAME ...``) and/or slash commands.
 
@@ -134,6 +169,7 @@ def ketch_register_commands(register: Callable[[Command], None], kernel: Kernel)
 
 
 @hookspec
+@registers
 def ketch_register_settings(register: Callable[[SettingsSection], None], kernel: Kernel) -> None:
     """Declare the configuration sections this plugin owns.
 
@@ -150,6 +186,21 @@ def ketch_register_settings(register: Callable[[SettingsSection], None], kernel:
 
 
 @hookspec
+@registers
+def ketch_register_events(register: Callable[[type[Event]], None], kernel: Kernel) -> None:
+    """Declare the event models this plugin emits (subclasses of :class:`ketch.events.Event`
+    with a ``type`` of their own).
+
+    Called once per process, when the kernel first needs the event registry
+    (``kernel.events``). Registered events are carried like the kernel's own: observers,
+    listeners, ``stream-json``, the store. ``ketch.events.parse_event`` reads one back by
+    its ``type`` (a plain ``Event`` with its fields when its plugin is not loaded). Two
+    plugins registering one ``type``: the first keeps it. The return value is ignored.
+    """
+
+
+@hookspec
+@registers
 def ketch_register_modes(register: Callable[[Mode], None]) -> None:
     """Declare session modes (``register(Mode(name, description, read_only=...))``).
 
@@ -161,6 +212,7 @@ def ketch_register_modes(register: Callable[[Mode], None]) -> None:
 
 
 @hookspec
+@registers
 def ketch_register_profiles(register: Callable[[Profile], None]) -> None:
     """Declare permission profiles (``register(Profile(name, description, default=...))``).
 
@@ -212,8 +264,10 @@ def ketch_workspace_setting(kernel: Kernel, key: tuple[str, ...], value: Any) ->
 
 
 @hookspec(firstresult=True)
-def ketch_get_credential(provider: str, kind: str) -> str | None:
-    """Look up the API key of provider ``provider`` (of kind ``kind``) in a secret store.
+@returns(str)
+def ketch_get_credential(provider: str, kind: str, kernel: Kernel) -> str | None:
+    """Look up the API key of provider ``provider`` (of kind ``kind``) in a secret store,
+    for ``kernel`` (whose registries say whether that kind needs a key at all).
 
     Called when a provider is built and its environment variable is not set. Return
     the key, or None when this store has none. Stops at the first non-None result.
@@ -222,27 +276,17 @@ def ketch_get_credential(provider: str, kind: str) -> str | None:
 
 
 @hookspec(firstresult=True)
-def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
+@returns("ketch.providers:ModelInfo")
+def ketch_model_info(provider_kind: str, model: str, kernel: Kernel) -> ModelInfo | None:
     """What is known about ``model`` served by a provider of kind ``provider_kind``.
 
-    Called whenever the kernel needs a model's facts without asking the provider: the
-    context window before the provider reports one, whether to send images, and the
-    prices that turn a response's token usage into its cost (``cost_usd`` on ``usage``
-    and ``turn_end``). Return a :class:`ketch.providers.ModelInfo` (unknown fields None;
-    prices in USD per million tokens; ``source`` naming where the facts come from), or
-    None when this plugin knows nothing of the model. Never fetch anything here: it is
-    called on every request. Stops at the first non-None result.
-    """
-
-
-@hookspec(firstresult=True)
-def ketch_set_credential(provider: str, kind: str, key: str) -> str | None:
-    """Keep the API key ``key`` of provider ``provider`` (of kind ``kind``) in a secret
-    store (the first-run setup calls it with the key the person pasted).
-
-    Called when a frontend has a key to keep. Return where it went, in words ("the
-    GNOME keyring"), or None when this store cannot keep it (none is available). Stops at
-    the first non-None result. The key must never reach a file, an event or a log.
+    Called whenever ketch needs a model's facts without asking the provider: the
+    context window before the provider reports one, whether to send images (and by
+    plugins for facts of their own, such as prices). Return a
+    :class:`ketch.providers.ModelInfo` (unknown fields None; ``source`` naming where the
+    facts come from; a subclass may carry more), or None when this plugin knows nothing
+    of the model. Never fetch anything here: it is called on every request. Stops at the
+    first non-None result.
     """
 
 
@@ -250,6 +294,8 @@ def ketch_set_credential(provider: str, kind: str, key: str) -> str | None:
 
 
 @hookspec
+@fail_closed(_deny_vote)
+@returns("ketch.policy:Vote")
 def ketch_policy_vote(
     call: ProposedCall, snapshot: PermissionSnapshot, session: Session
 ) -> Vote | None:
@@ -266,48 +312,36 @@ def ketch_policy_vote(
 
 
 @hookspec
+@returns(dict)
 def ketch_permission_rules(session: Session) -> dict[str, list[str]] | None:
     """Contribute permission rules to the snapshot of one step.
 
     Called once per step, when the permission snapshot is taken (and by commands that
     show the rules). Return ``{"allow": [...], "ask": [...], "deny": [...]}`` (any
-    subset) in the rule syntax the policy plugins share, or None. The kernel
-    concatenates every contribution, in plugin order, into ``snapshot.rules``.
+    subset) in the rule syntax the policy plugins share, and ``"approvals"``: the
+    scopes the person allowed for this session (the plugin that keeps them answers),
+    or None. The kernel concatenates every contribution, in plugin order, into
+    ``snapshot.rules`` and ``snapshot.approvals``.
     """
-
-
-@hookspec(firstresult=True)
-def ketch_sandbox_command(
-    argv: list[str],
-    workspace: Path,
-    network: bool,
-    exposed: Callable[[Path], bool] | None,
-    reporters: list[Callable[[bool], str | None]] | None,
-    context: ToolContext | None,
-) -> list[str] | None:
-    """Wrap a command line so it runs inside a sandbox.
-
-    Called by tools that execute programs, once per command, right before it starts.
-    Return the argv to run instead (e.g. ``["bwrap", ..., "--", *argv]``), or None to
-    run it unwrapped. Stops at the first non-None result.
-
-    ``network``: the command may use the network. ``exposed(path)``: True when the
-    person allowed this command to read that (resolved) path, which a sandbox would
-    otherwise mask as a secret; None exposes nothing. ``reporters``: a list the sandbox
-    may append callables to; the caller calls ``reporter(False)`` whenever it reports
-    the command's output and ``reporter(True)`` once the command and everything it
-    started have ended (which also frees what the sandbox held for it), and adds the
-    text each returns (e.g. "``.env`` is masked in the sandbox ...") to the result.
-    ``context``: the running call's :class:`ketch.tools.ToolContext` (None outside a
-    call): a sandbox that lets the command reach the network asks through
-    ``context.authorize`` and journals through ``context.emit`` on that call's behalf.
-    """
-
-
-# --- context and compaction ----------------------------------------------------------------
 
 
 @hookspec
+@returns(dict)
+def ketch_permission_facts(session: Session) -> dict[str, Any] | None:
+    """Contribute facts to the permission snapshot of one step.
+
+    Called once per step, when the permission snapshot is taken. Return a dict of
+    facts (``{"sandboxed": True}``) keyed by the names a contract between plugins
+    declares, or None; the kernel merges every contribution, in plugin order, into
+    ``snapshot.facts``, frozen for the step, and gives them no meaning itself.
+    """
+
+
+# --- context ------------------------------------------------------------------------------------
+
+
+@hookspec
+@returns(list, str, "ketch.prompt:PromptPart")
 def ketch_system_prompt(session: Session) -> list[PromptPart] | PromptPart | str | None:
     """Contribute parts of the system prompt.
 
@@ -319,16 +353,43 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | PromptPart | str
 
 
 @hookspec(firstresult=True)
-def ketch_compact(request: CompactionRequest) -> CompactionResult | None:
-    """Compact the active context so that it fits the budget in ``request``.
+@returns("ketch.providers:ProviderRequest")
+def ketch_build_request(
+    session: Session, tools: list[Tool], overflow: int | None
+) -> ProviderRequest | None:
+    """Build the request for the session's next model call, fitted to the model.
 
-    Called before a provider request whose projected context passes the compaction
-    trigger, after a provider reports a context overflow, and for ``/compact``.
-    Return a :class:`ketch.compaction.CompactionResult` with the new active messages
-    and a record of what was replaced, or None to let the next compactor try.
-    A compactor that must wait (a model summarizer) may return an awaitable of that
-    result instead; the kernel awaits it before the request is built.
-    Stops at the first non-None result. Never modifies the saved transcript.
+    Called before every provider request with the ``tools`` offered (``overflow`` None),
+    and once more after the provider rejected a request as too long, with ``overflow``:
+    the context limit its error named (0 when it named none); may be awaited. A plugin
+    that owns the context budget measures the request, makes room and answers a
+    :class:`ketch.providers.ProviderRequest`; raise :class:`ketch.errors.ContextOverflow`
+    to stop the turn with your explanation. None: the kernel sends the system prompt,
+    the tools and the whole active context as they are; after an overflow, None means
+    nobody can make room, and the provider's error ends the turn. firstresult.
+    """
+
+
+@hookspec(firstresult=True)
+@returns(dict)
+def ketch_response_usage(session: Session, usage: Usage, message: Message) -> dict[str, Any] | None:
+    """The context meter's fields for the ``usage`` event of one response.
+
+    Called once for each response, with its ``usage`` and its ``message``, before the
+    ``usage`` event goes out. Return ``context_utilization`` (0-1), ``context_tokens``
+    and ``effective_capacity``, or None (the event then reports 0). firstresult.
+    """
+
+
+@hookspec
+@returns(dict)
+def ketch_event_fields(session: Session, event: Event) -> dict[str, Any] | None:
+    """Add fields to one of the kernel's accounting events before it is emitted.
+
+    Called once for each ``usage`` event (one response) and each ``turn_end`` event (and
+    for the ``turn_end`` a stop hook is shown). Return the fields to add (a model
+    catalog adds ``cost_usd``), or None. Contributions are merged in plugin order; a
+    field the event already has is never replaced.
     """
 
 
@@ -377,6 +438,7 @@ def ketch_session_end(session: Session, reason: str) -> None:
 
 
 @hookspec
+@returns(_VERDICT)
 def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     """The user submitted a prompt; it is not in the history yet.
 
@@ -389,6 +451,7 @@ def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | Non
 
 
 @hookspec
+@returns(list, tuple)
 def ketch_expand_prompt(session: Session, prompt: str, intake: PromptIntake) -> list[Part] | None:
     """Add parts to a prompt the user submitted (attachments such as ``@file``).
 
@@ -404,6 +467,8 @@ def ketch_expand_prompt(session: Session, prompt: str, intake: PromptIntake) -> 
 
 
 @hookspec
+@fail_closed(_deny_verdict)
+@returns(_VERDICT)
 def ketch_before_tool_use(
     session: Session, call: ProposedCall, decision: str
 ) -> HookVerdict | None:
@@ -422,6 +487,7 @@ def ketch_before_tool_use(
 
 
 @hookspec
+@returns(str, _VERDICT)
 def ketch_after_tool_use(
     session: Session, call: ProposedCall, result: ToolResult
 ) -> str | HookVerdict | None:
@@ -446,6 +512,9 @@ def ketch_notification(session: Session, message: str, kind: str) -> None:
 
 
 @hookspec
+@fail_closed(_withhold_result)
+@returns("ketch.tools:ToolResult")
+@chained("result")
 def ketch_tool_result(
     session: Session, call: ProposedCall, result: ToolResult
 ) -> ToolResult | None:
@@ -460,16 +529,7 @@ def ketch_tool_result(
 
 
 @hookspec
-def ketch_before_compaction(session: Session, reason: str) -> None:
-    """Compaction is about to run (``reason``: auto, overflow, command). Return ignored."""
-
-
-@hookspec
-def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
-    """Compaction finished; ``result`` holds the record. Return ignored."""
-
-
-@hookspec
+@returns(_VERDICT)
 def ketch_stop(session: Session, event: TurnEndEvent, stop_hook_active: bool) -> HookVerdict | None:
     """A turn is about to end with ``event``.
 
@@ -489,29 +549,6 @@ def ketch_event(session: Session, event: Event) -> None:
     Called for every event, in order, synchronously: when it returns, the event has
     been handled (storage relies on this to journal a dispatch before the effect).
     Keep it fast. The return value is ignored.
-    """
-
-
-@hookspec
-def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
-    """A subagent is about to start its task.
-
-    Called once per subagent, in the parent ``session``, after the subagent's own
-    session exists and before its first request; may be awaited. ``agent`` says who
-    it is (``agent.id`` is the ``agent_id`` its events carry, ``agent.name`` its
-    definition). Return ``HookVerdict(context=...)`` to add text to the task the
-    subagent gets; None adds nothing. All verdicts' contexts are added.
-    """
-
-
-@hookspec
-def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
-    """A subagent finished its task with ``result`` (its final answer).
-
-    Called once per subagent turn, in the parent ``session``, before the result goes
-    back to the parent (for a cancelled subagent it is not called); may be awaited.
-    Return ``HookVerdict(block=True, reason=...)`` to keep the subagent going once more
-    with ``reason`` as its next instruction; None to let it finish.
     """
 
 

@@ -53,7 +53,9 @@ async def accept_prompt(
     ``parts`` are attachments that go with the prompt text (files, images); ``expand``
     adds the ones plugins attach (``ketch_expand_prompt``), once the prompt got through."""
     kernel = session.kernel
-    verdicts = await kernel.hooks.user_prompt_submit(session, prompt)
+    verdicts = await kernel.hooks.values_async(
+        "ketch_user_prompt_submit", session=session, prompt=prompt
+    )
     for verdict in verdicts:
         if verdict.system_message:
             kernel.emit(session, NoticeEvent(level="info", message=verdict.system_message))

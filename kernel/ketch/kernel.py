@@ -64,6 +64,7 @@ class Kernel:
         self._configured = False
         self.stash = Stash()  # plugins' in-memory state (ketch.stash.StashKey)
         self._notices_said = 0  # how many of ``notices`` sessions were already told
+        self._owners: dict[str, dict[str, str]] = {}  # registry kind -> name -> its plugin
         self._secrets: set[Secret] = set()  # every API key ``api_key`` handed out
 
     # --- building -------------------------------------------------------------------
@@ -217,45 +218,45 @@ class Kernel:
         substitute: Callable[[Any], list[Any] | None] | None = None,
         registered: dict[str, list[Any]] | None = None,
     ) -> dict[str, Any]:
-        """Run a registration hook plugin by plugin.
+        """Run a registration hook (every plugin's ``register`` calls, staged per plugin).
 
         A plugin whose registration raises is failed and removed, and nothing it
-        registered is kept. A name registered twice keeps the plugin that loaded first,
-        and the clash is reported on both plugins and as a notice. ``substitute(impl)``
-        may give what an implementation registers without calling it (the tool cache);
-        ``registered`` receives what each plugin registered, by plugin name.
+        registered, in this registry or any other, is kept. A name registered twice
+        keeps the plugin that loaded first, and the clash is reported on both plugins
+        and as a notice. ``substitute(impl)`` may give what an implementation registers
+        without calling it (the tool cache); ``registered`` receives what each plugin
+        registered, by plugin name.
         """
+        from ketch.hooks import registering_plugin
+
         staged: dict[str, list[Any]] = {} if registered is None else registered
 
-        def make_kwargs(plugin: str) -> dict[str, Any]:
-            bucket = staged.setdefault(plugin, [])
+        def register(obj: Any) -> None:
+            staged.setdefault(registering_plugin(), []).append(convert(obj) if convert else obj)
 
-            def register(obj: Any) -> None:
-                bucket.append(convert(obj) if convert else obj)
-
-            return {"register": register, "kernel": self}
-
-        ordered = self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls())
         standing: dict[str, list[Any]] = {}
         if substitute is not None:
-            for impl in ordered:
+            for impl in self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls()):
                 found = substitute(impl)
                 if found is not None:
                     standing[impl.plugin_name] = found
-        withheld = [impl for impl in ordered if impl.plugin_name in standing]
-        with self.pm.withholding(withheld):
-            outcomes = dict(self.hooks.register_each(hook, make_kwargs))
+        order, failures = self.hooks.register(
+            hook, withheld=self._withheld | frozenset(standing), register=register, kernel=self
+        )
+        for plugin, error in failures.items():
+            self.fail_plugin(plugin, f"{hook} raised: {type(error).__name__}: {error}")
         staged.update(standing)
+        called = set(order) | set(standing)
+        impls = getattr(self.pm.hook, hook).get_hookimpls()
         table: dict[str, Any] = {}
-        owners: dict[str, str] = {}
-        for plugin in (impl.plugin_name for impl in ordered):
-            if plugin not in standing and plugin not in outcomes:
-                continue
-            error = outcomes.get(plugin)
-            if error is not None:
-                self.pm.fail(plugin, f"{hook} raised: {type(error).__name__}: {error}")
+        owners = self._owners.setdefault(kind, {})
+        owners.clear()
+        for plugin in (i.plugin_name for i in self.pm.in_load_order(impls)):
+            if plugin not in called:
                 continue
             info = self.pm.infos.get(plugin)
+            if plugin in failures or (info is not None and info.status != "ok"):
+                continue
             for obj in staged.get(plugin, []):
                 if hasattr(obj, "plugin"):
                     with contextlib.suppress(AttributeError, TypeError, ValueError):
@@ -269,6 +270,22 @@ class Kernel:
                 if info is not None and kind in _SHOWN_KINDS:
                     info.provides.setdefault(kind + "s", []).append(name)
         return table
+
+    _withheld: frozenset[str] = frozenset()  # plugins ``ketch plugins`` lists from @provides
+
+    def fail_plugin(self, plugin: str, error: str) -> None:
+        """Fail a plugin and withdraw everything it registered, from every registry
+        built so far (its tools are no longer offered, its commands no longer run)."""
+        self.pm.fail(plugin, error)
+        for kind, owners in self._owners.items():
+            table = self.__dict__.get(_REGISTRIES[kind])
+            for name in [n for n, owner in owners.items() if owner == plugin]:
+                del owners[name]
+                if isinstance(table, dict):
+                    table.pop(name, None)
+        info = self.pm.infos.get(plugin)
+        if info is not None:
+            info.provides.clear()
 
     def _report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
         message = f"{kind} '{name}' from plugin '{loser}' clashes with plugin '{winner}'; keeping '{winner}' (loaded first)"
@@ -354,13 +371,22 @@ class Kernel:
 
         return cached_tools(self)
 
+    @cached_property
+    def events(self) -> dict[str, type[Event]]:
+        """Every event model by its ``type``: the kernel's and those plugins register."""
+        from ketch.events import CORE_EVENTS, event_type
+
+        found = {event_type(model): model for model in CORE_EVENTS}
+        registered = self._collect("ketch_register_events", "event", event_type)
+        return {**registered, **found}
+
     def configure(self) -> None:
         """Fill every registry and tell plugins the kernel is ready (once)."""
         if self._configured:
             return
         self._configured = True
         _ = self.settings, self.tools, self.provider_kinds, self.commands
-        self.hooks.configure(self)
+        self.hooks.call("ketch_configure", kernel=self)
 
     # --- providers ----------------------------------------------------------------------
 
@@ -485,7 +511,9 @@ class Kernel:
         for var in (config.api_key_env, kind.env_key):
             if var and self.environ.get(var):
                 return self._known(Secret(self.environ[var]))
-        value = self.hooks.credential(config.name, config.kind)
+        value = self.hooks.first(
+            "ketch_get_credential", provider=config.name, kind=config.kind, kernel=self
+        )
         return self._known(Secret(value)) if value else None
 
     def _known(self, secret: Secret) -> Secret:
@@ -571,8 +599,8 @@ class Kernel:
             return
         settings = self.settings  # a config refusal (the managed policy) is not a store problem
         try:
-            cipher = self.hooks.field_cipher(settings)
-            self._store = self.hooks.open_store(settings, cipher)
+            cipher = self.hooks.first("ketch_field_cipher", settings=settings)
+            self._store = self.hooks.first("ketch_open_store", settings=settings, cipher=cipher)
         except StoreUnavailable as exc:
             self.store_problem = exc
         except KetchError as exc:  # any other refusal: assume there was data it should have opened
@@ -657,9 +685,6 @@ class Kernel:
             profile=self.check_profile(getattr(self.args, "profile", None)),
             transcript=record.transcript,
             active=record.active if record.active is not None else record.transcript,
-            pins=set(record.pins),
-            compactions=list(record.compactions),
-            rewound=set(record.rewound),
             usage=record.usage,
             state=dict(record.state),
             resumed=True,
@@ -697,23 +722,22 @@ class Kernel:
         for notice in self.notices[self._notices_said :]:
             self.emit(session, NoticeEvent(level="warning", message=notice))
         self._notices_said = len(self.notices)
-        self.hooks.session_start(session)
+        self.hooks.call("ketch_session_start", session=session)
 
     def end(self, session: Session, reason: str = "exit") -> None:
-        self.hooks.session_end(session, reason)
+        self.hooks.call("ketch_session_end", session=session, reason=reason)
 
     def emit(self, session: Session, event: Event) -> None:
         """Deliver one event to observer plugins (storage first in line), then listeners.
 
         The listeners (frontends) get the event even when an observer stops with a
         ``KetchError`` (a store that cannot write), which then propagates: the turn
-        ends with an error the frontend sees. A subagent's events are stamped with its
-        ``agent_id`` first."""
-        agent = session.agent
-        if agent is not None and getattr(event, "agent_id", "") is None:
-            event = event.model_copy(update={"agent_id": agent.id})
+        ends with an error the frontend sees. An agent session's events are stamped
+        with its ``agent_id`` first."""
+        if session.agent_id is not None and event.agent_id is None:
+            event = event.model_copy(update={"agent_id": session.agent_id})
         try:
-            self.hooks.event(session, event)
+            self.hooks.call("ketch_event", session=session, event=event)
         finally:
             for listener in list(session.listeners):
                 listener(event)
@@ -756,7 +780,18 @@ def _call_maybe_async(fn: Callable[[], Any]) -> Any:
 
 
 # Registries whose entries ``ketch plugins`` lists as what a plugin provides.
-_SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile"})
+_SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile", "event"})
+# Every registry (a cached property filled by a ``@registers`` hook), by kind.
+_REGISTRIES = {
+    "settings section": "settings_sections",
+    "mode": "modes",
+    "profile": "profiles",
+    "command": "commands",
+    "frontend": "frontends",
+    "provider": "provider_kinds",
+    "tool": "tools",
+    "event": "events",
+}
 
 
 def config_problems(problems: list[str]) -> str:

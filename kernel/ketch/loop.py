@@ -3,9 +3,9 @@
 One turn, as in the design:
 
 1. take in the prompt (``intake``);
-2. build the request within the effective capacity, compacting first if needed, and
-   stop with ``context_overflow`` before any request if protected content alone does
-   not fit (``request``);
+2. build the request: a plugin that owns the context budget fits it to the model
+   (``ketch_build_request``; it may stop the turn with ``context_overflow`` before any
+   request), else the whole active context goes as it is;
 3. stream from the provider, turning deltas into events (``streaming``); retry
    classified retryable errors with backoff honouring retry-after (``retry``), telling
    consumers to drop a failed attempt's partial output;
@@ -24,21 +24,8 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ketch.calls import CANCELLED, CallPipeline, Refused
-from ketch.context import (
-    calibrate,
-    compact,
-    context_budget,
-    effective_capacity,
-    estimator_for,
-    learn_capacity,
-    learn_provider_window,
-    plausible,
-    reported_input_tokens,
-    utilization,
-    window_and_reserve,
-)
-from ketch.errors import KetchError
+from ketch.calls import CANCELLED, CallPipeline, Refused, offered_tools
+from ketch.errors import ContextOverflow, KetchError
 from ketch.events import (
     ErrorEvent,
     MessageEvent,
@@ -60,9 +47,8 @@ from ketch.messages import (
     new_id,
     pending_tool_calls,
 )
-from ketch.pricing import CostTally, charge, fit_images
-from ketch.providers import Completed, ErrorKind, ProviderError, ProviderRequest
-from ketch.request import measure, offered_tools, overflow_report
+from ketch.prompt import join_parts
+from ketch.providers import Completed, ErrorKind, ProviderError, ProviderRequest, ToolSpec
 from ketch.retry import RetryPolicy, backoff_delay
 from ketch.streaming import StreamOutcome, stream_response
 
@@ -70,9 +56,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.events import Event
     from ketch.policy import Approver, PermissionSnapshot
     from ketch.session import Session
-    from ketch.tools import ToolResult
+    from ketch.tools import Tool, ToolResult
 
-__all__ = ["CANCELLED", "Turn", "backoff_delay", "close_pending_calls", "run_turn"]
+__all__ = ["CANCELLED", "Turn", "backoff_delay", "close_pending_calls", "run_turn", "tool_spec"]
 
 CUT_OFF_NOTE = (
     "[ketch] Your previous answer was cut off by the output-token limit{detail}. It is not "
@@ -83,6 +69,7 @@ UNKNOWN_OUTCOME = (
     "[ketch] The outcome of this call is unknown: ketch stopped before its result was "
     "recorded. It may or may not have taken effect; check before repeating it."
 )
+METER_FIELDS = ("context_utilization", "context_tokens", "effective_capacity")
 STOPPED = "[ketch] Not run: the turn stopped ({reason}) before this call."
 # How many times stop hooks may keep one turn going (Claude Code's cap).
 MAX_STOP_CONTINUATIONS = 8
@@ -90,6 +77,11 @@ INTERRUPTED = (
     "[ketch] The user interrupted this turn{where}. Do not pick it up again unless they ask; "
     "their next message says what they want now."
 )
+
+
+def tool_spec(tool: Tool) -> ToolSpec:
+    """The spec the model sees for ``tool``."""
+    return ToolSpec(name=tool.name, description=tool.description, input_schema=tool.input_schema())
 
 
 class _TurnStop(Exception):
@@ -141,15 +133,12 @@ class Turn:
     ) -> None:
         self.session = session
         self.kernel = session.kernel
-        settings = self.kernel.settings
-        self.loop_settings = settings.loop
-        self.compaction_settings = settings.compaction
+        self.loop_settings = self.kernel.settings.loop
         self.max_iterations = int(
             getattr(self.kernel.args, "max_iterations", None) or self.loop_settings.max_iterations
         )
         self.iterations = 0
         self.usage = Usage()
-        self.cost = CostTally()
         self.calls = CallPipeline(
             session,
             approver,
@@ -159,10 +148,7 @@ class Turn:
         self.stop_continuations = 0  # how often stop hooks kept this turn going
         self.overflow_retried = False
         self.ended = False
-        # A compaction the provider's overflow error asked for, run when the next request is built.
-        self._pending_compaction: tuple[str, int, str | None] | None = None
-        # The size of the request just built, to read the provider's reported tokens against.
-        self._request_size: Any = None
+        self._max_output: int | None = None  # the last request's output limit
         self._streaming: StreamOutcome | None = None  # the response being streamed, if any
 
     @property
@@ -219,6 +205,8 @@ class Turn:
             return await self._run(prompt, parts)
         except _TurnStop as stop:
             return self._close(stop.reason, stop.message)
+        except ContextOverflow as exc:
+            return self._close("context_overflow", exc.message)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
@@ -270,8 +258,11 @@ class Turn:
                 )
             )
             return False
-        verdicts = await self.kernel.hooks.stop(
-            self.session, self._turn_end_event("end_turn"), self.stop_continuations > 0
+        verdicts = await self.kernel.hooks.values_async(
+            "ketch_stop",
+            session=self.session,
+            event=self._turn_end_event("end_turn"),
+            stop_hook_active=self.stop_continuations > 0,
         )
         block = next((v for v in verdicts if v.block), None)
         if block is None:
@@ -348,78 +339,56 @@ class Turn:
             if message.role == "assistant" and message.text:
                 text = message.text
                 break
-        return TurnEndEvent(
-            text=text,
-            stop_reason=reason,
-            input_tokens=self.usage.input_tokens,
-            output_tokens=self.usage.output_tokens,
-            iterations=self.iterations,
-            cost_usd=self.cost.total,
+        return self._with_fields(
+            TurnEndEvent(
+                text=text,
+                stop_reason=reason,
+                input_tokens=self.usage.input_tokens,
+                output_tokens=self.usage.output_tokens,
+                iterations=self.iterations,
+            )
         )
+
+    def _with_fields(self, event: Any) -> Any:
+        """The event with what plugins add to the kernel's accounting (``ketch_event_fields``:
+        a response's cost), never replacing the kernel's own fields."""
+        added: dict[str, Any] = {}
+        for fields in self.kernel.hooks.values(
+            "ketch_event_fields", session=self.session, event=event
+        ):
+            added.update({k: v for k, v in fields.items() if k not in type(event).model_fields})
+        return event.model_copy(update=added) if added else event
 
     # --- the request ---------------------------------------------------------------------
 
     def _tools(self) -> list[Any]:
         return offered_tools(self.session, self.calls.allowed_tools)
 
-    async def _build_request(self) -> ProviderRequest:
-        session = self.session
-        settings = self.compaction_settings
-        tools = self._tools()
-        await learn_provider_window(session)
-        budget = measure(session, tools)
-        pending = self._pending_compaction
-        if pending is not None:
-            self._pending_compaction = None
-            reason, limit, instructions = pending
-            limit = min(limit, budget.capacity)
-            # The provider said it does not fit, whatever the estimate says: at least halve.
-            target = min(int(settings.target * limit), budget.fixed + budget.message_tokens // 2)
-            if await compact(
-                session,
-                reason,
-                system_tokens=budget.fixed,
-                capacity=limit,
-                target_tokens=target,
-                instructions=instructions,
-            ):
-                budget = measure(session, tools)
-        if budget.projected > settings.trigger * budget.capacity and await compact(
-            session, "auto", system_tokens=budget.fixed, capacity=budget.capacity
-        ):
-            budget = measure(session, tools)
-        if not budget.fits:
-            raise _TurnStop(
-                "context_overflow", overflow_report(session, budget, settings.keep_recent_turns)
-            )
-        self._request_size = estimator_for(session).request(
-            budget.system, (), session.active, schema_units=budget.schema_units
+    async def _fitted(self, overflow: int | None = None) -> ProviderRequest | None:
+        """The request a plugin that owns the context budget built (``ketch_build_request``)."""
+        request: ProviderRequest | None = await self.kernel.hooks.first_async(
+            "ketch_build_request", session=self.session, tools=self._tools(), overflow=overflow
         )
-        max_out = window_and_reserve(session)[1] or self.loop_settings.max_output_tokens
+        return request
+
+    def _whole_request(self) -> ProviderRequest:
+        """Without a budget: the system prompt, the tools and the whole active context."""
+        session = self.session
+        config = getattr(session.provider, "config", None)
         return ProviderRequest(
             model=session.model,
-            system=budget.system,
-            messages=fit_images(session, session.active),
-            tools=budget.specs,
-            max_output_tokens=max_out,
+            system=join_parts(self.kernel.hooks.system_prompt_parts(session)),
+            messages=session.active,
+            tools=tuple(tool_spec(t) for t in self._tools()),
+            max_output_tokens=self.loop_settings.max_output_tokens
+            or getattr(config, "max_output_tokens", None),
         )
-
-    def _arrange_compaction(
-        self, reason: str, capacity: int, instructions: str | None = None
-    ) -> bool:
-        """Arrange a compaction before the next request is built (where a model summarizer
-        can be awaited). ``capacity`` below the usual one (a provider's overflow error
-        named its limit) is remembered for the session. True when a compactor is loaded."""
-        if not self.kernel.hooks.implemented("ketch_compact"):
-            return False
-        learn_capacity(self.session, capacity)
-        self._pending_compaction = (reason, capacity, instructions)
-        return True
 
     # --- the provider -------------------------------------------------------------------
 
     async def _request(self) -> Completed:
-        request = await self._build_request()
+        request = await self._fitted() or self._whole_request()
+        self._max_output = request.max_output_tokens
         # A store the frontend asked to open concurrently opens while this request is
         # under way (the journal keeps the events until then).
         self.kernel.start_store()
@@ -436,16 +405,14 @@ class Turn:
                     self.emit(
                         ErrorEvent(kind=error.kind.value, retryable=False, message=error.message)
                     )
-                    window, reserve, _ = window_and_reserve(self.session)
-                    if self._arrange_compaction(
-                        "overflow", effective_capacity(error.context_limit or window, reserve)
-                    ):
-                        self._retry_event(
-                            retries.attempts + 1, outcome, "the context was too long: compacted"
-                        )
-                        request = await self._build_request()
-                        continue
-                    raise _TurnStop("context_overflow", error.message) from None
+                    refitted = await self._fitted(error.context_limit or 0)
+                    if refitted is None:  # nobody can make room
+                        raise _TurnStop("context_overflow", error.message) from None
+                    self._retry_event(
+                        retries.attempts + 1, outcome, "the context was too long: made room"
+                    )
+                    request = refitted
+                    continue
                 delay = retries.delay(error)
                 if delay is not None:
                     self.emit(
@@ -475,46 +442,26 @@ class Turn:
         self.emit(RetryEvent(attempt=attempt, discard=outcome.streamed, reason=reason))
 
     def _record_usage(self, completed: Completed) -> None:
-        """Add the usage up and report the meter: the active context over effective capacity.
-
-        The active context after a response is the request just sent plus the answer.
-        The request's size is what the provider reported when that is plausible (it also
-        calibrates the estimator), else the estimate.
-        """
+        """Add the usage up and report it, with the context meter a plugin measures
+        (``ketch_response_usage``)."""
         session = self.session
         usage = completed.usage
         self.usage = self.usage + usage
         session.usage = session.usage + usage
-        cost = charge(session, usage)
-        self.cost.add(cost)
-        budget_capacity = context_budget(session).capacity
-        size = self._request_size
-        reported = reported_input_tokens(usage.input_tokens, usage.cached_tokens)
-        if size is not None:
-            calibrate(session, size, reported)
-        estimator = estimator_for(session)  # calibrated by this very report
-        if size is not None:
-            request_tokens = (
-                reported
-                if plausible(size, reported)
-                else estimator.units(size.units) + size.overhead
-            )
-        else:
-            request_tokens = reported or estimator.messages(session.active)
-        context_tokens = request_tokens + estimator.message(completed.message)
-        self.emit(
-            UsageEvent(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cached_tokens=usage.cached_tokens,
-                context_utilization=utilization(context_tokens, budget_capacity),
-                context_tokens=context_tokens,
-                effective_capacity=budget_capacity,
-                cost_usd=cost,
-                model=session.model,
-                provider=session.provider.name,
-            )
+        meter = self.kernel.hooks.first(
+            "ketch_response_usage", session=session, usage=usage, message=completed.message
         )
+        event = UsageEvent(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_tokens=usage.cached_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            model=session.model,
+            provider=session.provider.name,
+            **{k: v for k, v in (meter or {}).items() if k in METER_FIELDS},
+        )
+        self.emit(self._with_fields(event))
 
     # --- the response ---------------------------------------------------------------------
 
@@ -535,7 +482,7 @@ class Turn:
             self.append(Message(role="tool", parts=tuple(results)))
             self.calls.finished = {}
         if cut_off:
-            limit = window_and_reserve(self.session)[1]
+            limit = self._max_output
             detail = f" ({limit} tokens)" if limit else ""
             self.emit(
                 NoticeEvent(

@@ -184,34 +184,6 @@ class Message(_Frozen):
 History = tuple[Message, ...]
 
 
-def without_images(history: History) -> tuple[History, int]:
-    """The history with every image replaced by a note naming it (for a model that
-    takes no images), and how many were replaced. Messages without images are kept as
-    they are (the same objects)."""
-    dropped = 0
-    out: list[Message] = []
-    for message in history:
-        parts: list[Any] = []
-        changed = False
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                parts.append(
-                    TextPart(text=f"[image {part.label()} not shown: this model takes no images]")
-                )
-                dropped += 1
-                changed = True
-            elif isinstance(part, ToolResultPart) and part.images:
-                names = ", ".join(i.label() for i in part.images)
-                note = f"\n[image(s) {names} not shown: this model takes no images]"
-                parts.append(part.model_copy(update={"images": (), "output": part.output + note}))
-                dropped += len(part.images)
-                changed = True
-            else:
-                parts.append(part)
-        out.append(message.model_copy(update={"parts": tuple(parts)}) if changed else message)
-    return tuple(out), dropped
-
-
 def pending_tool_calls(history: History) -> list[ToolCallPart]:
     """Tool calls in the last assistant message that have no result yet."""
     answered = {r.tool_call_id for m in history for r in m.tool_results}

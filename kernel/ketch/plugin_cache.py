@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: a cached tool keeps its capabilities
 PLUGINS_FILE = "plugins.json"
 
 

@@ -26,6 +26,7 @@ import pluggy
 
 from ketch import PROJECT_NAME, hookspecs
 from ketch.config import split_names
+from ketch.hooks import Policy, isolate, policy_of
 
 # The essential set: plugins that cannot be disabled. Kept to one member.
 # ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
@@ -93,9 +94,14 @@ class Provided:
 
     names: tuple[str, ...]
     dynamic: str | None = None  # what else it may register, in words; None: nothing else
+    offered_when: Callable[[Any], bool | str | None] | None = None  # see ketch.tool_cache
 
 
-def provides(*names: str, dynamic: str | None = None) -> Callable[[_Hook], _Hook]:
+def provides(
+    *names: str,
+    dynamic: str | None = None,
+    offered_when: Callable[[Any], bool | str | None] | None = None,
+) -> Callable[[_Hook], _Hook]:
     """Declare the names a ``ketch_register_*`` hook registers, so that ``ketch plugins``
     can list them without calling the hook (and importing what the hook imports)::
 
@@ -114,11 +120,12 @@ def provides(*names: str, dynamic: str | None = None) -> Callable[[_Hook], _Hook
     a session then takes a tool plugin's schemas from the tool cache while it is
     current (:mod:`ketch.tool_cache`) and calls the hook when one of its tools is
     first needed beyond its schema. A hook whose registration depends on anything else
-    says so in ``dynamic`` and is always called.
+    says so in ``dynamic`` and is always called, unless ``offered_when(kernel)``, cheap
+    and without the tool modules, decides what varies (:mod:`ketch.tool_cache`).
     """
 
     def mark(hook: _Hook) -> _Hook:
-        setattr(hook, PROVIDES_ATTR, Provided(tuple(names), dynamic))
+        setattr(hook, PROVIDES_ATTR, Provided(tuple(names), dynamic, offered_when))
         return hook
 
     return mark
@@ -285,16 +292,58 @@ class PluginManager(pluggy.PluginManager):
 
     def __init__(self) -> None:
         super().__init__(PROJECT_NAME)
+        self._spec_sources: list[Any] = []
+        self._policies: dict[str, Policy] = {}
         self.add_hookspecs(hookspecs)
         self.infos: dict[str, PluginInfo] = {}
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
-        self._withheld: list[Any] = []
+        self._withheld: list[Any] = []  # implementations registration skips (withholding())
         self._deferring = 0  # > 0 inside loading(): checks wait for its end
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
+        self.tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
+        if self.tracing:  # pluggy's tracer and call monitoring, written to stderr
+            from ketch.hooks import trace_writer
+
+            self.trace.root.setwriter(trace_writer)
+            calls = self.trace.root.get("call")
+            self.add_hookcall_monitoring(
+                lambda name, impls, kwargs: calls(name, [i.plugin_name for i in impls]),
+                lambda outcome, name, impls, kwargs: None,
+            )
         # Plugins declare their own hooks as they register (historic: each one is
         # called when it registers), so any plugin may implement them.
         self.hook.ketch_add_hookspecs.call_historic(kwargs={"pluginmanager": self})
+
+    # --- specs and their policies -------------------------------------------------
+
+    def add_hookspecs(self, module_or_class: Any) -> None:
+        """pluggy's, made idempotent: a library's spec module may be declared by each
+        plugin that calls or implements it (whichever of them is loaded)."""
+        if any(module_or_class is known for known in self._spec_sources):
+            return
+        super().add_hookspecs(module_or_class)
+        self._spec_sources.append(module_or_class)
+        self._policies.clear()
+
+    def policy(self, name: str) -> Policy:
+        """What hook ``name``'s spec declares (error policy, answer types, chaining)."""
+        found = self._policies.get(name)
+        if found is None:
+            caller = getattr(self.hook, name, None)
+            spec = caller.spec if caller is not None else None
+            found = policy_of(spec.function) if spec is not None else Policy()
+            self._policies[name] = found
+        return found
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """pluggy's, with every implementation wrapped in its spec's error policy."""
+        registered = super().register(plugin, name)
+        for caller in self.get_hookcallers(plugin) or []:
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin:
+                    isolate(self, caller.name, impl)
+        return registered
 
     # --- loading ------------------------------------------------------------------
 
@@ -367,6 +416,8 @@ class PluginManager(pluggy.PluginManager):
         try:
             self.register(plugin, name=info.name)
         except Exception as exc:  # pluggy validation errors, duplicate registration
+            if self.get_plugin(info.name) is plugin:  # a declaration raised half-way
+                self.unregister(plugin)
             info.status, info.error = "failed", _one_line(exc, "registration failed")
             return False
         info.hooks = sorted(caller.name for caller in self.get_hookcallers(plugin) or [])
@@ -436,7 +487,7 @@ class PluginManager(pluggy.PluginManager):
                 else "continuing without it"
             )
             self.report(f"plugin '{plugin}' failed in {hook}: {message} ({consequence})")
-            if os.environ.get(TRACE_ENV, "") not in ("", "0"):
+            if self.tracing:
                 traceback.print_exception(exc, file=sys.stderr)
 
     def in_load_order(self, impls: list[Any]) -> list[Any]:

@@ -55,7 +55,9 @@ class PermissionSnapshot(BaseModel):
     workspace: Path
     rules: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # allow/ask/deny
     approvals: tuple[str, ...] = ()  # scopes the user allowed in this session
-    sandboxed: bool = False
+    # What plugins said about this step (``ketch_permission_facts``), keyed by the name
+    # their contract declares; read by the plugins that share that contract.
+    facts: dict[str, Any] = Field(default_factory=dict)
 
 
 class ProposedCall(BaseModel):
@@ -70,6 +72,7 @@ class ProposedCall(BaseModel):
     mutating: bool
     accesses: tuple[Access, ...] = ()
     plugin: str = ""  # the plugin that registered the tool
+    capabilities: frozenset[str] = frozenset()  # what the tool declares it is (Tool.capabilities)
 
 
 def combine_votes(votes: Iterable[Vote | None]) -> Vote:

@@ -186,20 +186,11 @@ class ProviderError(Exception):
 
 
 @dataclass(frozen=True)
-class PriceTier:
-    """Prices that apply to a whole request once its prompt is over ``above_tokens``."""
-
-    above_tokens: int
-    input_price: float | None = None
-    output_price: float | None = None
-    cached_input_price: float | None = None
-
-
-@dataclass(frozen=True)
 class ModelInfo:
     """What is known about one model: from a provider's model list, or a model catalog
-    (``ketch_model_info``). None means unknown, never "no". Prices are USD per million
-    tokens; ``source`` says where the facts come from (and their date)."""
+    (``ketch_model_info``). None means unknown, never "no"; ``source`` says where the
+    facts come from (and their date). A catalog may answer with a subclass that knows
+    more (prices)."""
 
     id: str
     context_window: int | None = None
@@ -207,16 +198,7 @@ class ModelInfo:
     max_output_tokens: int | None = None
     tools: bool | None = None
     images: bool | None = None
-    input_price: float | None = None
-    output_price: float | None = None
-    cached_input_price: float | None = None  # reading from the prompt cache
-    cache_write_price: float | None = None  # writing to it (Anthropic)
-    tiers: tuple[PriceTier, ...] = ()
     source: str | None = None
-
-    @property
-    def priced(self) -> bool:
-        return self.input_price is not None and self.output_price is not None
 
 
 @runtime_checkable

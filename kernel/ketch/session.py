@@ -1,13 +1,14 @@
 """A session: one conversation in one workspace, with its knowledge and its authority.
 
-Knowledge (transcript, model, mode, pins, compaction records, usage) survives a
-restart; authority (a profile beyond the default one, temporary approvals) never does.
-The transcript is append-only; ``active`` is the derived context compaction rewrites
-and :meth:`Session.rewind` sets back to before a turn (the turns after it stay in the
-transcript, marked in ``rewound``).
+Knowledge (transcript, model, mode, usage, the plugins' ``state``) survives a
+restart; authority (a profile beyond the default one, anything plugins keep in the
+``stash``) never does. The transcript is append-only; ``active`` is the derived
+context the next request carries, which plugins may replace (:meth:`Session.set_active`:
+a compaction, a rewind) but never the transcript.
 
-A subagent runs in a session of its own (``agent`` says who it is): its events carry
-its ``agent_id`` and reach its parent's frontends; its authority is its parent's.
+A session may run on behalf of another (``parent``: a tool that starts an agent of
+its own): its events carry its ``agent_id`` and reach its parent's frontends; its
+authority is its parent's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.messages import History, Message, Usage, new_id
@@ -23,23 +23,11 @@ from ketch.policy import PermissionSnapshot
 from ketch.stash import Stash
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event, RewindEvent
+    from pathlib import Path
+
+    from ketch.events import Event
     from ketch.kernel import Kernel
     from ketch.providers import Provider
-
-
-@dataclass(frozen=True)
-class Subagent:
-    """Who a subagent's session is: ``id`` (its events carry it as ``agent_id``), the
-    name of its definition, the task's short description, its parent session and the
-    parent's tool call that started it."""
-
-    id: str
-    name: str
-    parent_id: str
-    description: str = ""
-    tool_call_id: str = ""
-    background: bool = False
 
 
 @dataclass
@@ -53,19 +41,18 @@ class Session:
     name: str = ""
     transcript: History = ()
     active: History = ()
-    pins: set[str] = field(default_factory=set)
-    approvals: list[str] = field(default_factory=list)  # scopes allowed for this session only
     usage: Usage = field(default_factory=Usage)
-    compactions: list[dict[str, Any]] = field(default_factory=list)
-    rewound: set[str] = field(default_factory=set)  # transcript message ids a rewind abandoned
     state: dict[str, Any] = field(default_factory=dict)  # per-plugin state, JSON, persisted
     stash: Stash = field(default_factory=Stash)  # per-plugin state in memory (ketch.stash)
     resumed: bool = False
-    sandboxed: bool = False
     steers: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
     listeners: list[Callable[[Event], None]] = field(default_factory=list)
     context_window: int | None = None
-    agent: Subagent | None = None  # set for a subagent's session (None: a root session)
+    # Set when this session runs as an agent of another: who it runs for, and the id
+    # and name its events and hooks give it (None / "": the root session).
+    parent: Session | None = None
+    agent_id: str | None = None
+    agent_name: str = ""
 
     @property
     def model(self) -> str:
@@ -76,26 +63,13 @@ class Session:
         self.transcript = self.transcript + tuple(messages)
         self.active = self.active + tuple(messages)
 
-    def rewind(self, message_id: str) -> RewindEvent:
-        """Continue the conversation from before the prompt ``message_id``.
+    def set_active(self, messages: History, reason: str) -> None:
+        """Replace the active context (the transcript stays whole) and say so with an
+        ``active`` event, which storage keeps at once. ``reason`` names who replaced it."""
+        from ketch.events import ActiveEvent
 
-        Nothing leaves the transcript: that prompt and every later message are marked
-        rewound (``rewound``), and the active context is set back to what preceded the
-        prompt (:func:`ketch.rewind.rewind_context`). Emits a ``rewind`` event (storage
-        keeps the marks) and returns it. Raises ``KetchError`` for an id that is not a
-        prompt of the transcript or was rewound already. Call it between turns.
-        """
-        from ketch.events import RewindEvent
-        from ketch.rewind import rewind_context
-
-        active, cut = rewind_context(
-            self.transcript, self.active, self.compactions, self.rewound, message_id
-        )
-        self.active = active
-        self.rewound.update(cut)
-        event = RewindEvent(message_id=message_id, rewound=cut, active=[m.id for m in active])
-        self.kernel.emit(self, event)
-        return event
+        self.active = tuple(messages)
+        self.kernel.emit(self, ActiveEvent(active=[m.id for m in self.active], reason=reason))
 
     def steer(self, text: str) -> None:
         """Queue input typed while a turn runs; the loop delivers it at the next step."""
@@ -122,11 +96,16 @@ class Session:
 
     def snapshot(self) -> PermissionSnapshot:
         """The authority for one step, frozen: nothing during the step can relax it."""
+        hooks = self.kernel.hooks
+        rules = hooks.permission_rules(self)
+        facts: dict[str, Any] = {}
+        for contributed in hooks.values("ketch_permission_facts", session=self):
+            facts.update(contributed)
         return PermissionSnapshot(
             mode=self.mode,
             profile=self.profile,
             workspace=self.workspace,
-            rules=self.kernel.hooks.permission_rules(self),
-            approvals=tuple(self.approvals),
-            sandboxed=self.sandboxed,
+            rules={kind: rules[kind] for kind in ("allow", "ask", "deny")},
+            approvals=rules["approvals"],
+            facts=facts,
         )

@@ -1,7 +1,7 @@
 """Typed settings, loaded in layers: defaults < user < workspace < environment < CLI.
 
 The kernel validates only its own keys (:class:`Settings`: providers, plugins, the
-loop, the context budget, and the session's mode and profile *names*). Every other
+loop, and the session's mode and profile *names*). Every other
 table belongs to the plugin that declares it with ``ketch_register_settings``
 (a :class:`SettingsSection`): the kernel validates each such table with the plugin's
 model, reports a bad value as ``path:line: key: what`` and drops that layer's table
@@ -55,14 +55,6 @@ class LoopSettings(Section):
     max_output_tokens: int | None = Field(None, ge=1)
 
 
-class CompactionSettings(Section):
-    """The context budget the loop keeps (compactors may add keys of their own)."""
-
-    trigger: float = Field(0.70, gt=0, le=1)
-    target: float = Field(0.50, gt=0, le=1)
-    keep_recent_turns: int = Field(1, ge=1)
-
-
 @dataclass(frozen=True)
 class SettingsSection:
     """A configuration table a plugin owns (registered with ``ketch_register_settings``).
@@ -109,7 +101,6 @@ class Settings(BaseModel):
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     plugins: PluginsSettings = Field(default_factory=PluginsSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
-    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     # ``[tools.NAME]``: each tool's own table (caps and the like), read by the tool.
     tools: dict[str, Any] = Field(default_factory=dict)
 
@@ -160,7 +151,6 @@ WORKSPACE_SAFE_KEYS: dict[str, Any] = {
     "mode": True,
     "default_provider": True,
     "loop": True,
-    "compaction": True,
     "tools": True,
     "providers": {"*": {"model": True, "context_window": True, "max_output_tokens": True}},
 }
@@ -423,7 +413,7 @@ def load_settings(
     )
     sections = list(sections or [])
     allowed = safe_keys(sections)
-    # Tables only plugins validate (a plugin may also extend a kernel table, e.g. [compaction]).
+    # Tables only plugins validate (a plugin may also extend a kernel table, e.g. [loop]).
     owned = {s.name for s in sections} - set(Settings.model_fields)
     notices: list[str] = []
     problems: list[str] = []

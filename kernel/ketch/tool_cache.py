@@ -12,6 +12,16 @@ model gets the same schema, byte for byte, and the tool's plugin registers for r
 (importing its modules) the first time anything else is needed, in practice when the
 model first calls one of its tools. Plugins declared ``dynamic`` (the config, the
 workspace or a server decides what they register) are always called.
+
+Unless they also declare ``offered_when``: a cheap function of the kernel, kept beside
+the hook and importing none of its tool modules, that decides what the config or the
+workspace changes in the registration. It returns False (or None) when the hook would
+register nothing (the hook is not called: a language server's tools with no server
+found, the skill tool with no skill), True when the hook registers what its code alone
+decides, or a string when the registration also depends on that string (the agents
+listed in the agent tool's description): the cache keeps one entry per distinct string
+(the last few of each plugin). The hook itself must decide by the same function, so the
+cache stays exact; ``ketch plugins --check`` calls every hook and says where they differ.
 """
 
 from __future__ import annotations
@@ -89,16 +99,55 @@ def _unchanged(files: Any) -> bool:
     return True
 
 
-def plugin_key(info: Any) -> str:
-    return f"{info.name}\0{info.module}\0{info.distribution}\0{info.version}"
+VARIANTS_KEPT = 8  # per plugin: the offered_when strings of the last few workspaces
+
+
+def plugin_key(info: Any, variant: str = "") -> str:
+    key = f"{info.name}\0{info.module}\0{info.distribution}\0{info.version}"
+    if not variant:
+        return key
+    import hashlib
+
+    return f"{key}\0{hashlib.sha256(variant.encode('utf-8', 'surrogateescape')).hexdigest()[:32]}"
 
 
 def cacheable(info: Any, provided: Any) -> bool:
-    """A registration that depends on its plugin's code alone: declared with
-    ``@provides(names)`` and nothing ``dynamic``, by an installed distribution."""
-    if provided is None or provided.dynamic is not None or info is None:
+    """A registration that depends on its plugin's code alone, or on its code and what
+    its ``offered_when`` returns: declared with ``@provides(names)`` and nothing
+    ``dynamic`` (or an ``offered_when``), by an installed distribution."""
+    if provided is None or info is None:
+        return False
+    if provided.dynamic is not None and provided.offered_when is None:
         return False
     return bool(info.distribution) and not info.distribution.startswith(("(", "ketch (kernel)"))
+
+
+def offered(kernel: Any, provided: Any) -> str | bool | None:
+    """What ``offered_when`` says: False (nothing offered), "" (offered, as the code
+    decides), a variant string; None when it cannot say (it raised: the hook decides)."""
+    if provided.offered_when is None:
+        return ""
+    try:
+        said = provided.offered_when(kernel)
+    except Exception:  # noqa: BLE001 - the hook runs for real, under its own policy
+        return None
+    if said is None or said is False:
+        return False
+    return said if isinstance(said, str) else ""
+
+
+def _prune(plugins: dict[str, Any]) -> dict[str, Any]:
+    """At most ``VARIANTS_KEPT`` variant entries per plugin (the newest, in file order)."""
+    seen: dict[str, int] = {}
+    kept: list[tuple[str, Any]] = []
+    for key, rows in reversed(list(plugins.items())):
+        base, _, variant = key.rpartition("\0") if key.count("\0") == 4 else (key, "", "")
+        if variant:
+            seen[base] = seen.get(base, 0) + 1
+            if seen[base] > VARIANTS_KEPT:
+                continue
+        kept.append((key, rows))
+    return dict(reversed(kept))
 
 
 class ToolCache:
@@ -119,8 +168,8 @@ class ToolCache:
             self.valid = True
             self.plugins = {k: v for k, v in plugins.items() if isinstance(v, list)}
 
-    def records(self, info: Any) -> list[dict[str, Any]] | None:
-        return self.plugins.get(plugin_key(info)) if self.valid else None
+    def records(self, key: str) -> list[dict[str, Any]] | None:
+        return self.plugins.get(key) if self.valid else None
 
     def save(self, registered: dict[str, list[Tool]]) -> None:
         """Keep what each cacheable plugin registered (``registered``: by plugin key)."""
@@ -129,10 +178,11 @@ class ToolCache:
         for key, tools in registered.items():
             rows = [record(t) for t in tools]
             if plugins.get(key) != rows:
+                plugins.pop(key, None)  # the newest last: pruning keeps it
                 plugins[key] = rows
                 changed = True
         if changed:
-            write(self.path, {"key": self.key, "files": source_files(), "plugins": plugins})
+            write(self.path, {"key": self.key, "files": source_files(), "plugins": _prune(plugins)})
 
 
 def record(tool: Tool) -> dict[str, Any]:
@@ -144,6 +194,7 @@ def record(tool: Tool) -> dict[str, Any]:
         "mutating": bool(tool.mutating),
         "concurrent": tool.concurrent,
         "repeatable": bool(tool.repeatable),
+        "capabilities": sorted(str(c) for c in tool.capabilities),
     }
 
 
@@ -162,12 +213,24 @@ class CachedTool(Tool):
         concurrent = row.get("concurrent")
         self.concurrent = concurrent if isinstance(concurrent, bool) else None  # type: ignore[misc]
         self.repeatable = bool(row.get("repeatable", False))  # type: ignore[misc]
+        # What the tool is (running sandboxed, delegating to a child session): read with
+        # the call's proposal, before anything resolves the real tool.
+        self.capabilities = frozenset(str(c) for c in row.get("capabilities") or ())  # type: ignore[misc]
         self._resolve = resolve
         self._real: Tool | None = None
         self._missing = ""
 
     def input_schema(self) -> dict[str, Any]:
         return json.loads(json.dumps(self._schema))  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else a tool class declares (a plugin's own attribute): the real tool's."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        real = self.real
+        if real is None:
+            raise AttributeError(name)
+        return getattr(real, name)
 
     @property
     def real(self) -> Tool | None:
@@ -221,18 +284,25 @@ def cached_tools(kernel: Kernel) -> dict[str, Tool]:
     from ketch.tools import as_tool
 
     cache: ToolCache | None = None
-    fresh: dict[str, Any] = {}  # plugin name -> info, registered for real and cacheable
+    fresh: dict[str, tuple[Any, str]] = {}  # plugin name -> (info, its key): called, cacheable
+    if kernel.stash.get(BYPASS):
+        return _checked(kernel)
 
     def substitute(impl: Any) -> list[Any] | None:
         nonlocal cache
         info = kernel.pm.infos.get(impl.plugin_name)
-        if not cacheable(info, declared(impl)):
+        provided = declared(impl)
+        if not cacheable(info, provided):
             return None
+        variant = offered(kernel, provided)
+        if not isinstance(variant, str):  # False: nothing offered (the hook would register
+            return [] if variant is False else None  # nothing); None: the hook decides
         if cache is None:
             cache = ToolCache(kernel)
-        rows = cache.records(info)
+        key = plugin_key(info, variant)
+        rows = cache.records(key)
         if rows is None:
-            fresh[impl.plugin_name] = info
+            fresh[impl.plugin_name] = (info, key)
             return None
         resolve = _resolver(kernel, impl.plugin_name)
         return [CachedTool(row, resolve) for row in rows]
@@ -245,11 +315,41 @@ def cached_tools(kernel: Kernel) -> dict[str, Tool]:
         with contextlib.suppress(Exception):  # a schema that cannot be built is not cached
             cache.save(
                 {
-                    plugin_key(info): registered.get(name, [])
-                    for name, info in fresh.items()
+                    key: registered.get(name, [])
+                    for name, (info, key) in fresh.items()
                     if info.status == "ok"
                 }
             )
+    return table
+
+
+def _checked(kernel: Kernel) -> dict[str, Tool]:
+    """``ketch plugins --check``: every hook called for real, the cache refreshed, and a
+    warning on each plugin whose ``offered_when`` said nothing is offered while its hook
+    registered tools."""
+    from ketch.plugins import declared
+    from ketch.tools import as_tool
+
+    registered: dict[str, list[Any]] = {}
+    table = kernel._collect(HOOK, "tool", lambda t: t.name, as_tool, registered=registered)
+    impls = getattr(kernel.pm.hook, HOOK).get_hookimpls()
+    keep: dict[str, list[Any]] = {}
+    for impl in impls:
+        info = kernel.pm.infos.get(impl.plugin_name)
+        provided = declared(impl)
+        if info is None or info.status != "ok" or not cacheable(info, provided):
+            continue
+        variant = offered(kernel, provided)
+        tools = registered.get(impl.plugin_name, [])
+        if variant is False and tools:
+            info.warnings.append(
+                f"offered_when says no tool is offered, but {HOOK} registered "
+                + ", ".join(t.name for t in tools)
+            )
+        elif isinstance(variant, str):
+            keep[plugin_key(info, variant)] = tools
+    with contextlib.suppress(Exception):
+        ToolCache(kernel).save(keep)
     return table
 
 
@@ -268,24 +368,25 @@ def _resolver(kernel: Kernel, plugin: str) -> Callable[[str], Tool | None]:
 
 
 def _register_one(kernel: Kernel, plugin: str) -> dict[str, Tool]:
-    """Call one plugin's tool registration for real (its modules load now)."""
+    """Call one plugin's tool registration for real (its modules load now), under the
+    registration hooks' policy: if it raises, the plugin fails and keeps nothing."""
     from ketch.tools import as_tool
 
     found: dict[str, Tool] = {}
-    for impl in getattr(kernel.pm.hook, HOOK).get_hookimpls():
-        if impl.plugin_name != plugin:
-            continue
 
-        def register(obj: Any) -> None:
-            tool = as_tool(obj)
-            with contextlib.suppress(AttributeError, TypeError, ValueError):
-                object.__setattr__(tool, "plugin", plugin)
-            found.setdefault(tool.name, tool)
+    def register(obj: Any) -> None:
+        tool = as_tool(obj)
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
+            object.__setattr__(tool, "plugin", plugin)
+        found.setdefault(tool.name, tool)
 
-        kwargs = {"register": register, "kernel": kernel}
-        try:
-            impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-        except Exception as exc:  # noqa: BLE001 - the plugin fails, not the turn
-            kernel.pm.record_failure(plugin, HOOK, exc)
-            return {}
+    others = frozenset(i.plugin_name for i in getattr(kernel.pm.hook, HOOK).get_hookimpls())
+    _, failures = kernel.hooks.register(
+        HOOK, withheld=others - {plugin}, register=register, kernel=kernel
+    )
+    if plugin in failures:
+        error = failures[plugin]
+        kernel.pm.record_failure(plugin, HOOK, error)  # said once, on stderr
+        kernel.fail_plugin(plugin, f"{HOOK} raised: {type(error).__name__}: {error}")
+        return {}
     return found

@@ -23,11 +23,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ketch.messages import ImagePart
+from ketch.stash import Stash
 
 
 class Effect(StrEnum):
@@ -83,29 +84,39 @@ class ToolContext:
     emit: Callable[[Any], None] = lambda event: None
     tool_call_id: str = ""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
-    # The kernel's hook façade (ketch.hooks.Hooks), for tools that must call a hook
-    # themselves (e.g. ``sandbox_command`` right before a command starts). None outside a loop.
-    hooks: Any = None
     # Show new output of this running call to the person (whole lines, a few times a
     # second at most): it goes through the result filters, then out as a ``tool_output``
     # event. What the model gets is still the result ``run`` returns.
     output: Callable[[str], None] = lambda text: None
+    # The session's in-memory plugin state (``ketch.stash``; never saved), e.g. a notice given once.
+    stash: Stash = field(default_factory=Stash)
 
     def plugin_state(self, key: str) -> dict[str, Any]:
         return self.state.setdefault(key, {})
 
 
-class Tool:
-    """Base class for tools with full control.
+# The capability of a tool that runs a turn of its own on the person's behalf (an agent):
+# while it runs, ``ketch.calls.running_call`` tells it the call's session, approver and
+# tool narrowing, which it passes on unchanged.
+DELEGATES = "delegates"
 
-    Subclasses set ``name``, ``description``, ``input_model``, ``effects`` and
-    ``mutating``, and implement ``run``. Override ``accesses`` to scope what one call
-    touches (the default derives nothing, so policy treats the call by its effects).
+
+InputT = TypeVar("InputT", bound=BaseModel)
+
+
+class Tool(Generic[InputT]):
+    """Base class for tools with full control, generic in its input model.
+
+    Subclasses name their model (``class ReadFile(Tool[ReadArgs])``), set ``name``,
+    ``description``, ``input_model``, ``effects`` and ``mutating``, and implement
+    ``run``; ``run``, ``accesses``, ``summary`` and ``preview`` then receive that model.
+    Override ``accesses`` to scope what one call touches (the default derives nothing,
+    so policy treats the call by its effects).
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    input_model: ClassVar[type[BaseModel]]
+    input_model: type[InputT]  # set on the class (a ClassVar cannot hold a type variable)
     effects: ClassVar[frozenset[Effect]] = frozenset()
     mutating: ClassVar[bool] = True
     # True when the same call can rightly give a new result each time (reading a
@@ -114,22 +125,26 @@ class Tool:
     # Whether calls may run side by side with other such calls of the same response.
     # None: read-only tools do, mutating ones do not.
     concurrent: ClassVar[bool | None] = None
+    # What the tool is, for the plugins that care, in the words of the contract that
+    # defines each (a library's constant: "runs its commands sandboxed"; the kernel's
+    # own: :data:`DELEGATES`).
+    capabilities: ClassVar[frozenset[str]] = frozenset()
     plugin: str = ""  # filled by the registry: which plugin registered it
 
-    def accesses(self, args: BaseModel, ctx: ToolContext) -> list[Access]:
+    def accesses(self, args: InputT, ctx: ToolContext) -> list[Access]:
         return []
 
-    def summary(self, args: BaseModel) -> str:
+    def summary(self, args: InputT) -> str:
         """One line shown to the user for this call (default: the input as JSON)."""
         return args.model_dump_json(exclude_defaults=True)
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> str | None:
+    async def preview(self, args: InputT, ctx: ToolContext) -> str | None:
         """What the call would do, shown *before* the person approves it: a unified diff
         for an edit, the full command line with its cwd for a command. It must not
         change anything. None (the default): the summary says enough."""
         return None
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: InputT, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 
     def input_schema(self) -> dict[str, Any]:
@@ -185,7 +200,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return description, params
 
 
-class FunctionTool(Tool):
+class FunctionTool(Tool[BaseModel]):
     """A tool made from a plain typed function: schema and description from its signature."""
 
     def __init__(
@@ -211,7 +226,7 @@ class FunctionTool(Tool):
             mutating = not self.effects or bool(self.effects - {Effect.READ})
         self.mutating = mutating  # type: ignore[misc]
         self._wants_ctx = False
-        self.input_model = self._build_model(func, param_docs)  # type: ignore[misc]
+        self.input_model = self._build_model(func, param_docs)
 
     def _build_model(self, func: Callable[..., Any], docs: dict[str, str]) -> type[BaseModel]:
         hints = typing.get_type_hints(func)

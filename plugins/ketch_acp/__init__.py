@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.frontends import Frontend
-from ketch.plugins import provides
+from ketch.api import Command, Frontend, StashKey, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
+
+
+# The editor's MCP servers a session's kernel may start (``ketch_acp.booting`` puts
+# them there; ``mcp_extra_servers`` below hands them to the MCP plugin).
+EDITOR_SERVERS: StashKey[dict[str, dict[str, Any]]] = StashKey()
 
 
 def _run(kernel: Kernel) -> int:
@@ -29,7 +31,7 @@ def _run(kernel: Kernel) -> int:
 
 
 def _run_command(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import UsageError
+    from ketch.api import UsageError
 
     # Options after ``acp`` land in the same namespace as before it; the names they
     # take are checked here, where the kernel knows its modes and profiles.
@@ -65,6 +67,14 @@ def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     register(
         Frontend(name="acp", run=_run, help="an Agent Client Protocol agent on stdio (for editors)")
     )
+
+
+@hookimpl(optionalhook=True)
+def mcp_extra_servers(kernel: Kernel) -> dict[str, dict[str, Any]]:
+    """The editor's MCP servers for this session's kernel, those the person trusted
+    (the MCP plugin's hook; ``ketch_acp.booting``)."""
+    servers = kernel.stash.get(EDITOR_SERVERS)
+    return dict(servers) if servers else {}
 
 
 @hookimpl

@@ -31,7 +31,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_acp.booting import boot_session_kernel
 from ketch_acp.files import EditorFiles
 from ketch_acp.live import LiveSession
@@ -40,7 +40,7 @@ from ketch_acp.prompts import prompt_parts
 from ketch_acp.replay import replay
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 log = logging.getLogger("ketch.acp")
 T = TypeVar("T")
@@ -73,16 +73,8 @@ class KetchAgent:
         return bool(getattr(self.base.pm.hook, name).get_hookimpls())
 
     def _mcp_http(self) -> bool:
-        import importlib.util
-
-        loaded = any(
-            info.module == "ketch_mcp" and info.status == "ok"
-            for info in self.base.pm.infos.values()
-        )
-        try:
-            return loaded and importlib.util.find_spec("mcp") is not None
-        except (ImportError, ValueError):
-            return False
+        """Whether an MCP plugin here runs servers over HTTP (``mcp_transports``)."""
+        return any("http" in found for found in self.base.hooks.values("mcp_transports"))
 
     async def initialize(
         self,
@@ -91,7 +83,7 @@ class KetchAgent:
         client_info: Any = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        from ketch import __version__
+        from ketch.api import __version__
 
         fs = getattr(client_capabilities, "fs", None)
         self.client_fs = (

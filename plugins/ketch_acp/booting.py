@@ -5,9 +5,10 @@ MCP servers and their tools), and a kernel holds exactly one. So each session ge
 kernel booted as the command line boots one, in the client's folder, with the same
 options and plugin choices as ``ketch acp`` itself.
 
-The client's MCP servers join that kernel's settings as part of the command-line
-layer (the editor speaks for the person at it) and start through ketch's MCP plugin
-like any configured server, description pins included. An editor also passes servers
+The client's MCP servers are handed to ketch's MCP plugin through the hook it
+declares for servers from elsewhere than the config files (``mcp_extra_servers``,
+answered from the session kernel's stash) and start like any configured server,
+description pins included; a name the config already has keeps the configured server. An editor also passes servers
 from the project's own settings, so each starts only once the person trusted it for
 this workspace: an untrusted one is remembered (``ketch trust`` shows it, with its
 command line) and not started.
@@ -21,10 +22,11 @@ import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
+from ketch_acp import EDITOR_SERVERS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 
@@ -66,9 +68,7 @@ def boot_session_kernel(base: Kernel, cwd: str, mcp_servers: list[Any]) -> tuple
 
     Settings are not validated yet (that happens when the session is built, in a
     worker thread, since starting MCP servers blocks)."""
-    from ketch import builtin_commands
-    from ketch.cli import cli_settings
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, builtin_commands, cli_settings
 
     workspace = Path(cwd)
     if not workspace.is_absolute():
@@ -86,8 +86,7 @@ def boot_session_kernel(base: Kernel, cwd: str, mcp_servers: list[Any]) -> tuple
     cli = cli_settings(args)
     tables, notes = mcp_settings(mcp_servers)
     trusted, held = editor_servers(kernel.workspace, tables)
-    if trusted:
-        cli["mcp_servers"] = trusted
+    kernel.stash[EDITOR_SERVERS] = trusted
     if held:
         notes.append(
             f"the editor's MCP server(s) {', '.join(sorted(held))} were not started: not trusted for {kernel.workspace} "

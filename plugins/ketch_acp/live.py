@@ -42,10 +42,7 @@ from ketch_acp.permissions import answer_for, options_for, rejection_key
 from ketch_acp.plans import plan_update
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event, TurnEndEvent
-    from ketch.kernel import Kernel
-    from ketch.policy import ApprovalAnswer, ApprovalRequest
-    from ketch.session import Session
+    from ketch.api import ApprovalAnswer, ApprovalRequest, Event, Kernel, Session, TurnEndEvent
 
 log = logging.getLogger("ketch.acp")
 
@@ -304,7 +301,7 @@ class LiveSession:
     # --- approvals -----------------------------------------------------------------
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
-        from ketch.policy import ApprovalAnswer
+        from ketch.api import ApprovalAnswer
 
         key = rejection_key(request)
         if key in self.rejected:
@@ -407,8 +404,7 @@ class LiveSession:
         return find(self.kernel.commands.values(), text)
 
     async def _run_command(self, command: Any, argument: str) -> str:
-        from ketch.commands import SlashContext
-        from ketch.errors import KetchError
+        from ketch.api import KetchError, SlashContext
 
         assert self.session is not None
         queued: list[Any] = []  # prompts a command hands over (a Markdown command, a skill)

@@ -21,7 +21,7 @@ from acp.schema import PermissionOption
 ORIGIN = "acp-client"
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ApprovalAnswer, ApprovalRequest
+    from ketch.api import ApprovalAnswer, ApprovalRequest
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = (
     "allow_once",
@@ -59,7 +59,7 @@ def options_for(request: ApprovalRequest) -> list[PermissionOption]:
 
 def answer_for(outcome: Any, request: ApprovalRequest) -> tuple[ApprovalAnswer, bool]:
     """(the answer for the policy, whether to reject this key from now on)."""
-    from ketch.policy import ApprovalAnswer
+    from ketch.api import ApprovalAnswer
 
     if getattr(outcome, "outcome", None) != "selected":
         return ApprovalAnswer(

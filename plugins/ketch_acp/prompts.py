@@ -33,7 +33,7 @@ def prompt_text(blocks: list[Any]) -> str:
 def _image(block: Any) -> Any:
     from pydantic import ValidationError
 
-    from ketch.messages import ImagePart
+    from ketch.api import ImagePart
 
     try:
         return ImagePart(

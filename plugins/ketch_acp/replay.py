@@ -19,7 +19,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from ketch.messages import History, ReasoningPart, TextPart, ToolCallPart
+from ketch.api import History, ReasoningPart, TextPart, ToolCallPart
 from ketch_acp import toolcalls
 
 

@@ -14,11 +14,11 @@ import os
 import sys
 from typing import TYPE_CHECKING, BinaryIO
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_acp.transport import MAX_LINE
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
@@ -82,9 +82,9 @@ def run_acp(kernel: Kernel) -> int:
     signal, after every running turn was cancelled and every session ended)."""
     from acp import run_agent
 
-    from ketch.signals import run_cancellable
     from ketch_acp.agent import KetchAgent
     from ketch_acp.transport import GuardedTransport
+    from ketch_frontend_kit.signals import run_cancellable
 
     _log_to_stderr()
     reading, writing = _claim_stdio()

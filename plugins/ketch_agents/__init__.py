@@ -17,17 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event, TurnEndEvent
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
-    from ketch.prompt import PromptPart
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import (
+        Event,
+        HookVerdict,
+        Kernel,
+        PromptPart,
+        ProposedCall,
+        Session,
+        ToolResult,
+        TurnEndEvent,
+    )
 
 PREAMBLE = (
     "You are a subagent: another agent handed you one task, and your final answer is all it will see of your work. "
@@ -41,7 +43,14 @@ PREAMBLE = (
 def ketch_add_hookspecs(pluginmanager: Any) -> None:
     from ketch_agents import hookspecs
 
-    pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.add_hookspecs(hookspecs)  # agents_subagent_start/stop
+
+
+@hookimpl
+def ketch_register_events(register: Callable[[Any], None]) -> None:
+    from ketch_agents.events import SubagentEvent
+
+    register(SubagentEvent)
 
 
 @hookimpl
@@ -51,15 +60,33 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
     register(AGENTS)
 
 
-@hookimpl
-@provides("agent", dynamic="its description lists the agents defined for this workspace and user")
-def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
+def _offered_definitions(kernel: Kernel) -> dict[str, Any]:
+    """The definitions the agent tool offers here (a problem found in one is a notice)."""
     from ketch_agents.definitions import extra_folders, load
-    from ketch_agents.tool import AgentTool
 
     definitions, problems = load(kernel.workspace, extra_folders(kernel))
-    kernel.notices.extend(problems)
-    register(AgentTool(trusted_definitions(kernel, definitions)))
+    kernel.notices.extend(p for p in problems if p not in kernel.notices)
+    return trusted_definitions(kernel, definitions)
+
+
+def _listed(kernel: Kernel) -> str:
+    """What varies in the agent tool: the agents its description lists (the tool cache
+    keeps its schema by this, so the tool module loads at its first call)."""
+    from ketch_agents.definitions import listing, ordered
+
+    return listing(ordered(_offered_definitions(kernel)))
+
+
+@hookimpl
+@provides(
+    "agent",
+    dynamic="its description lists the agents defined for this workspace and user",
+    offered_when=_listed,
+)
+def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
+    from ketch_agents.tool import AgentTool
+
+    register(AgentTool(_offered_definitions(kernel)))
 
 
 def trusted_definitions(kernel: Kernel, definitions: dict[str, Any]) -> dict[str, Any]:
@@ -97,9 +124,9 @@ def claude_plugins_folder_items(kernel: Kernel, kind: str, folder: Any) -> list[
 
 @hookimpl
 def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
-    if session.agent is None:
+    if session.parent is None:
         return None
-    from ketch.prompt import PromptPart
+    from ketch.api import PromptPart
     from ketch_agents.runtime import CHILD
 
     parts = [PromptPart(text=PREAMBLE, title="Your task", order=50, source="agents")]
@@ -119,9 +146,9 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
 @hookimpl
 def ketch_after_tool_use(session: Session, call: ProposedCall, result: ToolResult) -> None:
     """Note what a subagent changed, for the result its parent gets."""
-    if session.agent is None or not result.ok:
+    if session.parent is None or not result.ok:
         return
-    from ketch.tools import Effect
+    from ketch.api import Effect
     from ketch_agents.runtime import CHILD
 
     state = session.stash.get(CHILD)
@@ -149,7 +176,7 @@ def _shown_path(session: Session, target: str) -> str:
 async def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | None:
     """A turn does not end while background subagents it started still run: their
     results arrive as steers, and the loop goes on with them."""
-    if session.agent is not None:
+    if session.parent is not None:
         return None
     from ketch_agents.background import wait_all
 
@@ -161,7 +188,7 @@ async def ketch_stop(session: Session, event: TurnEndEvent) -> HookVerdict | Non
 def ketch_event(session: Session, event: Event) -> None:
     if (
         event.type == "turn_end"
-        and session.agent is None
+        and session.parent is None
         and getattr(event, "stop_reason", "") == "cancelled"
     ):
         from ketch_agents.background import cancel_all
@@ -171,7 +198,7 @@ def ketch_event(session: Session, event: Event) -> None:
 
 @hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
-    if session.agent is None:
+    if session.parent is None:
         from ketch_agents.background import cancel_all
 
         cancel_all(session)

@@ -13,10 +13,10 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
-from ketch.events import NoticeEvent
+from ketch.api import NoticeEvent
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
     from ketch_agents.child import Child
     from ketch_agents.runtime import Runtime
 

@@ -19,16 +19,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.events import NoticeEvent, SessionEvent, SubagentEvent
-from ketch.messages import new_id
-from ketch.session import Session, Subagent
+from ketch.api import NoticeEvent, Session, SessionEvent, new_id
+from ketch_agents.events import SubagentEvent
 from ketch_agents.runtime import CHILD, ChildState
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.calls import RunningCall
-    from ketch.events import TurnEndEvent
-    from ketch.policy import ApprovalAnswer, ApprovalRequest, Approver, PermissionSnapshot
-    from ketch.providers import Provider
+    from ketch.api import (
+        ApprovalAnswer,
+        ApprovalRequest,
+        Approver,
+        PermissionSnapshot,
+        Provider,
+        RunningCall,
+        TurnEndEvent,
+    )
     from ketch_agents.definitions import Definition
     from ketch_agents.runtime import Runtime
     from ketch_agents.settings import AgentsSettings
@@ -38,17 +42,30 @@ AGENT_TOOL = "agent"
 CLAUDE_ALIASES = frozenset({"inherit", "sonnet", "opus", "haiku", "fable", "default"})
 
 
+@dataclass(frozen=True)
+class Subagent:
+    """Who a subagent's session is: ``id`` (its events carry it as ``agent_id``), the
+    name of its definition, the task's short description, its parent session and the
+    parent's tool call that started it."""
+
+    id: str
+    name: str
+    parent_id: str
+    description: str = ""
+    tool_call_id: str = ""
+    background: bool = False
+
+
 @dataclass
 class ChildSession(Session):
     """A subagent's session: its authority is read from its parent at every step."""
 
-    parent: Session | None = None
+    agent: Subagent | None = None
 
     def snapshot(self) -> PermissionSnapshot:
         parent = self.parent
         assert parent is not None
         self.mode, self.profile = parent.mode, parent.profile
-        self.sandboxed = parent.sandboxed
         snapshot = parent.snapshot()
         if self.workspace != parent.workspace:  # its own worktree: paths are judged there
             return snapshot.model_copy(update={"workspace": self.workspace})
@@ -292,12 +309,13 @@ class Child:
         )  # type: ignore[arg-type]
 
     async def _turns(self, child: ChildSession) -> TurnEndEvent:
-        from ketch.loop import Turn
+        from ketch.api import Turn
 
         hooks = self.kernel.hooks
-        contexts = [
-            v.context for v in await hooks.subagent_start(self.parent, self.agent) if v.context
-        ]
+        started = await hooks.values_async(
+            "agents_subagent_start", session=self.parent, agent=self.agent
+        )
+        contexts = [v.context for v in started if v.context]
         prompt = "\n\n".join([self.task, *contexts])
         allowed = self._tools()
         approver = self._approver()
@@ -313,7 +331,12 @@ class Child:
             more = next(
                 (
                     v
-                    for v in await hooks.subagent_stop(self.parent, self.agent, end.text)
+                    for v in await hooks.values_async(
+                        "agents_subagent_stop",
+                        session=self.parent,
+                        agent=self.agent,
+                        result=end.text,
+                    )
                     if v.block
                 ),
                 None,
@@ -350,12 +373,12 @@ class Child:
             workspace=workspace,
             mode=parent.mode,
             profile=parent.profile,
-            approvals=parent.approvals,  # one list: "allow for this session" holds for both
-            sandboxed=parent.sandboxed,
             listeners=parent.listeners,  # the parent's frontends see the child's events
             context_window=parent.context_window,
+            parent=parent,  # its snapshot, approvals included, is its parent's
+            agent_id=self.agent.id,
+            agent_name=self.agent.name,
             agent=self.agent,
-            parent=parent,
         )
         child.stash[CHILD] = ChildState(self.definition)
         return child
@@ -371,8 +394,7 @@ class Child:
                 provider=child.provider.name,
             ),
         )
-        self.kernel.hooks.session_start(child)
-        child.sandboxed = self.parent.sandboxed  # never more (or less) confined than the parent
+        self.kernel.hooks.call("ketch_session_start", session=child)
 
     def _tools(self) -> frozenset[str]:
         """The parent turn's tools less ``agent``, narrowed by the definition."""

@@ -208,6 +208,16 @@ def _unmappable(entry: str) -> bool:
     return known is not None and not known.tools
 
 
+def ordered(definitions: dict[str, Definition]) -> dict[str, Definition]:
+    """The built-ins first (the default first of all), then by name."""
+    return dict(
+        sorted(
+            definitions.items(),
+            key=lambda item: (item[1].source != "built-in", item[0] != DEFAULT, item[0]),
+        )
+    )
+
+
 def listing(definitions: dict[str, Definition]) -> str:
     """The definitions for the tool's description: name, what it is for."""
     lines = []

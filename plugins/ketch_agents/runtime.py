@@ -7,10 +7,10 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
     from ketch_agents.definitions import Definition
 
 

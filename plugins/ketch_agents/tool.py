@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.tools import Effect, Tool, ToolContext, ToolResult
+from ketch.api import DELEGATES, Effect, Tool, ToolContext, ToolResult
 from ketch_agents.child import AGENT_TOOL
 from ketch_agents.definitions import DEFAULT
 
@@ -47,7 +47,7 @@ class AgentInput(BaseModel):
     )
 
 
-class AgentTool(Tool):
+class AgentTool(Tool[AgentInput]):
     name: ClassVar[str] = AGENT_TOOL
     input_model = AgentInput
     effects: ClassVar[frozenset[Effect]] = (
@@ -56,22 +56,16 @@ class AgentTool(Tool):
     mutating: ClassVar[bool] = False  # offered in plan mode too, where its subagents can only read
     concurrent: ClassVar[bool | None] = True
     # It runs a turn of its own for the person: the kernel tells it the call's session,
-    # approver and tool narrowing (ketch.calls.running_call), which it passes on unchanged.
-    delegates: ClassVar[bool] = True
+    # approver and tool narrowing (running_call), which it passes on unchanged.
+    capabilities: ClassVar[frozenset[str]] = frozenset({DELEGATES})
 
     def __init__(self, definitions: dict[str, Definition]) -> None:
-        from ketch_agents.definitions import listing
+        from ketch_agents.definitions import listing, ordered
 
-        ordered = dict(
-            sorted(
-                definitions.items(),
-                key=lambda item: (item[1].source != "built-in", item[0] != DEFAULT, item[0]),
-            )
-        )
-        self.definitions = ordered
-        self.description = DESCRIPTION + listing(ordered)  # type: ignore[misc]
+        self.definitions = ordered(definitions)
+        self.description = DESCRIPTION + listing(self.definitions)  # type: ignore[misc]
 
-    def summary(self, args: BaseModel) -> str:  # type: ignore[override]
+    def summary(self, args: AgentInput) -> str:
         a: Any = args
         return (
             f"{a.agent}: {a.description}"
@@ -79,8 +73,8 @@ class AgentTool(Tool):
             + (" (in a worktree)" if a.isolation == "worktree" else "")
         )
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        from ketch.calls import running_call
+    async def run(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
+        from ketch.api import running_call
         from ketch_agents.child import Child
         from ketch_agents.runtime import runtime_of
         from ketch_agents.settings import AgentsSettings
@@ -90,7 +84,7 @@ class AgentTool(Tool):
         if scope is None:
             return ToolResult.error("[ketch] The agent tool runs only inside a turn.")
         parent = scope.session
-        if parent.agent is not None:
+        if parent.parent is not None:
             return ToolResult.error(
                 "[ketch] A subagent cannot start subagents; do the work yourself."
             )

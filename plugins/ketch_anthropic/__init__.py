@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.providers import ProviderConfig, ProviderKind, Secret
+    from ketch.api import ProviderConfig, ProviderKind, Secret
 
 
 def _create(config: ProviderConfig, key: Secret | None) -> Any:
@@ -27,7 +26,7 @@ def _create(config: ProviderConfig, key: Secret | None) -> Any:
 @hookimpl
 @provides("anthropic")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
-    from ketch.providers import ProviderKind
+    from ketch.api import ProviderKind
     from ketch_provider_kit.base import HttpProviderConfig
 
     register(

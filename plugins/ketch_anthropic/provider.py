@@ -18,27 +18,25 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.messages import (
-    ImagePart,
-    Message,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    Usage,
-    new_id,
-)
-from ketch.providers import (
+from ketch.api import (
     Completed,
     ErrorKind,
+    ImagePart,
+    Message,
     ModelInfo,
     ProviderError,
     ProviderEvent,
     ProviderRequest,
     ReasoningDelta,
+    ReasoningPart,
     StopReason,
     TextDelta,
+    TextPart,
     ToolCallDelta,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    new_id,
 )
 from ketch_provider_kit import (
     ANTHROPIC_IMAGES,

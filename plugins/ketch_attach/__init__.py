@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.intake import PromptIntake
-    from ketch.session import Session
+    from ketch.api import PromptIntake, Session
 
 
 @hookimpl

@@ -6,12 +6,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.messages import TextPart
+from ketch.api import TextPart
 from ketch_prompt_kit.mentions import find_mentions
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.intake import PromptIntake
-    from ketch.session import Session
+    from ketch.api import PromptIntake, Session
 
 MAX_MENTIONS = 20  # a prompt naming more is probably a pasted log, not a request
 

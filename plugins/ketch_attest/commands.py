@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -21,7 +21,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def run_attest(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     if args.amend and not args.trailer:
         raise KetchError("--amend adds the trailer: give --trailer too", exit_code=EXIT_USAGE)
@@ -84,7 +84,7 @@ def run_attest(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 def _amend(workspace: Path, body: dict[str, Any], trailer: str) -> None:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_attest import gitrepo
 
     repo = gitrepo.find(workspace)
@@ -103,7 +103,7 @@ def _amend(workspace: Path, body: dict[str, Any], trailer: str) -> None:
 
 
 def _print_public_key(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_attest.keys import KetchKey
 
     if args.key != "ketch":
@@ -117,7 +117,7 @@ def _print_public_key(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 def parse_turns(text: str | None) -> tuple[int, int | None]:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     if not text:
         return 1, None
@@ -139,7 +139,7 @@ def parse_turns(text: str | None) -> tuple[int, int | None]:
 
 
 def _store(kernel: Kernel) -> Any:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     store = kernel.store
     if store is None:
@@ -151,7 +151,7 @@ def _write(path: Path, data: bytes, *, private: bool) -> None:
     """Whole or not at all: a temporary file beside it, renamed over it."""
     import tempfile
 
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     directory = path.parent if str(path.parent) else Path(".")
     try:
@@ -174,7 +174,7 @@ def _write(path: Path, data: bytes, *, private: bool) -> None:
 
 
 def run_verify(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_attest import dsse, keys, verify
     from ketch_attest import policy as policies
 

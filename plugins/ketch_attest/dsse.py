@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 SAFE = (
     "-c",

@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 AGENT_PREFIX = "agent/"
 DIGEST_ALGORITHM = "ketch-journal-digest/v1"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_attest import sshsig
 
 PURPOSE = "attest/ed25519-signing-key/v1"

@@ -17,14 +17,14 @@ files (as the checkpoints measured), or ran a program that was not proven read-o
 
 from __future__ import annotations
 
-import fnmatch
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
+from ketch_policy_kit.globs import match_any_name
 
 ALLOWED = ("allow",)
 
@@ -115,7 +115,7 @@ def check(policy: Policy, predicate: dict[str, Any], journal_checked: bool) -> l
     if policy.models is not None:
         for model in predicate.get("models") or ():
             name = str(model.get("model") or "")
-            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in policy.models):
+            if not match_any_name(name, policy.models):
                 failures.append(
                     f"policy models: {model.get('provider')}/{name} answered, not in the list"
                 )
@@ -155,5 +155,5 @@ def _network(patterns: list[str], call: dict[str, Any]) -> list[str]:
     return [
         f"policy network: {_name(call)} connected to {host}{f':{port}' if port else ''}, not in the list"
         for host, port in hosts
-        if not any(fnmatch.fnmatchcase(host, pattern) for pattern in patterns)
+        if not match_any_name(host, patterns)
     ]

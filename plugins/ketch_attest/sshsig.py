@@ -9,7 +9,7 @@ import hashlib
 import struct
 from dataclasses import dataclass
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 MAGIC = b"SSHSIG"
 NAMESPACE = "ketch-receipt"

@@ -308,7 +308,7 @@ def read_subject(path: Path) -> bytes | None:
 
 def _version() -> str:
     try:
-        from ketch import __version__
+        from ketch.api import __version__
 
         return str(__version__)
     except ImportError:  # pragma: no cover

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_attest import dsse, gitrepo, sshsig
 from ketch_attest.keys import Trusted
 from ketch_attest.statement import (
@@ -239,7 +239,7 @@ def _unhash_removed(
 def journal(
     statement: dict[str, Any], predicate: dict[str, Any], store: Any, report: Report
 ) -> None:
-    from ketch.storage import IntegrityError
+    from ketch.api import IntegrityError
     from ketch_attest.journal import journal_digest
 
     subject = next((s for s in statement["subject"] if s["name"].startswith(JOURNAL_SUBJECT)), None)

@@ -16,16 +16,10 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import Command
-    from ketch.events import Event
-    from ketch.frontends import Frontend
-    from ketch.kernel import Kernel
-    from ketch.policy import Approver, ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import Approver, Command, Event, Frontend, Kernel, ProposedCall, Session, Vote
 
 
 def _run(kernel: Kernel) -> str | None:
@@ -36,9 +30,43 @@ def _run(kernel: Kernel) -> str | None:
 
 
 def _live(kernel: Kernel) -> Any:
-    from ketch_background.live import LIVE
+    import sys
 
-    return kernel.stash.get(LIVE)
+    live = sys.modules.get("ketch_background.live")  # not loaded: no run was ever live here
+    return None if live is None else kernel.stash.get(live.LIVE)
+
+
+FRONTEND = "background"
+
+
+class BackgroundOption(argparse.Action):
+    """``--background``: the background frontend (here, light: the parser is built at
+    every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from ketch_frontend_kit import MAKES_WORKTREE
+
+        setattr(namespace, self.dest, True)
+        setattr(namespace, MAKES_WORKTREE, True)  # the run makes its -w worktree itself
+        namespace.frontend = FRONTEND
+
+
+def configure_ps(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--all", action="store_true", help="also runs that ended (the last day)")
+    parser.add_argument("--json", action="store_true", help="as JSON")
+
+
+def configure_id(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the session id (or its run id, or a unique prefix)")
 
 
 @hookimpl
@@ -50,8 +78,6 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
-    from ketch_background.launch import BackgroundOption
-
     parser.add_argument(
         "--background",
         action=BackgroundOption,
@@ -64,7 +90,7 @@ def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
 @hookimpl
 @provides("background")
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
-    from ketch.frontends import Frontend
+    from ketch.api import Frontend
 
     def run(kernel: Kernel) -> int:
         from ketch_background.launch import run_background
@@ -76,7 +102,7 @@ def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    from ketch.commands import Command
+    from ketch.api import Command
 
     def lazy(name: str) -> Callable[..., Any]:
         def call(*args: Any) -> Any:
@@ -87,9 +113,7 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
         return call
 
     for name, help_text, configure, run in CLI_COMMANDS:
-        register(
-            Command(name=name, help=help_text, cli=True, configure=lazy(configure), run=lazy(run))
-        )
+        register(Command(name=name, help=help_text, cli=True, configure=configure, run=lazy(run)))
     register(
         Command(
             name="background",
@@ -100,24 +124,25 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
     )
 
 
-# name, help, and the functions of ketch_background.commands that configure and run it
+# name, help, what configures its parser, and the function of ketch_background.commands
+# that runs it
 CLI_COMMANDS = (
     (
         "ps",
         "background sessions: running and waiting ones, their cost so far, what they wait for",
-        "configure_ps",
+        configure_ps,
         "run_ps",
     ),
     (
         "attach",
         "open background session ID here: its history, approvals it waits for, live output",
-        "configure_id",
+        configure_id,
         "run_attach",
     ),
     (
         "stop",
         "stop background session ID: its turn is cancelled, every process it started ended",
-        "configure_id",
+        configure_id,
         "run_stop",
     ),
 )
@@ -134,9 +159,9 @@ def headless_approver(kernel: Kernel, session: Session) -> Approver | None:
 def ketch_session_start(session: Session) -> None:
     kernel = session.kernel
     run = _run(kernel)
-    if run is None or session.agent is not None or _live(kernel) is not None:
+    if run is None or session.agent_id is not None or _live(kernel) is not None:
         return
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_background.live import LIVE, Live
     from ketch_store_kit.keeping import cannot_keep
 
@@ -184,7 +209,7 @@ def ketch_policy_vote(call: ProposedCall) -> Vote | None:
 
     if not runs_ketch_attach(call):
         return None
-    from ketch.policy import Vote
+    from ketch.api import Vote
 
     return Vote(
         decision="ask",

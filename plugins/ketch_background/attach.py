@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ketch_background.protocol import MAX_LINE, decode, encode
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_background.registry import Status
 
 CLOSED = object()
@@ -361,7 +361,7 @@ async def _close(session: Any, task: asyncio.Future[Any]) -> str:
 
 
 def attach(kernel: Kernel, ident: str) -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_background import registry
     from ketch_background.commands import lookup
 
@@ -389,7 +389,7 @@ def attach(kernel: Kernel, ident: str) -> int:
 
 def open_in_shell(kernel: Kernel, session_id: str) -> int:
     """The session, resumed in the interactive shell, in its own workspace."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_launch_kit import run_frontend
 
     store = kernel.store

@@ -11,17 +11,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, SlashContext
     from ketch_background.registry import Status
 
 
 # --- ketch ps ------------------------------------------------------------------------------
-
-
-def configure_ps(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--all", action="store_true", help="also runs that ended (the last day)")
-    parser.add_argument("--json", action="store_true", help="as JSON")
 
 
 def rows(include_ended: bool) -> list[dict[str, Any]]:
@@ -113,12 +107,8 @@ def run_ps(kernel: Kernel, args: argparse.Namespace) -> int:
 # --- ketch stop ------------------------------------------------------------------------------
 
 
-def configure_id(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="the session id (or its run id, or a unique prefix)")
-
-
 def lookup(ident: str) -> Status:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_background.registry import find
 
     try:
@@ -133,7 +123,7 @@ def lookup(ident: str) -> Status:
 def stop(status: Status, grace: float) -> str:
     """End a live run through its supervisor: its turn is cancelled, every process it
     started ended. Returns what happened, in one line."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_background import registry
 
     pid = status.supervisor_pid
@@ -188,7 +178,7 @@ def slash_background(ctx: SlashContext) -> None:
     ``/background`` lists the running ones."""
     import copy
 
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_background.launch import start
 
     text = ctx.argument.strip()

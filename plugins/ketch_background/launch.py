@@ -22,30 +22,14 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from ketch_frontend_kit import WORKTREE_FRONTEND, WORKTREE_PREVIOUS
+
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-
-FRONTEND = "background"
-WORKTREE_FRONTEND = "worktree"  # the worktrees plugin's: the run makes its worktree itself
-
-
-class BackgroundOption(argparse.Action):
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, **kwargs)
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, True)
-        namespace.frontend = FRONTEND
+    from ketch.api import Kernel
 
 
 def read_prompt(args: argparse.Namespace) -> str:
-    from ketch.errors import UsageError
+    from ketch.api import UsageError
 
     prompt = args.prompt
     if not prompt and not sys.stdin.isatty():
@@ -60,7 +44,7 @@ def read_prompt(args: argparse.Namespace) -> str:
 
 def worker_options(args: argparse.Namespace, prompt: str) -> argparse.Namespace:
     """The options the run's worker starts from: these, as a headless run of ``prompt``."""
-    from ketch.errors import UsageError
+    from ketch.api import UsageError
 
     if getattr(args, "input_format", "text") == "stream-json":
         raise UsageError(
@@ -71,7 +55,7 @@ def worker_options(args: argparse.Namespace, prompt: str) -> argparse.Namespace:
     inner.background = False
     inner.frontend = WORKTREE_FRONTEND if getattr(args, "worktree", None) else None
     if inner.frontend:
-        inner.worktree_frontend = None
+        setattr(inner, WORKTREE_PREVIOUS, None)
     for name in ("_command", "command"):
         if hasattr(inner, name):
             delattr(inner, name)
@@ -81,7 +65,7 @@ def worker_options(args: argparse.Namespace, prompt: str) -> argparse.Namespace:
 def check_limits(kernel: Kernel) -> None:
     """Refuse (a KetchError saying which limit and what to do) when starting one more
     background run would go past this machine's limits. Call it holding the launch lock."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_background.registry import live_runs
     from ketch_background.settings import BackgroundSettings
 
@@ -104,7 +88,7 @@ def check_limits(kernel: Kernel) -> None:
 
 def start(kernel: Kernel, args: argparse.Namespace, prompt: str) -> dict[str, Any]:
     """Start a run of ``prompt``; its handshake (``session_id``, ``run``, ``pid``)."""
-    from ketch.errors import KetchError, UsageError
+    from ketch.api import KetchError, UsageError
     from ketch_background import registry
     from ketch_background.settings import BackgroundSettings
     from ketch_launch_kit import SpecError, to_spec

@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
+    from ketch.api import Kernel, ProposedCall
 
 
 def check_cost(kernel: Kernel, live: Any) -> None:
     """Stop this run's turn (a KetchError: it ends with that message) once the running
     background sessions together cost more than ``[background] max_cost_usd``."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_background.registry import live_runs
     from ketch_background.settings import BackgroundSettings
 

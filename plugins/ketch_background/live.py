@@ -29,14 +29,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 from ketch_background import registry
 from ketch_background.protocol import MAX_LINE, decode, encode, peer_uid
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.policy import ApprovalAnswer, ApprovalRequest
-    from ketch.session import Session
+    from ketch.api import ApprovalAnswer, ApprovalRequest, Event, Session
 
 LIVE = StashKey["Live"]()
 ORIGIN = "person"  # an attached person answered (PermissionEvent.origin, docs/provenance.md)
@@ -218,7 +216,7 @@ class Live:
                 self.loop.call_soon_threadsafe(self.session.steer, text)
 
     def _answered(self, message: dict[str, Any]) -> None:
-        from ketch.policy import ApprovalAnswer
+        from ketch.api import ApprovalAnswer
 
         with self.lock:
             pending = self.pending.get(str(message.get("id")))

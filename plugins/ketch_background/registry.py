@@ -38,7 +38,7 @@ LIVE_STATES = frozenset({"starting", "running", "waiting"})
 
 
 def root() -> Path:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
 
     folder = state_dir() / "background"
     folder.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.settings import SettingsSection
+from ketch.api import SettingsSection
 
 
 class BackgroundSettings(BaseModel):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def main() -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_launch_kit import SpecError, from_spec, run_frontend
 
     signal.signal(signal.SIGHUP, signal.SIG_IGN)

@@ -4,44 +4,51 @@ Answers ``ketch_model_info`` from ``[models."NAME"]`` tables in config.toml (mer
 the shipped entry, or a model of its own) and from ``models.json`` shipped in this
 package: context window, output limit, tools, images and prices per million tokens,
 each entry with its source and date (LiteLLM's MIT model map; ``refresh.py`` rebuilds
-it by hand). Models of a local kind (Ollama) cost 0. Nothing is fetched at run time.
+it by hand). Models of a local kind cost 0: a provider plugin says which of its kinds
+run on this machine through the ``catalog_local_kinds`` hook this plugin declares. Nothing is fetched at run time.
 ``/cost`` shows the session's tokens and what they cost. See docs/providers.md.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.kernel import Kernel
-    from ketch.providers import ModelInfo
-
-_kernel: weakref.ReferenceType[Any] | None = None
+    from ketch.api import Event, Kernel, ModelInfo, Session, SlashContext
 
 
 @hookimpl
-def ketch_configure(kernel: Kernel) -> None:
-    global _kernel
-    _kernel = weakref.ref(kernel)
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_catalog import hookspecs
 
-
-def configured_models() -> dict[str, Any]:
-    """The ``[models]`` table of the loaded configuration (a trusted layer only)."""
-    kernel = _kernel() if _kernel is not None else None
-    return kernel.settings.section("models") if kernel is not None else {}
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
-def ketch_model_info(provider_kind: str, model: str) -> ModelInfo | None:
+def ketch_model_info(provider_kind: str, model: str, kernel: Kernel) -> ModelInfo | None:
     from ketch_catalog.catalog import lookup
 
-    return lookup(provider_kind, model, configured_models())
+    local = any(provider_kind in kinds for kinds in kernel.hooks.values("catalog_local_kinds"))
+    # The [models] table of the loaded configuration (a trusted layer only).
+    return lookup(provider_kind, model, kernel.settings.section("models"), local=local)
+
+
+@hookimpl
+def ketch_event_fields(session: Session, event: Event) -> dict[str, Any] | None:
+    from ketch_catalog.pricing import event_fields
+
+    return event_fields(session, event)
+
+
+@hookimpl
+def ketch_event(session: Session, event: Event) -> None:
+    if event.type == "user_prompt" and not getattr(event, "steer", False):
+        from ketch_catalog.pricing import new_turn
+
+        new_turn(session)  # a turn's cost counts from its prompt
 
 
 def _cost(ctx: SlashContext) -> None:

@@ -17,10 +17,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ketch.providers import ModelInfo, PriceTier
+from ketch_catalog.pricing import PricedModel, PriceTier
 
 DATA = Path(__file__).with_name("models.json")
-LOCAL_KINDS = ("ollama",)
 _DATED = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$")
 
 
@@ -80,10 +79,10 @@ def _bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def from_entry(name: str, raw: dict[str, Any]) -> ModelInfo:
-    """A shipped entry (keys as refresh.py writes them) as a ModelInfo."""
+def from_entry(name: str, raw: dict[str, Any]) -> PricedModel:
+    """A shipped entry (keys as refresh.py writes them) as a PricedModel."""
     date = f", {raw['date']}" if raw.get("date") else ""
-    return ModelInfo(
+    return PricedModel(
         id=name,
         context_window=_int(raw.get("context_window")),
         owned_by=raw.get("provider") if isinstance(raw.get("provider"), str) else None,
@@ -99,7 +98,7 @@ def from_entry(name: str, raw: dict[str, Any]) -> ModelInfo:
     )
 
 
-# [models."NAME"] keys -> ModelInfo fields
+# [models."NAME"] keys -> PricedModel fields
 CONFIG_KEYS = {
     "context_window": ("context_window", _int),
     "max_output_tokens": ("max_output_tokens", _int),
@@ -112,7 +111,7 @@ CONFIG_KEYS = {
 }
 
 
-def apply_config(info: ModelInfo, table: dict[str, Any]) -> ModelInfo:
+def apply_config(info: PricedModel, table: dict[str, Any]) -> PricedModel:
     changes: dict[str, Any] = {}
     for key, (field, read) in CONFIG_KEYS.items():
         if key in table and read(table[key]) is not None:
@@ -125,17 +124,20 @@ def apply_config(info: ModelInfo, table: dict[str, Any]) -> ModelInfo:
     return replace(info, source=source, **changes)
 
 
-def lookup(provider_kind: str, model: str, configured: dict[str, Any]) -> ModelInfo | None:
-    """What is known about ``model``: config over shipped data; local kinds cost 0."""
+def lookup(
+    provider_kind: str, model: str, configured: dict[str, Any], *, local: bool = False
+) -> PricedModel | None:
+    """What is known about ``model``: config over shipped data; the models of a
+    ``local`` kind (one a provider plugin names in ``catalog_local_kinds``) cost 0."""
     models = shipped().get("models") or {}
-    info: ModelInfo | None = None
+    info: PricedModel | None = None
     table: dict[str, Any] | None = None
     for name in candidates(model):
         if table is None and isinstance(configured.get(name), dict):
             table = configured[name]
         if info is None and isinstance(models.get(name), dict):
             info = from_entry(name, models[name])
-    if provider_kind in LOCAL_KINDS:  # runs on this machine: whatever a vendor charges for it
+    if local:  # runs on this machine: whatever a vendor charges for it
         free: dict[str, Any] = {
             "input_price": 0.0,
             "output_price": 0.0,
@@ -143,12 +145,12 @@ def lookup(provider_kind: str, model: str, configured: dict[str, Any]) -> ModelI
             "cache_write_price": 0.0,
             "tiers": (),
         }
-        local = "local model (runs on this machine): no charge"
+        note = "local model (runs on this machine): no charge"
         info = (
-            replace(info, **free, source=f"{local}; facts from {info.source}")
+            replace(info, **free, source=f"{note}; facts from {info.source}")
             if info
-            else ModelInfo(id=model, **free, source=local)
+            else PricedModel(id=model, **free, source=note)
         )
     if table is not None:
-        info = apply_config(info or ModelInfo(id=model), table)
+        info = apply_config(info or PricedModel(id=model), table)
     return info

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch.pricing import STATE_KEY, model_info
+from ketch_catalog.pricing import STATE_KEY, PricedModel
+from ketch_context_kit.budget import model_info
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 
 def money(value: float) -> str:
@@ -28,7 +29,8 @@ def cost_report(session: Session) -> str:
     state: dict[str, Any] = found if isinstance(found, dict) else {}
     priced, unpriced = int(state.get("priced", 0)), int(state.get("unpriced", 0))
     total = float(state.get("cost_usd", 0.0))
-    info = model_info(session)
+    found_info = model_info(session)
+    info = found_info if isinstance(found_info, PricedModel) else None
     if priced and not unpriced:
         lines.append(f"cost      {money(total)}")
     elif priced:

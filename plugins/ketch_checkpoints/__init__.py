@@ -20,15 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import Event, HookVerdict, ProposedCall, Session, ToolResult
 
 STATE = "checkpoints"  # session.state key: the last action the model was told about
 
@@ -45,6 +40,14 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
     from ketch_checkpoints.settings import CHECKPOINTS
 
     register(CHECKPOINTS)
+
+
+@hookimpl
+def ketch_register_events(register: Callable[[Any], None]) -> None:
+    from ketch_checkpoints.conversation import ChangesEvent, RewindEvent
+
+    register(ChangesEvent)
+    register(RewindEvent)
 
 
 @hookimpl
@@ -147,16 +150,20 @@ async def ketch_after_tool_use(session: Session, call: ProposedCall, result: Too
         await found.after(call)
 
 
+# The prompt that starts a turn while the store still opens beside the first request:
+# its checkpoint is recorded once the store is open (here, not in live.py: the prompt
+# arrives before the first request, and the checkpoint machinery loads after it).
+PENDING_TURN = StashKey[str]()
+
+
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
     if event.type == "message":
-        from ketch.context import is_prompt
+        from ketch_context_kit.turns import is_prompt
 
-        message = event.message  # type: ignore[union-attr]
+        message = event.message  # type: ignore[attr-defined]
         if is_prompt(message):
             if session.kernel.store_pending:
-                from ketch_checkpoints.live import PENDING_TURN
-
                 session.stash[PENDING_TURN] = message.id  # recorded once the store is open
                 return
             found = _live(session)
@@ -165,14 +172,12 @@ def ketch_event(session: Session, event: Event) -> None:
     elif event.type == "tool_call":
         from ketch_checkpoints.live import changes_workspace
 
-        tool = session.kernel.tools.get(event.name)  # type: ignore[union-attr]
+        tool = session.kernel.tools.get(event.name)  # type: ignore[attr-defined]
         if tool is not None and changes_workspace(tool):
             found = _live(session)
             if found is not None:
                 found.warm()
     elif event.type == "turn_end":
-        from ketch_checkpoints.live import PENDING_TURN
-
         if PENDING_TURN in session.stash:
             _live(session)  # the store is open by now: the turn is recorded
         found = _existing(session)
@@ -185,7 +190,7 @@ def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | Non
     """Tell the model what an undo, redo or rewind changed under it since it last looked."""
     if session.kernel.store_pending:
         return None  # a new session (a resumed one opens its store first): nothing to tell
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
     from ketch_checkpoints.timeline import COLLECTION, Timeline
 
     found = _live(session)

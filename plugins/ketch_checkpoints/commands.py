@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, SlashContext
     from ketch_checkpoints.operations import Target
 
 RESTORE_FLAGS = (
@@ -81,7 +80,7 @@ def configure_turns(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(kernel: Kernel) -> Any:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     store = kernel.store
     if store is None:
@@ -92,9 +91,10 @@ def _store(kernel: Kernel) -> Any:
 
 
 def stored_target(kernel: Kernel, store: Any, session_id: str) -> Target:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_checkpoints.operations import Target
     from ketch_checkpoints.settings import CheckpointSettings
+    from ketch_context_kit.marks import rewound
 
     resolve = getattr(store, "resolve_id", None)
     if resolve is not None:
@@ -112,7 +112,7 @@ def stored_target(kernel: Kernel, store: Any, session_id: str) -> Target:
         session_id=record.id,
         workspace=workspace,
         transcript=record.transcript,
-        rewound=set(record.rewound),
+        rewound=rewound(record.state),
         max_file_size=int(settings.max_file_size),
         store=store,
         record=record,
@@ -121,7 +121,7 @@ def stored_target(kernel: Kernel, store: Any, session_id: str) -> Target:
 
 def _pick(kernel: Kernel, store: Any, wanted: str) -> str:
     """This workspace's latest session that has something to undo (or redo)."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_checkpoints.timeline import COLLECTION, Timeline
 
     sessions = store.list_sessions(str(kernel.workspace))
@@ -183,7 +183,7 @@ def _run(kernel: Kernel, args: argparse.Namespace, action: str) -> int:
 
 
 def run_turns(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_checkpoints.operations import turn_rows
 
     store = _store(kernel)
@@ -298,10 +298,11 @@ def _restore_lines(result: dict[str, Any], what: str) -> list[str]:
 
 
 def live_target(ctx: SlashContext) -> Target:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_checkpoints.live import blob_store, live
     from ketch_checkpoints.operations import Target
     from ketch_checkpoints.settings import CheckpointSettings
+    from ketch_context_kit.marks import rewound
 
     session = ctx.session
     blobs, why = blob_store(ctx.kernel)
@@ -313,7 +314,7 @@ def live_target(ctx: SlashContext) -> Target:
         session_id=session.id,
         workspace=session.workspace,
         transcript=session.transcript,
-        rewound=session.rewound,
+        rewound=rewound(session.state),
         max_file_size=int(ctx.kernel.settings.of(CheckpointSettings).max_file_size),
         trees=found.shared.trees if found is not None else None,
         live=session,

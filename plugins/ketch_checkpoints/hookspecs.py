@@ -8,11 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ketch import hookspec
+from ketch.api import hookspec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
+    from ketch.api import ProposedCall, Session
 
 
 @hookspec

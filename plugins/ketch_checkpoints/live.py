@@ -15,22 +15,17 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import is_prompt
-from ketch.errors import KetchError
-from ketch.stash import StashKey
-from ketch.tools import Effect
+from ketch.api import Effect, KetchError, StashKey
 from ketch_checkpoints.scan import Scanner, TooManyFiles
 from ketch_checkpoints.settings import CheckpointSettings
 from ketch_checkpoints.timeline import COLLECTION, Timeline, portable_record
 from ketch_checkpoints.tree import Trees
+from ketch_context_kit.turns import is_prompt
 from ketch_text_kit.names import shown_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.storage import BlobStore
-    from ketch.tools import Tool
+    from ketch.api import Kernel, ProposedCall, Session, Tool
+    from ketch_store_kit.protocols import BlobStore
 
 REVERT = "/undo"
 GC_EVERY = 10  # prunes between two garbage collections (and one at session end)
@@ -59,8 +54,6 @@ class Shared:
 SHARED = StashKey[dict[str, Shared]]()
 LIVE = StashKey["Live | None"]()
 OFF = StashKey[str]()  # why checkpoints are off for this session, until said
-# A prompt that started a turn while the store was still opening (Kernel.store_pending).
-PENDING_TURN = StashKey[str]()
 
 
 def blob_store(kernel: Kernel) -> tuple[BlobStore | None, str]:
@@ -272,7 +265,7 @@ class Live:
         if not changed:
             return
         self.turn_paths.update(dict.fromkeys(changed))
-        from ketch.events import ChangesEvent
+        from ketch_checkpoints.conversation import ChangesEvent
 
         shown = sorted(shown_name(path) for path in self.turn_paths)
         self.session.kernel.emit(self.session, ChangesEvent(paths=shown, revert=REVERT))
@@ -292,7 +285,7 @@ class Live:
         if self.told_broken:
             return
         self.told_broken = True
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         if loses:
             message = f"no checkpoint {what}: {reason}. What this step changes cannot be undone with /undo or /rewind."
@@ -349,6 +342,8 @@ def live(session: Session) -> Live | None:
         else:
             session.stash[OFF] = why
     session.stash[LIVE] = found
+    from ketch_checkpoints import PENDING_TURN
+
     turn = session.stash.pop(PENDING_TURN, None)
     if turn and found is not None:
         found.prompt(turn)
@@ -361,7 +356,7 @@ def say_off(session: Session) -> None:
     if not why:
         return
     session.stash[OFF] = ""
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
 
     message = f"checkpoints are off: {why}; /undo and /rewind cannot revert this session's changes"
     session.kernel.emit(session, NoticeEvent(level="warning", message=message))

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import prompt_numbers
-from ketch.errors import KetchError
-from ketch.messages import History
+from ketch.api import History, KetchError
 from ketch_checkpoints.restore import (
     Change,
     Confirm,
@@ -27,11 +25,12 @@ from ketch_checkpoints.restore import (
 )
 from ketch_checkpoints.timeline import COLLECTION, Timeline, Window, portable_record
 from ketch_checkpoints.tree import Entry, Trees
+from ketch_context_kit.turns import prompt_numbers
 from ketch_text_kit.names import shown_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-    from ketch.storage import BlobStore
+    from ketch.api import Session
+    from ketch_store_kit.protocols import BlobStore
 
 
 @dataclass
@@ -351,11 +350,12 @@ async def rewind(
 
 
 def _rewind_conversation(target: Target, prompt: str) -> dict[str, Any]:
+    from ketch_checkpoints.conversation import RewindEvent, rewind, rewind_context
+
     if target.live is not None:
-        event = target.live.rewind(prompt)
+        event = rewind(target.live, prompt)
     else:
-        from ketch.events import RewindEvent
-        from ketch.rewind import rewind_context
+        from ketch_context_kit.compaction import records
 
         record = target.record
         append = getattr(target.store, "append_event", None)
@@ -364,7 +364,7 @@ def _rewind_conversation(target: Target, prompt: str) -> dict[str, Any]:
         active, cut = rewind_context(
             record.transcript,
             record.active if record.active is not None else record.transcript,
-            record.compactions,
+            records(record.state),
             target.rewound,
             prompt,
         )

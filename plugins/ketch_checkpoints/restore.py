@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.storage import BlobStore
 from ketch_checkpoints.timeline import Window
 from ketch_checkpoints.tree import ROOT, Entry, Trees, same
+from ketch_store_kit.protocols import BlobStore
 from ketch_text_kit.names import shown_name
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.storage import BlobStore, NewBlob
 from ketch_checkpoints.tree import ROOT, Entry, Trees, children, encode
+from ketch_store_kit.protocols import BlobStore, NewBlob
 
 RACY_NS = 2_000_000_000  # coarse (FAT: 2 s) timestamps make same-tick writes invisible
 FLUSH_BYTES = 32 * 1024 * 1024  # file contents held before they are written out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import ByteSize, Field
 
-from ketch.settings import Section, SettingsSection
+from ketch.api import Section, SettingsSection
 
 
 class CheckpointSettings(Section):

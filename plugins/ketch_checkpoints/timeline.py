@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.storage import BlobRecord
+from ketch_store_kit.protocols import BlobRecord
 from ketch_text_kit.names import from_portable, portable
 
 COLLECTION = "checkpoints"

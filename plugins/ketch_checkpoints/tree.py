@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ketch.storage import BlobStore
+from ketch_store_kit.protocols import BlobStore
 
 FORMAT = 1
 CAPTURED = frozenset("fldr")  # kinds whose state can be restored

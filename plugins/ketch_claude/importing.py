@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError, UsageError
+from ketch.api import KetchError, UsageError
 from ketch_claude_kit.config_files import write_atomically
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_claude_kit.settings_import import Plan
 
 
@@ -72,7 +72,7 @@ class Target:
 
 
 def gather(kernel: Kernel, args: argparse.Namespace) -> list[Target]:
-    from ketch.paths import user_config_file, workspace_config_file
+    from ketch.api import user_config_file, workspace_config_file
     from ketch_claude_kit.settings_import import from_mcp, from_settings
 
     targets = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.verdicts import HookVerdict
+from ketch.api import HookVerdict
 
 MAX_TEXT = 10_000  # characters of any one text a hook gives the model or the person
 

@@ -17,12 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch_claude_kit.permission_modes import claude_mode
-from ketch_claude_kit.tool_names import claude_name
+from ketch_claude_kit.tool_names import takes_file_path
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-
-FILE_TOOLS = frozenset({"Read", "Write", "Edit"})  # Claude Code's tools with a file_path
+    from ketch.api import Session
 
 
 def permission_mode(session: Session) -> str:
@@ -31,16 +29,16 @@ def permission_mode(session: Session) -> str:
 
 
 def common(session: Session, event: str) -> dict[str, Any]:
-    agent = session.agent
+    parent = session.parent
     data: dict[str, Any] = {
-        "session_id": agent.parent_id if agent is not None else session.id,
+        "session_id": parent.id if parent is not None else session.id,
         "cwd": str(session.workspace),
         "hook_event_name": event,
         "permission_mode": permission_mode(session),
     }
-    if agent is not None:
-        data["agent_id"] = agent.id
-        data["agent_type"] = agent.name
+    if parent is not None:
+        data["agent_id"] = session.agent_id
+        data["agent_type"] = session.agent_name
     data.update(
         {
             "event": event,
@@ -56,11 +54,7 @@ def common(session: Session, event: str) -> dict[str, Any]:
 def tool_input(workspace: Path, tool: str, data: dict[str, Any]) -> dict[str, Any]:
     """The input as a Claude Code program sees it: ketch's, plus ``file_path``."""
     shown = dict(data)
-    if (
-        claude_name(tool) in FILE_TOOLS
-        and isinstance(data.get("path"), str)
-        and "file_path" not in data
-    ):
+    if takes_file_path(tool) and isinstance(data.get("path"), str) and "file_path" not in data:
         shown["file_path"] = str((Path(workspace) / data["path"]).resolve())
     return shown
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_claude_kit.claude_vars import references
 from ketch_claude_kit.tool_names import lookup, why_unmapped
 

@@ -16,7 +16,6 @@ None where no ketch rule means the same thing.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +27,13 @@ class ClaudeTool:
     tools: tuple[str, ...] = ()  # the ketch tools doing its job (the first is its equivalent)
     rule: str | None = None  # the ketch permission-rule name for rules about it
     note: str = ""  # why there is no ketch tool, when there is none
+    file_path: bool = False  # its input names its file as ``file_path`` (hooks see one)
 
 
-def _t(name: str, *tools: str, rule: str | None = None, note: str = "") -> ClaudeTool:
-    return ClaudeTool(name, tools, rule, note)
+def _t(
+    name: str, *tools: str, rule: str | None = None, note: str = "", file_path: bool = False
+) -> ClaudeTool:
+    return ClaudeTool(name, tools, rule, note, file_path)
 
 
 _NONE = "ketch has no such tool"
@@ -42,10 +44,10 @@ TABLE: tuple[ClaudeTool, ...] = (
     _t("KillBash", "shell_job"),
     _t("TaskOutput", "shell_job"),
     _t("TaskStop", "shell_job"),
-    _t("Read", "read_file", rule="read"),
+    _t("Read", "read_file", rule="read", file_path=True),
     _t("NotebookRead", "read_file", rule="read"),
-    _t("Write", "write_file", rule="write"),
-    _t("Edit", "edit_file", rule="write"),
+    _t("Write", "write_file", rule="write", file_path=True),
+    _t("Edit", "edit_file", rule="write", file_path=True),
     _t("MultiEdit", "edit_file", rule="write"),
     _t("NotebookEdit", rule="write", note="ketch edits notebooks as text files (edit_file)"),
     _t("Glob", "glob", rule="glob"),
@@ -102,6 +104,13 @@ def claude_name(tool: str) -> str | None:
     return CLAUDE_NAME.get(tool) or (tool if tool.startswith("mcp__") else None)
 
 
+def takes_file_path(tool: str) -> bool:
+    """Whether Claude Code's tool for the ketch tool ``tool`` names its file as
+    ``file_path`` (Read, Write, Edit): a hook written for Claude Code reads it there."""
+    entry = BY_NAME.get(claude_name(tool) or "")
+    return entry is not None and entry.file_path
+
+
 def shown_name(tool: str) -> str:
     """How a ketch tool is named to a program written for Claude Code: Claude Code's
     name where there is one, else ketch's own."""
@@ -121,7 +130,9 @@ def ketch_names(name: str, loaded: Iterable[str], *, any_case: bool = False) -> 
     entry = lookup(name, any_case=any_case)
     names = [n for n in (entry.tools if entry else (name,)) if n in present]
     if any(c in name for c in "*?["):
-        names += sorted(n for n in present if fnmatch.fnmatchcase(n, name) and n not in names)
+        from ketch_policy_kit.globs import match_name
+
+        names += sorted(n for n in present if match_name(n, name) and n not in names)
     return names
 
 

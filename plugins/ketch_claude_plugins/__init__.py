@@ -26,13 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import Kernel, ProposedCall, Session, Vote
 
 
 @hookimpl
@@ -47,12 +44,6 @@ def ketch_register_settings(register: Callable[[Any], None]) -> None:
     from ketch_claude_plugins.settings import SECTION
 
     register(SECTION)
-
-
-def _configure(parser: Any) -> None:
-    from ketch_claude_plugins.cli import configure
-
-    configure(parser)
 
 
 def _run(kernel: Any, args: Any) -> int:
@@ -86,7 +77,7 @@ def ketch_policy_vote(call: ProposedCall) -> Vote | None:
 
     if not runs_ketch(call, "plugin"):
         return None
-    from ketch.policy import Vote
+    from ketch.api import Vote
 
     return Vote(
         decision="ask",
@@ -157,3 +148,63 @@ def mcp_extra_servers(kernel: Kernel) -> dict[str, dict[str, Any]]:
     from ketch_claude_plugins.active import servers_now
 
     return servers_now(kernel)
+
+
+# ``ketch plugin``'s arguments: here, as the command line is built at every start.
+def _configure(parser: Any) -> None:
+    sub = parser.add_subparsers(dest="plugin_action", metavar="ACTION", required=True)
+    market = sub.add_parser("marketplace", help="add, list, update or remove a marketplace")
+    msub = market.add_subparsers(dest="marketplace_action", metavar="ACTION", required=True)
+    add = msub.add_parser(
+        "add", help="add a marketplace: a directory, a git URL (#ref), or GitHub owner/repo (@ref)"
+    )
+    add.add_argument("source")
+    listing = msub.add_parser("list", help="the marketplaces added")
+    listing.add_argument("--json", action="store_true")
+    remove = msub.add_parser(
+        "remove", aliases=["rm"], help="remove a marketplace and uninstall its plugins"
+    )
+    remove.add_argument("name")
+    update = msub.add_parser(
+        "update", help="fetch a marketplace's catalog again (all without NAME)"
+    )
+    update.add_argument("name", nargs="?")
+
+    install = sub.add_parser(
+        "install", help="install NAME[@MARKETPLACE]: show what it runs, then pin it"
+    )
+    install.add_argument("plugin")
+    install.add_argument(
+        "--scope",
+        choices=("user", "project"),
+        default="user",
+        help="user: on everywhere (default); project: on in this workspace, recorded in its .ketch/config.toml",
+    )
+    install.add_argument(
+        "--yes", "-y", action="store_true", help="install without asking (after reading the list)"
+    )
+    plugins = sub.add_parser(
+        "list", help="the plugins installed (--available: every marketplace's)"
+    )
+    plugins.add_argument("--available", action="store_true")
+    plugins.add_argument("--json", action="store_true")
+    for name, text in (("enable", "turn a plugin on"), ("disable", "turn a plugin off")):
+        one = sub.add_parser(name, help=f"{text} (--scope project: in this workspace only)")
+        one.add_argument("plugin")
+        one.add_argument("--scope", choices=("user", "project"), default="user")
+    upgrade = sub.add_parser(
+        "update", help="fetch a plugin again from its marketplace: show what changed, then pin it"
+    )
+    upgrade.add_argument("plugin")
+    upgrade.add_argument("--yes", "-y", action="store_true")
+    trust = sub.add_parser(
+        "trust", help="show what an installed plugin runs and pin it again (after a change)"
+    )
+    trust.add_argument("plugin")
+    trust.add_argument("--yes", "-y", action="store_true")
+    gone = sub.add_parser(
+        "uninstall",
+        aliases=["remove", "rm"],
+        help="remove a plugin: its files, pins and config entries",
+    )
+    gone.add_argument("plugin")

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 from ketch_claude_plugins.items import Bundle
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.session import Session
+    from ketch.api import Kernel, Session
     from ketch_claude_plugins.registry import Installed
     from ketch_prompt_kit.markdown_files import Folder
 
@@ -41,7 +40,7 @@ def active(kernel: Kernel) -> list[Bundle]:
 
 
 def _active(kernel: Kernel) -> list[Bundle]:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_claude_plugins import registry
     from ketch_claude_plugins.workspace import choice
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_claude_plugins.catalog import relative_path
 
 MANIFEST = Path(".claude-plugin") / "plugin.json"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_claude_plugins.paths import valid_name
 
 CATALOG = Path(".claude-plugin") / "marketplace.json"

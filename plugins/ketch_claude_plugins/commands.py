@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError, UsageError
+from ketch.api import KetchError, UsageError
 from ketch_claude_plugins import paths, registry
 from ketch_claude_plugins.catalog import Catalog, git_url, inside, read_catalog, source_of
 from ketch_claude_plugins.cli import confirm
@@ -22,7 +22,7 @@ from ketch_claude_plugins.items import Bundle
 from ketch_claude_plugins.registry import Installed, MarketplaceRecord, locked, now, remove_tree
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 

@@ -21,7 +21,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_claude_plugins.catalog import inside, transport
 
 MAX_FILES = 20_000

@@ -24,7 +24,7 @@ from ketch_claude_kit.mcp_config import shows
 from ketch_claude_plugins.bundle import Layout, hook_events, mcp_servers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_prompt_kit.markdown_files import Folder
     from ketch_trust_kit import TrustItem, TrustScope
 

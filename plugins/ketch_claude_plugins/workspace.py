@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 SOURCE = ".ketch/config.toml"
@@ -88,7 +88,7 @@ def setting_items(kernel: Kernel, value: Any) -> list[TrustItem]:
 
 
 def config_path(workspace: Path) -> Path:
-    from ketch.paths import workspace_config_file
+    from ketch.api import workspace_config_file
 
     return workspace_config_file(workspace)
 

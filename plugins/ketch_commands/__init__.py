@@ -17,20 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import Event, PermissionSnapshot, ProposedCall, Session, Vote
 
 
 @hookimpl
 def ketch_add_hookspecs(pluginmanager: Any) -> None:
     from ketch_commands import hookspecs
 
-    pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.add_hookspecs(hookspecs)  # commands_taken_names, commands_folders
 
 
 @hookimpl

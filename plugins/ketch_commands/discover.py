@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.commands import Command, SlashContext
+from ketch.api import Command, SlashContext
 from ketch_prompt_kit.markdown_files import (
     Folder,
     MarkdownFile,
@@ -17,22 +17,18 @@ from ketch_prompt_kit.markdown_files import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 MAX_COMMANDS = 500
 
 
-def skill_names(kernel: Kernel) -> set[str]:
-    """Names the skills plugin takes (a skill beats a command), when it is loaded."""
-    info = kernel.pm.infos.get("skills")
-    if info is None or info.status != "ok":
-        return set()
-    names: set[str] = set()
-    for folder in [*folders(kernel.workspace, "skills"), *hooked_folders(kernel, "skills_folders")]:
-        names.update(
-            folder.named(p.parent.name.lower()) for p in folder.paths("*/SKILL.md", recursive=False)
-        )
-    return names
+def taken_names(kernel: Kernel) -> set[str]:
+    """Names other plugins take (a skill beats a command): ``commands_taken_names``."""
+    return {
+        str(name).lower()
+        for names in kernel.hooks.values("commands_taken_names", kernel=kernel)
+        for name in names
+    }
 
 
 def all_folders(kernel: Kernel) -> list[Folder]:
@@ -44,7 +40,7 @@ def all_folders(kernel: Kernel) -> list[Folder]:
 def discover(kernel: Kernel) -> list[Command]:
     """Every command file as a command; a file that cannot be one is reported in one
     line naming it (``kernel.notices``), never dropped silently."""
-    taken = skill_names(kernel)
+    taken = taken_names(kernel)
     found: dict[str, MarkdownFile] = {}
     report = kernel.notices.append
     for folder in all_folders(kernel):

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ketch.commands import PromptRequest
+from ketch.api import PromptRequest
 from ketch_claude_kit.claude_vars import expand as expand_claude_vars
 from ketch_claude_kit.claude_vars import unknown_note as unset_note
 from ketch_prompt_kit.allowed_tools import narrow_rest_of_turn, narrowing, unknown_note
 from ketch_prompt_kit.arguments import expand_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
+    from ketch.api import SlashContext
     from ketch_prompt_kit.markdown_files import MarkdownFile
 
 # Claude Code's inline form: !`command`, at the start of a line or after whitespace.

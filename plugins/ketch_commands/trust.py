@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ketch_prompt_kit.markdown_files import Folder, folders, read
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_prompt_kit.markdown_files import MarkdownFile
     from ketch_trust_kit import TrustItem
 

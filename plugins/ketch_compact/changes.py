@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ketch.messages import Message
+from ketch.api import Message
 
 PATH_KEYS = ("path", "file_path", "filename", "file", "target_file", "target")
 _PATCH_FILE = re.compile(

@@ -11,25 +11,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ketch.context import (
-    Span,
-    compact,
-    prompt_numbers,
-    split_turns,
-)
-from ketch.events import NoticeEvent
+from ketch.api import NoticeEvent
 from ketch_compact.render import clip
+from ketch_compact.runner import compact
+from ketch_context_kit.compaction import pinned, set_pinned
+from ketch_context_kit.turns import Span, prompt_numbers, split_turns
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.session import Session
+    from ketch.api import Session, SlashContext
 
 
 async def slash_compact(ctx: SlashContext) -> None:
     """Compact now. The numbers are the ``compaction`` event's (a frontend shows them);
     this says who wrote the summary (the summarizer says when it asks the model)."""
-    from ketch.request import measure
     from ketch_compact.settings import CompactorSettings
+    from ketch_context_kit.request import measure
 
     session = ctx.session
     wanted = session.kernel.settings.of(CompactorSettings).command_compactor
@@ -106,7 +102,7 @@ def slash_pin(ctx: SlashContext) -> None:
     if isinstance(found, str):
         ctx.print(found)
         return
-    session.pins.add(found.ids[0])
+    set_pinned(session.state, pinned(session.state) | {found.ids[0]})
     message = f"pinned {_label(session, found)}: it stays verbatim through compaction"
     session.kernel.emit(session, NoticeEvent(message=message))
     ctx.print(message)
@@ -115,41 +111,41 @@ def slash_pin(ctx: SlashContext) -> None:
 def slash_unpin(ctx: SlashContext) -> None:
     session = ctx.session
     argument = ctx.argument.strip()
-    if not session.pins:
+    pins = pinned(session.state)
+    if not pins:
         ctx.print("no turn is pinned")
         return
     if argument == "all":
-        count = len(session.pins)
-        session.pins.clear()
+        count = len(pins)
+        set_pinned(session.state, ())
         message = f"unpinned {count} turn{'s' if count != 1 else ''}"
     else:
         numbers = prompt_numbers(session.transcript)
         turns = turns_of(session)
         if not argument:
-            chosen = [p for p in session.pins if turns and p in turns[-1].ids]
+            chosen = [p for p in pins if turns and p in turns[-1].ids]
         else:
             chosen = []
             if argument.isdigit():
-                chosen = [p for p in session.pins if numbers.get(p) == int(argument)]
+                chosen = [p for p in pins if numbers.get(p) == int(argument)]
                 chosen += [
                     p
-                    for p in session.pins
+                    for p in pins
                     for s in turns
                     if s.number == int(argument) and p in s.ids and p not in chosen
                 ]
             if not chosen:
-                chosen = [p for p in session.pins if id_matches(p, argument)]
+                chosen = [p for p in pins if id_matches(p, argument)]
         if not chosen:
             listing = ", ".join(
                 f"turn {numbers.get(p, '?')} ({p[:12]})"
-                for p in sorted(session.pins, key=lambda p: numbers.get(p, 0))
+                for p in sorted(pins, key=lambda p: numbers.get(p, 0))
             )
             ctx.print(
                 f"nothing pinned matches; pinned: {listing}. Use /unpin N, /unpin ID or /unpin all"
             )
             return
-        for pin in chosen:
-            session.pins.discard(pin)
+        set_pinned(session.state, pins - set(chosen))
         message = "unpinned " + ", ".join(f"turn {numbers.get(p, '?')}" for p in chosen)
     session.kernel.emit(session, NoticeEvent(message=message))
     ctx.print(message)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 
-from ketch.compaction import CompactionRequest, CompactionResult
-from ketch.events import NoticeEvent
+from ketch.api import NoticeEvent
 from ketch_compact.plan import build, make_plan
+from ketch_context_kit.compaction import CompactionRequest, CompactionResult
 
 KNOWN = ("deterministic", "model")
 

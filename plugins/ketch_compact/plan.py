@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.compaction import CompactionRequest, CompactionResult
-from ketch.context import TokenEstimator, estimator_for, origins, prompt_numbers, split_turns
-from ketch.messages import Message, ToolResultPart
+from ketch.api import Message, ToolResultPart
 from ketch_compact.changes import describe, files_changed
 from ketch_compact.render import FULL, SUMMARY_MARK, TurnView, clip, fit
 from ketch_compact.settings import CompactorSettings
+from ketch_context_kit.budget import TokenEstimator, estimator_for
+from ketch_context_kit.compaction import CompactionRequest, CompactionResult, origins, records
+from ketch_context_kit.turns import prompt_numbers, split_turns
 
 MIN_SUMMARY_TOKENS = 300
 
@@ -146,7 +147,7 @@ def make_plan(request: CompactionRequest) -> Plan:
         old = []  # only an earlier summary is left: summarizing it again gains nothing
     target = request.target_tokens
     manual = request.reason == "command"
-    known = origins(getattr(session, "compactions", []))
+    known = origins(records(getattr(session, "state", {})))
 
     candidates = _prune_candidates(plan, old, known)
     if not manual:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ketch.messages import Message, TextPart, ToolCallPart
+from ketch.api import Message, TextPart, ToolCallPart
 
 RICH, FULL, BRIEF, LINE, OMIT = -1, 0, 1, 2, 3
 # Per level: (user chars, answer chars, calls listed, argument chars, result chars).

@@ -1,14 +1,19 @@
-"""The compactors' keys in ``[compaction]`` (the kernel owns trigger, target and
-keep_recent_turns in the same table: when to compact and what to keep)."""
+"""``[compaction]``: when to compact and what to keep (the context budget), and the
+compactors' own keys."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from ketch.settings import Section, SettingsSection
+from ketch.api import Section, SettingsSection
 
 
 class CompactorSettings(Section):
+    # Compact once a request would fill this share of the effective capacity, down to
+    # ``target``; the last ``keep_recent_turns`` turns always stay verbatim.
+    trigger: float = Field(0.70, gt=0, le=1)
+    target: float = Field(0.50, gt=0, le=1)
+    keep_recent_turns: int = Field(1, ge=1)
     compactor: str = "deterministic"  # or "model": a structured summary from the session's model
     # What /compact uses: asked for by the person, so the model writes the summary by default.
     command_compactor: str = "model"

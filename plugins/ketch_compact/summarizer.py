@@ -9,12 +9,10 @@ from __future__ import annotations
 import asyncio
 import re
 
-from ketch.compaction import CompactionResult
-from ketch.events import NoticeEvent
-from ketch.messages import Message
-from ketch.providers import Completed, ProviderRequest, TextDelta
+from ketch.api import Completed, Message, NoticeEvent, ProviderRequest, TextDelta
 from ketch_compact.plan import Plan, build
 from ketch_compact.render import RICH, clip, fit
+from ketch_context_kit.compaction import CompactionResult
 
 SECTIONS = ("Goal", "Decisions", "Files touched", "Open tasks")
 SYSTEM = (

@@ -8,15 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.plugins import provides
+from ketch.api import Command, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.compaction import CompactionResult
-    from ketch.prompt import PromptPart
-    from ketch.session import Session
+    from ketch.api import PromptPart, Session, SlashContext
+    from ketch_context_kit.compaction import CompactionResult
 
 
 @hookimpl
@@ -80,8 +76,8 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
     )
 
 
-@hookimpl
-def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_after(session: Session, result: CompactionResult) -> None:
     # Instruction files are re-read from disk after every compaction.
     from ketch_context.builder import reread_instructions
 

@@ -16,15 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.events import NoticeEvent
-from ketch.prompt import PromptPart
+from ketch.api import NoticeEvent, PromptPart
 from ketch_context import environment, instructions, memory, overview
 from ketch_context.config import ContextSettings, load
 from ketch_text_kit.sentences import first_sentence
 from ketch_text_kit.unicode import describe, strip_invisible
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 IDENTITY = (
     "You are ketch, a coding agent working in the user's terminal on the project described below. "
@@ -100,7 +99,7 @@ def _report_invisible(session: Session, cache: Cache, name: str, removed: dict[s
 
 
 def _instructions(session: Session, cache: Cache) -> instructions.Instructions:
-    from ketch.paths import config_dir
+    from ketch.api import config_dir
 
     settings = cache.settings
     loaded = cache.instructions

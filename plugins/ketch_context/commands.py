@@ -8,7 +8,7 @@ from ketch_context import memory
 from ketch_context.builder import cache_for, reread_instructions
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
+    from ketch.api import SlashContext
 
 MEMORY_USAGE = "usage: /memory (show the notes) · /memory add TEXT · /memory forget N"
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ketch.commands import PromptRequest
+from ketch.api import PromptRequest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
+    from ketch.api import SlashContext
 
 WRITERS = frozenset({"write_file", "edit_file"})
 

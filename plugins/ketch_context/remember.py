@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ketch.tools import Access, Effect, Tool, ToolContext, ToolResult
+from ketch.api import Access, Effect, Tool, ToolContext, ToolResult
 from ketch_context import memory
 from ketch_context.config import load
 
@@ -27,7 +27,7 @@ def _path(ctx: ToolContext) -> Any:
     return memory.memory_path(ctx.workspace, settings.memory_file)
 
 
-class Remember(Tool):
+class Remember(Tool[RememberInput]):
     name = "remember"
     description = (
         "Save a short note to the project memory (.ketch/memory.md), which ketch includes in the system "

@@ -14,17 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ketch.context import (
-    band,
-    context_budget,
-    context_state,
-    estimator_for,
-    origins,
-    prompt_numbers,
-)
+from ketch_context_kit.budget import context_budget, context_state, estimator_for
+from ketch_context_kit.compaction import origins, pinned, records
+from ketch_context_kit.meter import band
+from ketch_context_kit.turns import prompt_numbers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 
 def ranges(numbers: Iterable[int]) -> str:
@@ -56,8 +52,14 @@ def turn_of(transcript: Iterable[object]) -> dict[str, int]:
     return owner
 
 
+def _trigger(session: Session) -> str:
+    """When compaction starts, as its ``[compaction]`` table says (when one is configured)."""
+    trigger = session.kernel.settings.section("compaction").get("trigger")
+    return f"; compaction at {trigger:.0%}" if isinstance(trigger, int | float) else ""
+
+
 def report(session: Session) -> str:
-    from ketch.request import measure
+    from ketch_context_kit.request import measure
 
     estimator = estimator_for(session)
     budget = context_budget(session)
@@ -75,7 +77,7 @@ def report(session: Session) -> str:
             else ""
         )
         + ")",
-        f"Next request ~{total:,} tokens: {share:.0%} ({band(share)}); compaction at {session.kernel.settings.compaction.trigger:.0%}",
+        f"Next request ~{total:,} tokens: {share:.0%} ({band(share)})" + _trigger(session),
         f"  system prompt ~{estimator.text(system):,}: "
         + ", ".join(
             f"{p.title or p.source or 'untitled'} ~{estimator.text(p.render()):,}"
@@ -97,10 +99,11 @@ def report(session: Session) -> str:
             "Invisible characters removed: "
             + "; ".join(f"{name}: {sum(c.values())}" for name, c in invisible.items())
         )
-    if session.compactions:
-        last = session.compactions[-1]
+    compactions = records(session.state)
+    if compactions:
+        last = compactions[-1]
         lines.append(
-            f"Compactions: {len(session.compactions)} (last: {last.get('reason', '?')}, {last.get('compactor', '?')}, "
+            f"Compactions: {len(compactions)} (last: {last.get('reason', '?')}, {last.get('compactor', '?')}, "
             f"{last.get('before_tokens', 0):,} -> {last.get('after_tokens', 0):,} tokens)"
         )
     calibration = context_state(session)
@@ -119,7 +122,7 @@ def turns_section(session: Session) -> list[str]:
     transcript = session.transcript
     numbers = prompt_numbers(transcript)
     owner = turn_of(transcript)
-    stands = origins(session.compactions)
+    stands = origins(records(session.state))
     active_ids = {m.id for m in session.active}
     verbatim: set[int] = set()
     pruned: set[int] = set()
@@ -144,13 +147,13 @@ def turns_section(session: Session) -> list[str]:
     covered = active_ids | {i for m in session.active for i in stands.get(m.id, ("", ()))[1]}
     excluded = {owner[m.id] for m in transcript if m.id not in covered}
     all_turns = set(numbers.values())
-    pinned = {numbers[p] for p in session.pins if p in numbers}
+    pins = {numbers[p] for p in pinned(session.state) if p in numbers}
     verbatim -= pruned
     summarized -= verbatim | pruned
     excluded -= verbatim | pruned | summarized
     lines = [f"Turns ({len(all_turns)} in the saved transcript):"]
     lines.append(f"  verbatim    {ranges(n for n in verbatim if n)}")
-    lines.append(f"  pinned      {ranges(pinned)}")
+    lines.append(f"  pinned      {ranges(pins)}")
     lines.append(
         f"  pruned      {ranges(n for n in pruned if n)}"
         + (f" ({pruned_count} tool outputs replaced by notes)" if pruned_count else "")

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.settings import Settings
-    from ketch.storage import FieldCipher
+    from ketch.api import FieldCipher, Kernel, Settings
 
 
 @hookimpl
@@ -57,14 +55,14 @@ def ketch_configure(kernel: Kernel) -> None:
         # concurrently with the first request (``Kernel.open_store_concurrently``).
         import contextlib
 
-        from ketch.errors import KetchError
+        from ketch.api import KetchError
 
         with contextlib.suppress(KetchError):  # kept as kernel.store_problem
             _ = kernel.store
 
 
 def _unwrapped_by_passphrase(kernel: Kernel) -> bool:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
     from ketch_crypto.files import passphrase_files
 
     if kernel.settings.section("storage").get("key") == "passphrase":
@@ -82,7 +80,7 @@ def ketch_field_cipher(settings: Settings) -> FieldCipher | None:
 def make_cipher(settings: Settings, *, detach: bool = True) -> FieldCipher:
     """The cipher for the store in the state dir; ``detach=False`` for key commands that
     must still reach the kernel keyring after unlocking."""
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
     from ketch_crypto.cipher import AesGcmFieldCipher, DerivedKeys
     from ketch_crypto.manager import KeyManager
     from ketch_crypto.settings import key_settings

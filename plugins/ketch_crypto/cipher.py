@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ketch.storage import IntegrityError
+from ketch.api import IntegrityError
 
 ALGORITHM = "AES-256-GCM"
 ENVELOPE_VERSION = 1

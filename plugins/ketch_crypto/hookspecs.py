@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ketch import hookspec
+from ketch.api import hookspec
 
 
 @hookspec(firstresult=True)

@@ -21,8 +21,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
-from ketch.storage import RecoveryLocked
+from ketch.api import KetchError, RecoveryLocked
 from ketch_crypto.keys import decode_key, encode_key
 
 NAME = "data.key"

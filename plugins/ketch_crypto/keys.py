@@ -13,8 +13,7 @@ import base64
 import os
 from typing import Any
 
-from ketch.errors import KetchError
-from ketch.storage import RecoveryLocked
+from ketch.api import KetchError, RecoveryLocked
 
 SERVICE = "ketch"
 USERNAME = "data-key"

@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
-from ketch.storage import RecoveryLocked, StoreUnavailable
+from ketch.api import KetchError, RecoveryLocked, StoreUnavailable
 from ketch_crypto import kernel_keyring, keys, passphrases, wrapped
 from ketch_crypto.files import key_file
 from ketch_crypto.key_file import KeyFileProvider

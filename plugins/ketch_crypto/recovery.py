@@ -11,7 +11,7 @@ import base64
 import hashlib
 import re
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 PREFIX = "KETCH1"
 _CHECK = 4

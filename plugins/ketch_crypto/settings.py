@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ketch.errors import ConfigError
+from ketch.api import ConfigError
 
 Provider = Literal["auto", "keyring", "passphrase", "file"]
 PROVIDERS: tuple[str, ...] = ("auto", "keyring", "passphrase", "file")

@@ -20,7 +20,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 PASSPHRASE_PROTECTS = (
     "without it your saved sessions cannot be read: a stolen disk, a backup or another user "
@@ -29,7 +29,7 @@ PASSPHRASE_PROTECTS = (
 
 
 def question(kernel: Any) -> dict[str, Any] | None:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
     from ketch_crypto import kernel_keyring, keys, passphrases
     from ketch_crypto.key_file import PROTECTS, default_path
     from ketch_crypto.manager import key_file
@@ -86,7 +86,7 @@ def set_up(kernel: Any, choice: str, passphrase: str | None) -> str:
 
 
 def _set_up(kernel: Any, choice: str, passphrase: str | None) -> str:
-    from ketch.paths import state_dir, user_config_file
+    from ketch.api import state_dir, user_config_file
     from ketch_crypto import passphrases
     from ketch_crypto.key_file import KeyFileProvider
     from ketch_crypto.manager import KeyManager, key_file

@@ -33,8 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ketch.errors import KetchError
-from ketch.storage import IntegrityError
+from ketch.api import IntegrityError, KetchError
 from ketch_crypto.files import IDENTITY_FILE
 
 PUBLIC_PREFIX = "ketch-x25519-1:"

@@ -32,7 +32,7 @@ from typing import Any
 from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ketch.storage import RecoveryLocked, StoreUnavailable
+from ketch.api import RecoveryLocked, StoreUnavailable
 
 FORMAT = "ketch-wrapped-key"
 VERSION = 1

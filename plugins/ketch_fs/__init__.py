@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 
 @hookimpl
@@ -29,7 +28,7 @@ def ketch_event(session: Any, event: Any) -> None:
     kind = event.type
     if kind not in ("user_prompt", "rewind") or getattr(event, "agent_id", None):
         return
-    from ketch.context import prompt_numbers
+    from ketch_context_kit.turns import prompt_numbers
     from ketch_fs import coverage
 
     state = session.state.setdefault("fs", {})

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ketch_fs.reading import Fingerprint
 from ketch_text_kit.names import portable
+
+if TYPE_CHECKING:  # pragma: no cover - the turn counter (every prompt) needs no file reading
+    from ketch_fs.reading import Fingerprint
 
 MAX_RECORDS = 2000
 MAX_VERSIONS = 8  # earlier records kept per path, for rewinds

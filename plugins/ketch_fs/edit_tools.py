@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_fs import coverage
 from ketch_fs.reading import Fingerprint, count_lines
 from ketch_tool_kit.base import FsTool, PathText, os_error
@@ -62,7 +62,7 @@ def _guard(ctx: ToolContext, path: Path, shown: str, fp: Fingerprint, text: Text
     return coverage.check(ctx.plugin_state("fs"), path, shown, fp, count_lines(text.lf_text()))
 
 
-class WriteFile(FsTool):
+class WriteFile(FsTool[WriteFileInput]):
     name = "write_file"
     description = (
         "Create a file, or replace all of an existing file's content. Prefer edit_file for changes to "
@@ -73,15 +73,15 @@ class WriteFile(FsTool):
     effects = frozenset({Effect.WRITE})
     mutating = True
 
-    def accesses(self, args: WriteFileInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: WriteFileInput, ctx: ToolContext) -> list[Access]:
         path = self.target(args, ctx)
         self.remember(ctx, path)
         return [Access(effect=Effect.WRITE, target=str(path))]
 
-    def summary(self, args: WriteFileInput) -> str:  # type: ignore[override]
+    def summary(self, args: WriteFileInput) -> str:
         return f"write {args.path} ({count_lines(args.content)} lines)"
 
-    async def preview(self, args: WriteFileInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
+    async def preview(self, args: WriteFileInput, ctx: ToolContext) -> str | None:
         """The diff this call would write (computed exactly as ``run`` does, nothing written)."""
         path = self.target(args, ctx)
         cfg = tool_settings(ctx, "write_file", WriteSettings)
@@ -90,7 +90,7 @@ class WriteFile(FsTool):
         )
         return _preview_text(plan)
 
-    async def run(self, args: WriteFileInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: WriteFileInput, ctx: ToolContext) -> ToolResult:
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
             return checked
@@ -184,7 +184,7 @@ def _plan_write(
     return WritePlan(data=data, diff=diff, lines=lines, previous=previous, fingerprint=fp)
 
 
-class EditFile(FsTool):
+class EditFile(FsTool[EditFileInput]):
     name = "edit_file"
     description = (
         "Replace an exact piece of text in an existing file. old_string must match the file exactly "
@@ -196,7 +196,7 @@ class EditFile(FsTool):
     effects = frozenset({Effect.READ, Effect.WRITE})
     mutating = True
 
-    def accesses(self, args: EditFileInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: EditFileInput, ctx: ToolContext) -> list[Access]:
         path = self.target(args, ctx)
         self.remember(ctx, path)
         # An edit echoes part of the file back: it reads as well as writes.
@@ -205,17 +205,17 @@ class EditFile(FsTool):
             Access(effect=Effect.WRITE, target=str(path)),
         ]
 
-    def summary(self, args: EditFileInput) -> str:  # type: ignore[override]
+    def summary(self, args: EditFileInput) -> str:
         return f"edit {args.path}" + (" (every occurrence)" if args.replace_all else "")
 
-    async def preview(self, args: EditFileInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
+    async def preview(self, args: EditFileInput, ctx: ToolContext) -> str | None:
         """The diff this edit would make (computed exactly as ``run`` does, nothing written)."""
         path = self.target(args, ctx)
         cfg = tool_settings(ctx, "write_file", WriteSettings)
         plan = await asyncio.to_thread(_plan_edit, path, self.shown(path, ctx), args, ctx, cfg)
         return _preview_text(plan)
 
-    async def run(self, args: EditFileInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: EditFileInput, ctx: ToolContext) -> ToolResult:
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
             return checked

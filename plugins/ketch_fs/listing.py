@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_text_kit.names import shown_name
 from ketch_tool_kit.base import FsTool, PathText, os_error
 from ketch_tool_kit.caps import human_size, tool_settings
@@ -52,7 +52,7 @@ def _not_a_dir(shown: str, path: Path) -> ToolResult:
     return ToolResult.error(f"{shown} does not exist.")
 
 
-class ListDir(FsTool):
+class ListDir(FsTool[ListDirInput]):
     name = "list_dir"
     description = (
         "List one directory: subdirectories (ending in /) first, then files with their sizes; symlinks show "
@@ -62,15 +62,15 @@ class ListDir(FsTool):
     effects = frozenset({Effect.READ})
     mutating = False
 
-    def accesses(self, args: ListDirInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: ListDirInput, ctx: ToolContext) -> list[Access]:
         path = self.target(args, ctx)
         self.remember(ctx, path)
         return [Access(effect=Effect.READ, target=str(path))]
 
-    def summary(self, args: ListDirInput) -> str:  # type: ignore[override]
+    def summary(self, args: ListDirInput) -> str:
         return f"list {args.path}"
 
-    async def run(self, args: ListDirInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: ListDirInput, ctx: ToolContext) -> ToolResult:
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
             return checked
@@ -125,7 +125,7 @@ class ListDir(FsTool):
         return ToolResult.success("\n".join([header, *lines, *notes]))
 
 
-class Glob(FsTool):
+class Glob(FsTool[GlobInput]):
     name = "glob"
     description = (
         "Find files by name pattern, e.g. `**/*.py` or `src/**/test_*.{js,ts}`. Returns paths relative to "
@@ -136,15 +136,15 @@ class Glob(FsTool):
     effects = frozenset({Effect.READ})
     mutating = False
 
-    def accesses(self, args: GlobInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: GlobInput, ctx: ToolContext) -> list[Access]:
         path = self.target(args, ctx)
         self.remember(ctx, path)
         return [Access(effect=Effect.READ, target=str(path))]
 
-    def summary(self, args: GlobInput) -> str:  # type: ignore[override]
+    def summary(self, args: GlobInput) -> str:
         return f"glob {args.pattern}" + (f" in {args.path}" if args.path != "." else "")
 
-    async def run(self, args: GlobInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: GlobInput, ctx: ToolContext) -> ToolResult:
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
             return checked

@@ -9,8 +9,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.messages import MAX_IMAGE_BYTES, ImagePart, image_media_type
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import (
+    MAX_IMAGE_BYTES,
+    Access,
+    Effect,
+    ImagePart,
+    ToolContext,
+    ToolResult,
+    image_media_type,
+)
 from ketch_fs import coverage
 from ketch_fs.reading import Line, ReadResult, read_lines, read_lines_of
 from ketch_tool_kit.base import FsTool, PathText, os_error
@@ -48,7 +55,7 @@ class ReadFileInput(BaseModel):
     )
 
 
-class ReadFile(FsTool):
+class ReadFile(FsTool[ReadFileInput]):
     name = "read_file"
     description = (
         "Read a text file. Lines come numbered (number, tab, text); the numbers are not part of the file. "
@@ -60,16 +67,16 @@ class ReadFile(FsTool):
     effects = frozenset({Effect.READ})
     mutating = False
 
-    def accesses(self, args: ReadFileInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: ReadFileInput, ctx: ToolContext) -> list[Access]:
         path = self.target(args, ctx)
         self.remember(ctx, path)
         return [Access(effect=Effect.READ, target=str(path))]
 
-    def summary(self, args: ReadFileInput) -> str:  # type: ignore[override]
+    def summary(self, args: ReadFileInput) -> str:
         span = f" from line {args.offset}" if args.offset > 1 else ""
         return f"read {args.path}{span}"
 
-    async def run(self, args: ReadFileInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: ReadFileInput, ctx: ToolContext) -> ToolResult:
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
             return checked

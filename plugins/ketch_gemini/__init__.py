@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.providers import ProviderConfig, ProviderKind, Secret
+    from ketch.api import ProviderConfig, ProviderKind, Secret
 
 
 def _create(config: ProviderConfig, key: Secret | None) -> Any:
@@ -29,7 +28,7 @@ def _create(config: ProviderConfig, key: Secret | None) -> Any:
 @hookimpl
 @provides("gemini")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
-    from ketch.providers import ProviderKind
+    from ketch.api import ProviderKind
 
     register(
         ProviderKind(

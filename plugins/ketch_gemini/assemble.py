@@ -18,17 +18,22 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.messages import Message, ReasoningPart, TextPart, ToolCallPart, Usage, new_id
-from ketch.providers import (
+from ketch.api import (
     Completed,
     ErrorKind,
+    Message,
     Notice,
     ProviderError,
     ProviderEvent,
     ReasoningDelta,
+    ReasoningPart,
     StopReason,
     TextDelta,
+    TextPart,
     ToolCallDelta,
+    ToolCallPart,
+    Usage,
+    new_id,
 )
 from ketch_provider_kit import as_dict, as_int, as_list, malformed
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ketch.providers import ErrorKind
+from ketch.api import ErrorKind
 from ketch_provider_kit import HttpError, as_dict, as_list, classify
 
 _DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from ketch.providers import (
+from ketch.api import (
     ErrorKind,
     ModelInfo,
     Notice,

@@ -20,7 +20,7 @@ import copy
 import re
 from typing import Any
 
-from ketch.messages import (
+from ketch.api import (
     History,
     ImagePart,
     Message,
@@ -28,8 +28,8 @@ from ketch.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    ToolSpec,
 )
-from ketch.providers import ToolSpec
 from ketch_provider_kit import GEMINI_IMAGES as GEMINI
 from ketch_provider_kit import alternating, fit_image
 from ketch_provider_kit.wire import per_message

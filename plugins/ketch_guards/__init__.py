@@ -33,11 +33,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import PermissionSnapshot, ProposedCall, Session, Vote
 
 
 @hookimpl

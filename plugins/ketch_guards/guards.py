@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-from ketch.tools import Access, Effect
+from ketch.api import Access, Effect, PermissionSnapshot, ProposedCall, Vote
 from ketch_policy_kit.paths import resolve, write_guard
 from ketch_policy_kit.rules import Rule, compile_scopes, rules_of
 from ketch_policy_kit.scopes import join, read_scope
@@ -25,8 +24,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch_policy_kit.protected import Protected
 
 CONTENT_READS = ("read", "tree", "vtree", "link")
-# Plugins whose tools run commands through ``ketch_sandbox_command``.
-SANDBOXING_PLUGINS = frozenset({"shell"})
 
 
 @dataclass(frozen=True)
@@ -77,9 +74,9 @@ def check_path(
 def secrets_masked(call: ProposedCall, access: Access, snapshot: PermissionSnapshot) -> bool:
     """The command runs in a working sandbox, where workspace secrets are masked and
     home secrets hidden (so a recursive read cannot reach them)."""
-    if not snapshot.sandboxed or access.detail.get("sandboxed") is False:
-        return False
-    return call.plugin in SANDBOXING_PLUGINS or access.detail.get("sandboxed") is True
+    from ketch_tool_kit.sandbox import SANDBOXED, runs_sandboxed
+
+    return snapshot.facts.get(SANDBOXED) is True and runs_sandboxed(call, access)
 
 
 def check_command(
@@ -184,7 +181,9 @@ def check_command(
     return findings
 
 
-def _tree_secret(path: str, walk: object, snapshot: PermissionSnapshot, *, masked: bool) -> str | None:
+def _tree_secret(
+    path: str, walk: object, snapshot: PermissionSnapshot, *, masked: bool
+) -> str | None:
     """A secret a recursive read of ``path`` would reach, by that program's own walk
     (inside the workspace or, through symlinks it follows, outside it); None when there
     is none or the sandbox masks what it reaches."""
@@ -192,7 +191,12 @@ def _tree_secret(path: str, walk: object, snapshot: PermissionSnapshot, *, maske
 
     chosen = walk if isinstance(walk, Walk) else EVERYTHING
     found = reach(
-        path, chosen, workspace=Path("/"), cwd=path, masked=masked, content_within=snapshot.workspace
+        path,
+        chosen,
+        workspace=Path("/"),
+        cwd=path,
+        masked=masked,
+        content_within=snapshot.workspace,
     )
     if found is None:
         return None

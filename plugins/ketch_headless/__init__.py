@@ -18,18 +18,11 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.frontends import Frontend
-from ketch.plugins import provides
+from ketch.api import Frontend, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.compaction import CompactionResult
-    from ketch.events import TurnEndEvent
-    from ketch.policy import ProposedCall
-    from ketch.prompt import PromptPart
-    from ketch.session import Session, Subagent
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict, PromptPart, ProposedCall, Session, ToolResult, TurnEndEvent
+    from ketch_context_kit.compaction import CompactionResult
 
 
 @hookimpl
@@ -89,13 +82,13 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
     the same sent in ``initialize``): the person's instructions, added to ketch's own
     (which say how its tools work)."""
     args = session.kernel.args
-    if session.agent is not None or args is None:
+    if session.parent is not None or args is None:
         return None
     from ketch_headless.control import CHANNEL
 
     channel = session.kernel.stash.get(CHANNEL)
     if channel is not None and (channel.system_prompt or channel.append_system_prompt):
-        from ketch.prompt import PromptPart
+        from ketch.api import PromptPart
 
         parts = [PromptPart(text=channel.system_prompt, order=1, source="systemPrompt")]
         parts.append(
@@ -112,7 +105,7 @@ def ketch_system_prompt(session: Session) -> list[PromptPart] | None:
         )
     ):
         return None
-    from ketch.prompt import PromptPart
+    from ketch.api import PromptPart
     from ketch_headless.claude_options import read_text_option
 
     parts = []
@@ -181,8 +174,8 @@ async def ketch_stop(
     return await stop(session, event.text, stop_hook_active)
 
 
-@hookimpl
-async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+@hookimpl(optionalhook=True)  # the agents plugin's hook
+async def agents_subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     if not _sdk(session):
         return None
     from ketch_headless.sdk_hooks import subagent_start
@@ -190,8 +183,8 @@ async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict
     return await subagent_start(session, agent)
 
 
-@hookimpl
-async def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+@hookimpl(optionalhook=True)  # the agents plugin's hook
+async def agents_subagent_stop(session: Session, agent: Any, result: str) -> HookVerdict | None:
     if not _sdk(session):
         return None
     from ketch_headless.sdk_hooks import subagent_stop
@@ -207,8 +200,8 @@ async def ketch_notification(session: Session, message: str, kind: str) -> None:
         await notification(session, message, kind)
 
 
-@hookimpl
-def ketch_before_compaction(session: Session, reason: str) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_before(session: Session, reason: str) -> None:
     if _sdk(session):
         from ketch_headless.sdk_hooks import compaction
 
@@ -216,8 +209,8 @@ def ketch_before_compaction(session: Session, reason: str) -> None:
         compaction(session, "PreCompact", {"trigger": trigger, "custom_instructions": ""})
 
 
-@hookimpl
-def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_after(session: Session, result: CompactionResult) -> None:
     if _sdk(session):
         from ketch_headless.sdk_hooks import compaction
 

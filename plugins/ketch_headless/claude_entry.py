@@ -11,11 +11,11 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ketch.cli import main as ketch_main
+    from ketch.api import main as ketch_main
 
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] in (["--version"], ["-v"], ["-V"]):
-        from ketch import __version__
+        from ketch.api import __version__
         from ketch_headless.claude_stream import CLAUDE_CODE_VERSION
 
         print(f"{CLAUDE_CODE_VERSION} (ketch {__version__}, Claude Code compatible)")

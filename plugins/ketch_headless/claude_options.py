@@ -15,8 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ketch.cli import _positive_int as positive_int
-from ketch.errors import UsageError
+from ketch.api import UsageError, positive_int
 
 # Accepted and reported as having no effect in ketch (flag -> why).
 IGNORED: dict[str, str] = {

@@ -13,13 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import UsageError
+from ketch.api import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import TurnEndEvent
-    from ketch.kernel import Kernel
-    from ketch.policy import Approver
-    from ketch.session import Session
+    from ketch.api import Approver, Kernel, Session, TurnEndEvent
 
 
 @dataclass
@@ -66,8 +63,7 @@ class ClaudeRun:
         """The prompt a Markdown command or skill hands over, or None (not a command)."""
         import inspect
 
-        from ketch.commands import SlashContext
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent, SlashContext
         from ketch_prompt_kit.slash import find
 
         found = find(self.kernel.commands.values(), prompt)

@@ -37,9 +37,7 @@ from ketch_claude_kit.tool_names import shown_name
 from ketch_headless.meter import TurnMeter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import TurnEndEvent
-    from ketch.kernel import Kernel
-    from ketch.session import Session
+    from ketch.api import Kernel, Session, TurnEndEvent
 
 # The Claude Code CLI version whose stream-json and control protocol this speaks (the
 # Agent SDK only warns about an older or missing one).
@@ -247,7 +245,7 @@ class ClaudeStreamPrinter:
         commands = sorted(
             c.name for c in self.kernel.commands.values() if c.slash and c.slash_run is not None
         )
-        from ketch import __version__
+        from ketch.api import __version__
 
         session = self.session
         return {

@@ -35,12 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import ApprovalAnswer, ApprovalRequest
-    from ketch.session import Session
+    from ketch.api import ApprovalAnswer, ApprovalRequest, Kernel, Session
 
 # The channel of this process (one headless run, one program at the other end).
 CHANNEL = StashKey["ControlChannel"]()
@@ -263,7 +261,7 @@ class ControlChannel:
         return {}
 
     async def _on_set_permission_mode(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ketch.errors import KetchError
+        from ketch.api import KetchError
         from ketch_claude_kit.permission_modes import mapping
 
         try:
@@ -279,7 +277,7 @@ class ControlChannel:
         return {}
 
     async def _on_set_model(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ketch.errors import KetchError
+        from ketch.api import KetchError
 
         model = request.get("model")
         session = self.session
@@ -305,7 +303,7 @@ class ControlChannel:
         return {"mcpServers": status}
 
     async def _on_get_context_usage(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ketch.context import context_budget
+        from ketch_context_kit.budget import context_budget
 
         budget = context_budget(self.session)
         used = self.session.usage.input_tokens
@@ -323,7 +321,7 @@ class ControlChannel:
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """``can_use_tool``: the program answers what the policy asks about."""
-        from ketch.policy import ApprovalAnswer
+        from ketch.api import ApprovalAnswer
         from ketch_claude_kit.hook_payload import tool_input, updated_input
         from ketch_claude_kit.tool_names import shown_name
 
@@ -377,9 +375,7 @@ class ControlChannel:
         message = answer.get("message")
         if answer.get("interrupt"):
             self.interrupt()
-        return ApprovalAnswer(
-            approved=False, message=str(message) if message else None, origin=SDK
-        )
+        return ApprovalAnswer(approved=False, message=str(message) if message else None, origin=SDK)
 
 
 def parse_hooks(value: Any, notice: Callable[[str], None]) -> list[CallbackMatcher]:
@@ -417,7 +413,7 @@ def parse_hooks(value: Any, notice: Callable[[str], None]) -> list[CallbackMatch
 def open_channel(kernel: Kernel, session: Session, runner: Any, claude: Any) -> ControlChannel:
     """The channel of a stream-json session in Claude Code's schema (kept in the kernel's
     stash, where the hook callbacks find it from any session, subagents' included)."""
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
 
     channel = ControlChannel(
         kernel,

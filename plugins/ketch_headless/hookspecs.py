@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ketch import hookspec
+from ketch.api import hookspec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import Approver
-    from ketch.session import Session
+    from ketch.api import Approver, Kernel, Session
 
 
 @hookspec(firstresult=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import TurnEndEvent
+    from ketch.api import TurnEndEvent
 
 # ketch's stop reasons as Claude Code's result subtypes.
 SUBTYPES = {"end_turn": "success", "max_iterations": "error_max_turns"}

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ApprovalAnswer, ApprovalRequest
+    from ketch.api import ApprovalAnswer, ApprovalRequest
 
 DEFAULT_TIMEOUT = 60.0
 ORIGIN = "prompt-command"  # who answers (PermissionEvent.origin, docs/provenance.md)
@@ -59,8 +59,8 @@ class PromptCommand:
         return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
-        from ketch.childenv import child_environment
-        from ketch.policy import ApprovalAnswer
+        from ketch.api import ApprovalAnswer
+        from ketch_process_kit.childenv import child_environment
         from ketch_process_kit.oneshot import run_once
 
         what = f"{request.call.tool} ({request.summary})" if request.summary else request.call.tool
@@ -102,7 +102,7 @@ class PromptCommand:
         return ApprovalAnswer(approved=True, remember=remember, origin=ORIGIN)  # type: ignore[arg-type]
 
     def _deny(self, message: str) -> ApprovalAnswer:
-        from ketch.policy import ApprovalAnswer
+        from ketch.api import ApprovalAnswer
 
         self.notice(message)
         return ApprovalAnswer(approved=False)

@@ -7,16 +7,12 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ketch.errors import KetchError, UsageError
-from ketch.stash import StashKey
+from ketch.api import KetchError, StashKey, UsageError
 from ketch_headless.meter import TurnMeter
 from ketch_text_kit.terminal import for_terminal, line_for_terminal
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import TurnEndEvent
-    from ketch.kernel import Kernel
-    from ketch.policy import ApprovalAnswer, ApprovalRequest, Approver
-    from ketch.session import Session
+    from ketch.api import ApprovalAnswer, ApprovalRequest, Approver, Kernel, Session, TurnEndEvent
     from ketch_headless.claude_run import ClaudeRun
 
 
@@ -163,7 +159,7 @@ def terminal_approver() -> Any:
         return None
 
     async def approve(request: ApprovalRequest) -> ApprovalAnswer:
-        from ketch.policy import ApprovalAnswer
+        from ketch.api import ApprovalAnswer
 
         asker = f" (subagent {request.agent})" if getattr(request, "agent", None) else ""
         question = f"\n{request.call.tool}{asker}: {request.summary}\n  {request.reason}\n"
@@ -185,7 +181,7 @@ def choose_approver(kernel: Kernel, session: Session, *, interactive: bool) -> A
     else no one (asks are denied)."""
     command = getattr(kernel.args, "permission_prompt_command", None)
     if command:
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
         from ketch_headless.prompt_command import PromptCommand
 
         return PromptCommand(
@@ -248,7 +244,7 @@ def store_preflight(kernel: Kernel) -> None:
     """Before the model is called: a store that exists but cannot be opened stops the run
     (the work would silently not be kept), unless ``--no-save``; no store at all is said
     once by the session's notice, and the run goes on unsaved."""
-    from ketch.storage import StoreUnavailable
+    from ketch.api import StoreUnavailable
 
     try:
         _ = kernel.store
@@ -330,7 +326,7 @@ def run_headless(kernel: Kernel) -> int:
         finally:
             await session.provider.aclose()
 
-    from ketch.signals import run_cancellable
+    from ketch_frontend_kit.signals import run_cancellable
 
     try:
         outcome = run_cancellable(turn)

@@ -22,10 +22,7 @@ from ketch_claude_kit.tool_names import names_for, shown_name
 from ketch_headless.control import CHANNEL, ControlChannel, ControlError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall
-    from ketch.session import Session, Subagent
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict, ProposedCall, Session, ToolResult
 
 EVENTS = frozenset(
     {
@@ -113,7 +110,7 @@ async def pre_tool_use(session: Session, proposed: ProposedCall) -> HookVerdict 
         return verdict
     from dataclasses import replace
 
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
 
     new = hook_payload.updated_input(session.workspace, proposed.tool, proposed.input, updated)
     return replace(verdict, updated_input=new) if verdict else HookVerdict(updated_input=new)
@@ -138,7 +135,7 @@ async def after_tool_use(
 
 async def prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     channel = channel_for(session, "UserPromptSubmit")
-    if channel is None or session.agent is not None:
+    if channel is None or session.parent is not None:
         return None
     data = {**hook_payload.common(session, "UserPromptSubmit"), "prompt": prompt}
     return meaning.prompt_submit(await call(channel, "UserPromptSubmit", data))
@@ -146,7 +143,7 @@ async def prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
 
 async def stop(session: Session, text: str, stop_hook_active: bool) -> HookVerdict | None:
     channel = channel_for(session, "Stop")
-    if channel is None or session.agent is not None:
+    if channel is None or session.parent is not None:
         return None
     data = {
         **hook_payload.common(session, "Stop"),
@@ -156,7 +153,7 @@ async def stop(session: Session, text: str, stop_hook_active: bool) -> HookVerdi
     return meaning.keeps_going(await call(channel, "Stop", data))
 
 
-def _agent_data(session: Session, event: str, agent: Subagent) -> dict[str, Any]:
+def _agent_data(session: Session, event: str, agent: Any) -> dict[str, Any]:
     return {
         **hook_payload.common(session, event),
         "agent_id": agent.id,
@@ -164,7 +161,7 @@ def _agent_data(session: Session, event: str, agent: Subagent) -> dict[str, Any]
     }
 
 
-async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+async def subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     channel = channel_for(session, "SubagentStart")
     if channel is None:
         return None
@@ -174,12 +171,12 @@ async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | Non
     context = meaning.added_context(answers)
     if not context:
         return None
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
 
     return HookVerdict(context=context)
 
 
-async def subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+async def subagent_stop(session: Session, agent: Any, result: str) -> HookVerdict | None:
     channel = channel_for(session, "SubagentStop")
     if channel is None:
         return None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ketch.tools import Effect, Tool, ToolContext, ToolResult
+from ketch.api import Effect, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_headless.control import ControlChannel
@@ -90,7 +90,7 @@ class SdkMcpServer:
         self.tools = [t for t in tools or [] if isinstance(t, dict) and t.get("name")]
 
 
-class SdkMcpTool(Tool):
+class SdkMcpTool(Tool[AnyInput]):
     repeatable: ClassVar[bool] = False
 
     def __init__(self, server: SdkMcpServer, remote: dict[str, Any]) -> None:
@@ -106,7 +106,7 @@ class SdkMcpTool(Tool):
         read_only = isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
         self.effects = frozenset({Effect.EXECUTE})  # type: ignore[misc]
         self.mutating = not read_only  # type: ignore[misc]
-        self.input_model = AnyInput  # type: ignore[misc]
+        self.input_model = AnyInput
 
     def input_schema(self) -> dict[str, Any]:
         return self.schema

@@ -31,10 +31,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from ketch_text_kit.jsonline import Line, too_long_problem
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import TurnEndEvent
-    from ketch.kernel import Kernel
-    from ketch.policy import Approver
-    from ketch.session import Session
+    from ketch.api import Approver, Kernel, Session, TurnEndEvent
     from ketch_headless.claude_run import ClaudeRun
     from ketch_headless.control import ControlChannel
 
@@ -62,7 +59,7 @@ def _image(block: dict[str, Any]) -> Any:
     """Claude Code's ``{"type": "image", "source": {"type": "base64", "media_type", "data"}}``."""
     from pydantic import ValidationError
 
-    from ketch.messages import ImagePart
+    from ketch.api import ImagePart
 
     source = block.get("source")
     if not isinstance(source, dict) or source.get("type") != "base64":
@@ -172,7 +169,7 @@ class StreamSession:
         self.stopping = False  # a signal ends the session: no further turn starts
 
     def bad_input(self, number: int, problem: str) -> None:
-        from ketch.events import ErrorEvent
+        from ketch.api import ErrorEvent
 
         self.failed = True
         self.printer(
@@ -222,8 +219,7 @@ class StreamSession:
         )
 
     async def worker(self) -> None:
-        from ketch.events import MessageEvent, TurnEndEvent
-        from ketch.messages import Message, TextPart
+        from ketch.api import Message, MessageEvent, TextPart, TurnEndEvent
 
         while not self.stopping and (job := await self.jobs.get()) is not None:
             if not job.query:
@@ -316,7 +312,7 @@ def run_stream_input(
     """Serve stdin until EOF. The exit status: 0 when every line was good and every turn
     ended normally (or was interrupted on request), 1 otherwise, 128 + N when signal N
     ended it (the running turn cancelled first)."""
-    from ketch.signals import run_cancellable
+    from ketch_frontend_kit.signals import run_cancellable
 
     def write(obj: dict[str, Any]) -> None:
         printer.out.write(json.dumps(obj, ensure_ascii=False) + "\n")

@@ -23,17 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.stash import StashKey
+from ketch.api import Command, StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.compaction import CompactionResult
-    from ketch.events import Event, TurnEndEvent
-    from ketch.policy import ProposedCall
-    from ketch.session import Session, Subagent
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import Event, HookVerdict, ProposedCall, Session, ToolResult, TurnEndEvent
+    from ketch_context_kit.compaction import CompactionResult
 
 # What SessionStart hooks said for the model (or the task still running them).
 START_CONTEXT = StashKey[Any]()
@@ -94,7 +88,7 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    if session.agent is not None or not _has(session, "SessionStart"):
+    if session.parent is not None or not _has(session, "SessionStart"):
         return  # a subagent's start is SubagentStart
     import asyncio
 
@@ -113,7 +107,7 @@ def ketch_session_start(session: Session) -> None:
 
 @hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
-    if session.agent is not None or not _has(session, "SessionEnd"):
+    if session.parent is not None or not _has(session, "SessionEnd"):
         return
     import asyncio
 
@@ -130,18 +124,19 @@ def ketch_session_end(session: Session, reason: str) -> None:
 
 @hookimpl
 async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
-    if session.agent is not None:
+    if session.parent is not None:
         return None  # a subagent's task is not something the person typed
     import asyncio
 
-    from ketch.verdicts import HookVerdict
-    from ketch_hooks.handlers import user_prompt_submit
+    from ketch.api import HookVerdict
 
     pending = session.stash.pop(START_CONTEXT, None)
     start = (await pending) if isinstance(pending, asyncio.Future) else pending
-    verdict = (
-        await user_prompt_submit(session, prompt) if _has(session, "UserPromptSubmit") else None
-    )
+    verdict = None
+    if _has(session, "UserPromptSubmit"):  # the handlers load only where a hook is set
+        from ketch_hooks.handlers import user_prompt_submit
+
+        verdict = await user_prompt_submit(session, prompt)
     if not start:
         return verdict
     if verdict is None:
@@ -170,7 +165,7 @@ def ketch_event(session: Session, event: Event) -> None:
     if event.type == "tool_started":
         import time
 
-        session.stash.setdefault(STARTED, {})[event.tool_call_id] = time.monotonic()  # type: ignore[union-attr]
+        session.stash.setdefault(STARTED, {})[event.tool_call_id] = time.monotonic()  # type: ignore[attr-defined]
 
 
 @hookimpl
@@ -198,8 +193,8 @@ def ketch_notification(session: Session, message: str, kind: str) -> None:
     detach(session, notification(session, message, kind))  # the person is not kept waiting
 
 
-@hookimpl
-def ketch_before_compaction(session: Session, reason: str) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_before(session: Session, reason: str) -> None:
     if not _has(session, "PreCompact"):
         return
     from ketch_hooks.background import fire
@@ -208,8 +203,8 @@ def ketch_before_compaction(session: Session, reason: str) -> None:
     fire(session, lambda: pre_compact(session, reason))
 
 
-@hookimpl
-def ketch_after_compaction(session: Session, result: CompactionResult) -> None:
+@hookimpl(optionalhook=True)  # the compact plugin's hook
+def compact_after(session: Session, result: CompactionResult) -> None:
     if not _has(session, "PostCompact"):
         return
     from ketch_hooks.background import fire
@@ -225,15 +220,15 @@ async def ketch_stop(
     from ketch_hooks.background import settle
 
     await settle(session)  # hooks started meanwhile finish before the turn ends
-    if session.agent is not None or not _has(session, "Stop"):
+    if session.parent is not None or not _has(session, "Stop"):
         return None  # a subagent's stop is SubagentStop
     from ketch_hooks.handlers import stop
 
     return await stop(session, event, stop_hook_active)
 
 
-@hookimpl
-async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+@hookimpl(optionalhook=True)  # the agents plugin's hook
+async def agents_subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     if not _has(session, "SubagentStart"):
         return None
     from ketch_hooks.handlers import subagent_start
@@ -241,8 +236,8 @@ async def ketch_subagent_start(session: Session, agent: Subagent) -> HookVerdict
     return await subagent_start(session, agent)
 
 
-@hookimpl
-async def ketch_subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+@hookimpl(optionalhook=True)  # the agents plugin's hook
+async def agents_subagent_stop(session: Session, agent: Any, result: str) -> HookVerdict | None:
     if not _has(session, "SubagentStop"):
         return None
     from ketch_hooks.handlers import subagent_stop

@@ -15,10 +15,10 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 PENDING = StashKey[set[asyncio.Future[Any]]]()
 

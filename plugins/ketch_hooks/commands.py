@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,11 +35,11 @@ def claude_home(environ: dict[str, str]) -> Path:
 
 
 def run(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import UsageError
+    from ketch.api import UsageError
 
     if getattr(args, "hooks_action", None) != "import":
         raise UsageError("usage: ketch hooks import [--user | --project] [--dry-run]")
-    from ketch.paths import user_config_file, workspace_config_file
+    from ketch.api import user_config_file, workspace_config_file
     from ketch_hooks.importer import convert, merge, read_settings
 
     workspace = kernel.workspace

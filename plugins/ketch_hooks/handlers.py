@@ -26,8 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ketch.events import NoticeEvent
-from ketch.verdicts import HookVerdict
+from ketch.api import HookVerdict, NoticeEvent
 from ketch_claude_kit import hook_answers as meaning
 from ketch_claude_kit.tool_names import names_for
 from ketch_hooks import background, payload
@@ -35,11 +34,8 @@ from ketch_hooks.output import Answer, read
 from ketch_hooks.runner import run_event
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.compaction import CompactionResult
-    from ketch.events import TurnEndEvent
-    from ketch.policy import ProposedCall
-    from ketch.session import Session, Subagent
-    from ketch.tools import ToolResult
+    from ketch.api import ProposedCall, Session, ToolResult, TurnEndEvent
+    from ketch_context_kit.compaction import CompactionResult
     from ketch_hooks.settings import HookCommand
 
 # ketch's notification kinds in Claude Code's words (the Notification matcher).
@@ -183,11 +179,11 @@ async def stop(
 # --- subagents ------------------------------------------------------------------------------
 
 
-def _agent_fields(agent: Subagent) -> dict[str, Any]:
+def _agent_fields(agent: Any) -> dict[str, Any]:
     return {"agent_id": agent.id, "agent_type": agent.name, "agent_description": agent.description}
 
 
-async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | None:
+async def subagent_start(session: Session, agent: Any) -> HookVerdict | None:
     answers = await _answers(
         session,
         "SubagentStart",
@@ -199,7 +195,7 @@ async def subagent_start(session: Session, agent: Subagent) -> HookVerdict | Non
     return HookVerdict(context=context) if context else None
 
 
-async def subagent_stop(session: Session, agent: Subagent, result: str) -> HookVerdict | None:
+async def subagent_stop(session: Session, agent: Any, result: str) -> HookVerdict | None:
     fields = {**_agent_fields(agent), "stop_hook_active": False, "last_assistant_message": result}
     return meaning.keeps_going(
         await _answers(
@@ -261,7 +257,10 @@ async def pre_compact(session: Session, reason: str) -> None:
 
 
 async def post_compact(session: Session, result: CompactionResult) -> None:
-    reason = str(session.compactions[-1].get("reason", "auto")) if session.compactions else "auto"
+    from ketch_context_kit.compaction import records
+
+    done = records(session.state)
+    reason = str(done[-1].get("reason", "auto")) if done else "auto"
     trigger = _trigger(reason)
     fields = {
         "trigger": trigger,

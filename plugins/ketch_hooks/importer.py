@@ -20,7 +20,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_claude_kit.config_files import write_atomically
 from ketch_claude_kit.hooks_import import (
     Conversion,

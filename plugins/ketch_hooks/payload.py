@@ -14,8 +14,7 @@ from ketch_claude_kit import hook_payload
 from ketch_claude_kit.tool_names import claude_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
+    from ketch.api import ProposedCall, Session
     from ketch_hooks.settings import HookCommand
 
 common = hook_payload.common

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ketch_hooks.matching import matches
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
     from ketch_hooks.settings import HookCommand
 
 MAX_OUTPUT = 64 * 1024  # bytes kept of each of stdout and stderr
@@ -44,7 +44,7 @@ class HookRun:
 
 def hook_env(session: Session, event: str) -> dict[str, str]:
     """ketch's environment minus anything that looks like a secret, plus where and what."""
-    from ketch.childenv import child_environment
+    from ketch_process_kit.childenv import child_environment
 
     extra = {
         "CLAUDE_PROJECT_DIR": str(session.workspace),

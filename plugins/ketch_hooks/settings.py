@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from ketch.settings import SettingsSection
+from ketch.api import SettingsSection
 
 DEFAULT_TIMEOUT = 60.0
 

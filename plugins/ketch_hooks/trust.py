@@ -14,8 +14,7 @@ from pydantic import ValidationError
 from ketch_hooks.settings import HookCommand
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.session import Session
+    from ketch.api import Kernel, Session
     from ketch_trust_kit import TrustItem
 
 SOURCE = ".ketch/config.toml"

@@ -9,12 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ketch import hookimpl
-from ketch.frontends import Frontend
-from ketch.plugins import provides
+from ketch.api import Frontend, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def run_shell(kernel: Kernel) -> int:
@@ -27,3 +25,11 @@ def run_shell(kernel: Kernel) -> int:
 @provides("shell")
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
     register(Frontend(name="shell", run=run_shell, help="the interactive shell", role="terminal"))
+
+
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: object) -> None:
+    from ketch_frontend_kit import credentials, setup
+
+    pluginmanager.add_hookspecs(credentials)  # type: ignore[attr-defined]  # its setup keeps keys
+    pluginmanager.add_hookspecs(setup)  # type: ignore[attr-defined]  # and lists the providers

@@ -17,7 +17,7 @@ from prompt_toolkit.styles import BaseStyle, Style
 if TYPE_CHECKING:  # pragma: no cover
     from prompt_toolkit.application import Application
 
-    from ketch.policy import ApprovalAnswer, ApprovalRequest
+    from ketch.api import ApprovalAnswer, ApprovalRequest
 
 T = TypeVar("T")
 
@@ -183,7 +183,7 @@ def approval_message(
 
 
 def _yes_label(request: ApprovalRequest) -> str:
-    from ketch.tools import Effect
+    from ketch.api import Effect
 
     effects = set(request.call.effects)
     if will_fail(request):
@@ -224,7 +224,7 @@ async def ask_approval(request: ApprovalRequest, read_note: Any) -> ApprovalAnsw
     the call will fail, No is where the cursor starts.
     ``read_note`` is an async callable that reads one line (the note for the model).
     """
-    from ketch.policy import ApprovalAnswer
+    from ketch.api import ApprovalAnswer
     from ketch_interactive.diffview import page
 
     options: list[tuple[str, str, str]] = [("yes", _yes_label(request), "y")]

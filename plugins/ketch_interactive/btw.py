@@ -13,7 +13,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.messages import History
+    from ketch.api import History
     from ketch_interactive.shell import Shell
 
 NOTE = (
@@ -26,7 +26,7 @@ MAX_OUTPUT = 2_000
 
 def settled(active: History) -> History:
     """The context without a trailing step whose tool calls have no results yet."""
-    from ketch.messages import pending_tool_calls
+    from ketch.api import pending_tool_calls
 
     messages = tuple(active)
     while messages and pending_tool_calls(messages):
@@ -38,9 +38,8 @@ def settled(active: History) -> History:
 async def ask(shell: Shell, question: str) -> None:
     from rich.text import Text
 
-    from ketch.messages import Message
-    from ketch.providers import Completed, ProviderRequest, TextDelta
-    from ketch.request import measure
+    from ketch.api import Completed, Message, ProviderRequest, TextDelta
+    from ketch_context_kit.request import measure
 
     session = shell.session
     renderer = shell.renderer

@@ -6,14 +6,13 @@ encryption plugin provides (the same key as the session store), and the AAD bind
 file's purpose and the entry's position, so an entry cannot be moved to another file
 or to another place in this one. Without a cipher the history lives in memory only.
 
-File format (``<state dir>/prompt-history``): a header line, then one line per entry,
-the base64 of the cipher's envelope. Appends take an exclusive lock on a sibling lock
-file, so two shells never give two entries the same index.
+The file's format is ``ketch_prompt_kit.history_file``'s (the store re-seals the same
+file when the key rotates). Appends take an exclusive lock on a sibling lock file, so
+two shells never give two entries the same index.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import os
 from collections.abc import Iterable, Iterator
@@ -22,24 +21,25 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit.history import History, InMemoryHistory
 
+from ketch_prompt_kit.history_file import (
+    HEADER,
+    PURPOSE,
+    entry_lines,
+    file_bytes,
+    history_path,
+    open_entry,
+    seal_entry,
+)
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: appends go unlocked
     fcntl = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.storage import FieldCipher
+    from ketch.api import FieldCipher, Kernel
 
-FILE_NAME = "prompt-history"
-HEADER = b"ketch prompt-history v1\n"
-PURPOSE = b"ketch/prompt-history/v1"
 KEEP = 1000  # entries offered for recall; the file is rewritten when it holds twice as many
-
-
-def entry_aad(index: int) -> bytes:
-    """What one entry's ciphertext is bound to: this file's purpose and its position."""
-    return PURPOSE + b"\x00" + str(index).encode("ascii")
 
 
 class EncryptedPromptHistory(History):
@@ -92,9 +92,7 @@ class EncryptedPromptHistory(History):
             data = self.path.read_bytes()
         except FileNotFoundError:
             return []
-        if not data.startswith(HEADER):
-            return []  # not ours (or from a future version): never decrypt blindly
-        return data[len(HEADER) :].splitlines()
+        return entry_lines(data) or []  # not ours (or from a future version): nothing
 
     def _read_entries(self) -> list[str]:
         entries: list[str] = []
@@ -103,7 +101,7 @@ class EncryptedPromptHistory(History):
             lines = self._lines()
         for index, line in enumerate(lines):
             try:
-                plain = self.cipher.decrypt(base64.b64decode(line, validate=True), entry_aad(index))
+                plain = open_entry(self.cipher, line, index)
                 entries.append(plain.decode("utf-8"))
             except Exception:  # noqa: BLE001 - IntegrityError, bad base64, bad UTF-8 alike
                 # Tampered, truncated, moved, or written under another key: skip it.
@@ -113,10 +111,7 @@ class EncryptedPromptHistory(History):
     def _append(self, text: str) -> None:
         with self._locked():
             index = len(self._lines())
-            line = (
-                base64.b64encode(self.cipher.encrypt(text.encode("utf-8"), entry_aad(index)))
-                + b"\n"
-            )
+            line = seal_entry(self.cipher, text.encode("utf-8"), index) + b"\n"
             fresh = not self.path.exists() or self.path.stat().st_size == 0
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             try:
@@ -129,26 +124,18 @@ class EncryptedPromptHistory(History):
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             with self._locked():
-                body = b"".join(
-                    base64.b64encode(self.cipher.encrypt(text.encode("utf-8"), entry_aad(i)))
-                    + b"\n"
-                    for i, text in enumerate(entries)
+                body = file_bytes(
+                    [seal_entry(self.cipher, t.encode("utf-8"), i) for i, t in enumerate(entries)]
                 )
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 try:
-                    os.write(fd, HEADER + body)
+                    os.write(fd, body)
                     os.fsync(fd)
                 finally:
                     os.close(fd)
                 os.replace(tmp, self.path)
         except OSError:
             tmp.unlink(missing_ok=True)  # keep the longer file; trimming is only housekeeping
-
-
-def history_path() -> Path:
-    from ketch.paths import state_dir
-
-    return state_dir() / FILE_NAME
 
 
 def open_history(kernel: Kernel) -> tuple[History, str | None]:
@@ -168,7 +155,7 @@ def open_history(kernel: Kernel) -> tuple[History, str | None]:
         return InMemoryHistory(), f"{memory_only} (storage.encryption is off)"
     path = history_path()
     try:
-        cipher = kernel.hooks.field_cipher(kernel.settings)
+        cipher = kernel.hooks.first("ketch_field_cipher", settings=kernel.settings)
         if cipher is None:
             return InMemoryHistory(), (
                 f"{memory_only}: no encryption plugin is loaded, and ketch never writes "

@@ -22,13 +22,12 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.text import Text
 
-from ketch.context import DEFAULT_CONTEXT_WINDOW, band, effective_capacity, estimate_messages
+from ketch_context_kit.budget import DEFAULT_CONTEXT_WINDOW, effective_capacity, estimate_messages
+from ketch_context_kit.meter import band
 from ketch_text_kit.terminal import event_for_terminal, for_terminal
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event, UsageEvent
-    from ketch.kernel import Kernel
-    from ketch.session import Session
+    from ketch.api import Event, Kernel, Session, UsageEvent
 
 # Rich styles per meter band, and the same for prompt_toolkit.
 BAND_STYLE = {"green": "green", "amber": "yellow", "orange": "dark_orange", "red": "bold red"}
@@ -189,7 +188,7 @@ def meter_for(session: Session, last: UsageEvent | None) -> Meter:
     if last is not None and last.effective_capacity:
         return Meter(last.context_utilization, last.context_tokens, last.effective_capacity)
     try:
-        from ketch.request import measure
+        from ketch_context_kit.request import measure
 
         budget = measure(session)
         tokens, capacity = budget.projected, max(budget.capacity, 1)
@@ -512,7 +511,7 @@ class Renderer:
             )
 
     def _on_session(self, event: Any) -> None:
-        from ketch import __version__
+        from ketch.api import __version__
 
         head = Text()
         head.append(f"ketch {__version__}", style="bold")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.formatted_text import FormattedText
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.storage import SessionSummary
+    from ketch.api import SessionSummary
     from ketch_interactive.shell import Shell
 
 MAX_LISTED = 30
@@ -71,7 +71,7 @@ async def sessions_command(shell: Shell, argument: str) -> bool:
 
 
 async def resume_command(shell: Shell, argument: str) -> bool:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_interactive.approval import Interrupted, choose
 
     rows = _summaries(shell)

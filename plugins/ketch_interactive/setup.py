@@ -25,11 +25,9 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.formatted_text import FormattedText
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.providers import ProviderConfig, ProviderKind
+    from ketch.api import Kernel, ProviderConfig, ProviderKind
     from ketch_interactive.shell import Shell
 
-COMPATIBLE = "openai-compatible"
 MAX_MODELS = 30
 
 
@@ -44,6 +42,7 @@ class Choice:
     base_url: str | None
     model: str | None = None
     found: bool = False  # a running local server
+    any_url: bool = False  # the person gives the base URL (an API many servers speak)
 
 
 async def _detect(kind: ProviderKind) -> ProviderConfig | None:
@@ -91,16 +90,16 @@ async def _setup(shell: Shell) -> bool:
     keyed = [
         k for k in kinds.values() if k.needs_key and k.env_key and kernel.environ.get(k.env_key)
     ]
+    shown: dict[str, dict[str, str]] = {}  # the provider plugins' own words for their kinds
+    for answer in kernel.hooks.values("frontend_setup_choices"):
+        shown.update(answer)
     for kind in sorted(kinds.values(), key=lambda k: k not in keyed):
-        options.append((Choice(kind.kind, kind, None), _label(kind, kernel.environ), ""))
-    if "openai" in kinds:
-        options.append(
-            (
-                Choice(COMPATIBLE, kinds["openai"], None),
-                "Any OpenAI-compatible server (you give its URL)",
-                "",
-            )
-        )
+        label = _label(kind, kernel.environ, shown.get(kind.kind, {}).get("label"))
+        options.append((Choice(kind.kind, kind, None), label, ""))
+    for name, words in sorted(shown.items()):
+        if name in kinds and words.get("any_url"):
+            choice = Choice(words.get("any_url_name") or name, kinds[name], None, any_url=True)
+            options.append((choice, words["any_url"], ""))
     options.append((None, "Not now: quit, and configure it by hand", "q"))
     if keyed and not found:
         say.line(
@@ -115,7 +114,7 @@ async def _setup(shell: Shell) -> bool:
     picked: Choice | None = await choose(message, options, cancel=None, default=options[0][0])
     if picked is None:
         raise SetupCancelled
-    if picked.name == COMPATIBLE:
+    if picked.any_url:
         picked.base_url = (
             await _ask(shell, "  Base URL of the server (e.g. http://localhost:8000/v1): ")
         ).strip() or None
@@ -136,13 +135,11 @@ async def _setup(shell: Shell) -> bool:
     return True
 
 
-def _label(kind: ProviderKind, environ: dict[str, str]) -> str:
-    """A provider kind in its own words. OpenAI's kind says it is OpenAI's own API: the
-    "any OpenAI-compatible server" choice covers the others, so the two do not overlap."""
-    if kind.kind == "openai":
-        label = f"openai: OpenAI ({kind.default_base_url})"
-    else:
-        label = f"{kind.kind}: {kind.description or kind.kind}"
+def _label(kind: ProviderKind, environ: dict[str, str], own: str | None = None) -> str:
+    """A provider kind in its own words (``own``, from ``frontend_setup_choices``: the
+    OpenAI kind says it is OpenAI's own API, as its "any OpenAI-compatible server"
+    choice covers the others), else its description."""
+    label = own or f"{kind.kind}: {kind.description or kind.kind}"
     if kind.needs_key and kind.env_key and environ.get(kind.env_key):
         label += f" · key in ${kind.env_key}"
     return label
@@ -175,7 +172,7 @@ async def _ask(shell: Shell, message: str, *, secret: bool = False) -> str:
 
 async def _key(shell: Shell, picked: Choice) -> Any:
     """The key for this provider (a Secret), or None when the kind needs none."""
-    from ketch.providers import Secret
+    from ketch.api import Secret
 
     kernel, say = shell.kernel, shell.renderer
     kind = picked.kind
@@ -184,7 +181,9 @@ async def _key(shell: Shell, picked: Choice) -> Any:
     if kind.env_key and kernel.environ.get(kind.env_key):
         say.line(f"· using the key in ${kind.env_key}", "dim")
         return Secret(kernel.environ[kind.env_key])
-    stored = kernel.hooks.credential(picked.name, kind.kind)
+    stored = kernel.hooks.first(
+        "ketch_get_credential", provider=picked.name, kind=kind.kind, kernel=kernel
+    )
     if stored:
         say.line(f"· using the key stored in the OS keyring for {picked.name}", "dim")
         return Secret(stored)
@@ -221,13 +220,15 @@ async def _key(shell: Shell, picked: Choice) -> Any:
 
 
 def store_key(kernel: Kernel, provider: str, key: str, kind: str = "") -> str | None:
-    """Keep the key in a secret store (``ketch_set_credential``: the keyring plugin);
+    """Keep the key in a secret store (``credentials_set``: the keyring plugin);
     where it went, or None (no store could keep it)."""
-    return kernel.hooks.set_credential(provider, kind or provider, key)
+    from ketch_frontend_kit.credentials import keep
+
+    return keep(kernel, provider, key, kind)
 
 
 async def _model(shell: Shell, picked: Choice, key: Any) -> str:
-    from ketch.providers import ProviderConfig
+    from ketch.api import ProviderConfig
     from ketch_interactive.approval import choose
 
     say = shell.renderer
@@ -283,8 +284,7 @@ def write_provider_config(
     What is there is kept byte for byte: the top-level key goes before the first table,
     the new table at the end. The result must parse and say what was meant before it
     replaces the file (written beside it, then renamed)."""
-    from ketch.errors import KetchError
-    from ketch.paths import user_config_file
+    from ketch.api import KetchError, user_config_file
 
     path = path or user_config_file()
     old = path.read_text(encoding="utf-8") if path.exists() else ""

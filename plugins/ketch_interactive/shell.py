@@ -35,15 +35,11 @@ from ketch_interactive.approval import Interrupted, ask_approval, screen_size, s
 from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.notify import report_focus
 from ketch_interactive.render import BAND_PT_STYLE, Renderer, make_console, meter_for
-from ketch_interactive.trust import ignored_workspace_layer, offer_replaces, offer_trust
+from ketch_interactive.trust import has_offer, ignored_workspace_layer, offer_replaces, offer_trust
 from ketch_interactive.unsaved import continue_unsaved
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import PromptRequest
-    from ketch.kernel import Kernel
-    from ketch.policy import ApprovalAnswer, ApprovalRequest
-    from ketch.providers import Provider
-    from ketch.session import Session
+    from ketch.api import ApprovalAnswer, ApprovalRequest, Kernel, PromptRequest, Provider, Session
 
 CLOSED = object()  # the result of a prompt the shell closed itself (not the user's input)
 SHOW_OUTPUT = object()  # Ctrl-O: the prompt closed to show the last call's whole output
@@ -97,8 +93,8 @@ class Shell:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         layer = ignored_workspace_layer(self.kernel)
-        has_offer = any(c.name == "trust" and c.slash for c in self.kernel.commands.values())
-        if has_offer:  # the trust offer below lists them all, better
+        offers = has_offer(self)
+        if offers:  # the trust offer below lists them all, better
             self.renderer.hidden_notice_prefixes.extend(offer_replaces(layer))
         if getattr(self.kernel.args, "no_save", False):  # they typed it a moment ago
             self.renderer.hidden_notice_prefixes.append(
@@ -119,7 +115,7 @@ class Shell:
                     self.renderer.line(f"· {self.history_note}", "dim")
                 if self.session.resumed:
                     self._recap()
-                if has_offer:
+                if offers:
                     await offer_trust(self)
                 self.renderer.line("Type a request · /help for commands · Ctrl-D quits", "dim")
                 await self._read_loop()
@@ -142,7 +138,7 @@ class Shell:
         when no provider is configured), then where saved sessions' key lives (asked
         once where there is no OS keyring), then a store that exists but cannot be
         opened (continue unsaved?). False: there is no session (the reason was shown)."""
-        from ketch.errors import ConfigError, KetchError
+        from ketch.api import ConfigError, KetchError
         from ketch_interactive.storage import ask_storage
 
         resuming = getattr(self.kernel.args, "resume", None) or getattr(
@@ -174,7 +170,7 @@ class Shell:
 
     async def _provider_ready(self) -> bool:
         """Whether a provider is configured; if not, the first-run setup (True: done)."""
-        from ketch.errors import KetchError
+        from ketch.api import KetchError
 
         notices = len(self.kernel.notices)
         try:
@@ -188,7 +184,7 @@ class Shell:
     async def _set_up_provider(self, exc: Any) -> bool:
         """The first-run setup, for a failure that means nothing is configured (no
         provider, or a key in the environment and no model). False: no session."""
-        from ketch.errors import ConfigError, NoProviderConfigured
+        from ketch.api import ConfigError, NoProviderConfigured
         from ketch_interactive.setup import first_run_setup
 
         if isinstance(exc, ConfigError):  # a broken config file: say where, never set up over it
@@ -253,8 +249,7 @@ class Shell:
         through the policy: the model proposed nothing). Its output is shown, and the
         command with its output is recorded in the transcript, where the next request
         carries it to the model."""
-        from ketch.events import MessageEvent
-        from ketch.messages import Message
+        from ketch.api import Message, MessageEvent
         from ketch_prompt_kit.user_shell import run_user_command
 
         renderer = self.renderer
@@ -292,7 +287,7 @@ class Shell:
 
     async def run_prompt_request(self, request: PromptRequest) -> bool:
         """A prompt a command submitted: its turn, with its model and narrowed tools."""
-        from ketch.errors import KetchError
+        from ketch.api import KetchError
 
         narrowed = ""
         if request.allowed_tools is not None:
@@ -377,7 +372,7 @@ class Shell:
         return leave
 
     async def _await_turn(self, task: asyncio.Future[Any]) -> None:
-        from ketch.errors import KetchError
+        from ketch.api import KetchError
 
         try:
             await task
@@ -414,7 +409,9 @@ class Shell:
         ring(message, self.notify_escape)
         if kind != "permission":
             try:
-                await self.kernel.hooks.notification(self.session, message, kind)
+                await self.kernel.hooks.call_async(
+                    "ketch_notification", session=self.session, message=message, kind=kind
+                )
             except Exception as exc:  # noqa: BLE001 - a hook's failure is not the shell's
                 self.renderer.line(f"! a notification hook failed: {exc}", "yellow")
 
@@ -546,7 +543,7 @@ class Shell:
             turn.cancel()  # cancels the loop's wait on this answer too
             return
         except EOFError:
-            from ketch.policy import ApprovalAnswer
+            from ketch.api import ApprovalAnswer
 
             answer = ApprovalAnswer(approved=False)
         if not future.done():

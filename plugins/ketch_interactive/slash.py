@@ -13,8 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ketch.commands import Command, PromptRequest, SlashContext
-from ketch.errors import KetchError
+from ketch.api import Command, KetchError, PromptRequest, SlashContext
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_interactive.shell import Shell
@@ -87,7 +86,7 @@ async def _model(shell: Shell, argument: str) -> bool:
         return False
     old, session.provider = session.provider, provider
     await shell.close_provider(old)
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
 
     shell.kernel.emit(session, NoticeEvent(message=f"model: {provider.model} via {provider.name}"))
     return False

@@ -20,7 +20,7 @@ NOT_NOW = "Not now: this session is not saved (asked again next time)"
 
 
 async def ask_storage(shell: Shell) -> None:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_interactive.approval import (
         Interrupted,
         choose,

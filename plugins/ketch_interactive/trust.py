@@ -2,9 +2,10 @@
 
 A workspace's hooks, MCP servers, allow rules, ``!`cmd``` lines and git programs stay
 off until the person trusts them, item by item (the trust plugin's ``/trust``). When
-the shell starts in a workspace with items nobody trusted yet, it runs ``/trust
---offer``, which lists every one of them (what it runs or grants) and asks; with
-nothing to trust it says nothing. Without the trust plugin the shell only says where
+the shell starts in a workspace with items nobody trusted yet, it runs the command
+that declares a start offer (``ketch_frontend_kit.offers``: ``/trust --offer``), which
+lists every one of them (what it runs or grants) and asks; with nothing to trust it
+says nothing. Without the trust plugin the shell only says where
 the notice came from.
 """
 
@@ -13,8 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.config import Layer
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, Layer
     from ketch_interactive.shell import Shell
 
 
@@ -34,12 +34,20 @@ def offer_replaces(layer: Layer | None) -> list[str]:
     return [SUMMARY_PREFIX] + ([f"{layer.source}: ignored "] if layer is not None else [])
 
 
-async def offer_trust(shell: Shell) -> bool:
-    """Run the trust plugin's offer; False when there is no trust plugin."""
-    from ketch_interactive.slash import plugin_command, run_plugin_command
+def has_offer(shell: Shell) -> bool:
+    """Whether a slash command offers something at start (``START_OFFER``: the trust
+    plugin's review of what this workspace would run)."""
+    from ketch_frontend_kit.offers import start_offers
 
-    command = plugin_command(shell, "trust")
-    if command is None:
-        return False
-    await run_plugin_command(shell, command, "--offer")
-    return True
+    return bool(start_offers(shell.kernel.commands.values()))
+
+
+async def offer_trust(shell: Shell) -> bool:
+    """Run each start offer a command declares (the trust plugin's); False when none does."""
+    from ketch_frontend_kit.offers import start_offers
+    from ketch_interactive.slash import run_plugin_command
+
+    offers = start_offers(shell.kernel.commands.values())
+    for command, args in offers:
+        await run_plugin_command(shell, command, " ".join(args))
+    return bool(offers)

@@ -7,12 +7,12 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def continue_unsaved(kernel: Kernel) -> bool:
     """False when the user would rather stop than work unsaved."""
-    from ketch.storage import StoreUnavailable
+    from ketch.api import StoreUnavailable
 
     try:
         _ = kernel.store

@@ -12,37 +12,24 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 log = logging.getLogger("ketch.keyring")
 
-_kernel: weakref.ReferenceType[Any] | None = None
-
 
 @hookimpl
-def ketch_configure(kernel: Kernel) -> None:
-    global _kernel
-    _kernel = weakref.ref(kernel)
-
-
-@hookimpl
-def ketch_get_credential(provider: str, kind: str) -> str | None:
+def ketch_get_credential(provider: str, kind: str, kernel: Kernel | None) -> str | None:
     from ketch_keyring.store import CredentialStoreError, get_key
 
-    kernel = _kernel() if _kernel is not None else None
     kinds: dict[str, Any] = kernel.provider_kinds if kernel is not None else {}
     registered = kinds.get(kind)
-    if (registered is not None and not registered.needs_key) or (
-        registered is None and kind == "ollama"
-    ):
+    if registered is not None and not registered.needs_key:
         return None  # never touch (or unlock) the keyring for a provider that needs no key
     try:
         return get_key(provider)
@@ -80,7 +67,14 @@ def _run(kernel: Kernel, args: argparse.Namespace) -> int:
 
 
 @hookimpl
-def ketch_set_credential(provider: str, key: str) -> str | None:
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_frontend_kit import credentials
+
+    pluginmanager.add_hookspecs(credentials)  # the contract it implements
+
+
+@hookimpl
+def credentials_set(provider: str, key: str) -> str | None:
     from ketch_keyring.store import CredentialStoreError, set_key
 
     try:

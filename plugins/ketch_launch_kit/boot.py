@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def choose_frontend(kernel: Kernel, args: argparse.Namespace) -> Any:
     """``args.frontend`` by name, else the one whose role fits: a prompt (``-p`` or a
     piped stdin) or a terminal — as the ``ketch`` command chooses."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     name = getattr(args, "frontend", None)
     if name:
@@ -35,9 +35,7 @@ def choose_frontend(kernel: Kernel, args: argparse.Namespace) -> Any:
 def boot(args: argparse.Namespace, workspace: Path, *, environ: Mapping[str, str]) -> Kernel:
     """A kernel in ``workspace`` with ``args`` as its command line (plugins blocked as
     they were: ``--no-plugin`` is in the options, the variables in ``environ``)."""
-    from ketch import builtin_commands
-    from ketch.cli import cli_settings
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, builtin_commands, cli_settings
 
     disabled = [
         name

@@ -18,18 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.plugins import provides
-from ketch.stash import StashKey
+from ketch.api import Command, StashKey, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
-    from ketch.verdicts import HookVerdict
+    from ketch.api import Event, HookVerdict, Kernel, ProposedCall, Session, ToolResult
 
 
 def _settings(kernel: Kernel) -> Any:
@@ -64,22 +56,35 @@ def _manager(session: Session, *, diagnostics: bool = False) -> Any:
 
 
 @hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_tool_kit import sandbox
+
+    pluginmanager.add_hookspecs(sandbox)  # the contract its servers start through
+
+
+@hookimpl
 def ketch_register_settings(register: Callable[[Any], None]) -> None:
     from ketch_lsp.settings import LSP
 
     register(LSP)
 
 
-@hookimpl
-@provides(
-    dynamic="definition, references, hover, symbols, diagnostics, rename: when a language server is found"
-)
-def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
+def _offered(kernel: Kernel) -> bool:
+    """Whether its tools are offered: enabled, and a server could start here."""
     if not _settings(kernel).enabled:
-        return
+        return False
     from ketch_lsp.servers import usable
 
-    if not usable(kernel):
+    return usable(kernel)
+
+
+@hookimpl
+@provides(
+    dynamic="definition, references, hover, symbols, diagnostics, rename: when a language server is found",
+    offered_when=_offered,
+)
+def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
+    if not _offered(kernel):
         return  # no server: no tool, and not one token more in any request
     from ketch_lsp.rename import Rename
     from ketch_lsp.tools import Definition, Diagnostics, Hover, References, Symbols
@@ -178,7 +183,7 @@ async def ketch_after_tool_use(
     if not text:
         return None
     show_later(session, text)
-    from ketch.verdicts import HookVerdict
+    from ketch.api import HookVerdict
 
     return HookVerdict(context=text)
 

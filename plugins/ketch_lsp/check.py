@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.tools import ToolContext, ToolResult
+from ketch.api import ToolContext, ToolResult
 from ketch_lsp.diagnostics import ERROR, WARNING, counts, ordered, problem
 
 if TYPE_CHECKING:  # pragma: no cover

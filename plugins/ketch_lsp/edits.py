@@ -16,15 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ketch.stash import StashKey
-from ketch.tools import Effect
+from ketch.api import Effect, StashKey
 from ketch_lsp.diagnostics import ordered
 from ketch_lsp.work import MAX_BYTES, Change, Checked
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
+    from ketch.api import ProposedCall, Session, ToolResult
     from ketch_lsp.runtime import Manager
 
 MAX_FILES = 20  # changed files checked after one call (a formatter may touch hundreds)
@@ -165,7 +162,7 @@ def render(found: Manager, checked: list[Checked]) -> str | None:
 def show_later(session: Session, text: str) -> None:
     """The person sees the new problems right after the call's result (the result of a
     file edit shows its diff, not its text): a notice once the result is out."""
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
 
     def emit() -> None:
         session.kernel.emit(session, NoticeEvent(level="info", message=text))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_lsp.tools import PositionInput, _brief, _PositionTool
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,7 +59,7 @@ class Plan:
         return "".join(f.diff for f in self.files)
 
 
-class Rename(_PositionTool):
+class Rename(_PositionTool[RenameInput]):
     name = "rename"
     description = (
         "Rename a symbol everywhere it is used, across files (a language server's rename): give "
@@ -77,14 +77,14 @@ class Rename(_PositionTool):
         super().__init__(kernel)
         self.plans: OrderedDict[tuple[str, str, str], Plan] = OrderedDict()
 
-    def summary(self, args: RenameInput) -> str:  # type: ignore[override]
+    def summary(self, args: RenameInput) -> str:
         what = args.symbol if args.symbol is not None else f"column {args.column}"
         return f"rename {what} at {args.path}:{args.line} to {args.new_name}"
 
     def _key(self, args: RenameInput, ctx: ToolContext) -> tuple[str, str, str]:
         return (ctx.session_id, ctx.tool_call_id, args.model_dump_json())
 
-    def accesses(self, args: RenameInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: RenameInput, ctx: ToolContext) -> list[Access]:
         key = self._key(args, ctx)
         plan = self.plans.get(key)
         if plan is None:
@@ -99,7 +99,7 @@ class Rename(_PositionTool):
             out.append(Access(effect=Effect.WRITE, target=str(item.path)))
         return list({(a.effect, a.target): a for a in out}.values())
 
-    async def preview(self, args: RenameInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
+    async def preview(self, args: RenameInput, ctx: ToolContext) -> str | None:
         plan = self.plans.get(self._key(args, ctx))
         if plan is None:
             return None
@@ -252,7 +252,7 @@ class Rename(_PositionTool):
 
     # --- applying ------------------------------------------------------------------------
 
-    async def run(self, args: RenameInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: RenameInput, ctx: ToolContext) -> ToolResult:
         plan = self.plans.pop(self._key(args, ctx), None)
         if plan is None:
             return ToolResult.error(

@@ -27,13 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 from ketch_lsp.servers import ServerSpec, for_file, project_root, resolve
 from ketch_lsp.settings import LspSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.session import Session
+    from ketch.api import Kernel, Session
     from ketch_lsp.client import Server
 
 R = TypeVar("R")
@@ -209,14 +208,15 @@ class Manager:
     ) -> tuple[list[str], dict[str, str], bool] | None:
         """The command line to start (wrapped by the sandbox where one is in force) and
         the environment (ketch's own minus its secrets); None when it must not start."""
-        from ketch.childenv import child_environment
+        from ketch_process_kit.childenv import child_environment
 
         argv = list(spec.argv or ())
         env = child_environment(os.environ, extra=spec.env)
         reporters: list[Callable[[bool], str | None]] = []
-        hooks = self.kernel.hooks
+        from ketch_tool_kit.sandbox import wrapper
+
         try:
-            wrapped = hooks.sandbox_command(
+            wrapped = wrapper(self.kernel)(
                 argv, self.workspace, False, exposed=None, reporters=reporters
             )
         except Exception as exc:  # noqa: BLE001 - a failing sandbox means "not run"
@@ -284,7 +284,7 @@ class Manager:
 
     def tell(self, session: Session) -> None:
         """Emit what went wrong since last told (main thread)."""
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         for message in self.failures():
             self.kernel.emit(session, NoticeEvent(level="warning", message=message))

@@ -13,19 +13,18 @@ checked again against the files as they are right before it starts).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 from ketch_lsp.catalog import BUILTINS, LANGUAGE_IDS, Builtin
 from ketch_lsp.settings import LspSettings, ServerSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 VENV_DIRS = (".venv", "venv")
@@ -56,7 +55,9 @@ class ServerSpec:
     wanted: str = ""  # the program looked for (for "not found")
 
     def serves(self, path: Path) -> bool:
-        return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in self.patterns)
+        from ketch_policy_kit.globs import match_any_name
+
+        return match_any_name(path.name, self.patterns)
 
     def language_of(self, path: Path) -> str:
         return self.language_id or LANGUAGE_IDS.get(path.suffix.lower(), path.suffix.lstrip("."))

@@ -14,15 +14,15 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
-from ketch_tool_kit.base import CompactSchema, PathText
+from ketch.api import Access, Effect, ToolContext, ToolResult
+from ketch_tool_kit.base import ArgsT, CompactSchema, PathText
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_lsp.client import Server
     from ketch_lsp.runtime import Manager
 
@@ -53,6 +53,9 @@ class PositionInput(BaseModel):
         if self.symbol is None and self.column is None:
             raise ValueError("give symbol (the name on that line) or column")
         return self
+
+
+PositionT = TypeVar("PositionT", bound=PositionInput)
 
 
 class ReferencesInput(PositionInput):
@@ -88,7 +91,7 @@ class DiagnosticsInput(BaseModel):
     )
 
 
-class LspTool(CompactSchema):
+class LspTool(CompactSchema[ArgsT]):
     """Base: finds the session's servers for a file and asks them, with deadlines."""
 
     effects = frozenset({Effect.READ})
@@ -162,7 +165,7 @@ class LspTool(CompactSchema):
         return f"No language server is configured for files like {shown}."
 
     def tell(self, found: Manager, ctx: ToolContext) -> None:
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         for message in found.failures():
             ctx.emit(NoticeEvent(level="warning", message=message))
@@ -295,15 +298,13 @@ class LspTool(CompactSchema):
         return out
 
 
-class _PositionTool(LspTool):
-    input_model: ClassVar[type[BaseModel]] = PositionInput
-
-    def summary(self, args: PositionInput) -> str:  # type: ignore[override]
+class _PositionTool(LspTool[PositionT]):
+    def summary(self, args: PositionT) -> str:
         what = args.symbol if args.symbol is not None else f"column {args.column}"
         return f"{self.name} of {what} at {args.path}:{args.line}"
 
     async def prepare(
-        self, args: PositionInput, ctx: ToolContext
+        self, args: PositionT, ctx: ToolContext
     ) -> tuple[list[Server], Path, str, tuple[str, int, int]] | ToolResult:
         from ketch_lsp.positions import uri_of
 
@@ -319,7 +320,7 @@ class _PositionTool(LspTool):
             return picked
         return picked[1], path, text, (uri_of(path), where[0], where[1])
 
-    async def run(self, args: PositionInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: PositionT, ctx: ToolContext) -> ToolResult:
         prepared = await self.prepare(args, ctx)
         if isinstance(prepared, ToolResult):
             return prepared
@@ -364,12 +365,13 @@ class _PositionTool(LspTool):
         raise NotImplementedError
 
 
-class Definition(_PositionTool):
+class Definition(_PositionTool[PositionInput]):
     name = "definition"
     description = (
         "Where a name is defined (a language server's go-to-definition): give the file, the "
         "line and the name on that line. Returns file:line:column locations with their line."
     )
+    input_model = PositionInput
     method = "definition_provider"
 
     def request(self, args: Any, uri: str, line: int, character: int) -> Callable[[Any], Any]:
@@ -382,7 +384,7 @@ class Definition(_PositionTool):
         return ToolResult.success("\n".join(lines) if lines else "No definition found.")
 
 
-class References(_PositionTool):
+class References(_PositionTool[ReferencesInput]):
     name = "references"
     description = (
         "Every place a name is used, across the project (a language server's find-references): "
@@ -411,12 +413,13 @@ class References(_PositionTool):
         return ToolResult.success("\n".join([head, *self.locations(ctx, found, limit)]))
 
 
-class Hover(_PositionTool):
+class Hover(_PositionTool[PositionInput]):
     name = "hover"
     description = (
         "The type and documentation of a name (a language server's hover): give the file, the "
         "line and the name on that line."
     )
+    input_model = PositionInput
     method = "hover_provider"
 
     def request(self, args: Any, uri: str, line: int, character: int) -> Callable[[Any], Any]:
@@ -433,7 +436,7 @@ class Hover(_PositionTool):
         return ToolResult.success(shown)
 
 
-class Symbols(LspTool):
+class Symbols(LspTool[SymbolsInput]):
     name = "symbols"
     description = (
         "The symbols (classes, functions, variables) of one file as an outline (give path), or "
@@ -441,10 +444,10 @@ class Symbols(LspTool):
     )
     input_model = SymbolsInput
 
-    def summary(self, args: SymbolsInput) -> str:  # type: ignore[override]
+    def summary(self, args: SymbolsInput) -> str:
         return f"symbols of {args.path}" if args.path else f"symbols matching {args.query!r}"
 
-    async def run(self, args: SymbolsInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: SymbolsInput, ctx: ToolContext) -> ToolResult:
         if args.path is not None:
             return await self._document(args.path, ctx)
         return await self._workspace(args.query or "", ctx)
@@ -590,7 +593,7 @@ def _brief(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class Diagnostics(LspTool):
+class Diagnostics(LspTool[DiagnosticsInput]):
     name = "diagnostics"
     description = (
         "The errors and warnings language servers report for one file (give path) or for every "
@@ -599,10 +602,10 @@ class Diagnostics(LspTool):
     input_model = DiagnosticsInput
     whole_workspace = False
 
-    def summary(self, args: DiagnosticsInput) -> str:  # type: ignore[override]
+    def summary(self, args: DiagnosticsInput) -> str:
         return f"diagnostics of {args.path}" if args.path else "diagnostics of the workspace"
 
-    async def run(self, args: DiagnosticsInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: DiagnosticsInput, ctx: ToolContext) -> ToolResult:
         from ketch_lsp.check import check_files
 
         found = self.manager(ctx)

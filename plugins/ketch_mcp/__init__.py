@@ -12,16 +12,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.plugins import provides
+from ketch.api import Command, hookimpl, provides
 
 
 @hookimpl
 def ketch_add_hookspecs(pluginmanager: Any) -> None:
     from ketch_mcp import hookspecs
 
-    pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.add_hookspecs(hookspecs)  # mcp_transports, mcp_extra_servers
+
+
+@hookimpl
+def mcp_transports() -> list[str]:
+    """stdio always; streamable HTTP when the MCP SDK is installed."""
+    import importlib.util
+
+    try:
+        http = importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):
+        http = False
+    return ["stdio", "http"] if http else ["stdio"]
 
 
 @hookimpl(optionalhook=True)
@@ -46,7 +56,7 @@ def claude_plugins_removed(kernel: Any, plugin: str, servers: list[str]) -> None
     definitions of their tools, in every workspace."""
     if not servers:
         return
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
     from ketch_mcp.pins import PINS_FILE, PinStore
     from ketch_mcp.tools import ketch_name
 

@@ -1,17 +1,29 @@
-"""The hook the MCP plugin declares (``ketch_add_hookspecs``): servers from elsewhere
-than the config files."""
+"""The hooks the MCP plugin declares: which MCP transports this process can run, and
+servers from elsewhere than the config files.
+
+Call it (``kernel.hooks.values("mcp_transports")``) instead of looking the MCP plugin
+up by name: with the plugin disabled the hook is not declared and answers nothing."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookspec
+from ketch.api import hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 @hookspec
+@returns(list, tuple, frozenset, set)
+def mcp_transports() -> list[str] | None:
+    """The MCP transports servers can be started over here (``stdio``, ``http``), e.g.
+    for a frontend that tells its client which servers it may pass (ACP's
+    ``mcpCapabilities``). Return them, or None. Called when such a frontend starts."""
+
+
+@hookspec
+@returns(dict)
 def mcp_extra_servers(kernel: Kernel) -> dict[str, dict[str, Any]] | None:
     """More MCP servers: an installed Claude Code plugin's (``.mcp.json`` or its
     manifest's ``mcpServers``).

@@ -37,6 +37,6 @@ class McpOptions:
 def child_environment(parent: dict[str, str], configured: dict[str, str]) -> dict[str, str]:
     """The user's environment minus secret-looking variables, plus what the server's
     ``env`` table sets explicitly (those pass whatever their names)."""
-    from ketch.childenv import child_environment
+    from ketch_process_kit.childenv import child_environment
 
     return child_environment(parent, extra=configured)

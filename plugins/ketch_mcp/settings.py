@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
-from ketch.settings import SettingsSection
+from ketch.api import SettingsSection
 
 
 class McpServer(BaseModel):

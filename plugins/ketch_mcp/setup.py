@@ -54,7 +54,7 @@ _STATES: weakref.WeakKeyDictionary[Any, McpState] = weakref.WeakKeyDictionary()
 def state_of(kernel: Any) -> McpState:
     state = _STATES.get(kernel)
     if state is None:
-        from ketch.paths import state_dir
+        from ketch.api import state_dir
 
         state = McpState(
             kernel=kernel,

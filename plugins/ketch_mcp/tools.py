@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ketch.tools import Access, Effect, Tool, ToolContext, ToolResult
+from ketch.api import Access, Effect, Tool, ToolContext, ToolResult
 from ketch_mcp.text import cap, clean_description, clean_schema, strip_invisible
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +70,7 @@ def input_model_for(name: str, schema: dict[str, Any]) -> type[BaseModel]:
     return McpInput
 
 
-class McpTool(Tool):
+class McpTool(Tool[BaseModel]):
     """A tool of one MCP server, called through the plugin's background runtime."""
 
     repeatable: ClassVar[bool] = False
@@ -93,7 +93,7 @@ class McpTool(Tool):
         read_only = bool(annotations is not None and annotations.read_only_hint)
         self.effects = frozenset({Effect.EXECUTE, Effect.NETWORK})  # type: ignore[misc]
         self.mutating = not read_only  # type: ignore[misc]
-        self.input_model = input_model_for(self.name, self.raw_schema)  # type: ignore[misc]
+        self.input_model = input_model_for(self.name, self.raw_schema)
         self.timeout = timeout
         self.max_output = max_output
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ketch_claude_kit.mcp_config import shows
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 SOURCE = ".ketch/config.toml"

@@ -23,20 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ketch.messages import (
-    ImagePart,
-    Message,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    Usage,
-    new_id,
-    without_images,
-)
-from ketch.providers import (
+from ketch.api import (
     Completed,
     ErrorKind,
+    ImagePart,
+    Message,
     ModelInfo,
     Notice,
     ProviderConfig,
@@ -44,9 +35,15 @@ from ketch.providers import (
     ProviderEvent,
     ProviderRequest,
     ReasoningDelta,
+    ReasoningPart,
     Secret,
     StopReason,
+    TextPart,
     ToolCallDelta,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    new_id,
 )
 from ketch_provider_kit import (
     OLLAMA_IMAGES,
@@ -62,6 +59,7 @@ from ketch_provider_kit import (
     open_stream,
     parse_arguments,
     request_json,
+    without_images,
 )
 from ketch_provider_kit.wire import per_message
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.providers import ProviderConfig, ProviderKind, Secret
+    from ketch.api import ProviderConfig, ProviderKind, Secret
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -42,10 +41,23 @@ async def _detect_lmstudio() -> Any:
     return await detect_lmstudio()
 
 
+@hookimpl(optionalhook=True)
+def frontend_setup_choices() -> dict[str, dict[str, str]]:
+    """In a first-run setup the openai kind is OpenAI's own API, and one more choice
+    takes any OpenAI-compatible server at a URL the person gives (the shell's)."""
+    return {
+        "openai": {
+            "label": f"openai: OpenAI ({DEFAULT_BASE_URL})",
+            "any_url": "Any OpenAI-compatible server (you give its URL)",
+            "any_url_name": "openai-compatible",
+        }
+    }
+
+
 @hookimpl
 @provides("openai", "openai-responses")
 def ketch_register_providers(register: Callable[[ProviderKind], None]) -> None:
-    from ketch.providers import ProviderKind
+    from ketch.api import ProviderKind
     from ketch_provider_kit.base import HttpProviderConfig
 
     register(

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ketch.providers import (
+from ketch.api import (
     ModelInfo,
     ProviderConfig,
     ProviderError,

@@ -21,25 +21,23 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ketch.messages import (
+from ketch.api import (
+    Completed,
+    ErrorKind,
     ImagePart,
     Message,
+    ProviderEvent,
+    ProviderRequest,
+    ReasoningDelta,
     ReasoningPart,
+    StopReason,
+    TextDelta,
     TextPart,
+    ToolCallDelta,
     ToolCallPart,
     ToolResultPart,
     Usage,
     new_id,
-)
-from ketch.providers import (
-    Completed,
-    ErrorKind,
-    ProviderEvent,
-    ProviderRequest,
-    ReasoningDelta,
-    StopReason,
-    TextDelta,
-    ToolCallDelta,
 )
 from ketch_openai.base import OFFICIAL_HOST, OpenAIBase, extra
 from ketch_provider_kit import (

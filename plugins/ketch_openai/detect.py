@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from ketch.providers import ProviderConfig
+from ketch.api import ProviderConfig
 
 log = logging.getLogger("ketch.providers.openai")
 

@@ -18,25 +18,23 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.messages import (
+from ketch.api import (
+    Completed,
+    ErrorKind,
     ImagePart,
     Message,
+    ProviderEvent,
+    ProviderRequest,
+    ReasoningDelta,
     ReasoningPart,
+    StopReason,
+    TextDelta,
     TextPart,
+    ToolCallDelta,
     ToolCallPart,
     ToolResultPart,
     Usage,
     new_id,
-)
-from ketch.providers import (
-    Completed,
-    ErrorKind,
-    ProviderEvent,
-    ProviderRequest,
-    ReasoningDelta,
-    StopReason,
-    TextDelta,
-    ToolCallDelta,
 )
 from ketch_openai.base import OpenAIBase, extra
 from ketch_openai.chat import tool_arguments

@@ -18,12 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.kernel import Kernel
-    from ketch.session import Session
+    from ketch.api import Event, Kernel, Session
 
 
 @hookimpl

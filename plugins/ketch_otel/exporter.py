@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 
 GEN_AI = "gen_ai"
 
@@ -157,8 +157,9 @@ class Exporter:
         attrs = {f"{GEN_AI}.operation.name": "chat", **self._attrs(live)}
         self.tokens.record(event.input_tokens, {**attrs, f"{GEN_AI}.token.type": "input"})
         self.tokens.record(event.output_tokens, {**attrs, f"{GEN_AI}.token.type": "output"})
-        if event.cost_usd:
-            self.cost.add(float(event.cost_usd), attrs)
+        cost = getattr(event, "cost_usd", None)  # added by a catalog that knows the price
+        if cost:
+            self.cost.add(float(cost), attrs)
         request = live.request
         if request is not None:
             request.set_attribute(f"{GEN_AI}.usage.input_tokens", event.input_tokens)

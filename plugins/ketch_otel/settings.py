@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ketch.settings import Section, SettingsSection
+from ketch.api import Section, SettingsSection
 
 ENV = "KETCH_ENABLE_TELEMETRY"
 

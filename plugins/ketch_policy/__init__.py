@@ -13,18 +13,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
-    from ketch.events import Event
-    from ketch.kernel import Kernel
-    from ketch.modes import Mode, Profile
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.session import Session
-    from ketch.settings import SettingsSection
+    from ketch.api import (
+        Event,
+        Kernel,
+        Mode,
+        PermissionSnapshot,
+        Profile,
+        ProposedCall,
+        Session,
+        SettingsSection,
+        Vote,
+    )
 
 
 @hookimpl
@@ -64,7 +68,10 @@ def ketch_permission_rules(session: Session) -> dict[str, list[str]]:
         value = run.get(kind)
         return [str(v) for v in value] if isinstance(value, list) else []
 
-    return {kind: [*getattr(perms, kind), *extra(kind)] for kind in ("allow", "ask", "deny")}
+    from ketch_policy_kit.approvals import session_approvals
+
+    rules = {kind: [*getattr(perms, kind), *extra(kind)] for kind in ("allow", "ask", "deny")}
+    return {**rules, "approvals": list(session_approvals(session))}
 
 
 @hookimpl
@@ -107,7 +114,7 @@ def trust_setting_items(kernel: Kernel, key: tuple[str, ...], value: Any) -> lis
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
     from ketch_policy.approvals import load_into, load_later
     from ketch_policy_kit.rules import rules_of
 
@@ -136,10 +143,15 @@ def ketch_session_start(session: Session) -> None:
 def ketch_event(session: Session, event: Event) -> None:
     if getattr(event, "type", None) != "permission" or not getattr(event, "approved", False):
         return
+    remembered = getattr(event, "remembered", None)
+    if remembered:  # "for this session" (or always): this policy keeps the session's approvals
+        from ketch_policy_kit.approvals import approve_for_session
+
+        approve_for_session(session, remembered)
     scope = getattr(event, "scope", None)
     if not scope:
         return
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
     from ketch_policy.approvals import remember_always
 
     problem = remember_always(session, scope)

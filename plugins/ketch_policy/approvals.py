@@ -1,6 +1,7 @@
-"""Approvals: "allow for this session" scopes live in ``session.approvals`` only;
-"always allow" scopes are also persisted per workspace through the store, and
-loaded into a session's approvals when it starts (new or resumed).
+"""Approvals: "allow for this session" scopes live in the session's approvals only
+(``ketch_policy_kit.approvals``: in memory); "always allow" scopes are also persisted
+per workspace through the store, and loaded into a session's approvals when it starts
+(new or resumed).
 
 Nothing here is kept in ``session.state``: that is saved with the session and
 restored on resume, and authority must never come back that way.
@@ -8,24 +9,23 @@ restored on resume, and authority must never come back that way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
+from ketch_policy_kit.approvals import approve_for_session, session_approvals
 from ketch_policy_kit.rules import RuleError, parse_rule, split_scope
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import PermissionSnapshot
-    from ketch.session import Session
-    from ketch.storage import Store
+    from ketch.api import Kernel, PermissionSnapshot, Session
+    from ketch_store_kit.protocols import ApprovalStore
 
 
 class StoreUnavailable(Exception):
     pass
 
 
-def open_store(kernel: Kernel) -> Store:
-    """The session store, or StoreUnavailable with a one-line reason."""
+def open_store(kernel: Kernel) -> ApprovalStore:
+    """The session store (one that keeps approvals), or StoreUnavailable with a one-line reason."""
     try:
         store = kernel.store
     except Exception as exc:  # noqa: BLE001 - a locked or broken store: say so, keep going
@@ -34,7 +34,7 @@ def open_store(kernel: Kernel) -> Store:
         ) from None
     if store is None:
         raise StoreUnavailable("no session store is loaded (is the 'store' plugin disabled?)")
-    return store
+    return cast("ApprovalStore", store)  # a store without them fails where it is used
 
 
 def valid_scope(scope: str) -> bool:
@@ -65,8 +65,8 @@ def load_into(session: Session) -> str | None:
     except StoreUnavailable as exc:
         return f"saved 'always allow' approvals were not loaded: {exc}"
     for scope in scopes:
-        if valid_scope(scope) and scope not in session.approvals:
-            session.approvals.append(scope)
+        if valid_scope(scope):
+            approve_for_session(session, scope)
     return None
 
 
@@ -84,13 +84,13 @@ def load_later(session: Session) -> None:
 def with_saved(session: Session, snapshot: PermissionSnapshot) -> PermissionSnapshot:
     """``snapshot`` with this workspace's saved approvals, loaded now if they were due."""
     if session.stash.pop(DUE, False):
-        before = set(session.approvals)
+        before = set(session_approvals(session))
         problem = load_into(session)
         if problem:
-            from ketch.events import NoticeEvent
+            from ketch.api import NoticeEvent
 
             session.kernel.emit(session, NoticeEvent(level="warning", message=problem))
-        session.stash[SAVED] = tuple(s for s in session.approvals if s not in before)
+        session.stash[SAVED] = tuple(s for s in session_approvals(session) if s not in before)
     missing = tuple(s for s in session.stash.get(SAVED) or () if s not in snapshot.approvals)
     if not missing:
         return snapshot
@@ -102,8 +102,7 @@ def remember_always(session: Session, scope: str) -> str | None:
     this workspace. Returns a notice when it could not be saved."""
     if not valid_scope(scope):
         return f"approval scope {scope!r} is not a valid rule; it was not remembered"
-    if scope not in session.approvals:
-        session.approvals.append(scope)
+    approve_for_session(session, scope)
     try:
         open_store(session.kernel).add_approval(str(session.workspace), scope)
     except StoreUnavailable as exc:
@@ -123,7 +122,7 @@ def revoke(
         store_error = None
     except StoreUnavailable as exc:
         saved, store_error = [], str(exc)
-    session_only = [s for s in (session.approvals if session else []) if s not in saved]
+    session_only = [s for s in (session_approvals(session) if session else []) if s not in saved]
     listed = saved + session_only
     target: str | None = None
     if selector.isdigit() and 1 <= int(selector) <= len(listed):
@@ -138,8 +137,8 @@ def revoke(
         )
     if target in saved:
         open_store(kernel).remove_approval(workspace, target)
-    if session is not None and target in session.approvals:
-        session.approvals.remove(target)
+    if session is not None and target in session_approvals(session):
+        session_approvals(session).remove(target)
     return [target], f"revoked: {target}"
 
 
@@ -151,8 +150,11 @@ def describe(
 
     lines: list[str] = []
     if session is not None:
+        from ketch_tool_kit.sandbox import SANDBOXED
+
+        sandboxed = session.snapshot().facts.get(SANDBOXED) is True
         lines.append(
-            f"mode {session.mode}, profile {session.profile}, sandbox {'on' if session.sandboxed else 'off'}"
+            f"mode {session.mode}, profile {session.profile}, sandbox {'on' if sandboxed else 'off'}"
         )
     compiled = compile_rules(
         tuple(rules.get("allow", ())), tuple(rules.get("ask", ())), tuple(rules.get("deny", ()))
@@ -167,7 +169,7 @@ def describe(
         store_note = ""
     except StoreUnavailable as exc:
         saved, store_note = [], f" ({exc})"
-    session_only = [s for s in (session.approvals if session else []) if s not in saved]
+    session_only = [s for s in (session_approvals(session) if session else []) if s not in saved]
     lines.append(
         f"always-allow approvals for {workspace}:{store_note}" + ("" if saved else " none")
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ketch.errors import UsageError
+from ketch.api import UsageError
 from ketch_claude_kit.rules import MappingError, from_claude, split_rules
 
 

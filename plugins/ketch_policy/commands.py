@@ -9,8 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel, SlashContext
 
 MODES = ("plan", "build")
 PROFILES = ("manual", "assisted", "full-access")

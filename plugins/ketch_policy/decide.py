@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ketch.policy import SCOPE_SEPARATOR, PermissionSnapshot, ProposedCall, Vote
-from ketch.tools import Access, Effect
+from ketch.api import SCOPE_SEPARATOR, Access, Effect, PermissionSnapshot, ProposedCall, Vote
 from ketch_policy_kit.paths import is_within, resolve
 from ketch_policy_kit.rules import (
     Rule,
@@ -40,9 +39,6 @@ from ketch_shell_kit.paths import resolve_word
 from ketch_shell_kit.reach import EVERYTHING, RG_DEFAULT, Walk, reach
 
 PLUGIN = "policy"
-# Plugins whose tools run commands through ``ketch_sandbox_command`` (so a working
-# sandbox really confines them). Other tools opt in with Access.detail["sandboxed"].
-SANDBOXING_PLUGINS = frozenset({"shell"})
 # Build, test and format tools the assisted profile runs without asking when a working
 # sandbox confines them (workspace writable, .git read-only, secrets masked, network only
 # through the egress proxy, no host sockets): what they run is the workspace's own code,
@@ -271,10 +267,9 @@ def _sandboxed(ctx: Context, access: Access) -> bool:
     """The command will run in this session's working sandbox. With the network too: a
     sandboxed command reaches it only through the egress proxy, which holds every
     connection to the domain rules and asks about the rest (ketch_sandbox)."""
-    snapshot = ctx.snapshot
-    if not snapshot.sandboxed or access.detail.get("sandboxed") is False:
-        return False
-    return ctx.call.plugin in SANDBOXING_PLUGINS or access.detail.get("sandboxed") is True
+    from ketch_tool_kit.sandbox import SANDBOXED, runs_sandboxed
+
+    return ctx.snapshot.facts.get(SANDBOXED) is True and runs_sandboxed(ctx.call, access)
 
 
 def _argvs(part: Command) -> list[tuple[tuple[str | None, ...], bool]]:
@@ -481,7 +476,9 @@ def _paths(ctx: Context, part: Command, *, sandboxed: bool) -> tuple[str | None,
     return found, list(dict.fromkeys(scopes))
 
 
-def _tree(ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Callable[[str], bool]) -> str | None:
+def _tree(
+    ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Callable[[str], bool]
+) -> str | None:
     """Why a recursive read of ``path`` is not proven: what *that* program would read
     there (its own walk: hidden and ignored files, overrides, symlinks followed) holds a
     secret (masked in the sandbox, so it counts only without one) or leaves the
@@ -489,10 +486,16 @@ def _tree(ctx: Context, use: PathUse, path: str, *, sandboxed: bool, allowed: Ca
     if not os.path.isdir(path):
         why = None if sandboxed or allowed(path) else secret_reason(path, within=ctx.workspace)
         return f"reads {path}, which looks like a secret ({why})" if why else None
-    walk = use.walk if isinstance(use.walk, Walk) else (EVERYTHING if use.kind == "tree" else RG_DEFAULT)
+    walk = (
+        use.walk
+        if isinstance(use.walk, Walk)
+        else (EVERYTHING if use.kind == "tree" else RG_DEFAULT)
+    )
     cwd = str(use.cwds[0]) if use.cwds else str(ctx.workspace)
     found = reach(path, walk, workspace=ctx.workspace, cwd=cwd, masked=sandboxed)
-    if found is None or (found.kind == "secret" and allowed(os.path.join(resolve(ctx.workspace), found.path))):
+    if found is None or (
+        found.kind == "secret" and allowed(os.path.join(resolve(ctx.workspace), found.path))
+    ):
         return None
     return found.describe(path) + (" (a sandbox would mask it)" if found.kind == "secret" else "")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ketch.settings import Section, SettingsSection
+from ketch.api import Section, SettingsSection
 
 
 class PermissionsSettings(Section):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ketch.modes import Mode, Profile
+from ketch.api import Mode, Profile
 
 MODES = (
     Mode("plan", "read-only tools only; investigate and propose", read_only=True),

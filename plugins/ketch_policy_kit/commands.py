@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall
+    from ketch.api import ProposedCall
 
 
 @lru_cache(maxsize=8)
@@ -22,7 +22,7 @@ def runs_ketch(call: ProposedCall, subcommand: str) -> bool:
     """Whether ``call``'s command line runs ``ketch ... SUBCOMMAND`` (``python -m ketch``
     and paths to it included; a command hidden from the text, under full-access without
     the sandbox, is not seen: docs/trust.md)."""
-    from ketch.tools import Effect
+    from ketch.api import Effect
 
     if not any(a.effect == Effect.EXECUTE for a in call.accesses):
         return False

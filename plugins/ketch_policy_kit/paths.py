@@ -53,7 +53,7 @@ def is_within(path: Path, root: Path) -> bool:
 
 
 def ketch_config_dirs(workspace: Path) -> list[Path]:
-    from ketch.paths import config_dir
+    from ketch.api import config_dir
 
     return [resolve(config_dir()), resolve(workspace / ".ketch")]
 

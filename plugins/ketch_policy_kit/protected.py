@@ -28,7 +28,6 @@ plugin share it without importing each other.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import os
 import shlex
@@ -38,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ketch_policy_kit.globs import match_name
 from ketch_policy_kit.paths import is_within, resolve
 
 GIT_WHY = "a git directory: its config, hooks and attributes run programs when you or your tools use git there"
@@ -83,7 +83,7 @@ def protected_name(name: str) -> str | None:
         return None  # every protected name is a dot name (and most names are not)
     lowered = name.lower()
     for pattern, why in NAMES.items():
-        if lowered == pattern or ("*" in pattern and fnmatch.fnmatchcase(lowered, pattern)):
+        if lowered == pattern or ("*" in pattern and match_name(lowered, pattern)):
             return why
     return None
 

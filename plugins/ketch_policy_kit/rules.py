@@ -27,7 +27,6 @@ a chained command); config entries are one rule each.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import shlex
@@ -36,9 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ketch.policy import SCOPE_SEPARATOR
-from ketch.tools import Effect
-from ketch_policy_kit.globs import compile_glob
+from ketch.api import SCOPE_SEPARATOR, Effect
+from ketch_policy_kit.globs import compile_glob, match_name
 
 MAX_RULE_BYTES = 4096
 
@@ -146,7 +144,7 @@ class Rule:
             self.kind == "tool"
             and not self.scoped
             and self.tool is not None
-            and fnmatch.fnmatchcase(tool, self.tool)
+            and match_name(tool, self.tool)
         )
 
     def matches_path(self, tool: str, effect: Effect, path: str, workspace: Path) -> bool:
@@ -178,7 +176,7 @@ class Rule:
         return False
 
     def _tool(self, tool: str) -> bool:
-        return self.tool is not None and fnmatch.fnmatchcase(tool, self.tool)
+        return self.tool is not None and match_name(tool, self.tool)
 
 
 def parse_rule(text: str) -> Rule:

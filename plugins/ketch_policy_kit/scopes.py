@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from ketch.policy import SCOPE_SEPARATOR
+from ketch.api import SCOPE_SEPARATOR
 from ketch_policy_kit.paths import is_within, resolve
 
 

@@ -4,5 +4,7 @@
 completes them), Markdown files with YAML front matter and where they are found
 (``markdown_files``: commands and skills), argument substitution (``arguments``),
 ``allowed-tools`` as a narrowing of one turn (``allowed_tools``) and
-running a command the person asked for, in their shell (``user_shell``).
+running a command the person asked for, in their shell (``user_shell``), and the
+encrypted prompt-history file's format (``history_file``: the shell writes it, the
+store re-seals it when the key rotates).
 """

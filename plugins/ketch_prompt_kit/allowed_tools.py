@@ -12,7 +12,6 @@ exactly that command; ``Read(src/**)`` paths matching the glob (workspace-relati
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ketch_claude_kit.tool_names import ketch_names, split_list
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import ProposedCall, Session, Vote
 
 
 @dataclass(frozen=True)
@@ -117,7 +115,9 @@ def _matches(scope: str, subject: str, *, is_command: bool) -> bool:
         if scope.endswith("*"):
             return subject.startswith(scope[:-1])
         return subject.strip() == scope
-    return fnmatch.fnmatchcase(subject.lstrip("./"), scope.lstrip("./"))
+    from ketch_policy_kit.globs import match_name
+
+    return match_name(subject.lstrip("./"), scope.lstrip("./"))
 
 
 # --- for the rest of a turn: kept in the session's state, enforced by a deny vote -------
@@ -132,7 +132,7 @@ def narrow_rest_of_turn(session: Session, key: str, source: str, value: Any) -> 
 
 def narrowing_vote(call: ProposedCall, session: Session, key: str) -> Vote | None:
     """Deny a call outside the narrowing in force (it can never allow anything)."""
-    from ketch.policy import Vote
+    from ketch.api import Vote
 
     state = session.state.get(key)
     narrow = state.get("narrow") if isinstance(state, dict) else None

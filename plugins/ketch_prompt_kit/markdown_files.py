@@ -87,7 +87,7 @@ class MarkdownFile:
 
 def folders(workspace: Path, name: str) -> list[Folder]:
     """Where files of kind ``name`` (``commands``, ``skills``) are looked for, in precedence order."""
-    from ketch.paths import config_dir
+    from ketch.api import config_dir
 
     home = Path(os.path.expanduser("~"))
     return [

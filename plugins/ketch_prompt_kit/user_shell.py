@@ -61,7 +61,7 @@ async def run_user_command(
     on_output: Callable[[str], None] | None = None,
     timeout: float | None = None,
 ) -> UserCommandResult:
-    from ketch.childenv import child_environment
+    from ketch_process_kit.childenv import child_environment
 
     process = await asyncio.create_subprocess_exec(
         user_shell(),

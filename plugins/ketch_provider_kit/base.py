@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ketch.providers import ErrorKind, ProviderConfig, ProviderError, Secret
+from ketch.api import ErrorKind, ProviderConfig, ProviderError, Secret
 from ketch_provider_kit.models import known_context_window
 from ketch_provider_kit.streams import LoopClient
 from ketch_provider_kit.text import config_extra

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ketch.providers import ErrorKind, ProviderError
+from ketch.api import ErrorKind, ProviderError
 from ketch_provider_kit.text import one_line, origin, redact
 
 # --- retry hints --------------------------------------------------------------------------

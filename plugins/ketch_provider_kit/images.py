@@ -12,8 +12,9 @@ from __future__ import annotations
 import io
 import logging
 from dataclasses import dataclass
+from typing import Any
 
-from ketch.messages import ImagePart, TextPart
+from ketch.api import History, ImagePart, Message, TextPart, ToolResultPart
 
 log = logging.getLogger("ketch.providers.images")
 
@@ -82,3 +83,31 @@ def fit_image(image: ImagePart, limits: ImageLimits) -> ImagePart | TextPart:
             return ImagePart(media_type=media, data=out.getvalue(), name=image.name)
         side = int(side * 0.7)
     return TextPart(text=f"[image {image.label()} is too large to send even after resizing]")
+
+
+def without_images(history: History) -> tuple[History, int]:
+    """The history with every image replaced by a note naming it (for a model that
+    takes no images), and how many were replaced. Messages without images are kept as
+    they are (the same objects)."""
+    dropped = 0
+    out: list[Message] = []
+    for message in history:
+        parts: list[Any] = []
+        changed = False
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                parts.append(
+                    TextPart(text=f"[image {part.label()} not shown: this model takes no images]")
+                )
+                dropped += 1
+                changed = True
+            elif isinstance(part, ToolResultPart) and part.images:
+                names = ", ".join(i.label() for i in part.images)
+                note = f"\n[image(s) {names} not shown: this model takes no images]"
+                parts.append(part.model_copy(update={"images": (), "output": part.output + note}))
+                dropped += len(part.images)
+                changed = True
+            else:
+                parts.append(part)
+        out.append(message.model_copy(update={"parts": tuple(parts)}) if changed else message)
+    return tuple(out), dropped

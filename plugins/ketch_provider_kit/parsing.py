@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ketch.providers import ProviderEvent, ReasoningDelta, TextDelta
+from ketch.api import ProviderEvent, ReasoningDelta, TextDelta
 
 # --- tool arguments ------------------------------------------------------------------------------
 

@@ -96,6 +96,7 @@ class LoopClient:
         self._connect_timeout = connect_timeout
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._tls = _TlsContext()
 
     def get(self) -> httpx.AsyncClient:
         from ketch_import_kit.httpx import httpx
@@ -105,6 +106,7 @@ class LoopClient:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(self._timeout, connect=self._connect_timeout),
                 follow_redirects=False,
+                verify=self._tls.get(),
             )
             self._loop = loop
         return self._client
@@ -113,6 +115,35 @@ class LoopClient:
         client, self._client = self._client, None
         if client is not None and self._loop is asyncio.get_running_loop():
             await client.aclose()
+
+
+class _TlsContext:
+    """httpx's default TLS context (certifi's CAs, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``:
+    ``httpx.create_ssl_context``, what ``verify=True`` builds), started on a thread when
+    the provider is made: loading the CA bundle takes tens of milliseconds of OpenSSL,
+    which then overlaps the session's start instead of delaying the first request. If it
+    failed there, ``verify=True`` lets httpx build it again (and say why) where it did."""
+
+    def __init__(self) -> None:
+        import threading
+
+        from ketch_import_kit.httpx import httpx
+
+        self._context: Any = True
+        self._thread = threading.Thread(
+            target=self._build, args=(httpx.create_ssl_context,), name="ketch-tls", daemon=True
+        )
+        self._thread.start()
+
+    def _build(self, create: Any) -> None:
+        try:
+            self._context = create()
+        except Exception:  # noqa: BLE001 - built again where the client is made, and said there
+            self._context = True
+
+    def get(self) -> Any:
+        self._thread.join()
+        return self._context
 
 
 async def read_error_body(response: httpx.Response, limit: int = 65536) -> bytes:

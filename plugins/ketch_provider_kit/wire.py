@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
-from ketch.messages import Message
+from ketch.api import Message
 
 T = TypeVar("T")
 

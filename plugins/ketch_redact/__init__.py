@@ -20,13 +20,10 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
-    from ketch.session import Session
-    from ketch.tools import ToolResult
+    from ketch.api import Kernel, ProposedCall, Session, ToolResult
 
 _REDACTORS: weakref.WeakKeyDictionary[Any, tuple[int, Any]] = weakref.WeakKeyDictionary()
 _OFF: weakref.WeakSet[Any] = weakref.WeakSet()

@@ -67,7 +67,9 @@ class Redactor:
     @classmethod
     def of(cls, environ: Mapping[str, str], known: Iterable[tuple[str, str]] = ()) -> Redactor:
         values = {
-            value: f"env:{name}" for name, value in environ.items() if value and secret_variable(name, value)
+            value: f"env:{name}"
+            for name, value in environ.items()
+            if value and secret_variable(name, value)
         }
         for value, name in known:
             values.setdefault(value, name)

@@ -1,13 +1,14 @@
 """The bubblewrap sandbox for shell commands (Linux): the boundary, whatever the analyser says.
 
-Tools that run programs call ``ketch_sandbox_command(argv, workspace, network,
-exposed, reporters)`` right before starting one; this plugin returns the argv wrapped
-in bwrap. What the sandbox shows, hides and masks is in ``view.py`` and
-docs/sandbox.md. bwrap is checked once per process when the kernel is configured, and
-each session's workspace view is tried once when the session starts: when bwrap is
+Tools that run programs call ``sandbox_command(argv, workspace, network, exposed,
+reporters, context, kernel)`` (the contract in ``ketch_tool_kit.sandbox``) right before
+starting one; this plugin returns the argv wrapped in bwrap. What the sandbox shows, hides
+and masks is in ``view.py`` and docs/sandbox.md. bwrap is checked once per kernel when it
+is configured, and each session's workspace view is tried once (per kernel) when the
+session starts: when bwrap is
 missing, cannot create namespaces, or refuses the view, ketch says so once and the
-session is not ``sandboxed`` (commands then run unwrapped, and the policy allows
-without asking only what it can prove harmless).
+session is not sandboxed (the snapshot's ``sandboxed`` fact is False: commands then
+run unwrapped, and the policy allows without asking only what it can prove harmless).
 
 A call that asks to run *outside* the sandbox (``Access.detail["sandboxed"] is
 False``) always asks, with the reason, and the answer is never remembered beyond that
@@ -32,53 +33,88 @@ can change this only once the workspace is trusted).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
+from ketch.api import StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.session import Session
-    from ketch.settings import SettingsSection
-    from ketch.tools import ToolContext
+    from ketch.api import (
+        Kernel,
+        PermissionSnapshot,
+        ProposedCall,
+        Session,
+        SettingsSection,
+        ToolContext,
+        Vote,
+    )
 
-# The probe and the views are facts of this machine and workspace: kept per process.
-# Whether the sandbox is on is a setting: kept per workspace (one process may serve
-# several kernels, as ``ketch acp`` does, one per editor session).
-# Live sessions by id (the sandbox hook gets the call's context, which names its session),
-# and each workspace's settings (whose hooks and MCP servers run there).
-_state: dict[str, Any] = {
-    "probe": None, "off": set(), "views": {}, "said": set(), "sessions": {}, "settings": {}
-}  # fmt: skip
+# Whether this session's commands run sandboxed (bwrap works and took its view).
+SANDBOXED = StashKey[bool]()
 
 
-def _probe() -> Any:
-    if _state["probe"] is None:
-        from ketch_sandbox.bwrap import probe
+@dataclass
+class _KernelState:
+    """What the sandbox knows for one kernel (``kernel.stash``): ``ketch acp`` serves
+    several kernels in one process, each with its own settings and workspace, and none
+    sees another's."""
 
-        _state["probe"] = probe()
-    return _state["probe"]
+    probe: Any = None  # bwrap.Probe, tried when first needed
+    enabled: bool = True  # ``[sandbox] enabled``
+    views: dict[str, tuple[bool, str]] = field(default_factory=dict)  # workspace -> trial
+    said: set[str] = field(default_factory=set)  # notices already given
+    # Live sessions by id: the sandbox hook gets the call's context, which names its session.
+    sessions: dict[str, Any] = field(default_factory=dict)
 
 
-def active(workspace: Path | str | None = None) -> bool:
-    """Whether commands in ``workspace`` run sandboxed (bwrap works, the sandbox is on)."""
-    if workspace is not None and str(Path(workspace)) in _state["off"]:
+_STATE = StashKey[_KernelState]()
+
+
+def _state(kernel: Kernel) -> _KernelState:
+    found = kernel.stash.get(_STATE)
+    if found is None:
+        found = kernel.stash[_STATE] = _KernelState()
+    return found
+
+
+def _probe(kernel: Kernel | None) -> Any:
+    from ketch_sandbox.bwrap import probe
+
+    if kernel is None:
+        return probe()
+    state = _state(kernel)
+    if state.probe is None:
+        state.probe = probe()
+    return state.probe
+
+
+def active(kernel: Kernel | None = None) -> bool:
+    """Whether ``kernel``'s commands run sandboxed (bwrap works, the sandbox is on);
+    without a kernel, whether bwrap works here."""
+    if kernel is not None and not _state(kernel).enabled:
         return False
-    return bool(_probe().available)
+    return bool(_probe(kernel).available)
 
 
 def _say_once(kernel: Kernel, message: str, session: Session | None = None) -> None:
-    if message in _state["said"]:
+    said = _state(kernel).said
+    if message in said:
         return
-    _state["said"].add(message)
+    said.add(message)
     if session is None:
         kernel.notices.append(message)
     else:
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         kernel.emit(session, NoticeEvent(level="warning", message=message))
+
+
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_tool_kit import sandbox
+
+    pluginmanager.add_hookspecs(sandbox)  # the contract it implements
 
 
 @hookimpl
@@ -89,18 +125,22 @@ def ketch_register_settings(register: Callable[[SettingsSection], None]) -> None
 
 
 @hookimpl
+def ketch_permission_facts(session: Session) -> dict[str, Any]:
+    from ketch_tool_kit.sandbox import SANDBOXED as FACT
+
+    return {FACT: session.stash.get(SANDBOXED, False)}
+
+
+@hookimpl
 def ketch_configure(kernel: Kernel) -> None:
     section = kernel.settings.section("sandbox")
-    enabled = section.get("enabled", True) is not False
-    # Whose hooks and MCP servers run here: what they execute is protected (view.guard).
-    _state["settings"][str(Path(kernel.workspace).resolve())] = kernel.settings
-    (_state["off"].discard if enabled else _state["off"].add)(str(Path(kernel.workspace)))
+    enabled = _state(kernel).enabled = section.get("enabled", True) is not False
     if not enabled:
         _say_once(
             kernel, "sandbox: off ([sandbox] enabled = false); shell commands run unsandboxed"
         )
         return
-    found = _probe()
+    found = _probe(kernel)
     if not found.available:
         _say_once(
             kernel,
@@ -108,35 +148,38 @@ def ketch_configure(kernel: Kernel) -> None:
         )
 
 
-def works_in(workspace: Path) -> tuple[bool, str]:
-    """Whether bwrap accepts the full view of ``workspace`` (tried once per workspace)."""
+def works_in(kernel: Kernel, workspace: Path) -> tuple[bool, str]:
+    """Whether bwrap accepts the full view of ``workspace`` (tried once per kernel and workspace)."""
+    views = _state(kernel).views
     key = str(workspace)
-    if key not in _state["views"]:
+    if key not in views:
         from ketch_sandbox.bwrap import trial
 
         # The mounts, without what the indexes find (same kinds of mount): cheap.
         masks_held: list[Callable[[bool], str | None]] = []
-        argv = wrap(["true"], workspace, network=False, reporters=masks_held, scan=False)
-        result = trial(argv, _probe().path)
+        argv = wrap(
+            ["true"], workspace, network=False, reporters=masks_held, scan=False, kernel=kernel
+        )
+        result = trial(argv, _probe(kernel).path)
         for reporter in masks_held:
             reporter(True)
-        _state["views"][key] = (result.available, result.reason)
-    return _state["views"][key]  # type: ignore[no-any-return]
+        views[key] = (result.available, result.reason)
+    return views[key]
 
 
-def _prewarm(workspace: Path) -> None:
+def _prewarm(workspace: Path, settings: Any) -> None:
     """Scan the workspace and the toolchains now, so the first command does not wait."""
     import contextlib
 
     with contextlib.suppress(Exception):  # the first command scans again, and reports
-        view_of(workspace)
+        view_of(workspace, settings=settings)
 
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    _state["sessions"][session.id] = session
-    if not active(session.workspace):
-        session.sandboxed = False
+    _state(session.kernel).sessions[session.id] = session
+    if not active(session.kernel):
+        session.stash[SANDBOXED] = False
         return
     import contextlib
 
@@ -144,13 +187,16 @@ def ketch_session_start(session: Session) -> None:
 
     with contextlib.suppress(Exception):  # a ketch that was killed may have left some
         sweep()
-    ok, reason = works_in(Path(session.workspace))
-    session.sandboxed = ok
+    ok, reason = works_in(session.kernel, Path(session.workspace))
+    session.stash[SANDBOXED] = ok
     if ok:
         import threading
 
         threading.Thread(
-            target=_prewarm, args=(Path(session.workspace),), name="ketch-sandbox-scan", daemon=True
+            target=_prewarm,
+            args=(Path(session.workspace), session.kernel.settings),
+            name="ketch-sandbox-scan",
+            daemon=True,
         ).start()
     if not ok:
         _say_once(
@@ -168,7 +214,7 @@ def ketch_session_start(session: Session) -> None:
 
 @hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
-    _state["sessions"].pop(session.id, None)
+    _state(session.kernel).sessions.pop(session.id, None)
     from ketch_sandbox.sessions import EGRESS
 
     egress = session.stash.pop(EGRESS, None)
@@ -187,7 +233,7 @@ def view_of(
     """The sandbox's view of ``workspace`` for one command (see view.py)."""
     import os
 
-    from ketch.paths import config_dir, state_dir
+    from ketch.api import config_dir, state_dir
     from ketch_policy_kit.scopes import read_scope
     from ketch_sandbox.bwrap import home_of
     from ketch_sandbox.view import build
@@ -221,12 +267,10 @@ def view_of(
 
 
 def _configured(root: Path, environ: dict[str, str], settings: Any = None) -> list[Any]:
-    """What the configured hooks and MCP servers execute (the call's session's settings,
-    else those of the last kernel configured for this workspace)."""
+    """What the configured hooks and MCP servers execute (the kernel's settings: whose
+    hooks and MCP servers run here; none without a kernel)."""
     from ketch_policy_kit.protected import configured_paths, settings_tables
 
-    if settings is None:
-        settings = _state["settings"].get(str(root))
     tables = settings_tables(settings) if settings is not None else {}
     return configured_paths(root, tables, environ)
 
@@ -240,15 +284,17 @@ def wrap(
     reporters: list[Callable[[bool], str | None]] | None = None,
     scan: bool = True,
     context: ToolContext | None = None,
+    kernel: Kernel | None = None,
 ) -> list[str]:
     """``argv`` inside the sandbox's view of ``workspace``; with ``network``, reaching
     out only through the session's egress proxy (which needs the call's ``context``:
-    without it the command has no network)."""
+    without it the command has no network). ``kernel``: whose settings, sessions and
+    probe (None: bwrap from PATH, no configured hooks to protect, no session)."""
     from ketch_sandbox.bwrap import command_line
     from ketch_sandbox.masks import MaskSet
 
-    session = _state["sessions"].get(context.session_id) if context is not None else None
-    settings = session.kernel.settings if session is not None else None
+    session = _session(kernel, context)
+    settings = kernel.settings if kernel is not None else None
     view = view_of(
         workspace, exposed=exposed, scan=scan, settings=settings, read_only=_read_only(context)
     )
@@ -257,11 +303,12 @@ def wrap(
     channel = None
     try:
         inner, extra, launcher = list(argv), list[str](), list[str]()
-        bwrap = _probe().path or "bwrap"
+        # the kernel's probed bwrap; without a kernel (benchmarks, tests), PATH's: no probe
+        bwrap = (_probe(kernel).path if kernel is not None else None) or "bwrap"
         if network and context is not None:
             from ketch_sandbox.sessions import open_channel
 
-            channel = open_channel(_state["sessions"].get(context.session_id), context, bwrap)
+            channel = open_channel(session, context, bwrap)
             if channel is not None:
                 inner, extra = channel.prefix() + inner, channel.bwrap_args()
                 launcher = channel.launcher()
@@ -275,7 +322,6 @@ def wrap(
     if context is not None:
         from ketch_sandbox.record import record
 
-        session = _state["sessions"].get(context.session_id)
         record(context, session, sandboxed=True, network=channel is not None, view=view)
     if reporters is not None:
         masks.watch()
@@ -336,6 +382,13 @@ class _Guard:
         return "\n".join(watch.finish(reserved, ledger)) or None
 
 
+def _session(kernel: Kernel | None, context: ToolContext | None) -> Session | None:
+    """The live session a call's context belongs to."""
+    if kernel is None or context is None:
+        return None
+    return _state(kernel).sessions.get(context.session_id)  # type: ignore[no-any-return]
+
+
 def _read_only(context: ToolContext | None) -> list[str]:
     """``[sandbox] read_only``: directories the person lets commands read."""
     settings: Any = getattr(context, "settings", None)
@@ -356,21 +409,22 @@ def _leftover(masks: Any) -> None:
 
 
 @hookimpl
-def ketch_sandbox_command(
+def sandbox_command(
     argv: list[str],
     workspace: Path,
     network: bool,
     exposed: Callable[[Path], bool] | None,
     reporters: list[Callable[[bool], str | None]] | None,
     context: ToolContext | None,
+    kernel: Kernel | None,
 ) -> list[str] | None:
-    if not active(workspace):
-        _unwrapped(context, "the sandbox is off or bwrap cannot run here")
+    if not active(kernel):
+        _unwrapped(kernel, context, "the sandbox is off or bwrap cannot run here")
         return None
-    tried = _state["views"].get(str(Path(workspace)))
+    tried = _state(kernel).views.get(str(Path(workspace))) if kernel is not None else None
     if tried is not None and not tried[0]:
         # bwrap refused this workspace's view: the session was told, and is not sandboxed
-        _unwrapped(context, f"bwrap refused this workspace's view ({tried[1]})")
+        _unwrapped(kernel, context, f"bwrap refused this workspace's view ({tried[1]})")
         return None
     return wrap(
         list(argv),
@@ -379,14 +433,15 @@ def ketch_sandbox_command(
         exposed=exposed,
         reporters=reporters,
         context=context,
+        kernel=kernel,
     )
 
 
-def _unwrapped(context: ToolContext | None, reason: str) -> None:
+def _unwrapped(kernel: Kernel | None, context: ToolContext | None, reason: str) -> None:
     if context is not None:
         from ketch_sandbox.record import record
 
-        record(context, _state["sessions"].get(context.session_id), sandboxed=False, reason=reason)
+        record(context, _session(kernel, context), sandboxed=False, reason=reason)
 
 
 @hookimpl
@@ -399,25 +454,25 @@ def ketch_policy_vote(
     domain rules, and a host they do not list asks in every profile unless a ``web(HOST)``
     rule or approval names it (an allow rule for the whole ``shell`` tool does not).
     Where the managed policy requires the sandbox, running a program outside it is denied."""
-    from ketch.policy import Vote
-    from ketch.tools import Effect
+    from ketch.api import Effect, Vote
     from ketch_net_kit.votes import local_reason
+    from ketch_tool_kit.sandbox import SANDBOXED
 
+    sandboxed = snapshot.facts.get(SANDBOXED) is True
     if session.kernel.settings.section("sandbox").get("required"):
         outside = [
             a
             for a in call.accesses
-            if a.effect == Effect.EXECUTE
-            and (not snapshot.sandboxed or a.detail.get("sandboxed") is False)
+            if a.effect == Effect.EXECUTE and (not sandboxed or a.detail.get("sandboxed") is False)
         ]
-        if outside or (Effect.EXECUTE in call.effects and not snapshot.sandboxed):
+        if outside or (Effect.EXECUTE in call.effects and not sandboxed):
             return Vote(
                 decision="deny",
                 reason="the managed policy requires the sandbox, and this would run a program outside it",
                 plugin="sandbox",
                 scope=None,
             )
-    if not snapshot.sandboxed:
+    if not sandboxed:
         return None  # no sandbox: nothing to leave, and the network is not confined anyway
 
     reasons: list[str] = []
@@ -457,9 +512,11 @@ def ketch_policy_vote(
 def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
     """A write the person authorized (a file tool's) is not something a running
     sandboxed command planted: remember it for the look after each command."""
-    if not session.sandboxed or call.plugin == "shell":
+    from ketch_tool_kit.sandbox import RUNS_SANDBOXED
+
+    if not session.stash.get(SANDBOXED, False) or RUNS_SANDBOXED in call.capabilities:
         return
-    from ketch.tools import Effect
+    from ketch.api import Effect
     from ketch_policy_kit.paths import resolve
     from ketch_sandbox.planted import accept
 
@@ -473,16 +530,16 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
 def ketch_tool_result(session: Session, call: ProposedCall, result: Any) -> Any:
     """A sandboxed command that failed: say what the sandbox hid that it named
     (:mod:`ketch_sandbox.hidden`)."""
-    from ketch.tools import Effect
+    from ketch.api import Effect
 
-    if result.ok or not session.sandboxed or not active(session.workspace):
+    if result.ok or not session.stash.get(SANDBOXED, False) or not active(session.kernel):
         return None
     runs = [a for a in call.accesses if a.effect == Effect.EXECUTE]
     if not runs or any(a.detail.get("sandboxed") is False for a in runs):
         return None
     import os
 
-    from ketch.paths import user_config_file
+    from ketch.api import user_config_file
     from ketch_sandbox.hidden import explain
 
     section = session.kernel.settings.section("sandbox")

@@ -51,7 +51,11 @@ def probe(binary: str | None = None) -> Probe:
     path = binary or shutil.which("bwrap")
     if not path:
         return Probe(False, "bubblewrap (bwrap) is not installed")
-    return trial(
+    from ketch_sandbox.probe_cache import known_to_work, remember
+
+    if known_to_work(path):  # the same bwrap, kernel and settings: it worked before
+        return Probe(True, path=path)
+    found = trial(
         [
             path,
             "--ro-bind",
@@ -67,6 +71,9 @@ def probe(binary: str | None = None) -> Probe:
         ],
         path,
     )
+    if found.available:
+        remember(path)
+    return found
 
 
 def trial(argv: list[str], path: str) -> Probe:

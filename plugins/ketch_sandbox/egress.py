@@ -42,14 +42,13 @@ from ketch_net_kit.addresses import KIND_TEXT
 from ketch_net_kit.hosts import Host
 from ketch_net_kit.resolve import Unresolved, resolve
 from ketch_net_kit.rules import NetworkRules, would_allow
-from ketch_sandbox.netns import Helper, Hookup, Route, route
-from ketch_sandbox.netns import bwrap_args as hookup_args
 from ketch_sandbox.network import RESOLV_CONF, bwrap_args, forwarded, resolv_args
 from ketch_sandbox.proxy import Admitted, Headers, Outcome, Refused, Target, handle
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.tools import ToolContext
+    from ketch.api import ToolContext
     from ketch_net_kit.config import InjectSettings
+    from ketch_sandbox.netns import Helper, Hookup, Route
 
 ASK_TIMEOUT = 600.0  # a question nobody answers is a no
 
@@ -146,6 +145,8 @@ class Channel:
         """bwrap's options for this command's network (after the view's mounts)."""
         assert self.egress.resolv is not None
         if self.hookup is not None:
+            from ketch_sandbox.netns import bwrap_args as hookup_args
+
             return hookup_args(self.hookup.port) + resolv_args(self.egress.resolv)
         assert self.path is not None
         return bwrap_args(self.path, self.egress.resolv)
@@ -222,7 +223,7 @@ class Channel:
         context, owner = self.context, self.owner
         if context is None or owner is None or owner.is_closed() or self.closed:
             return False
-        from ketch.tools import Access, Effect
+        from ketch.api import Access, Effect
 
         access = Access(effect=Effect.NETWORK, target=url, detail={**detail, "via": "sandbox"})
         try:
@@ -359,6 +360,8 @@ class Egress:
             self.thread.start()
             ready.wait(10)
             self.loop = loop
+            from ketch_sandbox.netns import Helper, route  # ctypes: when a command needs it
+
             self.route, self.fallback = route(self.bwrap)
             if self.route == "helper":
                 try:
@@ -380,6 +383,8 @@ class Egress:
         name = f"c{next(self.numbers)}"
         if self.route is not None:
             channel = Channel(self, None, rules, context, owner, dict(inject or {}))
+            from ketch_sandbox.netns import Hookup
+
             channel.hookup = Hookup.create(self.directory, name)
             try:
                 channel.hookup.start(self.route, self.helper)

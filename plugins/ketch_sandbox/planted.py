@@ -90,7 +90,7 @@ def accept(workspace: Path, path: Path) -> None:
 
 
 def quarantine_dir() -> Path:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
 
     return Path(state_dir()) / "quarantine"
 

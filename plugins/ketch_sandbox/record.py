@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-    from ketch.tools import ToolContext
+    from ketch.api import Session, ToolContext
 
 
 class SandboxEvent(BaseModel):

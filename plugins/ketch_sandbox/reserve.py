@@ -44,7 +44,7 @@ Key = tuple[Path, str]  # (ledger, path)
 
 
 def _ledger_path() -> Path:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
 
     return Path(state_dir()) / LEDGER_NAME
 

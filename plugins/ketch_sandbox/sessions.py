@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ketch.stash import StashKey
-from ketch_sandbox.egress import Channel, Egress
+from ketch.api import StashKey
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import PermissionSnapshot, ProposedCall
-    from ketch.session import Session
-    from ketch.tools import Access, ToolContext
+    from ketch.api import Access, PermissionSnapshot, ProposedCall, Session, ToolContext
     from ketch_net_kit.rules import NetworkRules
+    from ketch_sandbox.egress import Channel, Egress
 
-EGRESS = StashKey[Egress]()
+# The proxy and its HTTP parser (egress, proxy: h11) load with the first command that
+# needs the network, not with the session's start (which reads only the rules).
+EGRESS: StashKey[Egress] = StashKey()
 
 
 def workspace_widens(session: Session) -> bool:
@@ -41,6 +41,7 @@ def open_channel(
     if session is None:
         return None
     from ketch_net_kit.config import inject_rules
+    from ketch_sandbox.egress import Egress
 
     egress = session.stash.get(EGRESS)
     if egress is None:
@@ -54,7 +55,7 @@ def open_channel(
     )
     if channel.path is not None and egress.fallback and not egress.fallback_said:
         egress.fallback_said = True
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         session.kernel.emit(
             session,

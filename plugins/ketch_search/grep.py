@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_search.hits import Limits, Search, render
 from ketch_search.pygrep import candidate_files, compile_pattern, search_files
 from ketch_search.ripgrep import (
@@ -86,7 +86,7 @@ def looks_secret(path: Path) -> bool:
     return is_secret(path)
 
 
-class Grep(FsTool):
+class Grep(FsTool[GrepInput]):
     name = "grep"
     description = (
         "Search file contents with a regular expression. Output lines are `path:line:text` for matches and "
@@ -97,16 +97,16 @@ class Grep(FsTool):
     effects = frozenset({Effect.READ})
     mutating = False
 
-    def accesses(self, args: GrepInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: GrepInput, ctx: ToolContext) -> list[Access]:
         path = self.target(args, ctx)
         self.remember(ctx, path)
         return [Access(effect=Effect.READ, target=str(path))]
 
-    def summary(self, args: GrepInput) -> str:  # type: ignore[override]
+    def summary(self, args: GrepInput) -> str:
         extra = f" ({args.glob})" if args.glob else ""
         return f"grep {args.pattern!r} in {args.path}{extra}"
 
-    async def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
         checked = self.checked_target(args, ctx)
         if isinstance(checked, ToolResult):
             return checked

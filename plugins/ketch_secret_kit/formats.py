@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 _WORD = r"[A-Za-z0-9_\-]"
 _END = r"(?!" + _WORD + ")"
@@ -42,13 +43,19 @@ def _starts(prefix: str, rest: str, before: str = _WORD) -> str:
 @dataclass(frozen=True)
 class Pattern:
     name: str
-    regex: re.Pattern[str]
+    source: str  # the regular expression, compiled the first time a trigger is seen
     triggers: tuple[str, ...]  # the pattern runs only when one of these is in the text
     lowered: bool = False  # triggers are looked for in the lowercased text
 
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        # Compiled on first use: most starts scan no text, and compiling them all costs
+        # more than a start of ketch may spend before its first model request.
+        return re.compile(self.source)
+
 
 def _p(name: str, pattern: str, *triggers: str, lowered: bool = False) -> Pattern:
-    return Pattern(name, re.compile(pattern), triggers, lowered)
+    return Pattern(name, pattern, triggers, lowered)
 
 
 PATTERNS: tuple[Pattern, ...] = (

@@ -8,9 +8,9 @@ not.
 
 from __future__ import annotations
 
-import fnmatch
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
 from pathlib import PurePath
 
 SECRET_PATTERNS = (
@@ -72,19 +72,18 @@ def _cores(name: str) -> list[str]:
     return cores
 
 
-def _one(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """Many globs as one regular expression (one match per name, not one per glob)."""
-    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+@cache
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """The globs as one compiled expression (the glob module's), built on first use."""
+    from ketch_policy_kit.globs import names_matcher
 
-
-_SECRET = _one(SECRET_PATTERNS)
-_TEMPLATE = _one(NOT_SECRET)
+    return names_matcher(patterns)
 
 
 @lru_cache(maxsize=1 << 16)
 def template_name(name: str) -> bool:
     """A template that only names the variables (``.env.example``, ``id_rsa.pub``)."""
-    return _TEMPLATE.match(name.lower()) is not None
+    return _matcher(NOT_SECRET)(name.lower())
 
 
 @lru_cache(maxsize=1 << 16)
@@ -96,9 +95,9 @@ def secret_name(name: str) -> bool:
     for index, core in enumerate(_cores(lowered)):
         if index and core in _BARE_WHEN_COPIED:
             return True
-        if index and _TEMPLATE.match(core):
+        if index and _matcher(NOT_SECRET)(core):
             continue
-        if _SECRET.match(core):
+        if _matcher(SECRET_PATTERNS)(core):
             return True
     return False
 
@@ -118,8 +117,8 @@ def looks_secret(path: PurePath | str) -> bool:
     return secret_name(parts[-1])
 
 
-# Environment variables: the kernel's markers (``ketch.childenv.secret_name``) and the
-# spellings it does not drop from a child's environment but that still name secrets.
+# Environment variables: the markers children never get (``ketch_process_kit.childenv``)
+# and the spellings it does not drop from a child's environment but that still name secrets.
 _VARIABLE_MARKERS = ("PASS", "AUTH", "DSN", "COOKIE", "PRIVATE", "CREDENTIAL")
 
 
@@ -128,7 +127,7 @@ def secret_variable(name: str, value: str = "") -> bool:
     ``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*`` (as the kernel strips them from
     children), and ``MYSQL_PWD``, ``*PASS*``, ``*AUTH*``, ``*DSN*``... (a path value
     of those, like ``XAUTHORITY``, is not)."""
-    from ketch.childenv import secret_name as kernel_secret_name
+    from ketch_process_kit.childenv import secret_name as kernel_secret_name
 
     if kernel_secret_name(name):
         return True

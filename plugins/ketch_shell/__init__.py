@@ -3,7 +3,7 @@ jobs) and ``shell_job`` (read, stop, list jobs).
 
 Each command runs in the workspace in its own process group, killed as a whole on
 timeout or cancel; its environment is stripped of secret-looking variables; the
-sandbox hook (``ketch_sandbox_command``) wraps it when a sandbox plugin is loaded,
+sandbox contract (``ketch_tool_kit.sandbox``) wraps it when a sandbox plugin is loaded,
 unless the person approved running that one call outside (``dangerously_disable_sandbox``).
 When a session ends (a signal the frontend turned into a cancel included), every
 process group its commands started is ended: jobs with a grace period, anything a
@@ -15,19 +15,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Kernel, Session
+
+
+@hookimpl
+def ketch_add_hookspecs(pluginmanager: Any) -> None:
+    from ketch_tool_kit import sandbox
+
+    pluginmanager.add_hookspecs(sandbox)  # the contract its commands go through
 
 
 @hookimpl
 @provides("shell", "shell_job")
-def ketch_register_tools(register: Callable[[Any], None]) -> None:
+def ketch_register_tools(register: Callable[[Any], None], kernel: Kernel) -> None:
     from ketch_shell.tools import Shell, ShellJob
+    from ketch_tool_kit.sandbox import wrapper
 
-    register(Shell())
+    register(Shell(sandbox=wrapper(kernel)))
     register(ShellJob())
 
 

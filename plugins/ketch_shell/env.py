@@ -23,7 +23,6 @@ environment (:mod:`ketch.childenv`: ketch's, without secret-looking names).
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Iterable, Mapping
 
@@ -90,7 +89,9 @@ USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s]+@")
 
 
 def _listed(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    from ketch_policy_kit.globs import match_any_name
+
+    return match_any_name(name, patterns)
 
 
 def child_env(

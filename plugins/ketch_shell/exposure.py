@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-    from ketch.tools import ToolContext
+    from ketch.api import Session, ToolContext
 
 _SESSIONS: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
 _APPROVED: dict[str, set[str]] = {}  # session id -> tool call ids the person approved when asked
@@ -58,14 +57,15 @@ def _names(command: str, path: Path, workspace: Path) -> bool:
 
 def exposure(ctx: ToolContext, command: str) -> Callable[[Path], bool]:
     """The ``exposed`` predicate for one command (see the module docstring)."""
-    from ketch.tools import Effect
+    from ketch.api import Effect
+    from ketch_policy_kit.approvals import session_approvals
     from ketch_policy_kit.rules import compile_scopes
 
     workspace = Path(ctx.workspace).resolve()
     session = _SESSIONS.get(ctx.session_id)
     permissions = getattr(ctx.settings, "permissions", None)
     allow = tuple(getattr(permissions, "allow", ()) or ())
-    approvals = tuple(session.approvals) if session is not None else ()
+    approvals = tuple(session_approvals(session)) if session is not None else ()
     rules = compile_scopes(tuple(str(r) for r in allow) + approvals)
     person = ctx.tool_call_id in _APPROVED.get(ctx.session_id, set())
 

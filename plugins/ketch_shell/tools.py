@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_shell.capture import HeadTail, render
 from ketch_shell.env import FIXED, child_env
 from ketch_shell.exposure import exposure
@@ -19,6 +19,7 @@ from ketch_shell.process import reaped, run_foreground
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import notice, tool_settings
 from ketch_tool_kit.paths import check_path_text, display, is_within, resolve, workspace_root
+from ketch_tool_kit.sandbox import RUNS_SANDBOXED, SandboxCommand
 
 
 class ShellSettings(BaseModel):
@@ -123,7 +124,7 @@ def _exit_note(code: int | None) -> str:
     return f"[exit code {code}]"
 
 
-class Shell(CompactSchema):
+class Shell(CompactSchema[ShellInput]):
     name = "shell"
     description = (
         "Run a shell command (bash -c) in the workspace and return its output (stdout and stderr together) "
@@ -137,11 +138,16 @@ class Shell(CompactSchema):
     input_model = ShellInput
     effects = frozenset({Effect.EXECUTE})
     mutating = True
+    capabilities = frozenset({RUNS_SANDBOXED})
+
+    def __init__(self, sandbox: SandboxCommand | None = None) -> None:
+        # The one hook this tool calls, as a narrow callable (None: no sandbox is asked).
+        self.sandbox = sandbox
 
     def _cwd(self, args: ShellInput, ctx: ToolContext) -> str:
         return str(resolve(ctx.workspace, args.cwd or "."))
 
-    def accesses(self, args: ShellInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: ShellInput, ctx: ToolContext) -> list[Access]:
         _, granted = authority(ctx)
         detail: dict[str, Any] = {
             "cwd": self._cwd(args, ctx),
@@ -158,7 +164,7 @@ class Shell(CompactSchema):
             detail["background"] = True
         return [Access(effect=Effect.EXECUTE, target=args.command, detail=detail)]
 
-    def summary(self, args: ShellInput) -> str:  # type: ignore[override]
+    def summary(self, args: ShellInput) -> str:
         # The full command line, always: the user approves exactly what runs.
         extras = [f"in {args.cwd}"] if args.cwd else []
         if args.background:
@@ -169,7 +175,7 @@ class Shell(CompactSchema):
             extras.append("OUTSIDE THE SANDBOX")
         return args.command + (f"   [{', '.join(extras)}]" if extras else "")
 
-    async def preview(self, args: ShellInput, ctx: ToolContext) -> str | None:  # type: ignore[override]
+    async def preview(self, args: ShellInput, ctx: ToolContext) -> str | None:
         """The full command line, where it runs, and whether the sandbox wraps it (the
         same sandbox hook ``run`` calls; asking it starts nothing)."""
         _, granted = authority(ctx)
@@ -180,20 +186,20 @@ class Shell(CompactSchema):
             if args.cwd
             else "the workspace root"
         )
-        hooks = getattr(ctx, "hooks", None)
+        sandbox_command = self.sandbox
         if args.dangerously_disable_sandbox:
             sandbox = "OUTSIDE THE SANDBOX: it runs with your full access (secrets, every file, the network)"
         else:
             held: list[Reporter] = []  # the preview runs nothing: its masks are let go at once
             try:
                 wrapped = (
-                    hooks.sandbox_command(
+                    sandbox_command(
                         [_shell(), "-c", args.command],
                         workspace_root(ctx.workspace),
                         network,
                         reporters=held,
                     )
-                    if hooks is not None
+                    if sandbox_command is not None
                     else None
                 )
                 for reporter in held:
@@ -228,11 +234,10 @@ class Shell(CompactSchema):
         passthrough, granted = authority(ctx)
         argv = [_shell(), "-c", args.command]
         wrapped: list[str] | None = None
-        hooks = getattr(ctx, "hooks", None)
-        if hooks is not None and not args.dangerously_disable_sandbox:
+        if self.sandbox is not None and not args.dangerously_disable_sandbox:
             # A sandbox plugin that raises means "not run", never "run it unsandboxed".
             try:
-                wrapped = hooks.sandbox_command(
+                wrapped = self.sandbox(
                     argv,
                     root,
                     granted or args.network,
@@ -250,7 +255,7 @@ class Shell(CompactSchema):
         argv = list(wrapped) if wrapped else reaped(argv)
         return argv, cwd, child_env(os.environ, allow=passthrough, cwd=cwd)
 
-    async def run(self, args: ShellInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: ShellInput, ctx: ToolContext) -> ToolResult:
         cfg = tool_settings(ctx, "shell", ShellSettings)
         reporters: list[Reporter] = []
         prepared = self.prepare(args, ctx, reporters)
@@ -382,7 +387,7 @@ class ShellJobInput(BaseModel):
     )
 
 
-class ShellJob(CompactSchema):
+class ShellJob(CompactSchema[ShellJobInput]):
     name = "shell_job"
     description = "Manage background jobs started with shell(background=true): read their new output, stop them, or list them."
     input_model = ShellJobInput
@@ -391,10 +396,10 @@ class ShellJob(CompactSchema):
     mutating = False
     repeatable = True  # reading a job's new output twice can rightly differ
 
-    def summary(self, args: ShellJobInput) -> str:  # type: ignore[override]
+    def summary(self, args: ShellJobInput) -> str:
         return "list jobs" if args.action == "list" else f"{args.action} job {args.job_id}"
 
-    async def run(self, args: ShellJobInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: ShellJobInput, ctx: ToolContext) -> ToolResult:
         cfg = tool_settings(ctx, "shell", ShellSettings)
         if args.action == "list":
             jobs = JOBS.of(ctx.session_id)

@@ -444,24 +444,30 @@ def generic(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[
 WALKERS = frozenset({"rg", "grep", "egrep", "fgrep", "diff"})
 
 
-def walker_of(builder: Builder, spec: Program, parsed: getopt.Parsed, ops: tuple[Operand, ...]) -> tuple[Operand, ...]:
+def walker_of(
+    builder: Builder, spec: Program, parsed: getopt.Parsed, ops: tuple[Operand, ...]
+) -> tuple[Operand, ...]:
     """How a recursive reader walks its trees, from its options (see :mod:`.reach`);
     ``grep -d recurse`` reads its operands recursively like ``-r``."""
     from ketch_shell_kit import reach
 
     options = [
-        (option.label, value.value if value is not None else None) for option, value, _ in parsed.options
+        (option.label, value.value if value is not None else None)
+        for option, value, _ in parsed.options
     ]
     if spec.name == "rg":
         for name, value in options:
             if value is None and name in ("--glob", "--iglob", "--ignore-file", "--max-depth"):
-                builder.not_proven(f"rg {name} with a value only known at run time decides which files it reads")
+                builder.not_proven(
+                    f"rg {name} with a value only known at run time decides which files it reads"
+                )
         builder.walk = reach.rg_walk(options)
     elif spec.name == "diff":
         builder.walk = reach.diff_walk(options)
     else:
         recurse = any(
-            name == "--directories" and (value is None or value.startswith("rec")) for name, value in options
+            name == "--directories" and (value is None or value.startswith("rec"))
+            for name, value in options
         )
         if recurse:
             ops = tuple(Operand("tree", o.repeat) if o.type == "read" else o for o in ops)
@@ -499,9 +505,7 @@ def read_options(builder: Builder, spec: Program, parsed: getopt.Parsed) -> tupl
         drop |= "drop" in option.tags
         tree |= "tree" in option.tags
         if option.ops is not None:
-            from ketch_shell_kit.grammar.spec import operand_spec
-
-            ops = operand_spec(option.ops)
+            ops = option.ops
         if value is not None and option.arg:
             typed(builder, option.type, value, f"{spec.name} {written}")
     if drop and ops:
@@ -727,8 +731,9 @@ def find(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tup
          stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
     """find's expression language: tests, actions (``-delete``, ``-fprint FILE``,
     ``-exec CMD ;``), operators, each primary with its arity and argument types."""
-    from ketch_shell_kit.grammar.search import FIND_PRIMARIES
+    from ketch_shell_kit.grammar.table import find_primaries
 
+    primaries = find_primaries()
     builder = Builder(walker, argv, assignments, extra_args=extra_args)
     words = list(argv[1:])
     index = 0
@@ -761,9 +766,9 @@ def find(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tup
         if value in ("(", ")", "!", ",", "-not", "-a", "-and", "-o", "-or"):
             index += 1
             continue
-        primary = FIND_PRIMARIES.get(value)
+        primary = primaries.get(value)
         if primary is None and value.startswith("-newer") and len(value) == 8:
-            primary = FIND_PRIMARIES["-newerXY"]
+            primary = primaries["-newerXY"]
         if primary is None:
             builder.not_proven(f"find {value}: a primary ketch does not know", hide=True)
             index += 1
@@ -849,7 +854,7 @@ def ps(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple
        stdin_script: str | None, extra_args: bool) -> None:  # fmt: skip
     """ps: BSD-style letters (``ps aux``) or UNIX options (``ps -ef``). The ``e`` letter
     of BSD style shows other processes' environments, where API keys live."""
-    from ketch_shell_kit.grammar.coreutils import PS_BSD_LETTERS
+    from ketch_shell_kit.grammar.table import ps_bsd_letters
 
     builder = Builder(walker, argv, assignments, extra_args=extra_args)
     unix: list[Word] = []
@@ -866,7 +871,7 @@ def ps(walker: Walker, spec: Program, argv: list[Word], assignments: tuple[tuple
                 "ps e shows other processes' environments (where API keys live)", hide=True
             )
             builder.use("read", Word("/proc/1/environ", word.source), "ps e")
-        elif not set(value) <= PS_BSD_LETTERS:
+        elif not set(value) <= ps_bsd_letters():
             builder.not_proven(f"ps {value}: BSD letters ketch does not know", hide=True)
     parsed = getopt.parse(spec, unix)
     read_options(builder, spec, parsed)

@@ -15,15 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.plugins import provides
+from ketch.api import Command, hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.prompt import PromptPart
-    from ketch.session import Session
+    from ketch.api import Event, PermissionSnapshot, PromptPart, ProposedCall, Session, Vote
 
 
 @hookimpl
@@ -33,20 +28,28 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
+def _offered(kernel: Any) -> bool:
+    from ketch_skills.listing import offered
+
+    return offered(kernel)
+
+
 @hookimpl
-@provides(dynamic="the skill tool, when the workspace or the user has a skill the model may load")
+@provides(
+    dynamic="the skill tool, when the workspace or the user has a skill the model may load",
+    offered_when=_offered,
+)
 def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
-    from ketch_skills.discovery import extra_folders, held_back, skills
     from ketch_skills.skills import SkillTool
 
     if kernel is None:
         register(SkillTool())
         return
-    held = held_back(kernel)
-    extra = extra_folders(kernel)
-    if not any(s.model_invocable and s.name not in held for s in skills(kernel.workspace, extra)):
+    if not _offered(kernel):
         return  # no skill to load: no tool (and no schema tokens) for the model
-    register(SkillTool(held, extra))
+    from ketch_skills.discovery import extra_folders, held_back
+
+    register(SkillTool(held_back(kernel), extra_folders(kernel)))
 
 
 @hookimpl(optionalhook=True)
@@ -54,6 +57,14 @@ def trust_items(kernel: Any) -> list[Any]:
     from ketch_skills.discovery import trust_items as items
 
     return items(kernel)
+
+
+@hookimpl(optionalhook=True)
+def commands_taken_names(kernel: Any) -> list[str]:
+    """A skill beats a Markdown command of the same name."""
+    from ketch_skills.discovery import extra_folders, skills
+
+    return [s.name for s in skills(kernel.workspace, extra_folders(kernel))]
 
 
 @hookimpl(optionalhook=True)
@@ -79,7 +90,7 @@ def ketch_register_commands(register: Callable[[Command], None], kernel: Any) ->
 
 @hookimpl
 def ketch_system_prompt(session: Session) -> PromptPart | None:
-    from ketch_skills.skills import prompt_part
+    from ketch_skills.listing import prompt_part
 
     return prompt_part(session)
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ketch.commands import Command, PromptRequest, SlashContext
+from ketch.api import Command, PromptRequest, SlashContext
 from ketch_prompt_kit.markdown_files import (
     Folder,
     MarkdownFile,
@@ -20,7 +20,7 @@ from ketch_prompt_kit.markdown_files import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_trust_kit import TrustItem
 
 MAX_SKILLS = 200

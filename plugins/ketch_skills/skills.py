@@ -1,5 +1,5 @@
-"""What the model sees of skills: the system-prompt listing, the ``skill`` tool, and the
-narrowing after a skill with ``allowed-tools`` was loaded."""
+"""The ``skill`` tool and what it loads (the system prompt's listing is in
+``ketch_skills.listing``)."""
 
 from __future__ import annotations
 
@@ -7,37 +7,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.prompt import PromptPart
-from ketch.tools import Effect, Tool, ToolContext, ToolResult
+from ketch.api import Effect, Tool, ToolContext, ToolResult
 from ketch_prompt_kit.arguments import expand_arguments
 from ketch_skills.discovery import MAX_FILES_LISTED, Skill, find, skills
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
-    from ketch.session import Session
     from ketch_prompt_kit.markdown_files import Folder
-
-# --- what the model sees ------------------------------------------------------------------
-
-
-def prompt_part(session: Session) -> PromptPart | None:
-    from ketch_skills.discovery import extra_folders, held_back
-
-    held = held_back(session.kernel)
-    extra = extra_folders(session.kernel)
-    listed = [
-        s for s in skills(session.workspace, extra) if s.model_invocable and s.name not in held
-    ]
-    if not listed or "skill" not in session.kernel.tools:
-        return None
-    lines = [f"- {s.name}: {s.description}" for s in listed]
-    text = (
-        "Skills are instructions for particular kinds of task, kept out of this prompt until needed. "
-        "When a task matches a skill's description, call the `skill` tool with its name first, then follow what it says.\n"
-        + "\n".join(lines)
-    )
-    return PromptPart(text=text, title="Skills", order=450, source="skills")
 
 
 def body_for(
@@ -89,7 +66,7 @@ class SkillInput(BaseModel):
     name: str = Field(description="The skill's name, as listed under Skills in the system prompt.")
 
 
-class SkillTool(Tool):
+class SkillTool(Tool[SkillInput]):
     name = "skill"
     description = "Load a skill's instructions (the skills available are listed in the system prompt under Skills). Call it before a task its description matches."
     input_model = SkillInput
@@ -101,10 +78,10 @@ class SkillTool(Tool):
         self.held = held  # project skills whose scripts the person has not trusted
         self.extra = extra  # folders other plugins added (an installed Claude Code plugin's)
 
-    def summary(self, args: SkillInput) -> str:  # type: ignore[override]
+    def summary(self, args: SkillInput) -> str:
         return f"load skill {args.name}"
 
-    async def run(self, args: SkillInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: SkillInput, ctx: ToolContext) -> ToolResult:
         skill = find(ctx.workspace, args.name, self.extra)
         if skill is not None and skill.name in self.held:
             return ToolResult.error(

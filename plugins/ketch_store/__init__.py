@@ -18,15 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
-from ketch.stash import StashKey
+from ketch.api import Command, StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.events import Event
-    from ketch.session import Session
-    from ketch.settings import Settings
-    from ketch.storage import FieldCipher, Store
+    from ketch.api import Event, FieldCipher, Session, Settings, Store
 
 
 @hookimpl
@@ -45,7 +40,7 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
 
 @hookimpl
 def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | None:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
     from ketch_store.settings import StorageSettings
     from ketch_store.store import SqliteStore
     from ketch_store_kit.journal import store_url, writer_wait
@@ -56,7 +51,7 @@ def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | 
     if url is not None and not url.startswith("sqlite:"):
         # A store plugin for this URL would have answered first (tryfirst): never fall
         # back to the local file silently when sessions are meant to go elsewhere.
-        from ketch.storage import StoreUnavailable
+        from ketch.api import StoreUnavailable
 
         raise StoreUnavailable(
             f"[storage] url (or KETCH_STORE_URL) asks for {url.split(':', 1)[0]}://..., and no loaded plugin "
@@ -95,7 +90,7 @@ def sqlite_path(url: str) -> Any:
 
 def _recorder(session: Session) -> Any:
     """This kernel's recorder, or None when the store is not ours or did not open."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     kernel = session.kernel
     if getattr(kernel, "store_problem", None) is not None:
@@ -119,7 +114,7 @@ def _say_state(session: Session, concurrent: bool = False) -> None:
     """Whether this session is being saved, and how (a notice when it is not, or in clear).
     ``concurrent``: the store was opened concurrently, and the frontend that asked for it
     says what a store that exists but cannot open means (headless: the run fails)."""
-    from ketch.events import NoticeEvent
+    from ketch.api import NoticeEvent
 
     recorder = _recorder(session)
     problem = getattr(session.kernel, "store_problem", None)
@@ -182,7 +177,7 @@ def _flush(session: Session) -> list[Event]:
 
 
 def _record(session: Session, event: Event) -> None:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     recorder = _recorder(session)
     if recorder is None:

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_store_kit.journal import SqlJournal as SqliteStore
 
 
@@ -47,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(kernel: Kernel) -> SqliteStore:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     store = kernel.store
     if store is None:
@@ -60,7 +60,7 @@ def _store(kernel: Kernel) -> SqliteStore:
 
 
 def run(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.storage import StoreUnavailable
+    from ketch.api import StoreUnavailable
 
     action = getattr(args, "sessions_action", None) or "list"
     try:
@@ -138,7 +138,7 @@ def _export(kernel: Kernel, store: SqliteStore, args: argparse.Namespace) -> int
 
 def _write_private(path: str, text: str) -> None:
     """The export is plaintext by the user's choice; at least keep it owner-only."""
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
 
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

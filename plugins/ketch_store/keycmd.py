@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_store.store import SqliteStore
 
 CONFIRM_WORD = "export"
@@ -120,9 +120,9 @@ def run(kernel: Kernel, args: argparse.Namespace) -> int:
     store = _open(cipher)
     try:
         return int(
-            {"export": _export, "rotate": _rotate, "passphrase": _passphrase}[action](
-                store, manager, args
-            )
+            _rotate(store, manager, args, kernel)
+            if action == "rotate"
+            else {"export": _export, "passphrase": _passphrase}[action](store, manager, args)
         )
     finally:
         store.close()
@@ -136,7 +136,7 @@ def _shared(kernel: Kernel) -> bool:
 
 
 def _database() -> Path:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
 
     return state_dir() / "sessions.db"
 
@@ -147,7 +147,7 @@ def _cipher(kernel: Kernel) -> Any:
             'storage.encryption is "off": sessions are not encrypted, so there is no key to manage',
             exit_code=2,
         )
-    cipher = kernel.hooks.field_cipher(kernel.settings)
+    cipher = kernel.hooks.first("ketch_field_cipher", settings=kernel.settings)
     if cipher is None or getattr(cipher, "manager", None) is None:
         raise KetchError(
             "no encryption plugin with key management is loaded (is the 'crypto' plugin disabled?)",
@@ -282,7 +282,7 @@ def _read_code(args: argparse.Namespace) -> str:
 def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
     import sqlite3
 
-    from ketch.storage import StoreUnavailable
+    from ketch.api import StoreUnavailable
     from ketch_store.store import SqliteStore
     from ketch_store.store import _meta as meta_of
     from ketch_store_kit.codec import Fields
@@ -326,13 +326,16 @@ def _import(kernel: Kernel, cipher: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _rotate(store: SqliteStore, manager: Any, args: argparse.Namespace) -> int:
+def _rotate(store: SqliteStore, manager: Any, args: argparse.Namespace, kernel: Kernel) -> int:
     from ketch_store.rotate import rotate
 
     def say(line: str) -> None:
         print(f"ketch: {line}", file=sys.stderr, flush=True)
 
-    done = rotate(store, say)
+    def phase(name: str) -> None:  # store_rotation_phase: tests stop the process at one
+        kernel.hooks.call("store_rotation_phase", phase=name)
+
+    done = rotate(store, say, phase)
     print(
         f"rotated: {done['sessions']:,} sessions, {done['entries']:,} journal entries and {done['approvals']:,} approvals "
         f"re-encrypted under key {done['key_id']} in {done['seconds']:.1f}s; the old key is retired"

@@ -11,15 +11,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def _open(kernel: Kernel, url: str | None) -> Any:
-    from ketch.paths import state_dir
-    from ketch.storage import StoreUnavailable
+    from ketch.api import StoreUnavailable, state_dir
 
     if url is None:
         store = kernel.store
@@ -28,7 +27,9 @@ def _open(kernel: Kernel, url: str | None) -> Any:
         return store
     if url == "local":
         url = f"sqlite://{state_dir() / 'sessions.db'}"
-    cipher = kernel.hooks.field_cipher(kernel.settings)  # one per store: each binds its own key
+    cipher = kernel.hooks.first(
+        "ketch_field_cipher", settings=kernel.settings
+    )  # one per store: each binds its own key
     try:
         store = kernel.hooks.first(
             "store_open_url", url=url, settings=kernel.settings, cipher=cipher

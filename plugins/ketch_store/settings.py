@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ketch.settings import Section, SettingsSection
+from ketch.api import Section, SettingsSection
 
 
 class StorageSettings(Section):

@@ -39,8 +39,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ketch.errors import KetchError
-from ketch.storage import FieldCipher, IntegrityError, StoreUnavailable
+from ketch.api import FieldCipher, IntegrityError, KetchError, StoreUnavailable
 from ketch_store import owners
 from ketch_store.schema import (
     SCHEMA_VERSION,

@@ -11,10 +11,10 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def _store(kernel: Kernel) -> Any:

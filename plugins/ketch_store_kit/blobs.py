@@ -1,4 +1,4 @@
-"""Content-addressed, encrypted blobs in the session database (:class:`ketch.storage.BlobStore`).
+"""Content-addressed, encrypted blobs in the session database (:class:`ketch_store_kit.protocols.BlobStore`).
 
 Self-contained: its tables are created on first use (``CREATE TABLE IF NOT EXISTS``),
 outside the journal's schema versions, and it touches no other table. The store offers
@@ -33,9 +33,9 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ketch.errors import KetchError
-from ketch.storage import BlobRecord, IntegrityError, NewBlob
+from ketch.api import IntegrityError, KetchError
 from ketch_store_kit.codec import Fields, dumps
+from ketch_store_kit.protocols import BlobRecord, NewBlob
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_store_kit.journal import SqlJournal
@@ -107,7 +107,7 @@ def ensure_schema(conn: Any) -> None:
 
 
 class Blobs:
-    """The :class:`ketch.storage.BlobStore` over one :class:`SqlJournal`."""
+    """The :class:`ketch_store_kit.protocols.BlobStore` over one :class:`SqlJournal`."""
 
     def __init__(self, store: SqlJournal) -> None:
         self.store = store

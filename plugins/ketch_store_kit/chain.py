@@ -23,7 +23,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ketch.storage import IntegrityError
+from ketch.api import IntegrityError
 
 CHAIN = "journal-chain"
 HEAD = "journal-head"

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ketch.storage import FieldCipher, IntegrityError
+from ketch.api import FieldCipher, IntegrityError
 
 RECORD_FORMAT = 1  # the layout of encrypted records; bound into every field's AAD
 PLAIN_TAG = b"\x00"

@@ -27,14 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ketch.errors import KetchError
-from ketch.messages import new_id
-from ketch.storage import (
-    FieldCipher,
-    IntegrityError,
-    SessionRecord,
-    SessionSummary,
-)
+from ketch.api import FieldCipher, IntegrityError, KetchError, SessionRecord, SessionSummary, new_id
 from ketch_store_kit.binding import binding_of, rebind
 from ketch_store_kit.chain import CHAIN, HEAD, Report, Row, check, head_input, link_input
 from ketch_store_kit.codec import Fields, dumps
@@ -48,7 +41,7 @@ Extra = Callable[[Any, int], None]
 
 def writer_wait(settings: Any) -> float:
     """``[storage] writer_wait``: seconds to wait for another writer of a session (then fork)."""
-    from ketch.errors import ConfigError
+    from ketch.api import ConfigError
 
     value = settings.section("storage").get("writer_wait", WRITER_WAIT)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def cannot_keep(kernel: Kernel) -> str | None:
@@ -14,7 +14,7 @@ def cannot_keep(kernel: Kernel) -> str | None:
     cannot be opened (the work would silently not be kept), unless ``--no-save``. None:
     it is open, or there is none to open (the run goes on unsaved, said once by the
     session's notice). Opens the store, or waits for one opening concurrently."""
-    from ketch.storage import StoreUnavailable
+    from ketch.api import StoreUnavailable
 
     try:
         _ = kernel.store

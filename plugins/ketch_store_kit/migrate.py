@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_store_kit.binding import rebind
 from ketch_store_kit.chain import CHAIN, HEAD, head_input, link_input
 from ketch_store_kit.journal import SqlJournal, entry_key

@@ -17,15 +17,14 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from ketch.messages import Message, ToolCallPart, ToolResultPart, Usage
-from ketch.storage import SessionRecord
+from ketch.api import Message, SessionRecord, ToolCallPart, ToolResultPart, Usage
 
 NOT_RUN = "[ketch] This call was not run: ketch stopped before it started."
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
 def unknown_outcome_text() -> str:
-    from ketch.loop import UNKNOWN_OUTCOME
+    from ketch.api import UNKNOWN_OUTCOME
 
     return UNKNOWN_OUTCOME
 
@@ -95,7 +94,7 @@ def build(
     ] = {}  # the latest operation of each call id (models may reuse ids)
     started_seq: dict[int, Operation] = {}
     timeline: list[dict[str, Any]] = []
-    pins: tuple[str, ...] = ()
+    pins: tuple[str, ...] | None = None  # older journals kept these as entries of their own
     state: dict[str, Any] = {}
     compactions: list[dict[str, Any]] = []
     active_items: list[dict[str, Any]] | None = None
@@ -135,7 +134,9 @@ def build(
             pins = tuple(data.get("pins", ()))
         elif kind == "state":
             state = dict(data.get("state", {}))
-        elif kind == "compaction":
+        elif kind == "compaction" and "record" in data:
+            # Written by an older ketch: the record and the active context it produced
+            # (a compaction now keeps its record in the state and says "active").
             compactions.append(
                 data.get("record") or {k: v for k, v in data.items() if k != "active"}
             )
@@ -165,6 +166,7 @@ def build(
     active = _active(transcript, active_items, active_seq, by_value)
     if active is None and rewound:  # never bring rewound turns back into the conversation
         active = tuple(m for _, m in transcript if m.id not in set(rewound))
+    _fold_older_entries(state, pins, compactions, rewound)
     unknown = [op.as_dict() for op in operations if op.status == "unknown_outcome"]
     record = SessionRecord(
         id=session_id,
@@ -175,16 +177,35 @@ def build(
         mode=header["mode"],
         transcript=tuple(m for _, m in transcript),
         active=active,
-        pins=pins,
-        compactions=compactions,
         usage=Usage(**header["usage"]),
         unknown_outcomes=unknown,
         state=state,
-        rewound=tuple(rewound),
     )
     return Loaded(
         record, header["title"], header["created"], header["updated"], operations, timeline
     )
+
+
+def _fold_older_entries(
+    state: dict[str, Any],
+    pins: tuple[str, ...] | None,
+    compactions: list[dict[str, Any]],
+    rewound: list[str],
+) -> None:
+    """What journals kept as entries of their own, into the state where their owners
+    keep it now (``ketch_context_kit``): a journal written by an older ketch reads the
+    same, and the rewind entries a stored session's conversation rewind appends count."""
+    from ketch_context_kit.compaction import STATE_KEY, set_pinned
+    from ketch_context_kit.marks import mark_rewound
+
+    found = state.get(STATE_KEY)
+    kept: dict[str, Any] = found if isinstance(found, dict) else {}
+    if pins is not None and "pins" not in kept:
+        set_pinned(state, pins)
+    if compactions and not kept.get("records"):
+        state.setdefault(STATE_KEY, {})["records"] = compactions
+    if rewound:
+        mark_rewound(state, rewound)
 
 
 def _operation(

@@ -5,12 +5,12 @@ entry is committed. That is what makes "journal the dispatch before the effect" 
 the loop runs a tool right after ``tool_started`` has been observed.
 
 What is journaled: messages (the complete transcript), tool dispatches and outcomes,
-permission decisions, usage (the token ledger), compactions with the active context
-they produced, mode changes, errors and turn ends. Pins, per-plugin state, the active
-context (when something other than a compaction changed it) and the model are
-compared at each turn end and session end, and journaled when they changed. Streaming
-deltas, notices and the duplicate ``tool_call``/``user_prompt`` events are not stored:
-the messages carry them.
+permission decisions, usage (the token ledger), the active context whenever a plugin
+replaces it (an ``active`` event), mode changes, errors, turn ends, and every event a
+plugin defines (as it is: it is history). Per-plugin state, the active context and
+the model are compared at each turn end and session end, and journaled when they
+changed. Streaming deltas, notices and the duplicate ``tool_call``/``user_prompt``
+events are not stored: the messages carry them.
 
 A subagent's session is kept under its parent's (``children``): its entries go into
 the parent's journal, tagged with its agent id, and change nothing of the parent's.
@@ -27,8 +27,7 @@ from ketch_store_kit.codec import dumps
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite3
 
-    from ketch.events import Event
-    from ketch.session import Session
+    from ketch.api import Event, Session
     from ketch_store_kit.journal import SqlJournal
 
 IGNORED = frozenset(
@@ -42,7 +41,6 @@ class Tracker:
 
     known_ids: set[str] = field(default_factory=set)
     active_ids: list[str] = field(default_factory=list)
-    pins: list[str] = field(default_factory=list)
     state: bytes = b"{}"
     model: str = ""
     provider: str = ""
@@ -60,7 +58,7 @@ class Recorder:
         kind = event.type
         if kind in IGNORED:
             return
-        if session.agent is not None:
+        if session.parent is not None:
             self._observe_child(session, event)
             return
         tracker = self._tracker(session)
@@ -73,12 +71,8 @@ class Recorder:
             )
 
     def flush(self, session: Session) -> None:
-        """Journal pins, state, model and a changed active context (turn and session end)."""
+        """Journal state, model and a changed active context (turn and session end)."""
         tracker = self._tracker(session)
-        pins = sorted(session.pins)
-        if pins != tracker.pins:
-            self._append_plain(session, "pins", {"pins": pins})
-            tracker.pins = pins
         state = _state_json(session.state)
         if state != tracker.state:
             self._append_plain(session, "state", b'{"state":' + state + b"}")
@@ -93,8 +87,8 @@ class Recorder:
             tracker.active_ids = [m.id for m in session.active]
 
     def end(self, session: Session) -> None:
-        if session.agent is not None:
-            return  # a subagent's entries live in its parent's journal: nothing to close
+        if session.parent is not None:
+            return  # a child session's entries live in its parent's journal: nothing to close
         try:
             if self.store.has_session(session.id) and not self.store.message_count(session.id):
                 self.store.delete_session(session.id)  # nothing was said: nothing to keep
@@ -197,13 +191,13 @@ class Recorder:
         return finished
 
     def _observe_child(self, session: Session, event: Any) -> None:
-        """A subagent's event, journaled in its parent's journal under its agent id
+        """A child session's event, journaled in its parent's journal under its agent id
         (dispatches and outcomes as durably, and in the same operations table)."""
         from ketch_store_kit.children import child_kind
 
-        agent = session.agent
-        assert agent is not None
-        root, kind = agent.parent_id, event.type
+        parent = session.parent
+        assert parent is not None
+        root, kind, agent_id = parent.id, event.type, session.agent_id or session.id
         if kind == "message":
             data: Any = event.message.model_dump_json().encode("utf-8")
         else:
@@ -216,7 +210,7 @@ class Recorder:
             else None
         )
         self._journal(
-            root, child_kind(agent.id, kind), data, event, durable=extra is not None, extra=extra
+            root, child_kind(agent_id, kind), data, event, durable=extra is not None, extra=extra
         )
 
     def _on_usage(self, session: Session, tracker: Tracker, event: Any) -> None:
@@ -242,11 +236,9 @@ class Recorder:
             extra=ledger,
         )
 
-    def _on_compaction(self, session: Session, tracker: Tracker, event: Any) -> None:
-        data = event.model_dump(mode="json", exclude={"type", "ts"})
-        data["record"] = _jsonable(session.compactions[-1]) if session.compactions else None
-        data["active"] = self._active_items(session, tracker)
-        self._append(session, "compaction", data, event)
+    def _on_active(self, session: Session, tracker: Tracker, event: Any) -> None:
+        # A plugin replaced the active context (a compaction, a rewind): kept at once.
+        self._append(session, "active", {"items": self._active_items(session, tracker)}, event)
         tracker.active_ids = [m.id for m in session.active]
 
     def _on_mode(self, session: Session, tracker: Tracker, event: Any) -> None:
@@ -260,13 +252,6 @@ class Recorder:
 
     def _on_error(self, session: Session, tracker: Tracker, event: Any) -> None:
         self._append(session, "error", event.model_dump(mode="json", exclude={"type", "ts"}), event)
-
-    def _on_rewind(self, session: Session, tracker: Tracker, event: Any) -> None:
-        # The entry carries the active context the conversation continues from.
-        self._append(
-            session, "rewind", event.model_dump(mode="json", exclude={"type", "ts"}), event
-        )
-        tracker.active_ids = list(event.active)
 
     def _on_turn_end(self, session: Session, tracker: Tracker, event: Any) -> None:
         self._append(
@@ -283,7 +268,6 @@ class Recorder:
         tracker = Tracker(
             known_ids={m.id for m in session.transcript},
             active_ids=[m.id for m in session.active],
-            pins=sorted(session.pins),
             state=_state_json(session.state),
             model=session.model,
             provider=session.provider.name,
@@ -319,7 +303,7 @@ class Recorder:
         )
 
     def _append_plain(self, session: Session, kind: str, data: Any) -> int | None:
-        from ketch.messages import new_id
+        from ketch.api import new_id
 
         ts = _now()
         return self.store.append(
@@ -347,10 +331,6 @@ def _state_json(state: dict[str, Any]) -> bytes:
     return json.dumps(kept, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
         "utf-8"
     )
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(dumps(value))
 
 
 def _now() -> float:

@@ -6,8 +6,7 @@ import json
 import time
 from typing import Any
 
-from ketch.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from ketch.storage import SessionSummary
+from ketch.api import Message, ReasoningPart, SessionSummary, TextPart, ToolCallPart, ToolResultPart
 from ketch_store_kit.record import Loaded
 
 STATUS_NOTES = {
@@ -42,9 +41,10 @@ def summaries_table(rows: list[SessionSummary], *, show_workspace: bool) -> str:
 def turns(loaded: Loaded) -> list[dict[str, Any]]:
     """The session's turns as the kernel numbers them (each prompt starts one), with
     the rewound ones marked: what ``sessions rewind ID TURN`` counts."""
-    from ketch.context import prompt_numbers
+    from ketch_context_kit.marks import rewound as marks
+    from ketch_context_kit.turns import prompt_numbers
 
-    rewound = set(loaded.record.rewound)
+    rewound = marks(loaded.record.state)
     numbers = prompt_numbers(loaded.record.transcript)
     return [
         {"n": n, "message_id": m.id, "prompt": m.text, "rewound": m.id in rewound}
@@ -102,8 +102,11 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 
 def text_view(loaded: Loaded, *, clip: int | None = 12) -> str:
+    from ketch_context_kit.compaction import pinned, records
+
     record = loaded.record
     usage = record.usage
+    compactions, pins = records(record.state), pinned(record.state)
     out = [
         f"session   {record.id}",
         f"name      {record.name or loaded.title or '(untitled)'}",
@@ -112,8 +115,8 @@ def text_view(loaded: Loaded, *, clip: int | None = 12) -> str:
         f"created   {when(loaded.created)}   updated {when(loaded.updated)}",
         f"tokens    input {usage.input_tokens}, output {usage.output_tokens}, cached {usage.cached_tokens}",
         f"messages  {len(record.transcript)}"
-        + (f"   compactions {len(record.compactions)}" if record.compactions else "")
-        + (f"   pins {len(record.pins)}" if record.pins else ""),
+        + (f"   compactions {len(compactions)}" if compactions else "")
+        + (f"   pins {len(pins)}" if pins else ""),
         "",
         "── transcript ──",
     ]
@@ -181,9 +184,10 @@ def _child_title(child: Any) -> str:
 
 
 def _numbering(record: Any) -> tuple[dict[str, int], set[str]]:
-    from ketch.context import prompt_numbers
+    from ketch_context_kit.marks import rewound
+    from ketch_context_kit.turns import prompt_numbers
 
-    return prompt_numbers(record.transcript), set(record.rewound)
+    return prompt_numbers(record.transcript), rewound(record.state)
 
 
 def _message_text(message: Message, clip: int | None) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 
 @hookimpl(tryfirst=True)
@@ -41,7 +41,7 @@ def store_open_url(url: str, settings: Any, cipher: Any) -> Any:
     try:
         import pg8000  # noqa: F401
     except ImportError:
-        from ketch.storage import StoreUnavailable
+        from ketch.api import StoreUnavailable
 
         raise StoreUnavailable(
             "[storage] url is a PostgreSQL server, and its driver is not installed: pip install 'ketch[postgres]'",

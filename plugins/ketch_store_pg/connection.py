@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 
 T = TypeVar("T")
 _QMARK = re.compile(r"'(?:[^']|'')*'|\?|%")

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ketch.errors import KetchError
+from ketch.api import KetchError
 from ketch_store_pg.schema import NOW
 
 LEASE_SECONDS = 30.0

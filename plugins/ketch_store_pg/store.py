@@ -31,8 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ketch.errors import KetchError
-from ketch.storage import FieldCipher, IntegrityError, StoreUnavailable
+from ketch.api import FieldCipher, IntegrityError, KetchError, StoreUnavailable
 from ketch_store_kit.codec import Fields
 from ketch_store_kit.journal import KEY_CHECK, WRITER_WAIT, SqlJournal, opens_keycheck
 from ketch_store_pg import schema

@@ -16,8 +16,7 @@ import os
 import time
 from typing import Any
 
-from ketch.errors import KetchError
-from ketch.storage import IntegrityError
+from ketch.api import IntegrityError, KetchError
 from ketch_store_kit.codec import Fields
 from ketch_store_kit.reseal import again, reseal_all
 from ketch_store_pg.store import EPOCH_LOCK, PgStore, _context

@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
+    from ketch.api import Session
 
 
 @hookimpl
@@ -30,10 +29,17 @@ def ketch_register_tools(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
+def ketch_register_events(register: Callable[[Any], None]) -> None:
+    from ketch_todo.tool import TodoEvent
+
+    register(TodoEvent)
+
+
+@hookimpl
 def ketch_session_start(session: Session) -> None:
     """A resumed session's list is shown again (frontends learn it like any update)."""
     todos = (session.state.get("todo") or {}).get("todos")
-    if session.agent is None and isinstance(todos, list) and todos:
+    if session.agent_id is None and isinstance(todos, list) and todos:
         from ketch_todo.tool import TodoEvent
 
-        session.kernel.emit(session, TodoEvent(todos=todos))  # type: ignore[arg-type]  # a plugin's own event
+        session.kernel.emit(session, TodoEvent(todos=todos))

@@ -6,8 +6,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.events import _Event
-from ketch.tools import Effect, ToolContext, ToolResult
+from ketch.api import Effect, Event, ToolContext, ToolResult
 from ketch_tool_kit.base import CompactSchema
 
 MAX_TODOS = 50
@@ -38,7 +37,7 @@ class TodoInput(BaseModel):
     )
 
 
-class TodoEvent(_Event):
+class TodoEvent(Event):
     """The model's task list changed (or a resumed session's is shown again): the whole
     list, each item ``{content, status, active_form}``."""
 
@@ -54,7 +53,7 @@ def render(todos: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-class Todo(CompactSchema):
+class Todo(CompactSchema[TodoInput]):
     name = "todo"
     description = (
         "Keep a task list for work with several steps, shown to the user as you go. Send the "
@@ -67,13 +66,13 @@ class Todo(CompactSchema):
     mutating = False
     repeatable = True  # the same list twice is a legitimate "nothing changed"
 
-    def summary(self, args: TodoInput) -> str:  # type: ignore[override]
+    def summary(self, args: TodoInput) -> str:
         done = sum(t.status == "completed" for t in args.todos)
         current = next((t for t in args.todos if t.status == "in_progress"), None)
         doing = f" · {current.active_form or current.content}" if current else ""
         return f"{done}/{len(args.todos)} done{doing}"
 
-    async def run(self, args: TodoInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: TodoInput, ctx: ToolContext) -> ToolResult:
         doing = [t for t in args.todos if t.status == "in_progress"]
         if len(doing) > 1:
             return ToolResult.error(

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel
 
-from ketch.tools import Tool, ToolContext, ToolResult
+from ketch.api import Tool, ToolContext, ToolResult
 from ketch_tool_kit.paths import PathProblem, check_path_text, display, resolve
 
 PathText = Annotated[str, AfterValidator(check_path_text)]
+ArgsT = TypeVar("ArgsT", bound=BaseModel)  # a tool's input model (``Tool`` is generic in it)
 
 
 def strip_titles(schema: Any) -> Any:
@@ -32,14 +33,14 @@ def strip_titles(schema: Any) -> Any:
     return schema
 
 
-class CompactSchema(Tool):
+class CompactSchema(Tool[ArgsT]):
     """A tool whose input schema carries no redundant titles."""
 
     def input_schema(self) -> dict[str, Any]:
         return strip_titles(super().input_schema())  # type: ignore[no-any-return]
 
 
-class FsTool(CompactSchema):
+class FsTool(CompactSchema[ArgsT]):
     """Base for tools whose input has a ``path``."""
 
     def __init__(self) -> None:

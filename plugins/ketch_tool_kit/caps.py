@@ -14,9 +14,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ketch.api import StashKey
+
 M = TypeVar("M", bound=BaseModel)
 
-_reported: set[tuple[int, str]] = set()  # (id of the settings object, message)
+# The notices this session was given under its loaded configuration: (the settings, messages).
+REPORTED = StashKey[tuple[Any, set[str]]]()
 
 
 def tool_settings(ctx: Any, name: str, model: type[M]) -> M:
@@ -42,13 +45,18 @@ def tool_settings(ctx: Any, name: str, model: type[M]) -> M:
 
 
 def notice(ctx: Any, message: str) -> None:
-    """A warning for the user, once per loaded configuration."""
-    key = (id(getattr(ctx, "settings", None)), message)
-    if key in _reported:
-        return
-    _reported.add(key)
+    """A warning for the user, once per session and loaded configuration."""
+    stash = getattr(ctx, "stash", None)
+    if stash is not None:
+        settings = getattr(ctx, "settings", None)
+        reported = stash.get(REPORTED)
+        if reported is None or reported[0] is not settings:  # a config loaded anew: say again
+            reported = stash[REPORTED] = (settings, set())
+        if message in reported[1]:
+            return
+        reported[1].add(message)
     try:
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         ctx.emit(NoticeEvent(level="warning", message=message))
     except Exception:  # noqa: BLE001 - a notice must never break a tool

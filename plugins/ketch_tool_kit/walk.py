@@ -18,9 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from wcmatch import glob as wglob
-
-GLOB_FLAGS = wglob.GLOBSTAR | wglob.BRACE
+from ketch_policy_kit.globs import compile_tool_glob, is_magic
 
 
 @dataclass(frozen=True)
@@ -121,15 +119,15 @@ def _plain_walk(root: Path, max_depth: int | None) -> Iterator[Entry]:
 
 
 class GlobPattern:
-    """A glob (``**``, ``{a,b}``, ``[...]``) matched against paths relative to a base."""
+    """A glob (``**``, ``{a,b}``, ``[...]``) matched against paths relative to a base
+    (the tools' dialect: :mod:`ketch_policy_kit.globs`)."""
 
     def __init__(self, pattern: str, *, match_base: bool = False) -> None:
-        flags = GLOB_FLAGS | (wglob.MATCHBASE if match_base else 0)
         self.pattern = pattern
-        self._matcher = wglob.compile([pattern], flags=flags)
+        self._matches = compile_tool_glob(pattern, match_base=match_base)
 
     def match(self, relative: str) -> bool:
-        return bool(self._matcher.match(relative))
+        return self._matches(relative)
 
 
 def check_glob(pattern: str) -> str:
@@ -153,7 +151,7 @@ def literal_prefix(pattern: str) -> tuple[str, str, int | None]:
     parts = pattern.split("/")
     literal: list[str] = []
     for part in parts[:-1]:
-        if wglob.is_magic(part, flags=GLOB_FLAGS) or part == "":
+        if is_magic(part) or part == "":
             break
         literal.append(part)
     rest = parts[len(literal) :]

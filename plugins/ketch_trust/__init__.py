@@ -21,15 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.commands import Command
+from ketch.api import Command, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import Kernel, ProposedCall, Session, Vote
     from ketch_trust_kit import TrustItem
 
 
@@ -64,7 +61,7 @@ def ketch_policy_vote(call: ProposedCall) -> Vote | None:
 
     if not runs_ketch_trust(call):
         return None
-    from ketch.policy import Vote
+    from ketch.api import Vote
 
     return Vote(
         decision="ask",
@@ -81,12 +78,12 @@ def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    if session.agent is not None:
+    if session.parent is not None:
         return
     from ketch_trust_kit import PinStore
 
     if PinStore().take_legacy(session.workspace):
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         session.kernel.emit(
             session,
@@ -121,6 +118,8 @@ def _run(kernel: Any, args: Any) -> int:
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
+    from ketch_frontend_kit import START_OFFER
+
     register(
         Command(
             name="trust",
@@ -130,5 +129,6 @@ def ketch_register_commands(register: Callable[[Command], None]) -> None:
             configure=_configure,
             run=_run,
             slash_run=_slash,
+            extra={START_OFFER: ["--offer"]},  # the shell runs it at start (ketch_frontend_kit)
         )
     )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ketch_trust_kit import PinStore, TrustItem, canonical, make_item, say_held
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 WORKSPACE_CONFIG = ".ketch/config.toml"
 

@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING
 from ketch_trust_kit import PinStore, TrustItem, TrustStoreError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
-    from ketch.kernel import Kernel
-    from ketch.policy import ProposedCall
+    from ketch.api import Kernel, ProposedCall, SlashContext
 
 REMOVED = (
     "--trust-workspace was removed: ketch now trusts what a workspace holds, item by item, "
@@ -25,7 +23,7 @@ REMOVED = (
 
 class RemovedOption(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
-        from ketch.errors import UsageError
+        from ketch.api import UsageError
 
         raise UsageError(REMOVED)
 
@@ -65,10 +63,10 @@ def _kernel_for(kernel: Kernel, path: str | None) -> Kernel:
     workspace = Path(path).resolve()
     if workspace == kernel.workspace:
         return kernel
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
     if not workspace.is_dir():
-        from ketch.errors import UsageError
+        from ketch.api import UsageError
 
         raise UsageError(f"{workspace} is not a directory")
     return Kernel.boot(

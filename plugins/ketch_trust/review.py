@@ -12,7 +12,7 @@ from ketch_trust_kit.listing import lines, state
 __all__ = ["lines", "offered_items", "state", "summary", "workspace_items"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 
 def offered_items(store: PinStore, workspace: Path) -> list[TrustItem]:

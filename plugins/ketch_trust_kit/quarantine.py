@@ -6,14 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.stash import StashKey
+from ketch.api import StashKey
 from ketch_trust_kit.items import TrustItem
 from ketch_trust_kit.scope import TrustScope
 from ketch_trust_kit.store import PinStore
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-    from ketch.session import Session
+    from ketch.api import Kernel, Session
 
 SAID = StashKey[set[str]]()
 SUMMARY = StashKey[tuple[int, list[str]]]()  # the start-up summary line: its index, its items
@@ -54,7 +53,7 @@ def say_held(
         return
     said.add(item.digest)
     if session is not None:
-        from ketch.events import NoticeEvent
+        from ketch.api import NoticeEvent
 
         kernel.emit(
             session, NoticeEvent(level="warning", message=message(item, changed, held, hint))

@@ -58,7 +58,7 @@ class PinStore:
 
     def __init__(self, path: Path | None = None) -> None:
         if path is None:
-            from ketch.paths import config_dir
+            from ketch.api import config_dir
 
             path = config_dir() / FILE_NAME
         self.path = path

@@ -14,12 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import PermissionSnapshot, ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import PermissionSnapshot, ProposedCall, Session, Vote
 
 
 @hookimpl

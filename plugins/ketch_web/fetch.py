@@ -19,7 +19,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from ketch.tools import Access, Effect
+from ketch.api import Access, Effect
 from ketch_import_kit.httpx import httpx
 from ketch_net_kit.addresses import KIND_TEXT
 from ketch_net_kit.hosts import BadHost, Host, IPAddress, canonical_host

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ketch.tools import Effect
+from ketch.api import Effect
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.policy import ProposedCall, Vote
-    from ketch.session import Session
+    from ketch.api import ProposedCall, Session, Vote
     from ketch_net_kit.rules import NetworkRules
 
 
@@ -42,7 +41,7 @@ def allow_rules(session: Session) -> list[str]:
 def vote(call: ProposedCall, session: Session) -> Vote | None:
     """Deny what a deny entry names; ask (every profile) for a local address no
     ``local`` entry names."""
-    from ketch.policy import Vote
+    from ketch.api import Vote
     from ketch_net_kit.hosts import BadHost, canonical_host
     from ketch_net_kit.votes import local_reason
 

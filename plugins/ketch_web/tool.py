@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_import_kit.httpx import httpx
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import human_size, tool_settings
@@ -40,7 +40,7 @@ class WebFetchInput(BaseModel):
         return value.strip()
 
 
-class WebFetch(CompactSchema):
+class WebFetch(CompactSchema[WebFetchInput]):
     name = "web_fetch"
     description = (
         "Fetch a web page (http/https GET) and return it as readable text (HTML becomes Markdown). "
@@ -51,13 +51,13 @@ class WebFetch(CompactSchema):
     effects = frozenset({Effect.NETWORK})
     mutating = False
 
-    def accesses(self, args: WebFetchInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def accesses(self, args: WebFetchInput, ctx: ToolContext) -> list[Access]:
         return [access_for(parse_url(args.url))]
 
-    def summary(self, args: WebFetchInput) -> str:  # type: ignore[override]
+    def summary(self, args: WebFetchInput) -> str:
         return f"fetch {args.url}" + (f" from character {args.offset}" if args.offset else "")
 
-    async def run(self, args: WebFetchInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: WebFetchInput, ctx: ToolContext) -> ToolResult:
         cfg = tool_settings(ctx, "web_fetch", WebSettings)
         url = parse_url(args.url)
         try:

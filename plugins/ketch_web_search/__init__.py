@@ -13,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 
 @hookimpl
 @provides("web_search")
-def ketch_register_tools(register: Callable[[Any], None]) -> None:
+def ketch_register_tools(register: Callable[[Any], None], kernel: Any) -> None:
     from ketch_web_search.tool import WebSearch
 
-    register(WebSearch())
+    def credential(provider: str, kind: str) -> str | None:
+        return kernel.hooks.first("ketch_get_credential", provider=provider, kind=kind)  # type: ignore[no-any-return]
+
+    register(WebSearch(credential))

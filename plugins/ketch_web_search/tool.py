@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ketch.tools import Access, Effect, ToolContext, ToolResult
+from ketch.api import Access, Effect, ToolContext, ToolResult
 from ketch_import_kit.httpx import httpx
 from ketch_tool_kit.base import CompactSchema
 from ketch_tool_kit.caps import tool_settings
@@ -77,7 +78,7 @@ def access_for(url: str) -> Access:
     return Access(effect=Effect.NETWORK, target=url, detail=detail)
 
 
-class WebSearch(CompactSchema):
+class WebSearch(CompactSchema[WebSearchInput]):
     name = "web_search"
     description = (
         "Search the web: a short list of results (title, URL, snippet). Fetch a result with web_fetch "
@@ -87,7 +88,12 @@ class WebSearch(CompactSchema):
     effects = frozenset({Effect.NETWORK})
     mutating = False
 
-    def accesses(self, args: WebSearchInput, ctx: ToolContext) -> list[Access]:  # type: ignore[override]
+    def __init__(self, credential: Callable[[str, str], str | None] | None = None) -> None:
+        # The key lookup this tool may make (the kernel's ``ketch_get_credential``), and
+        # nothing more of the kernel: (provider, kind) -> the key or None.
+        self.credential = credential
+
+    def accesses(self, args: WebSearchInput, ctx: ToolContext) -> list[Access]:
         cfg = tool_settings(ctx, "web_search", SearchSettings)
         try:
             return [
@@ -100,16 +106,16 @@ class WebSearch(CompactSchema):
         except SearchFailed:
             return []  # run() says what is wrong; the policy judges the call by its effect
 
-    def summary(self, args: WebSearchInput) -> str:  # type: ignore[override]
+    def summary(self, args: WebSearchInput) -> str:
         return f"search the web for {args.query!r}"
 
-    async def run(self, args: WebSearchInput, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: WebSearchInput, ctx: ToolContext) -> ToolResult:
         cfg = tool_settings(ctx, "web_search", SearchSettings)
         key = None
         try:
             base = base_url(cfg)
             if cfg.backend == "brave":
-                key = _brave_key(ctx, base)
+                key = _brave_key(self.credential, base)
             query = build(cfg.backend, base, args.query, min(args.count, cfg.max_results), key)
             body = await _get(query, cfg)
             results = parse(cfg.backend, body, base)
@@ -136,7 +142,7 @@ class WebSearch(CompactSchema):
 KEY_HOSTS = ("api.search.brave.com", "localhost", "127.0.0.1", "::1")
 
 
-def _brave_key(ctx: ToolContext, base: str) -> str | None:
+def _brave_key(credential: Callable[[str, str], str | None] | None, base: str) -> str | None:
     host = httpx.URL(base).host.lower()
     if host not in KEY_HOSTS and not host.startswith("127."):
         raise SearchFailed(
@@ -145,8 +151,7 @@ def _brave_key(ctx: ToolContext, base: str) -> str | None:
     for var in BRAVE_KEY_VARS:
         if os.environ.get(var, "").strip():
             return os.environ[var].strip()
-    hooks = ctx.hooks
-    value = hooks.credential("brave", "web_search") if hooks is not None else None
+    value = credential("brave", "web_search") if credential is not None else None
     return value.strip() if value else None
 
 

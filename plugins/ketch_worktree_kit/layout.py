@@ -45,7 +45,7 @@ def check_name(name: str) -> str:
 
 
 def worktrees_root() -> Path:
-    from ketch.paths import state_dir
+    from ketch.api import state_dir
 
     return state_dir() / "worktrees"
 

@@ -12,19 +12,38 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch import hookimpl
-from ketch.plugins import provides
+from ketch.api import hookimpl, provides
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import Command
-    from ketch.frontends import Frontend
-    from ketch.kernel import Kernel
+    from ketch.api import Command, Frontend, Kernel
+
+
+from ketch_frontend_kit import MAKES_WORKTREE
+from ketch_frontend_kit import WORKTREE_FRONTEND as FRONTEND
+from ketch_frontend_kit import WORKTREE_PREVIOUS as PREVIOUS
+
+
+class WorktreeOption(argparse.Action):
+    """``-w NAME``: the worktree frontend, the one chosen before it kept (here, light:
+    the parser is built at every start)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        current = getattr(namespace, "frontend", None)
+        if current == FRONTEND or getattr(namespace, MAKES_WORKTREE, False):
+            return  # a frontend that makes the -w worktree itself (--background) stays
+        setattr(namespace, PREVIOUS, current)
+        namespace.frontend = FRONTEND
 
 
 @hookimpl
 def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
-    from ketch_worktrees.launch import WorktreeOption
-
     parser.add_argument(
         "-w",
         "--worktree",
@@ -38,24 +57,19 @@ def ketch_add_cli_options(parser: argparse.ArgumentParser) -> None:
 @hookimpl
 @provides("worktree")
 def ketch_register_frontends(register: Callable[[Frontend], None]) -> None:
-    from ketch.frontends import Frontend
+    from ketch.api import Frontend
 
     def run(kernel: Kernel) -> int:
         from ketch_worktrees.launch import run_in_worktree
 
         return run_in_worktree(kernel)
 
-    register(Frontend(name="worktree", run=run, help="ketch -w NAME: the session in a worktree"))
+    register(Frontend(name=FRONTEND, run=run, help="ketch -w NAME: the session in a worktree"))
 
 
 @hookimpl
 def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    from ketch.commands import Command
-
-    def configure(parser: argparse.ArgumentParser) -> None:
-        from ketch_worktrees.cli import configure as real
-
-        real(parser)
+    from ketch.api import Command
 
     def run(kernel: Kernel, args: argparse.Namespace) -> int:
         from ketch_worktrees.cli import run as real
@@ -92,3 +106,25 @@ def ketch_register_tools(register: Callable[[Any], None]) -> None:
     from ketch_worktrees.tool import MergeTool
 
     register(MergeTool())
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="worktrees_action", metavar="ACTION")
+    listing = sub.add_parser("list", help="every worktree of this repository, with its changes")
+    listing.add_argument("--json", action="store_true", help="as JSON")
+    diff = sub.add_parser("diff", help="what worktree NAME changed (its edits included)")
+    diff.add_argument("name")
+    diff.add_argument("--stat", action="store_true", help="only the files and line counts")
+    merge = sub.add_parser(
+        "merge", help="merge worktree NAME into the checked-out branch (conflicts change nothing)"
+    )
+    merge.add_argument("name")
+    merge.add_argument(
+        "--squash", action="store_true", help="one commit with all its changes, not a merge"
+    )
+    merge.add_argument("-m", "--message", default="", help="the commit message")
+    remove = sub.add_parser("remove", help="remove worktree NAME and its branch")
+    remove.add_argument("name")
+    remove.add_argument(
+        "--force", action="store_true", help="also when it holds changes not merged yet"
+    )

@@ -8,34 +8,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
     from ketch_worktree_kit import Repo
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="worktrees_action", metavar="ACTION")
-    listing = sub.add_parser("list", help="every worktree of this repository, with its changes")
-    listing.add_argument("--json", action="store_true", help="as JSON")
-    diff = sub.add_parser("diff", help="what worktree NAME changed (its edits included)")
-    diff.add_argument("name")
-    diff.add_argument("--stat", action="store_true", help="only the files and line counts")
-    merge = sub.add_parser(
-        "merge", help="merge worktree NAME into the checked-out branch (conflicts change nothing)"
-    )
-    merge.add_argument("name")
-    merge.add_argument(
-        "--squash", action="store_true", help="one commit with all its changes, not a merge"
-    )
-    merge.add_argument("-m", "--message", default="", help="the commit message")
-    remove = sub.add_parser("remove", help="remove worktree NAME and its branch")
-    remove.add_argument("name")
-    remove.add_argument(
-        "--force", action="store_true", help="also when it holds changes not merged yet"
-    )
-
-
 def run(kernel: Kernel, args: argparse.Namespace) -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_worktree_kit import Repo, WorktreeError
 
     action = getattr(args, "worktrees_action", None) or "list"

@@ -1,12 +1,13 @@
 """``ketch -w NAME``: make (or reopen) the worktree, then run the session there.
 
-The option chooses the ``worktree`` frontend by name (``--frontend``, which the CLI
-reads after parsing), keeping the frontend that was chosen before (if any) for the
-session in the worktree. That frontend makes the worktree and hands the parsed options
+The option chooses the ``worktree`` frontend (``--frontend``, which the CLI reads after
+parsing; the name is ``ketch_frontend_kit.WORKTREE_FRONTEND``), keeping the frontend
+that was chosen before (if any) for the session in the worktree. That frontend makes the worktree and hands the parsed options
 to :func:`ketch_launch_kit.run_frontend`, which boots a kernel *in the worktree*: its
 config layers, trust, commands, sandbox root, checkpoints and sessions are the
-worktree's, as if ``ketch`` had been typed there. ``--background`` (the background
-plugin) takes precedence: the supervised run makes the worktree itself.
+worktree's, as if ``ketch`` had been typed there. An option whose frontend
+makes the worktree itself (``--background``: it sets ``MAKES_WORKTREE``) takes
+precedence.
 """
 
 from __future__ import annotations
@@ -14,30 +15,12 @@ from __future__ import annotations
 import argparse
 import copy
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ketch_frontend_kit import WORKTREE_PREVIOUS as PREVIOUS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.kernel import Kernel
-
-FRONTEND = "worktree"
-BACKGROUND = "background"  # the background plugin's frontend: it runs -w in its own process
-PREVIOUS = "worktree_frontend"  # where the frontend chosen before -w is kept
-
-
-class WorktreeOption(argparse.Action):
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, values)
-        current = getattr(namespace, "frontend", None)
-        if current in (FRONTEND, BACKGROUND):
-            return
-        setattr(namespace, PREVIOUS, current)
-        namespace.frontend = FRONTEND
+    from ketch.api import Kernel
 
 
 def options_for_worktree(args: argparse.Namespace) -> argparse.Namespace:
@@ -50,7 +33,7 @@ def options_for_worktree(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def run_in_worktree(kernel: Kernel) -> int:
-    from ketch.errors import KetchError
+    from ketch.api import KetchError
     from ketch_launch_kit import run_frontend
     from ketch_worktree_kit import Repo, WorktreeError, ensure, relative_start
 

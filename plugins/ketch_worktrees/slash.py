@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.commands import SlashContext
+    from ketch.api import SlashContext
 
 
 def reopen_argv(ctx: SlashContext, name: str) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.tools import Effect, Tool, ToolContext, ToolResult
+from ketch.api import Effect, Tool, ToolContext, ToolResult
 
 
 class MergeInput(BaseModel):
@@ -25,7 +25,7 @@ class MergeInput(BaseModel):
     )
 
 
-class MergeTool(Tool):
+class MergeTool(Tool[MergeInput]):
     name: ClassVar[str] = "worktree_merge"
     description: ClassVar[str] = (  # type: ignore[misc]
         "Merge a git worktree (one a subagent worked in, named in its result) into the repository's "
@@ -36,16 +36,16 @@ class MergeTool(Tool):
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})
     mutating: ClassVar[bool] = True
 
-    def summary(self, args: BaseModel) -> str:  # type: ignore[override]
+    def summary(self, args: MergeInput) -> str:
         a: Any = args
         return f"merge worktree {a.name}" + (" (squash)" if a.squash else "")
 
-    async def preview(self, args: BaseModel, ctx: ToolContext) -> str | None:  # type: ignore[override]
+    async def preview(self, args: MergeInput, ctx: ToolContext) -> str | None:
         import asyncio
 
         return await asyncio.to_thread(_preview, args, ctx)
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def run(self, args: MergeInput, ctx: ToolContext) -> ToolResult:
         import asyncio
 
         return await asyncio.to_thread(_merge, args, ctx)

@@ -80,6 +80,8 @@ def test_a_prompt_streams_its_chunks_and_ends_the_turn(acp_env: AcpEnv) -> None:
             assert caps.load_session is True and caps.prompt_capabilities.embedded_context is True
             assert caps.prompt_capabilities.image is True  # image blocks become image parts
             assert caps.prompt_capabilities.audio is False  # honest: no audio
+            # The MCP plugin says it runs HTTP servers (mcp_transports; the SDK is installed).
+            assert caps.mcp_capabilities.http is True and caps.mcp_capabilities.sse is False
             session = await conn.new_session(cwd=str(acp_env.workspace), mcp_servers=[])
             assert session.modes.current_mode_id == "build"
             assert {o.id: o.current_value for o in session.config_options} == {

@@ -17,6 +17,7 @@ from ketch import hookimpl
 from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.providers import ProviderKind
 from ketch.testing import Harness, ScriptedProvider, call, calls, text
+from ketch_policy_kit.approvals import session_approvals
 from tests.agents.conftest import SCRIPTED, Cli
 from tests.trust.pins import trust_all
 
@@ -92,7 +93,7 @@ def test_an_allow_for_the_session_in_a_child_holds_for_the_parent(tmp_path: Path
     h.run("PARENT go", approver=approver)
     assert (h.workspace / "a.txt").read_text() == "B"
     assert len(asked) == 1 and asked[0].agent  # the parent's own write was not asked again
-    assert h.session.approvals  # the one list both share
+    assert session_approvals(h.session)  # the one list both share
 
 
 def _cancel_when(h: Harness, requests: int) -> Any:

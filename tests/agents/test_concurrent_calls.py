@@ -16,7 +16,7 @@ from ketch.calls import RunningCall, running_call
 from ketch.errors import KetchError
 from ketch.policy import Vote
 from ketch.testing import Harness, approve_all, calls, text
-from ketch.tools import Effect, Tool, ToolContext, ToolResult
+from ketch.tools import DELEGATES, Effect, Tool, ToolContext, ToolResult
 from tests.agents.conftest import Cli, clean
 
 RUN = ("--provider", "scripted", "--output-format", "stream-json")
@@ -141,7 +141,7 @@ class Waiter(Tool):
 
 class Delegator(Waiter):
     name = "delegator"
-    delegates = True
+    capabilities = frozenset({DELEGATES})
 
 
 class Plugin:

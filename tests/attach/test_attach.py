@@ -12,7 +12,7 @@ from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.testing import Harness, call, isolated_env, text
 from ketch.testing.cli import run_cli
 
-PLUGINS = ["fs", "policy", "attach"]
+PLUGINS = ["fs", "policy", "attach", "budget"]  # budget: a text-only model is sent no image
 
 
 class Approver:

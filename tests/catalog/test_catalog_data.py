@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from ketch.messages import Usage
-from ketch.pricing import cost_of
-from ketch.providers import ModelInfo, PriceTier
 from ketch.testing import Harness, approve_all, call, text
 from ketch_catalog.catalog import DATA, lookup
+from ketch_catalog.pricing import PricedModel, PriceTier, cost_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,14 +66,14 @@ def test_names_resolve(kind: str, model: str, found: str) -> None:
 
 def test_unknown_models_have_no_price_and_local_models_cost_nothing() -> None:
     assert lookup("openai", "my-finetune", {}) is None
-    local = lookup("ollama", "qwen3:8b", {})
+    local = lookup("ollama", "qwen3:8b", {}, local=True)
     assert (
         local is not None
         and (local.input_price, local.output_price) == (0.0, 0.0)
         and "local" in (local.source or "")
     )
     # A local run of a model a vendor also sells is still free.
-    assert lookup("ollama", "deepseek-chat", {}).input_price == 0.0  # type: ignore[union-attr]
+    assert lookup("ollama", "deepseek-chat", {}, local=True).input_price == 0.0  # type: ignore[union-attr]
 
 
 def test_config_overrides_merge_over_the_shipped_entry_and_add_new_models() -> None:
@@ -99,7 +98,7 @@ def test_config_overrides_merge_over_the_shipped_entry_and_add_new_models() -> N
 
 
 def test_cost_reads_writes_output_and_tiers() -> None:
-    info = ModelInfo(
+    info = PricedModel(
         id="m", input_price=3.0, output_price=15.0, cached_input_price=0.3, cache_write_price=3.75
     )
     usage = Usage(
@@ -109,7 +108,7 @@ def test_cost_reads_writes_output_and_tiers() -> None:
     assert cost_of(usage, info) == pytest.approx(
         (2_000 * 3 + 6_000 * 0.3 + 2_000 * 3.75 + 1_000 * 15) / 1e6
     )
-    tiered = ModelInfo(
+    tiered = PricedModel(
         id="m",
         input_price=1.25,
         output_price=10.0,
@@ -121,7 +120,7 @@ def test_cost_reads_writes_output_and_tiers() -> None:
     assert cost_of(Usage(input_tokens=300_000, output_tokens=10), tiered) == pytest.approx(
         (300_000 * 2.5 + 150) / 1e6
     )
-    assert cost_of(usage, ModelInfo(id="m", input_price=1.0)) is None  # half a price is no price
+    assert cost_of(usage, PricedModel(id="m", input_price=1.0)) is None  # half a price is no price
     assert cost_of(usage, None) is None
 
 
@@ -226,7 +225,7 @@ def test_the_refresh_script_rebuilds_the_catalog_from_a_litellm_file(tmp_path: P
 
 
 def _harness(tmp_path: Path, model: str, script: list, **kw) -> Harness:  # type: ignore[no-untyped-def, type-arg]
-    h = Harness.create(tmp_path, script=script, bundled=["catalog", "fs"], **kw)
+    h = Harness.create(tmp_path, script=script, bundled=["catalog", "budget", "fs"], **kw)
     h.provider.model = model  # the scripted provider stands in for a provider serving this model
     return h
 
@@ -282,3 +281,18 @@ def test_a_text_only_model_gets_a_notice_and_the_text_alone(tmp_path: Path) -> N
     assert len(notices) == 1 and "o3-mini" in notices[0]
     # The transcript keeps the picture (stored like any content): only the request lacks it.
     assert h.session.transcript[-2].tool_results[0].images
+
+
+def test_a_provider_plugin_says_its_kind_is_local(tmp_path: Path) -> None:
+    # The catalog knows no provider by name: the Ollama plugin answers the
+    # catalog's ``catalog_local_kinds`` (issue 25: capabilities, not names).
+    with_ollama = Harness.create(tmp_path / "a", bundled=["catalog", "ollama"]).kernel
+    info = with_ollama.hooks.first(
+        "ketch_model_info", provider_kind="ollama", model="deepseek-chat", kernel=with_ollama
+    )
+    assert info is not None and info.input_price == 0.0 and "local" in (info.source or "")
+    alone = Harness.create(tmp_path / "b", bundled=["catalog"]).kernel
+    priced = alone.hooks.first(
+        "ketch_model_info", provider_kind="ollama", model="deepseek-chat", kernel=alone
+    )
+    assert priced is not None and priced.input_price and priced.input_price > 0

@@ -1,4 +1,4 @@
-"""Rewinding the conversation (the kernel's ``Session.rewind``): the transcript stays
+"""Rewinding the conversation (``ketch_checkpoints.conversation.rewind``): the transcript stays
 whole, the active context is cut back to before a prompt, compaction summaries survive
 only when they summarize what came before, and the store brings all of it back."""
 
@@ -10,8 +10,10 @@ import pytest
 
 from ketch.errors import KetchError
 from ketch.messages import Message
-from ketch.rewind import rewind_context
 from ketch.testing import Harness, text
+from ketch_checkpoints.conversation import rewind, rewind_context
+from ketch_context_kit.compaction import add_record
+from ketch_context_kit.marks import rewound
 
 
 def _conversation(turns: int) -> tuple[tuple[Message, ...], list[str]]:
@@ -78,18 +80,18 @@ def test_a_rewound_session_resumes_as_rewound(harness: Any) -> None:
         h.run(f"prompt {n}")
     session = h.session
     prompt_two = next(m.id for m in session.transcript if m.text == "prompt 2")
-    event = session.rewind(prompt_two)
+    event = rewind(session, prompt_two)
     assert [m.text for m in session.active] == ["prompt 1", "answer 1"]
-    assert len(session.transcript) == 6 and set(event.rewound) == session.rewound
+    assert len(session.transcript) == 6 and set(event.rewound) == rewound(session.state)
     assert [e.type for e in h.events][-1] == "rewind"
     h.kernel.end(session)
     resumed = h.resume(session.id)
     assert [m.text for m in resumed.active] == ["prompt 1", "answer 1"]
-    assert resumed.rewound == session.rewound and len(resumed.transcript) == 6
+    assert rewound(resumed.state) == rewound(session.state) and len(resumed.transcript) == 6
 
 
 def test_a_kept_summary_comes_back_on_resume(harness: Any) -> None:
-    from ketch.events import CompactionEvent
+    from ketch_context_kit.compaction import CompactionEvent
 
     h: Harness = harness([text("answer 1"), text("answer 2"), text("answer 3")])
     for n in (1, 2, 3):
@@ -97,16 +99,17 @@ def test_a_kept_summary_comes_back_on_resume(harness: Any) -> None:
     session = h.session
     summary = Message.user("summary: the person asked twice", synthetic=True)
     replaced = [m.id for m in session.transcript[:2]]
-    session.active = (summary, *session.transcript[2:])
-    session.compactions.append(
+    session.set_active((summary, *session.transcript[2:]), "compaction")
+    add_record(
+        session.state,
         {
             "n": 1,
             "reason": "command",
             "record": [{"how": "summary", "replaced": replaced, "by": summary.id}],
-        }
+        },
     )
     h.kernel.emit(session, CompactionEvent(before_tokens=100, after_tokens=50))
-    session.rewind(session.transcript[4].id)  # to before prompt 3
+    rewind(session, session.transcript[4].id)  # to before prompt 3
     assert [m.text for m in session.active] == [
         "summary: the person asked twice",
         "prompt 2",

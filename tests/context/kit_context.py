@@ -73,13 +73,13 @@ def harness(
     agents: str | None = MARKER,
     **kw: Any,
 ) -> Harness:
-    """A harness with only the context and compact plugins (plus the guards) loaded."""
+    """A harness with only the context, budget and compact plugins (plus the guards) loaded."""
     workspace = tmp_path / "ws"
     workspace.mkdir(parents=True, exist_ok=True)
     if agents is not None:
         (workspace / "AGENTS.md").write_text(agents + "\n", encoding="utf-8")
     plugins = [*kw.pop("plugins", []), *([("testtools", ToolsPlugin())] if tools else [])]
-    kw.setdefault("bundled", ["context", "compact"])
+    kw.setdefault("bundled", ["context", "budget", "compact"])
     return Harness.create(tmp_path, script=script, plugins=plugins, **kw)
 
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ketch.context import TokenEstimator, effective_capacity
 from ketch.messages import Message
 from ketch.providers import ToolSpec
+from ketch_context_kit.budget import TokenEstimator, effective_capacity
 from tests.context.kit_context import MARKER
 
 TURN_CHARS = 6_000

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ketch.context import origins
 from ketch.testing import approve_all, call, error, text
+from ketch_context_kit.compaction import origins, pinned, records
 from tests.context.kit_context import MARKER, big, harness, slash
 
 WINDOW = 8_000
@@ -80,7 +80,7 @@ def test_manual_compact_with_instructions(tmp_path: Path) -> None:
     assert len(h.session.active) < before
     summary = h.session.active[0]
     assert "focus on: keep the database decisions" in summary.text
-    assert h.session.compactions[-1]["reason"] == "command"
+    assert records(h.session.state)[-1]["reason"] == "command"
     assert h.of_type("compaction")[-1].after_tokens < h.of_type("compaction")[-1].before_tokens
     # The last turn stays; a second /compact finds nothing more to do.
     assert h.session.active[-1].text == "answer 2"
@@ -125,7 +125,7 @@ def test_repeated_compactions_fold_earlier_summaries_in(tmp_path: Path) -> None:
         and "Turn 3" in summary.text
         and summary.text.count("[ketch] Summary") == 1
     )
-    stands = origins(h.session.compactions)
+    stands = origins(records(h.session.state))
     how, ids = stands[summary.id]
     transcript = [m.id for m in h.session.transcript]
     assert how == "summary" and set(ids) == set(transcript[:6])  # turns 1-3, from the transcript
@@ -140,7 +140,7 @@ def test_pin_and_unpin(tmp_path: Path) -> None:
     assert "there is no turn 9" in slash(h, "pin", "9")
     second = h.session.transcript[2].id
     assert "pinned turn 2" in slash(h, "pin", second[:12])  # an id prefix
-    assert len(h.session.pins) == 3
+    assert len(pinned(h.session.state)) == 3
     assert "unpinned turn 2" in slash(h, "unpin", "2")
     assert "unpinned turn 3" in slash(h, "unpin")
     slash(h, "compact")
@@ -191,7 +191,7 @@ def test_last_resort_prunes_the_current_turn_but_never_its_latest_step(tmp_path:
     h = harness(tmp_path, script, tools=True, context_window=WINDOW)
     end = h.run("read four big blobs", approver=approve_all)
     assert end.stop_reason == "end_turn" and end.text == "done"
-    record = [item for c in h.session.compactions for item in c["record"]]
+    record = [item for c in records(h.session.state) for item in c["record"]]
     assert record and all(item["how"] == "pruned" and item.get("last_resort") for item in record)
     assert any(
         "current turn alone nearly fills the context" in n.message for n in h.of_type("notice")

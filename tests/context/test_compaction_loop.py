@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ketch.context import context_budget, estimator_for, split_turns
 from ketch.testing import approve_all, call, error, text
+from ketch_context_kit.budget import context_budget, estimator_for
+from ketch_context_kit.compaction import records
+from ketch_context_kit.turns import split_turns
 from tests.context.kit_context import MARKER, big, harness, slash
 
 WINDOW = 8_000  # effective capacity 5,312 tokens; compaction above ~3,718
@@ -45,10 +47,10 @@ def test_multi_turn_session_compacts_fits_and_keeps_instructions(tmp_path: Path)
         big(f"prompt {i}") for i in range(6)
     ]
     # The record says what was replaced by what.
-    record = h.session.compactions[0]["record"]
+    record = records(h.session.state)[0]["record"]
     assert (
         record[0]["how"] == "summary"
-        and record[0]["by"] == h.session.compactions[0]["record"][0]["by"]
+        and record[0]["by"] == records(h.session.state)[0]["record"][0]["by"]
     )
     transcript_ids = {m.id for m in h.session.transcript}
     assert set(record[0]["replaced"]) <= transcript_ids
@@ -122,7 +124,7 @@ def test_old_tool_outputs_are_pruned_before_any_summary(tmp_path: Path) -> None:
     h = harness(tmp_path, script, tools=True, context_window=WINDOW)
     for i in range(4):
         h.run(f"read blob {i}", approver=approve_all)
-    compaction = h.session.compactions[0]
+    compaction = records(h.session.state)[0]
     hows = {item["how"] for item in compaction["record"]}
     assert hows == {"pruned"}, compaction["record"]
     sent = h.provider.requests[-1].messages
@@ -187,7 +189,7 @@ def test_provider_context_overflow_triggers_one_compaction_and_one_retry(tmp_pat
     assert end.stop_reason == "end_turn" and end.text == "fits now"
     assert len(h.provider.requests) == 5
     assert [e.kind for e in h.of_type("error")] == ["context_length"]
-    compaction = h.session.compactions[-1]
+    compaction = records(h.session.state)[-1]
     assert compaction["reason"] == "overflow"
     assert len(h.provider.requests[-1].messages) < len(h.provider.requests[-2].messages)
     assert h.provider.requests[-1].messages[-1].text == "one more"
@@ -206,7 +208,7 @@ def test_a_second_overflow_error_ends_the_turn(tmp_path: Path) -> None:
     end = h.run("one more")
     assert end.stop_reason == "context_overflow"
     assert len(h.provider.requests) == 5  # three turns, then one try and one retry
-    assert len(h.session.compactions) == 1
+    assert len(records(h.session.state)) == 1
 
 
 def test_overflow_error_with_a_limit_lowers_the_capacity_for_the_session(tmp_path: Path) -> None:
@@ -228,7 +230,9 @@ def test_overflow_error_with_a_limit_lowers_the_capacity_for_the_session(tmp_pat
 
 def test_without_a_compactor_an_overflow_error_ends_the_turn(tmp_path: Path) -> None:
     h = harness(
-        tmp_path, [error("context_length", "too long"), text("unused")], bundled=["context"]
+        tmp_path,
+        [error("context_length", "too long"), text("unused")],
+        bundled=["context", "budget"],
     )
     end = h.run("hello")
     assert end.stop_reason == "context_overflow"

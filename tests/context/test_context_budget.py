@@ -7,21 +7,21 @@ from typing import Any
 
 import pytest
 
-from ketch.context import (
+from ketch.messages import Message
+from ketch.testing import ScriptedProvider, call, text
+from ketch_context_kit.budget import (
     RequestSize,
     TokenEstimator,
-    band,
     calibrate,
     context_budget,
     context_state,
     effective_capacity,
     estimator_for,
     plausible,
-    split_turns,
     utilization,
 )
-from ketch.messages import Message
-from ketch.testing import ScriptedProvider, call, text
+from ketch_context_kit.meter import band
+from ketch_context_kit.turns import split_turns
 from tests.context.kit_context import harness
 
 

@@ -234,7 +234,7 @@ def test_invalid_context_settings_fall_back_with_a_notice(tmp_path: Path) -> Non
 
 def test_tool_descriptions_are_not_cut_at_an_abbreviation(tmp_path: Path) -> None:
     # Issue 26 item 13: the system prompt listed "glob: Find files by name pattern, e.g."
-    h = harness(tmp_path, [text("ok")], bundled=["context", "compact", "fs"])
+    h = harness(tmp_path, [text("ok")], bundled=["context", "budget", "compact", "fs"])
     h.run("hi")
     system = system_of(h)
     line = next(x for x in system.splitlines() if x.startswith("- glob:"))

@@ -58,7 +58,9 @@ def test_a_commands_bang_line_naming_the_plugin_root_is_not_run(cli: Cli) -> Non
         "Project: ${CLAUDE_PROJECT_DIR}\n",
         encoding="utf-8",
     )
-    trusted = cli("trust", "--yes")  # the line itself is trusted: what holds it back is the variable
+    trusted = cli(
+        "trust", "--yes"
+    )  # the line itself is trusted: what holds it back is the variable
     assert trusted.returncode == 0, trusted.stderr
     result = cli("-p", "/setup", *RUN, script=[text("ok")])
     clean(result)

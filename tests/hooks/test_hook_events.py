@@ -60,7 +60,7 @@ def test_pre_and_post_compact_hooks_with_the_auto_trigger(tmp_path: Path) -> Non
     h = Harness.create(
         tmp_path,
         script=[text(big(f"answer {i}")) for i in range(6)],
-        bundled=["context", "compact", "hooks"],
+        bundled=["context", "budget", "compact", "hooks"],
         config=config(("PreCompact", pre), ("PostCompact", post)),
         context_window=WINDOW,
     )
@@ -85,7 +85,7 @@ def test_pre_and_post_compact_hooks_with_the_manual_trigger(tmp_path: Path) -> N
     h = Harness.create(
         tmp_path,
         script=[text(big(f"answer {i}", 600)) for i in range(3)],
-        bundled=["context", "compact", "hooks"],
+        bundled=["context", "budget", "compact", "hooks"],
         config=config(("PreCompact", pre), ("PostCompact", post)),
     )
     for i in range(3):

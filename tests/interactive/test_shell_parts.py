@@ -28,8 +28,9 @@ from ketch.events import (
 from ketch.storage import IntegrityError
 from ketch.testing import Harness
 from ketch_interactive import slash
-from ketch_interactive.history import HEADER, EncryptedPromptHistory, entry_aad, open_history
+from ketch_interactive.history import EncryptedPromptHistory, open_history
 from ketch_interactive.render import Renderer, meter_for
+from ketch_prompt_kit.history_file import HEADER, entry_aad
 
 
 class KeyInHandCipher:
@@ -503,7 +504,8 @@ def test_turn_footer_shows_cost_when_the_turn_has_one(tmp_path: Path) -> None:
 def test_a_subagents_progress_is_folded_under_its_call(tmp_path: Path) -> None:
     """A child's calls are one indented line each, named by the agent; its streamed text
     is not shown (its answer comes back as the agent call's result)."""
-    from ketch.events import SubagentEvent, ToolCallEvent, ToolResultEvent
+    from ketch.events import ToolCallEvent, ToolResultEvent
+    from ketch_agents.events import SubagentEvent
 
     renderer, out, _ = _renderer(tmp_path)
     renderer.on_event(

@@ -1,6 +1,6 @@
 """The interactive shell in a real terminal (tmux): prompts, streaming, approvals,
 Ctrl-C, steering, slash commands and encrypted prompt history (the first-run trust
-offer: tests/trust/test_trust_shell.py)."""
+offer: a command that declares a start offer)."""
 
 from __future__ import annotations
 
@@ -126,6 +126,26 @@ def test_yes_for_this_session_stops_asking_for_that_scope(start) -> None:  # typ
     screen = term.wait_for("both marked")  # the second call did not ask
     assert screen.count("✓ approved") == 1
     assert (term.workspace / "one.txt").exists() and (term.workspace / "two.txt").exists()
+
+
+def test_yes_for_this_session_reaches_the_policy_plugin(start) -> None:  # type: ignore[no-untyped-def]
+    """The bundled policy keeps the session's approvals (the kernel keeps none): the
+    shell's "for this session" answer reaches it, and the same call no longer asks."""
+    term = start(
+        plugins="interactive,policy",
+        script=[
+            {"tool_calls": [{"name": "mark", "input": {"name": "one.txt"}}]},
+            {"tool_calls": [{"name": "mark", "input": {"name": "one.txt"}}]},
+            {"text": "marked twice"},
+        ],
+    )
+    term.type("mark it twice")
+    screen = term.wait_for("Allow mark?")
+    assert "for this session" in screen
+    term.keys("s")
+    screen = term.wait_for("marked twice")
+    assert screen.count("✓ approved") == 1 and screen.count("Allow mark?") == 0
+    assert (term.workspace / "one.txt").exists()
 
 
 def test_ctrl_c_cancels_a_slow_turn_and_the_shell_stays_usable(start) -> None:  # type: ignore[no-untyped-def]
@@ -334,3 +354,13 @@ def test_every_bundled_plugin_together_keeps_typed_text_off_the_disk(start, tmp_
     # The store, the history and every other plugin wrote under home: none of it in plaintext.
     assert (term.home / "state" / "prompt-history").exists()
     assert _files_containing(tmp_path / "home", canary.encode()) == []
+
+
+def test_a_command_that_declares_a_start_offer_runs_when_the_shell_starts(start) -> None:  # type: ignore[no-untyped-def]
+    # The trust plugin's first-run offer reaches the shell this way (issue 25: a
+    # capability on the command, never its name); here no trust plugin is loaded.
+    term = start(load="shelloffer=shelltest_offer")
+    screen = term.wait_for("Ctrl-D quits")
+    assert "offered at start with: --offer quietly" in screen
+    assert screen.index("offered at start") < screen.index("Ctrl-D quits")
+    no_traceback(screen)

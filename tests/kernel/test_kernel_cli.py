@@ -259,8 +259,10 @@ def test_invalid_config_value_names_key_and_line(tmp_path: Path) -> None:
     config_dir = Path(os.environ["KETCH_CONFIG_DIR"])
     config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "config.toml").write_text('[loop]\n\nmax_iterations = "lots"\n')
-    proc = ketch("config", "show", cwd=tmp_path)
-    assert proc.returncode == 0
+    env = scripted_env(tmp_path, [{"text": "still works"}])
+    proc = ketch("-p", "hi", "--provider", "scripted", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "still works"
     assert f"{config_dir / 'config.toml'}:3: loop.max_iterations" in proc.stderr
     no_traceback(proc)
 

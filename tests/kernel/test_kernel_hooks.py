@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from ketch import hookimpl, hookspec, hookspecs
-from ketch.compaction import CompactionRequest, CompactionResult
 from ketch.errors import KetchError
 from ketch.markers import fail_closed
 from ketch.messages import Message
 from ketch.prompt import PromptPart
-from ketch.testing import Harness, approve_all, call, deny_all, text
+from ketch.providers import ProviderRequest
+from ketch.testing import Harness, approve_all, call, calls, deny_all, error, text
 from ketch.verdicts import HookVerdict
 from tests.kernel.kit import tools_plugins
 
@@ -81,9 +81,8 @@ def make(
     tmp_path: Path, script: list[dict[str, Any]], *extra: tuple[str, Any], **kw: Any
 ) -> Harness:
     plugins, _ = tools_plugins("allow")
-    return Harness.create(
-        tmp_path, script=script, plugins=[*plugins, *extra], bundled=["guards"], **kw
-    )
+    kw.setdefault("bundled", ["guards"])
+    return Harness.create(tmp_path, script=script, plugins=[*plugins, *extra], **kw)
 
 
 # --- registration -------------------------------------------------------------------------
@@ -255,23 +254,33 @@ def test_hook_ketch_permission_rules(tmp_path: Path) -> None:
     )
 
 
-def test_hook_ketch_set_credential(tmp_path: Path) -> None:
-    kept: list[tuple[str, str, str]] = []
+def test_hook_ketch_permission_facts(tmp_path: Path) -> None:
+    """Facts are taken with the snapshot, once per step, and frozen for it: a plugin that
+    changes its answer mid-step changes the next step's snapshot, not this one's."""
+    taken: list[int] = []
 
-    class Vault:
+    class P:
         @hookimpl
-        def ketch_set_credential(self, provider: str, kind: str, key: str) -> str:
-            kept.append((provider, kind, key))
-            return "the test vault"
+        def ketch_permission_facts(self, session: Any) -> dict[str, Any]:
+            taken.append(len(taken))
+            return {"snapshot": taken[-1]}
 
-    class Full:
+    class Q:
         @hookimpl
-        def ketch_set_credential(self, provider: str, key: str) -> None:
-            return None  # cannot keep it: the next store is asked
+        def ketch_permission_facts(self, session: Any) -> str:
+            return "not a dict"  # the wrong type: reported, contributes nothing
 
-    h = make(tmp_path, [], ("vault", Vault()), ("full", Full()))
-    assert h.kernel.hooks.set_credential("work", "openai", "sk-test") == "the test vault"
-    assert kept == [("work", "openai", "sk-test")]
+    plugins, voter = tools_plugins("allow")
+    h = Harness.create(
+        tmp_path,
+        script=[calls(("echo", {"text": "a"}), ("echo", {"text": "b"})), text("ok")],
+        plugins=[*plugins, ("p", P()), ("q", Q())],
+        bundled=["guards"],
+    )
+    h.run("x")
+    first, second = (s.facts for s in voter.snapshots)
+    assert first == second and first["snapshot"] in taken and len(taken) >= 2
+    assert any(f.plugin == "q" and "not dict" in f.error for f in h.kernel.pm.failures)
 
 
 def test_hook_ketch_notification(tmp_path: Path) -> None:
@@ -364,20 +373,14 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
         @hookimpl
         def ketch_model_info(self, provider_kind: str, model: str) -> ModelInfo | None:
             if (provider_kind, model) == ("scripted", "scripted-model"):
-                return ModelInfo(
-                    id=model,
-                    context_window=50_000,
-                    images=False,
-                    input_price=2.0,
-                    output_price=10.0,
-                    source="test",
-                )
+                return ModelInfo(id=model, context_window=50_000, images=False, source="test")
             return None
 
     h = make(
         tmp_path,
         [text("ok", usage={"input_tokens": 1000, "output_tokens": 100})],
         ("cat", Catalog()),
+        bundled=["guards", "budget"],  # the budget reads the catalog
     )
     session = h.session
     session.append(
@@ -391,13 +394,17 @@ def test_hook_ketch_model_info(tmp_path: Path) -> None:
     )
     end = h.run("x")
     (usage,) = h.of_type("usage")
-    assert usage.cost_usd == end.cost_usd == 0.003  # 1000 x $2/M + 100 x $10/M
-    assert (
-        usage.effective_capacity < 50_000
-    )  # the catalog's window, before the provider reports one
+    assert end.stop_reason == "end_turn"
+    # the catalog's window, before the provider reports one
+    assert 0 < usage.effective_capacity < 50_000
     assert not h.provider.requests[0].messages[0].images  # a text-only model gets no image
     assert any("does not take images" in n.message for n in h.of_type("notice"))
-    assert h.kernel.hooks.model_info("scripted", "other") is None
+    assert (
+        h.kernel.hooks.first(
+            "ketch_model_info", provider_kind="scripted", model="other", kernel=h.kernel
+        )
+        is None
+    )
 
 
 # --- policy --------------------------------------------------------------------------------------------
@@ -413,49 +420,6 @@ def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
     )
     h.run("x", approver=approve_all)
     assert voter.calls[0].tool == "echo" and h.of_type("permission")[0].decision == "deny"
-
-
-def test_hook_ketch_sandbox_command(tmp_path: Path) -> None:
-    class P:
-        @hookimpl
-        def ketch_sandbox_command(
-            self, argv: list[str], workspace: Path, network: bool, exposed: Any, reporters: Any
-        ) -> list[str]:
-            shown = [
-                p
-                for p in (workspace / ".env", workspace / "key.pem")
-                if exposed is not None and exposed(p)
-            ]
-            if reporters is not None:
-                reporters.append(lambda ended: "met a mask" if ended else None)
-            return [
-                "jail",
-                "--net" if network else "--no-net",
-                *(f"--show={p.name}" for p in shown),
-                "--",
-                *argv,
-            ]
-
-    class Old:  # an implementation written before exposed/reporters existed still works
-        @hookimpl
-        def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> None:
-            return None
-
-    h = make(tmp_path, [], ("jail", P()), ("old", Old()))
-    assert h.kernel.hooks.sandbox_command(["ls"], tmp_path, False) == [
-        "jail",
-        "--no-net",
-        "--",
-        "ls",
-    ]
-    reporters: list[Any] = []
-    wrapped = h.kernel.hooks.sandbox_command(
-        ["ls"], tmp_path, True, lambda p: p.name == ".env", reporters
-    )
-    assert wrapped == ["jail", "--net", "--show=.env", "--", "ls"]
-    assert [r(False) for r in reporters] == [None] and [r(True) for r in reporters] == [
-        "met a mask"
-    ]
 
 
 # --- context ------------------------------------------------------------------------------------
@@ -477,59 +441,115 @@ def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
     assert system.index("# Env\n\nfirst") < system.index("second") < system.index("last")
 
 
-class Halver:
-    def __init__(self) -> None:
-        self.requests: list[CompactionRequest] = []
-        self.events: list[str] = []
-
-    @hookimpl
-    def ketch_compact(self, request: CompactionRequest) -> CompactionResult:
-        self.requests.append(request)
-        summary = Message.user("[summary of earlier turns]", synthetic=True)
-        kept = (summary, *request.messages[-1:])
-        return CompactionResult(
-            messages=kept,
-            before_tokens=1000,
-            after_tokens=10,
-            compactor="halver",
-            record=[{"replaced": len(request.messages) - 1}],
-        )
-
-    @hookimpl
-    def ketch_before_compaction(self, session: Any, reason: str) -> None:
-        self.events.append(f"before:{reason}")
-
-    @hookimpl
-    def ketch_after_compaction(self, session: Any, result: CompactionResult) -> None:
-        self.events.append(f"after:{result.compactor}")
-
-
-def test_hook_ketch_compact(tmp_path: Path) -> None:
-    halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
-    h.run("first " + "x" * 8000)
+def test_hook_ketch_build_request(tmp_path: Path) -> None:
+    """Without a plugin the request carries the whole active context; a plugin's request
+    is sent as it built it; one that raises ContextOverflow ends the turn before any
+    request; after an overflow error, None ends the turn with the provider's error."""
+    h = make(tmp_path / "plain", [text("a"), text("b")])
+    h.run("first")
     h.run("second")
-    assert halver.requests and halver.requests[0].reason == "auto"
-    assert h.provider.requests[-1].messages[0].text == "[summary of earlier turns]"
-    assert h.of_type("compaction")[0].compactor == "halver"
-    # The saved transcript is untouched: it still starts with the first prompt.
-    assert h.session.transcript[0].text.startswith("first ")
+    assert [m.text for m in h.provider.requests[-1].messages] == ["first", "a", "second"]
+
+    class Builder:
+        def __init__(self) -> None:
+            self.calls: list[tuple[list[str], int | None]] = []
+
+        @hookimpl
+        async def ketch_build_request(
+            self, session: Any, tools: list[Any], overflow: int | None
+        ) -> ProviderRequest | None:
+            self.calls.append(([t.name for t in tools], overflow))
+            if overflow is not None:
+                return None
+            return ProviderRequest(model=session.model, system="mine", messages=session.active[-1:])
+
+    builder = Builder()
+    script = [text("a"), error("context_length", "too long", context_limit=5000), text("b")]
+    h = make(tmp_path / "built", script, ("builder", builder))
+    h.run("first")
+    assert h.provider.requests[-1].system == "mine"
+    assert [m.text for m in h.provider.requests[-1].messages] == ["first"]
+    end = h.run("second")
+    assert end.stop_reason == "context_overflow" and len(h.provider.requests) == 2
+    assert [overflow for _, overflow in builder.calls] == [None, None, 5000]
+    assert "echo" in builder.calls[0][0]  # the tools offered
+
+    class Refuser:
+        @hookimpl
+        def ketch_build_request(self) -> None:
+            from ketch.errors import ContextOverflow
+
+            raise ContextOverflow("too big: the refuser says so")
+
+    h = make(tmp_path / "refused", [text("never")], ("refuser", Refuser()))
+    end = h.run("x")
+    assert end.stop_reason == "context_overflow" and not h.provider.requests
+    assert any("the refuser says so" in n.message for n in h.of_type("notice"))
 
 
-def test_hook_ketch_before_compaction(tmp_path: Path) -> None:
-    halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
-    h.run("first " + "x" * 8000)
-    h.run("second")
-    assert halver.events[0] == "before:auto"
+def test_hook_ketch_response_usage(tmp_path: Path) -> None:
+    """The meter's fields come from the plugin; without one they are 0."""
+    h = make(tmp_path / "none", [text("a")])
+    h.run("x")
+    assert h.of_type("usage")[-1].context_utilization == 0.0
+
+    class Meter:
+        @hookimpl
+        def ketch_response_usage(self, usage: Any, message: Any) -> dict[str, Any]:
+            return {"context_utilization": 0.5, "context_tokens": 7, "effective_capacity": 14}
+
+    h = make(tmp_path / "meter", [text("a")], ("meter", Meter()))
+    h.run("x")
+    usage = h.of_type("usage")[-1]
+    assert (usage.context_utilization, usage.context_tokens, usage.effective_capacity) == (
+        0.5,
+        7,
+        14,
+    )
 
 
-def test_hook_ketch_after_compaction(tmp_path: Path) -> None:
-    halver = Halver()
-    h = make(tmp_path, [text("a" * 8000), text("b")], ("halver", halver), context_window=8_000)
-    h.run("first " + "x" * 8000)
-    h.run("second")
-    assert halver.events == ["before:auto", "after:halver"]
+def test_hook_ketch_event_fields(tmp_path: Path) -> None:
+    class Meter:
+        @hookimpl
+        def ketch_event_fields(self, event: Any) -> dict[str, Any]:
+            # A field of its own is added; one the event already has is never replaced.
+            return {"metered": event.type, "input_tokens": -1}
+
+    h = make(tmp_path, [text("ok", usage={"input_tokens": 10, "output_tokens": 2})], ("m", Meter()))
+    end = h.run("x")
+    (usage,) = h.of_type("usage")
+    assert usage.metered == "usage" and usage.input_tokens == 10
+    assert end.metered == "turn_end" and '"metered":"turn_end"' in end.model_dump_json()
+
+
+def test_hook_ketch_register_events(tmp_path: Path) -> None:
+    from typing import Literal
+
+    from ketch.events import Event, parse_event
+
+    class Pinged(Event):
+        type: Literal["pinged"] = "pinged"
+        target: str
+
+    class Pinger:
+        @hookimpl
+        def ketch_register_events(self, register: Any) -> None:
+            register(Pinged)
+
+        @hookimpl
+        def ketch_session_start(self, session: Any) -> None:
+            session.kernel.emit(session, Pinged(target="here"))
+
+    h = make(tmp_path, [text("ok")], ("pinger", Pinger()))
+    h.run("x")
+    assert h.kernel.events["pinged"] is Pinged and "message" in h.kernel.events
+    assert h.kernel.pm.infos["pinger"].provides["events"] == ["pinged"]
+    [pinged] = h.of_type("pinged")
+    data = pinged.model_dump(mode="json")
+    assert isinstance(parse_event(data, h.kernel.events), Pinged)
+    # Without the plugin that defines it, an event is still read back, every field kept.
+    unknown = parse_event(data, {})
+    assert type(unknown) is Event and unknown.type == "pinged" and unknown.target == "here"
 
 
 # --- storage -------------------------------------------------------------------------------------
@@ -871,57 +891,6 @@ def test_hook_ketch_event(tmp_path: Path) -> None:
     h.run("x")
     observed = [name for kind, name in rec.calls if kind == "event"]
     assert observed == h.types()
-
-
-class SubagentWatcher:
-    """Implements the subagent hooks: adds context to the task, keeps it going once."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, str]] = []
-
-    @hookimpl
-    async def ketch_subagent_start(self, session: Any, agent: Any) -> HookVerdict:
-        self.calls.append(("start", session.id, agent.name))
-        return HookVerdict(context="[context from a subagent_start hook]")
-
-    @hookimpl
-    def ketch_subagent_stop(self, session: Any, agent: Any, result: str) -> HookVerdict | None:
-        self.calls.append(("stop", agent.id, result))
-        return HookVerdict(block=True, reason="check once more") if result == "first" else None
-
-
-def subagent_harness(tmp_path: Path, watcher: SubagentWatcher) -> Harness:
-    import ketch_agents
-
-    script = [
-        {**call("agent", {"description": "look", "prompt": "TASK look around"}), "when": "PARENT"},
-        {**text("first"), "when": "TASK"},
-        {**text("second"), "when": "TASK"},
-        {**text("done"), "when": "PARENT"},
-    ]
-    return make(tmp_path, script, ("agents", ketch_agents), ("watcher", watcher))
-
-
-def test_hook_ketch_subagent_start(tmp_path: Path) -> None:
-    watcher = SubagentWatcher()
-    h = subagent_harness(tmp_path, watcher)
-    h.run("PARENT go")
-    assert watcher.calls[0] == ("start", h.session.id, "general-purpose")
-    task = h.provider.requests[1].messages[0].text
-    assert task.startswith("TASK look around") and "[context from a subagent_start hook]" in task
-
-
-def test_hook_ketch_subagent_stop(tmp_path: Path) -> None:
-    watcher = SubagentWatcher()
-    h = subagent_harness(tmp_path, watcher)
-    h.run("PARENT go")
-    stops = [c for c in watcher.calls if c[0] == "stop"]
-    started = next(e for e in h.events if e.type == "subagent")
-    assert stops == [
-        ("stop", started.subagent_id, "first")
-    ]  # called once; its block kept the child going
-    assert "check once more" in h.provider.requests[2].messages[-1].text
-    assert "second" in h.provider.requests[-1].messages[-1].tool_results[0].output
 
 
 def test_a_raising_observer_is_isolated(tmp_path: Path) -> None:

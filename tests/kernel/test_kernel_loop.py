@@ -221,7 +221,11 @@ def test_essential_plugin_missing_forces_ask(tmp_path: Path) -> None:
     assert permission.decision == "ask" and "essential" in permission.reason
 
 
-def test_session_approval_is_remembered_for_the_session_only(tmp_path: Path) -> None:
+def test_a_remembered_answer_is_said_not_kept_by_the_kernel(tmp_path: Path) -> None:
+    """What an answer allows beyond the call is on its permission event, for the plugin
+    that keeps approvals; the kernel keeps no authority of its own ("always" is said
+    in ``scope`` too, for the plugin that saves it)."""
+
     async def approver(request: ApprovalRequest) -> ApprovalAnswer:
         return ApprovalAnswer(approved=True, remember="session")
 
@@ -229,7 +233,9 @@ def test_session_approval_is_remembered_for_the_session_only(tmp_path: Path) -> 
         tmp_path, [call("echo", {"text": "a"}), text("ok")], decision="ask", scope="echo:*"
     )
     h.run("x", approver=approver)
-    assert h.session.approvals == ["echo:*"]
+    (permission,) = h.of_type("permission")
+    assert permission.remembered == "echo:*" and permission.scope is None
+    assert not hasattr(h.session, "approvals")
 
 
 def test_profile_is_snapshotted_per_step(tmp_path: Path) -> None:

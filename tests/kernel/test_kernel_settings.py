@@ -32,7 +32,7 @@ def test_precedence_defaults_user_workspace_env_cli(tmp_path: Path) -> None:
     assert s.loop.max_iterations == 33  # env > workspace
     assert s.loop.duplicate_call_limit == 4  # user, untouched above
     assert s.mode == "plan"
-    assert s.compaction.trigger == 0.70  # default
+    assert s.loop.max_retries == 3  # default
     assert loaded.notices == []
 
 
@@ -48,14 +48,14 @@ def test_corrupt_toml_falls_back_for_that_layer_only(tmp_path: Path) -> None:
 
 def test_invalid_value_reports_key_and_line_and_drops_that_key_only(tmp_path: Path) -> None:
     user = write(
-        tmp_path / "user.toml", 'model = "fine"\n[compaction]\ntrigger = 7\ntarget = 0.4\n'
+        tmp_path / "user.toml", 'model = "fine"\n[loop]\nmax_retries = -7\nmax_iterations = 5\n'
     )
     loaded = load_settings(tmp_path, user_file=user, environ={})
-    assert loaded.settings.model == "fine" and loaded.settings.compaction.target == 0.4
-    assert loaded.settings.compaction.trigger == 0.70
+    assert loaded.settings.model == "fine" and loaded.settings.loop.max_iterations == 5
+    assert loaded.settings.loop.max_retries == 3
     (notice,) = loaded.notices
-    assert notice.startswith(f"{user}:3: compaction.trigger")
-    assert "ignoring compaction.trigger, the rest of this file applies" in notice
+    assert notice.startswith(f"{user}:3: loop.max_retries")
+    assert "ignoring loop.max_retries, the rest of this file applies" in notice
     assert loaded.problems == [notice]
 
 

@@ -248,3 +248,217 @@ def test_tool_cache_sees_a_new_distribution(tmp_path: Path) -> None:
     after, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
     assert after["hello"]["description"] == "Greet someone: new."
     assert {k: v for k, v in after.items() if k != "hello"} == before
+
+
+FAILING_ENTRY = """
+import os
+
+from ketch import hookimpl
+from ketch.plugins import provides
+
+
+@hookimpl
+@provides("hello")
+def ketch_register_tools(register):
+    from ketch_hello.tools import hello
+
+    if os.environ.get("HELLO_FAIL"):
+        raise RuntimeError("hello cannot register today")
+    register(hello)
+"""
+
+
+def test_a_cached_plugin_that_fails_when_it_registers_for_real_keeps_nothing(
+    tmp_path: Path,
+) -> None:
+    """The cache offered its tool; when the call makes it register for real and that
+    raises, the plugin is failed: the call gets an error and the next request offers
+    none of its tools."""
+    site = tmp_path / "site"
+    files = {"__init__.py": FAILING_ENTRY, "tools.py": TOOLS.replace("DOC", "cached")}
+    install(site, "ketch-hello", "1.0", "ketch_hello", files)
+    env = environment(tmp_path, site)
+    first_request_tools(tmp_path, env, Answer(text="hi"))  # fills the cache
+
+    with OpenAIStub(Answer(tool_calls=[("hello", {"name": "ada"})]), Answer(text="done")) as stub:
+        run = run_cli(
+            ["-p", "greet", "--provider", "openai", "--model", "m"]
+            + ["--output-format", "stream-json", "--allow", "hello"],
+            cwd=tmp_path,
+            env={
+                **env,
+                "HELLO_FAIL": "1",
+                "OPENAI_API_KEY": "sk-test",
+                "OPENAI_BASE_URL": stub.base_url,
+            },
+        )
+    offered = [[t["function"]["name"] for t in r.get("tools", [])] for r in stub.requests]
+    assert "hello" in offered[0]  # from the cache
+    [result] = run.of_type("tool_result")
+    assert not result["ok"] and "hello" in result["output"], json.dumps(result)
+    assert "hello" not in offered[1]  # the failed plugin's tool is withdrawn
+    assert "plugin 'hello' failed" in run.stderr and "cannot register today" in run.stderr
+
+
+OFFERED_ENTRY = """
+import os
+from pathlib import Path
+
+from ketch import hookimpl
+from ketch.plugins import provides
+
+
+def greeting(kernel):
+    # What varies, cheaply and without the tool module: whether the workspace has a
+    # greeting (no: no tool), and which (it is in the tool's description).
+    path = Path(kernel.workspace) / "greeting.txt"
+    if os.environ.get("HELLO_LIE"):
+        return False
+    return path.read_text().strip() if path.exists() else False
+
+
+@hookimpl
+@provides(dynamic="hello, when the workspace has a greeting.txt", offered_when=greeting)
+def ketch_register_tools(register, kernel):
+    path = Path(kernel.workspace) / "greeting.txt"
+    if not path.exists():
+        return
+    from ketch_hello.tools import Hello
+
+    register(Hello(path.read_text().strip()))
+"""
+
+OFFERED_TOOLS = """
+import os
+
+from pydantic import BaseModel
+
+from ketch.tools import Effect, Tool, ToolResult
+
+if os.environ.get("HELLO_IMPORTS"):
+    with open(os.environ["HELLO_IMPORTS"], "a") as fh:
+        fh.write("imported\\n")
+
+
+class HelloInput(BaseModel):
+    name: str
+
+
+class Hello(Tool):
+    name = "hello"
+    input_model = HelloInput
+    effects = frozenset({Effect.READ})
+
+    def __init__(self, greeting):
+        self.greeting = greeting
+        self.description = "Greet someone with " + greeting
+
+    async def run(self, args, ctx):
+        return ToolResult.success(self.greeting + " " + args.name)
+"""
+
+
+def test_offered_when_decides_the_tool_and_keys_its_schema(tmp_path: Path) -> None:
+    """A plugin whose tools depend on the workspace declares ``offered_when``: nothing
+    offered, its hook is not called and its tool module not imported; offered, its
+    schema is cached under what the function returned, one entry per distinct value."""
+    site = tmp_path / "site"
+    files = {"__init__.py": OFFERED_ENTRY, "tools.py": OFFERED_TOOLS}
+    install(site, "ketch-hello", "1.0", "ketch_hello", files)
+    env = environment(tmp_path, site)
+    greeting = tmp_path / "greeting.txt"
+
+    none, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert "hello" not in none and "read_file" in none
+    assert imports(env) == 0  # not offered: neither the hook nor its module ran
+
+    greeting.write_text("good morning")
+    morning, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert morning["hello"]["description"] == "Greet someone with good morning"
+    assert imports(env) == 1  # a miss: the hook ran, the schema is kept
+    again, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert again == morning and imports(env) == 1  # a hit: same schema, no import
+
+    greeting.write_text("good evening")
+    evening, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert evening["hello"]["description"] == "Greet someone with good evening"
+    assert imports(env) == 2  # another value: another entry
+    greeting.write_text("good morning")
+    back, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert back == morning and imports(env) == 2  # both are kept
+
+    # From the cache, the model calls it: the hook registers for real, the real tool runs.
+    _, run = first_request_tools(
+        tmp_path,
+        env,
+        Answer(tool_calls=[("hello", {"name": "ada"})]),
+        Answer(text="done"),
+        extra=("--allow", "hello"),
+    )
+    [result] = run.of_type("tool_result")
+    assert result["ok"] and result["output"] == "good morning ada", json.dumps(result)
+    assert imports(env) == 3
+
+    greeting.unlink()
+    gone, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert "hello" not in gone and imports(env) == 3
+
+
+def test_plugins_check_reports_an_offered_when_that_disagrees_with_its_hook(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    install(
+        site,
+        "ketch-hello",
+        "1.0",
+        "ketch_hello",
+        {"__init__.py": OFFERED_ENTRY, "tools.py": OFFERED_TOOLS},
+    )
+    env = environment(tmp_path, site)
+    (tmp_path / "greeting.txt").write_text("hi")
+    result = run_cli(["plugins", "--check", "--json"], cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    hello = {p["name"]: p for p in json.loads(result.stdout)}["hello"]
+    assert hello["warnings"] == []
+    result = run_cli(["plugins", "--check", "--json"], cwd=tmp_path, env={**env, "HELLO_LIE": "1"})
+    hello = {p["name"]: p for p in json.loads(result.stdout)}["hello"]
+    assert any("offered_when says no tool is offered" in w for w in hello["warnings"]), hello
+
+
+def test_a_cached_tool_keeps_what_it_is_before_its_module_loads(tmp_path: Path) -> None:
+    """The agent tool's schema comes from the cache (its description keyed by the agents
+    listed); its first call is proposed with what the tool is (it delegates: its child
+    runs inside the parent's turn) before its module loads, so the subagent runs."""
+    site = tmp_path / "site"
+    site.mkdir()
+    env = environment(tmp_path, site)
+    cold, _ = first_request_tools(tmp_path, env, Answer(text="hi"))  # fills the cache
+    warm, run = first_request_tools(
+        tmp_path,
+        env,
+        Answer(tool_calls=[("agent", {"description": "look", "prompt": "say hello"})]),
+        Answer(text="hello from the child"),
+        Answer(text="done"),
+    )
+    assert warm["agent"] == cold["agent"]
+    [result] = run.of_type("tool_result")
+    assert result["name"] == "agent"
+    assert result["ok"] and "hello from the child" in result["output"], json.dumps(result)
+
+
+def test_a_cached_record_keeps_what_the_tool_is() -> None:
+    """Effects, mutating, concurrency and capabilities (the kernel's DELEGATES, the
+    sandbox's "runs sandboxed") are read when a call is proposed: the record keeps them."""
+    from ketch.tool_cache import CachedTool, record
+    from ketch_agents.tool import AgentTool
+
+    real = AgentTool({})
+    cached = CachedTool(json.loads(json.dumps(record(real))), lambda name: None)
+    assert real.capabilities and cached.capabilities == real.capabilities
+    assert (cached.effects, cached.mutating, cached.concurrent) == (
+        real.effects,
+        real.mutating,
+        real.concurrent,
+    )
+    assert cached.input_schema() == real.input_schema()

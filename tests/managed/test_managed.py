@@ -40,7 +40,7 @@ def _setup(
         "PYTHONPATH": str(ROOT),
         "KETCH_MANAGED_FILE": str(policy),
         "KETCH_LOAD": "ketch.testing.scripted_plugin",
-        "KETCH_PLUGINS": "guards,policy,fs,headless,scripted_plugin,sandbox,web,trust",
+        "KETCH_PLUGINS": "guards,policy,fs,headless,scripted_plugin,sandbox,web,trust,admin",
         "KETCH_SCRIPT_LOG": str(tmp_path / "requests.jsonl"),
     }
     return ws, policy, env

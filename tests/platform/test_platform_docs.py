@@ -87,22 +87,23 @@ def test_the_check_fails_for_a_changed_signature_or_firstresult(tmp_path: Path) 
         "def ketch_stop(session: Session, event: TurnEndEvent, reason: str, stop_hook_active: bool)",
     )
     source = source.replace(
-        "@hookspec(firstresult=True)\ndef ketch_compact(", "@hookspec\ndef ketch_compact("
+        "@hookspec(firstresult=True)\ndef ketch_open_store(", "@hookspec\ndef ketch_open_store("
     )
     module = load_module(tmp_path / "hookspecs_changed.py", source)
     found = hookref.problems(module, docs_text())
     assert any(f.startswith("ketch_stop: the docs do not show its signature") for f in found), found
     assert any(
-        f.startswith("ketch_compact: the docs wrongly claim that it is firstresult") for f in found
+        f.startswith("ketch_open_store: the docs wrongly claim that it is firstresult")
+        for f in found
     ), found
 
 
 @pytest.mark.minimal
 def test_the_check_fails_for_a_hook_documented_but_removed(tmp_path: Path) -> None:
     source = Path(real_hookspecs.__file__).read_text(encoding="utf-8")
-    source = re.sub(r"@hookspec\ndef ketch_before_compaction\(.*?\n\n\n", "", source, flags=re.S)
+    source = re.sub(r"@hookspec\ndef ketch_session_end\(.*?\n\n\n", "", source, flags=re.S)
     module = load_module(tmp_path / "hookspecs_fewer.py", source)
-    assert "ketch_before_compaction: documented but not a hookspec any more" in hookref.problems(
+    assert "ketch_session_end: documented but not a hookspec any more" in hookref.problems(
         module, docs_text()
     )
 

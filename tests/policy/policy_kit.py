@@ -10,6 +10,7 @@ from ketch.policy import PermissionSnapshot, ProposedCall, Vote, combine_votes
 from ketch.tools import Access, Effect
 from ketch_guards.guards import vote as guards_vote
 from ketch_policy.decide import vote as policy_vote
+from ketch_tool_kit.sandbox import RUNS_SANDBOXED, SANDBOXED
 
 PROFILES = ("manual", "assisted", "full-access")
 CODE = {"allow": "A", "ask": "?", "deny": "D"}
@@ -54,7 +55,7 @@ def snapshot(
         workspace=ws,
         rules={k: tuple(rules.get(k, ())) for k in ("allow", "ask", "deny")},
         approvals=approvals,
-        sandboxed=sandboxed,
+        facts={SANDBOXED: sandboxed},
     )
 
 
@@ -72,6 +73,8 @@ def shell_call(
         mutating=True,
         accesses=(access,),
         plugin=plugin,
+        # The shell tool declares that its commands go through the sandbox.
+        capabilities=frozenset({RUNS_SANDBOXED}) if plugin == "shell" else frozenset(),
     )
 
 

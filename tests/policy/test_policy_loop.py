@@ -11,6 +11,7 @@ from typing import Any
 from ketch.commands import SlashContext
 from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.testing import Harness, call, text
+from ketch_policy_kit.approvals import session_approvals
 from tests.policy import policy_tools
 
 PLUGINS = ["policy", "store"]
@@ -146,13 +147,13 @@ def test_a_session_approval_holds_for_the_session_only(tmp_path: Path) -> None:
     assert [r.ok for r in results(h)] == [True, True]
     assert len(approver.requests) == 1, "the second write is inside the remembered scope"
     assert approver.requests[0].scope == "write(src/**)"
-    assert h.session.approvals == ["write(src/**)"]
+    assert session_approvals(h.session) == ["write(src/**)"]
     session_id = h.session.id
     h.kernel.end(h.session)
     # a restart: a new kernel, the same state dir; the session is resumed
     again = harness(tmp_path, [call("touch_file", {"path": "src/c.txt"}), text("done")])
     resumed = again.resume(session_id)
-    assert resumed.approvals == []
+    assert session_approvals(resumed) == []
     again.run("one more")
     [result] = results(again)
     assert not result.ok and "approval" in result.output
@@ -165,18 +166,18 @@ def test_always_allow_is_persisted_per_workspace_listed_and_revocable(tmp_path: 
     h.run("status", approver=approver)
     [permission] = [e for e in h.of_type("permission") if e.decision == "ask"]
     assert permission.approved and permission.scope == "shell(git status:*)"
-    assert h.session.approvals == ["shell(git status:*)"]
+    assert session_approvals(h.session) == ["shell(git status:*)"]
     h.kernel.end(h.session)
     # a new session after a restart: no approver needed any more
     again = harness(tmp_path, [call("run_command", {"command": "git status"}), text("done")])
-    assert again.session.approvals == ["shell(git status:*)"]
+    assert session_approvals(again.session) == ["shell(git status:*)"]
     again.run("status again")
     assert [r.ok for r in results(again)] == [True]
     listing = slash(again, "permissions")
     assert "  1. shell(git status:*)" in listing
     assert any(line.startswith("mode build, profile manual") for line in listing)
     assert slash(again, "permissions", "revoke 1") == ["revoked: shell(git status:*)"]
-    assert again.session.approvals == []
+    assert session_approvals(again.session) == []
     assert (
         again.kernel.store is not None
         and again.kernel.store.list_approvals(str(again.workspace)) == []
@@ -190,7 +191,7 @@ def test_always_allow_is_persisted_per_workspace_listed_and_revocable(tmp_path: 
         bundled=PLUGINS,
         config=PLAIN_STORE,
     )
-    assert other.session.approvals == []
+    assert session_approvals(other.session) == []
 
 
 def test_resume_resets_the_profile_to_manual(tmp_path: Path) -> None:

@@ -20,10 +20,19 @@ import pytest
 import ketch_sandbox
 from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.testing import Harness, call, text
+from ketch_policy_kit.approvals import session_approvals
 from ketch_sandbox.bwrap import probe
 from ketch_sandbox.trees import forget
+from ketch_tool_kit.sandbox import SANDBOXED, wrapper
 
 PROBE = probe()
+
+
+def sandboxed(session: Any) -> bool:
+    """What the sandbox told this session's permission snapshot."""
+    return session.snapshot().facts.get(SANDBOXED) is True
+
+
 needs_bwrap = pytest.mark.skipif(
     not PROBE.available, reason=f"no working sandbox here: {PROBE.reason}"
 )
@@ -38,13 +47,14 @@ def run(
     exposed: Any = None,
 ) -> subprocess.CompletedProcess[str]:
     reporters: list[Any] = []
-    wrapped = ketch_sandbox.ketch_sandbox_command(
+    wrapped = ketch_sandbox.sandbox_command(
         argv=argv,
         workspace=workspace,
         network=network,
         exposed=exposed,
         reporters=reporters,
         context=None,
+        kernel=None,
     )
     assert wrapped is not None and wrapped[-len(argv) :] == argv
     try:
@@ -55,15 +65,6 @@ def run(
         notes = [n for n in (r(True) for r in reporters) if n]
     done.notes = notes  # type: ignore[attr-defined]
     return done
-
-
-@pytest.fixture(autouse=True)
-def _fresh_state() -> Iterator[None]:
-    saved = dict(ketch_sandbox._state)
-    ketch_sandbox._state.update(probe=None, off=set(), views={}, said=set())
-    yield
-    ketch_sandbox._state.clear()
-    ketch_sandbox._state.update(saved)
 
 
 @pytest.fixture
@@ -306,9 +307,8 @@ def test_a_workspace_secret_is_masked_unless_exposed_and_the_command_is_told(
 @needs_bwrap
 def test_a_session_knows_it_is_sandboxed(tmp_path: Path) -> None:
     h = Harness.create(tmp_path, bundled=["sandbox"])
-    assert h.session.sandboxed
-    assert h.session.snapshot().sandboxed
-    wrapped = h.kernel.hooks.sandbox_command(["ls"], h.workspace, False)
+    assert sandboxed(h.session)
+    wrapped = wrapper(h.kernel)(["ls"], h.workspace, False)
     assert wrapped is not None and wrapped[0] == PROBE.path and wrapped[-2:] == ["--", "ls"]
 
 
@@ -323,8 +323,8 @@ def test_missing_bwrap_is_said_once_and_commands_run_unwrapped(
     session = h.session
     notices = [e.message for e in h.of_type("notice") if e.message.startswith("sandbox:")]
     assert len(notices) == 1 and "bubblewrap (bwrap) is not installed" in notices[0]
-    assert not session.sandboxed
-    assert h.kernel.hooks.sandbox_command(["ls"], h.workspace, False) is None
+    assert not sandboxed(session)
+    assert wrapper(h.kernel)(["ls"], h.workspace, False) is None
 
 
 @needs_bwrap
@@ -334,26 +334,29 @@ def test_a_view_bwrap_refuses_means_not_sandboxed_said_once(
     """bwrap that works in general but fails on this workspace's view: the session is
     not sandboxed, one notice says why, and commands are not wrapped in a sandbox that
     would fail."""
-    broken = tmp_path / "bwrap"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    broken = bin_dir / "bwrap"
     broken.write_text(
         f'#!/bin/sh\ncase "$*" in *"--bind {(tmp_path / "h" / "ws").resolve()}"*) echo \'bwrap: Can not mount tmpfs\' >&2; exit 1;; esac\nexec {PROBE.path} "$@"\n'
     )
     broken.chmod(0o755)
-    ketch_sandbox._state["probe"] = probe(str(broken))
-    assert ketch_sandbox._state["probe"].available
-    h = Harness.create(tmp_path / "h", bundled=["sandbox"])
-    assert not h.session.sandboxed
+    assert probe(str(broken)).available
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    monkeypatch.setenv("PATH", path)  # the kernel probes the bwrap PATH names
+    h = Harness.create(tmp_path / "h", bundled=["sandbox"], env={"PATH": path})
+    assert not sandboxed(h.session)
     notices = [e.message for e in h.of_type("notice") if e.message.startswith("sandbox:")]
     assert len(notices) == 1 and "Can not mount tmpfs" in notices[0]
-    assert h.kernel.hooks.sandbox_command(["ls"], h.workspace, False) is None
+    assert wrapper(h.kernel)(["ls"], h.workspace, False) is None
     h.kernel.new_session(provider=h.provider)
     assert len([e for e in h.of_type("notice") if e.message.startswith("sandbox:")]) == 1
 
 
 def test_the_sandbox_can_be_turned_off_by_the_user(tmp_path: Path) -> None:
     h = Harness.create(tmp_path, bundled=["sandbox"], config="[sandbox]\nenabled = false\n")
-    assert not h.session.sandboxed
-    assert h.kernel.hooks.sandbox_command(["ls"], h.workspace, False) is None
+    assert not sandboxed(h.session)
+    assert wrapper(h.kernel)(["ls"], h.workspace, False) is None
     assert any("sandbox: off" in e.message for e in h.of_type("notice"))
 
 
@@ -362,10 +365,8 @@ def test_a_workspace_cannot_turn_the_sandbox_off_until_trusted(tmp_path: Path) -
         tmp_path, bundled=["sandbox"], workspace_config="[sandbox]\nenabled = false\n"
     )
     _ = h.session
-    assert (
-        ketch_sandbox.active(h.workspace) == PROBE.available
-    )  # the workspace's "off" is not applied
-    assert h.session.sandboxed == PROBE.available
+    assert ketch_sandbox.active(h.kernel) == PROBE.available  # the workspace's "off" is not applied
+    assert sandboxed(h.session) == PROBE.available
 
 
 def test_the_sandbox_setting_is_per_workspace_in_one_process(tmp_path: Path) -> None:
@@ -376,11 +377,9 @@ def test_the_sandbox_setting_is_per_workspace_in_one_process(tmp_path: Path) -> 
     )
     on = Harness.create(tmp_path / "on", bundled=["sandbox"])
     _ = off.session, on.session
-    assert not off.session.sandboxed and not ketch_sandbox.active(off.workspace)
-    assert on.session.sandboxed == PROBE.available
-    assert (
-        on.kernel.hooks.sandbox_command(["ls"], on.workspace, False) is not None
-    ) == PROBE.available
+    assert not sandboxed(off.session) and not ketch_sandbox.active(off.kernel)
+    assert sandboxed(on.session) == PROBE.available
+    assert (wrapper(on.kernel)(["ls"], on.workspace, False) is not None) == PROBE.available
 
 
 def test_no_bwrap_binary_at_the_given_path() -> None:
@@ -457,7 +456,7 @@ def test_running_outside_the_sandbox_asks_every_time_with_the_reason(tmp_path: P
         )
         assert request.scope is None and "OUTSIDE THE SANDBOX" in request.summary
     assert "OUTSIDE" not in inside.reason  # the guards asked about .git; it runs sandboxed
-    assert h.session.approvals == []  # "for the session" kept nothing
+    assert session_approvals(h.session) == []  # "for the session" kept nothing
     assert (h.workspace / ".git" / "made-outside").exists() and (
         h.workspace / ".git" / "again"
     ).exists()
@@ -493,7 +492,7 @@ def test_the_shell_tool_runs_through_policy_and_sandbox(tmp_path: Path) -> None:
     (h.workspace / ".git").mkdir()
     (h.workspace / ".git" / "config").write_text("[core]\n")
     h.run("go")
-    assert h.session.sandboxed
+    assert sandboxed(h.session)
     outcomes = [(r.ok, r.outcome) for r in h.of_type("tool_result")]
     assert outcomes[0] == (True, "succeeded")
     assert outcomes[1] == (True, "succeeded") and (h.workspace / "made.txt").exists()
@@ -535,7 +534,7 @@ def test_a_secret_approved_for_the_session_is_shown_and_a_job_is_told_what_it_me
     h.run("go", approver=answer)
     started, read, named, later = (e.output for e in h.of_type("tool_result"))
     assert "hunter2" not in started + read and "[sandbox] .env is masked in the sandbox" in read
-    assert "read(.env)" in h.session.approvals
+    assert "read(.env)" in session_approvals(h.session)
     assert "hunter2" in named and "hunter2" in later and "masked" not in later
     h.kernel.end(h.session, "exit")
 

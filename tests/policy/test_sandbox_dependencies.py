@@ -21,7 +21,6 @@ import pytest
 from ketch.testing import Harness, approve_all, call, text
 from ketch_sandbox.bwrap import probe
 from ketch_sandbox.trees import forget
-from tests.policy.test_sandbox_bwrap import _fresh_state  # noqa: F401 - autouse: the sandbox's state per test
 
 PROBE = probe()
 pytestmark = [
@@ -71,7 +70,7 @@ def _run(ws: Path, command: str, **settings: Any) -> Any:
         bundled=["shell", "sandbox", "policy"],
         settings={"profile": "assisted", **settings},
     )
-    assert h.session.sandboxed
+    assert h.session.snapshot().facts.get("sandboxed") is True
     h.run("run it", approver=approve_all)
     (result,) = h.of_type("tool_result")
     return result

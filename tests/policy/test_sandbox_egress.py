@@ -25,6 +25,7 @@ import ketch_sandbox.egress
 from ketch.policy import ApprovalAnswer, ApprovalRequest
 from ketch.testing import Harness, call, text
 from ketch_net_kit.resolve import Address
+from ketch_policy_kit.approvals import session_approvals
 from ketch_sandbox.bwrap import probe
 
 PROBE = probe()
@@ -354,7 +355,7 @@ def test_unlisted_hosts_ask_in_every_profile_and_answers_hold_for_the_session(
     assert "canary" in first and "canary" in second and canary.connections == 2
     assert len(asked) == 1  # the second command was covered by "for this session"
     assert "new.test" in asked[0].reason and asked[0].scope == f"web(new.test:{p})"
-    assert f"web(new.test:{p})" in h.session.approvals
+    assert f"web(new.test:{p})" in session_approvals(h.session)
 
 
 def test_an_always_answer_holds_in_the_next_session_of_the_workspace(

@@ -102,7 +102,9 @@ def sandbox_view(tmp_path: Path) -> Iterator[Any]:
         claim.release()
 
 
-def test_the_listener_lives_in_the_commands_namespace_only(egress: Egress, sandbox_view: Any) -> None:
+def test_the_listener_lives_in_the_commands_namespace_only(
+    egress: Egress, sandbox_view: Any
+) -> None:
     view = sandbox_view
     masks = MaskSet.create()
     host_before = listeners(Path("/proc/net/tcp").read_text())
@@ -256,13 +258,12 @@ def test_where_the_kernel_refuses_setns_commands_fall_back_to_the_forwarder_said
     """The route is tried for real and fails (``setns`` refused): that command runs
     without the network (nothing listens in its namespace) and says so; the session is
     told once, and the next commands reach the proxy through the forwarder."""
-    import ketch_sandbox.egress
     import ketch_sandbox.netns
 
     def refused(*args: object, **kwargs: object) -> socket.socket:
         raise PermissionError(1, "setns: Operation not permitted")
 
-    monkeypatch.setattr(ketch_sandbox.egress, "route", lambda bwrap: ("thread", ""))
+    monkeypatch.setattr(ketch_sandbox.netns, "route", lambda bwrap: ("thread", ""))
     monkeypatch.setattr(ketch_sandbox.netns, "listen_inside", refused)
     command = f"{shlex.quote(sys.executable)} -I -S -c {shlex.quote(ASK_PROXY)}"
     h = Harness.create(

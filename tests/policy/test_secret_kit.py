@@ -132,3 +132,10 @@ def test_findings_give_spans_for_redaction() -> None:
     text = f"origin\thttps://x-access-token:{GITHUB}@github.com/o/r.git (fetch)"
     spans = {(f.name, text[f.start : f.end]) for f in findings(text)}
     assert ("url-password", GITHUB) in spans
+
+
+def test_every_content_format_compiles() -> None:
+    """The formats compile on first use (not at import): each one must compile."""
+    from ketch_secret_kit.formats import PATTERNS
+
+    assert all(p.regex.pattern == p.source for p in PATTERNS)

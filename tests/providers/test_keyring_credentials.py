@@ -23,7 +23,6 @@ from keyring.backend import KeyringBackend
 from ketch.providers import ProviderConfig
 from ketch.testing import Harness
 from ketch.testing.keyring_backend import LockedKeyring, MemoryKeyring
-from ketch_keyring import ketch_get_credential
 from ketch_keyring.store import SERVICE, CredentialStoreError, delete_key, get_key, set_key
 
 from .kit import PATHS
@@ -113,7 +112,12 @@ def test_a_locked_keyring_is_a_notice_not_a_crash(
 ) -> None:
     use(LockedKeyring(), monkeypatch)
     kernel = kernel_with_keyring(tmp_path).kernel
-    assert kernel.hooks.credential("anthropic", "anthropic") is None
+    assert (
+        kernel.hooks.first(
+            "ketch_get_credential", provider="anthropic", kind="anthropic", kernel=kernel
+        )
+        is None
+    )
     (notice,) = [n for n in kernel.notices if "keyring" in n]
     assert "locked" in notice and "anthropic" in notice and "\n" not in notice
 
@@ -125,7 +129,10 @@ def test_no_keyring_at_all_is_silently_no_key(
 
     use(fail.Keyring(), monkeypatch)
     kernel = kernel_with_keyring(tmp_path).kernel
-    assert kernel.hooks.credential("openai", "openai") is None
+    assert (
+        kernel.hooks.first("ketch_get_credential", provider="openai", kind="openai", kernel=kernel)
+        is None
+    )
     assert not [n for n in kernel.notices if "keyring" in n]
     with pytest.raises(CredentialStoreError) as raised:
         set_key("openai", KEY)
@@ -138,8 +145,17 @@ def test_a_kind_that_needs_no_key_never_touches_the_keyring(
     use(TripwireKeyring(), monkeypatch)
     TripwireKeyring.touched.clear()
     kernel = kernel_with_keyring(tmp_path).kernel
-    assert kernel.hooks.credential("ollama", "ollama") is None
-    assert ketch_get_credential(provider="ollama", kind="ollama") is None
+    assert (
+        kernel.hooks.first("ketch_get_credential", provider="ollama", kind="ollama", kernel=kernel)
+        is None
+    )
+    # The kind's registration says so (``needs_key=False``), not its name: the
+    # scripted kind of the testing kit is asked the same way.
+    assert kernel.provider_kinds["scripted"].needs_key is False
+    assert (
+        kernel.hooks.first("ketch_get_credential", provider="local", kind="scripted", kernel=kernel)
+        is None
+    )
     assert TripwireKeyring.touched == []
 
 

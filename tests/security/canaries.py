@@ -425,14 +425,20 @@ class World:
             (ws / name.removeprefix("ws/")).write_text(f"API_KEY={t[name]}\n", encoding="utf-8")
         (ws / "notes").mkdir(exist_ok=True)
         (ws / "notes" / "deploy.yaml").write_text(
-            f"database:\n  host: db.internal\n  password: {t['ws/notes/deploy.yaml']}\n", encoding="utf-8"
+            f"database:\n  host: db.internal\n  password: {t['ws/notes/deploy.yaml']}\n",
+            encoding="utf-8",
         )
         (ws / "config").mkdir(exist_ok=True)
         (ws / "config" / "settings.json").write_text(
-            '{"region": "eu-west-1", "api_key": "' + t["ws/config/settings.json"] + '"}\n', encoding="utf-8"
+            '{"region": "eu-west-1", "api_key": "' + t["ws/config/settings.json"] + '"}\n',
+            encoding="utf-8",
         )
         self._git(
-            ws, "remote", "add", "origin", f"https://canary:{t['ws/.git/config']}@example.invalid/canary.git"
+            ws,
+            "remote",
+            "add",
+            "origin",
+            f"https://canary:{t['ws/.git/config']}@example.invalid/canary.git",
         )
 
     @staticmethod

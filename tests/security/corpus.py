@@ -294,18 +294,31 @@ CASES: list[Case] = [
         "issue:outlives",
     ),
     # --- programs that pick files by other means than their operands (issue 23, class 3) ---
-    Case("awk 'BEGIN{ARGV[1]=\".env\"; ARGC=2} {print}'", "issue:file-selection", "awk assigns ARGV"),
-    Case("awk 'BEGIN{ARGV[ARGC++]=\"{home}/.aws/credentials\"} {print}' README.md", "issue:file-selection"),
-    Case("mawk 'BEGIN{split(\"{home}/.ssh/id_rsa\", ARGV); ARGC=2} {print}'", "issue:file-selection"),
+    Case(
+        "awk 'BEGIN{ARGV[1]=\".env\"; ARGC=2} {print}'", "issue:file-selection", "awk assigns ARGV"
+    ),
+    Case(
+        "awk 'BEGIN{ARGV[ARGC++]=\"{home}/.aws/credentials\"} {print}' README.md",
+        "issue:file-selection",
+    ),
+    Case(
+        "mawk 'BEGIN{split(\"{home}/.ssh/id_rsa\", ARGV); ARGC=2} {print}'", "issue:file-selection"
+    ),
     Case("awk -v f=.env 'BEGIN{ARGV[1]=f; ARGC=2} {print}'", "issue:file-selection"),
     Case("awk 'BEGIN{sub(/.*/, \".env\", ARGV[1])} {print}' README.md", "issue:file-selection"),
-    Case("awk 'function f(a){a[1]=\".env\"} BEGIN{f(ARGV); ARGC=2} {print}'", "issue:file-selection"),
+    Case(
+        "awk 'function f(a){a[1]=\".env\"} BEGIN{f(ARGV); ARGC=2} {print}'", "issue:file-selection"
+    ),
     Case("awk 'BEGIN{while ((getline l < \".env\") > 0) print l}'", "issue:file-selection"),
     Case("awk 'BEGIN{getline l < \"{home}/.netrc\"; print l}'", "issue:file-selection"),
     Case("awk 'BEGIN{\"cat .env\" | getline l; print l}'", "issue:file-selection"),
     Case("awk 'BEGIN{system(\"cat .env\")}'", "issue:file-selection"),
     Case("awk '{print | \"cat .env\"}' README.md", "issue:file-selection"),
-    Case("git grep --no-index API", "issue:file-selection", "--no-index reads ignored and hidden files"),
+    Case(
+        "git grep --no-index API",
+        "issue:file-selection",
+        "--no-index reads ignored and hidden files",
+    ),
     Case("git grep --no-index -h -e API -- .", "issue:file-selection"),
     Case("git grep --untracked --no-exclude-standard API", "issue:file-selection"),
     Case("git grep --untracked API", "issue:file-selection", "untracked copies of .env"),
@@ -314,10 +327,18 @@ CASES: list[Case] = [
     Case("rg --iglob .ENV API", "issue:file-selection"),
     Case("rg -g '.e*' API", "issue:file-selection"),
     Case("rg --no-ignore --hidden API", "issue:file-selection"),
-    Case("rg API", "issue:file-selection", "env.bak, terraform.tfstate... are neither hidden nor ignored"),
+    Case(
+        "rg API",
+        "issue:file-selection",
+        "env.bak, terraform.tfstate... are neither hidden nor ignored",
+    ),
     Case("printf '!.env\\n' > .ignore", "issue:file-selection", "a whitelist written now..."),
     Case("rg -l API src .", "issue:file-selection", "...makes plain rg read .env later"),
-    Case("printf '!.env\\n' > .rgignore && rg API", "issue:file-selection", "written in the same line"),
+    Case(
+        "printf '!.env\\n' > .rgignore && rg API",
+        "issue:file-selection",
+        "written in the same line",
+    ),
     Case("grep -R CANARY linked-ssh", "issue:file-selection", "a symlinked directory into ~/.ssh"),
     Case("grep -R CANARY .", "issue:file-selection"),
     Case("rg -L CANARY linked-ssh", "issue:file-selection"),

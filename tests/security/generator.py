@@ -197,13 +197,14 @@ def payloads(rng: random.Random) -> Iterator[tuple[list[str], str, str]]:
         program = rng.choice(programs)
         risky = [o for o in program.options if o.risky or (o.arg and o.type in RISKY_TYPES)]
         attack = rng.random() < 0.8
-        if program.subcommands:
+        if program.subcommands and program.name != "git":  # git's are read below
             continue
         if program.name == "git":
-            from ketch_shell_kit.grammar.git import READ_ONLY
+            from ketch_shell_kit.grammar.git import read_only_subcommands
 
-            sub = rng.choice(sorted(READ_ONLY))
-            grammar = READ_ONLY[sub]
+            read_only = read_only_subcommands()
+            sub = rng.choice(sorted(read_only))
+            grammar = read_only[sub]
             sub_risky = [o for o in grammar.options if o.risky or (o.arg and o.type in RISKY_TYPES)]
             if attack and sub_risky:
                 option = rng.choice(sub_risky)

@@ -653,7 +653,7 @@ def _loop_once(
             settings={"profile": profile, "loop": {"max_iterations": len(commands) + 2}},
             env=env,
         )
-        if sandbox and not harness.session.sandboxed:
+        if sandbox and not harness.session.snapshot().facts.get("sandboxed"):
             raise RuntimeError(
                 "the run asked for the sandbox, and this session is not sandboxed: "
                 + "; ".join(n.message for n in harness.of_type("notice"))
@@ -717,7 +717,7 @@ class InProcess:
             {k: v for k, v in self.harness.environ.items() if k.startswith(("KETCH_", "XDG_"))}
         )
         assert self.harness.workspace == world.workspace
-        if sandbox and not self.session.sandboxed:
+        if sandbox and not self.session.snapshot().facts.get("sandboxed"):
             raise RuntimeError(
                 "the run asked for the sandbox, and this session is not sandboxed: "
                 + "; ".join(n.message for n in self.harness.of_type("notice"))
@@ -751,7 +751,6 @@ class InProcess:
             state=session.state,
             authorize=no_one_approves,
             tool_call_id=call_id,
-            hooks=kernel.hooks,
         )
         snapshot = session.snapshot()
         try:
@@ -767,6 +766,7 @@ class InProcess:
             mutating=tool.mutating,
             accesses=accesses,
             plugin=tool.plugin,
+            capabilities=tool.capabilities,
         )
         try:
             vote = combine_votes(kernel.hooks.policy_votes(proposed, snapshot, session))

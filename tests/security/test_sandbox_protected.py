@@ -42,7 +42,7 @@ def make(tmp_path: Path, config: str = "", git: bool = True) -> tuple[Harness, A
         config="[sandbox]\nenabled = true\n" + config,
         settings={"profile": "full-access"},
     )
-    assert harness.session.sandboxed
+    assert harness.session.snapshot().facts.get("sandboxed") is True
     if git:
         subprocess.run(["git", "init", "-q", str(harness.workspace)], check=True)
     return harness, ToolSession(harness, approve_all)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ketch.testing import Harness, text
+from ketch_context_kit.compaction import set_pinned
 from tests.store import store_test_tools
 from tests.store.conftest import STORE_PLUGINS, cli_env, run_ketch
 
@@ -81,7 +82,7 @@ def _in_process_session(root: Path, config: str | None = None) -> Harness:
         config=config,
     )
     h.run(f"please note {CANARY}-prompt")
-    h.session.pins.add(h.session.transcript[0].id)
+    set_pinned(h.session.state, {h.session.transcript[0].id})
     h.session.state["note"] = f"{CANARY}-state"
     h.kernel.end(h.session)
     return h

@@ -51,6 +51,7 @@ def test_pins_are_named_by_a_keyed_digest(tmp_path: Path) -> None:
             again.fields,
             Fields(again.fields.cipher.with_key(new_key)),
             lambda line: None,
+            lambda phase: None,  # no fault injected between the phases
         )  # type: ignore[attr-defined]
     again.close()
     after = store_for(new_key)

@@ -28,10 +28,10 @@ from ketch.testing.keyring_backend import FileKeyring
 from ketch_crypto.cipher import AesGcmFieldCipher
 from ketch_crypto.keys import PENDING, SERVICE, USERNAME, decode_key
 from ketch_interactive.history import EncryptedPromptHistory
-from ketch_store.rotate import PAUSE_ENV
 from ketch_store.store import SqliteStore
 from ketch_store_kit.codec import Fields
 from tests.store.conftest import cli_env, db_path, make_passphrase_store, run_ketch, state_dir
+from tests.store.rotate_pause import PAUSE, PLUGIN
 
 SESSIONS, ENTRIES = 30, 60  # 1,800 journal entries: the re-encryption takes a visible while
 
@@ -148,7 +148,8 @@ def decrypts_anything(key: bytes) -> list[str]:
 def rotate_process(tmp_path: Path, pause: str | None) -> subprocess.Popen[str]:
     env = cli_env(tmp_path)
     if pause:
-        env[PAUSE_ENV] = pause
+        env[PAUSE] = pause
+        env["KETCH_LOAD"] = f"{env['KETCH_LOAD']},{PLUGIN}"
     return subprocess.Popen(
         [sys.executable, "-m", "ketch", "store", "key", "rotate"],
         cwd=tmp_path,

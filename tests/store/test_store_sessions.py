@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+import ketch_budget
+import ketch_compact
 from ketch import hookimpl
-from ketch.compaction import CompactionRequest, CompactionResult
 from ketch.errors import KetchError
 from ketch.events import MessageEvent, ToolResultEvent, ToolStartedEvent
 from ketch.messages import Message
@@ -17,6 +18,14 @@ from ketch.storage import IntegrityError
 from ketch.testing import Harness, call, text
 from ketch.testing.harness import patched_environ
 from ketch.testing.keyring_backend import LockedKeyring
+from ketch_context_kit.compaction import (
+    CompactionRequest,
+    CompactionResult,
+    pinned,
+    records,
+    set_pinned,
+)
+from ketch_policy_kit.approvals import session_approvals
 from ketch_store.store import SqliteStore
 from ketch_store_kit.record import NOT_RUN
 from tests.store import store_test_tools
@@ -97,7 +106,7 @@ def test_resume_restores_knowledge_and_resets_authority(tmp_path: Path) -> None:
     )
     first.run("first question")
     session = first.session
-    session.pins.add(session.transcript[0].id)
+    set_pinned(session.state, {session.transcript[0].id})
     session.state["store_tools"] = {"counter": 3}
     first.kernel.end(session)
     assert session.profile == "full-access"
@@ -108,8 +117,9 @@ def test_resume_restores_knowledge_and_resets_authority(tmp_path: Path) -> None:
     assert [m.model_dump() for m in resumed.transcript] == [
         m.model_dump() for m in session.transcript
     ]
-    assert resumed.mode == "plan" and resumed.profile == "manual" and resumed.approvals == []
-    assert resumed.pins == {session.transcript[0].id}
+    assert resumed.mode == "plan" and resumed.profile == "manual"
+    assert session_approvals(resumed) == []
+    assert pinned(resumed.state) == {session.transcript[0].id}
     assert resumed.state["store_tools"] == {"counter": 3}
     assert resumed.usage == session.usage
     second.run("second question")
@@ -138,8 +148,8 @@ def test_resume_elsewhere_is_refused(tmp_path: Path) -> None:
 class Summarizer:
     """Keeps the last message; everything before becomes one summary message."""
 
-    @hookimpl
-    def ketch_compact(self, request: CompactionRequest) -> CompactionResult:
+    @hookimpl(optionalhook=True)
+    def compact_compactor(self, request: CompactionRequest) -> CompactionResult:
         summary = Message.user("[summary] earlier talk", synthetic=True)
         kept = request.messages[-1:]
         replaced = [m.id for m in request.messages[:-1]]
@@ -158,7 +168,11 @@ def test_compaction_keeps_the_transcript_and_saves_the_active_context(tmp_path: 
     h = harness(
         tmp_path,
         [text("one"), text("two"), text("three")],
-        plugins=[("summarizer", Summarizer())],
+        plugins=[
+            ("summarizer", Summarizer()),
+            ("compact", ketch_compact),
+            ("budget", ketch_budget),
+        ],
         context_window=6000,
     )
     h.run("first " + big)
@@ -174,8 +188,9 @@ def test_compaction_keeps_the_transcript_and_saves_the_active_context(tmp_path: 
     ]
     assert record.active is not None
     assert [m.model_dump() for m in record.active] == [m.model_dump() for m in session.active]
-    assert record.compactions and record.compactions[-1]["compactor"] == "test"
-    assert record.compactions[-1]["record"][0]["how"] == "summary"
+    compactions = records(record.state)
+    assert compactions and compactions[-1]["compactor"] == "test"
+    assert compactions[-1]["record"][0]["how"] == "summary"
     resumed = harness(tmp_path, []).resume(session.id)
     assert [m.id for m in resumed.active] == [m.id for m in session.active]
     assert len(resumed.transcript) == len(session.transcript)

@@ -241,6 +241,7 @@ def test_the_shell_asks_for_the_passphrase_on_the_terminal(tmp_path: Path) -> No
         first.wait_for("New passphrase")
         first.type("short")
         first.wait_for("at least 8 characters")
+        first.wait_for("New passphrase", count=2)  # asked again: echo is off again
         first.type("a terminal passphrase")
         first.wait_for("Type it again:")
         first.type("a terminal passphrase")

@@ -106,7 +106,7 @@ def session(tmp_path: Path, sandbox: bool) -> Any:
         settings={"tools": FAST},
         config=f"[sandbox]\nenabled = {str(sandbox).lower()}\n",
     )
-    assert harness.session.sandboxed is sandbox
+    assert (harness.session.snapshot().facts.get("sandboxed") is True) is sandbox
     return harness
 
 

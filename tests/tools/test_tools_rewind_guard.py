@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ketch.testing import Harness, call, text
 from ketch.testing.harness import _approve
+from ketch_checkpoints.conversation import rewind
 
 
 def _edit(old: str, new: str) -> dict:  # type: ignore[type-arg]
@@ -37,7 +38,7 @@ def _edited_then_rewound(tmp_path: Path, second: str) -> tuple[Harness, Path]:
     h.run("set x to 2", approver=_approve)
     assert target.read_text() == "x = 2\n"
     prompt = [m for m in h.session.transcript if m.role == "user" and not m.synthetic][1]
-    h.session.rewind(prompt.id)  # the conversation, as /rewind does
+    rewind(h.session, prompt.id)  # the conversation, as /rewind does (ketch_checkpoints)
     return h, target
 
 

@@ -226,7 +226,7 @@ class SandboxRecorder:
         self.calls: list[tuple[list[str], Path, bool]] = []
 
     @hookimpl
-    def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> list[str]:
+    def sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> list[str]:
         self.calls.append((list(argv), workspace, network))
         return ["env", "SANDBOXED=yes", *argv]
 
@@ -250,7 +250,7 @@ def test_sandbox_hook_wraps_every_command(tools) -> None:
 
 class BrokenSandbox:
     @hookimpl
-    def ketch_sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> list[str]:
+    def sandbox_command(self, argv: list[str], workspace: Path, network: bool) -> list[str]:
         raise RuntimeError("bwrap exploded")
 
 

@@ -17,8 +17,13 @@ def harness_env(h: Harness) -> dict[str, str]:
 
 
 def items_of(h: Harness) -> list[TrustItem]:
+    from ketch_trust import hookspecs
     from ketch_trust.review import workspace_items
     from ketch_trust_kit import PinStore
+
+    # As `ketch trust` lists them: with the trust plugin's hooks declared, also where the
+    # test loads the plugins that own items without the trust plugin itself.
+    h.kernel.pm.add_hookspecs(hookspecs)
 
     with patched_environ(harness_env(h)):
         return workspace_items(h.kernel, PinStore())

@@ -41,18 +41,31 @@ def isolated_env(root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+# The environment as it was before the outermost patch, and how many patches are open:
+# two harnesses' turns may run concurrently (``asyncio.gather``), and their patches then
+# interleave, so only the last one to close restores (a nested save would restore the
+# other harness's values and leak them into every later test).
+_OUTER: dict[str, str | None] = {}
+_OPEN = [0]
+
+
 @contextmanager
 def patched_environ(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
+    for key in values:
+        _OUTER.setdefault(key, os.environ.get(key))
+    _OPEN[0] += 1
     os.environ.update(values)
     try:
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        _OPEN[0] -= 1
+        if _OPEN[0] == 0:
+            for key, value in _OUTER.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            _OUTER.clear()
 
 
 async def _approve(request: ApprovalRequest) -> ApprovalAnswer:

@@ -1,27 +1,23 @@
 """The grammar table: every program ketch can read, in one place.
 
-Plain data in Python modules (no file to read at run time, comments beside the
-entries, and a typo is an import-time error the table tests catch): each entry is a
-:class:`~ketch_shell_kit.grammar.spec.Program` written in the notation of
-:mod:`ketch_shell_kit.grammar.spec`. The guards (what is read, written, run) and the
+The table is data, ``grammar.json`` beside this module (package data; its contract is
+:mod:`.schema`, its vocabulary :mod:`.spec`), read once per process by :mod:`.table`.
+What a table cannot say is code, named by an entry's ``handler``: the readers in
+:mod:`ketch_shell_kit.interpret` and :mod:`.git`, awk's parser in :mod:`.awk`, the
+sed/jq checkers in :mod:`.scripts`. The guards (what is read, written, run) and the
 policy (is it read-only) read the same entries; nothing else lists programs.
 """
 
 from __future__ import annotations
 
-from ketch_shell_kit.grammar.coreutils import PS, READERS, WRITERS
-from ketch_shell_kit.grammar.git import GIT
-from ketch_shell_kit.grammar.search import FIND, SEARCH
-from ketch_shell_kit.grammar.shell import BUILTIN_NAMES, BUILTIN_PROGRAMS, SHELLS, WRAPPERS
+from collections.abc import Mapping
+
 from ketch_shell_kit.grammar.spec import Program
+from ketch_shell_kit.grammar.table import load
 
-TABLE: dict[str, Program] = {}
-for _entry in [*BUILTIN_PROGRAMS, *READERS, *SEARCH, FIND, PS, *WRITERS, *SHELLS, *WRAPPERS, GIT]:
-    if _entry.name in TABLE:  # pragma: no cover - caught by the table tests
-        raise ValueError(f"the grammar lists {_entry.name} twice")
-    TABLE[_entry.name] = _entry
-
-BUILTINS = BUILTIN_NAMES
+_GRAMMAR = load()
+TABLE: Mapping[str, Program] = _GRAMMAR.programs
+BUILTINS: frozenset[str] = _GRAMMAR.builtins
 
 __all__ = ["BUILTINS", "TABLE", "Program", "readers", "wrappers"]
 

@@ -10,318 +10,45 @@ textconv, diff drivers, fsmonitor, pager and aliases run code; git in one is nev
 proven, and the guards ask (the code could do anything). The other subcommands are
 known by what they do: they change the repository or the work tree, or use the
 network.
+
+This module is git's *handler* (code); the grammar of git and of each subcommand, and
+what the other subcommands do, are data (``grammar.json``: ``programs.git`` and
+``handler_tables.git``, read through :func:`.table.git_facts`).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import struct
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ketch_shell_kit.grammar.spec import Program, program
+from ketch_shell_kit.grammar.spec import Program
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch_shell_kit.parse import Walker
     from ketch_shell_kit.words import Word
 
-GLOBAL = (
-    "-v,--version -h,--help -C=cwd -c=gitconfig --config-env=unsafe{hide} --exec-path[=unsafe]{hide} --html-path --man-path "
-    "--info-path -p,--paginate{exec} -P,--no-pager --no-replace-objects --no-lazy-fetch --no-optional-locks --no-advice "
-    "--bare{unsafe,hide} --git-dir=unsafe{hide} --work-tree=unsafe{hide} --namespace=unsafe --super-prefix=unsafe "
-    "--literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs --list-cmds=str --attr-source=str"
-)
 
-DIFF = (
-    "-p,-u,--patch -s,--no-patch -U,--unified=num --output=write --output-indicator-new=str --output-indicator-old=str "
-    "--output-indicator-context=str --raw --patch-with-raw --indent-heuristic --minimal --patience --histogram "
-    "--anchored=str --diff-algorithm=enum --stat[=str] --stat-width=num --stat-name-width=num --stat-graph-width=num "
-    "--stat-count=num --compact-summary --numstat --shortstat -X,--dirstat[=str] --cumulative --dirstat-by-file[=str] "
-    "--summary --patch-with-stat -z --name-only --name-status --submodule[=enum] --color[=enum] --color-moved[=enum] "
-    "--color-moved-ws=str --word-diff[=enum] --word-diff-regex=pat --color-words[=pat] --no-renames --rename-empty --check "
-    "--ws-error-highlight=str --full-index --binary --abbrev[=num] -B,--break-rewrites[=str] -M,--find-renames[=str] "
-    "-C,--find-copies[=str] --find-copies-harder -D,--irreversible-delete -l=num --diff-filter=str -S=str -G=pat "
-    "--find-object=str --pickaxe-all --pickaxe-regex -O=read --skip-to=str --rotate-to=str -R --relative[=str] -a,--text "
-    "--ignore-cr-at-eol --ignore-space-at-eol -b,--ignore-space-change -w,--ignore-all-space --ignore-blank-lines "
-    "-I,--ignore-matching-lines=pat --inter-hunk-context=num -W,--function-context --exit-code --quiet --ext-diff{exec} "
-    "--textconv{exec} --ignore-submodules[=enum] --src-prefix=str --dst-prefix=str --no-prefix --default-prefix "
-    "--line-prefix=str --ita-invisible-in-index --ita-visible-in-index --follow"
-)
-REVISIONS = (
-    "-n,--max-count=num --skip=num --since,--after=str --until,--before=str --max-age=str --min-age=str --author=str "
-    "--committer=str --grep-reflog=pat --grep=pat --all-match --invert-grep -i,--regexp-ignore-case --basic-regexp "
-    "-E,--extended-regexp -F,--fixed-strings -P,--perl-regexp --remove-empty --merges --no-merges --min-parents=num "
-    "--max-parents=num --first-parent --exclude-first-parent-only --not --all --branches[=pat] --tags[=pat] "
-    "--remotes[=pat] --glob=pat --exclude=pat --exclude-hidden=enum --reflog --alternate-refs --single-worktree "
-    "--ignore-missing --bisect --cherry-mark --cherry-pick --left-only --right-only --cherry -g,--walk-reflogs --merge "
-    "--boundary --simplify-by-decoration --show-pulls --full-history --dense --sparse --simplify-merges "
-    "--ancestry-path[=str] --date-order --author-date-order --topo-order --reverse --no-walk[=enum] --do-walk "
-    "--format,--pretty[=fmt] --abbrev-commit --oneline --encoding=enum --expand-tabs[=num] --notes[=str] "
-    "--show-notes[=str] --standard-notes --show-signature --relative-date --date=str --parents --children --left-right "
-    "--graph --show-linear-break[=str] -c --cc --dd --remerge-diff --diff-merges=enum --combined-all-paths -m -r -t "
-    "--decorate[=enum] --decorate-refs=pat --decorate-refs-exclude=pat --clear-decorations --source --mailmap "
-    "--use-mailmap --full-diff --log-size -L=str -q --objects --objects-edge --unpacked --count --header --timestamp"
-)
-LOG = DIFF + " " + REVISIONS
+def read_only_subcommands() -> dict[str, Program]:
+    """git's subcommands that are read-only in every form the grammar accepts (the
+    others in the table are read-only in their listing forms only)."""
+    from ketch_shell_kit.grammar import TABLE
+    from ketch_shell_kit.grammar.table import git_facts
 
-READ_ONLY: dict[str, Program] = {
-    "status": program(
-        "git status",
-        "-v,--verbose -s,--short -b,--branch --show-stash --ahead-behind --porcelain[=enum] --long -z,--null "
-        "-u,--untracked-files[=enum] --ignored[=enum] --ignore-submodules[=enum] --column[=str] --renames "
-        "--find-renames[=num] -M --no-renames",
-        "read*",
-    ),
-    "diff": program(
-        "git diff",
-        DIFF
-        + " --no-index{ops=tree*} --cached,--staged --merge-base -0 -1,--base -2,--ours -3,--theirs",
-        "gitrev*",
-        numeric=True,
-    ),
-    "log": program("git log", LOG, "gitrev*", numeric=True),
-    "whatchanged": program("git whatchanged", LOG, "gitrev*", numeric=True),
-    "show": program("git show", LOG, "gitrev*", numeric=True),
-    "shortlog": program(
-        "git shortlog",
-        REVISIONS + " -c,--committer -n,--numbered -s,--summary -e,--email --group=str -w[=str]",
-        "gitrev*",
-        numeric=True,
-    ),
-    "grep": program(
-        "git grep",
-        "--cached --no-index{ops=pat_tree*} --untracked --exclude-standard --no-exclude-standard --recurse-submodules "
-        "-v,--invert-match -i,--ignore-case -I -w,--word-regexp -a,--text --textconv{exec} -r,--recursive --max-depth=num "
-        "-E,--extended-regexp -G,--basic-regexp -F,--fixed-strings -P,--perl-regexp -n,--line-number --column --full-name "
-        "-l,--files-with-matches,--name-only -L,--files-without-match -z,--null -o,--only-matching -c,--count --color[=enum] "
-        "--break --heading -C,--context=num -B,--before-context=num -A,--after-context=num --threads=num -p,--show-function "
-        "-W,--function-context -f=read{drop} -e=pat{drop} --and --or --not -q,--quiet --all-match "
-        "-O,--open-files-in-pager[=script]{exec} --ext-grep -m,--max-count=num -h -H",
-        "pat gitrev*",
-        numeric=True,
-    ),
-    "blame": program(
-        "git blame",
-        "--incremental -b --root --show-stats --progress --score-debug -f,--show-name -n,--show-number -p,--porcelain "
-        "--line-porcelain -c -t -l -s -e,--show-email -w --ignore-rev=str --ignore-revs-file=read --color-lines --color-by-age "
-        "--minimal -S=read --contents=read -C[=num] -M[=num] -L=str --abbrev[=num] --reverse=str --first-parent --date=str "
-        "--encoding=enum",
-        "gitrev*",
-    ),
-    "annotate": program(
-        "git annotate",
-        "--incremental -b --root --show-stats --progress --score-debug -f,--show-name -n,--show-number -p,--porcelain "
-        "--line-porcelain -c -t -l -s -e,--show-email -w --ignore-rev=str --ignore-revs-file=read --color-lines "
-        "--color-by-age --minimal -S=read --contents=read -C[=num] -M[=num] -L=str --abbrev[=num] --reverse=str "
-        "--first-parent --date=str --encoding=enum",
-        "gitrev*",
-    ),
-    "rev-parse": program(
-        "git rev-parse",
-        "--parseopt --sq-quote --keep-dashdash --stop-at-non-option --stuck-long --revs-only --no-revs --flags --no-flags "
-        "--default=str --prefix=str --verify -q,--quiet --sq --short[=num] --not --abbrev-ref[=enum] --symbolic "
-        "--symbolic-full-name --all --branches[=pat] --tags[=pat] --remotes[=pat] --glob=pat --exclude=pat "
-        "--exclude-hidden=enum --disambiguate=str --local-env-vars --path-format=enum --git-dir --git-common-dir "
-        "--resolve-git-dir=list --git-path=str --show-toplevel --show-superproject-working-tree --shared-index-path "
-        "--absolute-git-dir --is-inside-git-dir --is-inside-work-tree --is-bare-repository --is-shallow-repository "
-        "--show-cdup --show-prefix --show-object-format[=enum] --show-ref-format --since,--after=str --until,--before=str",
-        "gitrev*",
-    ),
-    "ls-files": program(
-        "git ls-files",
-        "-z -t -v -f -c,--cached -d,--deleted -m,--modified -o,--others -i,--ignored -s,--stage -k,--killed --directory "
-        "--eol --no-empty-directory --empty-directory -u,--unmerged --resolve-undo -x,--exclude=pat -X,--exclude-from=read "
-        "--exclude-per-directory=str --exclude-standard --full-name --recurse-submodules --error-unmatch --with-tree=str "
-        "--abbrev[=num] --debug --deduplicate --sparse --format=fmt",
-        "read*",
-    ),
-    "ls-tree": program(
-        "git ls-tree",
-        "-d -r -t -l,--long -z --name-only,--name-status --object-only --full-name --full-tree --format=fmt --abbrev[=num]",
-        "gitrev*",
-    ),
-    "describe": program(
-        "git describe",
-        "--all --tags --contains --abbrev[=num] --dirty[=str] --broken[=str] --debug --long --first-parent --exact-match "
-        "--candidates=num --match=pat --exclude=pat --always",
-        "gitrev*",
-    ),
-    "show-ref": program(
-        "git show-ref",
-        "-q,--quiet --verify --head -d,--dereference -s,--hash[=num] --abbrev[=num] --tags --heads --exclude-existing[=pat]",
-        "str*",
-    ),
-    "rev-list": program(
-        "git rev-list",
-        REVISIONS
-        + " --disk-usage[=enum] --object-names --no-object-names --abbrev=num --no-abbrev --bisect-vars --bisect-all --quiet --stdin",
-        "gitrev*",
-        numeric=True,
-    ),
-    "merge-base": program(
-        "git merge-base", "-a,--all --octopus --is-ancestor --independent --fork-point", "gitrev*"
-    ),
-    "name-rev": program(
-        "git name-rev",
-        "--tags --refs=pat --exclude=pat --all --annotate-stdin --stdin --name-only --undefined --always",
-        "gitrev*",
-    ),
-    "cat-file": program(
-        "git cat-file",
-        "-t -s -e -p --allow-unknown-type --textconv{exec} --filters{exec} --path=str --use-mailmap --mailmap "
-        "--batch[=fmt] --batch-check[=fmt] --batch-command[=fmt] --batch-all-objects --buffer --follow-symlinks --unordered -Z",
-        "str? gitrev?",
-    ),
-    "for-each-ref": program(
-        "git for-each-ref",
-        "--points-at=str --merged[=str] --no-merged[=str] --contains[=str] --no-contains[=str] -s,--shell --perl --python "
-        "--tcl --count=num --format=fmt --color[=enum] --sort=str --ignore-case --omit-empty --exclude=pat --stdin",
-        "pat*",
-    ),
-    "count-objects": program("git count-objects", "-v,--verbose -H,--human-readable", ""),
-    "check-ignore": program(
-        "git check-ignore",
-        "-q,--quiet -v,--verbose --stdin -z -n,--non-matching --no-index",
-        "list*",
-    ),
-    "check-attr": program("git check-attr", "-a,--all --cached --stdin -z --source=str", "str*"),
-    "var": program("git var", "-l", "str?"),
-    "cherry": program("git cherry", "-v,--verbose --abbrev[=num]", "gitrev*"),
-    "show-branch": program(
-        "git show-branch",
-        "-a,--all -r,--remotes --color[=enum] --current --topo-order --date-order --sparse --more[=num] --list --merge-base --independent --no-name --sha1-name --topics -g,--reflog[=str]",
-        "gitrev*",
-    ),
-    "range-diff": program(
-        "git range-diff",
-        DIFF + " --creation-factor=num --no-dual-color --notes[=str] --left-only --right-only",
-        "gitrev*",
-    ),
-    "diff-tree": program(
-        "git diff-tree",
-        DIFF
-        + " -r -t -m -c --cc --root --merge-base --stdin --no-commit-id -v --always --combined-all-paths --pretty[=fmt] --format=fmt",
-        "gitrev*",
-    ),
-    "diff-files": program(
-        "git diff-files", DIFF + " -q -0 -1,--base -2,--ours -3,--theirs -c --cc", "read*"
-    ),
-    "diff-index": program("git diff-index", DIFF + " --cached --merge-base -m", "gitrev*"),
-    "version": program("git version", "--build-options", ""),
-    "help": program(
-        "git help",
-        "-a,--all -c,--config -g,--guides -i,--info -m,--man -w,--web --verbose --external-commands --aliases --developer-interfaces --user-interfaces",
-        "str*",
-    ),
-}
-for _spec in READ_ONLY.values():
-    _spec.negatable = True  # git's parse-options takes --no-X for its options
-
-# Listing forms only: anything else creates, moves or deletes.
-LISTING = {
-    "branch": program(
-        "git branch",
-        "-a,--all -r,--remotes -v,-vv,--verbose -l,--list --show-current --contains[=str] --no-contains[=str] --merged[=str] --no-merged[=str] --points-at=str --sort=str --format=fmt --color[=enum] --column[=str] -i,--ignore-case --abbrev[=num] -q,--quiet --omit-empty "
-        "-d,-D,--delete{write} -m,-M,--move{write} -c,-C,--copy{write} -f,--force{write} --create-reflog{write} "
-        "--edit-description{write} -t,--track[=enum]{write} -u,--set-upstream-to=str{write} --unset-upstream{write} "
-        "--recurse-submodules{write}",
-        "pat*",
-    ),
-    "tag": program(
-        "git tag",
-        "-l,--list -n[=num] --sort=str --contains[=str] --no-contains[=str] --merged[=str] --no-merged[=str] --points-at=str --format=fmt --column[=str] --color[=enum] -i,--ignore-case --omit-empty "
-        "-a,--annotate{write} -s,--sign{write} -u,--local-user=str{write} -f,--force{write} -d,--delete{write} "
-        "-v,--verify -m,--message=str{write} -F,--file=read{write} -e,--edit{write} --cleanup=enum{write} "
-        "--create-reflog{write}",
-        "pat*",
-    ),
-    "remote": program("git remote", "-v,--verbose", "str?"),
-    "stash": program("git stash", "", "str?"),
-    "worktree": program("git worktree", "--porcelain -v,--verbose --expire=str -z", "str?"),
-    "reflog": program("git reflog", REVISIONS, "str? gitrev*"),
-    "config": program(
-        "git config",
-        "--global{write,hide} --system{write,hide} --local --worktree -f,--file=write --blob=str -l,--list --get --get-all --get-regexp "
-        "--get-urlmatch --get-color --get-colorbool --type=enum --bool --int --bool-or-int --bool-or-str --path --expiry-date -z,--null "
-        "--name-only --includes --show-origin --show-scope --default=str --add{write} --unset{write} --unset-all{write} "
-        "--replace-all{write} --rename-section{write} --remove-section{write} -e,--edit{write} --fixed-value",
-        "str*",
-    ),
-}
-for _spec in LISTING.values():
-    _spec.negatable = True
-LISTING_OK: dict[str, set[str | None]] = {
-    "remote": {None, "show", "get-url"},
-    "stash": {"list", "show"},
-    "worktree": {"list"},
-    "reflog": {None, "show"},
-}
-
-# What the other subcommands do (not read-only; the guards check where).
-WORKTREE = frozenset(
-    {"add", "commit", "checkout", "switch", "restore", "reset", "rebase", "merge", "cherry-pick", "revert", "clean", "rm",
-     "mv", "apply", "am", "stash", "tag", "branch", "notes", "gc", "prune", "repack", "bisect", "update-index", "update-ref",
-     "symbolic-ref", "read-tree", "write-tree", "commit-tree", "hash-object", "mktree", "mktag", "replace", "sparse-checkout",
-     "maintenance", "rerere", "checkout-index", "merge-file", "mergetool", "difftool", "init", "remote", "reflog",
-     "worktree", "config", "filter-branch", "fast-import", "pack-refs", "fsck", "citool", "gui", "lfs"}
-)  # fmt: skip
-NETWORK = frozenset(
-    {
-        "push",
-        "fetch",
-        "pull",
-        "clone",
-        "ls-remote",
-        "submodule",
-        "send-email",
-        "request-pull",
-        "daemon",
-        "http-backend",
-        "instaweb",
-        "archive",
-        "bundle",
-        "fetch-pack",
-        "send-pack",
-        "upload-pack",
-        "receive-pack",
-        "svn",
-        "p4",
-        "cvsimport",
-    }
-)
-FILES = frozenset(
-    {
-        "format-patch",
-        "archive",
-        "bundle",
-        "clone",
-        "init",
-        "worktree",
-        "submodule",
-        "difftool",
-        "mergetool",
-        "instaweb",
-        "web--browse",
-    }
-)
-
-SAFE_CONFIG = re.compile(
-    r"^(color(\.[A-Za-z0-9.-]+)?|core\.quotepath|log\.(decorate|abbrevCommit|date|showSignature)|diff\.(noprefix|mnemonicprefix|renames|relative|statGraphWidth)|status\.(short|branch|showUntrackedFiles)|grep\.(lineNumber|column|patternType|fullName)|column\.ui|advice\.[A-Za-z]+|i18n\.logOutputEncoding|pager\.[a-z-]+)=[A-Za-z0-9 ._:-]*$",
-    re.IGNORECASE,
-)
+    listing = git_facts().listing
+    return {sub: spec for sub, spec in TABLE["git"].subcommands.items() if sub not in listing}
 
 
 def safe_config(value: str) -> bool:
     """A ``-c key=value`` that only changes how output looks (pager.*: only false)."""
-    if not SAFE_CONFIG.match(value):
+    from ketch_shell_kit.grammar.table import git_facts
+
+    if not git_facts().display_config.match(value):
         return False
     key, _, setting = value.partition("=")
     return not key.lower().startswith("pager.") or setting.lower() in ("false", "no", "off", "0")
-
-
-GIT = program("git", GLOBAL, "", permute=False, abbreviations=False, handler="git", help_argv=())
 
 
 def foreign_repository(start: Path, workspace: Path | None) -> tuple[str, bool] | None:
@@ -401,7 +128,9 @@ def _index_entries(data: bytes, version: int, count: int, hash_size: int) -> lis
     try:
         for _ in range(count):
             start = offset
-            offset += 40 + hash_size  # ctime, mtime, dev, ino, mode, uid, gid, size; the object name
+            offset += (
+                40 + hash_size
+            )  # ctime, mtime, dev, ino, mode, uid, gid, size; the object name
             (flags,) = struct.unpack(">H", data[offset : offset + 2])
             offset += 2
             if flags & 0x4000:
@@ -513,27 +242,6 @@ def tracked_secrets(workspace: Path | None) -> tuple[str, ...]:
     return tuple(found)
 
 
-# Porcelain that writes .git/index opportunistically (a stat-cache refresh).
-INDEX_REFRESH = frozenset({"status", "diff", "describe"})
-PRINTS_CONTENT = frozenset(
-    {
-        "diff",
-        "log",
-        "show",
-        "whatchanged",
-        "grep",
-        "blame",
-        "annotate",
-        "cat-file",
-        "range-diff",
-        "diff-tree",
-        "diff-files",
-        "diff-index",
-        "stash",
-    }
-)
-
-
 def git(
     walker: Walker,
     spec: Program,
@@ -543,7 +251,10 @@ def git(
     extra_args: bool,
 ) -> None:  # noqa: C901
     from ketch_shell_kit import getopt
+    from ketch_shell_kit.grammar.table import git_facts
     from ketch_shell_kit.interpret import Builder, assign, dash_globs, read_options, typed
+
+    facts = git_facts()
 
     builder = Builder(walker, argv, assignments, extra_args=extra_args)
     args = list(argv[1:])
@@ -587,7 +298,7 @@ def git(
             builder.not_proven(found[0], hide=found[1])
     if not starts:
         builder.not_proven("git in a directory only known at run time", hide=True)
-    grammar = READ_ONLY.get(sub) or LISTING.get(sub)
+    grammar = spec.subcommands.get(sub)
     if grammar is None:
         _other(builder, sub, rest, starts)
         builder.done()
@@ -602,14 +313,14 @@ def git(
     no_locks = any("--no-optional-locks" in o.names for o, _, _ in parsed.options) or any(
         k == "GIT_OPTIONAL_LOCKS" and v.value == "0" for k, v in assignments
     )
-    builder.index_refresh = sub in INDEX_REFRESH and not no_locks
+    builder.index_refresh = sub in facts.index_refresh and not no_locks
     sub_parsed = getopt.parse(grammar, rest)
     ops = read_options(builder, grammar, sub_parsed)
     operands = sub_parsed.operands
     dash_globs(builder, operands)
-    if sub in LISTING:
+    if sub in facts.listing:
         _listing(builder, sub, grammar, sub_parsed, operands)
-    if sub in PRINTS_CONTENT:
+    if sub in facts.prints_content:
         secrets = tracked_secrets(walker.workspace)
         if secrets:
             builder.not_proven(
@@ -624,15 +335,11 @@ def git(
         typed(builder, kind, word, f"git {sub} {word.source}")
     if sub == "grep" and not any(u.kind in ("tree", "vtree") for u in builder.uses):
         builder.use("tree", _word("."), "git grep (the files it searches)")
-    if sub in PRINTS_CONFIG:
+    if sub in facts.prints_config:
         config = repository_config(walker.workspace)
         if config is not None:
             builder.use("read", _word(config), f"git {sub} prints the repository's configuration")
     builder.done()
-
-
-# Subcommands that print the repository's configuration (remote URLs with them).
-PRINTS_CONFIG = frozenset({"remote", "config", "var"})
 
 
 def repository_config(workspace: Path | None) -> str | None:
@@ -659,13 +366,16 @@ def _grep_walk(builder: object, parsed: object) -> None:
     assert isinstance(builder, Builder)
     options = [(o.label, v.value if v is not None else None) for o, v, _ in parsed.options]  # type: ignore[attr-defined]
     if any(name == "--recurse-submodules" for name, _ in options):
-        builder.not_proven("git grep --recurse-submodules reads the submodules' files too", hide=True)
+        builder.not_proven(
+            "git grep --recurse-submodules reads the submodules' files too", hide=True
+        )
     builder.walk = reach.git_grep_walk(options)
 
 
 def _listing(
     builder: object, sub: str, grammar: Program, parsed: object, operands: list[Word]
 ) -> None:
+    from ketch_shell_kit.grammar.table import git_facts
     from ketch_shell_kit.interpret import Builder
 
     assert isinstance(builder, Builder)
@@ -700,24 +410,26 @@ def _listing(
     first = (
         operands[0].value if operands and operands[0].static else (None if not operands else "?")
     )
-    if first not in LISTING_OK.get(sub, set()):
+    if first not in (git_facts().listing.get(sub) or ()):
         builder.not_proven(f"git {sub} {first or ''} changes the repository".replace("  ", " "))
 
 
 def _other(builder: object, sub: str, rest: list[Word], starts: list[Path]) -> None:
+    from ketch_shell_kit.grammar.table import git_facts
     from ketch_shell_kit.interpret import Builder
 
     assert isinstance(builder, Builder)
-    if sub in NETWORK:
+    facts = git_facts()
+    if sub in facts.network:
         builder.network = True
         builder.not_proven(f"git {sub} uses the network")
-    if sub in FILES:
+    if sub in facts.files:
         builder.not_proven(f"git {sub} writes files the analysis does not follow", hide=True)
-    elif sub in WORKTREE:
+    elif sub in facts.worktree:
         builder.not_proven(f"git {sub} changes the repository or its work tree")
         for start in starts:
             builder.use("write", _word(str(start)), f"git {sub} work tree")
-    elif sub not in NETWORK:
+    elif sub not in facts.network:
         builder.not_proven(f"git {sub}: a subcommand (or alias) ketch does not know", hide=True)
 
 

@@ -1,12 +1,9 @@
-"""The grammar table's vocabulary: programs, options, operand types, and the small
-text notation the data modules use to list them.
+"""The grammar table's vocabulary: programs, options, operand types and tags.
 
-An option is written the way ``--help`` shows it, aliases joined by commas::
-
-    -n,--lines=num          a required value of type num (``-n 5``, ``-n5``, ``--lines=5``)
-    --color[=enum]          an optional value (only ``--color=always``; ``--color`` alone)
-    -r,--recursive{tree}    a flag with a tag: operands are read recursively
-    -i,--in-place[=str]{ops=write*}   a flag that changes what the operands are
+The table itself is data (``grammar.json``, read by :mod:`.table`; its contract is
+:mod:`.schema`). An option lists every spelling (``-n``, ``--lines``); it is a flag, or
+takes a value that is required (``-n 5``, ``-n5``, ``--lines=5``) or optional (only
+``--color=always``; ``--color`` alone), and says what that value is.
 
 Value and operand **types** say what a word is to the program:
 
@@ -25,20 +22,18 @@ Value and operand **types** say what a word is to the program:
 **Tags** on an option: ``write exec net unsafe`` (using it is not read-only), ``hide``
 (the guards cannot see what it runs or writes), ``opaque`` (it runs code the analysis
 cannot read at all: the line is not understood), ``link`` (it makes links), ``drop`` (it supplies the pattern, so
-the first operand is a file), ``tree`` (operands are read recursively), ``ops=SPEC``
-(it replaces the operand spec), ``privileged``.
+the first operand is a file), ``tree`` (operands are read recursively), ``privileged``;
+an option's own ``operands`` replace the program's when it is given.
 
-An **operand spec** lists the positional operands in order: ``pat read*`` (a pattern,
-then files), ``read+ write`` (sources, then the destination), ``str cmd`` (a duration,
-then a command). ``*`` is zero or more, ``+`` one or more, ``?`` optional; at most one
-repeating token.
+A program's **operands** are listed in order, each with how often it comes (``*`` zero
+or more, ``+`` one or more, ``?`` optional; at most one repeating operand): ``pat`` then
+``read*`` (a pattern, then files), ``read+`` then ``write`` (sources, then the
+destination), ``str`` then ``cmd`` (a duration, then a command).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any
 
 HARMLESS_TYPES = frozenset({"str", "num", "pat", "fmt", "enum", "sig", "size", "time", "x"})
 PATH_TYPES = frozenset({"read", "tree", "vtree", "list", "write", "link", "cwd", "move"})
@@ -66,7 +61,14 @@ RISKY_TAGS = frozenset({"write", "exec", "net", "unsafe", "hide", "link", "opaqu
 
 
 class GrammarError(ValueError):
-    """A grammar entry that does not parse (a bug in the table, caught by its tests)."""
+    """The grammar data cannot be read (a damaged install: the shipped file is checked
+    against its schema by the table tests)."""
+
+
+@dataclass(frozen=True)
+class Operand:
+    type: str
+    repeat: str = ""  # "", "*", "+", "?"
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class Option:
     arg: str = ""  # "" (a flag), "required", "optional"
     type: str = "str"  # the value's type, when it takes one
     tags: frozenset[str] = frozenset()
-    ops: str | None = None  # an operand spec that replaces the program's
+    ops: tuple[Operand, ...] | None = None  # operands that replace the program's
 
     @property
     def label(self) -> str:
@@ -95,12 +97,6 @@ class Option:
         )
 
 
-@dataclass(frozen=True)
-class Operand:
-    type: str
-    repeat: str = ""  # "", "*", "+", "?"
-
-
 @dataclass
 class Program:
     """One program (or subcommand) of the table."""
@@ -115,7 +111,7 @@ class Program:
     single_dash_long: bool = False  # ``-name`` style (find, java)
     reason: str = ""  # when set, never read-only, with this reason (rm: "deletes files")
     privileged: bool = False
-    handler: str = ""  # a custom reader in interpret.py (find, sed, git, shell...)
+    handler: str = ""  # the reader (interpret.HANDLERS) for what a table cannot say
     subcommands: dict[str, Program] = field(default_factory=dict)
     default_operand: str | None = None  # what a recursive reader reads with no operand
     steers: bool = False  # changes the shell itself (alias, shopt, hash): later commands may mean something else
@@ -139,61 +135,3 @@ class Program:
         return any(o.risky for o in self.options) or any(
             op.type in ("write", "exec", "code", "script", "cmd") for op in self.operands
         )
-
-
-_OPTION = re.compile(
-    r"^(?P<names>-[^=\[{]+?)(?:(?P<req>=[a-z]+)|(?P<opt>\[=[a-z]+\]))?(?:\{(?P<tags>[^}]*)\})?$"
-)
-
-
-def options(text: str) -> tuple[Option, ...]:
-    """Parse the option notation (see the module doc)."""
-    found: list[Option] = []
-    for token in text.split():
-        match = _OPTION.match(token)
-        if not match:
-            raise GrammarError(f"cannot read option {token!r}")
-        names = tuple(match.group("names").split(","))
-        for name in names:
-            if not re.fullmatch(r"--?[A-Za-z0-9?#@][A-Za-z0-9\-_.]*", name):
-                raise GrammarError(f"bad option name {name!r} in {token!r}")
-        arg, kind = "", "str"
-        if match.group("req"):
-            arg, kind = "required", match.group("req")[1:]
-        elif match.group("opt"):
-            arg, kind = "optional", match.group("opt")[2:-1]
-        if kind not in TYPES:
-            raise GrammarError(f"unknown type {kind!r} in {token!r}")
-        tags: set[str] = set()
-        ops: str | None = None
-        for tag in (match.group("tags") or "").split(","):
-            tag = tag.strip()
-            if not tag:
-                continue
-            if tag.startswith("ops="):
-                ops = tag[4:].replace("_", " ")
-                operand_spec(ops)  # validate
-                continue
-            if tag not in TAGS:
-                raise GrammarError(f"unknown tag {tag!r} in {token!r}")
-            tags.add(tag)
-        found.append(Option(names=names, arg=arg, type=kind, tags=frozenset(tags), ops=ops))
-    return tuple(found)
-
-
-def operand_spec(text: str) -> tuple[Operand, ...]:
-    result: list[Operand] = []
-    for token in text.split():
-        repeat = token[-1] if token[-1] in "*+?" else ""
-        kind = token[:-1] if repeat else token
-        if kind not in TYPES:
-            raise GrammarError(f"unknown operand type {kind!r} in {text!r}")
-        result.append(Operand(kind, repeat))
-    if sum(1 for o in result if o.repeat in "*+" and o.repeat) > 1:
-        raise GrammarError(f"more than one repeating operand in {text!r}")
-    return tuple(result)
-
-
-def program(name: str, opts: str = "", operands: str = "", **extra: Any) -> Program:
-    """A table entry from the notation."""
-    return Program(name=name, options=options(opts), operands=operand_spec(operands), **extra)

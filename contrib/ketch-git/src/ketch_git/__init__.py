@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ketch import hookimpl
+from ketch.api import hookimpl
 
 __version__ = "0.1.0"
 

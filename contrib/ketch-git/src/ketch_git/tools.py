@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ketch.tools import Access, Effect, Tool, ToolContext, ToolResult
+from ketch.api import Access, Effect, Tool, ToolContext, ToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from ketch_git.gitrun import GitError, GitOutput, check_revision, relative_path, run_git
@@ -23,7 +23,7 @@ class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class GitTool(Tool):
+class GitTool(Tool[_Input]):
     """Shared behaviour: read-only effects, access scoping, errors as results."""
 
     effects = frozenset({Effect.READ})

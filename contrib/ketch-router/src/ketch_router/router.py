@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from ketch.context import estimate_messages, estimate_schemas, estimate_text
-from ketch.errors import ConfigError, KetchError
-from ketch.providers import (
+from ketch.api import (
+    ConfigError,
     ErrorKind,
+    KetchError,
     ModelInfo,
     Provider,
     ProviderConfig,
@@ -42,6 +42,7 @@ from ketch.providers import (
     ProviderEvent,
     ProviderRequest,
 )
+from ketch_context_kit.budget import estimate_messages, estimate_schemas, estimate_text
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 KIND = "router"

@@ -1,10 +1,9 @@
-"""The context budget: effective capacity, the utilization meter, token estimates, turns,
-and running a compaction. Shared by the loop, the context and compaction plugins and
+"""The context budget: effective capacity, utilization and token estimates. Shared by the
+budget plugin (which fits each request), the plugins that shape the context and
 frontends (the meter).
 
 Effective capacity = raw limit - max(output reserve, 8% of raw) - max(2,048, 2% of raw).
-Utilization = the active context over the effective capacity; bands green < 70%,
-amber < 85%, orange < 95%, red.
+Utilization = the active context over the effective capacity.
 
 Token counts are estimates unless a provider reported real ones. The estimator counts
 characters, weighting non-ASCII text (CJK, emoji) by its UTF-8 length, and divides by a
@@ -26,11 +25,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ketch.messages import ImagePart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from ketch.api import ImagePart, Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.compaction import CompactionResult
-    from ketch.session import Session
+    from ketch.api import ModelInfo, Session
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 CHARS_PER_TOKEN = 4
@@ -41,7 +39,9 @@ IMAGE_UNITS = 6_000  # an image, in characters (~1.5k tokens at 4 per token)
 # and only observed ratios in this band are believed.
 CALIBRATE_MIN_TOKENS = 256
 PLAUSIBLE_RATIO = (1.5, 8.0)
-STATE_KEY = "kernel.context"  # session.state key for calibration and learned limits
+# session.state key for calibration and learned limits (named when the kernel kept the
+# budget: saved sessions carry it).
+STATE_KEY = "kernel.context"
 PROVIDER_WINDOW_TIMEOUT = 5.0
 
 
@@ -52,17 +52,6 @@ def effective_capacity(raw_limit: int, output_reserve: int | None = None) -> int
     reserve = max(output_reserve or 0, int(raw_limit * 0.08))
     overhead = max(2_048, int(raw_limit * 0.02))
     return max(raw_limit - reserve - overhead, 1)
-
-
-def band(utilization: float) -> str:
-    """The meter's colour band: green < 70%, amber < 85%, orange < 95%, red."""
-    if utilization < 0.70:
-        return "green"
-    if utilization < 0.85:
-        return "amber"
-    if utilization < 0.95:
-        return "orange"
-    return "red"
 
 
 def utilization(tokens: int, capacity: int) -> float:
@@ -90,7 +79,7 @@ class Budget:
 
 
 def context_state(session: Session) -> dict[str, Any]:
-    """The kernel's own corner of ``session.state`` (JSON-safe, persisted with the session)."""
+    """The budget's corner of ``session.state`` (JSON-safe, persisted with the session)."""
     state = session.state.get(STATE_KEY)
     if not isinstance(state, dict):
         state = session.state[STATE_KEY] = {}
@@ -119,12 +108,20 @@ def window_and_reserve(session: Session) -> tuple[int, int | None, str]:
         and reported.get("tokens")
     ):
         return int(reported["tokens"]), reserve, "provider"
-    info = session.kernel.hooks.model_info(
-        str(getattr(session.provider, "kind", "")), session.model
-    )
+    info = model_info(session)
     if info is not None and info.context_window:
         return int(info.context_window), reserve, "catalog"
     return DEFAULT_CONTEXT_WINDOW, reserve, "default"
+
+
+def model_info(session: Session) -> ModelInfo | None:
+    """What the model catalog (any ``ketch_model_info`` plugin) knows of the session's model."""
+    return session.kernel.hooks.first(  # type: ignore[no-any-return]
+        "ketch_model_info",
+        provider_kind=str(getattr(session.provider, "kind", "") or ""),
+        model=session.model,
+        kernel=session.kernel,
+    )
 
 
 def context_budget(session: Session) -> Budget:
@@ -378,168 +375,3 @@ def calibrate(session: Session, size: RequestSize, reported: int) -> bool:
     state["chars_per_token"] = round(current * (1 - weight) + observed * weight, 4)
     state["samples"] = samples + 1
     return True
-
-
-# --- turns ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Span:
-    """One turn of the active context: ``messages[start:end]``.
-
-    A turn starts at a user message the user typed (not a synthetic note) and runs to
-    the next one, so an assistant's tool calls and their results never split. Messages
-    before the first prompt (an earlier compaction's summary) form a head span whose
-    ``number`` is None; otherwise ``number`` is the prompt's 1-based position among
-    the transcript's prompts, stable across compactions.
-    """
-
-    start: int
-    end: int
-    number: int | None
-    ids: tuple[str, ...]
-
-    def __len__(self) -> int:
-        return self.end - self.start
-
-
-def is_prompt(message: Message) -> bool:
-    return message.role == "user" and not message.synthetic
-
-
-def prompt_numbers(transcript: Iterable[Message]) -> dict[str, int]:
-    """The id of each prompt in the transcript -> its 1-based turn number."""
-    numbers: dict[str, int] = {}
-    for message in transcript:
-        if is_prompt(message):
-            numbers[message.id] = len(numbers) + 1
-    return numbers
-
-
-def split_turns(messages: Sequence[Message], numbers: dict[str, int] | None = None) -> list[Span]:
-    spans: list[Span] = []
-    start = 0
-    for index, message in enumerate(messages):
-        if is_prompt(message) and index > start:
-            spans.append(_span(messages, start, index, numbers))
-            start = index
-    if start < len(messages):
-        spans.append(_span(messages, start, len(messages), numbers))
-    return spans
-
-
-def _span(
-    messages: Sequence[Message], start: int, end: int, numbers: dict[str, int] | None
-) -> Span:
-    first = messages[start]
-    number = None
-    if is_prompt(first):
-        number = (numbers or {}).get(first.id)
-        if number is None and numbers is None:
-            number = -1  # a prompt, number unknown without the transcript
-    return Span(start, end, number, tuple(m.id for m in messages[start:end]))
-
-
-def origins(compactions: Iterable[dict[str, Any]]) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """For each message a compaction created: (how, the transcript ids it stands for).
-
-    Follows chains (a summary that replaced an earlier summary stands for what that one
-    replaced). Records that do not follow the ``{"replaced": [ids], "by": id, "how":
-    ...}`` shape are skipped.
-    """
-    found: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for compaction in compactions:
-        items = compaction.get("record") if isinstance(compaction, dict) else None
-        for item in items if isinstance(items, list) else []:
-            if not isinstance(item, dict):
-                continue
-            by, replaced = item.get("by"), item.get("replaced")
-            if not isinstance(by, str) or not isinstance(replaced, list):
-                continue
-            expanded: list[str] = []
-            for old in replaced:
-                if isinstance(old, str):
-                    expanded.extend(found[old][1] if old in found else (old,))
-            found[by] = (str(item.get("how") or "replaced"), tuple(dict.fromkeys(expanded)))
-    return found
-
-
-# --- running a compaction ----------------------------------------------------------------------
-
-
-async def compact(
-    session: Session,
-    reason: str,
-    *,
-    system_tokens: int,
-    capacity: int,
-    target_tokens: int | None = None,
-    instructions: str | None = None,
-) -> CompactionResult | None:
-    """Ask the compactor (``ketch_compact``) to shrink the active context and apply it.
-
-    The compactor may return its result or an awaitable of it (a model summarizer).
-    Returns the applied result, or None when no compactor answered or nothing changed.
-    The transcript is never touched; ``session.active`` is replaced, the record is
-    appended to ``session.compactions`` and a ``compaction`` event is emitted.
-    """
-    from ketch.compaction import CompactionRequest, CompactionResult
-    from ketch.events import CompactionEvent, NoticeEvent
-
-    kernel = session.kernel
-    settings = kernel.settings.compaction
-    estimator = estimator_for(session)
-    before_messages = session.active
-    before = system_tokens + estimator.messages(before_messages)
-    target = int(settings.target * capacity) if target_tokens is None else int(target_tokens)
-    kernel.hooks.before_compaction(session, reason)
-    request = CompactionRequest(
-        session=session,
-        messages=before_messages,
-        system_tokens=system_tokens,
-        target_tokens=max(target, 1),
-        capacity_tokens=capacity,
-        reason=reason,  # type: ignore[arg-type]
-        instructions=instructions,
-        pinned=frozenset(session.pins),
-    )
-    try:
-        result: Any = kernel.hooks.compact(request)
-        if inspect.isawaitable(result):
-            result = await result
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a compactor bug must not end the turn
-        kernel.emit(
-            session,
-            NoticeEvent(level="warning", message=f"compaction failed: {type(exc).__name__}: {exc}"),
-        )
-        return None
-    if not isinstance(result, CompactionResult):
-        return None
-    if session.active is not before_messages:
-        return None  # the context moved on while a model summarized: stale
-    if tuple(m.id for m in result.messages) == tuple(m.id for m in before_messages):
-        return None  # nothing to compact
-    session.active = tuple(result.messages)
-    after = system_tokens + estimator.messages(session.active)
-    record = {
-        "n": len(session.compactions) + 1,
-        "reason": reason,
-        "compactor": result.compactor,
-        "before_tokens": before,
-        "after_tokens": after,
-        "record": result.record,
-    }
-    session.compactions.append(record)
-    kernel.emit(
-        session,
-        CompactionEvent(
-            before_tokens=before,
-            after_tokens=after,
-            compactor=result.compactor,
-            summary=result.summary,
-        ),
-    )
-    kernel.hooks.after_compaction(session, result)
-    return result

@@ -13,8 +13,9 @@ variables the user explicitly passed through (``keep``, glob patterns).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Mapping
+
+from ketch_policy_kit.globs import names_matcher
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
 
@@ -35,12 +36,11 @@ def child_environment(
     """``environ`` without secret-looking variables (and without ``drop``), except those
     matching a ``keep`` pattern; then ``extra`` on top."""
     patterns = [p for p in keep if isinstance(p, str) and p]
+    kept = names_matcher(patterns) if patterns else None
     dropped = frozenset(drop)
     env: dict[str, str] = {}
     for name, value in environ.items():
-        if any(fnmatch.fnmatchcase(name, p) for p in patterns) or not (
-            secret_name(name) or name in dropped
-        ):
+        if (kept is not None and kept(name)) or not (secret_name(name) or name in dropped):
             env[name] = value
     if extra:
         env.update(extra)

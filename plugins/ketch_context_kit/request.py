@@ -1,8 +1,8 @@
 """The request budget: what one provider request carries and whether it fits.
 
-One module for everyone who measures a request: the loop before every call to the
-provider, ``/context`` and ``/compact`` outside a turn, and a frontend's meter before
-the first usage report. The system prompt and tool schemas are the fixed part (they
+One module for everyone who measures a request: the budget plugin before every call
+to the provider (:func:`fit_request`), ``/context`` and ``/compact`` outside a turn,
+and a frontend's meter before the first usage report. The system prompt and tool schemas are the fixed part (they
 cannot be compacted); the active context is the rest. Tool specs are built once per
 tool object and reused (a tool's schema does not change), so measuring a request
 costs the messages' estimates, which are themselves cached per message.
@@ -13,17 +13,22 @@ from __future__ import annotations
 import contextlib
 import json
 import weakref
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ketch.context import context_budget, estimator_for, split_turns, text_units, utilization
-from ketch.prompt import PromptPart, join_parts
-from ketch.providers import ToolSpec
+from ketch.api import History, PromptPart, StashKey, ToolSpec, join_parts, offered_tools
+from ketch.api import tool_spec as plain_spec
+from ketch_context_kit.budget import (
+    context_budget,
+    estimator_for,
+    model_info,
+    text_units,
+    utilization,
+)
+from ketch_provider_kit.images import without_images
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.session import Session
-    from ketch.tools import Tool
+    from ketch.api import Session, Tool
 
 # Per tool object: its spec and the weighted characters of its schema (json).
 _SPECS: weakref.WeakKeyDictionary[Any, tuple[ToolSpec, float]] = weakref.WeakKeyDictionary()
@@ -35,23 +40,11 @@ def tool_spec(tool: Tool) -> tuple[ToolSpec, float]:
         return _SPECS[tool]
     except (KeyError, TypeError):
         pass
-    spec = ToolSpec(name=tool.name, description=tool.description, input_schema=tool.input_schema())
+    spec = plain_spec(tool)
     size = text_units(json.dumps(spec.model_dump(), default=str))
     with contextlib.suppress(TypeError):  # not weak-referenceable: fine, just not cached
         _SPECS[tool] = (spec, size)
     return spec, size
-
-
-def offered_tools(session: Session, allowed: Iterable[str] | None = None) -> list[Tool]:
-    """The tools offered in the session's mode (a read-only mode offers no mutating
-    tool), narrowed to ``allowed`` names when the turn is restricted."""
-    tools = list(session.kernel.tools.values())
-    if session.read_only:
-        tools = [t for t in tools if not t.mutating]
-    if allowed is not None:
-        names = set(allowed)
-        tools = [t for t in tools if t.name in names]
-    return tools
 
 
 @dataclass
@@ -110,25 +103,9 @@ def measure(
     )
 
 
-def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: int) -> str:
-    """Why the context does not fit even after compaction, and what the person can do."""
+def largest_parts(session: Session, budget: RequestBudget, count: int = 3) -> str:
+    """The system prompt's largest parts with their sizes ("AGENTS.md ~1,200, ...")."""
     estimator = estimator_for(session)
-    active = session.active
-    spans = split_turns(active)
-    pinned_ids = set(session.pins)
-    recent = spans[-keep_recent_turns:] if spans else []
-    recent_ids = {i for span in recent for i in span.ids}
-    pinned = [
-        m
-        for span in spans
-        if pinned_ids.intersection(span.ids) and not recent_ids.intersection(span.ids)
-        for m in active[span.start : span.end]
-    ]
-    recent_tokens = sum(estimator.messages(active[s.start : s.end]) for s in recent)
-    pinned_tokens = estimator.messages(pinned)
-    capacity = budget.capacity
-    total = budget.projected
-    other = total - budget.fixed - recent_tokens - pinned_tokens
     sizes = sorted(
         (
             (estimator.text(p.render()), p.title or p.source or "untitled")
@@ -137,30 +114,59 @@ def overflow_report(session: Session, budget: RequestBudget, keep_recent_turns: 
         ),
         reverse=True,
     )
-    largest = ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:3])
-    breakdown = (
-        f"system prompt ~{budget.system_tokens:,} tokens"
-        + (f" (largest: {largest})" if largest else "")
-        + f", tool schemas ~{budget.schema_tokens:,} ({len(budget.specs)} tools), pinned ~{pinned_tokens:,}, "
-        f"recent ~{recent_tokens:,}, other ~{max(other, 0):,}; total ~{total:,} of an effective capacity of {capacity:,}"
-    )
+    return ", ".join(f"{title} ~{tokens:,}" for tokens, title in sizes[:count])
+
+
+def remedies_for(budget: RequestBudget) -> list[str]:
+    """What the person can do about a request that does not fit, whatever shapes it."""
     remedies = []
-    if pinned_tokens:
-        remedies.append("unpin turns (/unpin)")
-    if recent_tokens > capacity // 2:
-        remedies.append("send a shorter message, or ask for less output at once")
-    if budget.system_tokens > capacity // 4:
+    if budget.system_tokens > budget.capacity // 4:
         remedies.append("shorten the instruction files or the project memory")
-    if budget.schema_tokens > capacity // 4:
+    if budget.schema_tokens > budget.capacity // 4:
         remedies.append("disable tools or plugins you do not need (--no-plugin NAME)")
-    remedies += [
+    return [
+        *remedies,
         "start a new session",
         "use a model with a larger context window (context_window in config.toml)",
     ]
+
+
+def overflow_report(session: Session, budget: RequestBudget) -> str:
+    """Why the request does not fit the model, and what the person can do (the plugins
+    that shape the context say more, by raising ``ContextOverflow`` themselves)."""
+    largest = largest_parts(session, budget)
+    capacity = budget.capacity
+    remedies = remedies_for(budget)
     return (
-        "the context does not fit the model even after compaction: "
-        + breakdown
-        + ". Remedies: "
-        + "; ".join(remedies)
-        + "."
+        "the context does not fit the model: "
+        f"system prompt ~{budget.system_tokens:,} tokens"
+        + (f" (largest: {largest})" if largest else "")
+        + f", tool schemas ~{budget.schema_tokens:,} ({len(budget.specs)} tools), messages "
+        f"~{budget.message_tokens:,}; total ~{budget.projected:,} of an effective capacity of "
+        f"{capacity:,}. Remedies: " + "; ".join(remedies) + "."
     )
+
+
+# The session was told once that its model takes no images.
+_TOLD_NO_IMAGES = StashKey[bool]()
+
+
+def fit_images(session: Session, messages: History) -> History:
+    """``messages`` for the session's model: without images (a note in their place, and
+    a notice once per session) when the catalog knows the model takes none."""
+    info = model_info(session)
+    if info is None or info.images is not False:
+        return messages
+    stripped, dropped = without_images(messages)
+    if dropped and not session.stash.get(_TOLD_NO_IMAGES, False):
+        from ketch.api import NoticeEvent
+
+        session.stash[_TOLD_NO_IMAGES] = True
+        session.kernel.emit(
+            session,
+            NoticeEvent(
+                level="warning",
+                message=f"model '{session.model}' does not take images ({info.source or 'model catalog'}); it gets the text alone. Use a model with vision to show it pictures.",
+            ),
+        )
+    return stripped

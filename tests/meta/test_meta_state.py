@@ -1,0 +1,133 @@
+"""State where it belongs: no module-level mutable state in plugins, kits or contrib.
+
+Per-kernel state lives in ``kernel.stash``, per-session state in ``session.stash`` /
+``session.state`` (``ketch acp`` runs several kernels in one process: a module global
+is shared by all of them). This test finds module-level mutable values (a dict, list or
+set, or a call making one, bound to a lower-case name) and ``global`` statements, and
+fails on any not listed below: ``ALLOWED`` holds true process-wide facts and caches,
+each with why; ``KNOWN`` the ones still to move into a stash (issue 25 item 5). Remove
+an entry when you fix it; add to ``ALLOWED`` only with a reason that holds for every
+kernel in the process.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCOPES = (ROOT / "plugins", ROOT / "contrib")
+MUTABLE_CALLS = {
+    "dict",
+    "list",
+    "set",
+    "defaultdict",
+    "OrderedDict",
+    "Counter",
+    "deque",
+    "WeakKeyDictionary",
+    "WeakValueDictionary",
+    "WeakSet",
+}
+
+# (file, name) -> why it is process-wide by nature.
+ALLOWED: dict[tuple[str, str], str] = {
+    ("ketch_crypto/kernel_keyring.py", "_libc"): "the C library's handle: one per process",
+    ("ketch_crypto/kernel_keyring.py", "_numbers"): "the C library's handle: one per process",
+    ("ketch_crypto/kernel_keyring.py", "_probed"): "whether the OS has a kernel keyring",
+    ("ketch_crypto/wrapped.py", "_ARGON2"): "a module imported on first use",
+    ("ketch_crypto/passphrases.py", "_taken"): (
+        "the process's environment variables, read once and removed from os.environ"
+    ),
+    ("ketch_tool_kit/files.py", "_backends"): (
+        "keyed by session id (unique across kernels), attached and detached by its session"
+    ),
+}
+
+# (file, name) -> where it goes. Still to do.
+KNOWN: dict[tuple[str, str], str] = {}
+
+
+def module_state(path: Path) -> list[tuple[str, int]]:
+    """(name, line) of each module-level mutable binding and each ``global`` name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in tree.body:
+        target, value = None, None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        if not isinstance(target, ast.Name) or value is None:
+            continue
+        name = target.id
+        if name.isupper() or name == "__all__":  # constants by convention
+            continue
+        literal = isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp))
+        call = isinstance(value, ast.Call) and (
+            ast.unparse(value.func).rsplit(".", 1)[-1] in MUTABLE_CALLS
+        )
+        if literal or call or isinstance(value, ast.SetComp):
+            found.append((name, node.lineno))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            found += [(name, node.lineno) for name in node.names]
+    return found
+
+
+def _where(path: Path) -> str:
+    parts = path.relative_to(ROOT).parts
+    if parts[0] == "plugins":
+        return "/".join(parts[1:])
+    return "/".join(parts)
+
+
+def test_no_module_level_mutable_state() -> None:
+    seen: set[tuple[str, str]] = set()
+    new = []
+    for scope in SCOPES:
+        for path in sorted(scope.rglob("*.py")):
+            if {"tests", "__pycache__"} & set(path.parts):
+                continue
+            for name, line in module_state(path):
+                key = (_where(path), name)
+                seen.add(key)
+                if key not in ALLOWED and key not in KNOWN:
+                    new.append(f"{key[0]}:{line}: {name}")
+    assert not new, (
+        "module-level mutable state: keep it in kernel.stash / session.stash (StashKey), "
+        "or justify it in ALLOWED:\n  " + "\n  ".join(sorted(set(new)))
+    )
+    stale = sorted((set(ALLOWED) | set(KNOWN)) - seen)
+    assert not stale, f"gone: remove from {Path(__file__).name}: {stale}"
+
+
+def test_the_check_finds_module_state(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import weakref\n"
+        "LIMITS = {'a': 1}\n"  # a constant by convention
+        "_seen = set()\n"
+        "_by_kernel = weakref.WeakKeyDictionary()\n"
+        "_cache: dict[str, int] = {}\n"
+        "name = 'x'\n"
+        "def f():\n"
+        "    global name\n"
+        "    name = 'y'\n",
+        encoding="utf-8",
+    )
+    assert [n for n, _ in module_state(sample)] == ["_seen", "_by_kernel", "_cache", "name"]
+
+
+def test_no_test_switches_in_production_code() -> None:
+    """Fault injection is installed by tests (a plugin they load, a hook it implements),
+    never read from a ``KETCH_TEST_*`` variable by the code that ships."""
+    found = []
+    for scope in (*SCOPES, ROOT / "kernel" / "ketch"):
+        for path in sorted(scope.rglob("*.py")):
+            if {"tests", "testing", "__pycache__"} & set(path.parts):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if "KETCH_TEST_" in line:
+                    found.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not found, "production code reads test switches:\n  " + "\n  ".join(found)
