@@ -387,6 +387,12 @@ class Walker:
                         dynamic_text |= self.unparsed(text)
                         text_parts.append(text)
                     else:
+                        if sub.type == "heredoc_redirect" or _descendants(
+                            sub, ("heredoc_redirect",)
+                        ):
+                            # bash finds a nested heredoc's end by its own reading of the
+                            # outer body, which the parser's tree does not follow
+                            self.problem("a heredoc inside a heredoc's body")
                         self.word(sub)
                         dynamic_text = True
             elif ctype in ("<<", "<<-", "heredoc_end", "&&", "||", ";", "|", "|&", "&"):

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from ketch_sandbox.bwrap import probe
 from ketch_shell_kit import analyse
@@ -139,6 +139,8 @@ def test_bash_runs_nothing_the_analysis_missed_in_the_corpus(lab: Path, command:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(composed=commands)
+# Found by this test: bash ran "EOF" (a nested heredoc's end, read its own way).
+@example(composed=("echo $({ cat <<EOF\n$({ cat <<EOF\n$(ls)\nEOF\n})\nEOF\n})", frozenset({"ls"})))
 def test_bash_runs_nothing_the_analysis_missed_in_compositions(
     lab: Path, composed: tuple[str, frozenset[str]]
 ) -> None:
