@@ -43,6 +43,13 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ketch_tool_kit/files.py", "_backends"): (
         "keyed by session id (unique across kernels), attached and detached by its session"
     ),
+    ("ketch_shell/process.py", "GROUPS"): (
+        "the process groups this OS process started (pgid -> its session id, unique across "
+        "kernels): each session's end kills its own, the process's exit (atexit) all"
+    ),
+    ("ketch_shell/process.py", "REAPED"): (
+        "which of this OS process's child process groups a reaper leads (a fact of the pgid)"
+    ),
 }
 
 # (file, name) -> where it goes. Still to do.
@@ -76,8 +83,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("ketch_secret_kit/files.py", "_LAST"): _UPPER,
     ("ketch_shell/exposure.py", "_SESSIONS"): _UPPER,
     ("ketch_shell/exposure.py", "_APPROVED"): _UPPER,
-    ("ketch_shell/process.py", "GROUPS"): _UPPER,
-    ("ketch_shell/process.py", "REAPED"): _UPPER,
     ("ketch_shell_kit/__init__.py", "_RECENT"): _UPPER,
     ("ketch_store/writers.py", "_PROCESS"): _UPPER,
 }
