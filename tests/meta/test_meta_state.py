@@ -43,6 +43,22 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ketch_tool_kit/files.py", "_backends"): (
         "keyed by session id (unique across kernels), attached and detached by its session"
     ),
+    ("ketch_context_kit/budget.py", "_SIZES"): (
+        "keyed by a live message object (immutable; a weak reference drops the entry): "
+        "its size is a function of the message alone"
+    ),
+    ("ketch_context_kit/request.py", "_SPECS"): (
+        "keyed weakly by the tool object: its spec is a function of that object alone, "
+        "found only by a kernel holding the tool"
+    ),
+    ("ketch_git_kit/programs.py", "_MEMO"): (
+        "keyed by the directory, the git binary and git's whole environment, and reused "
+        "only while every file git read is unchanged (stat): the same for every kernel"
+    ),
+    ("ketch_secret_kit/files.py", "_LAST"): (
+        "keyed by file identity (path, device, inode, size, mtime); the value names a "
+        "fixed rule, never the content: the same answer for every kernel"
+    ),
 }
 
 # (file, name) -> where it goes. Still to do.
@@ -51,14 +67,9 @@ _UPPER = (
     "values: a cache keyed safely goes to ALLOWED with its reason, state into a stash"
 )
 KNOWN: dict[tuple[str, str], str] = {
-    ("ketch_claude_kit/tool_names.py", "CLAUDE_NAME"): _UPPER,
-    ("ketch_context/builder.py", "_CACHES"): _UPPER,
-    ("ketch_context_kit/budget.py", "_SIZES"): _UPPER,
-    ("ketch_context_kit/request.py", "_SPECS"): _UPPER,
     ("ketch_crypto/manager.py", "_KEKS"): _UPPER,
     ("ketch_crypto/manager.py", "_CHECKED"): _UPPER,
     ("ketch_crypto/manager.py", "_FAILED"): _UPPER,
-    ("ketch_git_kit/programs.py", "_MEMO"): _UPPER,
     ("ketch_mcp/setup.py", "_STATES"): _UPPER,
     ("ketch_policy_kit/protected.py", "_CONFIG_CACHE"): _UPPER,
     ("ketch_policy_kit/protected.py", "_FILE_CACHE"): _UPPER,
@@ -73,7 +84,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("ketch_sandbox/trees.py", "_INDEXES"): _UPPER,
     ("ketch_sandbox/view.py", "_TOOLCHAINS"): _UPPER,
     ("ketch_sandbox/view.py", "_PLANS"): _UPPER,
-    ("ketch_secret_kit/files.py", "_LAST"): _UPPER,
     ("ketch_shell/exposure.py", "_SESSIONS"): _UPPER,
     ("ketch_shell/exposure.py", "_APPROVED"): _UPPER,
     ("ketch_shell/process.py", "GROUPS"): _UPPER,
