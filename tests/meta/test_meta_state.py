@@ -55,6 +55,17 @@ ALLOWED: dict[tuple[str, str], str] = {
         "keyed by the directory, the git binary and git's whole environment, and reused "
         "only while every file git read is unchanged (stat): the same for every kernel"
     ),
+    ("ketch_policy_kit/protected.py", "_CONFIG_CACHE"): (
+        "keyed by the git directory, the git binary, git's whole environment and the stat "
+        "of every config file it reads: the same answer for every kernel"
+    ),
+    ("ketch_policy_kit/protected.py", "_FILE_CACHE"): (
+        "a config file's parsed content, reused only while its stat is unchanged"
+    ),
+    ("ketch_policy_kit/protected.py", "_CONFIGURED"): (
+        "keyed by the workspace, the kernel's settings tables, each config file's path and "
+        "stat, and PATH: every input of the answer, so no kernel gets another's"
+    ),
     ("ketch_secret_kit/files.py", "_LAST"): (
         "keyed by file identity (path, device, inode, size, mtime); the value names a "
         "fixed rule, never the content: the same answer for every kernel"
@@ -70,9 +81,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("ketch_crypto/manager.py", "_KEKS"): _UPPER,
     ("ketch_crypto/manager.py", "_CHECKED"): _UPPER,
     ("ketch_crypto/manager.py", "_FAILED"): _UPPER,
-    ("ketch_policy_kit/protected.py", "_CONFIG_CACHE"): _UPPER,
-    ("ketch_policy_kit/protected.py", "_FILE_CACHE"): _UPPER,
-    ("ketch_policy_kit/protected.py", "_CONFIGURED"): _UPPER,
     ("ketch_sandbox/__init__.py", "_LEFTOVERS"): _UPPER,
     ("ketch_sandbox/dependencies.py", "_SCANNED"): _UPPER,
     ("ketch_sandbox/masks.py", "_SHARED"): _UPPER,
