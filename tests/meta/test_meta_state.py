@@ -66,6 +66,36 @@ ALLOWED: dict[tuple[str, str], str] = {
         "keyed by the workspace, the kernel's settings tables, each config file's path and "
         "stat, and PATH: every input of the answer, so no kernel gets another's"
     ),
+    ("ketch_sandbox/__init__.py", "_LEFTOVERS"): (
+        "mask directories no command will report on, closed when the process exits"
+    ),
+    ("ketch_sandbox/masks.py", "_SHARED"): (
+        "the process's one inotify watch (a descriptor and its reader thread); each mask "
+        "set sees the opens of its own watches only"
+    ),
+    ("ketch_sandbox/masks.py", "_PENDING"): (
+        "mask directories still being removed, removed at the latest when the process exits"
+    ),
+    ("ketch_sandbox/dependencies.py", "_SCANNED"): (
+        "keyed by a site-packages directory and its mtime: what it names is a fact of the "
+        "file system"
+    ),
+    ("ketch_sandbox/trees.py", "_INDEXES"): (
+        "one index per tree and kind (inotify-kept): what a tree holds is a fact of the "
+        "file system, secrets classified by ketch_secret_kit's fixed rules"
+    ),
+    ("ketch_sandbox/view.py", "_TOOLCHAINS"): (
+        "keyed by home, workspace and every variable it reads (PATH, XDG_RUNTIME_DIR, the "
+        "toolchain variables), checked against the file system on use"
+    ),
+    ("ketch_sandbox/view.py", "_PLANS"): (
+        "the last plan per workspace, reused only when every input matches (the index, "
+        "the kernel's configured paths, PATH and HOME, each repository's config stat)"
+    ),
+    ("ketch_sandbox/planted.py", "_ACCEPTED"): (
+        "per workspace, the writes a person authorized: the files are shared by every "
+        "kernel working there, and a write one kernel authorized is no plant to another"
+    ),
     ("ketch_secret_kit/files.py", "_LAST"): (
         "keyed by file identity (path, device, inode, size, mtime); the value names a "
         "fixed rule, never the content: the same answer for every kernel"
@@ -81,14 +111,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("ketch_crypto/manager.py", "_KEKS"): _UPPER,
     ("ketch_crypto/manager.py", "_CHECKED"): _UPPER,
     ("ketch_crypto/manager.py", "_FAILED"): _UPPER,
-    ("ketch_sandbox/__init__.py", "_LEFTOVERS"): _UPPER,
-    ("ketch_sandbox/dependencies.py", "_SCANNED"): _UPPER,
-    ("ketch_sandbox/masks.py", "_SHARED"): _UPPER,
-    ("ketch_sandbox/masks.py", "_PENDING"): _UPPER,
-    ("ketch_sandbox/planted.py", "_ACCEPTED"): _UPPER,
-    ("ketch_sandbox/trees.py", "_INDEXES"): _UPPER,
-    ("ketch_sandbox/view.py", "_TOOLCHAINS"): _UPPER,
-    ("ketch_sandbox/view.py", "_PLANS"): _UPPER,
     ("ketch_shell/process.py", "GROUPS"): _UPPER,
     ("ketch_shell/process.py", "REAPED"): _UPPER,
     ("ketch_shell_kit/__init__.py", "_RECENT"): _UPPER,
