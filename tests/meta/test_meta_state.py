@@ -40,6 +40,17 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the process's environment variables, read once and removed from os.environ"
     ),
     ("ketch_shell_kit/grammar/scripts.py", "_SED_SIMPLE"): "a constant set of sed commands",
+    ("ketch_crypto/manager.py", "_KEKS"): (
+        "keyed by a wrapped-key file's random salt and kept only once it opened that file: "
+        "it opens nothing else, whatever the kernel (docs/storage.md)"
+    ),
+    ("ketch_crypto/manager.py", "_CHECKED"): (
+        "the salts KETCH_PASSPHRASE (the process's, read once) was checked against"
+    ),
+    ("ketch_crypto/manager.py", "_FAILED"): (
+        "only failures no kernel of the process can undo: a wrong KETCH_PASSPHRASE, or the "
+        "person at the process's terminal mistyping or declining it"
+    ),
     ("ketch_tool_kit/files.py", "_backends"): (
         "keyed by session id (unique across kernels), attached and detached by its session"
     ),
@@ -108,9 +119,6 @@ _UPPER = (
     "values: a cache keyed safely goes to ALLOWED with its reason, state into a stash"
 )
 KNOWN: dict[tuple[str, str], str] = {
-    ("ketch_crypto/manager.py", "_KEKS"): _UPPER,
-    ("ketch_crypto/manager.py", "_CHECKED"): _UPPER,
-    ("ketch_crypto/manager.py", "_FAILED"): _UPPER,
     ("ketch_shell/process.py", "GROUPS"): _UPPER,
     ("ketch_shell/process.py", "REAPED"): _UPPER,
     ("ketch_shell_kit/__init__.py", "_RECENT"): _UPPER,
