@@ -40,6 +40,10 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the process's environment variables, read once and removed from os.environ"
     ),
     ("ketch_shell_kit/grammar/scripts.py", "_SED_SIMPLE"): "a constant set of sed commands",
+    ("ketch_shell_kit/__init__.py", "_RECENT"): (
+        "the last few analyses, each found only by the very access object it was made for "
+        "(identity, held alive while listed) with the same text, cwd and workspace"
+    ),
     ("ketch_crypto/manager.py", "_KEKS"): (
         "keyed by a wrapped-key file's random salt and kept only once it opened that file: "
         "it opens nothing else, whatever the kernel (docs/storage.md)"
@@ -120,9 +124,8 @@ _UPPER = (
 )
 KNOWN: dict[tuple[str, str], str] = {
     ("ketch_shell/process.py", "GROUPS"): _UPPER,
-    ("ketch_shell/process.py", "REAPED"): _UPPER,
-    ("ketch_shell_kit/__init__.py", "_RECENT"): _UPPER,
     ("ketch_store/writers.py", "_PROCESS"): _UPPER,
+    ("ketch_shell/process.py", "REAPED"): _UPPER,
 }
 
 
