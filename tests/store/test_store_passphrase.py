@@ -8,6 +8,7 @@ key between runs, and nothing ketch starts can read that key or the passphrase.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -392,8 +393,8 @@ def test_two_kernels_one_failing_to_unlock_does_not_lock_out_the_other(
     if not kernel_keyring.available() or not kernel_keyring.join_new_session():
         pytest.skip("no kernel keyring here")
     monkeypatch.delenv("KETCH_PASSPHRASE", raising=False)
-    monkeypatch.setattr(sys, "stdin", open(os.devnull))  # no terminal to ask on
-    monkeypatch.setattr(sys, "stderr", open(os.devnull, "w"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # no terminal to ask on
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
     database = tmp_path / "sessions.db"
     key = os.urandom(32)
     manager.forget()
