@@ -124,7 +124,6 @@ _UPPER = (
 )
 KNOWN: dict[tuple[str, str], str] = {
     ("ketch_shell/process.py", "GROUPS"): _UPPER,
-    ("ketch_store/writers.py", "_PROCESS"): _UPPER,
     ("ketch_shell/process.py", "REAPED"): _UPPER,
 }
 
