@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ModelInfo, ProviderKind, ProviderRequest
+    from ketch.providers import ModelInfo, ProviderError, ProviderKind, ProviderRequest
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
@@ -562,4 +562,23 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
     ``call.effects`` say what the call may change: a checkpoint of the workspace is
     taken here. The return value is ignored; an implementation that raises is reported
     and skipped (the call still runs), except that ``KetchError`` ends the turn.
+    """
+
+
+# --- i25-loop: what the loop asks plugins that own a policy it used to hold --------------------
+
+
+@hookspec(firstresult=True)
+@returns(float, int)
+def ketch_retry_delay(
+    session: Session, error: ProviderError, retried: tuple[ProviderError, ...]
+) -> float | None:
+    """A provider attempt failed with ``error``: how long to wait before trying again.
+
+    Called once per failed attempt of one request, for every provider, before the
+    ``error`` event goes out; ``retried`` are that request's earlier failures that were
+    tried again (their count is the attempt number). Return the seconds to wait (the
+    ``error`` event's ``retry_in``; the loop then tries again), or None to give up: the
+    turn ends with the error. Nobody answering, or an implementation that raises, gives
+    up. firstresult.
     """

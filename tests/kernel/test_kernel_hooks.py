@@ -508,6 +508,24 @@ def test_hook_ketch_response_usage(tmp_path: Path) -> None:
     )
 
 
+def test_hook_ketch_retry_delay(tmp_path: Path) -> None:
+    seen: list[tuple[str, int]] = []
+
+    class P:
+        @hookimpl
+        def ketch_retry_delay(self, session: Any, error: Any, retried: tuple[Any, ...]) -> Any:
+            seen.append((error.message, len(retried)))
+            return 0.01 if len(retried) < 2 else None
+
+    busy = [error("overloaded", f"busy {n}", retryable=True) for n in range(4)]
+    h = make(tmp_path, [*busy, text("never")], ("retry", P()))
+    end = h.run("x")
+    assert end.stop_reason == "error" and len(h.provider.requests) == 3
+    assert seen == [("busy 0", 0), ("busy 1", 1), ("busy 2", 2)]  # asked after each failure
+    assert [e.retry_in for e in h.of_type("error")] == [0.01, 0.01, None]
+    assert [e.attempt for e in h.of_type("retry")] == [1, 2]
+
+
 def test_hook_ketch_event_fields(tmp_path: Path) -> None:
     class Meter:
         @hookimpl
