@@ -582,3 +582,14 @@ def ketch_retry_delay(
     turn ends with the error. Nobody answering, or an implementation that raises, gives
     up. firstresult.
     """
+
+
+@hookspec(firstresult=True)
+@returns(str)
+def ketch_usage_error(parser: argparse.ArgumentParser, args: list[str], message: str) -> str | None:
+    """The command line ``args`` did not parse: argparse's ``message`` is about to be said.
+
+    Called once, before ketch exits with status 2; ``parser`` is the parser (or the
+    subcommand's) that rejected ``args``. Return the one line to say instead (an unknown
+    option named with a "did you mean"), or None to keep ``message``. firstresult.
+    """

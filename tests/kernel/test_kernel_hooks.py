@@ -138,6 +138,25 @@ def test_hook_ketch_add_cli_options(tmp_path: Path) -> None:
     assert build_parser(h.kernel).parse_args(["--colour", "red"]).colour == "red"
 
 
+def test_hook_ketch_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ketch.cli import build_parser
+
+    seen: list[tuple[list[str], str]] = []
+
+    class P:
+        @hookimpl
+        def ketch_usage_error(self, parser: Any, args: list[str], message: str) -> str:
+            seen.append((args, message))
+            return "that is not an option here"
+
+    h = make(tmp_path, [], ("hints", P()))
+    with pytest.raises(SystemExit) as exited:
+        build_parser(h.kernel).parse_args(["--colour", "red"])
+    assert exited.value.code == 2
+    assert seen and seen[0][0] == ["--colour", "red"] and "unrecognized" in seen[0][1]
+    assert capsys.readouterr().err.splitlines()[0] == "ketch: that is not an option here"
+
+
 def test_hook_ketch_register_settings(tmp_path: Path) -> None:
     from pydantic import Field
 
