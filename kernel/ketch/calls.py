@@ -178,8 +178,15 @@ class CallPipeline:
         declared = getattr(tool, "concurrent", None)
         return bool(declared) if declared is not None else not tool.mutating
 
-    async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> None:
-        await self._finish(call, await self._decide_announced(call, snapshot))
+    async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResult:
+        return await self._finish(call, await self._decide_announced(call, snapshot))
+
+    async def run_one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResult:
+        """Decide and run one call outside a response (a plugin's, for the prompt): the
+        same pipeline and events; its result goes to the caller, not the history."""
+        result = await self._one(call, snapshot)
+        del self.finished[call.id]
+        return result
 
     async def _decide_announced(
         self, call: ToolCallPart, snapshot: PermissionSnapshot
@@ -197,7 +204,7 @@ class CallPipeline:
 
     async def _finish(
         self, call: ToolCallPart, decided: Ready | Refused, limit: asyncio.Semaphore | None = None
-    ) -> None:
+    ) -> ToolResult:
         if isinstance(decided, Refused):
             result, outcome = decided.result, decided.outcome
         elif limit is not None:
@@ -222,6 +229,7 @@ class CallPipeline:
             output=result.output,
             images=tuple(result.images),
         )
+        return result
 
     # --- deciding -------------------------------------------------------------------------
 

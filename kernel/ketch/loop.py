@@ -24,15 +24,13 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ketch.calls import CANCELLED, CallPipeline, Refused, offered_tools
+from ketch.calls import CANCELLED, CallPipeline, offered_tools
 from ketch.errors import ContextOverflow, KetchError
 from ketch.events import (
     ErrorEvent,
     MessageEvent,
     NoticeEvent,
     RetryEvent,
-    ToolCallEvent,
-    ToolResultEvent,
     TurnEndEvent,
     TurnStopReason,
     UsageEvent,
@@ -170,27 +168,7 @@ class Turn:
 
         async def call_tool(name: str, data: dict[str, Any]) -> ToolResult:
             call = ToolCallPart(id=new_id("prompt_"), name=name, input=data)
-            self.emit(
-                ToolCallEvent(
-                    id=call.id, name=name, input=data, summary=self.calls._call_summary(call)
-                )
-            )
-            decided = await self.calls.decide(call, snapshot)
-            if isinstance(decided, Refused):
-                result, outcome = decided.result, decided.outcome
-            else:
-                result, outcome = await self.calls.execute(decided)
-            self.emit(
-                ToolResultEvent(
-                    tool_call_id=call.id,
-                    name=name,
-                    ok=result.ok,
-                    output=result.output,
-                    diff=result.diff,
-                    outcome=outcome,
-                )
-            )  # type: ignore[arg-type]
-            return result
+            return await self.calls.run_one(call, snapshot)
 
         intake = PromptIntake(
             call_tool=call_tool,
