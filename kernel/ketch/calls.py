@@ -1,15 +1,16 @@
 """The per-call pipeline: the only place where a proposed tool call becomes an effect.
 
 For each call of a response, in order: resolve the tool (a mutating tool in a
-read-only mode is refused, structurally), validate the input, break loops of
-identical calls, ask every policy plugin (deny > ask > allow; no vote means ask; a
-missing essential plugin asks), let ``ketch_before_tool_use`` hooks weigh in before
-anyone is asked (a hook's deny always wins; its allow turns only a soft ask into a
-run; a changed input is validated and voted on again), ask the approver on ask (no
-approver: denied), let ``ketch_before_tool_effect`` hooks act (a checkpoint of the
-workspace), journal the dispatch (``tool_started``), run, append the
-after-hooks' notes, and pass the result through the result filters. A tool error
-never ends the turn: it is the result the model gets.
+read-only mode is refused, structurally), validate the input, let plugins refuse it
+before the votes (``ketch_refuse_call``: a loop of identical calls), ask every policy
+plugin (deny > ask > allow; no vote means ask; a missing essential plugin asks), let
+``ketch_before_tool_use`` hooks weigh in before anyone is asked (a hook's deny always
+wins; its allow turns only a soft ask into a run; a changed input is validated and
+voted on again), ask the approver on ask (no approver: denied), let
+``ketch_before_tool_effect`` hooks act (a checkpoint of the workspace), journal the
+dispatch (``tool_started``), run, append the after-hooks' notes, and pass the result
+through the result filters. A tool error never ends the turn: it is the result the
+model gets.
 
 Calls whose tools are safe to run side by side (read-only tools, and tools that
 declare ``concurrent``) run concurrently when they come one after another (at most
@@ -53,6 +54,7 @@ from ketch.policy import (
     Vote,
     combine_votes,
 )
+from ketch.stash import Stash
 from ketch.tools import DELEGATES, Access, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,8 +124,7 @@ class CallPipeline:
     session: Session
     approver: Approver | None
     allowed_tools: frozenset[str] | None = None  # the turn's narrowing (a command's allowed-tools)
-    duplicate_limit: int = 3
-    recent_calls: list[str] = field(default_factory=list)  # for the duplicate-call breaker
+    stash: Stash = field(default_factory=Stash)  # the turn's: plugin state across its calls
     finished: dict[str, ToolResultPart] = field(default_factory=dict)  # this step's results so far
     stop_reason: str | None = None  # a hook ended the turn: the step finishes, nothing more runs
 
@@ -272,23 +273,6 @@ class CallPipeline:
                 )
             )
 
-    def _repeated(self, call: ToolCallPart, tool: Tool) -> Refused | None:
-        key = f"{call.name}\x00{call.canonical_input()}"
-        streak = 0
-        for previous in reversed(self.recent_calls):
-            if previous != key:
-                break
-            streak += 1
-        self.recent_calls.append(key)
-        if streak + 1 >= self.duplicate_limit and not tool.repeatable:
-            return Refused(
-                ToolResult.error(
-                    f"[ketch] You have made this exact call {streak + 1} times in a row; it was not run again. Its result "
-                    "will not change: use the earlier result, or try something different."
-                )
-            )
-        return None
-
     def _propose(
         self, call: ToolCallPart, tool: Tool, args: Any, ctx: ToolContext, raw: dict[str, Any]
     ) -> ProposedCall | Refused:
@@ -337,9 +321,11 @@ class CallPipeline:
         args = self.validate(tool, call.input)
         if isinstance(args, Refused):
             return args
-        repeated = self._repeated(call, tool)
-        if repeated is not None:
-            return repeated
+        refusals = self.kernel.hooks.values(
+            "ketch_refuse_call", session=self.session, call=call, tool=tool, turn=self.stash
+        )
+        if refusals:
+            return Refused(ToolResult.error(refusals[0]))
         ctx = self._tool_context(call, snapshot, tool)
         proposed = self._propose(call, tool, args, ctx, call.input)
         if isinstance(proposed, Refused):

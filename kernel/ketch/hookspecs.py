@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.frontends import Frontend
     from ketch.intake import PromptIntake
     from ketch.kernel import Kernel
-    from ketch.messages import Message, Part, Usage
+    from ketch.messages import Message, Part, ToolCallPart, Usage
     from ketch.modes import Mode, Profile
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.providers import ModelInfo, ProviderError, ProviderKind, ProviderRequest
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
+    from ketch.stash import Stash
     from ketch.storage import FieldCipher, Store
     from ketch.tools import Tool, ToolResult
     from ketch.verdicts import HookVerdict
@@ -592,4 +593,17 @@ def ketch_usage_error(parser: argparse.ArgumentParser, args: list[str], message:
     Called once, before ketch exits with status 2; ``parser`` is the parser (or the
     subcommand's) that rejected ``args``. Return the one line to say instead (an unknown
     option named with a "did you mean"), or None to keep ``message``. firstresult.
+    """
+
+
+@hookspec
+@returns(str)
+def ketch_refuse_call(session: Session, call: ToolCallPart, tool: Tool, turn: Stash) -> str | None:
+    """Refuse a proposed call before anyone votes on it, with a note for the model.
+
+    Called for every call of a turn that names an offered tool with valid input, in call
+    order, before the votes; ``turn`` is a stash that lives as long as the turn (what a
+    plugin keeps across the turn's calls: the calls so far). Return the note the model
+    gets as the call's result (the call is refused, not run), or None. A refusal is all it
+    can do: a call nobody refuses still goes through every vote and hook.
     """

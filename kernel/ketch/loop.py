@@ -140,7 +140,6 @@ class Turn:
             session,
             approver,
             allowed_tools=allowed_tools,
-            duplicate_limit=self.loop_settings.duplicate_call_limit,
         )
         self.stop_continuations = 0  # how often stop hooks kept this turn going
         self.overflow_retried = False

@@ -444,6 +444,27 @@ def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
 # --- context ------------------------------------------------------------------------------------
 
 
+def test_hook_ketch_refuse_call(tmp_path: Path) -> None:
+    from tests.kernel.kit import Echo
+
+    Echo.runs.clear()
+    seen: list[str] = []
+
+    class P:
+        @hookimpl
+        def ketch_refuse_call(self, call: Any, tool: Any, turn: Any) -> str | None:
+            seen.append(call.input["text"])
+            return "[test] not this one" if call.input["text"] == "no" else None
+
+    script = [calls(("echo", {"text": "no"}), ("echo", {"text": "yes"})), text("ok")]
+    h = make(tmp_path, script, ("refuse", P()))
+    h.run("x")
+    assert seen == ["no", "yes"] and Echo.runs == ["yes"]
+    refused, ran = h.of_type("tool_result")
+    assert not refused.ok and refused.output == "[test] not this one" and ran.ok
+    assert [e.tool_call_id for e in h.of_type("permission")] == [ran.tool_call_id]  # never voted on
+
+
 def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
     class P:
         @hookimpl

@@ -23,7 +23,9 @@ def harness(
     plugins, voter = tools_plugins(
         decision, **{k: kw.pop(k) for k in ("per_tool", "scope") if k in kw}
     )
-    h = Harness.create(tmp_path, script=script, plugins=plugins, bundled=["guards", "retry"], **kw)
+    h = Harness.create(
+        tmp_path, script=script, plugins=plugins, bundled=["guards", "retry", "repeats"], **kw
+    )
     return h, voter
 
 
