@@ -55,7 +55,7 @@ from ketch.policy import (
     combine_votes,
 )
 from ketch.stash import Stash
-from ketch.tools import DELEGATES, Access, Tool, ToolContext, ToolResult
+from ketch.tools import DELEGATES, Access, Effect, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Awaitable, Callable
@@ -284,16 +284,7 @@ class CallPipeline:
                     f"[ketch] '{call.name}' could not describe what it would touch ({type(exc).__name__}: {exc}); it was not run."
                 )
             )
-        return ProposedCall(
-            id=call.id,
-            tool=tool.name,
-            input=raw,
-            effects=tool.effects,
-            mutating=tool.mutating,
-            accesses=accesses,
-            plugin=tool.plugin,
-            capabilities=tool.capabilities,
-        )
+        return _proposed(call, tool, raw, accesses)
 
     def votes(self, proposed: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
         votes = self.kernel.hooks.policy_votes(proposed, snapshot, self.session)
@@ -571,16 +562,8 @@ class CallPipeline:
         self, call: ToolCallPart, snapshot: PermissionSnapshot, tool: Tool
     ) -> ToolContext:
         async def authorize(access: Access) -> bool:
-            proposed = ProposedCall(
-                id=call.id,
-                tool=tool.name,
-                input=call.input,
-                effects=frozenset({access.effect}) | tool.effects,
-                mutating=tool.mutating,
-                accesses=(access,),
-                plugin=tool.plugin,
-                capabilities=tool.capabilities,
-            )
+            effects = frozenset({access.effect}) | tool.effects
+            proposed = _proposed(call, tool, call.input, (access,), effects=effects)
             allowed, _ = await self.authorize(
                 proposed,
                 self.votes(proposed, snapshot),
@@ -592,14 +575,7 @@ class CallPipeline:
             if not text:
                 return
             # The same filters as the result (secret redaction) before anyone sees it.
-            proposed = ProposedCall(
-                id=call.id,
-                tool=tool.name,
-                input=call.input,
-                effects=tool.effects,
-                mutating=tool.mutating,
-                plugin=tool.plugin,
-            )
+            proposed = _proposed(call, tool, call.input, capabilities=frozenset())
             shown = self.kernel.hooks.tool_result(self.session, proposed, ToolResult(output=text))
             self.emit(ToolOutputEvent(tool_call_id=call.id, name=call.name, text=shown.output))
 
@@ -614,6 +590,29 @@ class CallPipeline:
             output=output,
             stash=self.session.stash,
         )
+
+
+def _proposed(
+    call: ToolCallPart,
+    tool: Tool,
+    data: dict[str, Any],
+    accesses: tuple[Access, ...] = (),
+    *,
+    effects: frozenset[Effect] | None = None,
+    capabilities: frozenset[str] | None = None,
+) -> ProposedCall:
+    """The call as the policy sees it: the tool's declarations (``effects`` and
+    ``capabilities`` when given instead), ``data`` as its input, what it would touch."""
+    return ProposedCall(
+        id=call.id,
+        tool=tool.name,
+        input=data,
+        effects=tool.effects if effects is None else effects,
+        mutating=tool.mutating,
+        accesses=accesses,
+        plugin=tool.plugin,
+        capabilities=tool.capabilities if capabilities is None else capabilities,
+    )
 
 
 def _permission(
@@ -642,7 +641,7 @@ def _permission(
     )
 
 
-async def _together(runs: list[Coroutine[Any, Any, None]]) -> None:
+async def _together(runs: list[Coroutine[Any, Any, Any]]) -> None:
     """Run side by side. When one fails (or the turn is cancelled), the rest are
     cancelled and waited for before the failure goes on: none keeps running unseen."""
     tasks = [asyncio.ensure_future(run) for run in runs]

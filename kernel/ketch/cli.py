@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
+    from ketch.commands import Command
     from ketch.kernel import Kernel
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -176,16 +177,7 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     if commands:
         sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
         for command in sorted(commands, key=lambda c: c.name):
-            child = sub.add_parser(
-                command.name,
-                help=command.help,
-                description=command.help,
-                aliases=list(command.aliases),
-                parents=[common],
-            )
-            if command.configure is not None:
-                command.configure(child)
-            child.set_defaults(_command=command.key)
+            child = _add_command(sub, command, common)
             _add_subcommands(kernel, command, child, common)
     return parser
 
@@ -207,16 +199,24 @@ def _add_subcommands(
         else parser.add_subparsers(dest=f"{parent.name}_action", metavar="ACTION")
     )
     for command in sorted(children, key=lambda c: c.name):
-        child = sub.add_parser(
-            command.name,
-            help=command.help,
-            description=command.help,
-            aliases=list(command.aliases),
-            parents=[common],
-        )
-        if command.configure is not None:
-            command.configure(child)
-        child.set_defaults(_command=command.key)
+        _add_command(sub, command, common)
+
+
+def _add_command(
+    sub: Any, command: Command, common: argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    """The command's own parser, under ``sub`` (a subparsers action)."""
+    child: argparse.ArgumentParser = sub.add_parser(
+        command.name,
+        help=command.help,
+        description=command.help,
+        aliases=list(command.aliases),
+        parents=[common],
+    )
+    if command.configure is not None:
+        command.configure(child)
+    child.set_defaults(_command=command.key)
+    return child
 
 
 def _positive_int(text: str) -> int:
