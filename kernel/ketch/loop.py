@@ -431,11 +431,7 @@ class Turn:
             "ketch_response_usage", session=session, usage=usage, message=completed.message
         )
         event = UsageEvent(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cached_tokens=usage.cached_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
+            **usage.model_dump(),  # the event carries every count of the response's usage
             model=session.model,
             provider=session.provider.name,
             **{k: v for k, v in (meter or {}).items() if k in METER_FIELDS},
