@@ -196,6 +196,8 @@ CONCEPTS = [
     "calibration",
     "tokenizer",
     "catalog",
+    # the retry policy (ketch_retry: ketch_retry_delay)
+    "backoff",
 ]
 
 
