@@ -1,15 +1,16 @@
 """The per-call pipeline: the only place where a proposed tool call becomes an effect.
 
 For each call of a response, in order: resolve the tool (a mutating tool in a
-read-only mode is refused, structurally), validate the input, break loops of
-identical calls, ask every policy plugin (deny > ask > allow; no vote means ask; a
-missing essential plugin asks), let ``ketch_before_tool_use`` hooks weigh in before
-anyone is asked (a hook's deny always wins; its allow turns only a soft ask into a
-run; a changed input is validated and voted on again), ask the approver on ask (no
-approver: denied), let ``ketch_before_tool_effect`` hooks act (a checkpoint of the
-workspace), journal the dispatch (``tool_started``), run, append the
-after-hooks' notes, and pass the result through the result filters. A tool error
-never ends the turn: it is the result the model gets.
+read-only mode is refused, structurally), validate the input, let plugins refuse it
+before the votes (``ketch_refuse_call``: a loop of identical calls), ask every policy
+plugin (deny > ask > allow; no vote means ask; a missing essential plugin asks), let
+``ketch_before_tool_use`` hooks weigh in before anyone is asked (a hook's deny always
+wins; its allow turns only a soft ask into a run; a changed input is validated and
+voted on again), ask the approver on ask (no approver: denied), let
+``ketch_before_tool_effect`` hooks act (a checkpoint of the workspace), journal the
+dispatch (``tool_started``), run, append the after-hooks' notes, and pass the result
+through the result filters. A tool error never ends the turn: it is the result the
+model gets.
 
 Calls whose tools are safe to run side by side (read-only tools, and tools that
 declare ``concurrent``) run concurrently when they come one after another (at most
@@ -53,7 +54,8 @@ from ketch.policy import (
     Vote,
     combine_votes,
 )
-from ketch.tools import DELEGATES, Access, Tool, ToolContext, ToolResult
+from ketch.stash import Stash
+from ketch.tools import DELEGATES, Access, Effect, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Awaitable, Callable
@@ -122,8 +124,7 @@ class CallPipeline:
     session: Session
     approver: Approver | None
     allowed_tools: frozenset[str] | None = None  # the turn's narrowing (a command's allowed-tools)
-    duplicate_limit: int = 3
-    recent_calls: list[str] = field(default_factory=list)  # for the duplicate-call breaker
+    stash: Stash = field(default_factory=Stash)  # the turn's: plugin state across its calls
     finished: dict[str, ToolResultPart] = field(default_factory=dict)  # this step's results so far
     stop_reason: str | None = None  # a hook ended the turn: the step finishes, nothing more runs
 
@@ -178,8 +179,15 @@ class CallPipeline:
         declared = getattr(tool, "concurrent", None)
         return bool(declared) if declared is not None else not tool.mutating
 
-    async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> None:
-        await self._finish(call, await self._decide_announced(call, snapshot))
+    async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResult:
+        return await self._finish(call, await self._decide_announced(call, snapshot))
+
+    async def run_one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResult:
+        """Decide and run one call outside a response (a plugin's, for the prompt): the
+        same pipeline and events; its result goes to the caller, not the history."""
+        result = await self._one(call, snapshot)
+        del self.finished[call.id]
+        return result
 
     async def _decide_announced(
         self, call: ToolCallPart, snapshot: PermissionSnapshot
@@ -197,7 +205,7 @@ class CallPipeline:
 
     async def _finish(
         self, call: ToolCallPart, decided: Ready | Refused, limit: asyncio.Semaphore | None = None
-    ) -> None:
+    ) -> ToolResult:
         if isinstance(decided, Refused):
             result, outcome = decided.result, decided.outcome
         elif limit is not None:
@@ -222,6 +230,7 @@ class CallPipeline:
             output=result.output,
             images=tuple(result.images),
         )
+        return result
 
     # --- deciding -------------------------------------------------------------------------
 
@@ -264,23 +273,6 @@ class CallPipeline:
                 )
             )
 
-    def _repeated(self, call: ToolCallPart, tool: Tool) -> Refused | None:
-        key = f"{call.name}\x00{call.canonical_input()}"
-        streak = 0
-        for previous in reversed(self.recent_calls):
-            if previous != key:
-                break
-            streak += 1
-        self.recent_calls.append(key)
-        if streak + 1 >= self.duplicate_limit and not tool.repeatable:
-            return Refused(
-                ToolResult.error(
-                    f"[ketch] You have made this exact call {streak + 1} times in a row; it was not run again. Its result "
-                    "will not change: use the earlier result, or try something different."
-                )
-            )
-        return None
-
     def _propose(
         self, call: ToolCallPart, tool: Tool, args: Any, ctx: ToolContext, raw: dict[str, Any]
     ) -> ProposedCall | Refused:
@@ -292,16 +284,7 @@ class CallPipeline:
                     f"[ketch] '{call.name}' could not describe what it would touch ({type(exc).__name__}: {exc}); it was not run."
                 )
             )
-        return ProposedCall(
-            id=call.id,
-            tool=tool.name,
-            input=raw,
-            effects=tool.effects,
-            mutating=tool.mutating,
-            accesses=accesses,
-            plugin=tool.plugin,
-            capabilities=tool.capabilities,
-        )
+        return _proposed(call, tool, raw, accesses)
 
     def votes(self, proposed: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
         votes = self.kernel.hooks.policy_votes(proposed, snapshot, self.session)
@@ -329,9 +312,11 @@ class CallPipeline:
         args = self.validate(tool, call.input)
         if isinstance(args, Refused):
             return args
-        repeated = self._repeated(call, tool)
-        if repeated is not None:
-            return repeated
+        refusals = self.kernel.hooks.values(
+            "ketch_refuse_call", session=self.session, call=call, tool=tool, turn=self.stash
+        )
+        if refusals:
+            return Refused(ToolResult.error(refusals[0]))
         ctx = self._tool_context(call, snapshot, tool)
         proposed = self._propose(call, tool, args, ctx, call.input)
         if isinstance(proposed, Refused):
@@ -577,16 +562,8 @@ class CallPipeline:
         self, call: ToolCallPart, snapshot: PermissionSnapshot, tool: Tool
     ) -> ToolContext:
         async def authorize(access: Access) -> bool:
-            proposed = ProposedCall(
-                id=call.id,
-                tool=tool.name,
-                input=call.input,
-                effects=frozenset({access.effect}) | tool.effects,
-                mutating=tool.mutating,
-                accesses=(access,),
-                plugin=tool.plugin,
-                capabilities=tool.capabilities,
-            )
+            effects = frozenset({access.effect}) | tool.effects
+            proposed = _proposed(call, tool, call.input, (access,), effects=effects)
             allowed, _ = await self.authorize(
                 proposed,
                 self.votes(proposed, snapshot),
@@ -598,14 +575,7 @@ class CallPipeline:
             if not text:
                 return
             # The same filters as the result (secret redaction) before anyone sees it.
-            proposed = ProposedCall(
-                id=call.id,
-                tool=tool.name,
-                input=call.input,
-                effects=tool.effects,
-                mutating=tool.mutating,
-                plugin=tool.plugin,
-            )
+            proposed = _proposed(call, tool, call.input, capabilities=frozenset())
             shown = self.kernel.hooks.tool_result(self.session, proposed, ToolResult(output=text))
             self.emit(ToolOutputEvent(tool_call_id=call.id, name=call.name, text=shown.output))
 
@@ -620,6 +590,29 @@ class CallPipeline:
             output=output,
             stash=self.session.stash,
         )
+
+
+def _proposed(
+    call: ToolCallPart,
+    tool: Tool,
+    data: dict[str, Any],
+    accesses: tuple[Access, ...] = (),
+    *,
+    effects: frozenset[Effect] | None = None,
+    capabilities: frozenset[str] | None = None,
+) -> ProposedCall:
+    """The call as the policy sees it: the tool's declarations (``effects`` and
+    ``capabilities`` when given instead), ``data`` as its input, what it would touch."""
+    return ProposedCall(
+        id=call.id,
+        tool=tool.name,
+        input=data,
+        effects=tool.effects if effects is None else effects,
+        mutating=tool.mutating,
+        accesses=accesses,
+        plugin=tool.plugin,
+        capabilities=tool.capabilities if capabilities is None else capabilities,
+    )
 
 
 def _permission(
@@ -648,7 +641,7 @@ def _permission(
     )
 
 
-async def _together(runs: list[Coroutine[Any, Any, None]]) -> None:
+async def _together(runs: list[Coroutine[Any, Any, Any]]) -> None:
     """Run side by side. When one fails (or the turn is cancelled), the rest are
     cancelled and waited for before the failure goes on: none keeps running unseen."""
     tasks = [asyncio.ensure_future(run) for run in runs]

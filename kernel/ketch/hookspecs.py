@@ -52,14 +52,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.frontends import Frontend
     from ketch.intake import PromptIntake
     from ketch.kernel import Kernel
-    from ketch.messages import Message, Part, Usage
+    from ketch.messages import Message, Part, ToolCallPart, Usage
     from ketch.modes import Mode, Profile
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ModelInfo, ProviderKind, ProviderRequest
+    from ketch.providers import ModelInfo, ProviderError, ProviderKind, ProviderRequest
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
+    from ketch.stash import Stash
     from ketch.storage import FieldCipher, Store
     from ketch.tools import Tool, ToolResult
     from ketch.verdicts import HookVerdict
@@ -562,4 +563,47 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
     ``call.effects`` say what the call may change: a checkpoint of the workspace is
     taken here. The return value is ignored; an implementation that raises is reported
     and skipped (the call still runs), except that ``KetchError`` ends the turn.
+    """
+
+
+# --- i25-loop: what the loop asks plugins that own a policy it used to hold --------------------
+
+
+@hookspec(firstresult=True)
+@returns(float, int)
+def ketch_retry_delay(
+    session: Session, error: ProviderError, retried: tuple[ProviderError, ...]
+) -> float | None:
+    """A provider attempt failed with ``error``: how long to wait before trying again.
+
+    Called once per failed attempt of one request, for every provider, before the
+    ``error`` event goes out; ``retried`` are that request's earlier failures that were
+    tried again (their count is the attempt number). Return the seconds to wait (the
+    ``error`` event's ``retry_in``; the loop then tries again), or None to give up: the
+    turn ends with the error. Nobody answering, or an implementation that raises, gives
+    up. firstresult.
+    """
+
+
+@hookspec(firstresult=True)
+@returns(str)
+def ketch_usage_error(parser: argparse.ArgumentParser, args: list[str], message: str) -> str | None:
+    """The command line ``args`` did not parse: argparse's ``message`` is about to be said.
+
+    Called once, before ketch exits with status 2; ``parser`` is the parser (or the
+    subcommand's) that rejected ``args``. Return the one line to say instead (an unknown
+    option named with a "did you mean"), or None to keep ``message``. firstresult.
+    """
+
+
+@hookspec
+@returns(str)
+def ketch_refuse_call(session: Session, call: ToolCallPart, tool: Tool, turn: Stash) -> str | None:
+    """Refuse a proposed call before anyone votes on it, with a note for the model.
+
+    Called for every call of a turn that names an offered tool with valid input, in call
+    order, before the votes; ``turn`` is a stash that lives as long as the turn (what a
+    plugin keeps across the turn's calls: the calls so far). Return the note the model
+    gets as the call's result (the call is refused, not run), or None. A refusal is all it
+    can do: a call nobody refuses still goes through every vote and hook.
     """

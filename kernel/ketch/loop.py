@@ -6,9 +6,9 @@ One turn, as in the design:
 2. build the request: a plugin that owns the context budget fits it to the model
    (``ketch_build_request``; it may stop the turn with ``context_overflow`` before any
    request), else the whole active context goes as it is;
-3. stream from the provider, turning deltas into events (``streaming``); retry
-   classified retryable errors with backoff honouring retry-after (``retry``), telling
-   consumers to drop a failed attempt's partial output;
+3. stream from the provider, turning deltas into events (``streaming``); after a
+   failed attempt, wait as long as a plugin says and try again (``ketch_retry_delay``),
+   telling consumers to drop a failed attempt's partial output;
 4. no tool calls: the turn ends. Otherwise run them (``calls``) and go on;
 5. stop at the iteration limit, on cancel, or on an unrecoverable error.
 
@@ -24,15 +24,13 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ketch.calls import CANCELLED, CallPipeline, Refused, offered_tools
+from ketch.calls import CANCELLED, CallPipeline, offered_tools
 from ketch.errors import ContextOverflow, KetchError
 from ketch.events import (
     ErrorEvent,
     MessageEvent,
     NoticeEvent,
     RetryEvent,
-    ToolCallEvent,
-    ToolResultEvent,
     TurnEndEvent,
     TurnStopReason,
     UsageEvent,
@@ -49,7 +47,6 @@ from ketch.messages import (
 )
 from ketch.prompt import join_parts
 from ketch.providers import Completed, ErrorKind, ProviderError, ProviderRequest, ToolSpec
-from ketch.retry import RetryPolicy, backoff_delay
 from ketch.streaming import StreamOutcome, stream_response
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
     from ketch.tools import Tool, ToolResult
 
-__all__ = ["CANCELLED", "Turn", "backoff_delay", "close_pending_calls", "run_turn", "tool_spec"]
+__all__ = ["CANCELLED", "Turn", "close_pending_calls", "run_turn", "tool_spec"]
 
 CUT_OFF_NOTE = (
     "[ketch] Your previous answer was cut off by the output-token limit{detail}. It is not "
@@ -143,7 +140,6 @@ class Turn:
             session,
             approver,
             allowed_tools=allowed_tools,
-            duplicate_limit=self.loop_settings.duplicate_call_limit,
         )
         self.stop_continuations = 0  # how often stop hooks kept this turn going
         self.overflow_retried = False
@@ -171,27 +167,7 @@ class Turn:
 
         async def call_tool(name: str, data: dict[str, Any]) -> ToolResult:
             call = ToolCallPart(id=new_id("prompt_"), name=name, input=data)
-            self.emit(
-                ToolCallEvent(
-                    id=call.id, name=name, input=data, summary=self.calls._call_summary(call)
-                )
-            )
-            decided = await self.calls.decide(call, snapshot)
-            if isinstance(decided, Refused):
-                result, outcome = decided.result, decided.outcome
-            else:
-                result, outcome = await self.calls.execute(decided)
-            self.emit(
-                ToolResultEvent(
-                    tool_call_id=call.id,
-                    name=name,
-                    ok=result.ok,
-                    output=result.output,
-                    diff=result.diff,
-                    outcome=outcome,
-                )
-            )  # type: ignore[arg-type]
-            return result
+            return await self.calls.run_one(call, snapshot)
 
         intake = PromptIntake(
             call_tool=call_tool,
@@ -392,7 +368,7 @@ class Turn:
         # A store the frontend asked to open concurrently opens while this request is
         # under way (the journal keeps the events until then).
         self.kernel.start_store()
-        retries = RetryPolicy(self.loop_settings.max_retries)
+        retried: list[ProviderError] = []  # this request's failures tried again
         while True:
             outcome = self._streaming = StreamOutcome()
             try:
@@ -409,12 +385,15 @@ class Turn:
                     if refitted is None:  # nobody can make room
                         raise _TurnStop("context_overflow", error.message) from None
                     self._retry_event(
-                        retries.attempts + 1, outcome, "the context was too long: made room"
+                        len(retried) + 1, outcome, "the context was too long: made room"
                     )
                     request = refitted
                     continue
-                delay = retries.delay(error)
+                delay = self.kernel.hooks.first(
+                    "ketch_retry_delay", session=self.session, error=error, retried=tuple(retried)
+                )
                 if delay is not None:
+                    retried.append(error)
                     self.emit(
                         ErrorEvent(
                             kind=error.kind.value,
@@ -424,7 +403,7 @@ class Turn:
                         )
                     )
                     await asyncio.sleep(delay)
-                    self._retry_event(retries.attempts, outcome, error.message)
+                    self._retry_event(len(retried), outcome, error.message)
                     continue
                 self.emit(
                     ErrorEvent(
@@ -452,11 +431,7 @@ class Turn:
             "ketch_response_usage", session=session, usage=usage, message=completed.message
         )
         event = UsageEvent(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cached_tokens=usage.cached_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
+            **usage.model_dump(),  # the event carries every count of the response's usage
             model=session.model,
             provider=session.provider.name,
             **{k: v for k, v in (meter or {}).items() if k in METER_FIELDS},

@@ -27,13 +27,19 @@ from ketch.providers import (
     TextDelta,
     ToolCallDelta,
 )
-from ketch.retry import StreamStalled
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.providers import Provider, ProviderRequest
 
 WAITING_EVERY = 5.0  # seconds between waiting events while nothing arrives
 DEFAULT_PROGRESS_TIMEOUT = 480.0
+
+
+class StreamStalled(ProviderError):
+    """A deadline passed while streaming (no bytes, or no progress)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorKind.NETWORK, message, retryable=True)
 
 
 @dataclass

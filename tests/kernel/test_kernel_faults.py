@@ -275,7 +275,9 @@ FINISH = {
 def openai_harness(tmp_path: Path, server: LoopbackServer, **provider: Any) -> Harness:
     table = "".join(f"{k} = {json.dumps(v)}\n" for k, v in provider.items())
     config = f'[providers.openai]\nbase_url = "{server.url}/v1"\nmodel = "m"\napi_key_required = false\n{table}[loop]\nmax_retries = 3\n'
-    return Harness.create(tmp_path, config=config, provider_name="openai", bundled=["openai"])
+    return Harness.create(
+        tmp_path, config=config, provider_name="openai", bundled=["openai", "retry"]
+    )
 
 
 def test_a_stream_of_empty_deltas_is_cut_by_progress_timeout(tmp_path: Path) -> None:

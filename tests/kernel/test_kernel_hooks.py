@@ -138,6 +138,25 @@ def test_hook_ketch_add_cli_options(tmp_path: Path) -> None:
     assert build_parser(h.kernel).parse_args(["--colour", "red"]).colour == "red"
 
 
+def test_hook_ketch_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ketch.cli import build_parser
+
+    seen: list[tuple[list[str], str]] = []
+
+    class P:
+        @hookimpl
+        def ketch_usage_error(self, parser: Any, args: list[str], message: str) -> str:
+            seen.append((args, message))
+            return "that is not an option here"
+
+    h = make(tmp_path, [], ("hints", P()))
+    with pytest.raises(SystemExit) as exited:
+        build_parser(h.kernel).parse_args(["--colour", "red"])
+    assert exited.value.code == 2
+    assert seen and seen[0][0] == ["--colour", "red"] and "unrecognized" in seen[0][1]
+    assert capsys.readouterr().err.splitlines()[0] == "ketch: that is not an option here"
+
+
 def test_hook_ketch_register_settings(tmp_path: Path) -> None:
     from pydantic import Field
 
@@ -425,6 +444,27 @@ def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
 # --- context ------------------------------------------------------------------------------------
 
 
+def test_hook_ketch_refuse_call(tmp_path: Path) -> None:
+    from tests.kernel.kit import Echo
+
+    Echo.runs.clear()
+    seen: list[str] = []
+
+    class P:
+        @hookimpl
+        def ketch_refuse_call(self, call: Any, tool: Any, turn: Any) -> str | None:
+            seen.append(call.input["text"])
+            return "[test] not this one" if call.input["text"] == "no" else None
+
+    script = [calls(("echo", {"text": "no"}), ("echo", {"text": "yes"})), text("ok")]
+    h = make(tmp_path, script, ("refuse", P()))
+    h.run("x")
+    assert seen == ["no", "yes"] and Echo.runs == ["yes"]
+    refused, ran = h.of_type("tool_result")
+    assert not refused.ok and refused.output == "[test] not this one" and ran.ok
+    assert [e.tool_call_id for e in h.of_type("permission")] == [ran.tool_call_id]  # never voted on
+
+
 def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
     class P:
         @hookimpl
@@ -506,6 +546,24 @@ def test_hook_ketch_response_usage(tmp_path: Path) -> None:
         7,
         14,
     )
+
+
+def test_hook_ketch_retry_delay(tmp_path: Path) -> None:
+    seen: list[tuple[str, int]] = []
+
+    class P:
+        @hookimpl
+        def ketch_retry_delay(self, session: Any, error: Any, retried: tuple[Any, ...]) -> Any:
+            seen.append((error.message, len(retried)))
+            return 0.01 if len(retried) < 2 else None
+
+    busy = [error("overloaded", f"busy {n}", retryable=True) for n in range(4)]
+    h = make(tmp_path, [*busy, text("never")], ("retry", P()))
+    end = h.run("x")
+    assert end.stop_reason == "error" and len(h.provider.requests) == 3
+    assert seen == [("busy 0", 0), ("busy 1", 1), ("busy 2", 2)]  # asked after each failure
+    assert [e.retry_in for e in h.of_type("error")] == [0.01, 0.01, None]
+    assert [e.attempt for e in h.of_type("retry")] == [1, 2]
 
 
 def test_hook_ketch_event_fields(tmp_path: Path) -> None:

@@ -23,7 +23,9 @@ def harness(
     plugins, voter = tools_plugins(
         decision, **{k: kw.pop(k) for k in ("per_tool", "scope") if k in kw}
     )
-    h = Harness.create(tmp_path, script=script, plugins=plugins, bundled=["guards"], **kw)
+    h = Harness.create(
+        tmp_path, script=script, plugins=plugins, bundled=["guards", "retry", "repeats"], **kw
+    )
     return h, voter
 
 
@@ -420,17 +422,6 @@ def test_truncated_stream_is_not_a_finished_answer(tmp_path: Path) -> None:
     assert end.stop_reason == "error"
     assert {e.kind for e in h.of_type("error")} == {"malformed_stream"}
     assert not any(m.role == "assistant" for m in h.session.transcript)
-
-
-def test_backoff_honours_retry_after_and_caps() -> None:
-    from ketch.loop import backoff_delay
-
-    assert backoff_delay(0, 2.5) == 2.5
-    assert backoff_delay(0, 500) is None
-    for attempt in range(6):
-        delay = backoff_delay(attempt, None)
-        assert delay is not None and 0 < delay <= 8.0
-    assert backoff_delay(5, None) > backoff_delay(0, None)  # type: ignore[operator]
 
 
 # --- cancellation, steering, history --------------------------------------------------------------
