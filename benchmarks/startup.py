@@ -283,7 +283,7 @@ def hook(event, args):
                     except (OSError, AttributeError):
                         pass
             with open(OUT_THREADS, "w") as out:
-                json.dump({"main": time.thread_time(), "process": time.process_time(), "threads": cpu}, out)
+                json.dump({{"main": time.thread_time(), "process": time.process_time(), "threads": cpu}}, out)
         if profile is not None:
             profile.disable()
             profile.dump_stats(OUT)
