@@ -309,13 +309,17 @@ def explain_first_request(
 
     out = scratch / "p.prof"
     script = case.argv[0]
-    subprocess.run(
-        [sys.executable, "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
-        env={**env, "KETCH_BENCH_PORT": str(port), "KETCH_BENCH_PROFILE": str(out)},
-        cwd=cwd,
-        capture_output=True,
-        check=True,
-    )
+
+    def until_first_request(**extra: str) -> None:
+        subprocess.run(
+            [sys.executable, "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
+            env={**env, "KETCH_BENCH_PORT": str(port), **extra},
+            cwd=cwd,
+            capture_output=True,
+            check=True,
+        )
+
+    until_first_request(KETCH_BENCH_PROFILE=str(out))
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     total = max(entry[3] for entry in stats.values())
     cpu = median_ms(case.wall)  # the profiled span: until the first request leaves
@@ -337,13 +341,7 @@ def explain_first_request(
     # Other threads' CPU before the request (an unprofiled run): work beside the request's
     # path competes with it for the interpreter (one thread runs Python at a time).
     threads_out = scratch / "threads.json"
-    subprocess.run(
-        [sys.executable, "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
-        env={**env, "KETCH_BENCH_PORT": str(port), "KETCH_BENCH_THREADS": str(threads_out)},
-        cwd=cwd,
-        capture_output=True,
-        check=True,
-    )
+    until_first_request(KETCH_BENCH_THREADS=str(threads_out))
     threads = json.loads(threads_out.read_text(encoding="utf-8"))
     imported = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
