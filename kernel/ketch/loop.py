@@ -366,8 +366,10 @@ class Turn:
         request = await self._fitted() or self._whole_request()
         self._max_output = request.max_output_tokens
         # A store the frontend asked to open concurrently opens while this request is
-        # under way (the journal keeps the events until then).
-        self.kernel.start_store()
+        # under way (the journal keeps the events until then): from the event loop's
+        # first wait in it, so that its imports and key fetch do not compete with the
+        # request's own work (building the client, connecting, sending).
+        asyncio.get_running_loop().call_soon(self.kernel.start_store)
         retried: list[ProviderError] = []  # this request's failures tried again
         while True:
             outcome = self._streaming = StreamOutcome()
