@@ -563,3 +563,26 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
     taken here. The return value is ignored; an implementation that raises is reported
     and skipped (the call still runs), except that ``KetchError`` ends the turn.
     """
+
+
+# --- i25-cache: registrations the kernel need not call -----------------------------------
+
+
+@hookspec(firstresult=True)
+@returns(dict)
+def ketch_cached_registrations(
+    kernel: Kernel, hook: str, plugins: list[str]
+) -> dict[str, list[Any]] | None:
+    """What some of ``plugins`` would register through registration hook ``hook``,
+    without the kernel calling their implementations (a cache of what they registered
+    before).
+
+    Called each time a registry is built, before ``hook`` runs; ``plugins`` are the
+    plugins about to be called, in load order. Return what each answered plugin
+    registers, by plugin name (a list of registered objects, possibly empty): those
+    plugins are not called, and their objects are kept as if they had registered them.
+    An implementation that calls a plugin's hook itself fails that plugin when it
+    raises (``Kernel.fail_plugin``). ``Kernel.stash[CHECKING_REGISTRATIONS]`` set:
+    ``ketch plugins --check`` compares declarations with registrations (call for real).
+    Firstresult; None (or no implementation): every implementation is called.
+    """

@@ -27,6 +27,7 @@ import pluggy
 from ketch import PROJECT_NAME, hookspecs
 from ketch.config import split_names
 from ketch.hooks import Policy, isolate, policy_of
+from ketch.stash import StashKey
 
 # The essential set: plugins that cannot be disabled. Kept to one member.
 # ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
@@ -85,6 +86,8 @@ class PluginInfo:
 # --- declared registrations ---------------------------------------------------------
 
 PROVIDES_ATTR = "ketch_provides"
+# Set by ``ketch plugins --check``: every registration hook is called for real (no cache).
+CHECKING_REGISTRATIONS = StashKey[bool]()
 _Hook = TypeVar("_Hook", bound=Callable[..., Any])
 
 
@@ -94,7 +97,7 @@ class Provided:
 
     names: tuple[str, ...]
     dynamic: str | None = None  # what else it may register, in words; None: nothing else
-    offered_when: Callable[[Any], bool | str | None] | None = None  # see ketch.tool_cache
+    offered_when: Callable[[Any], bool | str | None] | None = None  # see ketch_tool_cache
 
 
 def provides(
@@ -118,10 +121,10 @@ def provides(
     Without ``dynamic`` it also says that what the hook registers (names, descriptions,
     schemas) depends on the plugin's code alone, not on the config or the workspace:
     a session then takes a tool plugin's schemas from the tool cache while it is
-    current (:mod:`ketch.tool_cache`) and calls the hook when one of its tools is
+    current (the ``tool_cache`` plugin) and calls the hook when one of its tools is
     first needed beyond its schema. A hook whose registration depends on anything else
     says so in ``dynamic`` and is always called, unless ``offered_when(kernel)``, cheap
-    and without the tool modules, decides what varies (:mod:`ketch.tool_cache`).
+    and without the tool modules, decides what varies (``ketch_tool_cache``).
     """
 
     def mark(hook: _Hook) -> _Hook:
