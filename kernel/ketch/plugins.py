@@ -301,7 +301,6 @@ class PluginManager(pluggy.PluginManager):
         self.infos: dict[str, PluginInfo] = {}
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
-        self._withheld: list[Any] = []  # implementations registration skips (withholding())
         self._deferring = 0  # > 0 inside loading(): checks wait for its end
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
         self.tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
@@ -504,20 +503,7 @@ class PluginManager(pluggy.PluginManager):
             internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
             return (not internal, order.get(impl.plugin_name, len(order)))
 
-        return sorted(
-            (impl for impl in impls if not any(impl is w for w in self._withheld)), key=key
-        )
-
-    @contextmanager
-    def withholding(self, impls: list[Any]) -> Iterator[None]:
-        """Registration hooks skip these implementations inside the block (``ketch
-        plugins`` lists their ``@provides`` declarations instead of calling them)."""
-        before = self._withheld
-        self._withheld = [*before, *impls]
-        try:
-            yield
-        finally:
-            self._withheld = before
+        return sorted(impls, key=key)
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]
