@@ -178,7 +178,8 @@ def imports(env: dict[str, str]) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
-def test_tool_cache_follows_the_code_and_loads_the_tool_when_called(tmp_path: Path) -> None:
+def hello_installed(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """ketch-hello 1.0 (its tool's docstring says "version one") and its environment."""
     site = tmp_path / "site"
     install(
         site,
@@ -187,7 +188,11 @@ def test_tool_cache_follows_the_code_and_loads_the_tool_when_called(tmp_path: Pa
         "ketch_hello",
         {"__init__.py": ENTRY, "tools.py": TOOLS.replace("DOC", "version one")},
     )
-    env = environment(tmp_path, site)
+    return site, environment(tmp_path, site)
+
+
+def test_tool_cache_follows_the_code_and_loads_the_tool_when_called(tmp_path: Path) -> None:
+    site, env = hello_installed(tmp_path)
 
     tools, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
     assert tools["hello"]["description"] == "Greet someone: version one."
@@ -237,15 +242,7 @@ def test_without_the_tool_cache_plugin_every_hook_is_called_and_the_tools_are_th
 ) -> None:
     """``--no-plugin tool_cache``: no cache read or written, the tool module imported by
     every run, the model offered the same tools, and the tool runs."""
-    site = tmp_path / "site"
-    install(
-        site,
-        "ketch-hello",
-        "1.0",
-        "ketch_hello",
-        {"__init__.py": ENTRY, "tools.py": TOOLS.replace("DOC", "version one")},
-    )
-    env = environment(tmp_path, site)
+    _, env = hello_installed(tmp_path)
     cached, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
     cache_file = Path(env["KETCH_CACHE_DIR"]) / "tools.json"
     assert cache_file.exists() and imports(env) == 1
