@@ -265,6 +265,37 @@ def test_without_the_tool_cache_plugin_every_hook_is_called_and_the_tools_are_th
     assert result["ok"] and result["output"] == "hello ada", json.dumps(result)
 
 
+UNDECLARED = """
+from ketch import hookimpl
+
+
+@hookimpl
+def ketch_register_tools(register):
+    from ketch.tools import Effect, tool
+
+    @tool(effects={Effect.READ})
+    def loud(text: str) -> str:
+        '''Upper-case the text.'''
+        return text.upper()
+
+    register(loud)
+"""
+
+
+def test_ketch_plugins_leaves_the_tool_cache_as_a_session_needs_it(tmp_path: Path) -> None:
+    """``ketch plugins`` lists declared plugins without calling them, and calls an
+    undeclared one: on a cold cache that must not record the declared plugins as
+    registering nothing (it did: the next session was offered none of their tools)."""
+    site = tmp_path / "site"
+    install(site, "ketch-loud", "1.0", "ketch_loud", {"__init__.py": UNDECLARED})
+    env = environment(tmp_path, site)
+    assert listed(tmp_path, env)["loud"]["provides"] == {"tools": ["loud"]}
+    tools, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert {"read_file", "loud"} <= set(tools)
+    again, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert again == tools
+
+
 def test_tool_cache_sees_a_new_distribution(tmp_path: Path) -> None:
     site = tmp_path / "site"
     env = environment(tmp_path, site)
