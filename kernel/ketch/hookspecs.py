@@ -586,18 +586,3 @@ def ketch_cached_registrations(
     ``ketch plugins --check`` compares declarations with registrations (call for real).
     Firstresult; None (or no implementation): every implementation is called.
     """
-
-
-@hookspec(firstresult=True)
-@returns("ketch.tools:Tool")
-@fail_closed(lambda plugin, exc: exc)
-def ketch_tool_from(obj: Any) -> Tool | None:
-    """Make a tool of what a plugin passed to ``register`` in ``ketch_register_tools``
-    that is not a :class:`ketch.tools.Tool` (a plain typed function).
-
-    Called once per such object, as it is registered. Return the tool, or None when
-    ``obj`` is nothing this plugin knows. An implementation that raises fails the
-    registering plugin with its error (the registration is refused). Firstresult;
-    with no answer the registering plugin fails ("no loaded plugin makes a function
-    a tool").
-    """
