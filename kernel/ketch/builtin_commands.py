@@ -49,7 +49,7 @@ def _fill_listing(kernel: Kernel, check: bool) -> None:
     (``ketch.plugins.provides``) are listed from the declaration, the others are
     called (their hooks import what they register). ``check``: call every one, and
     warn where a declaration and the registration differ."""
-    from ketch.plugins import declared
+    from ketch.plugins import CHECKING_REGISTRATIONS, declared
 
     for hook, registry, kind in _LISTED:
         if registry in vars(kernel):  # already registered for real (the parser needed it)
@@ -57,10 +57,7 @@ def _fill_listing(kernel: Kernel, check: bool) -> None:
         impls = kernel.pm.in_load_order(getattr(kernel.pm.hook, hook).get_hookimpls())
         declarations = {impl.plugin_name: declared(impl) for impl in impls}
         if check:
-            if registry == "tools":
-                from ketch.tool_cache import BYPASS
-
-                kernel.stash[BYPASS] = True  # every hook called for real (and the cache refreshed)
+            kernel.stash[CHECKING_REGISTRATIONS] = True  # every hook called for real
             getattr(kernel, registry)
             _compare(kernel, kind, declarations)
             continue

@@ -607,3 +607,26 @@ def ketch_refuse_call(session: Session, call: ToolCallPart, tool: Tool, turn: St
     gets as the call's result (the call is refused, not run), or None. A refusal is all it
     can do: a call nobody refuses still goes through every vote and hook.
     """
+
+
+# --- i25-cache: registrations the kernel need not call -----------------------------------
+
+
+@hookspec(firstresult=True)
+@returns(dict)
+def ketch_cached_registrations(
+    kernel: Kernel, hook: str, plugins: list[str]
+) -> dict[str, list[Any]] | None:
+    """What some of ``plugins`` would register through registration hook ``hook``,
+    without the kernel calling their implementations (a cache of what they registered
+    before).
+
+    Called each time a registry is built, before ``hook`` runs; ``plugins`` are the
+    plugins about to be called, in load order. Return what each answered plugin
+    registers, by plugin name (a list of registered objects, possibly empty): those
+    plugins are not called, and their objects are kept as if they had registered them.
+    An implementation that calls a plugin's hook itself fails that plugin when it
+    raises (``Kernel.fail_plugin``). ``Kernel.stash[CHECKING_REGISTRATIONS]`` set:
+    ``ketch plugins --check`` compares declarations with registrations (call for real).
+    Firstresult; None (or no implementation): every implementation is called.
+    """

@@ -214,32 +214,28 @@ class Kernel:
         kind: str,
         key: Callable[[Any], str],
         convert: Callable[[Any], Any] | None = None,
-        *,
-        substitute: Callable[[Any], list[Any] | None] | None = None,
-        registered: dict[str, list[Any]] | None = None,
     ) -> dict[str, Any]:
         """Run a registration hook (every plugin's ``register`` calls, staged per plugin).
 
         A plugin whose registration raises is failed and removed, and nothing it
         registered, in this registry or any other, is kept. A name registered twice
         keeps the plugin that loaded first, and the clash is reported on both plugins
-        and as a notice. ``substitute(impl)`` may give what an implementation registers
-        without calling it (the tool cache); ``registered`` receives what each plugin
-        registered, by plugin name.
+        and as a notice. What a plugin answers for others is not called for
+        (``ketch_cached_registrations``).
         """
         from ketch.hooks import registering_plugin
 
-        staged: dict[str, list[Any]] = {} if registered is None else registered
+        staged: dict[str, list[Any]] = {}
 
         def register(obj: Any) -> None:
             staged.setdefault(registering_plugin(), []).append(convert(obj) if convert else obj)
 
-        standing: dict[str, list[Any]] = {}
-        if substitute is not None:
-            for impl in self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls()):
-                found = substitute(impl)
-                if found is not None:
-                    standing[impl.plugin_name] = found
+        impls = self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls())
+        calling = [i.plugin_name for i in impls if i.plugin_name not in self._withheld]
+        answer = self.hooks.first(
+            "ketch_cached_registrations", kernel=self, hook=hook, plugins=calling
+        )
+        standing = {p: list(v) for p, v in (answer or {}).items() if p in calling}
         order, failures = self.hooks.register(
             hook, withheld=self._withheld | frozenset(standing), register=register, kernel=self
         )
@@ -364,12 +360,11 @@ class Kernel:
 
     @cached_property
     def tools(self) -> dict[str, Tool]:
-        """Every registered tool. Plugins that declare what they register have it taken
-        from the tool cache when it is current (:mod:`ketch.tool_cache`): their modules
-        load when one of their tools is first needed beyond its schema."""
-        from ketch.tool_cache import cached_tools
+        """Every registered tool (a plugin may answer for others from a cache:
+        ``ketch_cached_registrations``)."""
+        from ketch.tools import as_tool
 
-        return cached_tools(self)
+        return self._collect("ketch_register_tools", "tool", lambda t: t.name, as_tool)
 
     @cached_property
     def events(self) -> dict[str, type[Event]]:

@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 import pluggy
@@ -27,6 +27,7 @@ import pluggy
 from ketch import PROJECT_NAME, hookspecs
 from ketch.config import split_names
 from ketch.hooks import Policy, isolate, policy_of
+from ketch.stash import StashKey
 
 # The essential set: plugins that cannot be disabled. Kept to one member.
 # ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
@@ -65,26 +66,15 @@ class PluginInfo:
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "module": self.module,
-            "distribution": self.distribution,
-            "version": self.version,
-            "status": self.status,
-            "error": self.error,
-            "hooks": self.hooks,
-            "import_ms": round(self.import_ms, 3),
-            "essential": self.essential,
-            "disabled_by": self.disabled_by,
-            "provides": self.provides,
-            "dynamic": self.dynamic,
-            "warnings": self.warnings,
-        }
+        """``ketch plugins --json``'s entry: every field, in order."""
+        return {**asdict(self), "import_ms": round(self.import_ms, 3)}
 
 
 # --- declared registrations ---------------------------------------------------------
 
 PROVIDES_ATTR = "ketch_provides"
+# Set by ``ketch plugins --check``: every registration hook is called for real (no cache).
+CHECKING_REGISTRATIONS = StashKey[bool]()
 _Hook = TypeVar("_Hook", bound=Callable[..., Any])
 
 
@@ -94,7 +84,7 @@ class Provided:
 
     names: tuple[str, ...]
     dynamic: str | None = None  # what else it may register, in words; None: nothing else
-    offered_when: Callable[[Any], bool | str | None] | None = None  # see ketch.tool_cache
+    offered_when: Callable[[Any], bool | str | None] | None = None  # see ketch_tool_cache
 
 
 def provides(
@@ -118,10 +108,10 @@ def provides(
     Without ``dynamic`` it also says that what the hook registers (names, descriptions,
     schemas) depends on the plugin's code alone, not on the config or the workspace:
     a session then takes a tool plugin's schemas from the tool cache while it is
-    current (:mod:`ketch.tool_cache`) and calls the hook when one of its tools is
+    current (the ``tool_cache`` plugin) and calls the hook when one of its tools is
     first needed beyond its schema. A hook whose registration depends on anything else
     says so in ``dynamic`` and is always called, unless ``offered_when(kernel)``, cheap
-    and without the tool modules, decides what varies (:mod:`ketch.tool_cache`).
+    and without the tool modules, decides what varies (``ketch_tool_cache``).
     """
 
     def mark(hook: _Hook) -> _Hook:
@@ -298,7 +288,6 @@ class PluginManager(pluggy.PluginManager):
         self.infos: dict[str, PluginInfo] = {}
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
-        self._withheld: list[Any] = []  # implementations registration skips (withholding())
         self._deferring = 0  # > 0 inside loading(): checks wait for its end
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
         self.tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
@@ -501,20 +490,7 @@ class PluginManager(pluggy.PluginManager):
             internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
             return (not internal, order.get(impl.plugin_name, len(order)))
 
-        return sorted(
-            (impl for impl in impls if not any(impl is w for w in self._withheld)), key=key
-        )
-
-    @contextmanager
-    def withholding(self, impls: list[Any]) -> Iterator[None]:
-        """Registration hooks skip these implementations inside the block (``ketch
-        plugins`` lists their ``@provides`` declarations instead of calling them)."""
-        before = self._withheld
-        self._withheld = [*before, *impls]
-        try:
-            yield
-        finally:
-            self._withheld = before
+        return sorted(impls, key=key)
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]

@@ -100,6 +100,47 @@ def test_hook_ketch_register_tools(tmp_path: Path) -> None:
     assert h.kernel.tools["echo"].plugin == "testtools"
 
 
+def test_hook_ketch_cached_registrations(tmp_path: Path) -> None:
+    """An answered plugin is not called, and what was answered for it is registered as
+    its own; an answer for a plugin not being called is dropped; a failing answer (or
+    none) leaves every implementation called."""
+    from ketch.tools import Tool
+
+    class StandIn(Tool):
+        name = "echo"
+        description = "a stand-in"
+
+    asked: list[tuple[str, list[str]]] = []
+
+    class Cache:
+        @hookimpl
+        def ketch_cached_registrations(
+            self, hook: str, plugins: list[str]
+        ) -> dict[str, list[Any]] | None:
+            asked.append((hook, list(plugins)))
+            if hook != "ketch_register_tools":
+                return None
+            return {"testtools": [StandIn()], "nobody": [StandIn()]}
+
+    h = make(tmp_path, [], ("cache", Cache()))
+    tools = h.kernel.tools
+    assert isinstance(tools["echo"], StandIn) and tools["echo"].plugin == "testtools"
+    assert "touch" not in tools  # testtools' own hook was not called
+    assert ("ketch_register_tools", ["testtools"]) in [
+        (hook, [p for p in plugins if p == "testtools"]) for hook, plugins in asked
+    ]
+    assert h.kernel.pm.infos["testtools"].provides["tools"] == ["echo"]
+
+    class Broken:
+        @hookimpl
+        def ketch_cached_registrations(self) -> dict[str, list[Any]]:
+            raise RuntimeError("the cache is broken")
+
+    h = make(tmp_path / "broken", [], ("cache", Broken()))
+    assert {"echo", "touch"} <= set(h.kernel.tools)
+    assert not isinstance(h.kernel.tools["echo"], StandIn)
+
+
 def test_hook_ketch_register_frontends(tmp_path: Path) -> None:
     from ketch.frontends import Frontend
 
