@@ -563,3 +563,23 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
     taken here. The return value is ignored; an implementation that raises is reported
     and skipped (the call still runs), except that ``KetchError`` ends the turn.
     """
+
+
+# --- i25-prov: what moved out of the kernel asks through these ---------------------------
+
+
+@hookspec(firstresult=True)
+@returns(str)
+def ketch_default_provider(kernel: Kernel) -> str | None:
+    """Nothing names a provider: no ``--provider``, no ``provider`` or
+    ``default_provider`` setting, no ``[providers.NAME]`` table.
+
+    Called each time the kernel resolves a provider with nothing named. Return the name
+    of a provider kind, or of a ``[providers.NAME]`` table the implementation added to
+    ``kernel.settings.providers`` (a local server it found); or raise
+    :class:`ketch.errors.KetchError` (``NoProviderConfigured``, ``ConfigError``) saying
+    what to do. None lets the next plugin answer; when none does, the kernel stops with
+    a short ``NoProviderConfigured``. Whatever is named is resolved and held to the
+    managed policy's ``allowed_providers``/``allowed_models`` like any other choice.
+    firstresult.
+    """

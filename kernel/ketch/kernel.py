@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import ConfigError, KetchError, NoProviderConfigured, UsageError
+from ketch.errors import KetchError, NoProviderConfigured, UsageError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -401,14 +401,13 @@ class Kernel:
         if not name and settings.providers:
             name = next(iter(settings.providers))
         if not name:
-            name = self._provider_from_environment()
+            # Nothing names one: a plugin may choose one, or raise what to do instead.
+            name = self.hooks.first("ketch_default_provider", kernel=self)
         if not name:
-            name = self._detect_local()
-        if not name and self.loaded_settings.problems:
-            # Not "nothing is configured": the config that would say it could not be used.
-            raise ConfigError(config_problems(self.loaded_settings.problems))
-        if not name:
-            raise NoProviderConfigured(first_run_help(kinds))
+            raise NoProviderConfigured(
+                "no model provider is configured: pass --provider and --model, or add "
+                "[providers.NAME] with kind, base_url and model to your config file"
+            )
         table = dict(settings.providers.get(name, {}))
         kind_name = str(table.get("kind") or name)
         kind = kinds.get(kind_name)
@@ -477,32 +476,6 @@ class Kernel:
                     where = f"{layer.source}:{line}: "
                     break
         return f"{where}{key}: {first.get('msg', 'invalid value')} (got {first.get('input')!r}); fix the value in the config file"
-
-    def _provider_from_environment(self) -> str | None:
-        """Nothing configured, but a kind's usual key variable is set: use that kind."""
-        for kind in self.provider_kinds.values():
-            if kind.needs_key and kind.env_key and self.environ.get(kind.env_key):
-                self.notices.append(
-                    f"no provider configured; using {kind.kind} because {kind.env_key} is set"
-                )
-                return kind.kind
-        return None
-
-    def _detect_local(self) -> str | None:
-        for kind in self.provider_kinds.values():
-            if kind.detect is None:
-                continue
-            try:
-                found = _call_maybe_async(kind.detect)
-            except Exception:  # noqa: BLE001 - detection is best effort
-                found = None
-            if found is not None:
-                self.settings.providers.setdefault(found.name, found.model_dump(exclude_none=True))
-                self.notices.append(
-                    f"no provider configured; using {found.kind} found at {found.base_url}"
-                )
-                return str(found.name)
-        return None
 
     def api_key(self, config: ProviderConfig, kind: ProviderKind) -> Any:
         """The key from the environment (``api_key_env`` or the kind's variable), then the keyring."""
@@ -760,25 +733,6 @@ class Kernel:
         )
 
 
-def _call_maybe_async(fn: Callable[[], Any]) -> Any:
-    """Call ``fn``; if it is a coroutine function, run it to completion, also when an
-    event loop is already running in this thread (the interactive shell): then in a
-    worker thread with its own loop, never ``asyncio.run`` inside the running one."""
-    import asyncio
-    import inspect
-
-    if not inspect.iscoroutinefunction(fn):
-        return fn()
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(fn())
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(fn())).result()
-
-
 # Registries whose entries ``ketch plugins`` lists as what a plugin provides.
 _SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile", "event"})
 # Every registry (a cached property filled by a ``@registers`` hook), by kind.
@@ -792,32 +746,3 @@ _REGISTRIES = {
     "tool": "tools",
     "event": "events",
 }
-
-
-def config_problems(problems: list[str]) -> str:
-    """Why no provider is configured when the config files say otherwise: what in them
-    could not be used, with file and line."""
-    lines = ["the configuration could not be used, so no model provider is configured:"]
-    lines += [f"  {problem}" for problem in problems]
-    lines.append("  fix it (`ketch config show` lists every layer), or pass --provider and --model")
-    return "\n".join(lines)
-
-
-def first_run_help(kinds: dict[str, Any]) -> str:
-    """What to do when nothing is configured, in the loaded provider kinds' own words."""
-    local = [k.local_hint for k in kinds.values() if k.local_hint]
-    head = "no model provider is configured"
-    if local:
-        head += ", and no " + " or ".join(local) + " answered"
-    lines = [head + ".", "  Set one up in any of these ways:"]
-    lines += [f"    {k.setup_hint}" for k in kinds.values() if k.setup_hint]
-    lines.append("    or add [providers.NAME] with kind, base_url and model to " + _config_hint())
-    if not kinds:
-        lines.append("  (no provider plugin is loaded: check `ketch plugins`)")
-    return "\n".join(lines)
-
-
-def _config_hint() -> str:
-    from ketch.paths import user_config_file
-
-    return str(user_config_file())

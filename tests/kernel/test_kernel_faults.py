@@ -566,11 +566,11 @@ def test_detection_works_inside_a_running_event_loop(tmp_path: Path) -> None:
                 )
             )
 
-    h = Harness.create(tmp_path, plugins=[("local", Local())], bundled=["guards"])
+    h = Harness.create(tmp_path, plugins=[("local", Local())], bundled=["guards", "provider_setup"])
     h.kernel.settings.__dict__["provider"] = None
 
     async def inside_a_loop() -> str | None:
-        return h.kernel._detect_local()
+        return h.kernel.provider_config()[0].name
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

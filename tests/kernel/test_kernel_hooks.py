@@ -365,6 +365,35 @@ def test_hook_ketch_get_credential(tmp_path: Path) -> None:
     assert "from-env" not in repr(h.kernel.api_key(config, kind))
 
 
+def test_hook_ketch_default_provider(tmp_path: Path) -> None:
+    """Nothing names a provider: a plugin names one, which is still held to the managed
+    allow-lists; when none answers the kernel says what to pass."""
+    from ketch.errors import NoProviderConfigured
+
+    class Chooser:
+        @hookimpl
+        def ketch_default_provider(self, kernel: Any) -> str | None:
+            return "scripted"
+
+    h = make(tmp_path, [], ("chooser", Chooser()))
+    h.kernel.settings.__dict__["provider"] = None
+    config, kind = h.kernel.provider_config()
+    assert (config.name, kind.kind, config.model) == ("scripted", "scripted", "scripted-model")
+
+    managed = tmp_path / "managed.toml"
+    managed.write_text('allowed_providers = ["openai"]\n', encoding="utf-8")
+    env = {"KETCH_MANAGED_FILE": str(managed)}
+    fenced = make(tmp_path / "fenced", [], ("chooser", Chooser()), env=env)
+    fenced.kernel.settings.__dict__["provider"] = None
+    with pytest.raises(KetchError, match="provider 'scripted' is not allowed by the managed"):
+        fenced.kernel.provider_config()
+
+    bare = make(tmp_path / "bare", [])
+    bare.kernel.settings.__dict__["provider"] = None
+    with pytest.raises(NoProviderConfigured, match="pass --provider and --model"):
+        bare.kernel.provider_config()
+
+
 def test_hook_ketch_model_info(tmp_path: Path) -> None:
     from ketch.messages import ImagePart, TextPart
     from ketch.providers import ModelInfo
