@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import KetchError, NoProviderConfigured, UsageError
+from ketch.errors import ConfigError, KetchError, NoProviderConfigured, UsageError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -169,8 +169,6 @@ class Kernel:
             sections=list(self.settings_sections.values()),
         )
         if loaded.refusals:
-            from ketch.errors import ConfigError
-
             raise ConfigError("; ".join(loaded.refusals), exit_code=2)
         self.notices.extend(loaded.notices)
         return loaded
@@ -403,6 +401,11 @@ class Kernel:
         if not name:
             # Nothing names one: a plugin may choose one, or raise what to do instead.
             name = self.hooks.first("ketch_default_provider", kernel=self)
+        if not name and self.loaded_settings.problems:
+            raise ConfigError(
+                "the configuration could not be used, so no model provider is configured: "
+                + "; ".join(self.loaded_settings.problems)
+            )
         if not name:
             raise NoProviderConfigured(
                 "no model provider is configured: pass --provider and --model, or add "
