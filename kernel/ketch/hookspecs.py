@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ModelInfo, ProviderKind, ProviderRequest
+    from ketch.providers import ModelInfo, ProviderConfig, ProviderKind, ProviderRequest
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
     from ketch.storage import FieldCipher, Store
@@ -569,17 +569,21 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
 
 
 @hookspec(firstresult=True)
-@returns(str)
-def ketch_default_provider(kernel: Kernel) -> str | None:
-    """Nothing names a provider: no ``--provider``, no ``provider`` or
-    ``default_provider`` setting, no ``[providers.NAME]`` table.
+@returns(tuple)
+def ketch_resolve_provider(
+    kernel: Kernel, provider: str | None, model: str | None
+) -> tuple[ProviderConfig, ProviderKind] | None:
+    """Which provider a session uses, and the configuration to build it with.
 
-    Called each time the kernel resolves a provider with nothing named. Return the name
-    of a provider kind, or of a ``[providers.NAME]`` table the implementation added to
-    ``kernel.settings.providers`` (a local server it found); or raise
-    :class:`ketch.errors.KetchError` (``NoProviderConfigured``, ``ConfigError``) saying
-    what to do. None lets the next plugin answer; when none does, the kernel stops with
-    a short ``NoProviderConfigured``. Whatever is named is resolved and held to the
-    managed policy's ``allowed_providers``/``allowed_models`` like any other choice.
-    firstresult.
+    Called whenever the kernel builds a provider (a new or resumed session, ``/model``,
+    a subagent, ``ketch models``). ``provider`` (a name) and ``model`` are what the
+    caller asked for (None: the configured choice, else the implementation's fallback).
+    Return ``(ProviderConfig, ProviderKind)``: the ``[providers.NAME]`` table layered
+    and validated (the kind's ``config_model`` when it has one), and the registered
+    kind that builds it; or raise :class:`ketch.errors.KetchError`
+    (``NoProviderConfigured`` when nothing is configured, ``ConfigError`` when the config
+    that would say could not be used) with what to do. firstresult. The kernel holds
+    the answer to the managed policy's ``allowed_providers``/``allowed_models``, so no
+    implementation can widen them; when none answers (or one fails) no provider is
+    built: a one-line error. The essential ``provider_setup`` plugin implements it.
     """

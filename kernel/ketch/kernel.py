@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import ConfigError, KetchError, NoProviderConfigured, UsageError
+from ketch.errors import KetchError, UsageError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -169,6 +169,8 @@ class Kernel:
             sections=list(self.settings_sections.values()),
         )
         if loaded.refusals:
+            from ketch.errors import ConfigError
+
             raise ConfigError("; ".join(loaded.refusals), exit_code=2)
         self.notices.extend(loaded.notices)
         return loaded
@@ -391,58 +393,20 @@ class Kernel:
     def provider_config(
         self, name: str | None = None, model: str | None = None
     ) -> tuple[ProviderConfig, ProviderKind]:
-        from ketch.providers import ProviderConfig
-
-        settings = self.settings
-        kinds = self.provider_kinds
-        name = name or settings.provider or settings.default_provider
-        if not name and settings.providers:
-            name = next(iter(settings.providers))
-        if not name:
-            # Nothing names one: a plugin may choose one, or raise what to do instead.
-            name = self.hooks.first("ketch_default_provider", kernel=self)
-        if not name and self.loaded_settings.problems:
-            raise ConfigError(
-                "the configuration could not be used, so no model provider is configured: "
-                + "; ".join(self.loaded_settings.problems)
-            )
-        if not name:
-            raise NoProviderConfigured(
-                "no model provider is configured: pass --provider and --model, or add "
-                "[providers.NAME] with kind, base_url and model to your config file"
-            )
-        table = dict(settings.providers.get(name, {}))
-        kind_name = str(table.get("kind") or name)
-        kind = kinds.get(kind_name)
-        if kind is None:
-            known = ", ".join(sorted(kinds)) or "none (all provider plugins are disabled)"
-            where = f"[providers.{name}] kind" if name in settings.providers else "--provider"
+        """The configuration and kind of the provider to build (``ketch_resolve_provider``;
+        ``name``/``model`` as asked, None for the configured choice), held to the managed
+        policy's allow-lists whichever plugin answered."""
+        found = self.hooks.first("ketch_resolve_provider", kernel=self, provider=name, model=model)
+        if found is None:
             raise KetchError(
-                f"unknown provider kind '{kind_name}' ({where}); known kinds: {known}", exit_code=2
-            )
-        table.setdefault("kind", kind_name)
-        table["name"] = name
-        if not table.get("base_url"):
-            table["base_url"] = (
-                kind.env_base_url and self.environ.get(kind.env_base_url)
-            ) or kind.default_base_url
-        chosen_model = model or settings.model or table.get("model") or kind.default_model
-        if not chosen_model:
-            raise KetchError(
-                f"no model chosen for provider '{name}': pass --model NAME or set model in [providers.{name}] (ketch models lists them)",
+                "no plugin resolves the model provider (ketch_resolve_provider); check `ketch plugins`",
                 exit_code=2,
             )
-        table["model"] = chosen_model
-        self._check_managed_provider(name, kind_name, chosen_model)
-        from pydantic import ValidationError
+        config, kind = found
+        self.check_managed_provider(config.name, kind.kind, str(config.model))
+        return config, kind
 
-        model_class = kind.config_model or ProviderConfig
-        try:
-            return model_class.model_validate(table), kind
-        except ValidationError as exc:
-            raise KetchError(self._config_problem(f"providers.{name}", exc), exit_code=2) from None
-
-    def _check_managed_provider(self, name: str, kind: str, model: str) -> None:
+    def check_managed_provider(self, name: str, kind: str, model: str) -> None:
         """The managed policy's ``allowed_providers`` (names or kinds) and ``allowed_models``
         (globs): whatever chose them (config, environment, detection, a resumed session)."""
         from fnmatch import fnmatchcase
@@ -463,22 +427,6 @@ class Kernel:
                 f"(allowed: {', '.join(map(str, models)) or 'none'})",
                 exit_code=2,
             )
-
-    def _config_problem(self, table: str, exc: Any) -> str:
-        """One line for a bad value in a config table: where, which key, what is wrong."""
-        from ketch.config import line_of_key
-
-        first = exc.errors()[0]
-        loc = tuple(str(k) for k in first.get("loc", ()))
-        key = ".".join((table, *loc))
-        where = ""
-        for layer in reversed(self._layers or []):
-            if layer.name in ("user", "workspace") and loc:
-                line = line_of_key(layer.source, (*table.split("."), *loc))
-                if line:
-                    where = f"{layer.source}:{line}: "
-                    break
-        return f"{where}{key}: {first.get('msg', 'invalid value')} (got {first.get('input')!r}); fix the value in the config file"
 
     def api_key(self, config: ProviderConfig, kind: ProviderKind) -> Any:
         """The key from the environment (``api_key_env`` or the kind's variable), then the keyring."""

@@ -1,12 +1,14 @@
-"""ketch_provider_setup: which provider a run uses when nothing names one, and what to
-do when none can be found (docs/providers.md, "First run").
+"""ketch_provider_setup: which provider a session uses, and with what configuration
+(docs/providers.md, "Configuration" and "First run"). Essential: the kernel builds no
+provider without it.
 
-The kernel resolves a named provider itself (``--provider``, ``default_provider``, the
-first ``[providers.NAME]`` table) and asks ``ketch_default_provider`` only when nothing
-names one. This plugin answers with a kind whose usual key variable is set, else a local
-server that answers, else a one-line error: the config problems that left nothing
-configured, or the first-run help in the loaded provider kinds' own words. Disabled,
-a run with nothing configured stops with the kernel's short ``NoProviderConfigured``.
+It answers ``ketch_resolve_provider``: the provider named (``--provider``,
+``default_provider``, the first ``[providers.NAME]`` table), else a kind whose usual key
+variable is set, else a local server that answers, else a one-line error (the config
+problems that left nothing configured, or the first-run help in the loaded provider
+kinds' own words); then that table over the kind's defaults, the model chosen, and the
+kind's own keys validated. The kernel holds whatever it answers to the managed policy's
+``allowed_providers``/``allowed_models``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ketch.api import hookimpl
 
 
 @hookimpl
-def ketch_default_provider(kernel: Any) -> str | None:
-    from ketch_provider_setup.choose import default_provider
+def ketch_resolve_provider(kernel: Any, provider: str | None, model: str | None) -> Any:
+    from ketch_provider_setup.resolve import resolve_provider
 
-    return default_provider(kernel)
+    return resolve_provider(kernel, provider, model)

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ketch.api import ConfigError, Kernel, NoProviderConfigured
-from ketch_provider_setup.help import config_problems, first_run_help
 
 
 def default_provider(kernel: Kernel) -> str:
@@ -14,6 +13,8 @@ def default_provider(kernel: Kernel) -> str:
     name = from_environment(kernel) or detect_local(kernel)
     if name:
         return name
+    from ketch_provider_setup.help import config_problems, first_run_help
+
     if kernel.loaded_settings.problems:
         # Not "nothing is configured": the config that would say it could not be used.
         raise ConfigError(config_problems(kernel.loaded_settings.problems))

@@ -83,10 +83,7 @@ def test_setup_writes_a_working_config_and_the_next_prompt_reaches_the_server(
         "/v1/chat/completions", Reply(chunks=[_chat_stream("hello from the loopback server")])
     )
     term = Terminal(
-        tmp_path,
-        plugins="interactive,provider_setup,openai,keyring",
-        provider=None,
-        env=NO_PROVIDER_ENV,
+        tmp_path, plugins="interactive,openai,keyring", provider=None, env=NO_PROVIDER_ENV
     )
     try:
         screen = term.wait_for("Which provider?")
@@ -126,10 +123,7 @@ def test_setup_writes_a_working_config_and_the_next_prompt_reaches_the_server(
     # The next start needs no setup: the config and the keyring have what it takes.
     server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("second start works")]))
     again = Terminal(
-        tmp_path,
-        plugins="interactive,provider_setup,openai,keyring",
-        provider=None,
-        env=NO_PROVIDER_ENV,
+        tmp_path, plugins="interactive,openai,keyring", provider=None, env=NO_PROVIDER_ENV
     )
     try:
         screen = again.ready()
@@ -141,9 +135,7 @@ def test_setup_writes_a_working_config_and_the_next_prompt_reaches_the_server(
 
 
 def test_declining_the_setup_says_how_to_configure_by_hand(tmp_path: Path) -> None:
-    term = Terminal(
-        tmp_path, plugins="interactive,provider_setup,openai", provider=None, env=NO_PROVIDER_ENV
-    )
+    term = Terminal(tmp_path, plugins="interactive,openai", provider=None, env=NO_PROVIDER_ENV)
     try:
         term.wait_for("Which provider?")
         term.keys("q")
@@ -165,10 +157,7 @@ def test_a_key_in_the_environment_goes_straight_to_its_provider(
     server.queue("/v1/chat/completions", Reply(chunks=[_chat_stream("env key works")]))
     env = {**NO_PROVIDER_ENV, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{server.url}/v1"}
     term = Terminal(
-        tmp_path,
-        plugins="interactive,provider_setup,openai,anthropic,keyring",
-        provider=None,
-        env=env,
+        tmp_path, plugins="interactive,openai,anthropic,keyring", provider=None, env=env
     )
     try:
         screen = term.wait_for("Which provider?")
@@ -216,7 +205,7 @@ def test_without_a_secret_service_the_model_comes_first_then_storage_once(
         "DBUS_SESSION_BUS_ADDRESS": "",
         "XDG_RUNTIME_DIR": str(runtime),
     }
-    plugins = "interactive,provider_setup,openai,keyring,store,crypto"
+    plugins = "interactive,openai,keyring,store,crypto"
     term = Terminal(tmp_path, plugins=plugins, provider=None, env=no_dbus)
     try:
         first = term.wait_for("Which provider?")

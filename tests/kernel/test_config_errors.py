@@ -87,24 +87,6 @@ def test_headless_names_the_broken_file_and_its_line(kind: str, tmp_path: Path) 
     assert "Traceback" not in proc.stderr
 
 
-def test_without_provider_setup_the_broken_file_is_still_named(tmp_path: Path) -> None:
-    """The first-run help is the provider_setup plugin's; with it disabled, a config
-    that could not be used is still said (file and line), not "nothing configured"."""
-    where = _write(_config(), "invalid TOML")
-    proc = subprocess.run(
-        [sys.executable, "-m", "ketch", "--no-plugin", "provider_setup", "-p", "hi"],
-        cwd=tmp_path,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 2, proc.stderr
-    first = proc.stderr.splitlines()[0]
-    assert "the configuration could not be used" in first and where in first, proc.stderr
-    assert "Traceback" not in proc.stderr
-
-
 def test_a_wrong_type_drops_that_key_only(tmp_path: Path) -> None:
     config = _config()
     config.parent.mkdir(parents=True, exist_ok=True)

@@ -566,7 +566,7 @@ def test_detection_works_inside_a_running_event_loop(tmp_path: Path) -> None:
                 )
             )
 
-    h = Harness.create(tmp_path, plugins=[("local", Local())], bundled=["guards", "provider_setup"])
+    h = Harness.create(tmp_path, plugins=[("local", Local())], bundled=["guards"])
     h.kernel.settings.__dict__["provider"] = None
 
     async def inside_a_loop() -> str | None:

@@ -365,32 +365,36 @@ def test_hook_ketch_get_credential(tmp_path: Path) -> None:
     assert "from-env" not in repr(h.kernel.api_key(config, kind))
 
 
-def test_hook_ketch_default_provider(tmp_path: Path) -> None:
-    """Nothing names a provider: a plugin names one, which is still held to the managed
-    allow-lists; when none answers the kernel says what to pass."""
-    from ketch.errors import NoProviderConfigured
+def test_hook_ketch_resolve_provider(tmp_path: Path) -> None:
+    """A plugin answers which provider to build; the managed allow-lists still hold
+    whatever it answers; with no plugin to answer nothing is built (one line)."""
+    from ketch.providers import ProviderConfig
 
-    class Chooser:
+    class Resolver:
         @hookimpl
-        def ketch_default_provider(self, kernel: Any) -> str | None:
-            return "scripted"
+        def ketch_resolve_provider(
+            self, kernel: Any, provider: str | None, model: str | None
+        ) -> Any:
+            kind = kernel.provider_kinds["scripted"]
+            return ProviderConfig(name="mine", kind="scripted", model=model or "chosen"), kind
 
-    h = make(tmp_path, [], ("chooser", Chooser()))
-    h.kernel.settings.__dict__["provider"] = None
+    h = make(tmp_path, [], ("resolver", Resolver()))
     config, kind = h.kernel.provider_config()
-    assert (config.name, kind.kind, config.model) == ("scripted", "scripted", "scripted-model")
+    assert (config.name, kind.kind, config.model) == ("mine", "scripted", "chosen")
 
     managed = tmp_path / "managed.toml"
-    managed.write_text('allowed_providers = ["openai"]\n', encoding="utf-8")
+    managed.write_text('allowed_models = ["scripted-*"]\n', encoding="utf-8")
     env = {"KETCH_MANAGED_FILE": str(managed)}
-    fenced = make(tmp_path / "fenced", [], ("chooser", Chooser()), env=env)
-    fenced.kernel.settings.__dict__["provider"] = None
-    with pytest.raises(KetchError, match="provider 'scripted' is not allowed by the managed"):
+    fenced = make(tmp_path / "fenced", [], ("resolver", Resolver()), env=env)
+    with pytest.raises(KetchError, match="model 'chosen' is not allowed by the managed policy"):
         fenced.kernel.provider_config()
+    assert fenced.kernel.provider_config(model="scripted-2")[0].model == "scripted-2"
 
-    bare = make(tmp_path / "bare", [])
-    bare.kernel.settings.__dict__["provider"] = None
-    with pytest.raises(NoProviderConfigured, match="pass --provider and --model"):
+    # The essential provider_setup plugin answers by default ...
+    assert make(tmp_path / "default", []).kernel.provider_config()[0].name == "scripted"
+    # ... and with no plugin at all (an embedder's bare kernel) nothing is built.
+    bare = make(tmp_path / "bare", [], bundled=False)
+    with pytest.raises(KetchError, match="no plugin resolves the model provider"):
         bare.kernel.provider_config()
 
 

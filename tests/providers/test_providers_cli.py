@@ -17,7 +17,7 @@ from .kit import PATHS
 from .loopback import LoopbackServer, Reply, free_port
 from .recordings import CANARY, OLLAMA_SHOW, recordings
 
-PLUGINS = "openai,anthropic,ollama,gemini,headless,keyring,admin,provider_setup"
+PLUGINS = "openai,anthropic,ollama,gemini,headless,keyring,admin"
 
 
 def ketch(
