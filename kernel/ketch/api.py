@@ -61,7 +61,7 @@ _NAMES = {
     "ketch.prompt": "PromptPart join_parts",
     "ketch.intake": "PromptIntake",
     "ketch.settings": "Section Settings SettingsSection",
-    "ketch.config": "Layer",
+    "ketch.config": "Layer line_of_key",
     "ketch.storage": (
         "Store FieldCipher SessionRecord SessionSummary IntegrityError StoreUnavailable "
         "RecoveryLocked"

@@ -14,6 +14,7 @@ from ketch.commands import Command as Command
 from ketch.commands import PromptRequest as PromptRequest
 from ketch.commands import SlashContext as SlashContext
 from ketch.config import Layer as Layer
+from ketch.config import line_of_key as line_of_key
 from ketch.errors import ConfigError as ConfigError
 from ketch.errors import ContextOverflow as ContextOverflow
 from ketch.errors import KetchError as KetchError

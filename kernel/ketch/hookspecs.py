@@ -57,7 +57,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ModelInfo, ProviderError, ProviderKind, ProviderRequest
+    from ketch.providers import (
+        ModelInfo,
+        ProviderConfig,
+        ProviderError,
+        ProviderKind,
+        ProviderRequest,
+    )
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection
     from ketch.stash import Stash
@@ -96,7 +102,7 @@ def _withhold_result(plugin: str, exc: BaseException) -> Any:
 
 _VERDICT = "ketch.verdicts:HookVerdict"
 
-# --- registration ------------------------------------------------------------------
+# --- registration -----------------------------------------------------------------------
 
 
 @hookspec(historic=True)
@@ -234,7 +240,7 @@ def ketch_add_cli_options(parser: argparse.ArgumentParser, kernel: Kernel) -> No
     """
 
 
-# --- configuration and startup ---------------------------------------------------------
+# --- configuration and startup ----------------------------------------------------------
 
 
 @hookspec
@@ -291,7 +297,7 @@ def ketch_model_info(provider_kind: str, model: str, kernel: Kernel) -> ModelInf
     """
 
 
-# --- policy --------------------------------------------------------------------------------
+# --- policy -----------------------------------------------------------------------------
 
 
 @hookspec
@@ -338,7 +344,7 @@ def ketch_permission_facts(session: Session) -> dict[str, Any] | None:
     """
 
 
-# --- context ------------------------------------------------------------------------------------
+# --- context ----------------------------------------------------------------------------
 
 
 @hookspec
@@ -394,7 +400,7 @@ def ketch_event_fields(session: Session, event: Event) -> dict[str, Any] | None:
     """
 
 
-# --- storage and encryption -------------------------------------------------------
+# --- storage and encryption -------------------------------------------------------------
 
 
 @hookspec(firstresult=True)
@@ -566,7 +572,7 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
     """
 
 
-# --- i25-loop: what the loop asks plugins that own a policy it used to hold --------------------
+# --- what the loop asks the plugins that own a policy it used to hold -------------------
 
 
 @hookspec(firstresult=True)
@@ -609,7 +615,7 @@ def ketch_refuse_call(session: Session, call: ToolCallPart, tool: Tool, turn: St
     """
 
 
-# --- i25-cache: registrations the kernel need not call -----------------------------------
+# --- registrations the kernel need not call ---------------------------------------------
 
 
 @hookspec(firstresult=True)
@@ -629,4 +635,28 @@ def ketch_cached_registrations(
     raises (``Kernel.fail_plugin``). ``Kernel.stash[CHECKING_REGISTRATIONS]`` set:
     ``ketch plugins --check`` compares declarations with registrations (call for real).
     Firstresult; None (or no implementation): every implementation is called.
+    """
+
+
+# --- which provider a session uses ------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+@returns(tuple)
+def ketch_resolve_provider(
+    kernel: Kernel, provider: str | None, model: str | None
+) -> tuple[ProviderConfig, ProviderKind] | None:
+    """Which provider a session uses, and the configuration to build it with.
+
+    Called whenever the kernel builds a provider (a new or resumed session, ``/model``,
+    a subagent, ``ketch models``). ``provider`` (a name) and ``model`` are what the
+    caller asked for (None: the configured choice, else the implementation's fallback).
+    Return ``(ProviderConfig, ProviderKind)``: the ``[providers.NAME]`` table layered
+    and validated (the kind's ``config_model`` when it has one), and the registered
+    kind that builds it; or raise :class:`ketch.errors.KetchError`
+    (``NoProviderConfigured`` when nothing is configured, ``ConfigError`` when the config
+    that would say could not be used) with what to do. firstresult. The kernel holds
+    the answer to the managed policy's ``allowed_providers``/``allowed_models``, so no
+    implementation can widen them; when none answers (or one fails) no provider is
+    built: a one-line error. The essential ``provider_setup`` plugin implements it.
     """

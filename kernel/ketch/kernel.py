@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import ConfigError, KetchError, NoProviderConfigured, UsageError
+from ketch.errors import KetchError, UsageError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -388,54 +388,20 @@ class Kernel:
     def provider_config(
         self, name: str | None = None, model: str | None = None
     ) -> tuple[ProviderConfig, ProviderKind]:
-        from ketch.providers import ProviderConfig
-
-        settings = self.settings
-        kinds = self.provider_kinds
-        name = name or settings.provider or settings.default_provider
-        if not name and settings.providers:
-            name = next(iter(settings.providers))
-        if not name:
-            name = self._provider_from_environment()
-        if not name:
-            name = self._detect_local()
-        if not name and self.loaded_settings.problems:
-            # Not "nothing is configured": the config that would say it could not be used.
-            raise ConfigError(config_problems(self.loaded_settings.problems))
-        if not name:
-            raise NoProviderConfigured(first_run_help(kinds))
-        table = dict(settings.providers.get(name, {}))
-        kind_name = str(table.get("kind") or name)
-        kind = kinds.get(kind_name)
-        if kind is None:
-            known = ", ".join(sorted(kinds)) or "none (all provider plugins are disabled)"
-            where = f"[providers.{name}] kind" if name in settings.providers else "--provider"
+        """The configuration and kind of the provider to build (``ketch_resolve_provider``;
+        ``name``/``model`` as asked, None for the configured choice), held to the managed
+        policy's allow-lists whichever plugin answered."""
+        found = self.hooks.first("ketch_resolve_provider", kernel=self, provider=name, model=model)
+        if found is None:
             raise KetchError(
-                f"unknown provider kind '{kind_name}' ({where}); known kinds: {known}", exit_code=2
-            )
-        table.setdefault("kind", kind_name)
-        table["name"] = name
-        if not table.get("base_url"):
-            table["base_url"] = (
-                kind.env_base_url and self.environ.get(kind.env_base_url)
-            ) or kind.default_base_url
-        chosen_model = model or settings.model or table.get("model") or kind.default_model
-        if not chosen_model:
-            raise KetchError(
-                f"no model chosen for provider '{name}': pass --model NAME or set model in [providers.{name}] (ketch models lists them)",
+                "no plugin resolves the model provider (ketch_resolve_provider); check `ketch plugins`",
                 exit_code=2,
             )
-        table["model"] = chosen_model
-        self._check_managed_provider(name, kind_name, chosen_model)
-        from pydantic import ValidationError
+        config, kind = found
+        self.check_managed_provider(config.name, kind.kind, str(config.model))
+        return config, kind
 
-        model_class = kind.config_model or ProviderConfig
-        try:
-            return model_class.model_validate(table), kind
-        except ValidationError as exc:
-            raise KetchError(self._config_problem(f"providers.{name}", exc), exit_code=2) from None
-
-    def _check_managed_provider(self, name: str, kind: str, model: str) -> None:
+    def check_managed_provider(self, name: str, kind: str, model: str) -> None:
         """The managed policy's ``allowed_providers`` (names or kinds) and ``allowed_models``
         (globs): whatever chose them (config, environment, detection, a resumed session)."""
         from fnmatch import fnmatchcase
@@ -456,48 +422,6 @@ class Kernel:
                 f"(allowed: {', '.join(map(str, models)) or 'none'})",
                 exit_code=2,
             )
-
-    def _config_problem(self, table: str, exc: Any) -> str:
-        """One line for a bad value in a config table: where, which key, what is wrong."""
-        from ketch.config import line_of_key
-
-        first = exc.errors()[0]
-        loc = tuple(str(k) for k in first.get("loc", ()))
-        key = ".".join((table, *loc))
-        where = ""
-        for layer in reversed(self._layers or []):
-            if layer.name in ("user", "workspace") and loc:
-                line = line_of_key(layer.source, (*table.split("."), *loc))
-                if line:
-                    where = f"{layer.source}:{line}: "
-                    break
-        return f"{where}{key}: {first.get('msg', 'invalid value')} (got {first.get('input')!r}); fix the value in the config file"
-
-    def _provider_from_environment(self) -> str | None:
-        """Nothing configured, but a kind's usual key variable is set: use that kind."""
-        for kind in self.provider_kinds.values():
-            if kind.needs_key and kind.env_key and self.environ.get(kind.env_key):
-                self.notices.append(
-                    f"no provider configured; using {kind.kind} because {kind.env_key} is set"
-                )
-                return kind.kind
-        return None
-
-    def _detect_local(self) -> str | None:
-        for kind in self.provider_kinds.values():
-            if kind.detect is None:
-                continue
-            try:
-                found = _call_maybe_async(kind.detect)
-            except Exception:  # noqa: BLE001 - detection is best effort
-                found = None
-            if found is not None:
-                self.settings.providers.setdefault(found.name, found.model_dump(exclude_none=True))
-                self.notices.append(
-                    f"no provider configured; using {found.kind} found at {found.base_url}"
-                )
-                return str(found.name)
-        return None
 
     def api_key(self, config: ProviderConfig, kind: ProviderKind) -> Any:
         """The key from the environment (``api_key_env`` or the kind's variable), then the keyring."""
@@ -755,25 +679,6 @@ class Kernel:
         )
 
 
-def _call_maybe_async(fn: Callable[[], Any]) -> Any:
-    """Call ``fn``; if it is a coroutine function, run it to completion, also when an
-    event loop is already running in this thread (the interactive shell): then in a
-    worker thread with its own loop, never ``asyncio.run`` inside the running one."""
-    import asyncio
-    import inspect
-
-    if not inspect.iscoroutinefunction(fn):
-        return fn()
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(fn())
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(fn())).result()
-
-
 # Registries whose entries ``ketch plugins`` lists as what a plugin provides.
 _SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile", "event"})
 # Every registry (a cached property filled by a ``@registers`` hook), by kind.
@@ -787,32 +692,3 @@ _REGISTRIES = {
     "tool": "tools",
     "event": "events",
 }
-
-
-def config_problems(problems: list[str]) -> str:
-    """Why no provider is configured when the config files say otherwise: what in them
-    could not be used, with file and line."""
-    lines = ["the configuration could not be used, so no model provider is configured:"]
-    lines += [f"  {problem}" for problem in problems]
-    lines.append("  fix it (`ketch config show` lists every layer), or pass --provider and --model")
-    return "\n".join(lines)
-
-
-def first_run_help(kinds: dict[str, Any]) -> str:
-    """What to do when nothing is configured, in the loaded provider kinds' own words."""
-    local = [k.local_hint for k in kinds.values() if k.local_hint]
-    head = "no model provider is configured"
-    if local:
-        head += ", and no " + " or ".join(local) + " answered"
-    lines = [head + ".", "  Set one up in any of these ways:"]
-    lines += [f"    {k.setup_hint}" for k in kinds.values() if k.setup_hint]
-    lines.append("    or add [providers.NAME] with kind, base_url and model to " + _config_hint())
-    if not kinds:
-        lines.append("  (no provider plugin is loaded: check `ketch plugins`)")
-    return "\n".join(lines)
-
-
-def _config_hint() -> str:
-    from ketch.paths import user_config_file
-
-    return str(user_config_file())

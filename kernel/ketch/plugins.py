@@ -29,7 +29,8 @@ from ketch.config import split_names
 from ketch.hooks import Policy, isolate, policy_of
 from ketch.stash import StashKey
 
-# The essential set: plugins that cannot be disabled. Kept to one member.
+# The essential set: plugins that cannot be disabled. Kept small: the hard guards, and
+# ``provider_setup`` (which provider a session uses: the kernel builds none without it).
 # ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
 # ketch's own config/hooks/MCP settings; reads of secret-looking files). Because votes
 # combine deny > ask > allow, its ask/deny cannot be overridden by any other plugin,
@@ -39,6 +40,7 @@ from ketch.stash import StashKey
 # ``storage.encryption = "off"`` is set explicitly.
 ESSENTIAL: dict[str, str] = {
     "guards": "the hard guards are the floor of the permission engine; no other plugin can override them",
+    "provider_setup": "the kernel builds no model provider without it (it resolves [providers.NAME])",
 }
 
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ketch.plugins import ESSENTIAL
 from tests.kernel.kit import make_distribution
 
 pytestmark = pytest.mark.minimal
@@ -426,8 +427,8 @@ def test_essential_plugin_cannot_be_disabled(tmp_path: Path) -> None:
 def test_allow_list_keeps_essential(tmp_path: Path) -> None:
     proc = ketch("plugins", "--json", cwd=tmp_path, env={"KETCH_PLUGINS": "headless"})
     status = {p["name"]: p["status"] for p in json.loads(proc.stdout)}
-    assert status["guards"] == "ok" and status["headless"] == "ok"
-    assert all(s == "disabled" for n, s in status.items() if n not in ("guards", "headless"))
+    assert all(status[n] == "ok" for n in ESSENTIAL) and status["headless"] == "ok"
+    assert all(s == "disabled" for n, s in status.items() if n not in (*ESSENTIAL, "headless"))
 
 
 def test_trace_plugins_writes_hook_calls_to_stderr(tmp_path: Path) -> None:

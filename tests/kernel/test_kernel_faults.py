@@ -572,7 +572,7 @@ def test_detection_works_inside_a_running_event_loop(tmp_path: Path) -> None:
     h.kernel.settings.__dict__["provider"] = None
 
     async def inside_a_loop() -> str | None:
-        return h.kernel._detect_local()
+        return h.kernel.provider_config()[0].name
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

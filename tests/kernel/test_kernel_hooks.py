@@ -425,6 +425,39 @@ def test_hook_ketch_get_credential(tmp_path: Path) -> None:
     assert "from-env" not in repr(h.kernel.api_key(config, kind))
 
 
+def test_hook_ketch_resolve_provider(tmp_path: Path) -> None:
+    """A plugin answers which provider to build; the managed allow-lists still hold
+    whatever it answers; with no plugin to answer nothing is built (one line)."""
+    from ketch.providers import ProviderConfig
+
+    class Resolver:
+        @hookimpl
+        def ketch_resolve_provider(
+            self, kernel: Any, provider: str | None, model: str | None
+        ) -> Any:
+            kind = kernel.provider_kinds["scripted"]
+            return ProviderConfig(name="mine", kind="scripted", model=model or "chosen"), kind
+
+    h = make(tmp_path, [], ("resolver", Resolver()))
+    config, kind = h.kernel.provider_config()
+    assert (config.name, kind.kind, config.model) == ("mine", "scripted", "chosen")
+
+    managed = tmp_path / "managed.toml"
+    managed.write_text('allowed_models = ["scripted-*"]\n', encoding="utf-8")
+    env = {"KETCH_MANAGED_FILE": str(managed)}
+    fenced = make(tmp_path / "fenced", [], ("resolver", Resolver()), env=env)
+    with pytest.raises(KetchError, match="model 'chosen' is not allowed by the managed policy"):
+        fenced.kernel.provider_config()
+    assert fenced.kernel.provider_config(model="scripted-2")[0].model == "scripted-2"
+
+    # The essential provider_setup plugin answers by default ...
+    assert make(tmp_path / "default", []).kernel.provider_config()[0].name == "scripted"
+    # ... and with no plugin at all (an embedder's bare kernel) nothing is built.
+    bare = make(tmp_path / "bare", [], bundled=False)
+    with pytest.raises(KetchError, match="no plugin resolves the model provider"):
+        bare.kernel.provider_config()
+
+
 def test_hook_ketch_model_info(tmp_path: Path) -> None:
     from ketch.messages import ImagePart, TextPart
     from ketch.providers import ModelInfo
