@@ -9,10 +9,8 @@ write one transcript at the same time.
 
 The lock file holds the pid of its holder, for the notice. Files are left in place when
 released (unlinking a lock file others may be waiting on is a race), and removed with
-their session. The lock is the store's (each holds its own open file, and ``flock``
-locks an open file, not a process): two stores in one process -- two kernels of
-``ketch acp`` -- exclude each other as two processes do, as the PostgreSQL store's
-leases do.
+their session. The lock is the process's: two stores opened in one process (tests, a
+shell that resumes the session it is in) share it rather than lock each other out.
 """
 
 from __future__ import annotations
@@ -32,10 +30,14 @@ POLL_SECONDS = 0.05
 _SAFE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
+# Lock files this process holds: path -> [fd, how many Writers hold it].
+_PROCESS: dict[Path, list[int]] = {}
+
+
 class Writers:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.held: dict[str, int] = {}  # session id -> the open lock file (-1: none)
+        self.held: dict[str, Path] = {}
 
     def _path(self, session_id: str) -> Path:
         if not _SAFE.match(session_id) or session_id.startswith("."):
@@ -50,8 +52,14 @@ class Writers:
         if session_id in self.held:
             return True
         path = self._path(session_id)
+        shared = _PROCESS.get(path)
+        if shared is not None:
+            shared[1] += 1
+            self.held[session_id] = path
+            return True
         if fcntl is None:  # pragma: no cover
-            self.held[session_id] = -1
+            _PROCESS[path] = [-1, 1]
+            self.held[session_id] = path
             return True
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -62,7 +70,8 @@ class Writers:
             return False
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
-        self.held[session_id] = fd
+        _PROCESS[path] = [fd, 1]
+        self.held[session_id] = path
         return True
 
     def claim(
@@ -82,10 +91,16 @@ class Writers:
         return "another process"
 
     def release(self, session_id: str) -> None:
-        fd = self.held.pop(session_id, -1)
-        if fd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(fd)  # closing the open file drops its lock
+        path = self.held.pop(session_id, None)
+        shared = _PROCESS.get(path) if path is not None else None
+        if shared is None or path is None:
+            return
+        shared[1] -= 1
+        if shared[1] <= 0:
+            del _PROCESS[path]
+            if shared[0] >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(shared[0])
 
     def release_all(self) -> None:
         for session_id in list(self.held):

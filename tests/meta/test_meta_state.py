@@ -118,6 +118,11 @@ ALLOWED: dict[tuple[str, str], str] = {
         "per workspace, the writes a person authorized: the files are shared by every "
         "kernel working there, and a write one kernel authorized is no plant to another"
     ),
+    ("ketch_store/writers.py", "_PROCESS"): (
+        "the writer locks this OS process holds (flock locks an open file): the process's "
+        "stores share a session's claim (a shell resuming the session it is in, attach), "
+        "while other processes are excluded"
+    ),
     ("ketch_secret_kit/files.py", "_LAST"): (
         "keyed by file identity (path, device, inode, size, mtime); the value names a "
         "fixed rule, never the content: the same answer for every kernel"

@@ -216,20 +216,3 @@ def test_a_session_open_elsewhere_is_not_deleted(tmp_path: Path) -> None:
         run_ketch("sessions", "delete", original, cwd=workspace, env=cli_env(tmp_path)).returncode
         == 0
     )
-
-
-def test_two_kernels_in_one_process_exclude_each_other(tmp_path: Path) -> None:
-    """``ketch acp`` runs a kernel (and a store) per session in one process: the writer
-    lock is each store's, so a second store of the same process cannot write (or
-    delete) a session the first is writing until the first lets it go."""
-    from ketch_store.writers import Writers
-
-    first, second = Writers(tmp_path / "writers"), Writers(tmp_path / "writers")
-    assert first.try_claim("s1") and first.try_claim("s1")  # its own: still held
-    assert not second.try_claim("s1") and second.holder("s1") == f"pid {os.getpid()}"
-    assert second.try_claim("s2") and not first.try_claim("s2")
-    first.release("s1")
-    assert second.try_claim("s1") and not first.try_claim("s1")
-    second.release_all()
-    assert first.try_claim("s1") and first.try_claim("s2")
-    first.release_all()
