@@ -77,7 +77,6 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     name: (module, name) for module, names in _NAMES.items() for name in names.split()
 }
 _EXPORTS["positive_int"] = ("ketch.cli", "_positive_int")
-_EXPORTS["builtin_commands"] = ("ketch.builtin_commands", None)
 _EXPORTS["plugin_cache"] = ("ketch.plugin_cache", None)
 __all__ = sorted(_EXPORTS)
 

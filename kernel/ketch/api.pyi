@@ -1,7 +1,6 @@
 """Types of :mod:`ketch.api` (it resolves each name lazily at run time)."""
 
 from ketch import __version__ as __version__
-from ketch import builtin_commands as builtin_commands
 from ketch import hookimpl as hookimpl
 from ketch import hookspec as hookspec
 from ketch import plugin_cache as plugin_cache

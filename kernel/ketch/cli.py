@@ -252,7 +252,6 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 def _main(argv: list[str]) -> int:
     import os
 
-    from ketch import builtin_commands
     from ketch.kernel import Kernel
 
     try:
@@ -260,7 +259,6 @@ def _main(argv: list[str]) -> int:
     except FileNotFoundError:
         raise _NoWorkingDirectory from None
     kernel = Kernel.boot(cli_disabled=_preparse(argv))
-    kernel.register_builtin(builtin_commands, "builtin")
     parser = build_parser(kernel)
     args = parser.parse_args(argv)
     kernel.args = args

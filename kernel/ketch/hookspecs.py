@@ -634,6 +634,8 @@ def ketch_cached_registrations(
     An implementation that calls a plugin's hook itself fails that plugin when it
     raises (``Kernel.fail_plugin``). ``Kernel.stash[CHECKING_REGISTRATIONS]`` set:
     ``ketch plugins --check`` compares declarations with registrations (call for real).
+    (``ketch plugins`` itself answers ``[]``, tryfirst, for the plugins it lists from
+    their ``@provides`` declarations.)
     Firstresult; None (or no implementation): every implementation is called.
     """
 

@@ -141,15 +141,6 @@ class Kernel:
 
     blocking: Blocking = Blocking()
 
-    def register_builtin(self, plugin: Any, name: str) -> None:
-        """Register a kernel-internal plugin (commands the kernel itself owns)."""
-        self.pm.add_plugin(
-            plugin,
-            PluginInfo(
-                name=name, module=getattr(plugin, "__name__", name), distribution="ketch (kernel)"
-            ),
-        )
-
     # --- settings --------------------------------------------------------------------
 
     def _admit(self, key: tuple[str, ...], value: Any) -> Any:
@@ -231,13 +222,13 @@ class Kernel:
             staged.setdefault(registering_plugin(), []).append(convert(obj) if convert else obj)
 
         impls = self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls())
-        calling = [i.plugin_name for i in impls if i.plugin_name not in self._withheld]
+        calling = [i.plugin_name for i in impls]
         answer = self.hooks.first(
             "ketch_cached_registrations", kernel=self, hook=hook, plugins=calling
         )
         standing = {p: list(v) for p, v in (answer or {}).items() if p in calling}
         order, failures = self.hooks.register(
-            hook, withheld=self._withheld | frozenset(standing), register=register, kernel=self
+            hook, withheld=frozenset(standing), register=register, kernel=self
         )
         for plugin, error in failures.items():
             self.fail_plugin(plugin, f"{hook} raised: {type(error).__name__}: {error}")
@@ -259,15 +250,13 @@ class Kernel:
                         object.__setattr__(obj, "plugin", plugin)
                 name = key(obj)
                 if name in table:
-                    self._report_clash(kind, name, plugin, owners[name])
+                    self.report_clash(kind, name, plugin, owners[name])
                     continue
                 table[name] = obj
                 owners[name] = plugin
                 if info is not None and kind in _SHOWN_KINDS:
                     info.provides.setdefault(kind + "s", []).append(name)
         return table
-
-    _withheld: frozenset[str] = frozenset()  # plugins ``ketch plugins`` lists from @provides
 
     def fail_plugin(self, plugin: str, error: str) -> None:
         """Fail a plugin and withdraw everything it registered, from every registry
@@ -283,7 +272,9 @@ class Kernel:
         if info is not None:
             info.provides.clear()
 
-    def _report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
+    def report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
+        """Report that ``loser`` registered a ``kind`` named ``name`` that ``winner``
+        (loaded first) keeps: as a notice and a warning on both plugins."""
         message = f"{kind} '{name}' from plugin '{loser}' clashes with plugin '{winner}'; keeping '{winner}' (loaded first)"
         if message not in self.notices:
             self.notices.append(message)

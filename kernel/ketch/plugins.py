@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pluggy
@@ -41,12 +41,12 @@ from ketch.stash import StashKey
 ESSENTIAL: dict[str, str] = {
     "guards": "the hard guards are the floor of the permission engine; no other plugin can override them",
     "provider_setup": "the kernel builds no model provider without it (it resolves [providers.NAME])",
+    "plugin_list": "ketch plugins is how you find out why other plugins are broken, blocked or disabled",
 }
 
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none
 LOAD_ENV = "KETCH_LOAD"  # extra plugin modules to load: "name=module,module2"
 TRACE_ENV = "KETCH_TRACE_PLUGINS"
-KERNEL_DISTRIBUTION = "ketch (kernel)"  # shown for the kernel's own plugins (builtin commands)
 
 
 @dataclass
@@ -66,10 +66,6 @@ class PluginInfo:
         default_factory=dict
     )  # kind -> what else it registers (declared)
     warnings: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """``ketch plugins --json``'s entry: every field, in order."""
-        return {**asdict(self), "import_ms": round(self.import_ms, 3)}
 
 
 # --- declared registrations ---------------------------------------------------------
@@ -482,17 +478,11 @@ class PluginManager(pluggy.PluginManager):
                 traceback.print_exception(exc, file=sys.stderr)
 
     def in_load_order(self, impls: list[Any]) -> list[Any]:
-        """Kernel-internal plugins first, then the order plugins loaded in (bundled, then
-        third-party by distribution and name), so that on a name clash the plugin that
-        loaded first wins whatever pluggy's call order (LIFO, tryfirst) would be."""
+        """The order plugins loaded in (bundled, then third-party by distribution and
+        name), so that on a name clash the plugin that loaded first wins whatever
+        pluggy's call order (LIFO, tryfirst) would be."""
         order = {name: index for index, name in enumerate(self.infos)}
-
-        def key(impl: Any) -> tuple[bool, int]:
-            info = self.infos.get(impl.plugin_name)
-            internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
-            return (not internal, order.get(impl.plugin_name, len(order)))
-
-        return sorted(impls, key=key)
+        return sorted(impls, key=lambda impl: order.get(impl.plugin_name, len(order)))
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]

@@ -431,6 +431,33 @@ def test_allow_list_keeps_essential(tmp_path: Path) -> None:
     assert all(s == "disabled" for n, s in status.items() if n not in (*ESSENTIAL, "headless"))
 
 
+def test_plugins_answers_with_every_other_plugin_blocked_broken_or_disabled(
+    tmp_path: Path,
+) -> None:
+    """``ketch plugins`` is itself a plugin, an essential one: an allow-list naming only
+    broken plugins and ``--no-plugin`` naming it leave it loaded, listing why."""
+    site = tmp_path / "site"
+    make_distribution(site, "ketch-broken-import", BROKEN_IMPORT, entry_name="brokenimport")
+    make_distribution(
+        site, "ketch-broken-register", BROKEN_REGISTRATION, entry_name="brokenregister"
+    )
+    env = dist_env(site, KETCH_PLUGINS="brokenimport,brokenregister")
+    proc = ketch("plugins", "--json", "--no-plugin", "plugin_list,fs", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "plugin 'plugin_list' is essential and cannot be disabled" in proc.stderr
+    by_name = {p["name"]: p for p in json.loads(proc.stdout)}
+    assert by_name["plugin_list"]["status"] == "ok" and by_name["plugin_list"]["essential"]
+    assert "broken at import" in by_name["brokenimport"]["error"]
+    assert "cannot register today" in by_name["brokenregister"]["error"]
+    assert by_name["fs"] == {**by_name["fs"], "status": "disabled", "disabled_by": "--no-plugin"}
+    assert by_name["web"]["disabled_by"] == "not in KETCH_PLUGINS"
+    human = ketch("plugins", "--no-plugin", "plugin_list", cwd=tmp_path, env=env)
+    assert human.returncode == 0, human.stderr
+    assert "    error: import failed: " in human.stdout
+    assert "    disabled by not in KETCH_PLUGINS" in human.stdout
+    no_traceback(human)
+
+
 def test_trace_plugins_writes_hook_calls_to_stderr(tmp_path: Path) -> None:
     """Every implementation call, with what it returned: votes included."""
     (tmp_path / "notes.txt").write_text("hello\n")
