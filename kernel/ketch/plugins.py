@@ -43,7 +43,7 @@ from ketch.stash import StashKey
 ESSENTIAL: dict[str, str] = {
     "guards": "the hard guards are the floor of the permission engine; no other plugin can override them",
     "provider_setup": "the kernel builds no model provider without it (it resolves [providers.NAME])",
-    "function_tools": "a plugin's plain typed functions are its tools only through it (ketch_tool_from)",
+    "function_tools": "a plugin's plain typed functions become its tools only through it",
 }
 
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none

@@ -189,7 +189,11 @@ def as_tool(obj: Any, hooks: Hooks | None = None) -> Tool:
         return obj()
     if not callable(obj):
         raise TypeError(f"cannot register {obj!r} as a tool: pass a Tool or a typed function")
-    made = hooks.first("ketch_tool_from", obj=obj) if hooks is not None else None
+    if hooks is None:  # a function is made a tool by a plugin: the kernel's hooks ask it
+        raise TypeError(
+            f"cannot make {obj!r} a tool without the kernel's hooks: as_tool(obj, kernel.hooks)"
+        )
+    made = hooks.first("ketch_tool_from", obj=obj)
     if isinstance(made, Exception):  # the plugin could not make it a tool: why
         raise made
     if made is None:

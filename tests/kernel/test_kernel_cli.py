@@ -391,6 +391,44 @@ def test_third_party_plugins_are_discovered_isolated_and_offered(tmp_path: Path)
     no_traceback(proc)
 
 
+def test_a_third_party_function_tool_survives_an_allow_list_and_no_plugin(
+    tmp_path: Path,
+) -> None:
+    """A plugin registering a plain typed function (docs/plugins.md's way) keeps its tool
+    under an allow-list that does not name ``function_tools`` and with ``--no-plugin
+    function_tools``: the plugin that makes a function a tool is essential."""
+    site = tmp_path / "site"
+    make_distribution(site, "ketch-shout", GOOD_TOOL, entry_name="shout")
+    script = [{"tool_calls": [{"name": "shout", "input": {"text": "hi"}}]}, {"text": "done"}]
+    env = {
+        **dist_env(site),
+        "KETCH_PLUGINS": "headless,policy,shout",
+        **scripted_env(tmp_path, script),
+    }
+    proc = ketch(
+        "-p",
+        "shout",
+        "--no-plugin",
+        "function_tools",
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "full-access",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("'function_tools' is essential and cannot be disabled" in n for n in notices)
+    assert "shout" in [t["name"] for t in requests(tmp_path)[0]["tools"]]
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [(r["name"], r["ok"], r["output"]) for r in results] == [("shout", True, "HI")]
+    no_traceback(proc)
+
+
 @pytest.mark.parametrize("how", ["flag", "env", "config"])
 def test_a_disabled_plugin_module_is_never_imported(tmp_path: Path, how: str) -> None:
     site = tmp_path / "site"

@@ -178,6 +178,18 @@ def test_hook_ketch_tool_from(tmp_path: Path) -> None:
     assert schema["required"] == ["text"]
     h.run("x")
     assert h.of_type("tool_result")[0].output == "HI HI"
+    # ketch.api.as_tool: the same, given the kernel's hooks to ask (and a clear error without)
+    from ketch.api import as_tool
+
+    def whisper(text: str) -> str:
+        """Lower-case the text."""
+        return text.lower()
+
+    made = as_tool(whisper, h.kernel.hooks)
+    assert made.name == "whisper" and made.mutating is True
+    assert made.input_schema()["required"] == ["text"]
+    with pytest.raises(TypeError, match=r"as_tool\(obj, kernel.hooks\)"):
+        as_tool(whisper)
 
     h = make(tmp_path / "off", [], ("functions", Functions()), bundled=False)
     assert "shout" not in h.kernel.tools and "echo" in h.kernel.tools
