@@ -662,3 +662,21 @@ def ketch_resolve_provider(
     implementation can widen them; when none answers (or one fails) no provider is
     built: a one-line error. The essential ``provider_setup`` plugin implements it.
     """
+
+
+# --- a plain typed function registered as a tool ------------------------------------
+
+
+@hookspec(firstresult=True)
+@returns("ketch.tools:Tool")
+@fail_closed(lambda plugin, exc: exc)
+def ketch_tool_from(obj: Any) -> Tool | None:
+    """Make a tool of what a plugin passed to ``register`` in ``ketch_register_tools``
+    that is not a :class:`ketch.tools.Tool` (a plain typed function).
+
+    Called once per such object, as it is registered. Return the tool, or None when
+    ``obj`` is nothing this plugin knows. An implementation that raises fails the
+    registering plugin with its error (the registration is refused). Firstresult;
+    with no answer the registering plugin fails ("no loaded plugin makes a function
+    a tool").
+    """

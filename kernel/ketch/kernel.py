@@ -355,7 +355,9 @@ class Kernel:
         ``ketch_cached_registrations``)."""
         from ketch.tools import as_tool
 
-        return self._collect("ketch_register_tools", "tool", lambda t: t.name, as_tool)
+        return self._collect(
+            "ketch_register_tools", "tool", lambda t: t.name, lambda obj: as_tool(obj, self.hooks)
+        )
 
     @cached_property
     def events(self) -> dict[str, type[Event]]:

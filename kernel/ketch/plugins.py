@@ -29,8 +29,10 @@ from ketch.config import split_names
 from ketch.hooks import Policy, isolate, policy_of
 from ketch.stash import StashKey
 
-# The essential set: plugins that cannot be disabled. Kept small: the hard guards, and
-# ``provider_setup`` (which provider a session uses: the kernel builds none without it).
+# The essential set: plugins that cannot be disabled. Kept small: the hard guards,
+# ``provider_setup`` (which provider a session uses: the kernel builds none without it)
+# and ``function_tools`` (a plugin that registers a typed function, as docs/plugins.md
+# teaches, would lose its tools under an allow-list without it).
 # ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
 # ketch's own config/hooks/MCP settings; reads of secret-looking files). Because votes
 # combine deny > ask > allow, its ask/deny cannot be overridden by any other plugin,
@@ -42,6 +44,7 @@ ESSENTIAL: dict[str, str] = {
     "guards": "the hard guards are the floor of the permission engine; no other plugin can override them",
     "provider_setup": "the kernel builds no model provider without it (it resolves [providers.NAME])",
     "plugin_list": "ketch plugins is how you find out why other plugins are broken, blocked or disabled",
+    "function_tools": "a plugin's plain typed functions become its tools only through it",
 }
 
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none

@@ -353,7 +353,7 @@ def _register_one(kernel: Kernel, plugin: str, *, report: bool) -> list[Tool]:
     found: list[Tool] = []
 
     def register(obj: Any) -> None:
-        tool = as_tool(obj)
+        tool = as_tool(obj, kernel.hooks)
         with contextlib.suppress(AttributeError, TypeError, ValueError):
             object.__setattr__(tool, "plugin", plugin)
         found.append(tool)

@@ -340,6 +340,24 @@ def dist_env(site: Path, **extra: str) -> dict[str, str]:
     }
 
 
+def shout_turn(tmp_path: Path, env: dict[str, str], *options: str) -> Any:
+    """A real ``-p`` turn in which the scripted model calls the ``shout`` tool once."""
+    script = [{"tool_calls": [{"name": "shout", "input": {"text": "hi"}}]}, {"text": "done"}]
+    return ketch(
+        "-p",
+        "shout",
+        *options,
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "full-access",
+        cwd=tmp_path,
+        env={**env, **scripted_env(tmp_path, script)},
+    )
+
+
 def test_third_party_plugins_are_discovered_isolated_and_offered(tmp_path: Path) -> None:
     site = tmp_path / "site"
     make_distribution(site, "ketch-broken-import", BROKEN_IMPORT, entry_name="brokenimport")
@@ -369,25 +387,33 @@ def test_third_party_plugins_are_discovered_isolated_and_offered(tmp_path: Path)
     human = ketch("plugins", cwd=tmp_path, env=env)
     assert "brokenimport" in human.stdout and "failed" in human.stdout
 
-    script = [{"tool_calls": [{"name": "shout", "input": {"text": "hi"}}]}, {"text": "done"}]
-    proc = ketch(
-        "-p",
-        "shout",
-        "--provider",
-        "scripted",
-        "--output-format",
-        "stream-json",
-        "--profile",
-        "full-access",
-        cwd=tmp_path,
-        env={**env, **scripted_env(tmp_path, script)},
-    )
+    proc = shout_turn(tmp_path, env)
     assert proc.returncode == 0, proc.stderr
     offered = [t["name"] for t in requests(tmp_path)[0]["tools"]]
     assert "shout" in offered
     schema = next(t for t in requests(tmp_path)[0]["tools"] if t["name"] == "shout")
     assert schema["description"] == "Upper-case the text."
     assert schema["input_schema"]["properties"]["text"]["description"] == "what to shout"
+    no_traceback(proc)
+
+
+def test_a_third_party_function_tool_survives_an_allow_list_and_no_plugin(
+    tmp_path: Path,
+) -> None:
+    """A plugin registering a plain typed function (docs/plugins.md's way) keeps its tool
+    under an allow-list that does not name ``function_tools`` and with ``--no-plugin
+    function_tools``: the plugin that makes a function a tool is essential."""
+    site = tmp_path / "site"
+    make_distribution(site, "ketch-shout", GOOD_TOOL, entry_name="shout")
+    env = {**dist_env(site), "KETCH_PLUGINS": "headless,policy,shout"}
+    proc = shout_turn(tmp_path, env, "--no-plugin", "function_tools")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("'function_tools' is essential and cannot be disabled" in n for n in notices)
+    assert "shout" in [t["name"] for t in requests(tmp_path)[0]["tools"]]
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [(r["name"], r["ok"], r["output"]) for r in results] == [("shout", True, "HI")]
     no_traceback(proc)
 
 

@@ -141,6 +141,72 @@ def test_hook_ketch_cached_registrations(tmp_path: Path) -> None:
     assert not isinstance(h.kernel.tools["echo"], StandIn)
 
 
+class Functions:
+    """Registers a plain typed function (and a Tool): the function needs ketch_tool_from."""
+
+    @hookimpl
+    def ketch_register_tools(self, register: Any) -> None:
+        from ketch.tools import Effect, tool
+
+        @tool(effects={Effect.READ})
+        def shout(text: str, times: int = 1) -> str:
+            """Upper-case the text.
+
+            Args:
+                text: what to shout
+                times: how many times
+            """
+            return " ".join([text.upper()] * times)
+
+        register(shout)
+
+
+def test_hook_ketch_tool_from(tmp_path: Path) -> None:
+    """The essential function_tools plugin makes a typed function a tool (schema from its
+    signature and docstring, effects from ``@tool``) that runs, under an allow-list that
+    does not name it; with no plugin to answer, the registering plugin fails with a
+    one-line reason and keeps nothing; an implementation that raises fails the
+    registering plugin with its error."""
+    script = [call("shout", {"text": "hi", "times": 2}), text("ok")]
+    h = make(tmp_path, script, ("functions", Functions()), bundled=["guards"])
+    assert h.kernel.pm.infos["function_tools"].status == "ok"
+    shout = h.kernel.tools["shout"]
+    assert shout.plugin == "functions" and shout.description == "Upper-case the text."
+    assert shout.mutating is False
+    schema = shout.input_schema()
+    assert schema["properties"]["text"]["description"] == "what to shout"
+    assert schema["required"] == ["text"]
+    h.run("x")
+    assert h.of_type("tool_result")[0].output == "HI HI"
+    # ketch.api.as_tool: the same, given the kernel's hooks to ask (and a clear error without)
+    from ketch.api import as_tool
+
+    def whisper(text: str) -> str:
+        """Lower-case the text."""
+        return text.lower()
+
+    made = as_tool(whisper, h.kernel.hooks)
+    assert made.name == "whisper" and made.mutating is True
+    assert made.input_schema()["required"] == ["text"]
+    with pytest.raises(TypeError, match=r"as_tool\(obj, kernel.hooks\)"):
+        as_tool(whisper)
+
+    h = make(tmp_path / "off", [], ("functions", Functions()), bundled=False)
+    assert "shout" not in h.kernel.tools and "echo" in h.kernel.tools
+    info = h.kernel.pm.infos["functions"]
+    assert info.status == "failed"
+    assert "no loaded plugin makes a function a tool" in (info.error or "")
+
+    class Refuses:
+        @hookimpl(tryfirst=True)
+        def ketch_tool_from(self, obj: Any) -> Any:
+            raise ValueError("not this one")
+
+    h = make(tmp_path / "refused", [], ("functions", Functions()), ("refuses", Refuses()))
+    assert "shout" not in h.kernel.tools
+    assert "ValueError: not this one" in (h.kernel.pm.infos["functions"].error or "")
+
+
 def test_hook_ketch_register_frontends(tmp_path: Path) -> None:
     from ketch.frontends import Frontend
 
