@@ -41,6 +41,7 @@ from ketch.stash import StashKey
 ESSENTIAL: dict[str, str] = {
     "guards": "the hard guards are the floor of the permission engine; no other plugin can override them",
     "provider_setup": "the kernel builds no model provider without it (it resolves [providers.NAME])",
+    "workspace_settings": "it holds back what a repository's own config may not set; without it none of that file applies",
 }
 
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none
