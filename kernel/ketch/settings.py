@@ -341,8 +341,10 @@ def load_settings(
         data = layer.data
         if layer.name == "workspace" and data and split_workspace is not True:
             split = split_workspace(data, sections) if callable(split_workspace) else None
+            if not (isinstance(split, tuple) and len(split) == 3 and isinstance(split[0], dict)):
+                split = None  # no answer, a failed or a malformed one: none of it applies
             data, layer.held, layer.ignored = split or held_whole(data)
-            if not split and callable(split_workspace):
+            if split is None and callable(split_workspace):
                 notices.append(
                     f"{layer.source}: ignoring this file: no plugin decides what a workspace's config may set (`ketch plugins` lists what loaded)"
                 )

@@ -167,6 +167,19 @@ def test_without_a_workspace_config_answer_none_of_the_file_applies(tmp_path: Pa
     s = h.kernel.settings
     assert s.model != "ws-model" and s.profile is None and s.loop.max_iterations == 100
     assert any("ignoring this file" in n for n in h.kernel.loaded_settings.notices)
+
+    class Malformed:
+        @hookimpl(tryfirst=True)
+        def ketch_workspace_config(self, data: dict[str, object]) -> object:
+            return (data, [])  # not (applies, held, ignored)
+
+    h = Harness.create(
+        tmp_path / "malformed",
+        workspace_config=config,
+        bundled=["policy"],
+        plugins=[("malformed", Malformed())],
+    )
+    assert h.kernel.settings.profile is None and h.kernel.settings.model != "ws-model"
     h = Harness.create(tmp_path / "on", workspace_config=config, bundled=["policy"])
     assert h.kernel.settings.model == "ws-model" and h.kernel.settings.profile is None
     assert h.kernel.settings.loop.max_iterations == 7
