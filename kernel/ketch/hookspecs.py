@@ -684,6 +684,7 @@ def ketch_workspace_config(
     the values held back as ``(path of table names, value)`` pairs, and the dotted names
     of held-back values that do not (wholly) apply (the kernel says so). The
     implementation must not read ``kernel.settings`` (they are being loaded). When none
-    answers, or one fails, none of the file applies (fail closed) and a notice says so.
+    answers, one fails, or an answer is not such a triple, none of the file applies
+    (fail closed) and a notice says so.
     The essential ``workspace_settings`` plugin implements it. Firstresult.
     """
