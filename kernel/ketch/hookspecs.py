@@ -65,7 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
         ProviderRequest,
     )
     from ketch.session import Session
-    from ketch.settings import Settings, SettingsSection
+    from ketch.settings import Settings, SettingsSection, WorkspaceSplit
     from ketch.stash import Stash
     from ketch.storage import FieldCipher, Store
     from ketch.tools import Tool, ToolResult
@@ -258,9 +258,10 @@ def ketch_workspace_setting(kernel: Kernel, key: tuple[str, ...], value: Any) ->
     """What of one held-back value of the workspace's ``.ketch/config.toml`` applies.
 
     A repository's own config applies as written only for keys that cannot raise
-    authority (the kernel's and each section's ``workspace_safe``); every other value
-    is held back, and this hook is asked once per such value while settings load (again
-    after ``kernel.reload_settings()``). ``key`` is its path of table names
+    authority (the safe kernel keys and each section's ``workspace_safe``); every other
+    value is held back, and this hook is asked once per such value while settings load
+    (again after ``kernel.reload_settings()``) by the ``ketch_workspace_config``
+    implementation. ``key`` is its path of table names
     (``("permissions", "allow")``), ``value`` the value as written. Return what of it
     applies: the value itself, or a narrowed copy of it (some entries of a list or
     table); None to abstain. No answer at all means none of it applies, and it is
@@ -679,4 +680,31 @@ def ketch_tool_from(obj: Any) -> Tool | None:
     registering plugin with its error (the registration is refused). Firstresult;
     with no answer the registering plugin fails ("no loaded plugin makes a function
     a tool").
+    """
+
+
+# --- what a workspace's own config may set ----------------------------------------------
+
+
+@hookspec(firstresult=True)
+@fail_closed(lambda plugin, exc: ())
+@returns(tuple)
+def ketch_workspace_config(
+    kernel: Kernel, data: dict[str, Any], sections: list[SettingsSection], admit: bool
+) -> WorkspaceSplit | None:
+    """What of the workspace's ``.ketch/config.toml`` applies: the repository wrote it,
+    and ketch does not trust it.
+
+    Called while settings load (again after ``kernel.reload_settings()``), unless the
+    embedder trusted the whole workspace (``Kernel.boot(trusted=True)``). ``data`` is the
+    file as written; ``sections`` the registered settings sections (their
+    ``workspace_safe`` says which of their keys cannot raise authority). ``admit``: the
+    held-back values may apply as far as the person trusted them (False: an embedder
+    trusted none of them). Return ``(applies, held, ignored)``: the data that applies,
+    the values held back as ``(path of table names, value)`` pairs, and the dotted names
+    of held-back values that do not (wholly) apply (the kernel says so). The
+    implementation must not read ``kernel.settings`` (they are being loaded). When none
+    answers, one fails, or an answer is not such a triple, none of the file applies
+    (fail closed) and a notice says so.
+    The essential ``workspace_settings`` plugin implements it. Firstresult.
     """

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import Approver
     from ketch.providers import Provider, ProviderConfig, ProviderKind, Secret
     from ketch.session import Session
-    from ketch.settings import LoadedSettings, Settings, SettingsSection
+    from ketch.settings import LoadedSettings, Settings, SettingsSection, WorkspaceSplit
     from ketch.storage import Store, StoreUnavailable
     from ketch.tools import Tool
 
@@ -143,9 +143,17 @@ class Kernel:
 
     # --- settings --------------------------------------------------------------------
 
-    def _admit(self, key: tuple[str, ...], value: Any) -> Any:
-        """What of a held-back workspace value applies (``ketch_workspace_setting``)."""
-        return self.hooks.first("ketch_workspace_setting", kernel=self, key=key, value=value)
+    def _split_workspace(
+        self, data: dict[str, Any], sections: list[SettingsSection]
+    ) -> WorkspaceSplit | None:
+        """What of the workspace's own config applies (``ketch_workspace_config``)."""
+        return self.hooks.first(
+            "ketch_workspace_config",
+            kernel=self,
+            data=data,
+            sections=sections,
+            admit=self._trusted is None,
+        )
 
     @cached_property
     def loaded_settings(self) -> LoadedSettings:
@@ -155,7 +163,7 @@ class Kernel:
         # its held-back values; by default each value is asked for.
         loaded = load_settings(
             self.workspace,
-            admit=self._admit if self._trusted is None else self._trusted,
+            split_workspace=True if self._trusted else self._split_workspace,
             layers=self._layers,
             sections=list(self.settings_sections.values()),
         )

@@ -45,6 +45,7 @@ ESSENTIAL: dict[str, str] = {
     "provider_setup": "the kernel builds no model provider without it (it resolves [providers.NAME])",
     "plugin_list": "ketch plugins is how you find out why other plugins are broken, blocked or disabled",
     "function_tools": "a plugin's plain typed functions become its tools only through it",
+    "workspace_settings": "it holds back what a repository's own config may not set; without it none of that file applies",
 }
 
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none

@@ -476,6 +476,30 @@ def test_hook_ketch_workspace_setting(tmp_path: Path) -> None:
     assert untrusted.kernel.settings.profile is None  # no answer: not applied
 
 
+def test_hook_ketch_workspace_config(tmp_path: Path) -> None:
+    """Its answer is what of the workspace's config applies; with none, nothing does."""
+    seen: list[tuple[dict[str, Any], bool]] = []
+
+    class P:
+        @hookimpl(tryfirst=True)  # before the essential workspace_settings plugin's answer
+        def ketch_workspace_config(
+            self, data: dict[str, Any], sections: list[Any], admit: bool
+        ) -> Any:
+            seen.append((data, admit))
+            return {"model": data["model"]}, [(("profile",), data["profile"])], ["profile"]
+
+    config = 'profile = "assisted"\nmodel = "m"\n'
+    h = make(tmp_path, [], ("split", P()), workspace_config=config)
+    assert h.kernel.settings.model == "m" and h.kernel.settings.profile is None
+    assert seen == [({"profile": "assisted", "model": "m"}, True)]
+    layer = next(lay for lay in h.kernel.layers if lay.name == "workspace")
+    assert layer.ignored == ["profile"] and layer.held == [(("profile",), "assisted")]
+    assert any("ignored profile until you trust" in n for n in h.kernel.notices)
+    none = make(tmp_path / "none", [], workspace_config=config, bundled=False)
+    assert none.kernel.settings.model != "m" and none.kernel.settings.profile is None
+    assert any("ignoring this file" in n for n in none.kernel.notices)
+
+
 def test_hook_ketch_get_credential(tmp_path: Path) -> None:
     class P:
         @hookimpl
