@@ -67,7 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
     from ketch.settings import Settings, SettingsSection, WorkspaceSplit
     from ketch.stash import Stash
-    from ketch.storage import FieldCipher, Store
+    from ketch.storage import FieldCipher, SessionRecord, Store, StoreUnavailable
     from ketch.tools import Tool, ToolResult
     from ketch.verdicts import HookVerdict
 
@@ -408,15 +408,16 @@ def ketch_event_fields(session: Session, event: Event) -> dict[str, Any] | None:
 def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | None:
     """Open the session store.
 
-    Called once per process, lazily, when a session needs storing or loading.
+    Called once per process, lazily, when a session needs storing or loading, by the
+    plugin that keeps the store (``ketch_session_store``: the ``store`` plugin).
     ``cipher`` is what ``ketch_field_cipher`` returned (None when no encryption
     plugin is loaded). Return a :class:`ketch.storage.Store`, or None when this
     plugin does not provide storage. Raise :class:`ketch.storage.StoreUnavailable`
     to refuse, with ``exists=True`` when there is a store that cannot be opened
     (recovery-locked, damaged, a wrong passphrase: a headless run then stops before the
     model is called, unless ``--no-save``) and ``exists=False`` when there is none and
-    none can be made (the run goes on unsaved, said once). The kernel keeps the reason
-    (``kernel.store_problem``) and shows it wherever the store is used later. Stops at
+    none can be made (the run goes on unsaved, said once). The reason is kept and
+    ``kernel.store`` raises it wherever the store is used later. Stops at
     the first non-None result.
     """
 
@@ -707,4 +708,67 @@ def ketch_workspace_config(
     answers, one fails, or an answer is not such a triple, none of the file applies
     (fail closed) and a notice says so.
     The essential ``workspace_settings`` plugin implements it. Firstresult.
+    """
+
+
+# --- the session store's keeping --------------------------------------------------------
+
+
+def _store_failed(plugin: str, exc: BaseException) -> Any:
+    from ketch.storage import StoreUnavailable
+
+    return StoreUnavailable(
+        f"the session store could not be opened ({plugin}: {type(exc).__name__}: {exc})",
+        exists=True,
+    )
+
+
+def _resume_failed(plugin: str, exc: BaseException) -> Any:
+    from ketch.errors import KetchError
+
+    return KetchError(f"cannot resume: {plugin} failed ({type(exc).__name__}: {exc})")
+
+
+@hookspec(firstresult=True)
+@fail_closed(_store_failed)
+def ketch_session_store(kernel: Kernel) -> Store | StoreUnavailable | None:
+    """The session store: ``Kernel.store`` asks, at every use.
+
+    Called wherever something reads or writes sessions (a session's events, resuming,
+    ``ketch sessions``, approvals, checkpoints), from any thread. Return the open
+    :class:`ketch.storage.Store` (opened through ``ketch_field_cipher`` and
+    ``ketch_open_store`` the first time, kept for the process), or raise
+    :class:`ketch.storage.StoreUnavailable` with why it cannot be opened, at this and
+    every later use. None: this plugin keeps no store (when none answers, sessions are
+    not saved). firstresult. An implementation that fails otherwise counts as a store
+    that exists but cannot be opened (a ``StoreUnavailable`` the kernel raises), never as
+    "no store": work is not silently left unsaved.
+    """
+
+
+@hookspec(firstresult=True)
+@fail_closed(_resume_failed)
+@returns("ketch.storage:SessionRecord")
+def ketch_resume_record(kernel: Kernel, session_id: str | None) -> SessionRecord | None:
+    """The stored session to resume: ``session_id``, or (None) this workspace's latest.
+
+    Called once per resume (``--resume``, ``--continue``, ``/resume``), before a
+    provider is built. Return the :class:`ketch.storage.SessionRecord`; raise
+    :class:`ketch.errors.KetchError` when there is none, when the store cannot be
+    opened, or when the session belongs to another workspace than ``kernel.workspace``
+    (sessions are never rebound silently). The kernel restores knowledge from it and
+    resets authority (the default profile, no approvals). firstresult; an
+    implementation that fails refuses the resume. None (no implementation): no store
+    is loaded, and the kernel says so.
+    """
+
+
+@hookspec
+def ketch_request_started(session: Session) -> None:
+    """A model request is under way.
+
+    Called from the event loop's first wait in each request (the request is being
+    built, connected and sent meanwhile): work that should overlap the request rather
+    than delay it starts here, on a thread of its own (a store opened concurrently).
+    Must return at once. Return ignored.
     """

@@ -2,7 +2,7 @@
 
 Everything is built lazily so that ``ketch --help`` pays only for what it uses:
 commands are registered when the parser is built; settings are validated, tools and
-providers registered, and the store opened the first time something needs them.
+providers registered the first time something needs them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import threading
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -31,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.providers import Provider, ProviderConfig, ProviderKind, Secret
     from ketch.session import Session
     from ketch.settings import LoadedSettings, Settings, SettingsSection, WorkspaceSplit
-    from ketch.storage import Store, StoreUnavailable
+    from ketch.storage import Store
     from ketch.tools import Tool
 
 
@@ -55,12 +54,6 @@ class Kernel:
         self.environ = dict(os.environ if environ is None else environ)
         self._layers = layers
         self._trusted = trusted
-        self._store: Store | None = None
-        self._store_opened = False
-        self._store_later = False  # open_store_concurrently() was asked for
-        self._store_thread: threading.Thread | None = None
-        # Why the store could not be opened (kept, and raised again at every later use).
-        self.store_problem: StoreUnavailable | None = None
         self._configured = False
         self.stash = Stash()  # plugins' in-memory state (ketch.stash.StashKey)
         self._notices_said = 0  # how many of ``notices`` sessions were already told
@@ -453,78 +446,13 @@ class Kernel:
 
     @property
     def store(self) -> Store | None:
-        """The session store (opened on first use), or None when no plugin provides one.
-
-        A store that cannot be opened raises :class:`ketch.storage.StoreUnavailable`
-        here, now and at every later use, with the reason it failed the first time
-        (``store_problem``). ``--no-save`` opens nothing. While it opens concurrently
-        (:meth:`open_store_concurrently`) this waits for it.
-        """
-        thread = self._store_thread
-        if thread is not None:
-            thread.join()
-        elif not self._store_opened:
-            self._store_opened = True
-            self._open_store()
-        if self.store_problem is not None:
-            raise self.store_problem.with_traceback(None)
-        return self._store
-
-    def open_store_concurrently(self) -> None:
-        """Open the store (its key fetched, its file opened) while the first model request
-        is under way instead of before it: a frontend's choice (headless). Until it is
-        open, :attr:`store_pending` is True: the store's own observer keeps the session's
-        events until then, and an event that must be journaled before an effect (a tool
-        starting) waits for it, so nothing runs unrecorded and a store that fails is known
-        before any tool runs. Anything that needs the store earlier opens it at once."""
-        if not (self._store_opened or self._store_thread or getattr(self.args, "no_save", False)):
-            self._store_later = True
-
-    @property
-    def store_pending(self) -> bool:
-        """Whether the store is being opened concurrently and is not open (or failed) yet."""
-        if not self._store_later:
-            return False
-        thread = self._store_thread
-        return (thread is None and not self._store_opened) or (
-            thread is not None and thread.is_alive()
-        )
-
-    def start_store(self) -> None:
-        """Begin the concurrent open now (the loop calls it as it sends a request)."""
-        if not self._store_later or self._store_opened or self._store_thread is not None:
-            return
-        _ = self.settings  # validated in this thread: a refusal is the caller's error
-        self._store_opened = True
-
-        def run() -> None:
-            from ketch.storage import StoreUnavailable
-
-            try:
-                self._open_store()
-            except BaseException as exc:  # noqa: BLE001 - said where the store is used
-                self.store_problem = StoreUnavailable(
-                    f"the session store could not be opened ({type(exc).__name__}: {exc})",
-                    exists=True,
-                )
-
-        self._store_thread = threading.Thread(target=run, name="ketch-store-open", daemon=True)
-        self._store_thread.start()
-
-    def _open_store(self) -> None:
-        from ketch.storage import StoreUnavailable
-
-        if getattr(self.args, "no_save", False):
-            self.store_problem = StoreUnavailable("--no-save was given", exists=False)
-            return
-        settings = self.settings  # a config refusal (the managed policy) is not a store problem
-        try:
-            cipher = self.hooks.first("ketch_field_cipher", settings=settings)
-            self._store = self.hooks.first("ketch_open_store", settings=settings, cipher=cipher)
-        except StoreUnavailable as exc:
-            self.store_problem = exc
-        except KetchError as exc:  # any other refusal: assume there was data it should have opened
-            self.store_problem = StoreUnavailable(exc.message, exists=True)
+        """The session store (``ketch_session_store``: opened on first use), or None when no
+        plugin keeps one. A store that cannot be opened raises
+        :class:`ketch.storage.StoreUnavailable` here, at every use."""
+        found = self.hooks.first("ketch_session_store", kernel=self)
+        if isinstance(found, KetchError):  # a failing keeper's StoreUnavailable (fail closed)
+            raise found.with_traceback(None)
+        return found  # type: ignore[no-any-return]
 
     # --- sessions ----------------------------------------------------------------------------
 
@@ -570,24 +498,12 @@ class Kernel:
             raise UsageError(
                 "--no-save opens no session store, so there is nothing to resume; drop --no-save or --continue/--resume"
             )
-        try:
-            store = self.store
-        except KetchError as exc:
-            raise KetchError(f"cannot resume: {exc.message}", exit_code=exc.exit_code) from None
-        if store is None:
+        record = self.hooks.first("ketch_resume_record", kernel=self, session_id=session_id)
+        if isinstance(record, KetchError):
+            raise record
+        if record is None:
             raise KetchError(
                 "cannot resume: no session store is loaded (is the 'store' plugin disabled?)"
-            )
-        if session_id is None:
-            session_id = store.latest_session_id(str(self.workspace))
-            if session_id is None:
-                raise KetchError(
-                    f"no earlier session in {self.workspace}; start one without --continue"
-                )
-        record = store.load_session(session_id)
-        if record.workspace and Path(record.workspace) != self.workspace:
-            raise KetchError(
-                f"session {record.id} belongs to workspace {record.workspace}; run ketch there to resume it (sessions are never rebound silently)"
             )
         provider = provider or self.build_provider(
             provider_name or record.provider or None,

@@ -362,14 +362,16 @@ class Turn:
 
     # --- the provider -------------------------------------------------------------------
 
+    def _request_started(self) -> None:
+        self.kernel.hooks.call("ketch_request_started", session=self.session)
+
     async def _request(self) -> Completed:
         request = await self._fitted() or self._whole_request()
         self._max_output = request.max_output_tokens
-        # A store the frontend asked to open concurrently opens while this request is
-        # under way (the journal keeps the events until then): from the event loop's
-        # first wait in it, so that its imports and key fetch do not compete with the
-        # request's own work (building the client, connecting, sending).
-        asyncio.get_running_loop().call_soon(self.kernel.start_store)
+        # Work that overlaps the request (a store opening concurrently) starts from the
+        # event loop's first wait in it, so that it does not compete with the request's
+        # own work (building the client, connecting, sending).
+        asyncio.get_running_loop().call_soon(self._request_started)
         retried: list[ProviderError] = []  # this request's failures tried again
         while True:
             outcome = self._streaming = StreamOutcome()

@@ -805,8 +805,10 @@ class StorePlugin:
 
 
 def test_hook_ketch_open_store(tmp_path: Path) -> None:
+    # The store plugin keeps the store (ketch_session_store): it opens whichever store
+    # answers ketch_open_store first, once.
     plugin = StorePlugin()
-    h = make(tmp_path, [], ("fakestore", plugin))
+    h = make(tmp_path, [], ("fakestore", plugin), bundled=["guards", "store"])
     assert h.kernel.store == {"store": True}
     assert h.kernel.store == {"store": True}  # opened once
     assert len(plugin.opened_with) == 1
@@ -814,9 +816,92 @@ def test_hook_ketch_open_store(tmp_path: Path) -> None:
 
 def test_hook_ketch_field_cipher(tmp_path: Path) -> None:
     plugin = StorePlugin()
-    h = make(tmp_path, [], ("fakestore", plugin))
+    h = make(tmp_path, [], ("fakestore", plugin), bundled=["guards", "store"])
     _ = h.kernel.store
     assert isinstance(plugin.opened_with[0], FakeCipher)
+
+
+class KeptStore:
+    """Answers ketch_session_store and ketch_resume_record as the test sets them."""
+
+    def __init__(self, answer: Any = None, record: Any = None) -> None:
+        self.answer = answer
+        self.record = record
+        self.asked: list[Any] = []
+
+    @hookimpl
+    def ketch_session_store(self, kernel: Any) -> Any:
+        self.asked.append(kernel)
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+    @hookimpl
+    def ketch_resume_record(self, kernel: Any, session_id: str | None) -> Any:
+        self.asked.append(session_id)
+        if isinstance(self.record, BaseException):
+            raise self.record
+        return self.record
+
+
+def test_hook_ketch_session_store(tmp_path: Path) -> None:
+    from ketch.storage import StoreUnavailable
+
+    assert make(tmp_path / "none", []).kernel.store is None  # no plugin keeps one
+    kept = KeptStore({"store": True})
+    h = make(tmp_path / "kept", [], ("kept", kept))
+    assert h.kernel.store == {"store": True}
+    assert kept.asked == [h.kernel]  # asked at every use: the keeper opens once
+    refused = KeptStore(StoreUnavailable("the keyring is locked; unlock it", exists=True))
+    h = make(tmp_path / "refused", [], ("refused", refused))
+    for _ in range(2):  # raised again at every use
+        with pytest.raises(StoreUnavailable, match="keyring is locked"):
+            _ = h.kernel.store
+    # A keeper that fails otherwise is a store that cannot be opened, never "no store".
+    h = make(tmp_path / "broken", [], ("broken", KeptStore(RuntimeError("boom"))))
+    with pytest.raises(StoreUnavailable, match="could not be opened.*boom") as failed:
+        _ = h.kernel.store
+    assert failed.value.exists
+
+
+def test_hook_ketch_resume_record(tmp_path: Path) -> None:
+    from ketch.storage import SessionRecord
+
+    first = make(tmp_path / "kept", [text("again")])
+    transcript = (Message.user("before"), Message.assistant("answered"))
+    record = SessionRecord(
+        id="s-1", workspace=str(first.kernel.workspace), mode="default", transcript=transcript
+    )
+    kept = KeptStore(record=record)
+    h = make(tmp_path / "kept", [text("again")], ("kept", kept))
+    session = h.resume(None)
+    assert kept.asked == [None]  # None: this workspace's latest
+    assert session.id == "s-1" and session.resumed
+    assert [m.text for m in session.transcript] == ["before", "answered"]
+    # A refusal (another workspace, no session) propagates; a keeper that fails refuses.
+    refusing = KeptStore(record=KetchError("session s-1 belongs to workspace /elsewhere"))
+    with pytest.raises(KetchError, match="belongs to workspace"):
+        make(tmp_path / "refusing", [], ("refusing", refusing)).resume("s-1")
+    broken = KeptStore(record=RuntimeError("boom"))
+    with pytest.raises(KetchError, match="cannot resume: broken failed"):
+        make(tmp_path / "broken", [], ("broken", broken)).resume("s-1")
+    with pytest.raises(KetchError, match="no session store is loaded"):
+        make(tmp_path / "none", []).resume("s-1")
+
+
+def test_hook_ketch_request_started(tmp_path: Path) -> None:
+    class Started:
+        def __init__(self) -> None:
+            self.sessions: list[Any] = []
+
+        @hookimpl
+        def ketch_request_started(self, session: Any) -> None:
+            self.sessions.append(session)
+
+    started = Started()
+    h = make(tmp_path, [call("echo", {"text": "x"}), text("done")], ("started", started))
+    h.run("go")
+    assert started.sessions == [h.session, h.session]  # once per model request
 
 
 # --- lifecycle ------------------------------------------------------------------------------------
