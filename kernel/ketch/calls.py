@@ -311,29 +311,13 @@ class CallPipeline:
         stopper = next((v for v in verdicts if v.stop), None)
         if stopper is not None:
             self.stop_reason = stopper.stop_reason or stopper.reason or "a hook asked to stop"
-            self.emit(
-                _permission(
-                    proposed,
-                    "deny",
-                    f"a hook ended the turn: {self.stop_reason}",
-                    origin="hook",
-                    plugin=stopper.plugin,
-                )
-            )
-            return self._stopped()
+            why = f"a hook ended the turn: {self.stop_reason}"
+            return self._blocked(proposed, stopper, why, self._stopped())
         denial = next((v for v in verdicts if v.denies), None)
         if denial is not None:
             reason = denial.reason or "blocked by a hook"
-            self.emit(
-                _permission(
-                    proposed,
-                    "deny",
-                    f"a hook denied it: {reason}",
-                    origin="hook",
-                    plugin=denial.plugin,
-                )
-            )
-            return Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
+            blocked = Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
+            return self._blocked(proposed, denial, f"a hook denied it: {reason}", blocked)
         updated = next((v.updated_input for v in verdicts if v.updated_input is not None), None)
         if updated is not None:
             # A hook rewrote the input: it is a new call as far as authority goes.
@@ -363,6 +347,11 @@ class CallPipeline:
         if not allowed:
             return Refused(ToolResult.error(message))
         return Ready(call, tool, args, ctx, proposed)
+
+    def _blocked(self, proposed: ProposedCall, verdict: Any, why: str, refused: Refused) -> Refused:
+        """A hook's refusal of a call: its permission event, then ``refused``."""
+        self.emit(_permission(proposed, "deny", why, origin="hook", plugin=verdict.plugin))
+        return refused
 
     def _show_messages(self, verdicts: list[Any]) -> None:
         for verdict in verdicts:
@@ -495,10 +484,8 @@ class CallPipeline:
         tool = self.kernel.tools.get(call.name)
         if tool is None or call.input_error:
             return ""
-        try:
-            return self._summary(tool, tool.input_model.model_validate(call.input))
-        except ValidationError:
-            return ""
+        args = self.validate(tool, call.input)
+        return "" if isinstance(args, Refused) else self._summary(tool, args)
 
     def _summary(self, tool: Tool, args: Any) -> str:
         try:
