@@ -12,12 +12,10 @@ dispatch (``tool_started``), run, append the after-hooks' notes, and pass the re
 through the result filters. A tool error never ends the turn: it is the result the
 model gets.
 
-Calls whose tools are safe to run side by side (read-only tools, and tools that
-declare ``concurrent``) run concurrently when they come one after another (at most
-:data:`MAX_CONCURRENT` at once); every other call runs alone, in order, after the
-approvals it needs. Results always go back to the model in call order. When one of
-the calls running together fails the turn (a store that cannot record), the others
-are cancelled before the turn ends: nothing goes on running unobserved.
+A plugin may run a response's calls side by side (``ketch_run_calls``: the
+``concurrent_calls`` plugin runs read-only ones together); each is still decided here,
+in order, one at a time, and results always go back to the model in call order.
+Without such a plugin every call runs alone, in order.
 
 A hook that asks to end the turn (``HookVerdict.stop``, Claude Code's ``continue:
 false``) before a call refuses it; after a call, the step finishes and the turn ends.
@@ -30,7 +28,7 @@ they have no approver, and their only door back to policy is ``ctx.authorize``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterable
+from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -65,8 +63,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CANCELLED = "[ketch] Cancelled by the user before this call finished."
 STOPPED_BY_HOOK = "[ketch] Not run: a hook ended the turn ({reason})."
-# Calls of one response running side by side at most (a response may propose dozens of reads).
-MAX_CONCURRENT = 10
 
 
 def offered_tools(session: Session, allowed: Iterable[str] | None = None) -> list[Tool]:
@@ -140,29 +136,25 @@ class CallPipeline:
     async def run_step(
         self, calls: list[ToolCallPart], snapshot: PermissionSnapshot
     ) -> list[ToolResultPart]:
-        """Run one response's calls; the results in call order."""
+        """Run one response's calls (side by side where a plugin runs them so:
+        ``ketch_run_calls``); the results in call order."""
         self.finished = {}
-        index = 0
-        while index < len(calls):
-            batch = [calls[index]]
-            if self._concurrent(calls[index]):
-                while index + len(batch) < len(calls) and self._concurrent(
-                    calls[index + len(batch)]
-                ):
-                    batch.append(calls[index + len(batch)])
-            index += len(batch)
-            if len(batch) == 1:
-                await self._one(batch[0], snapshot)
-                continue
-            # Decide in order (approvals one at a time), then run side by side.
-            decided = [await self._decide_announced(call, snapshot) for call in batch]
-            limit = asyncio.Semaphore(MAX_CONCURRENT)
-            await _together(
-                [self._finish(call, d, limit) for call, d in zip(batch, decided, strict=True)]
-            )
+        await self.kernel.hooks.first_async(
+            "ketch_run_calls",
+            session=self.session,
+            calls=calls,
+            decide=lambda call: self._decide_announced(call, snapshot),
+            finish=self._finish,
+        )
+        for call in calls:  # no plugin ran them (or one failed): each alone, in order
+            if call.id not in self.finished:
+                await self._one(call, snapshot)
         if self.stop_reason is not None:
             self._end_turn_for_hook()
         return [self.finished[c.id] for c in calls]
+
+    def _stopped(self) -> Refused:
+        return Refused(ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked")
 
     def _end_turn_for_hook(self) -> None:
         from ketch.loop import _TurnStop  # the loop's own way to end a turn; it closes the step
@@ -171,13 +163,6 @@ class CallPipeline:
             NoticeEvent(level="warning", message=f"a hook ended the turn: {self.stop_reason}")
         )
         raise _TurnStop("end_turn", self.stop_reason or "")
-
-    def _concurrent(self, call: ToolCallPart) -> bool:
-        tool = self.kernel.tools.get(call.name)
-        if tool is None or call.input_error:
-            return False
-        declared = getattr(tool, "concurrent", None)
-        return bool(declared) if declared is not None else not tool.mutating
 
     async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResult:
         return await self._finish(call, await self._decide_announced(call, snapshot))
@@ -198,21 +183,19 @@ class CallPipeline:
             )
         )
         if self.stop_reason is not None:
-            return Refused(
-                ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked"
-            )
+            return self._stopped()
         return await self.decide(call, snapshot)
 
-    async def _finish(
-        self, call: ToolCallPart, decided: Ready | Refused, limit: asyncio.Semaphore | None = None
-    ) -> ToolResult:
+    async def _finish(self, call: ToolCallPart, decided: Ready | Refused) -> ToolResult:
         if isinstance(decided, Refused):
             result, outcome = decided.result, decided.outcome
-        elif limit is not None:
-            async with limit:
-                result, outcome = await self.execute(decided)
         else:
             result, outcome = await self.execute(decided)
+        self._record(call, result, outcome)
+        return result
+
+    def _record(self, call: ToolCallPart, result: ToolResult, outcome: str) -> None:
+        """A call's end: its result event, and its result for the model."""
         self.emit(
             ToolResultEvent(
                 tool_call_id=call.id,
@@ -230,7 +213,6 @@ class CallPipeline:
             output=result.output,
             images=tuple(result.images),
         )
-        return result
 
     # --- deciding -------------------------------------------------------------------------
 
@@ -329,31 +311,13 @@ class CallPipeline:
         stopper = next((v for v in verdicts if v.stop), None)
         if stopper is not None:
             self.stop_reason = stopper.stop_reason or stopper.reason or "a hook asked to stop"
-            self.emit(
-                _permission(
-                    proposed,
-                    "deny",
-                    f"a hook ended the turn: {self.stop_reason}",
-                    origin="hook",
-                    plugin=stopper.plugin,
-                )
-            )
-            return Refused(
-                ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked"
-            )
+            why = f"a hook ended the turn: {self.stop_reason}"
+            return self._blocked(proposed, stopper, why, self._stopped())
         denial = next((v for v in verdicts if v.denies), None)
         if denial is not None:
             reason = denial.reason or "blocked by a hook"
-            self.emit(
-                _permission(
-                    proposed,
-                    "deny",
-                    f"a hook denied it: {reason}",
-                    origin="hook",
-                    plugin=denial.plugin,
-                )
-            )
-            return Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
+            blocked = Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
+            return self._blocked(proposed, denial, f"a hook denied it: {reason}", blocked)
         updated = next((v.updated_input for v in verdicts if v.updated_input is not None), None)
         if updated is not None:
             # A hook rewrote the input: it is a new call as far as authority goes.
@@ -367,23 +331,13 @@ class CallPipeline:
             if vote.decision == "deny":
                 return self._denied(proposed, vote)
         if any(v.decision == "ask" for v in verdicts) and vote.decision == "allow":
-            reason = (
-                next((v.reason for v in verdicts if v.decision == "ask" and v.reason), "")
-                or "a hook asks for confirmation"
-            )
-            asker = next(v for v in verdicts if v.decision == "ask")
-            vote = Vote(decision="ask", reason=reason, plugin=asker.plugin, origin="hook")
+            vote = _hooks_vote(verdicts, "ask", "a hook asks for confirmation")
         elif (
             vote.decision == "ask"
             and not vote.hard
             and any(v.decision == "allow" for v in verdicts)
         ):
-            reason = (
-                next((v.reason for v in verdicts if v.decision == "allow" and v.reason), "")
-                or "a hook allowed it"
-            )
-            allower = next(v for v in verdicts if v.decision == "allow")
-            vote = Vote(decision="allow", reason=reason, plugin=allower.plugin, origin="hook")
+            vote = _hooks_vote(verdicts, "allow", "a hook allowed it")
         allowed, message = await self.authorize(
             proposed,
             vote,
@@ -394,17 +348,21 @@ class CallPipeline:
             return Refused(ToolResult.error(message))
         return Ready(call, tool, args, ctx, proposed)
 
+    def _blocked(self, proposed: ProposedCall, verdict: Any, why: str, refused: Refused) -> Refused:
+        """A hook's refusal of a call: its permission event, then ``refused``."""
+        self.emit(_permission(proposed, "deny", why, origin="hook", plugin=verdict.plugin))
+        return refused
+
     def _show_messages(self, verdicts: list[Any]) -> None:
         for verdict in verdicts:
             if verdict.system_message:
                 self.emit(NoticeEvent(level="info", message=verdict.system_message))
 
     def _denied(self, proposed: ProposedCall, vote: Vote) -> Refused:
-        reason = vote.reason
-        self.emit(_permission(proposed, "deny", reason, vote=vote))
+        self.emit(_permission(proposed, "deny", vote.reason, vote=vote))
         return Refused(
             ToolResult.error(
-                f"[ketch] Permission denied: {reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
+                f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
             )
         )
 
@@ -419,11 +377,7 @@ class CallPipeline:
         """Act on a combined vote: allow, deny, or ask the approver. Returns (allowed, message)."""
         session = self.session
         if vote.decision == "deny":
-            self.emit(_permission(proposed, "deny", vote.reason, vote=vote))
-            return (
-                False,
-                f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user.",
-            )
+            return False, self._denied(proposed, vote).result.output
         if vote.decision == "allow":
             self.emit(_permission(proposed, "allow", vote.reason, vote=vote))
             return True, ""
@@ -503,18 +457,7 @@ class CallPipeline:
                 )
         except asyncio.CancelledError:
             ctx.cancelled.set()
-            self.emit(
-                ToolResultEvent(
-                    tool_call_id=call.id,
-                    name=call.name,
-                    ok=False,
-                    output=CANCELLED,
-                    outcome="cancelled",
-                )
-            )
-            self.finished[call.id] = ToolResultPart(
-                tool_call_id=call.id, name=call.name, ok=False, output=CANCELLED
-            )
+            self._record(call, ToolResult.error(CANCELLED), "cancelled")
             raise
         except Exception as exc:  # noqa: BLE001 - a tool never raises into the loop
             result = ToolResult.error(
@@ -541,10 +484,8 @@ class CallPipeline:
         tool = self.kernel.tools.get(call.name)
         if tool is None or call.input_error:
             return ""
-        try:
-            return self._summary(tool, tool.input_model.model_validate(call.input))
-        except ValidationError:
-            return ""
+        args = self.validate(tool, call.input)
+        return "" if isinstance(args, Refused) else self._summary(tool, args)
 
     def _summary(self, tool: Tool, args: Any) -> str:
         try:
@@ -615,6 +556,14 @@ def _proposed(
     )
 
 
+def _hooks_vote(verdicts: list[Any], decision: Decision, default: str) -> Vote:
+    """The hooks' ``decision`` as a vote: the first of them that gave it, the first
+    reason given (``default`` when none was)."""
+    given = [v for v in verdicts if v.decision == decision]
+    reason = next((v.reason for v in given if v.reason), "") or default
+    return Vote(decision=decision, reason=reason, plugin=given[0].plugin, origin="hook")
+
+
 def _permission(
     proposed: ProposedCall,
     decision: Decision,
@@ -639,16 +588,3 @@ def _permission(
         ),
         **more,
     )
-
-
-async def _together(runs: list[Coroutine[Any, Any, Any]]) -> None:
-    """Run side by side. When one fails (or the turn is cancelled), the rest are
-    cancelled and waited for before the failure goes on: none keeps running unseen."""
-    tasks = [asyncio.ensure_future(run) for run in runs]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

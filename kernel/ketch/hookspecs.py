@@ -45,7 +45,7 @@ from ketch.markers import chained, fail_closed, hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from ketch.commands import Command
     from ketch.events import Event, TurnEndEvent
@@ -771,4 +771,29 @@ def ketch_request_started(session: Session) -> None:
     built, connected and sent meanwhile): work that should overlap the request rather
     than delay it starts here, on a thread of its own (a store opened concurrently).
     Must return at once. Return ignored.
+    """
+
+
+# --- running a response's calls ----------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+@returns(bool)
+def ketch_run_calls(
+    session: Session,
+    calls: list[ToolCallPart],
+    decide: Callable[[ToolCallPart], Awaitable[Any]],
+    finish: Callable[[ToolCallPart, Any], Awaitable[Any]],
+) -> bool | None:
+    """Run one response's calls, some of them side by side.
+
+    Called (awaited) once per model response that proposes calls, with its calls in
+    order. An implementation decides each call with ``await decide(call)`` (in call
+    order, one at a time: approvals are asked one by one) and then runs it with
+    ``await finish(call, decided)``, every call exactly once; the results go back to
+    the model in call order whatever order they finish in. Return True once every call
+    ran. firstresult. None (no implementation): the kernel runs each call alone, in
+    order. ``KetchError`` and cancellation propagate (the implementation cancels and
+    waits for the calls it started first); after any other failure the kernel runs,
+    alone, the calls not finished.
     """

@@ -629,6 +629,39 @@ def test_hook_ketch_refuse_call(tmp_path: Path) -> None:
     assert [e.tool_call_id for e in h.of_type("permission")] == [ran.tool_call_id]  # never voted on
 
 
+def test_hook_ketch_run_calls(tmp_path: Path) -> None:
+    from tests.kernel.kit import Echo
+
+    class P:
+        @hookimpl
+        async def ketch_run_calls(self, session: Any, calls: Any, decide: Any, finish: Any) -> bool:
+            decided = [await decide(c) for c in calls]  # decided in order...
+            for c, d in reversed(list(zip(calls, decided, strict=True))):
+                await finish(c, d)  # ...run in the plugin's order
+            return True
+
+    Echo.runs.clear()
+    script = [calls(("echo", {"text": "a"}), ("echo", {"text": "b"})), text("ok")]
+    h = make(tmp_path / "runs", script, ("runner", P()))
+    h.run("x")
+    assert Echo.runs == ["b", "a"]
+    parts = h.provider.requests[-1].messages[-1].parts
+    assert [p.output for p in parts] == ["a", "b"]  # back to the model in call order
+
+    class Broken:
+        @hookimpl
+        async def ketch_run_calls(self, session: Any, calls: Any, decide: Any, finish: Any) -> bool:
+            await finish(calls[0], await decide(calls[0]))
+            raise RuntimeError("runner bug")
+
+    Echo.runs.clear()
+    script = [calls(("echo", {"text": "a"}), ("echo", {"text": "b"})), text("ok")]
+    h = make(tmp_path / "broken", script, ("runner", Broken()))
+    h.run("x")
+    assert Echo.runs == ["a", "b"]  # the kernel ran the call it left, once, alone
+    assert [e.ok for e in h.of_type("tool_result")] == [True, True]
+
+
 def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
     class P:
         @hookimpl
