@@ -48,7 +48,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
     from ketch.commands import Command
-    from ketch.errors import KetchError
     from ketch.events import Event, TurnEndEvent
     from ketch.frontends import Frontend
     from ketch.intake import PromptIntake
@@ -661,8 +660,8 @@ def ketch_resolve_provider(
     kind that builds it; or raise :class:`ketch.errors.KetchError`
     (``NoProviderConfigured`` when nothing is configured, ``ConfigError`` when the config
     that would say could not be used) with what to do. firstresult. The kernel holds
-    the answer to ``ketch_check_provider`` (the managed policy's ``allowed_providers``/
-    ``allowed_models``), so no implementation can widen them; when none answers (or one fails) no provider is
+    the answer to the managed policy's ``allowed_providers``/``allowed_models``, so no
+    implementation can widen them; when none answers (or one fails) no provider is
     built: a one-line error. The essential ``provider_setup`` plugin implements it.
     """
 
@@ -773,35 +772,4 @@ def ketch_request_started(session: Session) -> None:
     built, connected and sent meanwhile): work that should overlap the request rather
     than delay it starts here, on a thread of its own (a store opened concurrently).
     Must return at once. Return ignored.
-    """
-
-
-# --- the provider a session may use ---
-
-
-def _provider_refused(plugin: str, exc: BaseException) -> Any:
-    from ketch.errors import KetchError
-
-    return KetchError(
-        f"provider refused: {plugin} failed ({type(exc).__name__}: {exc}); check `ketch plugins`",
-        exit_code=2,
-    )
-
-
-@hookspec(firstresult=True)
-@fail_closed(_provider_refused)
-@returns("ketch.errors:KetchError")
-def ketch_check_provider(
-    kernel: Kernel, config: ProviderConfig, kind: ProviderKind
-) -> KetchError | None:
-    """Whether a session may use the provider ``config`` names (``config.name``, its
-    model ``config.model``) of ``kind``.
-
-    Called each time the kernel builds a provider (``Kernel.provider_config``), after
-    ``ketch_resolve_provider`` answered, whichever plugin answered it: what chose the
-    provider (config, the environment, detection, a resumed session) does not matter.
-    Return a :class:`ketch.errors.KetchError` (one line, exit code 2) to refuse it, or
-    None to allow it. firstresult: the first refusal is raised and nothing is built. An
-    implementation that fails refuses (fail closed). The essential ``provider_setup``
-    plugin holds the managed policy's ``allowed_providers``/``allowed_models`` here.
     """

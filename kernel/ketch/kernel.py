@@ -383,9 +383,8 @@ class Kernel:
         self, name: str | None = None, model: str | None = None
     ) -> tuple[ProviderConfig, ProviderKind]:
         """The configuration and kind of the provider to build (``ketch_resolve_provider``;
-        ``name``/``model`` as asked, None for the configured choice), refused when a plugin
-        refuses it (``ketch_check_provider``: the managed policy's allow-lists) whichever
-        plugin answered."""
+        ``name``/``model`` as asked, None for the configured choice), held to the managed
+        policy's allow-lists whichever plugin answered."""
         found = self.hooks.first("ketch_resolve_provider", kernel=self, provider=name, model=model)
         if found is None:
             raise KetchError(
@@ -393,10 +392,30 @@ class Kernel:
                 exit_code=2,
             )
         config, kind = found
-        refusal = self.hooks.first("ketch_check_provider", kernel=self, config=config, kind=kind)
-        if refusal is not None:
-            raise refusal.with_traceback(None)
+        self.check_managed_provider(config.name, kind.kind, str(config.model))
         return config, kind
+
+    def check_managed_provider(self, name: str, kind: str, model: str) -> None:
+        """The managed policy's ``allowed_providers`` (names or kinds) and ``allowed_models``
+        (globs): whatever chose them (config, environment, detection, a resumed session)."""
+        from fnmatch import fnmatchcase
+
+        loaded = self.loaded_settings
+        managed, source = loaded.managed, loaded.managed_source
+        providers = managed.get("allowed_providers")
+        if isinstance(providers, list) and name not in providers and kind not in providers:
+            raise KetchError(
+                f"provider '{name}' is not allowed by the managed policy {source} "
+                f"(allowed: {', '.join(map(str, providers)) or 'none'})",
+                exit_code=2,
+            )
+        models = managed.get("allowed_models")
+        if isinstance(models, list) and not any(fnmatchcase(model, str(p)) for p in models):
+            raise KetchError(
+                f"model '{model}' is not allowed by the managed policy {source} "
+                f"(allowed: {', '.join(map(str, models)) or 'none'})",
+                exit_code=2,
+            )
 
     def api_key(self, config: ProviderConfig, kind: ProviderKind) -> Any:
         """The key from the environment (``api_key_env`` or the kind's variable), then the keyring."""

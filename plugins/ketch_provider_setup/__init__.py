@@ -7,7 +7,7 @@ It answers ``ketch_resolve_provider``: the provider named (``--provider``,
 variable is set, else a local server that answers, else a one-line error (the config
 problems that left nothing configured, or the first-run help in the loaded provider
 kinds' own words); then that table over the kind's defaults, the model chosen, and the
-kind's own keys validated. It holds whatever any plugin answers to the managed policy's
+kind's own keys validated. The kernel holds whatever it answers to the managed policy's
 ``allowed_providers``/``allowed_models``.
 """
 
@@ -23,10 +23,3 @@ def ketch_resolve_provider(kernel: Any, provider: str | None, model: str | None)
     from ketch_provider_setup.resolve import resolve_provider
 
     return resolve_provider(kernel, provider, model)
-
-
-@hookimpl
-def ketch_check_provider(kernel: Any, config: Any, kind: Any) -> Any:
-    from ketch_provider_setup.managed import managed_refusal
-
-    return managed_refusal(kernel, config.name, kind.kind, str(config.model))

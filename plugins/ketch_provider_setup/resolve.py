@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from ketch.api import Kernel, KetchError, ProviderConfig, ProviderKind, line_of_key
-from ketch_provider_setup.managed import managed_refusal
 
 
 def resolve_provider(
@@ -44,10 +43,8 @@ def resolve_provider(
             exit_code=2,
         )
     table["model"] = chosen_model
-    # Before validating: a refused provider is said first.
-    refusal = managed_refusal(kernel, name, kind_name, chosen_model)
-    if refusal is not None:
-        raise refusal
+    # Before validating, as the kernel did: a refused provider is said first.
+    kernel.check_managed_provider(name, kind_name, chosen_model)
     from pydantic import ValidationError
 
     model_class = kind.config_model or ProviderConfig

@@ -18,7 +18,7 @@ from ketch.errors import KetchError
 from ketch.markers import fail_closed
 from ketch.messages import Message
 from ketch.prompt import PromptPart
-from ketch.providers import ProviderConfig, ProviderRequest
+from ketch.providers import ProviderRequest
 from ketch.testing import Harness, approve_all, call, calls, deny_all, error, text
 from ketch.verdicts import HookVerdict
 from tests.kernel.kit import tools_plugins
@@ -546,46 +546,6 @@ def test_hook_ketch_resolve_provider(tmp_path: Path) -> None:
     bare = make(tmp_path / "bare", [], bundled=False)
     with pytest.raises(KetchError, match="no plugin resolves the model provider"):
         bare.kernel.provider_config()
-
-
-def test_hook_ketch_check_provider(tmp_path: Path) -> None:
-    """A refusal stops the provider being built, whichever plugin resolved it; a
-    failing implementation refuses (fail closed); the managed allow-lists are held here."""
-
-    class Refuser:
-        @hookimpl
-        def ketch_check_provider(self, kernel: Any, config: Any, kind: Any) -> Any:
-            if config.model != "allowed-model":
-                return KetchError(f"model '{config.model}' refused by the test", exit_code=2)
-            return None
-
-    class Broken:
-        @hookimpl
-        def ketch_check_provider(self, kernel: Any, config: Any, kind: Any) -> Any:
-            raise RuntimeError("boom")
-
-    h = make(tmp_path, [], ("refuser", Refuser()))
-    with pytest.raises(KetchError, match="refused by the test") as refused:
-        h.kernel.new_session()
-    assert refused.value.exit_code == 2
-    assert h.kernel.provider_config(model="allowed-model")[0].model == "allowed-model"
-
-    broken = make(tmp_path / "broken", [], ("broken", Broken()))
-    with pytest.raises(KetchError, match="provider refused: broken failed") as failed:
-        broken.kernel.build_provider()
-    assert failed.value.exit_code == 2
-
-    managed = tmp_path / "managed.toml"
-    managed.write_text('allowed_providers = ["elsewhere"]\n', encoding="utf-8")
-    fenced = make(tmp_path / "fenced", [], env={"KETCH_MANAGED_FILE": str(managed)})
-    refusal = fenced.kernel.hooks.first(
-        "ketch_check_provider",
-        kernel=fenced.kernel,
-        config=ProviderConfig(name="scripted", kind="scripted", model="m"),
-        kind=fenced.kernel.provider_kinds["scripted"],
-    )
-    assert isinstance(refusal, KetchError)
-    assert "provider 'scripted' is not allowed by the managed policy" in str(refusal)
 
 
 def test_hook_ketch_model_info(tmp_path: Path) -> None:
