@@ -755,8 +755,9 @@ def ketch_resume_record(kernel: Kernel, session_id: str | None) -> SessionRecord
     Called once per resume (``--resume``, ``--continue``, ``/resume``), before a
     provider is built. Return the :class:`ketch.storage.SessionRecord`; raise
     :class:`ketch.errors.KetchError` when there is none, when the store cannot be
-    opened, or when the session belongs to another workspace than ``kernel.workspace``
-    (sessions are never rebound silently). The kernel restores knowledge from it and
+    opened, when the command line opens no store (``--no-save``: a
+    :class:`ketch.errors.UsageError`), or when the session belongs to another workspace
+    than ``kernel.workspace`` (sessions are never rebound silently). The kernel restores knowledge from it and
     resets authority (the default profile, no approvals). firstresult; an
     implementation that fails refuses the resume. None (no implementation): no store
     is loaded, and the kernel says so.

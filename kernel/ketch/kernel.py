@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import KetchError, UsageError
+from ketch.errors import KetchError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -494,10 +494,6 @@ class Kernel:
         from ketch.session import Session
 
         self.configure()
-        if getattr(self.args, "no_save", False):
-            raise UsageError(
-                "--no-save opens no session store, so there is nothing to resume; drop --no-save or --continue/--resume"
-            )
         record = self.hooks.first("ketch_resume_record", kernel=self, session_id=session_id)
         if isinstance(record, KetchError):
             raise record

@@ -367,14 +367,10 @@ class PluginManager(pluggy.PluginManager):
                 version=cand.version,
                 essential=cand.name in ESSENTIAL,
             )
+            why = blocking.disabled.get(cand.name) if cand.explicit else blocking.reason(cand.name)
             first = self.infos.get(cand.name)
             if first is not None:  # two plugins, one name: the first (in load order) keeps it
                 self.infos[f"{cand.name}@{cand.distribution}"] = info
-                why = (
-                    blocking.disabled.get(cand.name)
-                    if cand.explicit
-                    else blocking.reason(cand.name)
-                )
                 if why:
                     info.status, info.disabled_by = "disabled", why
                     continue
@@ -385,7 +381,6 @@ class PluginManager(pluggy.PluginManager):
                 )
                 continue
             self.infos[cand.name] = info
-            why = blocking.disabled.get(cand.name) if cand.explicit else blocking.reason(cand.name)
             if why:
                 info.status, info.disabled_by = "disabled", why
                 continue

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ketch.api import KetchError, StashKey
+from ketch.api import KetchError, StashKey, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel, SessionRecord, Store, StoreUnavailable
@@ -123,6 +123,10 @@ def _open(kernel: Kernel, state: Opening) -> None:
 def resume_record(kernel: Kernel, session_id: str | None) -> SessionRecord:
     """The session to resume (``session_id``, or this workspace's latest), from this
     workspace only: a session is never rebound to another workspace silently."""
+    if getattr(kernel.args, "no_save", False):
+        raise UsageError(
+            "--no-save opens no session store, so there is nothing to resume; drop --no-save or --continue/--resume"
+        )
     try:
         found = store(kernel)
     except KetchError as exc:
