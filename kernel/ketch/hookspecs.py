@@ -45,7 +45,7 @@ from ketch.markers import chained, fail_closed, hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
 
     from ketch.commands import Command
     from ketch.events import Event, TurnEndEvent
@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.prompt import PromptPart
     from ketch.providers import (
         ModelInfo,
+        Provider,
         ProviderConfig,
         ProviderError,
         ProviderKind,
@@ -771,4 +772,22 @@ def ketch_request_started(session: Session) -> None:
     built, connected and sent meanwhile): work that should overlap the request rather
     than delay it starts here, on a thread of its own (a store opened concurrently).
     Must return at once. Return ignored.
+    """
+
+
+# --- watching a provider's stream ---
+
+
+@hookspec(firstresult=True)
+def ketch_watch_stream(
+    provider: Provider, stream: AsyncIterator[Any], emit: Callable[[Any], None]
+) -> AsyncIterator[Any] | None:
+    """A provider's response is about to be read: watch its ``stream``.
+
+    Called once per attempt at a response, before its first item is read; ``emit``
+    sends an event of the turn (``waiting``). Return an async generator that yields
+    ``stream``'s items as they come and may raise a
+    :class:`~ketch.providers.ProviderError` instead (a stream that stalled); the loop
+    closes it when the response ends, however it ends. None: the stream is read as it
+    comes. firstresult; an implementation that raises counts as no answer.
     """

@@ -377,7 +377,7 @@ class Turn:
             outcome = self._streaming = StreamOutcome()
             try:
                 completed = await stream_response(
-                    self.session.provider, request, self.emit, outcome
+                    self.session.provider, request, self.emit, outcome, self.kernel.hooks
                 )
             except ProviderError as error:
                 if error.kind == ErrorKind.CONTEXT_LENGTH and not self.overflow_retried:
