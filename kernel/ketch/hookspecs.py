@@ -791,3 +791,31 @@ def ketch_watch_stream(
     closes it when the response ends, however it ends. None: the stream is read as it
     comes. firstresult; an implementation that raises counts as no answer.
     """
+
+
+# --- an unfinished answer ---
+
+
+@hookspec(firstresult=True)
+@returns(str)
+def ketch_answer_cut_off(session: Session, limit: int | None) -> str | None:
+    """The model's answer was cut off by the output-token limit (``limit``, when known).
+
+    Called once per cut-off response, after its text is kept and its other tool calls
+    ran (a tool call the limit cut is never run: it has left the history). Return the
+    note to send the model as the next message (the turn goes on), or None: the turn
+    ends with the answer as it stands. firstresult; an implementation that raises
+    counts as no answer.
+    """
+
+
+@hookspec
+def ketch_turn_interrupted(session: Session, partial: str) -> None:
+    """The person cancelled the running turn.
+
+    Called once, while the turn closes, after every open tool call got its result;
+    ``partial`` is the text the model had streamed of an answer it did not finish ("" if
+    none). An implementation may append messages to the session (``session.append``,
+    with a ``message`` event each): the partial answer the person saw, a note for the
+    model. Return ignored.
+    """
