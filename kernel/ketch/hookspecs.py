@@ -45,7 +45,7 @@ from ketch.markers import chained, fail_closed, hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from ketch.commands import Command
     from ketch.events import Event, TurnEndEvent
@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.prompt import PromptPart
     from ketch.providers import (
         ModelInfo,
+        Provider,
         ProviderConfig,
         ProviderError,
         ProviderKind,
@@ -797,4 +798,50 @@ def ketch_run_calls(
     order. ``KetchError`` and cancellation propagate (the implementation cancels and
     waits for the calls it started first); after any other failure the kernel runs,
     alone, the calls not finished.
+    """
+
+
+# --- watching a provider's stream ---
+
+
+@hookspec(firstresult=True)
+def ketch_watch_stream(
+    provider: Provider, stream: AsyncIterator[Any], emit: Callable[[Any], None]
+) -> AsyncIterator[Any] | None:
+    """A provider's response is about to be read: watch its ``stream``.
+
+    Called once per attempt at a response, before its first item is read; ``emit``
+    sends an event of the turn (``waiting``). Return an async generator that yields
+    ``stream``'s items as they come and may raise a
+    :class:`~ketch.providers.ProviderError` instead (a stream that stalled); the loop
+    closes it when the response ends, however it ends. None: the stream is read as it
+    comes. firstresult; an implementation that raises counts as no answer.
+    """
+
+
+# --- an unfinished answer ---
+
+
+@hookspec(firstresult=True)
+@returns(str)
+def ketch_answer_cut_off(session: Session, limit: int | None) -> str | None:
+    """The model's answer was cut off by the output-token limit (``limit``, when known).
+
+    Called once per cut-off response, after its text is kept and its other tool calls
+    ran (a tool call the limit cut is never run: it has left the history). Return the
+    note to send the model as the next message (the turn goes on), or None: the turn
+    ends with the answer as it stands. firstresult; an implementation that raises
+    counts as no answer.
+    """
+
+
+@hookspec
+def ketch_turn_interrupted(session: Session, partial: str) -> None:
+    """The person cancelled the running turn.
+
+    Called once, while the turn closes, after every open tool call got its result;
+    ``partial`` is the text the model had streamed of an answer it did not finish ("" if
+    none). An implementation may append messages to the session (``session.append``,
+    with a ``message`` event each): the partial answer the person saw, a note for the
+    model. Return ignored.
     """

@@ -57,11 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["CANCELLED", "Turn", "close_pending_calls", "run_turn", "tool_spec"]
 
-CUT_OFF_NOTE = (
-    "[ketch] Your previous answer was cut off by the output-token limit{detail}. It is not "
-    "finished. Continue from where it stopped; if you were writing a tool call, send it "
-    "again in smaller pieces."
-)
 UNKNOWN_OUTCOME = (
     "[ketch] The outcome of this call is unknown: ketch stopped before its result was "
     "recorded. It may or may not have taken effect; check before repeating it."
@@ -70,10 +65,6 @@ METER_FIELDS = ("context_utilization", "context_tokens", "effective_capacity")
 STOPPED = "[ketch] Not run: the turn stopped ({reason}) before this call."
 # How many times stop hooks may keep one turn going (Claude Code's cap).
 MAX_STOP_CONTINUATIONS = 8
-INTERRUPTED = (
-    "[ketch] The user interrupted this turn{where}. Do not pick it up again unless they ask; "
-    "their next message says what they want now."
-)
 
 
 def tool_spec(tool: Tool) -> ToolSpec:
@@ -271,25 +262,15 @@ class Turn:
         output = pending_output or STOPPED.format(reason=error[1] if error else reason)
         with contextlib.suppress(Exception):  # closing must not fail the close
             close_pending_calls(self.session, output, finished=self.calls.finished)
-            if interrupted:
-                self._keep_interrupted()
+            if interrupted:  # what the model had streamed of its answer, for plugins to keep
+                streaming = self._streaming
+                partial = streaming.text if streaming and streaming.completed is None else ""
+                self.kernel.hooks.call(
+                    "ketch_turn_interrupted", session=self.session, partial=partial
+                )
         if error is not None:
             self._emit_final(ErrorEvent(kind=error[0], retryable=False, message=error[1]))
         return self._end(reason, message)
-
-    def _keep_interrupted(self) -> None:
-        """After a cancel: the partial answer stays in the history (the person saw it),
-        and unless the last message already says so (a cancelled call's result), a note
-        tells the model the turn was interrupted, so the next prompt is not read as a
-        second one in a row with no answer between."""
-        streaming = self._streaming
-        partial = streaming.text if streaming is not None and streaming.completed is None else ""
-        if partial.strip():
-            self.append(Message.assistant(partial))
-        transcript = self.session.transcript
-        if transcript and transcript[-1].role != "tool":
-            where = " while you were answering" if partial.strip() else ""
-            self.append(Message.user(INTERRUPTED.format(where=where), synthetic=True))
 
     def _emit_final(self, event: Event) -> None:
         # An observer that fails again (the store on a full disk) must not stop the
@@ -377,7 +358,7 @@ class Turn:
             outcome = self._streaming = StreamOutcome()
             try:
                 completed = await stream_response(
-                    self.session.provider, request, self.emit, outcome
+                    self.session.provider, request, self.emit, outcome, self.kernel.hooks
                 )
             except ProviderError as error:
                 if error.kind == ErrorKind.CONTEXT_LENGTH and not self.overflow_retried:
@@ -461,14 +442,10 @@ class Turn:
             self.append(Message(role="tool", parts=tuple(results)))
             self.calls.finished = {}
         if cut_off:
-            limit = self._max_output
-            detail = f" ({limit} tokens)" if limit else ""
-            self.emit(
-                NoticeEvent(
-                    level="warning",
-                    message="the model's answer was cut off by the output-token limit; asking it to continue",
-                )
+            note = self.kernel.hooks.first(
+                "ketch_answer_cut_off", session=self.session, limit=self._max_output
             )
-            self.append(Message.user(CUT_OFF_NOTE.format(detail=detail), synthetic=True))
-            return True
+            if note:  # a plugin asks the model to go on
+                self.append(Message.user(note, synthetic=True))
+                return True
         return bool(calls)

@@ -937,6 +937,83 @@ def test_hook_ketch_request_started(tmp_path: Path) -> None:
     assert started.sessions == [h.session, h.session]  # once per model request
 
 
+def test_hook_ketch_watch_stream(tmp_path: Path) -> None:
+    from ketch.providers import ErrorKind, ProviderError
+
+    seen: list[str] = []
+    closed: list[str] = []
+
+    class Watch:
+        def __init__(self, stall: bool) -> None:
+            self.stall = stall
+
+        @hookimpl
+        def ketch_watch_stream(self, provider: Any, stream: Any, emit: Any) -> Any:
+            async def watched() -> Any:
+                try:
+                    async for item in stream:
+                        seen.append(type(item).__name__)
+                        if self.stall:
+                            raise ProviderError(ErrorKind.NETWORK, "stalled, says the watcher")
+                        yield item
+                finally:
+                    closed.append(provider.name)  # closed when the response ends
+
+            return watched()
+
+    h = make(tmp_path, [text("hello")], ("watch", Watch(stall=False)))
+    assert h.run("x").text == "hello"
+    assert "TextDelta" in seen and "Completed" in seen and len(closed) == 1
+    h = make(tmp_path, [text("never")], ("watch", Watch(stall=True)))
+    end = h.run("x")
+    assert end.stop_reason == "error" and len(closed) == 2
+    assert [e.message for e in h.of_type("error")] == ["stalled, says the watcher"]
+
+
+def test_hook_ketch_answer_cut_off(tmp_path: Path) -> None:
+    limits: list[Any] = []
+
+    class Cut:
+        @hookimpl
+        def ketch_answer_cut_off(self, session: Any, limit: int | None) -> str:
+            limits.append(limit)
+            return "go on, please"
+
+    cut = {"text": "the first half", "stop_reason": "max_tokens"}
+    h = make(tmp_path, [cut, text("the rest")], ("cut", Cut()))
+    end = h.run("x")
+    assert end.text == "the rest" and len(limits) == 1
+    sent = h.provider.requests[1].messages
+    assert sent[-1].text == "go on, please" and sent[-1].synthetic
+    assert sent[-2].text == "the first half"
+    h = make(tmp_path, [cut, text("never")])  # nobody answers: the turn ends as it stands
+    assert h.run("x").text == "the first half" and len(h.provider.requests) == 1
+
+
+def test_hook_ketch_turn_interrupted(tmp_path: Path) -> None:
+    partials: list[str] = []
+
+    class Kept:
+        @hookimpl
+        def ketch_turn_interrupted(self, session: Any, partial: str) -> None:
+            partials.append(partial)
+            session.append(Message.user("[interrupted]", synthetic=True))
+
+    slow = {"text": "ab", "chunks": ["a", "b"], "chunk_delay": 30}
+    h = make(tmp_path, [slow, text("ok")], ("kept", Kept()))
+
+    async def cancelled() -> Any:
+        task = asyncio.create_task(h.turn("go"))
+        while not h.of_type("text_delta"):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        return await asyncio.wait_for(task, 5)
+
+    end = asyncio.run(cancelled())
+    assert end.stop_reason == "cancelled" and partials == ["a"]
+    assert h.session.transcript[-1].text == "[interrupted]"
+
+
 # --- lifecycle ------------------------------------------------------------------------------------
 
 

@@ -234,7 +234,7 @@ def test_the_concept_check_reads_identifiers_and_strings() -> None:
 TARGET_LINES = 4_000
 # Today's ceiling: the count may only go down. Lower it as features move out (4,940 with
 # the tool cache's `offered_when` and `Tool` generic in its input, merged after the moves).
-CEILING_LINES = 4_083
+CEILING_LINES = 4_023
 
 
 def code_lines(source: str) -> int:
