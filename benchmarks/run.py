@@ -987,7 +987,7 @@ def explain_startup(
             "installed distributions (`ketch.plugin_cache`) instead of every distribution's metadata; the tool schemas come "
             "from a cache keyed by the installation and, for editable installs, the source files' sizes and mtimes "
             "(`ketch.tool_cache`), so a tool module loads when its tool is first called; the store opens (its key fetched "
-            "through the keyring) on a thread while the first request is under way (`Kernel.open_store_concurrently`), and "
+            "through the keyring) on a thread while the first request is under way (the store plugin's `store_open_concurrently`), and "
             "the first tool call waits for it. Then (the second wave): the tools whose plugins decide only whether, or "
             "with which listing, they are offered (the language servers' tools, the skill tool, the agent tool) declare a "
             "cheap `offered_when` beside their hook, and their schemas come from the same cache, one entry per value it "

@@ -233,11 +233,13 @@ PHASES = (
     ("build the provider (its module, the HTTP client)", "ketch/kernel.py", "build_provider", 1),
     ("start: session event, session-start hooks", "ketch/kernel.py", "start", 1),
     (
-        "the turn until the request (system prompt, tool schemas)",
-        "ketch/loop.py",
-        "_build_request",
+        "the prompt's intake (prompt hooks, the user_prompt event)",
+        "ketch/intake.py",
+        "accept_prompt",
         0,
     ),
+    ("fit the request (system prompt, tool schemas, the budget)", "ketch/loop.py", "_fitted", 0),
+    ("send it (the HTTP client, until it connects)", "ketch/streaming.py", "stream_response", 0),
 )
 
 
@@ -247,19 +249,41 @@ FIRST_REQUEST_MARK = "ketch-bench: the first request leaves\n"
 # ``python -m cProfile`` would put the working directory there and miss them) and writes
 # FIRST_REQUEST_MARK on stderr when it first connects to the loopback server's port:
 # -X importtime's lines before it are the path. With KETCH_BENCH_PROFILE, the main thread
-# runs under cProfile until then, and the profile is written there.
+# runs under cProfile until then, and the profile is written there; with
+# KETCH_BENCH_THREADS, the CPU time of the main thread, the process and every other thread
+# (by name, ended or running) until then is written there as JSON.
 UNTIL_FIRST_REQUEST = f"""
-import os, runpy, sys
+import json, os, runpy, sys, threading, time
 PORT = int(os.environ.pop("KETCH_BENCH_PORT"))
 OUT = os.environ.pop("KETCH_BENCH_PROFILE", "")
+OUT_THREADS = os.environ.pop("KETCH_BENCH_THREADS", "")
 profile = None
 if OUT:
     import cProfile
     profile = cProfile.Profile()
 said = []
+ended = []  # (thread name, its CPU seconds) of threads that ended before the request
+_run = threading.Thread.run
+def run(self):
+    try:
+        _run(self)
+    finally:
+        if not said:
+            ended.append((self.name, time.thread_time()))
+threading.Thread.run = run
 def hook(event, args):
     if not said and event == "socket.connect" and isinstance(args[1], tuple) and args[1][1:2] == (PORT,):
         said.append(1)
+        if OUT_THREADS:
+            cpu = dict(ended)
+            for thread in threading.enumerate():
+                if thread is not threading.main_thread() and thread.ident is not None:
+                    try:
+                        cpu[thread.name] = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+                    except (OSError, AttributeError):
+                        pass
+            with open(OUT_THREADS, "w") as out:
+                json.dump({{"main": time.thread_time(), "process": time.process_time(), "threads": cpu}}, out)
         if profile is not None:
             profile.disable()
             profile.dump_stats(OUT)
@@ -285,13 +309,17 @@ def explain_first_request(
 
     out = scratch / "p.prof"
     script = case.argv[0]
-    subprocess.run(
-        [sys.executable, "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
-        env={**env, "KETCH_BENCH_PORT": str(port), "KETCH_BENCH_PROFILE": str(out)},
-        cwd=cwd,
-        capture_output=True,
-        check=True,
-    )
+
+    def until_first_request(**extra: str) -> None:
+        subprocess.run(
+            [sys.executable, "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
+            env={**env, "KETCH_BENCH_PORT": str(port), **extra},
+            cwd=cwd,
+            capture_output=True,
+            check=True,
+        )
+
+    until_first_request(KETCH_BENCH_PROFILE=str(out))
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     total = max(entry[3] for entry in stats.values())
     cpu = median_ms(case.wall)  # the profiled span: until the first request leaves
@@ -310,6 +338,11 @@ def explain_first_request(
                 "cpu_ms_estimate": round(cpu * cumulative / total, 1),
             }
         )
+    # Other threads' CPU before the request (an unprofiled run): work beside the request's
+    # path competes with it for the interpreter (one thread runs Python at a time).
+    threads_out = scratch / "threads.json"
+    until_first_request(KETCH_BENCH_THREADS=str(threads_out))
+    threads = json.loads(threads_out.read_text(encoding="utf-8"))
     imported = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", UNTIL_FIRST_REQUEST, script, *case.argv[1:]],
         env={**env, "KETCH_BENCH_PORT": str(port)},
@@ -337,6 +370,14 @@ def explain_first_request(
         "imports_ms": round(all_imports, 1),
         "top_imports": [{"module": name, "ms": round(ms, 1)} for name, ms in top],
         "httpx_cli_ms": round(httpx_cli, 1),
+        "cpu_before_request_ms": {
+            "main thread": round(threads["main"] * 1000, 1),
+            "process": round(threads["process"] * 1000, 1),
+            **{
+                f"thread {name}": round(seconds * 1000, 1)
+                for name, seconds in sorted(threads["threads"].items(), key=lambda kv: -kv[1])
+            },
+        },
         "note": "phase shares from cProfile (an estimate: the profiler slows Python code more than C); import times from -X importtime until the first request leaves (its own overhead included)",
     }
 
@@ -573,6 +614,9 @@ def main() -> int:
         )
         for row in explained["top_imports"]:
             print(f"  {row['module']:<40} {row['ms']:>7.1f} ms")
+        print("CPU time until the first request leaves (one unprofiled run), by thread:")
+        for name, ms in explained["cpu_before_request_ms"].items():
+            print(f"  {name:<40} {ms:>7.1f} ms")
     return 0
 
 

@@ -44,7 +44,7 @@ _NAMES = {
         "Message History Part TextPart ImagePart ReasoningPart ToolCallPart ToolResultPart Usage "
         "new_id image_media_type pending_tool_calls MAX_IMAGE_BYTES"
     ),
-    "ketch.tools": "Tool ToolContext ToolResult Effect Access tool DELEGATES",
+    "ketch.tools": "Tool ToolContext ToolResult Effect Access tool as_tool DELEGATES",
     "ketch.policy": (
         "Vote PermissionSnapshot ProposedCall ApprovalRequest ApprovalAnswer Approver "
         "SCOPE_SEPARATOR combine_votes"
@@ -61,12 +61,12 @@ _NAMES = {
     "ketch.prompt": "PromptPart join_parts",
     "ketch.intake": "PromptIntake",
     "ketch.settings": "Section Settings SettingsSection",
-    "ketch.config": "Layer",
+    "ketch.config": "Layer line_of_key",
     "ketch.storage": (
         "Store FieldCipher SessionRecord SessionSummary IntegrityError StoreUnavailable "
         "RecoveryLocked"
     ),
-    "ketch.plugins": "provides",
+    "ketch.plugins": "provides declared CHECKING_REGISTRATIONS",
     "ketch.paths": "config_dir state_dir cache_dir user_config_file workspace_config_file",
     "ketch.calls": "RunningCall running_call offered_tools",
     "ketch.loop": "Turn UNKNOWN_OUTCOME tool_spec",
@@ -77,7 +77,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     name: (module, name) for module, names in _NAMES.items() for name in names.split()
 }
 _EXPORTS["positive_int"] = ("ketch.cli", "_positive_int")
-_EXPORTS["builtin_commands"] = ("ketch.builtin_commands", None)
+_EXPORTS["plugin_cache"] = ("ketch.plugin_cache", None)
 __all__ = sorted(_EXPORTS)
 
 

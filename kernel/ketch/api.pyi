@@ -1,9 +1,9 @@
 """Types of :mod:`ketch.api` (it resolves each name lazily at run time)."""
 
 from ketch import __version__ as __version__
-from ketch import builtin_commands as builtin_commands
 from ketch import hookimpl as hookimpl
 from ketch import hookspec as hookspec
+from ketch import plugin_cache as plugin_cache
 from ketch.calls import RunningCall as RunningCall
 from ketch.calls import offered_tools as offered_tools
 from ketch.calls import running_call as running_call
@@ -13,6 +13,7 @@ from ketch.commands import Command as Command
 from ketch.commands import PromptRequest as PromptRequest
 from ketch.commands import SlashContext as SlashContext
 from ketch.config import Layer as Layer
+from ketch.config import line_of_key as line_of_key
 from ketch.errors import ConfigError as ConfigError
 from ketch.errors import ContextOverflow as ContextOverflow
 from ketch.errors import KetchError as KetchError
@@ -68,6 +69,8 @@ from ketch.paths import config_dir as config_dir
 from ketch.paths import state_dir as state_dir
 from ketch.paths import user_config_file as user_config_file
 from ketch.paths import workspace_config_file as workspace_config_file
+from ketch.plugins import CHECKING_REGISTRATIONS as CHECKING_REGISTRATIONS
+from ketch.plugins import declared as declared
 from ketch.plugins import provides as provides
 from ketch.policy import SCOPE_SEPARATOR as SCOPE_SEPARATOR
 from ketch.policy import ApprovalAnswer as ApprovalAnswer
@@ -114,6 +117,7 @@ from ketch.tools import Effect as Effect
 from ketch.tools import Tool as Tool
 from ketch.tools import ToolContext as ToolContext
 from ketch.tools import ToolResult as ToolResult
+from ketch.tools import as_tool as as_tool
 from ketch.tools import tool as tool
 from ketch.verdicts import HookVerdict as HookVerdict
 

@@ -1,22 +1,21 @@
 """The per-call pipeline: the only place where a proposed tool call becomes an effect.
 
 For each call of a response, in order: resolve the tool (a mutating tool in a
-read-only mode is refused, structurally), validate the input, break loops of
-identical calls, ask every policy plugin (deny > ask > allow; no vote means ask; a
-missing essential plugin asks), let ``ketch_before_tool_use`` hooks weigh in before
-anyone is asked (a hook's deny always wins; its allow turns only a soft ask into a
-run; a changed input is validated and voted on again), ask the approver on ask (no
-approver: denied), let ``ketch_before_tool_effect`` hooks act (a checkpoint of the
-workspace), journal the dispatch (``tool_started``), run, append the
-after-hooks' notes, and pass the result through the result filters. A tool error
-never ends the turn: it is the result the model gets.
+read-only mode is refused, structurally), validate the input, let plugins refuse it
+before the votes (``ketch_refuse_call``: a loop of identical calls), ask every policy
+plugin (deny > ask > allow; no vote means ask; a missing essential plugin asks), let
+``ketch_before_tool_use`` hooks weigh in before anyone is asked (a hook's deny always
+wins; its allow turns only a soft ask into a run; a changed input is validated and
+voted on again), ask the approver on ask (no approver: denied), let
+``ketch_before_tool_effect`` hooks act (a checkpoint of the workspace), journal the
+dispatch (``tool_started``), run, append the after-hooks' notes, and pass the result
+through the result filters. A tool error never ends the turn: it is the result the
+model gets.
 
-Calls whose tools are safe to run side by side (read-only tools, and tools that
-declare ``concurrent``) run concurrently when they come one after another (at most
-:data:`MAX_CONCURRENT` at once); every other call runs alone, in order, after the
-approvals it needs. Results always go back to the model in call order. When one of
-the calls running together fails the turn (a store that cannot record), the others
-are cancelled before the turn ends: nothing goes on running unobserved.
+A plugin may run a response's calls side by side (``ketch_run_calls``: the
+``concurrent_calls`` plugin runs read-only ones together); each is still decided here,
+in order, one at a time, and results always go back to the model in call order.
+Without such a plugin every call runs alone, in order.
 
 A hook that asks to end the turn (``HookVerdict.stop``, Claude Code's ``continue:
 false``) before a call refuses it; after a call, the step finishes and the turn ends.
@@ -29,7 +28,7 @@ they have no approver, and their only door back to policy is ``ctx.authorize``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterable
+from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,7 +52,8 @@ from ketch.policy import (
     Vote,
     combine_votes,
 )
-from ketch.tools import DELEGATES, Access, Tool, ToolContext, ToolResult
+from ketch.stash import Stash
+from ketch.tools import DELEGATES, Access, Effect, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Awaitable, Callable
@@ -63,8 +63,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CANCELLED = "[ketch] Cancelled by the user before this call finished."
 STOPPED_BY_HOOK = "[ketch] Not run: a hook ended the turn ({reason})."
-# Calls of one response running side by side at most (a response may propose dozens of reads).
-MAX_CONCURRENT = 10
 
 
 def offered_tools(session: Session, allowed: Iterable[str] | None = None) -> list[Tool]:
@@ -122,8 +120,7 @@ class CallPipeline:
     session: Session
     approver: Approver | None
     allowed_tools: frozenset[str] | None = None  # the turn's narrowing (a command's allowed-tools)
-    duplicate_limit: int = 3
-    recent_calls: list[str] = field(default_factory=list)  # for the duplicate-call breaker
+    stash: Stash = field(default_factory=Stash)  # the turn's: plugin state across its calls
     finished: dict[str, ToolResultPart] = field(default_factory=dict)  # this step's results so far
     stop_reason: str | None = None  # a hook ended the turn: the step finishes, nothing more runs
 
@@ -139,29 +136,25 @@ class CallPipeline:
     async def run_step(
         self, calls: list[ToolCallPart], snapshot: PermissionSnapshot
     ) -> list[ToolResultPart]:
-        """Run one response's calls; the results in call order."""
+        """Run one response's calls (side by side where a plugin runs them so:
+        ``ketch_run_calls``); the results in call order."""
         self.finished = {}
-        index = 0
-        while index < len(calls):
-            batch = [calls[index]]
-            if self._concurrent(calls[index]):
-                while index + len(batch) < len(calls) and self._concurrent(
-                    calls[index + len(batch)]
-                ):
-                    batch.append(calls[index + len(batch)])
-            index += len(batch)
-            if len(batch) == 1:
-                await self._one(batch[0], snapshot)
-                continue
-            # Decide in order (approvals one at a time), then run side by side.
-            decided = [await self._decide_announced(call, snapshot) for call in batch]
-            limit = asyncio.Semaphore(MAX_CONCURRENT)
-            await _together(
-                [self._finish(call, d, limit) for call, d in zip(batch, decided, strict=True)]
-            )
+        await self.kernel.hooks.first_async(
+            "ketch_run_calls",
+            session=self.session,
+            calls=calls,
+            decide=lambda call: self._decide_announced(call, snapshot),
+            finish=self._finish,
+        )
+        for call in calls:  # no plugin ran them (or one failed): each alone, in order
+            if call.id not in self.finished:
+                await self._one(call, snapshot)
         if self.stop_reason is not None:
             self._end_turn_for_hook()
         return [self.finished[c.id] for c in calls]
+
+    def _stopped(self) -> Refused:
+        return Refused(ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked")
 
     def _end_turn_for_hook(self) -> None:
         from ketch.loop import _TurnStop  # the loop's own way to end a turn; it closes the step
@@ -171,15 +164,15 @@ class CallPipeline:
         )
         raise _TurnStop("end_turn", self.stop_reason or "")
 
-    def _concurrent(self, call: ToolCallPart) -> bool:
-        tool = self.kernel.tools.get(call.name)
-        if tool is None or call.input_error:
-            return False
-        declared = getattr(tool, "concurrent", None)
-        return bool(declared) if declared is not None else not tool.mutating
+    async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResult:
+        return await self._finish(call, await self._decide_announced(call, snapshot))
 
-    async def _one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> None:
-        await self._finish(call, await self._decide_announced(call, snapshot))
+    async def run_one(self, call: ToolCallPart, snapshot: PermissionSnapshot) -> ToolResult:
+        """Decide and run one call outside a response (a plugin's, for the prompt): the
+        same pipeline and events; its result goes to the caller, not the history."""
+        result = await self._one(call, snapshot)
+        del self.finished[call.id]
+        return result
 
     async def _decide_announced(
         self, call: ToolCallPart, snapshot: PermissionSnapshot
@@ -190,21 +183,19 @@ class CallPipeline:
             )
         )
         if self.stop_reason is not None:
-            return Refused(
-                ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked"
-            )
+            return self._stopped()
         return await self.decide(call, snapshot)
 
-    async def _finish(
-        self, call: ToolCallPart, decided: Ready | Refused, limit: asyncio.Semaphore | None = None
-    ) -> None:
+    async def _finish(self, call: ToolCallPart, decided: Ready | Refused) -> ToolResult:
         if isinstance(decided, Refused):
             result, outcome = decided.result, decided.outcome
-        elif limit is not None:
-            async with limit:
-                result, outcome = await self.execute(decided)
         else:
             result, outcome = await self.execute(decided)
+        self._record(call, result, outcome)
+        return result
+
+    def _record(self, call: ToolCallPart, result: ToolResult, outcome: str) -> None:
+        """A call's end: its result event, and its result for the model."""
         self.emit(
             ToolResultEvent(
                 tool_call_id=call.id,
@@ -264,23 +255,6 @@ class CallPipeline:
                 )
             )
 
-    def _repeated(self, call: ToolCallPart, tool: Tool) -> Refused | None:
-        key = f"{call.name}\x00{call.canonical_input()}"
-        streak = 0
-        for previous in reversed(self.recent_calls):
-            if previous != key:
-                break
-            streak += 1
-        self.recent_calls.append(key)
-        if streak + 1 >= self.duplicate_limit and not tool.repeatable:
-            return Refused(
-                ToolResult.error(
-                    f"[ketch] You have made this exact call {streak + 1} times in a row; it was not run again. Its result "
-                    "will not change: use the earlier result, or try something different."
-                )
-            )
-        return None
-
     def _propose(
         self, call: ToolCallPart, tool: Tool, args: Any, ctx: ToolContext, raw: dict[str, Any]
     ) -> ProposedCall | Refused:
@@ -292,16 +266,7 @@ class CallPipeline:
                     f"[ketch] '{call.name}' could not describe what it would touch ({type(exc).__name__}: {exc}); it was not run."
                 )
             )
-        return ProposedCall(
-            id=call.id,
-            tool=tool.name,
-            input=raw,
-            effects=tool.effects,
-            mutating=tool.mutating,
-            accesses=accesses,
-            plugin=tool.plugin,
-            capabilities=tool.capabilities,
-        )
+        return _proposed(call, tool, raw, accesses)
 
     def votes(self, proposed: ProposedCall, snapshot: PermissionSnapshot) -> Vote:
         votes = self.kernel.hooks.policy_votes(proposed, snapshot, self.session)
@@ -329,9 +294,11 @@ class CallPipeline:
         args = self.validate(tool, call.input)
         if isinstance(args, Refused):
             return args
-        repeated = self._repeated(call, tool)
-        if repeated is not None:
-            return repeated
+        refusals = self.kernel.hooks.values(
+            "ketch_refuse_call", session=self.session, call=call, tool=tool, turn=self.stash
+        )
+        if refusals:
+            return Refused(ToolResult.error(refusals[0]))
         ctx = self._tool_context(call, snapshot, tool)
         proposed = self._propose(call, tool, args, ctx, call.input)
         if isinstance(proposed, Refused):
@@ -344,31 +311,13 @@ class CallPipeline:
         stopper = next((v for v in verdicts if v.stop), None)
         if stopper is not None:
             self.stop_reason = stopper.stop_reason or stopper.reason or "a hook asked to stop"
-            self.emit(
-                _permission(
-                    proposed,
-                    "deny",
-                    f"a hook ended the turn: {self.stop_reason}",
-                    origin="hook",
-                    plugin=stopper.plugin,
-                )
-            )
-            return Refused(
-                ToolResult.error(STOPPED_BY_HOOK.format(reason=self.stop_reason)), "blocked"
-            )
+            why = f"a hook ended the turn: {self.stop_reason}"
+            return self._blocked(proposed, stopper, why, self._stopped())
         denial = next((v for v in verdicts if v.denies), None)
         if denial is not None:
             reason = denial.reason or "blocked by a hook"
-            self.emit(
-                _permission(
-                    proposed,
-                    "deny",
-                    f"a hook denied it: {reason}",
-                    origin="hook",
-                    plugin=denial.plugin,
-                )
-            )
-            return Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
+            blocked = Refused(ToolResult.error(f"[ketch] Blocked by a hook: {reason}"), "blocked")
+            return self._blocked(proposed, denial, f"a hook denied it: {reason}", blocked)
         updated = next((v.updated_input for v in verdicts if v.updated_input is not None), None)
         if updated is not None:
             # A hook rewrote the input: it is a new call as far as authority goes.
@@ -382,23 +331,13 @@ class CallPipeline:
             if vote.decision == "deny":
                 return self._denied(proposed, vote)
         if any(v.decision == "ask" for v in verdicts) and vote.decision == "allow":
-            reason = (
-                next((v.reason for v in verdicts if v.decision == "ask" and v.reason), "")
-                or "a hook asks for confirmation"
-            )
-            asker = next(v for v in verdicts if v.decision == "ask")
-            vote = Vote(decision="ask", reason=reason, plugin=asker.plugin, origin="hook")
+            vote = _hooks_vote(verdicts, "ask", "a hook asks for confirmation")
         elif (
             vote.decision == "ask"
             and not vote.hard
             and any(v.decision == "allow" for v in verdicts)
         ):
-            reason = (
-                next((v.reason for v in verdicts if v.decision == "allow" and v.reason), "")
-                or "a hook allowed it"
-            )
-            allower = next(v for v in verdicts if v.decision == "allow")
-            vote = Vote(decision="allow", reason=reason, plugin=allower.plugin, origin="hook")
+            vote = _hooks_vote(verdicts, "allow", "a hook allowed it")
         allowed, message = await self.authorize(
             proposed,
             vote,
@@ -409,17 +348,21 @@ class CallPipeline:
             return Refused(ToolResult.error(message))
         return Ready(call, tool, args, ctx, proposed)
 
+    def _blocked(self, proposed: ProposedCall, verdict: Any, why: str, refused: Refused) -> Refused:
+        """A hook's refusal of a call: its permission event, then ``refused``."""
+        self.emit(_permission(proposed, "deny", why, origin="hook", plugin=verdict.plugin))
+        return refused
+
     def _show_messages(self, verdicts: list[Any]) -> None:
         for verdict in verdicts:
             if verdict.system_message:
                 self.emit(NoticeEvent(level="info", message=verdict.system_message))
 
     def _denied(self, proposed: ProposedCall, vote: Vote) -> Refused:
-        reason = vote.reason
-        self.emit(_permission(proposed, "deny", reason, vote=vote))
+        self.emit(_permission(proposed, "deny", vote.reason, vote=vote))
         return Refused(
             ToolResult.error(
-                f"[ketch] Permission denied: {reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
+                f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user."
             )
         )
 
@@ -434,11 +377,7 @@ class CallPipeline:
         """Act on a combined vote: allow, deny, or ask the approver. Returns (allowed, message)."""
         session = self.session
         if vote.decision == "deny":
-            self.emit(_permission(proposed, "deny", vote.reason, vote=vote))
-            return (
-                False,
-                f"[ketch] Permission denied: {vote.reason or 'a policy rule denies this'}. Do not retry it; choose another way or ask the user.",
-            )
+            return False, self._denied(proposed, vote).result.output
         if vote.decision == "allow":
             self.emit(_permission(proposed, "allow", vote.reason, vote=vote))
             return True, ""
@@ -518,18 +457,7 @@ class CallPipeline:
                 )
         except asyncio.CancelledError:
             ctx.cancelled.set()
-            self.emit(
-                ToolResultEvent(
-                    tool_call_id=call.id,
-                    name=call.name,
-                    ok=False,
-                    output=CANCELLED,
-                    outcome="cancelled",
-                )
-            )
-            self.finished[call.id] = ToolResultPart(
-                tool_call_id=call.id, name=call.name, ok=False, output=CANCELLED
-            )
+            self._record(call, ToolResult.error(CANCELLED), "cancelled")
             raise
         except Exception as exc:  # noqa: BLE001 - a tool never raises into the loop
             result = ToolResult.error(
@@ -556,10 +484,8 @@ class CallPipeline:
         tool = self.kernel.tools.get(call.name)
         if tool is None or call.input_error:
             return ""
-        try:
-            return self._summary(tool, tool.input_model.model_validate(call.input))
-        except ValidationError:
-            return ""
+        args = self.validate(tool, call.input)
+        return "" if isinstance(args, Refused) else self._summary(tool, args)
 
     def _summary(self, tool: Tool, args: Any) -> str:
         try:
@@ -577,16 +503,8 @@ class CallPipeline:
         self, call: ToolCallPart, snapshot: PermissionSnapshot, tool: Tool
     ) -> ToolContext:
         async def authorize(access: Access) -> bool:
-            proposed = ProposedCall(
-                id=call.id,
-                tool=tool.name,
-                input=call.input,
-                effects=frozenset({access.effect}) | tool.effects,
-                mutating=tool.mutating,
-                accesses=(access,),
-                plugin=tool.plugin,
-                capabilities=tool.capabilities,
-            )
+            effects = frozenset({access.effect}) | tool.effects
+            proposed = _proposed(call, tool, call.input, (access,), effects=effects)
             allowed, _ = await self.authorize(
                 proposed,
                 self.votes(proposed, snapshot),
@@ -598,14 +516,7 @@ class CallPipeline:
             if not text:
                 return
             # The same filters as the result (secret redaction) before anyone sees it.
-            proposed = ProposedCall(
-                id=call.id,
-                tool=tool.name,
-                input=call.input,
-                effects=tool.effects,
-                mutating=tool.mutating,
-                plugin=tool.plugin,
-            )
+            proposed = _proposed(call, tool, call.input, capabilities=frozenset())
             shown = self.kernel.hooks.tool_result(self.session, proposed, ToolResult(output=text))
             self.emit(ToolOutputEvent(tool_call_id=call.id, name=call.name, text=shown.output))
 
@@ -620,6 +531,37 @@ class CallPipeline:
             output=output,
             stash=self.session.stash,
         )
+
+
+def _proposed(
+    call: ToolCallPart,
+    tool: Tool,
+    data: dict[str, Any],
+    accesses: tuple[Access, ...] = (),
+    *,
+    effects: frozenset[Effect] | None = None,
+    capabilities: frozenset[str] | None = None,
+) -> ProposedCall:
+    """The call as the policy sees it: the tool's declarations (``effects`` and
+    ``capabilities`` when given instead), ``data`` as its input, what it would touch."""
+    return ProposedCall(
+        id=call.id,
+        tool=tool.name,
+        input=data,
+        effects=tool.effects if effects is None else effects,
+        mutating=tool.mutating,
+        accesses=accesses,
+        plugin=tool.plugin,
+        capabilities=tool.capabilities if capabilities is None else capabilities,
+    )
+
+
+def _hooks_vote(verdicts: list[Any], decision: Decision, default: str) -> Vote:
+    """The hooks' ``decision`` as a vote: the first of them that gave it, the first
+    reason given (``default`` when none was)."""
+    given = [v for v in verdicts if v.decision == decision]
+    reason = next((v.reason for v in given if v.reason), "") or default
+    return Vote(decision=decision, reason=reason, plugin=given[0].plugin, origin="hook")
 
 
 def _permission(
@@ -646,16 +588,3 @@ def _permission(
         ),
         **more,
     )
-
-
-async def _together(runs: list[Coroutine[Any, Any, None]]) -> None:
-    """Run side by side. When one fails (or the turn is cancelled), the rest are
-    cancelled and waited for before the failure goes on: none keeps running unseen."""
-    tasks = [asyncio.ensure_future(run) for run in runs]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
+    from ketch.commands import Command
     from ketch.kernel import Kernel
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -68,9 +69,9 @@ def _preparse(argv: list[str]) -> list[str]:
     return [name for item in disabled for name in item.split(",") if name.strip()]
 
 
-def _parser_class() -> type[argparse.ArgumentParser]:
-    """argparse, but an unknown option is named, with a "did you mean", in one line
-    (not the whole usage and a complaint about the word after it)."""
+def _parser_class(kernel: Kernel) -> type[argparse.ArgumentParser]:
+    """argparse, but a usage error is one line (not the whole usage), which a plugin may
+    make more precise (``ketch_usage_error``: a "did you mean")."""
     import argparse
 
     class Parser(argparse.ArgumentParser):
@@ -82,52 +83,13 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             return super().parse_known_args(args, namespace)
 
         def error(self, message: str) -> Any:  # type: ignore[override]
-            known = _option_names(self)
-            for word in self.seen:
-                if word == "--":
-                    break
-                option = word.split("=", 1)[0]
-                if not option.startswith("--") or option in known:
-                    continue
-                message = f"unknown option {option}"
-                if close := _closest(option, known):
-                    message += f" (did you mean {' or '.join(close)}?)"
-                break
+            better = kernel.hooks.first(
+                "ketch_usage_error", parser=self, args=self.seen, message=message
+            )
+            message = better or message
             self.exit(2, f"{self.prog}: {message}\n(`{self.prog} --help` lists every option)\n")
 
     return Parser
-
-
-def _option_names(parser: argparse.ArgumentParser) -> set[str]:
-    """Every ``--option`` of the parser and of its subcommands (their options may come
-    back to the top parser as unrecognized arguments)."""
-    import argparse
-
-    names = {o for o in parser._option_string_actions if o.startswith("--")}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in set(action.choices.values()):
-                names |= _option_names(child)
-    return names
-
-
-def _closest(word: str, known: set[str]) -> list[str]:
-    """The known options one edit away (a swap of two letters first), else difflib's best."""
-    import difflib
-
-    def distance(a: str, b: str) -> float:  # optimal string alignment; a swap costs 0.9
-        row = [[i + j if not i * j else 0.0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
-        for i in range(1, len(a) + 1):
-            for j in range(1, len(b) + 1):
-                cost = a[i - 1] != b[j - 1]
-                row[i][j] = min(row[i - 1][j] + 1, row[i][j - 1] + 1, row[i - 1][j - 1] + cost)
-                if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                    row[i][j] = min(row[i][j], row[i - 2][j - 2] + 0.9)
-        return row[len(a)][len(b)]
-
-    near = sorted((distance(word, k), k) for k in known)
-    best = [k for d, k in near if d <= 1.0][:2]
-    return best or difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.7)
 
 
 def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
@@ -135,7 +97,7 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
 
     from ketch import __version__
 
-    parser = _parser_class()(
+    parser = _parser_class(kernel)(
         prog="ketch",
         # No abbreviations: a subcommand's own option (``sessions verify --all``) must not
         # be read as a prefix of a main option (``--allow``), and a permission flag is
@@ -215,16 +177,7 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     if commands:
         sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
         for command in sorted(commands, key=lambda c: c.name):
-            child = sub.add_parser(
-                command.name,
-                help=command.help,
-                description=command.help,
-                aliases=list(command.aliases),
-                parents=[common],
-            )
-            if command.configure is not None:
-                command.configure(child)
-            child.set_defaults(_command=command.key)
+            child = _add_command(sub, command, common)
             _add_subcommands(kernel, command, child, common)
     return parser
 
@@ -246,16 +199,24 @@ def _add_subcommands(
         else parser.add_subparsers(dest=f"{parent.name}_action", metavar="ACTION")
     )
     for command in sorted(children, key=lambda c: c.name):
-        child = sub.add_parser(
-            command.name,
-            help=command.help,
-            description=command.help,
-            aliases=list(command.aliases),
-            parents=[common],
-        )
-        if command.configure is not None:
-            command.configure(child)
-        child.set_defaults(_command=command.key)
+        _add_command(sub, command, common)
+
+
+def _add_command(
+    sub: Any, command: Command, common: argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    """The command's own parser, under ``sub`` (a subparsers action)."""
+    child: argparse.ArgumentParser = sub.add_parser(
+        command.name,
+        help=command.help,
+        description=command.help,
+        aliases=list(command.aliases),
+        parents=[common],
+    )
+    if command.configure is not None:
+        command.configure(child)
+    child.set_defaults(_command=command.key)
+    return child
 
 
 def _positive_int(text: str) -> int:
@@ -291,7 +252,6 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 def _main(argv: list[str]) -> int:
     import os
 
-    from ketch import builtin_commands
     from ketch.kernel import Kernel
 
     try:
@@ -299,7 +259,6 @@ def _main(argv: list[str]) -> int:
     except FileNotFoundError:
         raise _NoWorkingDirectory from None
     kernel = Kernel.boot(cli_disabled=_preparse(argv))
-    kernel.register_builtin(builtin_commands, "builtin")
     parser = build_parser(kernel)
     args = parser.parse_args(argv)
     kernel.args = args

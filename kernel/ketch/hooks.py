@@ -115,18 +115,7 @@ def isolate(pm: PluginManager, hook_name: str, impl: Any) -> None:
         finally:
             if token is not None:
                 _REGISTERING.reset(token)
-        if value is None:
-            answer = None
-        elif (
-            policy.returns
-            and not inspect.isawaitable(value)
-            and not isinstance(value, policy.types())
-        ):
-            wanted = " or ".join(t.__name__ for t in policy.types())
-            error = TypeError(f"returned {type(value).__name__}, not {wanted}")
-            answer = _failed(pm, plugin, hook_name, policy, error)
-        else:
-            answer = Answer(plugin, value)
+        answer = _answer(pm, plugin, hook_name, policy, value)
         if chain is not None and answer is not None:
             chain[0] = answer.value
         if pm.tracing:
@@ -154,6 +143,21 @@ def _failed(
     return Answer(plugin, closed(plugin, exc)) if closed is not None else None
 
 
+def _answer(
+    pm: PluginManager, plugin: str, hook: str, policy: Policy, value: Any, *, awaited: bool = False
+) -> Answer | None:
+    """``value`` as an answer: None for no answer, and the spec's failure for a type the
+    spec does not declare (an awaitable is checked once ``awaited``)."""
+    if value is None:
+        return None
+    checked = awaited or not inspect.isawaitable(value)
+    if policy.returns and checked and not isinstance(value, policy.types()):
+        wanted = " or ".join(t.__name__ for t in policy.types())
+        error = TypeError(f"returned {type(value).__name__}, not {wanted}")
+        return _failed(pm, plugin, hook, policy, error)
+    return Answer(plugin, value)
+
+
 async def resolved(pm: PluginManager, hook: str, answer: Answer) -> Answer | None:
     """An answer whose value may be awaited, awaited under the same error policy."""
     if not inspect.isawaitable(answer.value):
@@ -165,13 +169,7 @@ async def resolved(pm: PluginManager, hook: str, answer: Answer) -> Answer | Non
         raise
     except Exception as exc:  # noqa: BLE001
         return _failed(pm, answer.plugin, hook, policy, exc)
-    if value is None:
-        return None
-    if policy.returns and not isinstance(value, policy.types()):
-        wanted = " or ".join(t.__name__ for t in policy.types())
-        error = TypeError(f"returned {type(value).__name__}, not {wanted}")
-        return _failed(pm, answer.plugin, hook, policy, error)
-    return Answer(answer.plugin, value)
+    return _answer(pm, answer.plugin, hook, policy, value, awaited=True)
 
 
 def facade(hook: str) -> Callable[[_F], _F]:

@@ -45,22 +45,30 @@ from ketch.markers import chained, fail_closed, hookspec, returns
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from ketch.commands import Command
     from ketch.events import Event, TurnEndEvent
     from ketch.frontends import Frontend
     from ketch.intake import PromptIntake
     from ketch.kernel import Kernel
-    from ketch.messages import Message, Part, Usage
+    from ketch.messages import Message, Part, ToolCallPart, Usage
     from ketch.modes import Mode, Profile
     from ketch.plugins import PluginManager
     from ketch.policy import PermissionSnapshot, ProposedCall, Vote
     from ketch.prompt import PromptPart
-    from ketch.providers import ModelInfo, ProviderKind, ProviderRequest
+    from ketch.providers import (
+        ModelInfo,
+        Provider,
+        ProviderConfig,
+        ProviderError,
+        ProviderKind,
+        ProviderRequest,
+    )
     from ketch.session import Session
-    from ketch.settings import Settings, SettingsSection
-    from ketch.storage import FieldCipher, Store
+    from ketch.settings import Settings, SettingsSection, WorkspaceSplit
+    from ketch.stash import Stash
+    from ketch.storage import FieldCipher, SessionRecord, Store, StoreUnavailable
     from ketch.tools import Tool, ToolResult
     from ketch.verdicts import HookVerdict
 
@@ -95,7 +103,7 @@ def _withhold_result(plugin: str, exc: BaseException) -> Any:
 
 _VERDICT = "ketch.verdicts:HookVerdict"
 
-# --- registration ------------------------------------------------------------------
+# --- registration -----------------------------------------------------------------------
 
 
 @hookspec(historic=True)
@@ -233,7 +241,7 @@ def ketch_add_cli_options(parser: argparse.ArgumentParser, kernel: Kernel) -> No
     """
 
 
-# --- configuration and startup ---------------------------------------------------------
+# --- configuration and startup ----------------------------------------------------------
 
 
 @hookspec
@@ -251,9 +259,10 @@ def ketch_workspace_setting(kernel: Kernel, key: tuple[str, ...], value: Any) ->
     """What of one held-back value of the workspace's ``.ketch/config.toml`` applies.
 
     A repository's own config applies as written only for keys that cannot raise
-    authority (the kernel's and each section's ``workspace_safe``); every other value
-    is held back, and this hook is asked once per such value while settings load (again
-    after ``kernel.reload_settings()``). ``key`` is its path of table names
+    authority (the safe kernel keys and each section's ``workspace_safe``); every other
+    value is held back, and this hook is asked once per such value while settings load
+    (again after ``kernel.reload_settings()``) by the ``ketch_workspace_config``
+    implementation. ``key`` is its path of table names
     (``("permissions", "allow")``), ``value`` the value as written. Return what of it
     applies: the value itself, or a narrowed copy of it (some entries of a list or
     table); None to abstain. No answer at all means none of it applies, and it is
@@ -290,7 +299,7 @@ def ketch_model_info(provider_kind: str, model: str, kernel: Kernel) -> ModelInf
     """
 
 
-# --- policy --------------------------------------------------------------------------------
+# --- policy -----------------------------------------------------------------------------
 
 
 @hookspec
@@ -337,7 +346,7 @@ def ketch_permission_facts(session: Session) -> dict[str, Any] | None:
     """
 
 
-# --- context ------------------------------------------------------------------------------------
+# --- context ----------------------------------------------------------------------------
 
 
 @hookspec
@@ -393,22 +402,23 @@ def ketch_event_fields(session: Session, event: Event) -> dict[str, Any] | None:
     """
 
 
-# --- storage and encryption -------------------------------------------------------
+# --- storage and encryption -------------------------------------------------------------
 
 
 @hookspec(firstresult=True)
 def ketch_open_store(settings: Settings, cipher: FieldCipher | None) -> Store | None:
     """Open the session store.
 
-    Called once per process, lazily, when a session needs storing or loading.
+    Called once per process, lazily, when a session needs storing or loading, by the
+    plugin that keeps the store (``ketch_session_store``: the ``store`` plugin).
     ``cipher`` is what ``ketch_field_cipher`` returned (None when no encryption
     plugin is loaded). Return a :class:`ketch.storage.Store`, or None when this
     plugin does not provide storage. Raise :class:`ketch.storage.StoreUnavailable`
     to refuse, with ``exists=True`` when there is a store that cannot be opened
     (recovery-locked, damaged, a wrong passphrase: a headless run then stops before the
     model is called, unless ``--no-save``) and ``exists=False`` when there is none and
-    none can be made (the run goes on unsaved, said once). The kernel keeps the reason
-    (``kernel.store_problem``) and shows it wherever the store is used later. Stops at
+    none can be made (the run goes on unsaved, said once). The reason is kept and
+    ``kernel.store`` raises it wherever the store is used later. Stops at
     the first non-None result.
     """
 
@@ -562,4 +572,276 @@ def ketch_before_tool_effect(session: Session, call: ProposedCall) -> None:
     ``call.effects`` say what the call may change: a checkpoint of the workspace is
     taken here. The return value is ignored; an implementation that raises is reported
     and skipped (the call still runs), except that ``KetchError`` ends the turn.
+    """
+
+
+# --- what the loop asks the plugins that own a policy it used to hold -------------------
+
+
+@hookspec(firstresult=True)
+@returns(float, int)
+def ketch_retry_delay(
+    session: Session, error: ProviderError, retried: tuple[ProviderError, ...]
+) -> float | None:
+    """A provider attempt failed with ``error``: how long to wait before trying again.
+
+    Called once per failed attempt of one request, for every provider, before the
+    ``error`` event goes out; ``retried`` are that request's earlier failures that were
+    tried again (their count is the attempt number). Return the seconds to wait (the
+    ``error`` event's ``retry_in``; the loop then tries again), or None to give up: the
+    turn ends with the error. Nobody answering, or an implementation that raises, gives
+    up. firstresult.
+    """
+
+
+@hookspec(firstresult=True)
+@returns(str)
+def ketch_usage_error(parser: argparse.ArgumentParser, args: list[str], message: str) -> str | None:
+    """The command line ``args`` did not parse: argparse's ``message`` is about to be said.
+
+    Called once, before ketch exits with status 2; ``parser`` is the parser (or the
+    subcommand's) that rejected ``args``. Return the one line to say instead (an unknown
+    option named with a "did you mean"), or None to keep ``message``. firstresult.
+    """
+
+
+@hookspec
+@returns(str)
+def ketch_refuse_call(session: Session, call: ToolCallPart, tool: Tool, turn: Stash) -> str | None:
+    """Refuse a proposed call before anyone votes on it, with a note for the model.
+
+    Called for every call of a turn that names an offered tool with valid input, in call
+    order, before the votes; ``turn`` is a stash that lives as long as the turn (what a
+    plugin keeps across the turn's calls: the calls so far). Return the note the model
+    gets as the call's result (the call is refused, not run), or None. A refusal is all it
+    can do: a call nobody refuses still goes through every vote and hook.
+    """
+
+
+# --- registrations the kernel need not call ---------------------------------------------
+
+
+@hookspec(firstresult=True)
+@returns(dict)
+def ketch_cached_registrations(
+    kernel: Kernel, hook: str, plugins: list[str]
+) -> dict[str, list[Any]] | None:
+    """What some of ``plugins`` would register through registration hook ``hook``,
+    without the kernel calling their implementations (a cache of what they registered
+    before).
+
+    Called each time a registry is built, before ``hook`` runs; ``plugins`` are the
+    plugins about to be called, in load order. Return what each answered plugin
+    registers, by plugin name (a list of registered objects, possibly empty): those
+    plugins are not called, and their objects are kept as if they had registered them.
+    An implementation that calls a plugin's hook itself fails that plugin when it
+    raises (``Kernel.fail_plugin``). ``Kernel.stash[CHECKING_REGISTRATIONS]`` set:
+    ``ketch plugins --check`` compares declarations with registrations (call for real).
+    (``ketch plugins`` itself answers ``[]``, tryfirst, for the plugins it lists from
+    their ``@provides`` declarations.)
+    Firstresult; None (or no implementation): every implementation is called.
+    """
+
+
+# --- which provider a session uses ------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+@returns(tuple)
+def ketch_resolve_provider(
+    kernel: Kernel, provider: str | None, model: str | None
+) -> tuple[ProviderConfig, ProviderKind] | None:
+    """Which provider a session uses, and the configuration to build it with.
+
+    Called whenever the kernel builds a provider (a new or resumed session, ``/model``,
+    a subagent, ``ketch models``). ``provider`` (a name) and ``model`` are what the
+    caller asked for (None: the configured choice, else the implementation's fallback).
+    Return ``(ProviderConfig, ProviderKind)``: the ``[providers.NAME]`` table layered
+    and validated (the kind's ``config_model`` when it has one), and the registered
+    kind that builds it; or raise :class:`ketch.errors.KetchError`
+    (``NoProviderConfigured`` when nothing is configured, ``ConfigError`` when the config
+    that would say could not be used) with what to do. firstresult. The kernel holds
+    the answer to the managed policy's ``allowed_providers``/``allowed_models``, so no
+    implementation can widen them; when none answers (or one fails) no provider is
+    built: a one-line error. The essential ``provider_setup`` plugin implements it.
+    """
+
+
+# --- a plain typed function registered as a tool ------------------------------------
+
+
+@hookspec(firstresult=True)
+@returns("ketch.tools:Tool")
+@fail_closed(lambda plugin, exc: exc)
+def ketch_tool_from(obj: Any) -> Tool | None:
+    """Make a tool of what a plugin passed to ``register`` in ``ketch_register_tools``
+    that is not a :class:`ketch.tools.Tool` (a plain typed function).
+
+    Called once per such object, as it is registered. Return the tool, or None when
+    ``obj`` is nothing this plugin knows. An implementation that raises fails the
+    registering plugin with its error (the registration is refused). Firstresult;
+    with no answer the registering plugin fails ("no loaded plugin makes a function
+    a tool").
+    """
+
+
+# --- what a workspace's own config may set ----------------------------------------------
+
+
+@hookspec(firstresult=True)
+@fail_closed(lambda plugin, exc: ())
+@returns(tuple)
+def ketch_workspace_config(
+    kernel: Kernel, data: dict[str, Any], sections: list[SettingsSection], admit: bool
+) -> WorkspaceSplit | None:
+    """What of the workspace's ``.ketch/config.toml`` applies: the repository wrote it,
+    and ketch does not trust it.
+
+    Called while settings load (again after ``kernel.reload_settings()``), unless the
+    embedder trusted the whole workspace (``Kernel.boot(trusted=True)``). ``data`` is the
+    file as written; ``sections`` the registered settings sections (their
+    ``workspace_safe`` says which of their keys cannot raise authority). ``admit``: the
+    held-back values may apply as far as the person trusted them (False: an embedder
+    trusted none of them). Return ``(applies, held, ignored)``: the data that applies,
+    the values held back as ``(path of table names, value)`` pairs, and the dotted names
+    of held-back values that do not (wholly) apply (the kernel says so). The
+    implementation must not read ``kernel.settings`` (they are being loaded). When none
+    answers, one fails, or an answer is not such a triple, none of the file applies
+    (fail closed) and a notice says so.
+    The essential ``workspace_settings`` plugin implements it. Firstresult.
+    """
+
+
+# --- the session store's keeping --------------------------------------------------------
+
+
+def _store_failed(plugin: str, exc: BaseException) -> Any:
+    from ketch.storage import StoreUnavailable
+
+    return StoreUnavailable(
+        f"the session store could not be opened ({plugin}: {type(exc).__name__}: {exc})",
+        exists=True,
+    )
+
+
+def _resume_failed(plugin: str, exc: BaseException) -> Any:
+    from ketch.errors import KetchError
+
+    return KetchError(f"cannot resume: {plugin} failed ({type(exc).__name__}: {exc})")
+
+
+@hookspec(firstresult=True)
+@fail_closed(_store_failed)
+def ketch_session_store(kernel: Kernel) -> Store | StoreUnavailable | None:
+    """The session store: ``Kernel.store`` asks, at every use.
+
+    Called wherever something reads or writes sessions (a session's events, resuming,
+    ``ketch sessions``, approvals, checkpoints), from any thread. Return the open
+    :class:`ketch.storage.Store` (opened through ``ketch_field_cipher`` and
+    ``ketch_open_store`` the first time, kept for the process), or raise
+    :class:`ketch.storage.StoreUnavailable` with why it cannot be opened, at this and
+    every later use. None: this plugin keeps no store (when none answers, sessions are
+    not saved). firstresult. An implementation that fails otherwise counts as a store
+    that exists but cannot be opened (a ``StoreUnavailable`` the kernel raises), never as
+    "no store": work is not silently left unsaved.
+    """
+
+
+@hookspec(firstresult=True)
+@fail_closed(_resume_failed)
+@returns("ketch.storage:SessionRecord")
+def ketch_resume_record(kernel: Kernel, session_id: str | None) -> SessionRecord | None:
+    """The stored session to resume: ``session_id``, or (None) this workspace's latest.
+
+    Called once per resume (``--resume``, ``--continue``, ``/resume``), before a
+    provider is built. Return the :class:`ketch.storage.SessionRecord`; raise
+    :class:`ketch.errors.KetchError` when there is none, when the store cannot be
+    opened, when the command line opens no store (``--no-save``: a
+    :class:`ketch.errors.UsageError`), or when the session belongs to another workspace
+    than ``kernel.workspace`` (sessions are never rebound silently). The kernel restores knowledge from it and
+    resets authority (the default profile, no approvals). firstresult; an
+    implementation that fails refuses the resume. None (no implementation): no store
+    is loaded, and the kernel says so.
+    """
+
+
+@hookspec
+def ketch_request_started(session: Session) -> None:
+    """A model request is under way.
+
+    Called from the event loop's first wait in each request (the request is being
+    built, connected and sent meanwhile): work that should overlap the request rather
+    than delay it starts here, on a thread of its own (a store opened concurrently).
+    Must return at once. Return ignored.
+    """
+
+
+# --- running a response's calls ----------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+@returns(bool)
+def ketch_run_calls(
+    session: Session,
+    calls: list[ToolCallPart],
+    decide: Callable[[ToolCallPart], Awaitable[Any]],
+    finish: Callable[[ToolCallPart, Any], Awaitable[Any]],
+) -> bool | None:
+    """Run one response's calls, some of them side by side.
+
+    Called (awaited) once per model response that proposes calls, with its calls in
+    order. An implementation decides each call with ``await decide(call)`` (in call
+    order, one at a time: approvals are asked one by one) and then runs it with
+    ``await finish(call, decided)``, every call exactly once; the results go back to
+    the model in call order whatever order they finish in. Return True once every call
+    ran. firstresult. None (no implementation): the kernel runs each call alone, in
+    order. ``KetchError`` and cancellation propagate (the implementation cancels and
+    waits for the calls it started first); after any other failure the kernel runs,
+    alone, the calls not finished.
+    """
+
+
+# --- watching a provider's stream ---
+
+
+@hookspec(firstresult=True)
+def ketch_watch_stream(
+    provider: Provider, stream: AsyncIterator[Any], emit: Callable[[Any], None]
+) -> AsyncIterator[Any] | None:
+    """A provider's response is about to be read: watch its ``stream``.
+
+    Called once per attempt at a response, before its first item is read; ``emit``
+    sends an event of the turn (``waiting``). Return an async generator that yields
+    ``stream``'s items as they come and may raise a
+    :class:`~ketch.providers.ProviderError` instead (a stream that stalled); the loop
+    closes it when the response ends, however it ends. None: the stream is read as it
+    comes. firstresult; an implementation that raises counts as no answer.
+    """
+
+
+# --- an unfinished answer ---
+
+
+@hookspec(firstresult=True)
+@returns(str)
+def ketch_answer_cut_off(session: Session, limit: int | None) -> str | None:
+    """The model's answer was cut off by the output-token limit (``limit``, when known).
+
+    Called once per cut-off response, after its text is kept and its other tool calls
+    ran (a tool call the limit cut is never run: it has left the history). Return the
+    note to send the model as the next message (the turn goes on), or None: the turn
+    ends with the answer as it stands. firstresult; an implementation that raises
+    counts as no answer.
+    """
+
+
+@hookspec
+def ketch_turn_interrupted(session: Session, partial: str) -> None:
+    """The person cancelled the running turn.
+
+    Called once, while the turn closes, after every open tool call got its result;
+    ``partial`` is the text the model had streamed of an answer it did not finish ("" if
+    none). An implementation may append messages to the session (``session.append``,
+    with a ``message`` event each): the partial answer the person saw, a note for the
+    model. Return ignored.
     """

@@ -2,7 +2,7 @@
 
 Everything is built lazily so that ``ketch --help`` pays only for what it uses:
 commands are registered when the parser is built; settings are validated, tools and
-providers registered, and the store opened the first time something needs them.
+providers registered the first time something needs them.
 """
 
 from __future__ import annotations
@@ -10,14 +10,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import threading
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ketch.config import Layer
-from ketch.errors import ConfigError, KetchError, NoProviderConfigured, UsageError
+from ketch.errors import KetchError
 from ketch.hooks import Hooks
 from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
@@ -30,8 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.policy import Approver
     from ketch.providers import Provider, ProviderConfig, ProviderKind, Secret
     from ketch.session import Session
-    from ketch.settings import LoadedSettings, Settings, SettingsSection
-    from ketch.storage import Store, StoreUnavailable
+    from ketch.settings import LoadedSettings, Settings, SettingsSection, WorkspaceSplit
+    from ketch.storage import Store
     from ketch.tools import Tool
 
 
@@ -55,12 +54,6 @@ class Kernel:
         self.environ = dict(os.environ if environ is None else environ)
         self._layers = layers
         self._trusted = trusted
-        self._store: Store | None = None
-        self._store_opened = False
-        self._store_later = False  # open_store_concurrently() was asked for
-        self._store_thread: threading.Thread | None = None
-        # Why the store could not be opened (kept, and raised again at every later use).
-        self.store_problem: StoreUnavailable | None = None
         self._configured = False
         self.stash = Stash()  # plugins' in-memory state (ketch.stash.StashKey)
         self._notices_said = 0  # how many of ``notices`` sessions were already told
@@ -141,20 +134,19 @@ class Kernel:
 
     blocking: Blocking = Blocking()
 
-    def register_builtin(self, plugin: Any, name: str) -> None:
-        """Register a kernel-internal plugin (commands the kernel itself owns)."""
-        self.pm.add_plugin(
-            plugin,
-            PluginInfo(
-                name=name, module=getattr(plugin, "__name__", name), distribution="ketch (kernel)"
-            ),
-        )
-
     # --- settings --------------------------------------------------------------------
 
-    def _admit(self, key: tuple[str, ...], value: Any) -> Any:
-        """What of a held-back workspace value applies (``ketch_workspace_setting``)."""
-        return self.hooks.first("ketch_workspace_setting", kernel=self, key=key, value=value)
+    def _split_workspace(
+        self, data: dict[str, Any], sections: list[SettingsSection]
+    ) -> WorkspaceSplit | None:
+        """What of the workspace's own config applies (``ketch_workspace_config``)."""
+        return self.hooks.first(
+            "ketch_workspace_config",
+            kernel=self,
+            data=data,
+            sections=sections,
+            admit=self._trusted is None,
+        )
 
     @cached_property
     def loaded_settings(self) -> LoadedSettings:
@@ -164,7 +156,7 @@ class Kernel:
         # its held-back values; by default each value is asked for.
         loaded = load_settings(
             self.workspace,
-            admit=self._admit if self._trusted is None else self._trusted,
+            split_workspace=True if self._trusted else self._split_workspace,
             layers=self._layers,
             sections=list(self.settings_sections.values()),
         )
@@ -214,34 +206,30 @@ class Kernel:
         kind: str,
         key: Callable[[Any], str],
         convert: Callable[[Any], Any] | None = None,
-        *,
-        substitute: Callable[[Any], list[Any] | None] | None = None,
-        registered: dict[str, list[Any]] | None = None,
     ) -> dict[str, Any]:
         """Run a registration hook (every plugin's ``register`` calls, staged per plugin).
 
         A plugin whose registration raises is failed and removed, and nothing it
         registered, in this registry or any other, is kept. A name registered twice
         keeps the plugin that loaded first, and the clash is reported on both plugins
-        and as a notice. ``substitute(impl)`` may give what an implementation registers
-        without calling it (the tool cache); ``registered`` receives what each plugin
-        registered, by plugin name.
+        and as a notice. What a plugin answers for others is not called for
+        (``ketch_cached_registrations``).
         """
         from ketch.hooks import registering_plugin
 
-        staged: dict[str, list[Any]] = {} if registered is None else registered
+        staged: dict[str, list[Any]] = {}
 
         def register(obj: Any) -> None:
             staged.setdefault(registering_plugin(), []).append(convert(obj) if convert else obj)
 
-        standing: dict[str, list[Any]] = {}
-        if substitute is not None:
-            for impl in self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls()):
-                found = substitute(impl)
-                if found is not None:
-                    standing[impl.plugin_name] = found
+        impls = self.pm.in_load_order(getattr(self.pm.hook, hook).get_hookimpls())
+        calling = [i.plugin_name for i in impls]
+        answer = self.hooks.first(
+            "ketch_cached_registrations", kernel=self, hook=hook, plugins=calling
+        )
+        standing = {p: list(v) for p, v in (answer or {}).items() if p in calling}
         order, failures = self.hooks.register(
-            hook, withheld=self._withheld | frozenset(standing), register=register, kernel=self
+            hook, withheld=frozenset(standing), register=register, kernel=self
         )
         for plugin, error in failures.items():
             self.fail_plugin(plugin, f"{hook} raised: {type(error).__name__}: {error}")
@@ -263,15 +251,13 @@ class Kernel:
                         object.__setattr__(obj, "plugin", plugin)
                 name = key(obj)
                 if name in table:
-                    self._report_clash(kind, name, plugin, owners[name])
+                    self.report_clash(kind, name, plugin, owners[name])
                     continue
                 table[name] = obj
                 owners[name] = plugin
                 if info is not None and kind in _SHOWN_KINDS:
                     info.provides.setdefault(kind + "s", []).append(name)
         return table
-
-    _withheld: frozenset[str] = frozenset()  # plugins ``ketch plugins`` lists from @provides
 
     def fail_plugin(self, plugin: str, error: str) -> None:
         """Fail a plugin and withdraw everything it registered, from every registry
@@ -287,7 +273,9 @@ class Kernel:
         if info is not None:
             info.provides.clear()
 
-    def _report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
+    def report_clash(self, kind: str, name: str, loser: str, winner: str) -> None:
+        """Report that ``loser`` registered a ``kind`` named ``name`` that ``winner``
+        (loaded first) keeps: as a notice and a warning on both plugins."""
         message = f"{kind} '{name}' from plugin '{loser}' clashes with plugin '{winner}'; keeping '{winner}' (loaded first)"
         if message not in self.notices:
             self.notices.append(message)
@@ -364,12 +352,13 @@ class Kernel:
 
     @cached_property
     def tools(self) -> dict[str, Tool]:
-        """Every registered tool. Plugins that declare what they register have it taken
-        from the tool cache when it is current (:mod:`ketch.tool_cache`): their modules
-        load when one of their tools is first needed beyond its schema."""
-        from ketch.tool_cache import cached_tools
+        """Every registered tool (a plugin may answer for others from a cache:
+        ``ketch_cached_registrations``)."""
+        from ketch.tools import as_tool
 
-        return cached_tools(self)
+        return self._collect(
+            "ketch_register_tools", "tool", lambda t: t.name, lambda obj: as_tool(obj, self.hooks)
+        )
 
     @cached_property
     def events(self) -> dict[str, type[Event]]:
@@ -393,54 +382,20 @@ class Kernel:
     def provider_config(
         self, name: str | None = None, model: str | None = None
     ) -> tuple[ProviderConfig, ProviderKind]:
-        from ketch.providers import ProviderConfig
-
-        settings = self.settings
-        kinds = self.provider_kinds
-        name = name or settings.provider or settings.default_provider
-        if not name and settings.providers:
-            name = next(iter(settings.providers))
-        if not name:
-            name = self._provider_from_environment()
-        if not name:
-            name = self._detect_local()
-        if not name and self.loaded_settings.problems:
-            # Not "nothing is configured": the config that would say it could not be used.
-            raise ConfigError(config_problems(self.loaded_settings.problems))
-        if not name:
-            raise NoProviderConfigured(first_run_help(kinds))
-        table = dict(settings.providers.get(name, {}))
-        kind_name = str(table.get("kind") or name)
-        kind = kinds.get(kind_name)
-        if kind is None:
-            known = ", ".join(sorted(kinds)) or "none (all provider plugins are disabled)"
-            where = f"[providers.{name}] kind" if name in settings.providers else "--provider"
+        """The configuration and kind of the provider to build (``ketch_resolve_provider``;
+        ``name``/``model`` as asked, None for the configured choice), held to the managed
+        policy's allow-lists whichever plugin answered."""
+        found = self.hooks.first("ketch_resolve_provider", kernel=self, provider=name, model=model)
+        if found is None:
             raise KetchError(
-                f"unknown provider kind '{kind_name}' ({where}); known kinds: {known}", exit_code=2
-            )
-        table.setdefault("kind", kind_name)
-        table["name"] = name
-        if not table.get("base_url"):
-            table["base_url"] = (
-                kind.env_base_url and self.environ.get(kind.env_base_url)
-            ) or kind.default_base_url
-        chosen_model = model or settings.model or table.get("model") or kind.default_model
-        if not chosen_model:
-            raise KetchError(
-                f"no model chosen for provider '{name}': pass --model NAME or set model in [providers.{name}] (ketch models lists them)",
+                "no plugin resolves the model provider (ketch_resolve_provider); check `ketch plugins`",
                 exit_code=2,
             )
-        table["model"] = chosen_model
-        self._check_managed_provider(name, kind_name, chosen_model)
-        from pydantic import ValidationError
+        config, kind = found
+        self.check_managed_provider(config.name, kind.kind, str(config.model))
+        return config, kind
 
-        model_class = kind.config_model or ProviderConfig
-        try:
-            return model_class.model_validate(table), kind
-        except ValidationError as exc:
-            raise KetchError(self._config_problem(f"providers.{name}", exc), exit_code=2) from None
-
-    def _check_managed_provider(self, name: str, kind: str, model: str) -> None:
+    def check_managed_provider(self, name: str, kind: str, model: str) -> None:
         """The managed policy's ``allowed_providers`` (names or kinds) and ``allowed_models``
         (globs): whatever chose them (config, environment, detection, a resumed session)."""
         from fnmatch import fnmatchcase
@@ -461,48 +416,6 @@ class Kernel:
                 f"(allowed: {', '.join(map(str, models)) or 'none'})",
                 exit_code=2,
             )
-
-    def _config_problem(self, table: str, exc: Any) -> str:
-        """One line for a bad value in a config table: where, which key, what is wrong."""
-        from ketch.config import line_of_key
-
-        first = exc.errors()[0]
-        loc = tuple(str(k) for k in first.get("loc", ()))
-        key = ".".join((table, *loc))
-        where = ""
-        for layer in reversed(self._layers or []):
-            if layer.name in ("user", "workspace") and loc:
-                line = line_of_key(layer.source, (*table.split("."), *loc))
-                if line:
-                    where = f"{layer.source}:{line}: "
-                    break
-        return f"{where}{key}: {first.get('msg', 'invalid value')} (got {first.get('input')!r}); fix the value in the config file"
-
-    def _provider_from_environment(self) -> str | None:
-        """Nothing configured, but a kind's usual key variable is set: use that kind."""
-        for kind in self.provider_kinds.values():
-            if kind.needs_key and kind.env_key and self.environ.get(kind.env_key):
-                self.notices.append(
-                    f"no provider configured; using {kind.kind} because {kind.env_key} is set"
-                )
-                return kind.kind
-        return None
-
-    def _detect_local(self) -> str | None:
-        for kind in self.provider_kinds.values():
-            if kind.detect is None:
-                continue
-            try:
-                found = _call_maybe_async(kind.detect)
-            except Exception:  # noqa: BLE001 - detection is best effort
-                found = None
-            if found is not None:
-                self.settings.providers.setdefault(found.name, found.model_dump(exclude_none=True))
-                self.notices.append(
-                    f"no provider configured; using {found.kind} found at {found.base_url}"
-                )
-                return str(found.name)
-        return None
 
     def api_key(self, config: ProviderConfig, kind: ProviderKind) -> Any:
         """The key from the environment (``api_key_env`` or the kind's variable), then the keyring."""
@@ -533,78 +446,13 @@ class Kernel:
 
     @property
     def store(self) -> Store | None:
-        """The session store (opened on first use), or None when no plugin provides one.
-
-        A store that cannot be opened raises :class:`ketch.storage.StoreUnavailable`
-        here, now and at every later use, with the reason it failed the first time
-        (``store_problem``). ``--no-save`` opens nothing. While it opens concurrently
-        (:meth:`open_store_concurrently`) this waits for it.
-        """
-        thread = self._store_thread
-        if thread is not None:
-            thread.join()
-        elif not self._store_opened:
-            self._store_opened = True
-            self._open_store()
-        if self.store_problem is not None:
-            raise self.store_problem.with_traceback(None)
-        return self._store
-
-    def open_store_concurrently(self) -> None:
-        """Open the store (its key fetched, its file opened) while the first model request
-        is under way instead of before it: a frontend's choice (headless). Until it is
-        open, :attr:`store_pending` is True: the store's own observer keeps the session's
-        events until then, and an event that must be journaled before an effect (a tool
-        starting) waits for it, so nothing runs unrecorded and a store that fails is known
-        before any tool runs. Anything that needs the store earlier opens it at once."""
-        if not (self._store_opened or self._store_thread or getattr(self.args, "no_save", False)):
-            self._store_later = True
-
-    @property
-    def store_pending(self) -> bool:
-        """Whether the store is being opened concurrently and is not open (or failed) yet."""
-        if not self._store_later:
-            return False
-        thread = self._store_thread
-        return (thread is None and not self._store_opened) or (
-            thread is not None and thread.is_alive()
-        )
-
-    def start_store(self) -> None:
-        """Begin the concurrent open now (the loop calls it as it sends a request)."""
-        if not self._store_later or self._store_opened or self._store_thread is not None:
-            return
-        _ = self.settings  # validated in this thread: a refusal is the caller's error
-        self._store_opened = True
-
-        def run() -> None:
-            from ketch.storage import StoreUnavailable
-
-            try:
-                self._open_store()
-            except BaseException as exc:  # noqa: BLE001 - said where the store is used
-                self.store_problem = StoreUnavailable(
-                    f"the session store could not be opened ({type(exc).__name__}: {exc})",
-                    exists=True,
-                )
-
-        self._store_thread = threading.Thread(target=run, name="ketch-store-open", daemon=True)
-        self._store_thread.start()
-
-    def _open_store(self) -> None:
-        from ketch.storage import StoreUnavailable
-
-        if getattr(self.args, "no_save", False):
-            self.store_problem = StoreUnavailable("--no-save was given", exists=False)
-            return
-        settings = self.settings  # a config refusal (the managed policy) is not a store problem
-        try:
-            cipher = self.hooks.first("ketch_field_cipher", settings=settings)
-            self._store = self.hooks.first("ketch_open_store", settings=settings, cipher=cipher)
-        except StoreUnavailable as exc:
-            self.store_problem = exc
-        except KetchError as exc:  # any other refusal: assume there was data it should have opened
-            self.store_problem = StoreUnavailable(exc.message, exists=True)
+        """The session store (``ketch_session_store``: opened on first use), or None when no
+        plugin keeps one. A store that cannot be opened raises
+        :class:`ketch.storage.StoreUnavailable` here, at every use."""
+        found = self.hooks.first("ketch_session_store", kernel=self)
+        if isinstance(found, KetchError):  # a failing keeper's StoreUnavailable (fail closed)
+            raise found.with_traceback(None)
+        return found  # type: ignore[no-any-return]
 
     # --- sessions ----------------------------------------------------------------------------
 
@@ -646,28 +494,12 @@ class Kernel:
         from ketch.session import Session
 
         self.configure()
-        if getattr(self.args, "no_save", False):
-            raise UsageError(
-                "--no-save opens no session store, so there is nothing to resume; drop --no-save or --continue/--resume"
-            )
-        try:
-            store = self.store
-        except KetchError as exc:
-            raise KetchError(f"cannot resume: {exc.message}", exit_code=exc.exit_code) from None
-        if store is None:
+        record = self.hooks.first("ketch_resume_record", kernel=self, session_id=session_id)
+        if isinstance(record, KetchError):
+            raise record
+        if record is None:
             raise KetchError(
                 "cannot resume: no session store is loaded (is the 'store' plugin disabled?)"
-            )
-        if session_id is None:
-            session_id = store.latest_session_id(str(self.workspace))
-            if session_id is None:
-                raise KetchError(
-                    f"no earlier session in {self.workspace}; start one without --continue"
-                )
-        record = store.load_session(session_id)
-        if record.workspace and Path(record.workspace) != self.workspace:
-            raise KetchError(
-                f"session {record.id} belongs to workspace {record.workspace}; run ketch there to resume it (sessions are never rebound silently)"
             )
         provider = provider or self.build_provider(
             provider_name or record.provider or None,
@@ -760,25 +592,6 @@ class Kernel:
         )
 
 
-def _call_maybe_async(fn: Callable[[], Any]) -> Any:
-    """Call ``fn``; if it is a coroutine function, run it to completion, also when an
-    event loop is already running in this thread (the interactive shell): then in a
-    worker thread with its own loop, never ``asyncio.run`` inside the running one."""
-    import asyncio
-    import inspect
-
-    if not inspect.iscoroutinefunction(fn):
-        return fn()
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(fn())
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(fn())).result()
-
-
 # Registries whose entries ``ketch plugins`` lists as what a plugin provides.
 _SHOWN_KINDS = frozenset({"tool", "provider", "command", "frontend", "mode", "profile", "event"})
 # Every registry (a cached property filled by a ``@registers`` hook), by kind.
@@ -792,32 +605,3 @@ _REGISTRIES = {
     "tool": "tools",
     "event": "events",
 }
-
-
-def config_problems(problems: list[str]) -> str:
-    """Why no provider is configured when the config files say otherwise: what in them
-    could not be used, with file and line."""
-    lines = ["the configuration could not be used, so no model provider is configured:"]
-    lines += [f"  {problem}" for problem in problems]
-    lines.append("  fix it (`ketch config show` lists every layer), or pass --provider and --model")
-    return "\n".join(lines)
-
-
-def first_run_help(kinds: dict[str, Any]) -> str:
-    """What to do when nothing is configured, in the loaded provider kinds' own words."""
-    local = [k.local_hint for k in kinds.values() if k.local_hint]
-    head = "no model provider is configured"
-    if local:
-        head += ", and no " + " or ".join(local) + " answered"
-    lines = [head + ".", "  Set one up in any of these ways:"]
-    lines += [f"    {k.setup_hint}" for k in kinds.values() if k.setup_hint]
-    lines.append("    or add [providers.NAME] with kind, base_url and model to " + _config_hint())
-    if not kinds:
-        lines.append("  (no provider plugin is loaded: check `ketch plugins`)")
-    return "\n".join(lines)
-
-
-def _config_hint() -> str:
-    from ketch.paths import user_config_file
-
-    return str(user_config_file())

@@ -6,9 +6,9 @@ One turn, as in the design:
 2. build the request: a plugin that owns the context budget fits it to the model
    (``ketch_build_request``; it may stop the turn with ``context_overflow`` before any
    request), else the whole active context goes as it is;
-3. stream from the provider, turning deltas into events (``streaming``); retry
-   classified retryable errors with backoff honouring retry-after (``retry``), telling
-   consumers to drop a failed attempt's partial output;
+3. stream from the provider, turning deltas into events (``streaming``); after a
+   failed attempt, wait as long as a plugin says and try again (``ketch_retry_delay``),
+   telling consumers to drop a failed attempt's partial output;
 4. no tool calls: the turn ends. Otherwise run them (``calls``) and go on;
 5. stop at the iteration limit, on cancel, or on an unrecoverable error.
 
@@ -24,15 +24,13 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ketch.calls import CANCELLED, CallPipeline, Refused, offered_tools
+from ketch.calls import CANCELLED, CallPipeline, offered_tools
 from ketch.errors import ContextOverflow, KetchError
 from ketch.events import (
     ErrorEvent,
     MessageEvent,
     NoticeEvent,
     RetryEvent,
-    ToolCallEvent,
-    ToolResultEvent,
     TurnEndEvent,
     TurnStopReason,
     UsageEvent,
@@ -49,7 +47,6 @@ from ketch.messages import (
 )
 from ketch.prompt import join_parts
 from ketch.providers import Completed, ErrorKind, ProviderError, ProviderRequest, ToolSpec
-from ketch.retry import RetryPolicy, backoff_delay
 from ketch.streaming import StreamOutcome, stream_response
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,13 +55,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.session import Session
     from ketch.tools import Tool, ToolResult
 
-__all__ = ["CANCELLED", "Turn", "backoff_delay", "close_pending_calls", "run_turn", "tool_spec"]
+__all__ = ["CANCELLED", "Turn", "close_pending_calls", "run_turn", "tool_spec"]
 
-CUT_OFF_NOTE = (
-    "[ketch] Your previous answer was cut off by the output-token limit{detail}. It is not "
-    "finished. Continue from where it stopped; if you were writing a tool call, send it "
-    "again in smaller pieces."
-)
 UNKNOWN_OUTCOME = (
     "[ketch] The outcome of this call is unknown: ketch stopped before its result was "
     "recorded. It may or may not have taken effect; check before repeating it."
@@ -73,10 +65,6 @@ METER_FIELDS = ("context_utilization", "context_tokens", "effective_capacity")
 STOPPED = "[ketch] Not run: the turn stopped ({reason}) before this call."
 # How many times stop hooks may keep one turn going (Claude Code's cap).
 MAX_STOP_CONTINUATIONS = 8
-INTERRUPTED = (
-    "[ketch] The user interrupted this turn{where}. Do not pick it up again unless they ask; "
-    "their next message says what they want now."
-)
 
 
 def tool_spec(tool: Tool) -> ToolSpec:
@@ -143,7 +131,6 @@ class Turn:
             session,
             approver,
             allowed_tools=allowed_tools,
-            duplicate_limit=self.loop_settings.duplicate_call_limit,
         )
         self.stop_continuations = 0  # how often stop hooks kept this turn going
         self.overflow_retried = False
@@ -171,27 +158,7 @@ class Turn:
 
         async def call_tool(name: str, data: dict[str, Any]) -> ToolResult:
             call = ToolCallPart(id=new_id("prompt_"), name=name, input=data)
-            self.emit(
-                ToolCallEvent(
-                    id=call.id, name=name, input=data, summary=self.calls._call_summary(call)
-                )
-            )
-            decided = await self.calls.decide(call, snapshot)
-            if isinstance(decided, Refused):
-                result, outcome = decided.result, decided.outcome
-            else:
-                result, outcome = await self.calls.execute(decided)
-            self.emit(
-                ToolResultEvent(
-                    tool_call_id=call.id,
-                    name=name,
-                    ok=result.ok,
-                    output=result.output,
-                    diff=result.diff,
-                    outcome=outcome,
-                )
-            )  # type: ignore[arg-type]
-            return result
+            return await self.calls.run_one(call, snapshot)
 
         intake = PromptIntake(
             call_tool=call_tool,
@@ -295,25 +262,15 @@ class Turn:
         output = pending_output or STOPPED.format(reason=error[1] if error else reason)
         with contextlib.suppress(Exception):  # closing must not fail the close
             close_pending_calls(self.session, output, finished=self.calls.finished)
-            if interrupted:
-                self._keep_interrupted()
+            if interrupted:  # what the model had streamed of its answer, for plugins to keep
+                streaming = self._streaming
+                partial = streaming.text if streaming and streaming.completed is None else ""
+                self.kernel.hooks.call(
+                    "ketch_turn_interrupted", session=self.session, partial=partial
+                )
         if error is not None:
             self._emit_final(ErrorEvent(kind=error[0], retryable=False, message=error[1]))
         return self._end(reason, message)
-
-    def _keep_interrupted(self) -> None:
-        """After a cancel: the partial answer stays in the history (the person saw it),
-        and unless the last message already says so (a cancelled call's result), a note
-        tells the model the turn was interrupted, so the next prompt is not read as a
-        second one in a row with no answer between."""
-        streaming = self._streaming
-        partial = streaming.text if streaming is not None and streaming.completed is None else ""
-        if partial.strip():
-            self.append(Message.assistant(partial))
-        transcript = self.session.transcript
-        if transcript and transcript[-1].role != "tool":
-            where = " while you were answering" if partial.strip() else ""
-            self.append(Message.user(INTERRUPTED.format(where=where), synthetic=True))
 
     def _emit_final(self, event: Event) -> None:
         # An observer that fails again (the store on a full disk) must not stop the
@@ -386,18 +343,22 @@ class Turn:
 
     # --- the provider -------------------------------------------------------------------
 
+    def _request_started(self) -> None:
+        self.kernel.hooks.call("ketch_request_started", session=self.session)
+
     async def _request(self) -> Completed:
         request = await self._fitted() or self._whole_request()
         self._max_output = request.max_output_tokens
-        # A store the frontend asked to open concurrently opens while this request is
-        # under way (the journal keeps the events until then).
-        self.kernel.start_store()
-        retries = RetryPolicy(self.loop_settings.max_retries)
+        # Work that overlaps the request (a store opening concurrently) starts from the
+        # event loop's first wait in it, so that it does not compete with the request's
+        # own work (building the client, connecting, sending).
+        asyncio.get_running_loop().call_soon(self._request_started)
+        retried: list[ProviderError] = []  # this request's failures tried again
         while True:
             outcome = self._streaming = StreamOutcome()
             try:
                 completed = await stream_response(
-                    self.session.provider, request, self.emit, outcome
+                    self.session.provider, request, self.emit, outcome, self.kernel.hooks
                 )
             except ProviderError as error:
                 if error.kind == ErrorKind.CONTEXT_LENGTH and not self.overflow_retried:
@@ -409,12 +370,15 @@ class Turn:
                     if refitted is None:  # nobody can make room
                         raise _TurnStop("context_overflow", error.message) from None
                     self._retry_event(
-                        retries.attempts + 1, outcome, "the context was too long: made room"
+                        len(retried) + 1, outcome, "the context was too long: made room"
                     )
                     request = refitted
                     continue
-                delay = retries.delay(error)
+                delay = self.kernel.hooks.first(
+                    "ketch_retry_delay", session=self.session, error=error, retried=tuple(retried)
+                )
                 if delay is not None:
+                    retried.append(error)
                     self.emit(
                         ErrorEvent(
                             kind=error.kind.value,
@@ -424,7 +388,7 @@ class Turn:
                         )
                     )
                     await asyncio.sleep(delay)
-                    self._retry_event(retries.attempts, outcome, error.message)
+                    self._retry_event(len(retried), outcome, error.message)
                     continue
                 self.emit(
                     ErrorEvent(
@@ -452,11 +416,7 @@ class Turn:
             "ketch_response_usage", session=session, usage=usage, message=completed.message
         )
         event = UsageEvent(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cached_tokens=usage.cached_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
+            **usage.model_dump(),  # the event carries every count of the response's usage
             model=session.model,
             provider=session.provider.name,
             **{k: v for k, v in (meter or {}).items() if k in METER_FIELDS},
@@ -482,14 +442,10 @@ class Turn:
             self.append(Message(role="tool", parts=tuple(results)))
             self.calls.finished = {}
         if cut_off:
-            limit = self._max_output
-            detail = f" ({limit} tokens)" if limit else ""
-            self.emit(
-                NoticeEvent(
-                    level="warning",
-                    message="the model's answer was cut off by the output-token limit; asking it to continue",
-                )
+            note = self.kernel.hooks.first(
+                "ketch_answer_cut_off", session=self.session, limit=self._max_output
             )
-            self.append(Message.user(CUT_OFF_NOTE.format(detail=detail), synthetic=True))
-            return True
+            if note:  # a plugin asks the model to go on
+                self.append(Message.user(note, synthetic=True))
+                return True
         return bool(calls)

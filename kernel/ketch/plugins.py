@@ -27,8 +27,12 @@ import pluggy
 from ketch import PROJECT_NAME, hookspecs
 from ketch.config import split_names
 from ketch.hooks import Policy, isolate, policy_of
+from ketch.stash import StashKey
 
-# The essential set: plugins that cannot be disabled. Kept to one member.
+# The essential set: plugins that cannot be disabled. Kept small: the hard guards,
+# ``provider_setup`` (which provider a session uses: the kernel builds none without it)
+# and ``function_tools`` (a plugin that registers a typed function, as docs/plugins.md
+# teaches, would lose its tools under an allow-list without it).
 # ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
 # ketch's own config/hooks/MCP settings; reads of secret-looking files). Because votes
 # combine deny > ask > allow, its ask/deny cannot be overridden by any other plugin,
@@ -38,12 +42,15 @@ from ketch.hooks import Policy, isolate, policy_of
 # ``storage.encryption = "off"`` is set explicitly.
 ESSENTIAL: dict[str, str] = {
     "guards": "the hard guards are the floor of the permission engine; no other plugin can override them",
+    "provider_setup": "the kernel builds no model provider without it (it resolves [providers.NAME])",
+    "plugin_list": "ketch plugins is how you find out why other plugins are broken, blocked or disabled",
+    "function_tools": "a plugin's plain typed functions become its tools only through it",
+    "workspace_settings": "it holds back what a repository's own config may not set; without it none of that file applies",
 }
 
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none
 LOAD_ENV = "KETCH_LOAD"  # extra plugin modules to load: "name=module,module2"
 TRACE_ENV = "KETCH_TRACE_PLUGINS"
-KERNEL_DISTRIBUTION = "ketch (kernel)"  # shown for the kernel's own plugins (builtin commands)
 
 
 @dataclass
@@ -64,27 +71,12 @@ class PluginInfo:
     )  # kind -> what else it registers (declared)
     warnings: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "module": self.module,
-            "distribution": self.distribution,
-            "version": self.version,
-            "status": self.status,
-            "error": self.error,
-            "hooks": self.hooks,
-            "import_ms": round(self.import_ms, 3),
-            "essential": self.essential,
-            "disabled_by": self.disabled_by,
-            "provides": self.provides,
-            "dynamic": self.dynamic,
-            "warnings": self.warnings,
-        }
-
 
 # --- declared registrations ---------------------------------------------------------
 
 PROVIDES_ATTR = "ketch_provides"
+# Set by ``ketch plugins --check``: every registration hook is called for real (no cache).
+CHECKING_REGISTRATIONS = StashKey[bool]()
 _Hook = TypeVar("_Hook", bound=Callable[..., Any])
 
 
@@ -94,7 +86,7 @@ class Provided:
 
     names: tuple[str, ...]
     dynamic: str | None = None  # what else it may register, in words; None: nothing else
-    offered_when: Callable[[Any], bool | str | None] | None = None  # see ketch.tool_cache
+    offered_when: Callable[[Any], bool | str | None] | None = None  # see ketch_tool_cache
 
 
 def provides(
@@ -118,10 +110,10 @@ def provides(
     Without ``dynamic`` it also says that what the hook registers (names, descriptions,
     schemas) depends on the plugin's code alone, not on the config or the workspace:
     a session then takes a tool plugin's schemas from the tool cache while it is
-    current (:mod:`ketch.tool_cache`) and calls the hook when one of its tools is
+    current (the ``tool_cache`` plugin) and calls the hook when one of its tools is
     first needed beyond its schema. A hook whose registration depends on anything else
     says so in ``dynamic`` and is always called, unless ``offered_when(kernel)``, cheap
-    and without the tool modules, decides what varies (:mod:`ketch.tool_cache`).
+    and without the tool modules, decides what varies (``ketch_tool_cache``).
     """
 
     def mark(hook: _Hook) -> _Hook:
@@ -298,7 +290,6 @@ class PluginManager(pluggy.PluginManager):
         self.infos: dict[str, PluginInfo] = {}
         self.failures: list[HookFailure] = []
         self._reported: set[tuple[str, str]] = set()
-        self._withheld: list[Any] = []  # implementations registration skips (withholding())
         self._deferring = 0  # > 0 inside loading(): checks wait for its end
         self.report: Callable[[str], None] = lambda line: print(f"ketch: {line}", file=sys.stderr)
         self.tracing = os.environ.get(TRACE_ENV, "") not in ("", "0")
@@ -376,14 +367,10 @@ class PluginManager(pluggy.PluginManager):
                 version=cand.version,
                 essential=cand.name in ESSENTIAL,
             )
+            why = blocking.disabled.get(cand.name) if cand.explicit else blocking.reason(cand.name)
             first = self.infos.get(cand.name)
             if first is not None:  # two plugins, one name: the first (in load order) keeps it
                 self.infos[f"{cand.name}@{cand.distribution}"] = info
-                why = (
-                    blocking.disabled.get(cand.name)
-                    if cand.explicit
-                    else blocking.reason(cand.name)
-                )
                 if why:
                     info.status, info.disabled_by = "disabled", why
                     continue
@@ -394,7 +381,6 @@ class PluginManager(pluggy.PluginManager):
                 )
                 continue
             self.infos[cand.name] = info
-            why = blocking.disabled.get(cand.name) if cand.explicit else blocking.reason(cand.name)
             if why:
                 info.status, info.disabled_by = "disabled", why
                 continue
@@ -491,30 +477,11 @@ class PluginManager(pluggy.PluginManager):
                 traceback.print_exception(exc, file=sys.stderr)
 
     def in_load_order(self, impls: list[Any]) -> list[Any]:
-        """Kernel-internal plugins first, then the order plugins loaded in (bundled, then
-        third-party by distribution and name), so that on a name clash the plugin that
-        loaded first wins whatever pluggy's call order (LIFO, tryfirst) would be."""
+        """The order plugins loaded in (bundled, then third-party by distribution and
+        name), so that on a name clash the plugin that loaded first wins whatever
+        pluggy's call order (LIFO, tryfirst) would be."""
         order = {name: index for index, name in enumerate(self.infos)}
-
-        def key(impl: Any) -> tuple[bool, int]:
-            info = self.infos.get(impl.plugin_name)
-            internal = info is not None and info.distribution == KERNEL_DISTRIBUTION
-            return (not internal, order.get(impl.plugin_name, len(order)))
-
-        return sorted(
-            (impl for impl in impls if not any(impl is w for w in self._withheld)), key=key
-        )
-
-    @contextmanager
-    def withholding(self, impls: list[Any]) -> Iterator[None]:
-        """Registration hooks skip these implementations inside the block (``ketch
-        plugins`` lists their ``@provides`` declarations instead of calling them)."""
-        before = self._withheld
-        self._withheld = [*before, *impls]
-        try:
-            yield
-        finally:
-            self._withheld = before
+        return sorted(impls, key=lambda impl: order.get(impl.plugin_name, len(order)))
 
     def loaded(self) -> list[PluginInfo]:
         return [i for i in self.infos.values() if i.status == "ok"]

@@ -14,10 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ketch.modes import Mode, Profile
 from ketch.tools import Access, Effect
-
-__all__ = ["Mode", "Profile"]  # kept here too: authority's vocabulary, declared by plugins
 
 Decision = Literal["allow", "ask", "deny"]
 

@@ -13,12 +13,11 @@ that file only, with ``path:line: key: what``; the rest of the file applies. Onl
 problem no single key explains drops the file's kernel keys.
 
 The workspace layer (``.ketch/config.toml``) comes from the repository, which ketch
-does not trust: only keys that cannot raise authority apply as written (the kernel's
-:data:`WORKSPACE_SAFE_KEYS` plus what each section declares safe). Every other value
-is held back and offered, key by key, to ``admit`` (the kernel asks the
-``ketch_workspace_setting`` hook), which answers with what of it the person trusted;
-what is not admitted is ignored with a notice. A layer that is corrupt is reported
-with its path and line and dropped, never fatal.
+does not trust: what of it applies is a plugin's answer (the kernel asks the
+``ketch_workspace_config`` hook: keys that cannot raise authority as written, the rest
+as far as the person trusted it); what is held back is ignored with a notice, and with
+no answer none of the file applies. A layer that is corrupt is reported with its path
+and line and dropped, never fatal.
 """
 
 from __future__ import annotations
@@ -60,7 +59,8 @@ class SettingsSection:
     """A configuration table a plugin owns (registered with ``ketch_register_settings``).
 
     ``workspace_safe`` says which keys an untrusted workspace config may set: ``True``
-    for all, a set of key names, or a nested dict in :func:`restrict`'s format.
+    for all, a set of key names, or a nested dict of key names (``"*"`` for any) whose
+    values are ``True`` or such a dict (read by whoever answers ``ketch_workspace_config``).
     """
 
     name: str
@@ -77,15 +77,6 @@ class SettingsSection:
     narrow: Callable[[dict[str, Any], dict[str, Any], Callable[[str], str]], list[str]] | None = (
         field(default=None, compare=False)
     )
-
-    def safe_rule(self) -> Any:
-        if self.workspace_safe is True:
-            return True
-        if isinstance(self.workspace_safe, dict):
-            return self.workspace_safe
-        if self.workspace_safe:
-            return {key: True for key in self.workspace_safe}
-        return None
 
 
 class Settings(BaseModel):
@@ -143,98 +134,17 @@ class Settings(BaseModel):
         return super().__getattr__(name)  # type: ignore[misc]
 
 
-# Kernel keys a workspace config may set before the workspace is trusted: none of
-# them can raise authority, change which code runs, or send data elsewhere. Plugin
-# sections add theirs (``SettingsSection.workspace_safe``).
-WORKSPACE_SAFE_KEYS: dict[str, Any] = {
-    "model": True,
-    "mode": True,
-    "default_provider": True,
-    "loop": True,
-    "tools": True,
-    "providers": {"*": {"model": True, "context_window": True, "max_output_tokens": True}},
-}
-
-
-def safe_keys(sections: list[SettingsSection]) -> dict[str, Any]:
-    """The kernel's safe keys plus every section's."""
-    allowed = dict(WORKSPACE_SAFE_KEYS)
-    for section in sections:
-        rule = section.safe_rule()
-        if rule is None:
-            continue
-        current = allowed.get(section.name)
-        if current is True or rule is True:
-            allowed[section.name] = True
-        else:
-            allowed[section.name] = {**(current or {}), **rule}
-    return allowed
-
-
 KeyPath = tuple[str, ...]
-# What of a held-back workspace value applies: the value itself, a narrowed copy (some
-# entries of a list or table), or None for none of it.
-Admit = Callable[[KeyPath, Any], Any]
+# What of a workspace's own config applies (``ketch_workspace_config``): the data that
+# applies, the values held back as ``(path of table names, value)`` pairs, and the dotted
+# names of the held-back values that do not (wholly) apply.
+WorkspaceSplit = tuple[dict[str, Any], list[tuple[KeyPath, Any]], list[str]]
+SplitWorkspace = Callable[[dict[str, Any], list[SettingsSection]], WorkspaceSplit | None]
 
 
-def hold_back(
-    data: dict[str, Any], allowed: Any, path: KeyPath = ()
-) -> tuple[dict[str, Any], list[tuple[KeyPath, Any]]]:
-    """Split ``data`` into what applies as written and what is held back, as
-    ``(path of table names, value)`` pairs at the depth the rules say."""
-    if allowed is True:
-        return data, []
-    kept: dict[str, Any] = {}
-    held: list[tuple[KeyPath, Any]] = []
-    for key, value in data.items():
-        rule = allowed.get(key, allowed.get("*")) if isinstance(allowed, dict) else None
-        where = (*path, str(key))
-        if rule is True:
-            kept[key] = value
-        elif rule is not None and isinstance(value, dict):
-            sub, sub_held = hold_back(value, rule, where)
-            kept[key] = sub
-            held.extend(sub_held)
-        else:
-            held.append((where, value))
-    return kept, held
-
-
-def restrict(
-    data: dict[str, Any], allowed: Any, prefix: str = ""
-) -> tuple[dict[str, Any], list[str]]:
-    """Keep only allowed keys; return the kept data and the dotted names dropped."""
-    kept, held = hold_back(data, allowed)
-    return kept, [prefix + ".".join(path) for path, _ in held]
-
-
-def _put(data: dict[str, Any], path: KeyPath, value: Any) -> None:
-    target = data
-    for key in path[:-1]:
-        nested = target.get(key)
-        if not isinstance(nested, dict):
-            nested = {}
-            target[key] = nested
-        target = nested
-    target[path[-1]] = value
-
-
-def _admitted(
-    data: dict[str, Any], allowed: Any, admit: Admit | bool
-) -> tuple[dict[str, Any], list[tuple[KeyPath, Any]], list[str]]:
-    """The workspace data to apply, what was held back, and the dotted names of the
-    held-back values not (wholly) admitted."""
-    if admit is True:
-        return data, [], []
-    kept, held = hold_back(data, allowed)
-    ignored: list[str] = []
-    for path, value in held:
-        applied = admit(path, value) if callable(admit) else None
-        if applied is not None:
-            _put(kept, path, applied)
-        if applied is None or applied != value:
-            ignored.append(".".join(path))
-    return kept, held, ignored
+def held_whole(data: dict[str, Any]) -> WorkspaceSplit:
+    """Nothing of the workspace's config applies (nobody decided what may): fail closed."""
+    return {}, [((str(key),), value) for key, value in data.items()], sorted(map(str, data))
 
 
 _UNTRUSTED_TAIL = "trust them (`ketch trust` shows what they would do)"
@@ -395,7 +305,7 @@ def _problem(
 def load_settings(
     workspace: Path,
     *,
-    admit: Admit | bool = False,
+    split_workspace: SplitWorkspace | bool = False,
     cli: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
     user_file: Path | None = None,
@@ -404,15 +314,15 @@ def load_settings(
 ) -> LoadedSettings:
     """Validate and merge the layers. Never raises for a bad file: it reports and skips it.
 
-    ``admit`` decides the workspace layer's held-back values: a callable answering per
-    value (see :data:`Admit`), True for all of them as written, False for none."""
+    ``split_workspace`` decides what of the workspace layer applies: a callable (see
+    :data:`SplitWorkspace`; no answer: none of it), True for all of it as written,
+    False for none of it."""
     layers = (
         layers
         if layers is not None
         else read_layers(workspace, cli=cli, environ=environ, user_file=user_file)
     )
     sections = list(sections or [])
-    allowed = safe_keys(sections)
     # Tables only plugins validate (a plugin may also extend a kernel table, e.g. [loop]).
     owned = {s.name for s in sections} - set(Settings.model_fields)
     notices: list[str] = []
@@ -429,9 +339,16 @@ def load_settings(
             continue
         said = len(notices)
         data = layer.data
-        if layer.name == "workspace" and data:
-            data, layer.held, layer.ignored = _admitted(data, allowed, admit)
-            if layer.ignored:
+        if layer.name == "workspace" and data and split_workspace is not True:
+            split = split_workspace(data, sections) if callable(split_workspace) else None
+            if not (isinstance(split, tuple) and len(split) == 3 and isinstance(split[0], dict)):
+                split = None  # no answer, a failed or a malformed one: none of it applies
+            data, layer.held, layer.ignored = split or held_whole(data)
+            if split is None and callable(split_workspace):
+                notices.append(
+                    f"{layer.source}: ignoring this file: no plugin decides what a workspace's config may set (`ketch plugins` lists what loaded)"
+                )
+            elif layer.ignored:
                 notices.append(
                     f"{layer.source}: ignored {', '.join(sorted(layer.ignored))} until you "
                     + _UNTRUSTED_TAIL

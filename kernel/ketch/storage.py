@@ -2,8 +2,8 @@
 
 The store plugin (``ketch_open_store``) and the encryption plugin
 (``ketch_field_cipher``) meet here, so either can be replaced. The store observes
-sessions through ``ketch_event``; the kernel calls the methods below to list, load and
-resume sessions. What else a store offers to other plugins (blobs, approvals, keyed
+sessions through ``ketch_event`` and keeps it (``ketch_session_store``, ``ketch_resume_record``);
+frontends and commands call the methods below to list, load and resume sessions. What else a store offers to other plugins (blobs, approvals, keyed
 digests) is a contract between those plugins: ``ketch_store_kit.protocols``.
 """
 
@@ -28,8 +28,8 @@ class StoreUnavailable(KetchError):
     damaged, a wrong passphrase): a headless run then stops before calling the model
     unless ``--no-save``, because continuing would silently not keep the user's work.
     Without data (no store yet and no way to make one) the run continues unsaved and
-    says so once. The store and cipher hooks raise it; the kernel keeps it
-    (``Kernel.store_problem``) and raises it again wherever the store is used later.
+    says so once. The store and cipher hooks raise it; the plugin that keeps the store
+    (``ketch_session_store``) keeps it and ``Kernel.store`` raises it again at every use.
     """
 
     def __init__(self, message: str, *, exists: bool, exit_code: int | None = None) -> None:

@@ -1,12 +1,9 @@
-"""From a provider's stream to turn events, under a progress deadline.
+"""From a provider's stream to turn events.
 
-Deltas become ``text_delta``/``reasoning_delta`` events as they arrive. A stream
-that only pretends to progress (keep-alives, empty deltas) is cut after the
-provider's ``progress_timeout`` with a retryable error that says so; one that sends
-no bytes at all is the provider client's ``read_timeout`` (when the progress deadline
-fires first on such a stream, its message says that nothing arrived: nothing is
-blamed on keep-alives that were never seen). While nothing arrives, a
-``waiting`` event every few seconds tells frontends how long ketch has waited.
+Deltas become ``text_delta``/``reasoning_delta`` events as they arrive. A plugin may
+watch the stream (``ketch_watch_stream``: a progress deadline, ``waiting`` events
+while nothing arrives); without one, the stream is read as it comes, and only the
+provider client's own timeouts end a stalled one.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ketch.events import NoticeEvent, ReasoningDeltaEvent, TextDeltaEvent, WaitingEvent
+from ketch.events import NoticeEvent, ReasoningDeltaEvent, TextDeltaEvent
 from ketch.providers import (
     Completed,
     ErrorKind,
@@ -25,15 +22,11 @@ from ketch.providers import (
     ProviderError,
     ReasoningDelta,
     TextDelta,
-    ToolCallDelta,
 )
-from ketch.retry import StreamStalled
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ketch.hooks import Hooks
     from ketch.providers import Provider, ProviderRequest
-
-WAITING_EVERY = 5.0  # seconds between waiting events while nothing arrives
-DEFAULT_PROGRESS_TIMEOUT = 480.0
 
 
 @dataclass
@@ -43,52 +36,24 @@ class StreamOutcome:
     text: str = ""  # the answer text streamed so far (kept when the person interrupts it)
 
 
-def _progress_timeout(provider: Provider) -> float:
-    value = getattr(getattr(provider, "config", None), "progress_timeout", None)
-    return (
-        float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_PROGRESS_TIMEOUT
-    )
-
-
-def _progress(item: Any) -> bool:
-    if isinstance(item, TextDelta | ReasoningDelta):
-        return bool(item.text)
-    if isinstance(item, ToolCallDelta):
-        return bool(item.arguments or item.name or item.id)
-    return False
-
-
 async def stream_response(
     provider: Provider,
     request: ProviderRequest,
     emit: Callable[[Any], None],
     outcome: StreamOutcome,
+    hooks: Hooks,
 ) -> Completed:
     """Stream one response, emitting its deltas; return its Completed or raise ProviderError.
 
     ``outcome.streamed`` says whether any delta was emitted, also when this raises.
     """
-    loop = asyncio.get_running_loop()
-    deadline = _progress_timeout(provider)
-    last = loop.time()
-
-    async def announce() -> None:
-        while True:
-            await asyncio.sleep(WAITING_EVERY)
-            idle = loop.time() - last
-            if idle >= WAITING_EVERY - 0.05:
-                emit(WaitingEvent(elapsed=round(idle, 1), timeout=deadline))
-
-    waiter = asyncio.create_task(announce())
-    pretending = 0  # items since the last progress that were none (empty deltas)
     try:
-        async with asyncio.timeout(deadline) as budget:
-            async for item in provider.stream(request):
-                pretending += 1
-                if _progress(item):
-                    pretending = 0
-                    last = loop.time()
-                    budget.reschedule(last + deadline)
+        stream = provider.stream(request)
+        watched = hooks.first("ketch_watch_stream", provider=provider, stream=stream, emit=emit)
+        # A watcher's deadline and waiting events end with the response, however it ends.
+        closing = contextlib.aclosing(watched) if watched else contextlib.nullcontext(stream)
+        async with closing as items:
+            async for item in items:
                 if isinstance(item, TextDelta):
                     if item.text:
                         outcome.streamed = True
@@ -102,17 +67,6 @@ async def stream_response(
                     emit(NoticeEvent(level="warning", message=item.message))
                 elif isinstance(item, Completed):
                     outcome.completed = item
-    except TimeoutError:
-        name = getattr(provider, "name", "provider")
-        if not pretending:  # nothing came at all since the last progress: a silent server
-            raise StreamStalled(
-                f"{name}: no data from the model for {deadline:g} s "
-                f"(read_timeout and progress_timeout in [providers.{name}])"
-            ) from None
-        raise StreamStalled(
-            f"{name}: no progress from the model for {deadline:g} s: the stream sent only keep-alives or empty "
-            f"deltas (progress_timeout in [providers.{name}])"
-        ) from None
     except (ProviderError, asyncio.CancelledError):
         raise
     except Exception as exc:  # a provider plugin bug: classify, never crash the loop
@@ -120,10 +74,6 @@ async def stream_response(
             ErrorKind.SERVER,
             f"provider '{getattr(provider, 'name', '?')}' failed: {type(exc).__name__}: {exc}",
         ) from exc
-    finally:
-        waiter.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await waiter
     if outcome.completed is None:
         raise ProviderError(
             ErrorKind.MALFORMED_STREAM,

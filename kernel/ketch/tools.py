@@ -9,26 +9,26 @@ discovers a new thing to touch mid-run (a redirect to another host), it asks
 ``ctx.authorize(access)``, which goes back through the loop's policy.
 
 Plugins register tools with ``ketch_register_tools(register)``; ``register`` takes a
-:class:`Tool` instance or a plain typed function with a docstring (see
-:func:`function_tool`).
+:class:`Tool` instance or a plain typed function with a docstring (made a tool by the
+``function_tools`` plugin: ``ketch_tool_from``; mark it with :func:`tool`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-import re
-import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field
 
 from ketch.messages import ImagePart
 from ketch.stash import Stash
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ketch.hooks import Hooks
 
 
 class Effect(StrEnum):
@@ -153,116 +153,7 @@ class Tool(Generic[InputT]):
         return schema
 
 
-# --- plain functions as tools ---------------------------------------------------------
-
-_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
-
-
-def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """Split a docstring into its description and per-argument descriptions.
-
-    Understands Google style (``Args:`` sections) and Sphinx ``:param x:`` lines.
-    """
-    if not doc:
-        return "", {}
-    text = inspect.cleandoc(doc)
-    params: dict[str, str] = {}
-    description_lines: list[str] = []
-    in_args = False
-    current: str | None = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        sphinx = re.match(r":param\s+(?:\w+\s+)?(\w+)\s*:\s*(.*)", stripped)
-        if sphinx:
-            params[sphinx.group(1)] = sphinx.group(2).strip()
-            continue
-        if stripped.lower() in ("args:", "arguments:", "parameters:"):
-            in_args = True
-            continue
-        if in_args:
-            if stripped.endswith(":") and not line.startswith((" ", "\t")):
-                in_args = False  # next section (Returns:, Raises:)
-                continue
-            match = _ARG_LINE.match(line)
-            if match and line.startswith((" ", "\t")) and len(line) - len(line.lstrip()) <= 8:
-                current = match.group(1).lstrip("*")
-                params[current] = match.group(3).strip()
-            elif current and stripped:
-                params[current] = f"{params[current]} {stripped}".strip()
-            continue
-        if re.match(r"^(returns?|raises|yields|examples?):$", stripped.lower()):
-            in_args = False
-            current = None
-            description_lines.append("\x00")  # stop collecting description
-            continue
-        description_lines.append(line)
-    description = "\n".join(description_lines).split("\x00")[0].strip()
-    return description, params
-
-
-class FunctionTool(Tool[BaseModel]):
-    """A tool made from a plain typed function: schema and description from its signature."""
-
-    def __init__(
-        self,
-        func: Callable[..., Any],
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        effects: frozenset[Effect] | set[Effect] | None = None,
-        mutating: bool | None = None,
-    ) -> None:
-        self.func = func
-        self.name = name or func.__name__  # type: ignore[misc]
-        doc_description, param_docs = parse_docstring(func.__doc__)
-        self.description = description or doc_description or self.name  # type: ignore[misc]
-        meta = getattr(func, "__ketch_tool__", {})
-        declared = effects if effects is not None else meta.get("effects")
-        self.effects = frozenset(declared or ())  # type: ignore[misc]
-        if mutating is None:
-            mutating = meta.get("mutating")
-        if mutating is None:
-            # Unknown effects are assumed mutating: safe by default (not offered in plan mode).
-            mutating = not self.effects or bool(self.effects - {Effect.READ})
-        self.mutating = mutating  # type: ignore[misc]
-        self._wants_ctx = False
-        self.input_model = self._build_model(func, param_docs)
-
-    def _build_model(self, func: Callable[..., Any], docs: dict[str, str]) -> type[BaseModel]:
-        hints = typing.get_type_hints(func)
-        fields: dict[str, Any] = {}
-        for param in inspect.signature(func).parameters.values():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise TypeError(f"tool {self.name}: *args/**kwargs are not supported")
-            annotation = hints.get(param.name, Any)
-            if annotation is ToolContext or param.name == "ctx":
-                self._wants_ctx = True
-                continue
-            default = ... if param.default is param.empty else param.default
-            fields[param.name] = (
-                annotation,
-                Field(default, description=docs.get(param.name) or None),
-            )
-        model_name = "".join(part.title() for part in self.name.split("_")) + "Input"
-        return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
-
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
-        kwargs = {k: getattr(args, k) for k in type(args).model_fields}
-        if self._wants_ctx:
-            kwargs["ctx"] = ctx
-        if inspect.iscoroutinefunction(self.func):
-            value = await self.func(**kwargs)
-        else:
-            value = await asyncio.to_thread(self.func, **kwargs)
-        if isinstance(value, ToolResult):
-            return value
-        if value is None:
-            return ToolResult.success("")
-        if isinstance(value, str):
-            return ToolResult.success(value)
-        import json
-
-        return ToolResult.success(json.dumps(value, default=str, ensure_ascii=False))
+# --- registering -------------------------------------------------------------------------
 
 
 def tool(
@@ -289,13 +180,25 @@ def tool(
     return mark(func) if func is not None else mark
 
 
-def as_tool(obj: Any) -> Tool:
-    """Turn what a plugin passed to ``register`` into a Tool (instance, class or function)."""
+def as_tool(obj: Any, hooks: Hooks | None = None) -> Tool:
+    """Turn what a plugin passed to ``register`` into a Tool: an instance, a class, or
+    a function made a tool by a plugin (``ketch_tool_from``, asked through ``hooks``)."""
     if isinstance(obj, Tool):
         return obj
     if isinstance(obj, type) and issubclass(obj, Tool):
         return obj()
-    if callable(obj):
-        meta = getattr(obj, "__ketch_tool__", {})
-        return FunctionTool(obj, name=meta.get("name"))
-    raise TypeError(f"cannot register {obj!r} as a tool: pass a Tool or a typed function")
+    if not callable(obj):
+        raise TypeError(f"cannot register {obj!r} as a tool: pass a Tool or a typed function")
+    if hooks is None:  # a function is made a tool by a plugin: the kernel's hooks ask it
+        raise TypeError(
+            f"cannot make {obj!r} a tool without the kernel's hooks: as_tool(obj, kernel.hooks)"
+        )
+    made = hooks.first("ketch_tool_from", obj=obj)
+    if isinstance(made, Exception):  # the plugin could not make it a tool: why
+        raise made
+    if made is None:
+        raise TypeError(
+            f"cannot register {obj!r} as a tool: no loaded plugin makes a function a tool "
+            "(ketch_tool_from); pass a Tool"
+        )
+    return made  # type: ignore[no-any-return]

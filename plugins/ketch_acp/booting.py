@@ -68,7 +68,7 @@ def boot_session_kernel(base: Kernel, cwd: str, mcp_servers: list[Any]) -> tuple
 
     Settings are not validated yet (that happens when the session is built, in a
     worker thread, since starting MCP servers blocks)."""
-    from ketch.api import Kernel, builtin_commands, cli_settings
+    from ketch.api import Kernel, cli_settings
 
     workspace = Path(cwd)
     if not workspace.is_absolute():
@@ -82,7 +82,6 @@ def boot_session_kernel(base: Kernel, cwd: str, mcp_servers: list[Any]) -> tuple
         environ=dict(base.environ),
         args=args,
     )
-    kernel.register_builtin(builtin_commands, "builtin")
     cli = cli_settings(args)
     tables, notes = mcp_settings(mcp_servers)
     trusted, held = editor_servers(kernel.workspace, tables)

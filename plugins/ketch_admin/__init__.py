@@ -2,7 +2,8 @@
 merged settings, each layer and, with ``--origin``, which layer set each value) and
 ``ketch models`` (what the configured provider lists). See docs/configuration.md.
 
-``ketch plugins`` stays in the kernel: it must answer with every plugin disabled.
+``ketch plugins`` is the essential ``plugin_list`` plugin's: it must answer with every
+other plugin disabled.
 """
 
 from __future__ import annotations

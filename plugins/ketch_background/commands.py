@@ -51,8 +51,15 @@ def rows(include_ended: bool) -> list[dict[str, Any]]:
                     workspace=live.get("workspace"),
                     model=live.get("model"),
                 )
+        # A run that recorded its end is not running, though its supervisor may still be
+        # on its way out (seen under load: `/background` listed a finished run).
+        if not include_ended and row["state"] in _ENDED:
+            continue
         found.append(row)
     return found
+
+
+_ENDED = frozenset({"finished", "failed", "stopped"})
 
 
 def _ended(status: Status) -> str:

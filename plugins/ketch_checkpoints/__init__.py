@@ -163,7 +163,7 @@ def ketch_event(session: Session, event: Event) -> None:
 
         message = event.message  # type: ignore[attr-defined]
         if is_prompt(message):
-            if session.kernel.store_pending:
+            if session.kernel.hooks.first("store_pending", kernel=session.kernel):
                 session.stash[PENDING_TURN] = message.id  # recorded once the store is open
                 return
             found = _live(session)
@@ -188,7 +188,7 @@ def ketch_event(session: Session, event: Event) -> None:
 @hookimpl
 def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     """Tell the model what an undo, redo or rewind changed under it since it last looked."""
-    if session.kernel.store_pending:
+    if session.kernel.hooks.first("store_pending", kernel=session.kernel):
         return None  # a new session (a resumed one opens its store first): nothing to tell
     from ketch.api import HookVerdict
     from ketch_checkpoints.timeline import COLLECTION, Timeline

@@ -16,8 +16,9 @@ None where no ketch rule means the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 
@@ -88,10 +89,9 @@ _BY_LOWER: dict[str, ClaudeTool] = {t.name.lower(): t for t in TABLE}
 KETCH_TOOLS: dict[str, tuple[str, ...]] = {t.name: t.tools for t in TABLE if t.tools}
 
 # A ketch tool -> Claude Code's name for it (its first entry in the table).
-CLAUDE_NAME: dict[str, str] = {}
-for _tool in TABLE:
-    if _tool.tools:
-        CLAUDE_NAME.setdefault(_tool.tools[0], _tool.name)
+CLAUDE_NAME: Mapping[str, str] = MappingProxyType(
+    {t.tools[0]: t.name for t in reversed(TABLE) if t.tools}
+)
 
 
 def lookup(name: str, *, any_case: bool = False) -> ClaudeTool | None:

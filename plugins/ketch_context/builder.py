@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import NoticeEvent, PromptPart
+from ketch.api import NoticeEvent, PromptPart, StashKey
 from ketch_context import environment, instructions, memory, overview
 from ketch_context.config import ContextSettings, load
 from ketch_text_kit.sentences import first_sentence
@@ -56,25 +56,25 @@ class Cache:
     reported: set[str] = field(default_factory=set)
 
 
-_CACHES: dict[str, Cache] = {}
+CACHE = StashKey[Cache]()  # in session.stash: what this session's prompt was built from
 
 
 def cache_for(session: Session) -> Cache:
-    cache = _CACHES.get(session.id)
+    cache = session.stash.get(CACHE)
     if cache is None:
         settings, problem = load(session.kernel.settings)
-        cache = _CACHES[session.id] = Cache(settings)
+        cache = session.stash[CACHE] = Cache(settings)
         if problem:
             _notice(session, cache, problem)
     return cache
 
 
 def forget(session: Session) -> None:
-    _CACHES.pop(session.id, None)
+    session.stash.pop(CACHE)
 
 
 def reread_instructions(session: Session) -> None:
-    cache = _CACHES.get(session.id)
+    cache = session.stash.get(CACHE)
     if cache is not None:
         cache.instructions = None
         cache.memory_stamp = None

@@ -48,16 +48,16 @@ def ketch_configure(kernel: Kernel) -> None:
     for name in (ENV, NEW_ENV):
         if name in kernel.environ:
             take(name, kernel.environ)
-    if kernel.store_pending and _unwrapped_by_passphrase(kernel):
+    if kernel.hooks.first("store_pending", kernel=kernel) and _unwrapped_by_passphrase(kernel):
         # A key under a passphrase may be asked for on the terminal, or read from the kernel
         # keyring, which this process must leave before it starts any child: both belong to
         # the main thread, before the session starts. So this store opens now, not
-        # concurrently with the first request (``Kernel.open_store_concurrently``).
+        # concurrently with the first request (``store_open_concurrently``).
         import contextlib
 
         from ketch.api import KetchError
 
-        with contextlib.suppress(KetchError):  # kept as kernel.store_problem
+        with contextlib.suppress(KetchError):  # kept as the store's problem
             _ = kernel.store
 
 

@@ -52,8 +52,12 @@ NO_WAY = (
     "{why}, and no other way to keep the session key is chosen yet: run `ketch` on a terminal "
     'once to choose one (a passphrase, or a key file), or set KETCH_PASSPHRASE or [storage] key = "file"'
 )
-# Why a passphrase-wrapped key could not be had, per key file: a second cipher in the
-# same process (the prompt history's) fails the same way instead of asking again.
+# Per key file, a failure no kernel of this process can undo: the passphrase given in
+# KETCH_PASSPHRASE (the process's, read once) is wrong, or the person at the process's
+# terminal mistyped or declined it. A second cipher (the prompt history's, another
+# kernel's) fails the same way instead of asking again. Any other failure depends on
+# a kernel's settings or on the kernel keyring's cache, and is not kept: each kernel
+# tries for itself.
 _FAILED: dict[Path, StoreUnavailable] = {}
 
 
@@ -129,11 +133,12 @@ class PassphraseProvider:
         failed = _FAILED.get(self.path)
         if failed is not None:
             raise failed.with_traceback(None)
-        try:
-            return self._load(create)
-        except StoreUnavailable as exc:
-            _FAILED[self.path] = exc
-            raise
+        return self._load(create)
+
+    def _final(self, exc: StoreUnavailable) -> StoreUnavailable:
+        """``exc``, kept for the process (see ``_FAILED``)."""
+        _FAILED[self.path] = exc
+        return exc
 
     def _load(self, create: bool) -> bytes:
         current = wrapped.read(self.path)
@@ -157,7 +162,10 @@ class PassphraseProvider:
         ):  # a passphrase given explicitly is always checked (once per process)
             kek = _KEKS.get(current.kdf.salt) if current.kdf.salt in _CHECKED else None
             kek = kek or current.kdf.derive(explicit)
-            key = current.unwrap(kek, self.path)
+            try:
+                key = current.unwrap(kek, self.path)
+            except WrongPassphrase as exc:
+                raise self._final(exc) from None
             _CHECKED.add(current.kdf.salt)
             self._remember(current, kek)
             return key
@@ -184,15 +192,15 @@ class PassphraseProvider:
             kek = current.kdf.derive(typed)
             try:
                 key = current.unwrap(kek, self.path)
-            except WrongPassphrase:
+            except WrongPassphrase as exc:
                 if attempt < 2:
                     passphrases.tell("ketch: wrong passphrase; try again")
                     continue
-                raise
+                raise self._final(exc) from None
             self._remember(current, kek)
             return key
-        raise StoreUnavailable(
-            "no passphrase was typed: the session store stays closed", exists=True
+        raise self._final(
+            StoreUnavailable("no passphrase was typed: the session store stays closed", exists=True)
         )
 
     def _cached(self, current: WrappedKey) -> bytes | None:
@@ -230,8 +238,10 @@ class PassphraseProvider:
                 "Choose one (asked once per login session); an empty line runs this session unsaved."
             )
             if chosen is None:
-                raise StoreUnavailable(
-                    "no passphrase was chosen, so sessions are not saved", exists=False
+                raise self._final(
+                    StoreUnavailable(
+                        "no passphrase was chosen, so sessions are not saved", exists=False
+                    )
                 )
         else:
             raise StoreUnavailable(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ketch_git_kit.config import ConfigEntry, ConfigUnreadable, read_config
+from ketch_git_kit.env import safe_environment
 from ketch_git_kit.locate import Repository, find_repository, git_executable
 
 # section.variable (no subsection) -> what the program is.
@@ -252,11 +253,9 @@ def repository_programs(
     if git is None:
         repo = find_repository(where)
         return RepositoryPrograms(repo, problem="git is not installed" if repo else "")
-    key = (
-        str(where),
-        git,
-        tuple(sorted((k, v) for k, v in environ.items() if k in ("PATH", "HOME"))),
-    )
+    # Keyed by everything git is given (its whole environment, see env.py): the
+    # answer is then the same for every kernel in the process.
+    key = (str(where), git, tuple(sorted(safe_environment(environ).items())))
     known = _MEMO.get(key)
     if known is not None and _stat_key(known.files) == known.stamp:
         return known

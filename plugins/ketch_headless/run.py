@@ -230,13 +230,13 @@ CONCURRENT_STORE = StashKey[bool]()
 
 def open_store(kernel: Kernel) -> None:
     """A new session's store opens while the first request is under way
-    (``Kernel.open_store_concurrently``): nothing is written before the first event
+    (the store plugin's ``store_open_concurrently``): nothing is written before the first event
     anyway, and what a store that cannot open means is decided before any tool runs
     (:func:`store_gate`) and after the turn. Resuming reads the store first: it opens now."""
     if getattr(kernel.args, "resume", None) or getattr(kernel.args, "continue_session", False):
         store_preflight(kernel)
         return
-    kernel.open_store_concurrently()
+    kernel.hooks.call("store_open_concurrently", kernel=kernel)
     kernel.stash[CONCURRENT_STORE] = True
 
 

@@ -146,7 +146,7 @@ def open_history(kernel: Kernel) -> tuple[History, str | None]:
     existing data, it only mints when there is neither a store nor a history file.
     """
     memory_only = "prompt history is kept in memory only"
-    if getattr(kernel, "store_problem", None) is not None:
+    if kernel.hooks.first("store_problem", kernel=kernel) is not None:
         return (
             InMemoryHistory(),
             None,

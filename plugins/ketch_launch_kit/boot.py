@@ -35,7 +35,7 @@ def choose_frontend(kernel: Kernel, args: argparse.Namespace) -> Any:
 def boot(args: argparse.Namespace, workspace: Path, *, environ: Mapping[str, str]) -> Kernel:
     """A kernel in ``workspace`` with ``args`` as its command line (plugins blocked as
     they were: ``--no-plugin`` is in the options, the variables in ``environ``)."""
-    from ketch.api import Kernel, builtin_commands, cli_settings
+    from ketch.api import Kernel, cli_settings
 
     disabled = [
         name
@@ -50,7 +50,6 @@ def boot(args: argparse.Namespace, workspace: Path, *, environ: Mapping[str, str
         environ=dict(environ),
         args=args,
     )
-    kernel.register_builtin(builtin_commands, "builtin")
     return kernel
 
 

@@ -7,11 +7,11 @@ A tool whose definition changed since it was pinned is held back, not registered
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ketch.api import StashKey
 from ketch_mcp.options import McpOptions
 from ketch_mcp.pins import PINS_FILE, PinStore, definition_hash, keyed_name
 from ketch_mcp.runtime import McpRuntime
@@ -48,11 +48,11 @@ class McpState:
         return f"nothing to approve for '{name}' (/mcp lists the tools waiting for approval)"
 
 
-_STATES: weakref.WeakKeyDictionary[Any, McpState] = weakref.WeakKeyDictionary()
+STATE = StashKey[McpState]()  # in kernel.stash: this kernel's servers, pins and held tools
 
 
 def state_of(kernel: Any) -> McpState:
-    state = _STATES.get(kernel)
+    state = kernel.stash.get(STATE)
     if state is None:
         from ketch.api import state_dir
 
@@ -60,7 +60,7 @@ def state_of(kernel: Any) -> McpState:
             kernel=kernel,
             pins=PinStore(state_dir() / PINS_FILE, kernel.workspace, keyed_name(kernel)),
         )
-        _STATES[kernel] = state
+        kernel.stash[STATE] = state
     return state
 
 

@@ -120,7 +120,7 @@ def ketch_session_start(session: Session) -> None:
 
     notices = list(rules_of(session.snapshot().rules).errors)
     problem = None
-    if session.kernel.store_pending:
+    if session.kernel.hooks.first("store_pending", kernel=session.kernel):
         load_later(session)  # the store opens beside the first request: loaded at the first vote
     else:
         problem = load_into(session)

@@ -58,7 +58,7 @@ def persisted(kernel: Kernel, workspace: str) -> list[str]:
 
 def load_into(session: Session) -> str | None:
     """Add this workspace's persisted approvals to the session; a notice on failure."""
-    if getattr(session.kernel, "store_problem", None) is not None:
+    if session.kernel.hooks.first("store_problem", kernel=session.kernel) is not None:
         return None  # the store has said why it is closed, once (its session-start notice)
     try:
         scopes = persisted(session.kernel, str(session.workspace))

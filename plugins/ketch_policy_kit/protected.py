@@ -112,7 +112,7 @@ def covering(path: Path, extra: Iterable[Protected]) -> Protected | None:
 # --- each repository's own config ---------------------------------------------------------------
 
 
-_CONFIG_CACHE: dict[tuple[str, tuple[object, ...]], list[tuple[str, str, str]]] = {}
+_CONFIG_CACHE: dict[tuple[object, ...], tuple[tuple[str, str, str], ...]] = {}
 _CONFIG_LOCK = threading.Lock()
 
 
@@ -143,12 +143,19 @@ def git_config_entries(
     if common.is_file():
         with contextlib.suppress(OSError):
             files.append(os.path.join(gitdir, common.read_text(encoding="utf-8").strip(), "config"))
-    key = (str(gitdir), tuple(_stamp(f) for f in files) + (environ.get("HOME", ""),))
+    from ketch_git_kit.env import GitDidNotRun, safe_environment, spawn
+
+    # The user's own config files are read too: their stamps, git and the whole
+    # environment git gets are in the key, so the answer holds for every kernel.
+    env = safe_environment(environ)
+    home = env.get("HOME", "")
+    if home:
+        files += [os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git", "config")]
+    key = (str(gitdir), git, tuple(sorted(env.items())), tuple(_stamp(f) for f in files))
     with _CONFIG_LOCK:
         cached = _CONFIG_CACHE.get(key)
     if cached is not None:
-        return cached
-    from ketch_git_kit.env import GitDidNotRun, spawn
+        return list(cached)
 
     argv = [git, f"--git-dir={gitdir}", "config", "--list", "--show-origin", "-z"]
     try:
@@ -165,7 +172,7 @@ def git_config_entries(
     with _CONFIG_LOCK:
         if len(_CONFIG_CACHE) > 256:
             _CONFIG_CACHE.clear()
-        _CONFIG_CACHE[key] = entries
+        _CONFIG_CACHE[key] = tuple(entries)
     return entries
 
 
@@ -382,10 +389,12 @@ def configured_paths(
         claude_home / "settings.json",
     )
     # Asked for every write the guards check: the same answer while nothing changed.
+    # Keyed by every input (the settings, each file by path and stamp, PATH): the same
+    # answer for every kernel in the process.
     key = (
         str(root),
         json.dumps(sections, sort_keys=True, default=str),
-        tuple(_stamp(str(p)) for p in files),
+        tuple((str(p), _stamp(str(p))) for p in files),
         environ.get("PATH", ""),
     )
     cached = _CONFIGURED.get(key)

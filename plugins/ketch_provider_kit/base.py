@@ -37,7 +37,11 @@ class HttpProvider:
         self.model = config.model or ""
         # Strip stray whitespace: a key pasted with its newline is an illegal header.
         self._key = key.reveal().strip() if key else None
-        self._http = LoopClient(timeout=config.read_timeout, connect_timeout=config.connect_timeout)
+        self._http = LoopClient(
+            timeout=config.read_timeout,
+            connect_timeout=config.connect_timeout,
+            base_url=config.base_url,
+        )
         if self.config.context_window is None:
             self.config.context_window = known_context_window(self.model)
 

@@ -91,12 +91,14 @@ class LoopClient:
     in each loop instead of a pool bound to a closed one.
     """
 
-    def __init__(self, *, timeout: float, connect_timeout: float) -> None:
+    def __init__(
+        self, *, timeout: float, connect_timeout: float, base_url: str | None = None
+    ) -> None:
         self._timeout = timeout
         self._connect_timeout = connect_timeout
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tls = _TlsContext()
+        self._tls: _TlsContext | _NoTls = _NoTls() if _plain_http(base_url) else _TlsContext()
 
     def get(self) -> httpx.AsyncClient:
         from ketch_import_kit.httpx import httpx
@@ -115,6 +117,24 @@ class LoopClient:
         client, self._client = self._client, None
         if client is not None and self._loop is asyncio.get_running_loop():
             await client.aclose()
+
+
+def _plain_http(base_url: str | None) -> bool:
+    """Whether every request goes to a plain ``http://`` base URL (a local server): then
+    no CA bundle is loaded at all (None: the kind's default, an ``https://`` API)."""
+    return base_url is not None and urlsplit(base_url.strip()).scheme.lower() == "http"
+
+
+class _NoTls:
+    """For a plain ``http://`` base URL: a TLS client context that trusts no CA, so the
+    CA bundle (tens of milliseconds of OpenSSL) is never loaded, and a request that did
+    go to an ``https://`` URL anyway fails its certificate check instead of going
+    unverified."""
+
+    def get(self) -> Any:
+        import ssl
+
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, with no CA to trust
 
 
 class _TlsContext:

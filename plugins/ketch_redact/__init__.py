@@ -17,16 +17,17 @@ protects its user.
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import hookimpl
+from ketch.api import StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Kernel, ProposedCall, Session, ToolResult
 
-_REDACTORS: weakref.WeakKeyDictionary[Any, tuple[int, Any]] = weakref.WeakKeyDictionary()
-_OFF: weakref.WeakSet[Any] = weakref.WeakSet()
+# In kernel.stash: each kernel has its own switch and its own redactor (the keys it
+# resolved), so a kernel with redaction off leaves every other kernel's on.
+REDACTOR = StashKey[tuple[int, Any]]()  # (how many keys it knew, the redactor)
+OFF = StashKey[bool]()
 
 
 def _switch_item(kernel: Any) -> Any:
@@ -70,10 +71,7 @@ def _switched_off(kernel: Kernel) -> bool:
 
 @hookimpl
 def ketch_configure(kernel: Kernel) -> None:
-    if _switched_off(kernel):
-        _OFF.add(kernel)
-    else:
-        _OFF.discard(kernel)
+    kernel.stash[OFF] = _switched_off(kernel)
 
 
 def redactor_for(kernel: Kernel) -> Any:
@@ -81,14 +79,14 @@ def redactor_for(kernel: Kernel) -> Any:
     from ketch_redact.redactor import Redactor
 
     known = kernel.known_secrets() if hasattr(kernel, "known_secrets") else ()
-    cached = _REDACTORS.get(kernel)
+    cached = kernel.stash.get(REDACTOR)
     if cached is not None and cached[0] == len(known):
         return cached[1]
     import os
 
     environ = {**kernel.environ, **os.environ}
     redactor = Redactor.of(environ, ((secret.reveal(), "provider-key") for secret in known))
-    _REDACTORS[kernel] = (len(known), redactor)
+    kernel.stash[REDACTOR] = (len(known), redactor)
     return redactor
 
 
@@ -97,7 +95,7 @@ def ketch_tool_result(
     session: Session, call: ProposedCall, result: ToolResult
 ) -> ToolResult | None:
     kernel = session.kernel
-    if kernel in _OFF:
+    if kernel.stash.get(OFF, False):
         return None
     redactor = redactor_for(kernel)
     output = redactor.redact(result.output)

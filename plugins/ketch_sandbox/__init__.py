@@ -66,6 +66,8 @@ class _KernelState:
     said: set[str] = field(default_factory=set)  # notices already given
     # Live sessions by id: the sandbox hook gets the call's context, which names its session.
     sessions: dict[str, Any] = field(default_factory=dict)
+    # Workspace scans waiting for their session's first answer (by session id).
+    warm: dict[str, Callable[[], None]] = field(default_factory=dict)
 
 
 _STATE = StashKey[_KernelState]()
@@ -192,12 +194,15 @@ def ketch_session_start(session: Session) -> None:
     if ok:
         import threading
 
-        threading.Thread(
+        # Started when the model first answers (ketch_event): a command can only come
+        # after that, and before it the scan would slow the first request (it competes
+        # for the interpreter with everything on that request's path).
+        _state(session.kernel).warm[session.id] = threading.Thread(
             target=_prewarm,
             args=(Path(session.workspace), session.kernel.settings),
             name="ketch-sandbox-scan",
             daemon=True,
-        ).start()
+        ).start
     if not ok:
         _say_once(
             session.kernel,
@@ -213,8 +218,24 @@ def ketch_session_start(session: Session) -> None:
 
 
 @hookimpl
+def ketch_event(session: Session, event: Any) -> None:
+    """The model's first answer in a session starts its workspace scan."""
+    if event.type in _ANSWERED:
+        start = _state(session.kernel).warm.pop(session.id, None)
+        if start is not None:
+            start()
+
+
+# Events that only come once a request has left: the model answering (or failing to).
+_ANSWERED = frozenset(
+    {"text_delta", "reasoning_delta", "tool_call", "usage", "waiting", "error", "retry", "turn_end"}
+)
+
+
+@hookimpl
 def ketch_session_end(session: Session, reason: str) -> None:
     _state(session.kernel).sessions.pop(session.id, None)
+    _state(session.kernel).warm.pop(session.id, None)
     from ketch_sandbox.sessions import EGRESS
 
     egress = session.stash.pop(EGRESS, None)

@@ -355,7 +355,10 @@ def guard(
     read-only, where that is in the workspace (the link itself can be replaced:
     :mod:`ketch_sandbox.planted` sees that)."""
     extra = tuple(extra)
-    key = (ws, found, extra, _repository_stamps(found, environ))
+    # Every input of the plan (``extra`` carries the kernel's configured paths; git
+    # runs with PATH and HOME): no kernel gets a plan made for another's settings.
+    home_path = (environ.get("HOME", ""), environ.get("PATH", ""))
+    key = (ws, found, extra, home_path, _repository_stamps(found, environ))
     plan = _PLANS.get(ws)
     if plan is None or plan[0] != key:
         plan = _PLANS[ws] = (key, _plan(ws, found, extra, environ))
@@ -366,8 +369,9 @@ def guard(
     view.guarded.update(guarded)
 
 
-# The last plan per workspace: the same index result, configured paths and
-# repository configs give the same plan (with nothing changed, a command pays nothing).
+# The last plan per workspace, with its inputs: the same index result, configured
+# paths, environment and repository configs give the same plan (with nothing changed,
+# a command pays nothing; a kernel with other settings makes its own).
 _PLANS: dict[
     Path, tuple[tuple[object, ...], tuple[list[Path], list[Path], set[Path], dict[Path, str]]]
 ] = {}

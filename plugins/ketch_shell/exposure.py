@@ -12,39 +12,43 @@ secret is exposed to one command when
 
 Nothing else exposes a secret: not an allow-everything profile, not a broad ``shell``
 rule, not a call that was allowed without anyone being asked. The live session's
-approvals are looked up by session id (never copied into ``session.state``, which is
+approvals are kept in its in-memory stash (never copied into ``session.state``, which is
 saved: authority must not survive a resume).
 """
 
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ketch.api import StashKey
+
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Session, ToolContext
 
-_SESSIONS: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
-_APPROVED: dict[str, set[str]] = {}  # session id -> tool call ids the person approved when asked
+# In session.stash (a tool's ``ctx.stash``), from the session's start to its end: the
+# session itself (its approvals are its root session's), and the tool call ids the
+# person approved when asked.
+SESSION = StashKey["Session"]()
+APPROVED = StashKey[set[str]]()
 
 
 def started(session: Session) -> None:
-    _SESSIONS[session.id] = session
-    _APPROVED[session.id] = set()
+    session.stash[SESSION] = session
+    session.stash[APPROVED] = set()
 
 
 def ended(session: Session) -> None:
-    _SESSIONS.pop(session.id, None)
-    _APPROVED.pop(session.id, None)
+    session.stash.pop(SESSION)
+    session.stash.pop(APPROVED)
 
 
 def observe(session: Session, event: Any) -> None:
     """Remember calls the person approved (the permission event comes before the call runs)."""
     if getattr(event, "type", None) == "permission" and event.decision == "ask" and event.approved:
-        _APPROVED.setdefault(session.id, set()).add(event.tool_call_id)
+        session.stash.setdefault(APPROVED, set()).add(event.tool_call_id)
 
 
 def _names(command: str, path: Path, workspace: Path) -> bool:
@@ -62,12 +66,12 @@ def exposure(ctx: ToolContext, command: str) -> Callable[[Path], bool]:
     from ketch_policy_kit.rules import compile_scopes
 
     workspace = Path(ctx.workspace).resolve()
-    session = _SESSIONS.get(ctx.session_id)
+    session = ctx.stash.get(SESSION)
     permissions = getattr(ctx.settings, "permissions", None)
     allow = tuple(getattr(permissions, "allow", ()) or ())
     approvals = tuple(session_approvals(session)) if session is not None else ()
     rules = compile_scopes(tuple(str(r) for r in allow) + approvals)
-    person = ctx.tool_call_id in _APPROVED.get(ctx.session_id, set())
+    person = ctx.tool_call_id in ctx.stash.get(APPROVED, set())
 
     def exposed(path: Path) -> bool:
         if any(rule.matches_path("shell", Effect.READ, str(path), workspace) for rule in rules):

@@ -35,6 +35,9 @@ from ketch_shell.capture import HeadTail
 POLL = 0.05
 REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reaper.py")
 # Process groups this process started and has not seen end: pgid -> the session's id.
+# Process-wide, not a kernel's: they are this OS process's children, all killed at its
+# exit (atexit), and a session id (unique across the kernels of ``ketch acp``) picks a
+# session's own at its end.
 GROUPS: dict[int, str] = {}
 # The groups whose leader is a reaper (see the module docstring).
 REAPED: set[int] = set()

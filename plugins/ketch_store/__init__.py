@@ -6,8 +6,11 @@ the cipher ``ketch_field_cipher`` provides), observes sessions through ``ketch_e
 ``ketch sessions`` and ``ketch store`` commands. Everything heavy is imported inside
 the hooks.
 
-A store that refuses to open raises ``StoreUnavailable``; the kernel keeps the reason
-(``Kernel.store_problem``). A frontend decides what that means before the session
+It keeps the store for the kernel (``ketch_session_store`` behind ``kernel.store``,
+``ketch_resume_record``): :mod:`ketch_store.opening` opens it on first use, or beside
+the first request when a frontend asks (``store_open_concurrently``, ``store_pending``).
+A store that refuses to open raises ``StoreUnavailable``; the reason is kept
+(``store_problem``) and raised again at every use. A frontend decides what that means before the session
 starts (a headless run stops when there was a store to open); a session that runs
 anyway runs unsaved and says so once. Resuming, and the ``sessions`` command, fail
 with the store's explanation.
@@ -21,7 +24,16 @@ from typing import TYPE_CHECKING, Any
 from ketch.api import Command, StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.api import Event, FieldCipher, Session, Settings, Store
+    from ketch.api import (
+        Event,
+        FieldCipher,
+        Kernel,
+        Session,
+        SessionRecord,
+        Settings,
+        Store,
+        StoreUnavailable,
+    )
 
 
 @hookimpl
@@ -36,6 +48,48 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
     from ketch_store import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def ketch_session_store(kernel: Kernel) -> Store | None:
+    from ketch_store.opening import store
+
+    return store(kernel)
+
+
+@hookimpl
+def ketch_resume_record(kernel: Kernel, session_id: str | None) -> SessionRecord:
+    from ketch_store.opening import resume_record
+
+    return resume_record(kernel, session_id)
+
+
+@hookimpl
+def ketch_request_started(session: Session) -> None:
+    from ketch_store.opening import start
+
+    start(session.kernel)
+
+
+@hookimpl
+def store_open_concurrently(kernel: Kernel) -> None:
+    from ketch_store.opening import open_concurrently
+
+    open_concurrently(kernel)
+
+
+@hookimpl
+def store_pending(kernel: Kernel) -> bool:
+    from ketch_store.opening import pending
+
+    return pending(kernel)
+
+
+@hookimpl
+def store_problem(kernel: Kernel) -> StoreUnavailable | None:
+    from ketch_store.opening import opening
+
+    return opening(kernel).problem
 
 
 @hookimpl
@@ -93,18 +147,18 @@ def _recorder(session: Session) -> Any:
     from ketch.api import KetchError
 
     kernel = session.kernel
-    if getattr(kernel, "store_problem", None) is not None:
+    if store_problem(kernel) is not None:
         return None
     try:
         store = kernel.store
     except KetchError:
-        return None  # kept as kernel.store_problem; said once at session start
+        return None  # kept as store_problem; said once at session start
     return getattr(store, "recorder", None)
 
 
 @hookimpl
 def ketch_session_start(session: Session) -> None:
-    if session.kernel.store_pending:  # opening concurrently: said when it is open (_flush)
+    if store_pending(session.kernel):  # opening concurrently: said when it is open (_flush)
         session.stash.setdefault(PENDING, [])
         return
     _say_state(session)
@@ -117,7 +171,7 @@ def _say_state(session: Session, concurrent: bool = False) -> None:
     from ketch.api import NoticeEvent
 
     recorder = _recorder(session)
-    problem = getattr(session.kernel, "store_problem", None)
+    problem = store_problem(session.kernel)
     messages: list[str] = []
     if problem is not None and not (concurrent and problem.exists):
         messages.append(f"this session is not being saved: {problem.message}")
@@ -147,7 +201,7 @@ _NOT_STORED = frozenset(
 def ketch_event(session: Session, event: Event) -> None:
     if event.type in _NOT_STORED:
         return  # not stored; skip the lookup on the hot path of streaming
-    if session.kernel.store_pending and event.type not in _WAIT_FOR:
+    if store_pending(session.kernel) and event.type not in _WAIT_FOR:
         session.stash.setdefault(PENDING, []).append(event)
         return
     for each in [*_flush(session), event]:

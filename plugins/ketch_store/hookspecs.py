@@ -32,3 +32,35 @@ def store_rotation_phase(phase: str) -> None:
     recovers. The return value is ignored; an implementation that raises is reported
     and skipped.
     """
+
+
+# --- the store's opening (ketch_store.opening) -------------------------------------------
+
+
+@hookspec
+def store_open_concurrently(kernel: Any) -> None:
+    """Open the store while the first model request is under way instead of before it
+    (a frontend's choice: headless). Until it is open ``store_pending`` answers True:
+    the journal keeps the session's events until then, and an event that must be
+    journaled before an effect (a tool starting) waits for it. Anything that needs the
+    store earlier opens it at once; ``--no-save`` opens nothing. Return ignored.
+    """
+
+
+@hookspec(firstresult=True)
+def store_pending(kernel: Any) -> bool | None:
+    """Whether the store is being opened concurrently and is not open (or failed) yet.
+
+    Asked by plugins that would read or write the store from a session's first events
+    (checkpoints, approvals, the cipher's passphrase): while True they keep what they
+    have until it is open. firstresult; None (the store plugin is not loaded): nothing
+    is pending.
+    """
+
+
+@hookspec(firstresult=True)
+def store_problem(kernel: Any) -> Any:
+    """Why the store could not be opened (a ``StoreUnavailable``), once it was tried and
+    failed; None when it is open, not tried yet, or not loaded. The session's notice has
+    said it once: what asks uses it to stay quiet. firstresult.
+    """

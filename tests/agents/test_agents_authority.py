@@ -21,7 +21,7 @@ from ketch_policy_kit.approvals import session_approvals
 from tests.agents.conftest import SCRIPTED, Cli
 from tests.trust.pins import trust_all
 
-PLUGINS = ["guards", "policy", "fs", "agents"]
+PLUGINS = ["guards", "policy", "fs", "agents", "concurrent_calls"]
 
 
 def when(marker: str, step: dict[str, Any]) -> dict[str, Any]:

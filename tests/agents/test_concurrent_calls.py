@@ -62,6 +62,29 @@ def test_three_read_only_calls_run_side_by_side_with_results_in_call_order(cli: 
     assert len(started) == 3
 
 
+def test_without_the_concurrent_calls_plugin_each_call_runs_alone_with_the_same_results(
+    cli: Cli,
+) -> None:
+    setup(cli)
+    script = [
+        calls(
+            ("slow_read", {"path": "a.txt", "seconds": 0.3}),
+            ("slow_read", {"path": "b.txt", "seconds": 0.2}),
+            ("slow_read", {"path": "c.txt", "seconds": 0.1}),
+        ),
+        text("read them"),
+    ]
+    result = cli("-p", "read", *RUN, "--no-plugin", "concurrent_calls", script=script)
+    clean(result)
+    assert result.returncode == 0
+    runs = cli.tool_runs()
+    assert [r["path"] for r in runs] == ["a.txt", "b.txt", "c.txt"]  # one after another
+    for earlier, later in zip(runs, runs[1:], strict=False):
+        assert earlier["end"] <= later["start"]
+    outputs = [p["output"] for p in result.requests[-1]["messages"][-1]["parts"]]
+    assert outputs == ["content of a\n", "content of b\n", "content of c\n"]
+
+
 def test_a_mutating_call_keeps_its_place_and_runs_alone(cli: Cli) -> None:
     setup(cli)
     script = [
@@ -164,7 +187,10 @@ def harness(tmp_path: Path, script: list[dict[str, Any]]) -> Harness:
     Waiter.finished.clear()
     Waiter.scopes.clear()
     return Harness.create(
-        tmp_path, script=script, plugins=[("waiting", Plugin())], bundled=["guards"]
+        tmp_path,
+        script=script,
+        plugins=[("waiting", Plugin())],
+        bundled=["guards", "concurrent_calls"],
     )
 
 

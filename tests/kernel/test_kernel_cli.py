@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ketch.plugins import ESSENTIAL
 from tests.kernel.kit import make_distribution
 
 pytestmark = pytest.mark.minimal
@@ -148,8 +149,12 @@ def test_an_unknown_option_is_named_with_a_did_you_mean(tmp_path: Path) -> None:
     proc = ketch("--modle", "gpt-4o", cwd=tmp_path)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    # `--mode` belongs to the permission plugin, absent from the lightweight build.
+    # `--mode` belongs to the permission plugin, absent from the lightweight build; so is
+    # the "did you mean" (the cli_hints plugin), where the line is argparse's own.
     has_mode = re.search(r"--mode\b", ketch("--help", cwd=tmp_path).stdout) is not None
+    if "cli_hints" not in (os.environ.get("KETCH_PLUGINS") or "cli_hints").split(","):
+        assert lines[0].startswith("ketch: ") and len(lines) == 2 and "usage:" not in proc.stderr
+        return
     both = "--model or --mode" if has_mode else "--model"
     assert lines[0] == f"ketch: unknown option --modle (did you mean {both}?)"
     assert len(lines) == 2 and "usage:" not in proc.stderr and "gpt-4o" not in proc.stderr
@@ -159,6 +164,16 @@ def test_an_unknown_option_is_named_with_a_did_you_mean(tmp_path: Path) -> None:
         assert "--profile full-access" in yolo.stderr.splitlines()[0]
     sub = ketch("sessions", "list", "--jsn", cwd=tmp_path)
     assert sub.returncode == 2 and "did you mean --json?" in sub.stderr
+    no_traceback(proc)
+
+
+def test_without_the_hints_plugin_an_unknown_option_is_still_one_line(tmp_path: Path) -> None:
+    proc = ketch("--no-plugin", "cli_hints", "--modle", "gpt-4o", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    # argparse's own complaint (about the word after it), but one line, not the usage.
+    assert lines[0].startswith("ketch: ") and "--modle" not in lines[0]
+    assert len(lines) == 2 and "usage:" not in proc.stderr and "did you mean" not in proc.stderr
     no_traceback(proc)
 
 
@@ -325,6 +340,24 @@ def dist_env(site: Path, **extra: str) -> dict[str, str]:
     }
 
 
+def shout_turn(tmp_path: Path, env: dict[str, str], *options: str) -> Any:
+    """A real ``-p`` turn in which the scripted model calls the ``shout`` tool once."""
+    script = [{"tool_calls": [{"name": "shout", "input": {"text": "hi"}}]}, {"text": "done"}]
+    return ketch(
+        "-p",
+        "shout",
+        *options,
+        "--provider",
+        "scripted",
+        "--output-format",
+        "stream-json",
+        "--profile",
+        "full-access",
+        cwd=tmp_path,
+        env={**env, **scripted_env(tmp_path, script)},
+    )
+
+
 def test_third_party_plugins_are_discovered_isolated_and_offered(tmp_path: Path) -> None:
     site = tmp_path / "site"
     make_distribution(site, "ketch-broken-import", BROKEN_IMPORT, entry_name="brokenimport")
@@ -354,25 +387,33 @@ def test_third_party_plugins_are_discovered_isolated_and_offered(tmp_path: Path)
     human = ketch("plugins", cwd=tmp_path, env=env)
     assert "brokenimport" in human.stdout and "failed" in human.stdout
 
-    script = [{"tool_calls": [{"name": "shout", "input": {"text": "hi"}}]}, {"text": "done"}]
-    proc = ketch(
-        "-p",
-        "shout",
-        "--provider",
-        "scripted",
-        "--output-format",
-        "stream-json",
-        "--profile",
-        "full-access",
-        cwd=tmp_path,
-        env={**env, **scripted_env(tmp_path, script)},
-    )
+    proc = shout_turn(tmp_path, env)
     assert proc.returncode == 0, proc.stderr
     offered = [t["name"] for t in requests(tmp_path)[0]["tools"]]
     assert "shout" in offered
     schema = next(t for t in requests(tmp_path)[0]["tools"] if t["name"] == "shout")
     assert schema["description"] == "Upper-case the text."
     assert schema["input_schema"]["properties"]["text"]["description"] == "what to shout"
+    no_traceback(proc)
+
+
+def test_a_third_party_function_tool_survives_an_allow_list_and_no_plugin(
+    tmp_path: Path,
+) -> None:
+    """A plugin registering a plain typed function (docs/plugins.md's way) keeps its tool
+    under an allow-list that does not name ``function_tools`` and with ``--no-plugin
+    function_tools``: the plugin that makes a function a tool is essential."""
+    site = tmp_path / "site"
+    make_distribution(site, "ketch-shout", GOOD_TOOL, entry_name="shout")
+    env = {**dist_env(site), "KETCH_PLUGINS": "headless,policy,shout"}
+    proc = shout_turn(tmp_path, env, "--no-plugin", "function_tools")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert any("'function_tools' is essential and cannot be disabled" in n for n in notices)
+    assert "shout" in [t["name"] for t in requests(tmp_path)[0]["tools"]]
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [(r["name"], r["ok"], r["output"]) for r in results] == [("shout", True, "HI")]
     no_traceback(proc)
 
 
@@ -412,8 +453,35 @@ def test_essential_plugin_cannot_be_disabled(tmp_path: Path) -> None:
 def test_allow_list_keeps_essential(tmp_path: Path) -> None:
     proc = ketch("plugins", "--json", cwd=tmp_path, env={"KETCH_PLUGINS": "headless"})
     status = {p["name"]: p["status"] for p in json.loads(proc.stdout)}
-    assert status["guards"] == "ok" and status["headless"] == "ok"
-    assert all(s == "disabled" for n, s in status.items() if n not in ("guards", "headless"))
+    assert all(status[n] == "ok" for n in ESSENTIAL) and status["headless"] == "ok"
+    assert all(s == "disabled" for n, s in status.items() if n not in (*ESSENTIAL, "headless"))
+
+
+def test_plugins_answers_with_every_other_plugin_blocked_broken_or_disabled(
+    tmp_path: Path,
+) -> None:
+    """``ketch plugins`` is itself a plugin, an essential one: an allow-list naming only
+    broken plugins and ``--no-plugin`` naming it leave it loaded, listing why."""
+    site = tmp_path / "site"
+    make_distribution(site, "ketch-broken-import", BROKEN_IMPORT, entry_name="brokenimport")
+    make_distribution(
+        site, "ketch-broken-register", BROKEN_REGISTRATION, entry_name="brokenregister"
+    )
+    env = dist_env(site, KETCH_PLUGINS="brokenimport,brokenregister")
+    proc = ketch("plugins", "--json", "--no-plugin", "plugin_list,fs", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "plugin 'plugin_list' is essential and cannot be disabled" in proc.stderr
+    by_name = {p["name"]: p for p in json.loads(proc.stdout)}
+    assert by_name["plugin_list"]["status"] == "ok" and by_name["plugin_list"]["essential"]
+    assert "broken at import" in by_name["brokenimport"]["error"]
+    assert "cannot register today" in by_name["brokenregister"]["error"]
+    assert by_name["fs"] == {**by_name["fs"], "status": "disabled", "disabled_by": "--no-plugin"}
+    assert by_name["web"]["disabled_by"] == "not in KETCH_PLUGINS"
+    human = ketch("plugins", "--no-plugin", "plugin_list", cwd=tmp_path, env=env)
+    assert human.returncode == 0, human.stderr
+    assert "    error: import failed: " in human.stdout
+    assert "    disabled by not in KETCH_PLUGINS" in human.stdout
+    no_traceback(human)
 
 
 def test_trace_plugins_writes_hook_calls_to_stderr(tmp_path: Path) -> None:

@@ -275,7 +275,9 @@ FINISH = {
 def openai_harness(tmp_path: Path, server: LoopbackServer, **provider: Any) -> Harness:
     table = "".join(f"{k} = {json.dumps(v)}\n" for k, v in provider.items())
     config = f'[providers.openai]\nbase_url = "{server.url}/v1"\nmodel = "m"\napi_key_required = false\n{table}[loop]\nmax_retries = 3\n'
-    return Harness.create(tmp_path, config=config, provider_name="openai", bundled=["openai"])
+    return Harness.create(
+        tmp_path, config=config, provider_name="openai", bundled=["openai", "retry", "stream_watch"]
+    )
 
 
 def test_a_stream_of_empty_deltas_is_cut_by_progress_timeout(tmp_path: Path) -> None:
@@ -339,9 +341,9 @@ def test_a_silent_server_is_not_blamed_for_keep_alives_when_both_deadlines_are_e
 def test_a_slow_stream_shows_that_ketch_is_waiting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ketch import streaming
+    from ketch_stream_watch import watch
 
-    monkeypatch.setattr(streaming, "WAITING_EVERY", 0.2)
+    monkeypatch.setattr(watch, "WAITING_EVERY", 0.2)
     with LoopbackServer() as server:
         server.queue(
             "/v1/chat/completions",
@@ -570,7 +572,7 @@ def test_detection_works_inside_a_running_event_loop(tmp_path: Path) -> None:
     h.kernel.settings.__dict__["provider"] = None
 
     async def inside_a_loop() -> str | None:
-        return h.kernel._detect_local()
+        return h.kernel.provider_config()[0].name
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

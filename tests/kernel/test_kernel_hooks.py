@@ -100,6 +100,113 @@ def test_hook_ketch_register_tools(tmp_path: Path) -> None:
     assert h.kernel.tools["echo"].plugin == "testtools"
 
 
+def test_hook_ketch_cached_registrations(tmp_path: Path) -> None:
+    """An answered plugin is not called, and what was answered for it is registered as
+    its own; an answer for a plugin not being called is dropped; a failing answer (or
+    none) leaves every implementation called."""
+    from ketch.tools import Tool
+
+    class StandIn(Tool):
+        name = "echo"
+        description = "a stand-in"
+
+    asked: list[tuple[str, list[str]]] = []
+
+    class Cache:
+        @hookimpl
+        def ketch_cached_registrations(
+            self, hook: str, plugins: list[str]
+        ) -> dict[str, list[Any]] | None:
+            asked.append((hook, list(plugins)))
+            if hook != "ketch_register_tools":
+                return None
+            return {"testtools": [StandIn()], "nobody": [StandIn()]}
+
+    h = make(tmp_path, [], ("cache", Cache()))
+    tools = h.kernel.tools
+    assert isinstance(tools["echo"], StandIn) and tools["echo"].plugin == "testtools"
+    assert "touch" not in tools  # testtools' own hook was not called
+    assert ("ketch_register_tools", ["testtools"]) in [
+        (hook, [p for p in plugins if p == "testtools"]) for hook, plugins in asked
+    ]
+    assert h.kernel.pm.infos["testtools"].provides["tools"] == ["echo"]
+
+    class Broken:
+        @hookimpl
+        def ketch_cached_registrations(self) -> dict[str, list[Any]]:
+            raise RuntimeError("the cache is broken")
+
+    h = make(tmp_path / "broken", [], ("cache", Broken()))
+    assert {"echo", "touch"} <= set(h.kernel.tools)
+    assert not isinstance(h.kernel.tools["echo"], StandIn)
+
+
+class Functions:
+    """Registers a plain typed function (and a Tool): the function needs ketch_tool_from."""
+
+    @hookimpl
+    def ketch_register_tools(self, register: Any) -> None:
+        from ketch.tools import Effect, tool
+
+        @tool(effects={Effect.READ})
+        def shout(text: str, times: int = 1) -> str:
+            """Upper-case the text.
+
+            Args:
+                text: what to shout
+                times: how many times
+            """
+            return " ".join([text.upper()] * times)
+
+        register(shout)
+
+
+def test_hook_ketch_tool_from(tmp_path: Path) -> None:
+    """The essential function_tools plugin makes a typed function a tool (schema from its
+    signature and docstring, effects from ``@tool``) that runs, under an allow-list that
+    does not name it; with no plugin to answer, the registering plugin fails with a
+    one-line reason and keeps nothing; an implementation that raises fails the
+    registering plugin with its error."""
+    script = [call("shout", {"text": "hi", "times": 2}), text("ok")]
+    h = make(tmp_path, script, ("functions", Functions()), bundled=["guards"])
+    assert h.kernel.pm.infos["function_tools"].status == "ok"
+    shout = h.kernel.tools["shout"]
+    assert shout.plugin == "functions" and shout.description == "Upper-case the text."
+    assert shout.mutating is False
+    schema = shout.input_schema()
+    assert schema["properties"]["text"]["description"] == "what to shout"
+    assert schema["required"] == ["text"]
+    h.run("x")
+    assert h.of_type("tool_result")[0].output == "HI HI"
+    # ketch.api.as_tool: the same, given the kernel's hooks to ask (and a clear error without)
+    from ketch.api import as_tool
+
+    def whisper(text: str) -> str:
+        """Lower-case the text."""
+        return text.lower()
+
+    made = as_tool(whisper, h.kernel.hooks)
+    assert made.name == "whisper" and made.mutating is True
+    assert made.input_schema()["required"] == ["text"]
+    with pytest.raises(TypeError, match=r"as_tool\(obj, kernel.hooks\)"):
+        as_tool(whisper)
+
+    h = make(tmp_path / "off", [], ("functions", Functions()), bundled=False)
+    assert "shout" not in h.kernel.tools and "echo" in h.kernel.tools
+    info = h.kernel.pm.infos["functions"]
+    assert info.status == "failed"
+    assert "no loaded plugin makes a function a tool" in (info.error or "")
+
+    class Refuses:
+        @hookimpl(tryfirst=True)
+        def ketch_tool_from(self, obj: Any) -> Any:
+            raise ValueError("not this one")
+
+    h = make(tmp_path / "refused", [], ("functions", Functions()), ("refuses", Refuses()))
+    assert "shout" not in h.kernel.tools
+    assert "ValueError: not this one" in (h.kernel.pm.infos["functions"].error or "")
+
+
 def test_hook_ketch_register_frontends(tmp_path: Path) -> None:
     from ketch.frontends import Frontend
 
@@ -136,6 +243,25 @@ def test_hook_ketch_add_cli_options(tmp_path: Path) -> None:
 
     h = make(tmp_path, [], ("opts", P()))
     assert build_parser(h.kernel).parse_args(["--colour", "red"]).colour == "red"
+
+
+def test_hook_ketch_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ketch.cli import build_parser
+
+    seen: list[tuple[list[str], str]] = []
+
+    class P:
+        @hookimpl
+        def ketch_usage_error(self, parser: Any, args: list[str], message: str) -> str:
+            seen.append((args, message))
+            return "that is not an option here"
+
+    h = make(tmp_path, [], ("hints", P()))
+    with pytest.raises(SystemExit) as exited:
+        build_parser(h.kernel).parse_args(["--colour"])
+    assert exited.value.code == 2
+    assert seen and seen[0][0] == ["--colour"] and "unrecognized" in seen[0][1]
+    assert capsys.readouterr().err.splitlines()[0] == "ketch: that is not an option here"
 
 
 def test_hook_ketch_register_settings(tmp_path: Path) -> None:
@@ -350,6 +476,30 @@ def test_hook_ketch_workspace_setting(tmp_path: Path) -> None:
     assert untrusted.kernel.settings.profile is None  # no answer: not applied
 
 
+def test_hook_ketch_workspace_config(tmp_path: Path) -> None:
+    """Its answer is what of the workspace's config applies; with none, nothing does."""
+    seen: list[tuple[dict[str, Any], bool]] = []
+
+    class P:
+        @hookimpl(tryfirst=True)  # before the essential workspace_settings plugin's answer
+        def ketch_workspace_config(
+            self, data: dict[str, Any], sections: list[Any], admit: bool
+        ) -> Any:
+            seen.append((data, admit))
+            return {"model": data["model"]}, [(("profile",), data["profile"])], ["profile"]
+
+    config = 'profile = "assisted"\nmodel = "m"\n'
+    h = make(tmp_path, [], ("split", P()), workspace_config=config)
+    assert h.kernel.settings.model == "m" and h.kernel.settings.profile is None
+    assert seen == [({"profile": "assisted", "model": "m"}, True)]
+    layer = next(lay for lay in h.kernel.layers if lay.name == "workspace")
+    assert layer.ignored == ["profile"] and layer.held == [(("profile",), "assisted")]
+    assert any("ignored profile until you trust" in n for n in h.kernel.notices)
+    none = make(tmp_path / "none", [], workspace_config=config, bundled=False)
+    assert none.kernel.settings.model != "m" and none.kernel.settings.profile is None
+    assert any("ignoring this file" in n for n in none.kernel.notices)
+
+
 def test_hook_ketch_get_credential(tmp_path: Path) -> None:
     class P:
         @hookimpl
@@ -363,6 +513,39 @@ def test_hook_ketch_get_credential(tmp_path: Path) -> None:
     h.kernel.environ["SCRIPTED_KEY"] = "from-env"
     assert h.kernel.api_key(config, kind).reveal() == "from-env"
     assert "from-env" not in repr(h.kernel.api_key(config, kind))
+
+
+def test_hook_ketch_resolve_provider(tmp_path: Path) -> None:
+    """A plugin answers which provider to build; the managed allow-lists still hold
+    whatever it answers; with no plugin to answer nothing is built (one line)."""
+    from ketch.providers import ProviderConfig
+
+    class Resolver:
+        @hookimpl
+        def ketch_resolve_provider(
+            self, kernel: Any, provider: str | None, model: str | None
+        ) -> Any:
+            kind = kernel.provider_kinds["scripted"]
+            return ProviderConfig(name="mine", kind="scripted", model=model or "chosen"), kind
+
+    h = make(tmp_path, [], ("resolver", Resolver()))
+    config, kind = h.kernel.provider_config()
+    assert (config.name, kind.kind, config.model) == ("mine", "scripted", "chosen")
+
+    managed = tmp_path / "managed.toml"
+    managed.write_text('allowed_models = ["scripted-*"]\n', encoding="utf-8")
+    env = {"KETCH_MANAGED_FILE": str(managed)}
+    fenced = make(tmp_path / "fenced", [], ("resolver", Resolver()), env=env)
+    with pytest.raises(KetchError, match="model 'chosen' is not allowed by the managed policy"):
+        fenced.kernel.provider_config()
+    assert fenced.kernel.provider_config(model="scripted-2")[0].model == "scripted-2"
+
+    # The essential provider_setup plugin answers by default ...
+    assert make(tmp_path / "default", []).kernel.provider_config()[0].name == "scripted"
+    # ... and with no plugin at all (an embedder's bare kernel) nothing is built.
+    bare = make(tmp_path / "bare", [], bundled=False)
+    with pytest.raises(KetchError, match="no plugin resolves the model provider"):
+        bare.kernel.provider_config()
 
 
 def test_hook_ketch_model_info(tmp_path: Path) -> None:
@@ -423,6 +606,60 @@ def test_hook_ketch_policy_vote(tmp_path: Path) -> None:
 
 
 # --- context ------------------------------------------------------------------------------------
+
+
+def test_hook_ketch_refuse_call(tmp_path: Path) -> None:
+    from tests.kernel.kit import Echo
+
+    Echo.runs.clear()
+    seen: list[str] = []
+
+    class P:
+        @hookimpl
+        def ketch_refuse_call(self, call: Any, tool: Any, turn: Any) -> str | None:
+            seen.append(call.input["text"])
+            return "[test] not this one" if call.input["text"] == "no" else None
+
+    script = [calls(("echo", {"text": "no"}), ("echo", {"text": "yes"})), text("ok")]
+    h = make(tmp_path, script, ("refuse", P()))
+    h.run("x")
+    assert seen == ["no", "yes"] and Echo.runs == ["yes"]
+    refused, ran = h.of_type("tool_result")
+    assert not refused.ok and refused.output == "[test] not this one" and ran.ok
+    assert [e.tool_call_id for e in h.of_type("permission")] == [ran.tool_call_id]  # never voted on
+
+
+def test_hook_ketch_run_calls(tmp_path: Path) -> None:
+    from tests.kernel.kit import Echo
+
+    class P:
+        @hookimpl
+        async def ketch_run_calls(self, session: Any, calls: Any, decide: Any, finish: Any) -> bool:
+            decided = [await decide(c) for c in calls]  # decided in order...
+            for c, d in reversed(list(zip(calls, decided, strict=True))):
+                await finish(c, d)  # ...run in the plugin's order
+            return True
+
+    Echo.runs.clear()
+    script = [calls(("echo", {"text": "a"}), ("echo", {"text": "b"})), text("ok")]
+    h = make(tmp_path / "runs", script, ("runner", P()))
+    h.run("x")
+    assert Echo.runs == ["b", "a"]
+    parts = h.provider.requests[-1].messages[-1].parts
+    assert [p.output for p in parts] == ["a", "b"]  # back to the model in call order
+
+    class Broken:
+        @hookimpl
+        async def ketch_run_calls(self, session: Any, calls: Any, decide: Any, finish: Any) -> bool:
+            await finish(calls[0], await decide(calls[0]))
+            raise RuntimeError("runner bug")
+
+    Echo.runs.clear()
+    script = [calls(("echo", {"text": "a"}), ("echo", {"text": "b"})), text("ok")]
+    h = make(tmp_path / "broken", script, ("runner", Broken()))
+    h.run("x")
+    assert Echo.runs == ["a", "b"]  # the kernel ran the call it left, once, alone
+    assert [e.ok for e in h.of_type("tool_result")] == [True, True]
 
 
 def test_hook_ketch_system_prompt(tmp_path: Path) -> None:
@@ -508,6 +745,24 @@ def test_hook_ketch_response_usage(tmp_path: Path) -> None:
     )
 
 
+def test_hook_ketch_retry_delay(tmp_path: Path) -> None:
+    seen: list[tuple[str, int]] = []
+
+    class P:
+        @hookimpl
+        def ketch_retry_delay(self, session: Any, error: Any, retried: tuple[Any, ...]) -> Any:
+            seen.append((error.message, len(retried)))
+            return 0.01 if len(retried) < 2 else None
+
+    busy = [error("overloaded", f"busy {n}", retryable=True) for n in range(4)]
+    h = make(tmp_path, [*busy, text("never")], ("retry", P()))
+    end = h.run("x")
+    assert end.stop_reason == "error" and len(h.provider.requests) == 3
+    assert seen == [("busy 0", 0), ("busy 1", 1), ("busy 2", 2)]  # asked after each failure
+    assert [e.retry_in for e in h.of_type("error")] == [0.01, 0.01, None]
+    assert [e.attempt for e in h.of_type("retry")] == [1, 2]
+
+
 def test_hook_ketch_event_fields(tmp_path: Path) -> None:
     class Meter:
         @hookimpl
@@ -583,8 +838,10 @@ class StorePlugin:
 
 
 def test_hook_ketch_open_store(tmp_path: Path) -> None:
+    # The store plugin keeps the store (ketch_session_store): it opens whichever store
+    # answers ketch_open_store first, once.
     plugin = StorePlugin()
-    h = make(tmp_path, [], ("fakestore", plugin))
+    h = make(tmp_path, [], ("fakestore", plugin), bundled=["guards", "store"])
     assert h.kernel.store == {"store": True}
     assert h.kernel.store == {"store": True}  # opened once
     assert len(plugin.opened_with) == 1
@@ -592,9 +849,169 @@ def test_hook_ketch_open_store(tmp_path: Path) -> None:
 
 def test_hook_ketch_field_cipher(tmp_path: Path) -> None:
     plugin = StorePlugin()
-    h = make(tmp_path, [], ("fakestore", plugin))
+    h = make(tmp_path, [], ("fakestore", plugin), bundled=["guards", "store"])
     _ = h.kernel.store
     assert isinstance(plugin.opened_with[0], FakeCipher)
+
+
+class KeptStore:
+    """Answers ketch_session_store and ketch_resume_record as the test sets them."""
+
+    def __init__(self, answer: Any = None, record: Any = None) -> None:
+        self.answer = answer
+        self.record = record
+        self.asked: list[Any] = []
+
+    @hookimpl
+    def ketch_session_store(self, kernel: Any) -> Any:
+        self.asked.append(kernel)
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+    @hookimpl
+    def ketch_resume_record(self, kernel: Any, session_id: str | None) -> Any:
+        self.asked.append(session_id)
+        if isinstance(self.record, BaseException):
+            raise self.record
+        return self.record
+
+
+def test_hook_ketch_session_store(tmp_path: Path) -> None:
+    from ketch.storage import StoreUnavailable
+
+    assert make(tmp_path / "none", []).kernel.store is None  # no plugin keeps one
+    kept = KeptStore({"store": True})
+    h = make(tmp_path / "kept", [], ("kept", kept))
+    assert h.kernel.store == {"store": True}
+    assert kept.asked == [h.kernel]  # asked at every use: the keeper opens once
+    refused = KeptStore(StoreUnavailable("the keyring is locked; unlock it", exists=True))
+    h = make(tmp_path / "refused", [], ("refused", refused))
+    for _ in range(2):  # raised again at every use
+        with pytest.raises(StoreUnavailable, match="keyring is locked"):
+            _ = h.kernel.store
+    # A keeper that fails otherwise is a store that cannot be opened, never "no store".
+    h = make(tmp_path / "broken", [], ("broken", KeptStore(RuntimeError("boom"))))
+    with pytest.raises(StoreUnavailable, match="could not be opened.*boom") as failed:
+        _ = h.kernel.store
+    assert failed.value.exists
+
+
+def test_hook_ketch_resume_record(tmp_path: Path) -> None:
+    from ketch.storage import SessionRecord
+
+    first = make(tmp_path / "kept", [text("again")])
+    transcript = (Message.user("before"), Message.assistant("answered"))
+    record = SessionRecord(
+        id="s-1", workspace=str(first.kernel.workspace), mode="default", transcript=transcript
+    )
+    kept = KeptStore(record=record)
+    h = make(tmp_path / "kept", [text("again")], ("kept", kept))
+    session = h.resume(None)
+    assert kept.asked == [None]  # None: this workspace's latest
+    assert session.id == "s-1" and session.resumed
+    assert [m.text for m in session.transcript] == ["before", "answered"]
+    # A refusal (another workspace, no session) propagates; a keeper that fails refuses.
+    refusing = KeptStore(record=KetchError("session s-1 belongs to workspace /elsewhere"))
+    with pytest.raises(KetchError, match="belongs to workspace"):
+        make(tmp_path / "refusing", [], ("refusing", refusing)).resume("s-1")
+    broken = KeptStore(record=RuntimeError("boom"))
+    with pytest.raises(KetchError, match="cannot resume: broken failed"):
+        make(tmp_path / "broken", [], ("broken", broken)).resume("s-1")
+    with pytest.raises(KetchError, match="no session store is loaded"):
+        make(tmp_path / "none", []).resume("s-1")
+
+
+def test_hook_ketch_request_started(tmp_path: Path) -> None:
+    class Started:
+        def __init__(self) -> None:
+            self.sessions: list[Any] = []
+
+        @hookimpl
+        def ketch_request_started(self, session: Any) -> None:
+            self.sessions.append(session)
+
+    started = Started()
+    h = make(tmp_path, [call("echo", {"text": "x"}), text("done")], ("started", started))
+    h.run("go")
+    assert started.sessions == [h.session, h.session]  # once per model request
+
+
+def test_hook_ketch_watch_stream(tmp_path: Path) -> None:
+    from ketch.providers import ErrorKind, ProviderError
+
+    seen: list[str] = []
+    closed: list[str] = []
+
+    class Watch:
+        def __init__(self, stall: bool) -> None:
+            self.stall = stall
+
+        @hookimpl
+        def ketch_watch_stream(self, provider: Any, stream: Any, emit: Any) -> Any:
+            async def watched() -> Any:
+                try:
+                    async for item in stream:
+                        seen.append(type(item).__name__)
+                        if self.stall:
+                            raise ProviderError(ErrorKind.NETWORK, "stalled, says the watcher")
+                        yield item
+                finally:
+                    closed.append(provider.name)  # closed when the response ends
+
+            return watched()
+
+    h = make(tmp_path, [text("hello")], ("watch", Watch(stall=False)))
+    assert h.run("x").text == "hello"
+    assert "TextDelta" in seen and "Completed" in seen and len(closed) == 1
+    h = make(tmp_path, [text("never")], ("watch", Watch(stall=True)))
+    end = h.run("x")
+    assert end.stop_reason == "error" and len(closed) == 2
+    assert [e.message for e in h.of_type("error")] == ["stalled, says the watcher"]
+
+
+def test_hook_ketch_answer_cut_off(tmp_path: Path) -> None:
+    limits: list[Any] = []
+
+    class Cut:
+        @hookimpl
+        def ketch_answer_cut_off(self, session: Any, limit: int | None) -> str:
+            limits.append(limit)
+            return "go on, please"
+
+    cut = {"text": "the first half", "stop_reason": "max_tokens"}
+    h = make(tmp_path, [cut, text("the rest")], ("cut", Cut()))
+    end = h.run("x")
+    assert end.text == "the rest" and len(limits) == 1
+    sent = h.provider.requests[1].messages
+    assert sent[-1].text == "go on, please" and sent[-1].synthetic
+    assert sent[-2].text == "the first half"
+    h = make(tmp_path, [cut, text("never")])  # nobody answers: the turn ends as it stands
+    assert h.run("x").text == "the first half" and len(h.provider.requests) == 1
+
+
+def test_hook_ketch_turn_interrupted(tmp_path: Path) -> None:
+    partials: list[str] = []
+
+    class Kept:
+        @hookimpl
+        def ketch_turn_interrupted(self, session: Any, partial: str) -> None:
+            partials.append(partial)
+            session.append(Message.user("[interrupted]", synthetic=True))
+
+    slow = {"text": "ab", "chunks": ["a", "b"], "chunk_delay": 30}
+    h = make(tmp_path, [slow, text("ok")], ("kept", Kept()))
+
+    async def cancelled() -> Any:
+        task = asyncio.create_task(h.turn("go"))
+        while not h.of_type("text_delta"):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        return await asyncio.wait_for(task, 5)
+
+    end = asyncio.run(cancelled())
+    assert end.stop_reason == "cancelled" and partials == ["a"]
+    assert h.session.transcript[-1].text == "[interrupted]"
 
 
 # --- lifecycle ------------------------------------------------------------------------------------

@@ -23,7 +23,13 @@ def harness(
     plugins, voter = tools_plugins(
         decision, **{k: kw.pop(k) for k in ("per_tool", "scope") if k in kw}
     )
-    h = Harness.create(tmp_path, script=script, plugins=plugins, bundled=["guards"], **kw)
+    h = Harness.create(
+        tmp_path,
+        script=script,
+        plugins=plugins,
+        bundled=kw.pop("bundled", ["guards", "retry", "repeats", "unfinished"]),
+        **kw,
+    )
     return h, voter
 
 
@@ -358,14 +364,17 @@ def test_different_calls_reset_the_duplicate_streak(tmp_path: Path) -> None:
     assert Echo.runs == ["a", "a", "b", "a", "a"]
 
 
+# An answer the output-token limit cut off, in the middle of a tool call.
+CUT = {
+    "text": "Here is the start of",
+    "tool_calls": [{"name": "echo", "raw": '{"text": "trunc'}],
+    "stop_reason": "max_tokens",
+}
+
+
 def test_answer_cut_by_output_limit_is_not_finished(tmp_path: Path) -> None:
     Echo.runs.clear()
-    cut = {
-        "text": "Here is the start of",
-        "tool_calls": [{"name": "echo", "raw": '{"text": "trunc'}],
-        "stop_reason": "max_tokens",
-    }
-    h, _ = harness(tmp_path, [cut, text("the rest")])
+    h, _ = harness(tmp_path, [CUT, text("the rest")], bundled=["guards", "unfinished"])
     end = h.run("write a lot")
     assert end.stop_reason == "end_turn" and end.text == "the rest"
     assert Echo.runs == []  # the truncated call never ran
@@ -373,6 +382,16 @@ def test_answer_cut_by_output_limit_is_not_finished(tmp_path: Path) -> None:
     assert "cut off" in second[-1].text and second[-1].role == "user"
     assert not second[-2].tool_calls  # the truncated call left the history
     assert second[-2].text == "Here is the start of"
+    notices = [e.message for e in h.of_type("notice")]
+    assert any("cut off by the output-token limit" in m for m in notices)
+
+
+def test_without_the_unfinished_plugin_a_cut_answer_ends_the_turn(tmp_path: Path) -> None:
+    Echo.runs.clear()
+    h, _ = harness(tmp_path, [CUT, text("the rest")], bundled=["guards"])
+    end = h.run("write a lot")
+    assert end.stop_reason == "end_turn" and end.text == "Here is the start of"
+    assert Echo.runs == [] and len(h.provider.requests) == 1  # the cut call still never ran
 
 
 # --- provider errors ---------------------------------------------------------------------------------
@@ -420,17 +439,6 @@ def test_truncated_stream_is_not_a_finished_answer(tmp_path: Path) -> None:
     assert end.stop_reason == "error"
     assert {e.kind for e in h.of_type("error")} == {"malformed_stream"}
     assert not any(m.role == "assistant" for m in h.session.transcript)
-
-
-def test_backoff_honours_retry_after_and_caps() -> None:
-    from ketch.loop import backoff_delay
-
-    assert backoff_delay(0, 2.5) == 2.5
-    assert backoff_delay(0, 500) is None
-    for attempt in range(6):
-        delay = backoff_delay(attempt, None)
-        assert delay is not None and 0 < delay <= 8.0
-    assert backoff_delay(5, None) > backoff_delay(0, None)  # type: ignore[operator]
 
 
 # --- cancellation, steering, history --------------------------------------------------------------
@@ -514,6 +522,17 @@ def test_a_turn_cancelled_before_any_answer_leaves_a_note(tmp_path: Path) -> Non
     h.run("second")
     roles = [(m.role, m.synthetic) for m in h.provider.requests[-1].messages]
     assert roles == [("user", False), ("user", True), ("user", False)]
+
+
+def test_without_the_unfinished_plugin_a_cancelled_turn_leaves_no_note(tmp_path: Path) -> None:
+    script = [
+        {"text": "first half, second half", "chunks": ["first half, ", "x"], "chunk_delay": 30}
+    ]
+    h, _ = harness(tmp_path, [*script, text("ok")], bundled=["guards"])
+    end = _cancelled_once(h, "explain it", lambda: h.of_type("text_delta"))
+    assert end.stop_reason == "cancelled" and end.text == ""
+    h.run("shorter please")
+    assert [m.role for m in h.provider.requests[-1].messages] == ["user", "user"]
 
 
 def test_steer_is_delivered_at_the_next_step(tmp_path: Path) -> None:

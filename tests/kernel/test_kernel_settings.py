@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ketch.config import Layer, read_layers, read_toml_layer
-from ketch.settings import WORKSPACE_SAFE_KEYS, load_settings, restrict
+from ketch.settings import load_settings
 
 pytestmark = pytest.mark.minimal
 
@@ -26,7 +26,9 @@ def test_precedence_defaults_user_workspace_env_cli(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     write(ws / ".ketch" / "config.toml", 'model = "ws-model"\n[loop]\nmax_iterations = 22\n')
     env = {"KETCH_MAX_ITERATIONS": "33"}
-    loaded = load_settings(ws, user_file=user, environ=env, cli={"model": "cli-model"})
+    loaded = load_settings(
+        ws, user_file=user, environ=env, cli={"model": "cli-model"}, split_workspace=True
+    )
     s = loaded.settings
     assert s.model == "cli-model"  # cli > workspace > user
     assert s.loop.max_iterations == 33  # env > workspace
@@ -40,7 +42,7 @@ def test_corrupt_toml_falls_back_for_that_layer_only(tmp_path: Path) -> None:
     user = write(tmp_path / "user.toml", 'model = "m"\n\n[loop\n')
     ws = tmp_path / "ws"
     write(ws / ".ketch" / "config.toml", 'model = "ws"\n')
-    loaded = load_settings(ws, user_file=user, environ={})
+    loaded = load_settings(ws, user_file=user, environ={}, split_workspace=True)
     assert loaded.settings.model == "ws"
     (notice,) = loaded.notices
     assert notice.startswith(f"{user}:3: invalid TOML")
@@ -135,6 +137,69 @@ def test_untrusted_workspace_cannot_raise_authority(tmp_path: Path) -> None:
     assert trusted.profile == "full-access" and trusted.permissions.allow == ["shell(*)"]
 
 
+def test_without_a_workspace_config_answer_none_of_the_file_applies(tmp_path: Path) -> None:
+    """What a repository's config may set is a plugin's answer (the essential
+    workspace_settings): with none (no plugin loaded) or a failing one, not even the
+    safe keys apply, and a notice says so."""
+    from ketch.api import hookimpl
+    from ketch.testing import Harness
+
+    config = 'model = "ws-model"\nprofile = "full-access"\n[loop]\nmax_iterations = 7\n'
+    h = Harness.create(tmp_path / "none", workspace_config=config, bundled=False)
+    s = h.kernel.settings
+    assert s.model != "ws-model" and s.profile is None and s.loop.max_iterations == 100
+    (notice,) = [n for n in h.kernel.loaded_settings.notices if "ignoring this file" in n]
+    assert notice.startswith(str(h.workspace / ".ketch" / "config.toml"))
+    workspace = next(layer for layer in h.kernel.layers if layer.name == "workspace")
+    assert workspace.ignored == ["loop", "model", "profile"]
+
+    class Broken:
+        @hookimpl(tryfirst=True)
+        def ketch_workspace_config(self, data: dict[str, object]) -> object:
+            raise RuntimeError("boom")
+
+    h = Harness.create(
+        tmp_path / "broken",
+        workspace_config=config,
+        bundled=["policy"],
+        plugins=[("broken", Broken())],
+    )
+    s = h.kernel.settings
+    assert s.model != "ws-model" and s.profile is None and s.loop.max_iterations == 100
+    assert any("ignoring this file" in n for n in h.kernel.loaded_settings.notices)
+
+    class Malformed:
+        @hookimpl(tryfirst=True)
+        def ketch_workspace_config(self, data: dict[str, object]) -> object:
+            return (data, [])  # not (applies, held, ignored)
+
+    h = Harness.create(
+        tmp_path / "malformed",
+        workspace_config=config,
+        bundled=["policy"],
+        plugins=[("malformed", Malformed())],
+    )
+    assert h.kernel.settings.profile is None and h.kernel.settings.model != "ws-model"
+    h = Harness.create(tmp_path / "on", workspace_config=config, bundled=["policy"])
+    assert h.kernel.settings.model == "ws-model" and h.kernel.settings.profile is None
+    assert h.kernel.settings.loop.max_iterations == 7
+
+
+def test_hold_back_keeps_only_safe_keys() -> None:
+    from ketch_workspace_settings.split import WORKSPACE_SAFE_KEYS, hold_back
+
+    kept, held = hold_back(
+        {
+            "model": "m",
+            "profile": "full-access",
+            "providers": {"a": {"model": "x", "base_url": "u"}},
+        },
+        WORKSPACE_SAFE_KEYS,
+    )
+    assert kept == {"model": "m", "providers": {"a": {"model": "x"}}}
+    assert sorted(held) == [(("profile",), "full-access"), (("providers", "a", "base_url"), "u")]
+
+
 def test_a_plugin_section_with_a_wrong_type_drops_that_table_only(tmp_path: Path) -> None:
     """A bad value in a plugin's table is one line with the file and line, and only that
     table of that file is ignored (never half of it): the rest of the file still applies."""
@@ -146,19 +211,6 @@ def test_a_plugin_section_with_a_wrong_type_drops_that_table_only(tmp_path: Path
     assert h.kernel.settings.model == "kept" and h.kernel.settings.permissions.allow == []
     (problem,) = [n for n in h.kernel.loaded_settings.notices if "permissions" in n]
     assert ":3: permissions.allow:" in problem and "ignoring [permissions]" in problem
-
-
-def test_restrict_keeps_only_safe_keys() -> None:
-    kept, dropped = restrict(
-        {
-            "model": "m",
-            "profile": "full-access",
-            "providers": {"a": {"model": "x", "base_url": "u"}},
-        },
-        WORKSPACE_SAFE_KEYS,
-    )
-    assert kept == {"model": "m", "providers": {"a": {"model": "x"}}}
-    assert sorted(dropped) == ["profile", "providers.a.base_url"]
 
 
 def test_env_layer_plugins_lists(tmp_path: Path) -> None:

@@ -178,7 +178,8 @@ def imports(env: dict[str, str]) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
-def test_tool_cache_follows_the_code_and_loads_the_tool_when_called(tmp_path: Path) -> None:
+def hello_installed(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """ketch-hello 1.0 (its tool's docstring says "version one") and its environment."""
     site = tmp_path / "site"
     install(
         site,
@@ -187,7 +188,11 @@ def test_tool_cache_follows_the_code_and_loads_the_tool_when_called(tmp_path: Pa
         "ketch_hello",
         {"__init__.py": ENTRY, "tools.py": TOOLS.replace("DOC", "version one")},
     )
-    env = environment(tmp_path, site)
+    return site, environment(tmp_path, site)
+
+
+def test_tool_cache_follows_the_code_and_loads_the_tool_when_called(tmp_path: Path) -> None:
+    site, env = hello_installed(tmp_path)
 
     tools, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
     assert tools["hello"]["description"] == "Greet someone: version one."
@@ -230,6 +235,65 @@ def test_tool_cache_follows_the_code_and_loads_the_tool_when_called(tmp_path: Pa
     [result] = run.of_type("tool_result")
     assert result["name"] == "hello"
     assert result["ok"] and result["output"] == "hello ada", json.dumps(result)
+
+
+def test_without_the_tool_cache_plugin_every_hook_is_called_and_the_tools_are_the_same(
+    tmp_path: Path,
+) -> None:
+    """``--no-plugin tool_cache``: no cache read or written, the tool module imported by
+    every run, the model offered the same tools, and the tool runs."""
+    _, env = hello_installed(tmp_path)
+    cached, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    cache_file = Path(env["KETCH_CACHE_DIR"]) / "tools.json"
+    assert cache_file.exists() and imports(env) == 1
+    cache_file.unlink()
+
+    off = ("--no-plugin", "tool_cache")
+    plain, _ = first_request_tools(tmp_path, env, Answer(text="hi"), extra=off)
+    again, _ = first_request_tools(tmp_path, env, Answer(text="hi"), extra=off)
+    assert plain == again == cached  # the same schemas, byte for byte
+    assert imports(env) == 3  # no cache: the hook ran (and imported its module) each time
+    assert not cache_file.exists()
+    _, run = first_request_tools(
+        tmp_path,
+        env,
+        Answer(tool_calls=[("hello", {"name": "ada"})]),
+        Answer(text="done"),
+        extra=(*off, "--allow", "hello"),
+    )
+    [result] = run.of_type("tool_result")
+    assert result["ok"] and result["output"] == "hello ada", json.dumps(result)
+
+
+UNDECLARED = """
+from ketch import hookimpl
+
+
+@hookimpl
+def ketch_register_tools(register):
+    from ketch.tools import Effect, tool
+
+    @tool(effects={Effect.READ})
+    def loud(text: str) -> str:
+        '''Upper-case the text.'''
+        return text.upper()
+
+    register(loud)
+"""
+
+
+def test_ketch_plugins_leaves_the_tool_cache_as_a_session_needs_it(tmp_path: Path) -> None:
+    """``ketch plugins`` lists declared plugins without calling them, and calls an
+    undeclared one: on a cold cache that must not record the declared plugins as
+    registering nothing (it did: the next session was offered none of their tools)."""
+    site = tmp_path / "site"
+    install(site, "ketch-loud", "1.0", "ketch_loud", {"__init__.py": UNDECLARED})
+    env = environment(tmp_path, site)
+    assert listed(tmp_path, env)["loud"]["provides"] == {"tools": ["loud"]}
+    tools, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert {"read_file", "loud"} <= set(tools)
+    again, _ = first_request_tools(tmp_path, env, Answer(text="hi"))
+    assert again == tools
 
 
 def test_tool_cache_sees_a_new_distribution(tmp_path: Path) -> None:
@@ -450,8 +514,8 @@ def test_a_cached_tool_keeps_what_it_is_before_its_module_loads(tmp_path: Path) 
 def test_a_cached_record_keeps_what_the_tool_is() -> None:
     """Effects, mutating, concurrency and capabilities (the kernel's DELEGATES, the
     sandbox's "runs sandboxed") are read when a call is proposed: the record keeps them."""
-    from ketch.tool_cache import CachedTool, record
     from ketch_agents.tool import AgentTool
+    from ketch_tool_cache.cache import CachedTool, record
 
     real = AgentTool({})
     cached = CachedTool(json.loads(json.dumps(record(real))), lambda name: None)

@@ -400,3 +400,34 @@ def test_without_the_sdk_servers_are_one_notice(
     said = [e.message for e in h.of_type("notice") if "MCP" in e.message]
     assert len(said) == 1 and "pip install 'ketch[mcp]'" in said[0]
     assert not marker.exists() and not any(name.startswith("mcp__") for name in offered(h))
+
+
+def test_two_kernels_each_have_their_own_servers(tmp_path: Path) -> None:
+    """One process, two kernels (``ketch acp``): the servers one kernel's config starts,
+    and the tools they offer, are that kernel's alone."""
+    from ketch_mcp.setup import state_of
+
+    with_server = Harness.create(
+        tmp_path / "a",
+        config=server_config(),
+        script=[call("mcp__t__add", {"a": 1, "b": 2}), text("done")],
+        bundled=["mcp", "policy"],
+    )
+    without = Harness.create(
+        tmp_path / "b",
+        script=[call("mcp__t__add", {"a": 1, "b": 2}), text("done")],
+        bundled=["mcp", "policy"],
+    )
+    try:
+        with_server.run("add", approver=approve_all)
+        without.run("add", approver=approve_all)
+        assert "mcp__t__add" in offered(with_server) and results(with_server)[0].output == "3"
+        assert not [name for name in offered(without) if name.startswith("mcp__")]
+        assert "mcp__t__add" not in without.kernel.tools and not results(without)[0].ok
+        assert state_of(without.kernel) is not state_of(with_server.kernel)
+        assert state_of(without.kernel).runtime is None
+    finally:
+        for h in (with_server, without):
+            runtime = state_of(h.kernel).runtime
+            if runtime is not None:
+                runtime.close()

@@ -196,6 +196,8 @@ CONCEPTS = [
     "calibration",
     "tokenizer",
     "catalog",
+    # the retry policy (ketch_retry: ketch_retry_delay)
+    "backoff",
 ]
 
 
@@ -230,9 +232,11 @@ def test_the_concept_check_reads_identifiers_and_strings() -> None:
 
 # Issue 25's target for the kernel's code lines (its testing kit aside).
 TARGET_LINES = 4_000
-# Today's ceiling: the count may only go down. Lower it as features move out (4,940 with
-# the tool cache's `offered_when` and `Tool` generic in its input, merged after the moves).
-CEILING_LINES = 4_940
+# Today's ceiling: the count may only go down. Lower it as features move out (4,940 at the
+# start of stop 36; 4,023 once the tool cache, provider resolution, retry, `ketch plugins`,
+# function tools, the workspace-config split, the store's opening, concurrent calls, the
+# stream watch and unfinished answers had moved into plugins).
+CEILING_LINES = 4_023
 
 
 def code_lines(source: str) -> int:

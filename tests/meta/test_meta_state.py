@@ -40,47 +40,97 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the process's environment variables, read once and removed from os.environ"
     ),
     ("ketch_shell_kit/grammar/scripts.py", "_SED_SIMPLE"): "a constant set of sed commands",
+    ("ketch_shell_kit/__init__.py", "_RECENT"): (
+        "the last few analyses, each found only by the very access object it was made for "
+        "(identity, held alive while listed) with the same text, cwd and workspace"
+    ),
+    ("ketch_crypto/manager.py", "_KEKS"): (
+        "keyed by a wrapped-key file's random salt and kept only once it opened that file: "
+        "it opens nothing else, whatever the kernel (docs/storage.md)"
+    ),
+    ("ketch_crypto/manager.py", "_CHECKED"): (
+        "the salts KETCH_PASSPHRASE (the process's, read once) was checked against"
+    ),
+    ("ketch_crypto/manager.py", "_FAILED"): (
+        "only failures no kernel of the process can undo: a wrong KETCH_PASSPHRASE, or the "
+        "person at the process's terminal mistyping or declining it"
+    ),
     ("ketch_tool_kit/files.py", "_backends"): (
         "keyed by session id (unique across kernels), attached and detached by its session"
     ),
+    ("ketch_shell/process.py", "GROUPS"): (
+        "the process groups this OS process started (pgid -> its session id, unique across "
+        "kernels): each session's end kills its own, the process's exit (atexit) all"
+    ),
+    ("ketch_shell/process.py", "REAPED"): (
+        "which of this OS process's child process groups a reaper leads (a fact of the pgid)"
+    ),
+    ("ketch_context_kit/budget.py", "_SIZES"): (
+        "keyed by a live message object (immutable; a weak reference drops the entry): "
+        "its size is a function of the message alone"
+    ),
+    ("ketch_context_kit/request.py", "_SPECS"): (
+        "keyed weakly by the tool object: its spec is a function of that object alone, "
+        "found only by a kernel holding the tool"
+    ),
+    ("ketch_git_kit/programs.py", "_MEMO"): (
+        "keyed by the directory, the git binary and git's whole environment, and reused "
+        "only while every file git read is unchanged (stat): the same for every kernel"
+    ),
+    ("ketch_policy_kit/protected.py", "_CONFIG_CACHE"): (
+        "keyed by the git directory, the git binary, git's whole environment and the stat "
+        "of every config file it reads: the same answer for every kernel"
+    ),
+    ("ketch_policy_kit/protected.py", "_FILE_CACHE"): (
+        "a config file's parsed content, reused only while its stat is unchanged"
+    ),
+    ("ketch_policy_kit/protected.py", "_CONFIGURED"): (
+        "keyed by the workspace, the kernel's settings tables, each config file's path and "
+        "stat, and PATH: every input of the answer, so no kernel gets another's"
+    ),
+    ("ketch_sandbox/__init__.py", "_LEFTOVERS"): (
+        "mask directories no command will report on, closed when the process exits"
+    ),
+    ("ketch_sandbox/masks.py", "_SHARED"): (
+        "the process's one inotify watch (a descriptor and its reader thread); each mask "
+        "set sees the opens of its own watches only"
+    ),
+    ("ketch_sandbox/masks.py", "_PENDING"): (
+        "mask directories still being removed, removed at the latest when the process exits"
+    ),
+    ("ketch_sandbox/dependencies.py", "_SCANNED"): (
+        "keyed by a site-packages directory and its mtime: what it names is a fact of the "
+        "file system"
+    ),
+    ("ketch_sandbox/trees.py", "_INDEXES"): (
+        "one index per tree and kind (inotify-kept): what a tree holds is a fact of the "
+        "file system, secrets classified by ketch_secret_kit's fixed rules"
+    ),
+    ("ketch_sandbox/view.py", "_TOOLCHAINS"): (
+        "keyed by home, workspace and every variable it reads (PATH, XDG_RUNTIME_DIR, the "
+        "toolchain variables), checked against the file system on use"
+    ),
+    ("ketch_sandbox/view.py", "_PLANS"): (
+        "the last plan per workspace, reused only when every input matches (the index, "
+        "the kernel's configured paths, PATH and HOME, each repository's config stat)"
+    ),
+    ("ketch_sandbox/planted.py", "_ACCEPTED"): (
+        "per workspace, the writes a person authorized: the files are shared by every "
+        "kernel working there, and a write one kernel authorized is no plant to another"
+    ),
+    ("ketch_store/writers.py", "_PROCESS"): (
+        "the writer locks this OS process holds (flock locks an open file): the process's "
+        "stores share a session's claim (a shell resuming the session it is in, attach), "
+        "while other processes are excluded"
+    ),
+    ("ketch_secret_kit/files.py", "_LAST"): (
+        "keyed by file identity (path, device, inode, size, mtime); the value names a "
+        "fixed rule, never the content: the same answer for every kernel"
+    ),
 }
 
-# (file, name) -> where it goes. Still to do.
-_UPPER = (
-    "an upper-case name filled at run time, passed as a constant until the check read "
-    "values: a cache keyed safely goes to ALLOWED with its reason, state into a stash"
-)
-KNOWN: dict[tuple[str, str], str] = {
-    ("ketch_claude_kit/tool_names.py", "CLAUDE_NAME"): _UPPER,
-    ("ketch_context/builder.py", "_CACHES"): _UPPER,
-    ("ketch_context_kit/budget.py", "_SIZES"): _UPPER,
-    ("ketch_context_kit/request.py", "_SPECS"): _UPPER,
-    ("ketch_crypto/manager.py", "_KEKS"): _UPPER,
-    ("ketch_crypto/manager.py", "_CHECKED"): _UPPER,
-    ("ketch_crypto/manager.py", "_FAILED"): _UPPER,
-    ("ketch_git_kit/programs.py", "_MEMO"): _UPPER,
-    ("ketch_mcp/setup.py", "_STATES"): _UPPER,
-    ("ketch_policy_kit/protected.py", "_CONFIG_CACHE"): _UPPER,
-    ("ketch_policy_kit/protected.py", "_FILE_CACHE"): _UPPER,
-    ("ketch_policy_kit/protected.py", "_CONFIGURED"): _UPPER,
-    ("ketch_redact/__init__.py", "_REDACTORS"): _UPPER,
-    ("ketch_redact/__init__.py", "_OFF"): _UPPER,
-    ("ketch_sandbox/__init__.py", "_LEFTOVERS"): _UPPER,
-    ("ketch_sandbox/dependencies.py", "_SCANNED"): _UPPER,
-    ("ketch_sandbox/masks.py", "_SHARED"): _UPPER,
-    ("ketch_sandbox/masks.py", "_PENDING"): _UPPER,
-    ("ketch_sandbox/planted.py", "_ACCEPTED"): _UPPER,
-    ("ketch_sandbox/trees.py", "_INDEXES"): _UPPER,
-    ("ketch_sandbox/view.py", "_TOOLCHAINS"): _UPPER,
-    ("ketch_sandbox/view.py", "_PLANS"): _UPPER,
-    ("ketch_secret_kit/files.py", "_LAST"): _UPPER,
-    ("ketch_shell/exposure.py", "_SESSIONS"): _UPPER,
-    ("ketch_shell/exposure.py", "_APPROVED"): _UPPER,
-    ("ketch_shell/process.py", "GROUPS"): _UPPER,
-    ("ketch_shell/process.py", "REAPED"): _UPPER,
-    ("ketch_shell_kit/__init__.py", "_RECENT"): _UPPER,
-    ("ketch_store/writers.py", "_PROCESS"): _UPPER,
-}
+# (file, name) -> where it goes: state still to move into a stash (none today).
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def module_state(path: Path) -> list[tuple[str, int]]:

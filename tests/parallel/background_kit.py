@@ -78,8 +78,23 @@ def processes() -> dict[int, dict[str, Any]]:
     return found
 
 
-def running(marker: str) -> list[int]:
-    return [pid for pid, p in processes().items() if marker in p["cmd"]]
+def works_in(pid: int, folder: Path) -> bool:
+    """Whether ``pid``'s current directory is ``folder`` or below it."""
+    try:
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return False
+    folder = folder.resolve()
+    return cwd == folder or folder in cwd.parents
+
+
+def running(command: str, folder: Path) -> list[int]:
+    """The live processes running exactly ``command`` (not a shell or wrapper that names
+    it) in ``folder``: a test's own repository, as other tests run the same commands."""
+    argv = command.split()
+    return [
+        pid for pid, p in processes().items() if p["cmd"].split() == argv and works_in(pid, folder)
+    ]
 
 
 def zombies_of(parent: int) -> list[int]:
@@ -100,19 +115,11 @@ def left_of_run(status: dict[str, Any], repo: Path) -> dict[int, dict[str, Any]]
     """The live processes of a run: its supervisor, its worker, their children, and
     anything working in its repository (zombies are not counted: their parent reaps them)."""
     ours = {status["supervisor_pid"], status["worker_pid"]}
-    left = {}
-    for pid, process in processes().items():
-        try:
-            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
-        except OSError:
-            cwd = None
-        if (
-            pid in ours
-            or process["ppid"] in ours
-            or (cwd is not None and (cwd == repo or repo in cwd.parents))
-        ):
-            left[pid] = process
-    return left
+    return {
+        pid: process
+        for pid, process in processes().items()
+        if pid in ours or process["ppid"] in ours or works_in(pid, repo)
+    }
 
 
 def stop_every_run(ketch: Ketch) -> None:

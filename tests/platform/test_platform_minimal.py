@@ -1,8 +1,8 @@
-"""The minimal build: the essential set (guards), one provider (openai), the file tools
-(fs) and the headless frontend, chosen with the allow-list ``KETCH_PLUGINS``. It works
-end to end against a real OpenAI-compatible server on 127.0.0.1: the model asks to
-read a file, the user approves on the terminal (there is no policy plugin, so every
-call asks), the file tool runs, and the answer comes back.
+"""The minimal build: the essential set (guards, provider_setup, plugin_list,
+function_tools, workspace_settings), one provider (openai), the file tools (fs) and the headless frontend, chosen with the allow-list
+``KETCH_PLUGINS``. It works end to end against a real OpenAI-compatible server on
+127.0.0.1: the model asks to read a file, the user approves on the terminal (there is no
+policy plugin, so every call asks), the file tool runs, and the answer comes back.
 """
 
 from __future__ import annotations
@@ -48,11 +48,12 @@ def test_only_the_chosen_plugins_load(tmp_path: Path) -> None:
         )
     assert result.returncode == 0, result.stderr
     status = {p["name"]: p["status"] for p in json.loads(result.stdout)}
-    assert {n for n, s in status.items() if s == "ok"} == {"guards", "openai", "fs", "headless"}
+    essential = {"guards", "provider_setup", "plugin_list", "function_tools", "workspace_settings"}
+    assert {n for n, s in status.items() if s == "ok"} == {*essential, "openai", "fs", "headless"}
     assert all(
         s == "disabled"
         for n, s in status.items()
-        if n not in ("guards", "openai", "fs", "headless")
+        if n not in (*essential, "openai", "fs", "headless")
     )
 
 

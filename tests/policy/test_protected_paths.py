@@ -69,6 +69,27 @@ def test_a_repositorys_hooks_directory_and_includes(tmp_path: Path) -> None:
     assert tmp_path / "outside.cfg" not in found, "outside the workspace: not the sandbox's"
 
 
+def test_the_answer_follows_each_callers_own_git_config(tmp_path: Path) -> None:
+    """The repository's config is read with git's whole environment: two kernels with
+    different homes (or one whose ``~/.gitconfig`` changed) each get their own answer,
+    never the other's cached one."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    plain, hooked = tmp_path / "plain", tmp_path / "hooked"
+    plain.mkdir()
+    hooked.mkdir()
+    (hooked / ".gitconfig").write_text("[core]\n\thooksPath = .myhooks\n")
+
+    def hooks(home: Path) -> bool:
+        environ = {"PATH": os.environ["PATH"], "HOME": str(home)}
+        return ws / ".myhooks" in {p.path for p in repository_paths(ws / ".git", ws, ws, environ)}
+
+    assert [hooks(plain), hooks(hooked), hooks(plain)] == [False, True, False]
+    (plain / ".gitconfig").write_text("[core]\n\thooksPath = .myhooks\n")
+    assert hooks(plain), "a change to the person's own git config is seen"
+
+
 def test_an_included_file_that_includes_more(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -382,6 +382,43 @@ def test_the_sandbox_setting_is_per_workspace_in_one_process(tmp_path: Path) -> 
     assert (wrapper(on.kernel)(["ls"], on.workspace, False) is not None) == PROBE.available
 
 
+@needs_bwrap
+def test_two_kernels_in_one_workspace_each_protect_what_their_own_hooks_run(
+    tmp_path: Path,
+) -> None:
+    """One process, two kernels on one workspace: the script one kernel's configured
+    hook runs is read-only in that kernel's sandbox, and only there (the view's cached
+    plan is never reused for the other kernel's settings), however the calls alternate."""
+    shared = tmp_path / "shared"
+    (shared / "scripts").mkdir(parents=True)
+    verify = shared / "scripts" / "verify.py"
+    verify.write_text("print('ok')\n")
+    kernels = {}
+    for name, config in (
+        ("hooked", '[[hooks.Stop]]\ncommand = "python3 scripts/verify.py"\n'),
+        ("plain", ""),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ws").symlink_to(shared)
+        kernels[name] = Harness.create(
+            tmp_path / name, bundled=["sandbox", "hooks"], config=config
+        ).kernel
+
+    def write(name: str, text: str) -> bool:
+        argv = ketch_sandbox.wrap(
+            ["sh", "-c", f"echo {text} > scripts/verify.py"],
+            shared,
+            network=False,
+            kernel=kernels[name],
+        )
+        subprocess.run(argv, cwd=shared, capture_output=True, timeout=60, check=False)
+        return verify.read_text() == f"{text}\n"
+
+    assert not write("hooked", "a")
+    assert write("plain", "b")
+    assert not write("hooked", "c") and verify.read_text() == "b\n"
+
+
 def test_no_bwrap_binary_at_the_given_path() -> None:
     missing = probe("/nonexistent/bwrap")
     assert not missing.available and "could not run" in missing.reason

@@ -32,7 +32,7 @@ def turn(
     tmp_path: Path, provider: Any, prompt: str = "hi", **harness: Any
 ) -> tuple[Any, list[Any]]:
     """One real turn through the kernel loop with ``provider``; returns (turn_end, events)."""
-    h = Harness.create(tmp_path, bundled=False, **harness)
+    h = Harness.create(tmp_path, bundled=["retry"], **harness)
     events: list[Any] = []
 
     async def go() -> Any:

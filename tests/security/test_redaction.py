@@ -135,6 +135,30 @@ def test_the_user_can_turn_it_off_and_an_untrusted_workspace_cannot(
     )
 
 
+def test_two_kernels_redaction_off_in_one_stays_on_in_the_other(tmp_path: Path) -> None:
+    """One process, two kernels (``ketch acp`` serves one per session): the person
+    turning redaction off for one leaves the other's output redacted."""
+    harnesses = {}
+    for name, config in (("off", "[tools]\nredact_secrets = false\n"), ("on", "")):
+        (tmp_path / name / "ws").mkdir(parents=True)
+        (tmp_path / name / "ws" / "a.txt").write_text(f"t={GITHUB}\n")
+        harnesses[name] = Harness.create(
+            tmp_path / name,
+            script=[call("read_file", {"path": "a.txt"}), text("ok")] * 2,
+            bundled=["fs", "redact"],
+            config=config,
+        )
+    off, on = harnesses["off"], harnesses["on"]
+    off.run("go", approver=approve_all)
+    on.run("go", approver=approve_all)
+    off.run("again", approver=approve_all)
+    assert [GITHUB in r.output for r in off.of_type("tool_result")] == [True, True]
+    (shown,) = on.of_type("tool_result")
+    assert GITHUB not in shown.output and "[REDACTED" in shown.output
+    sent = json.dumps([r.model_dump(mode="json") for r in on.provider.requests])
+    assert GITHUB not in sent
+
+
 # --- the acceptance case: the real CLI, the openai provider, a loopback server ------------------
 
 

@@ -297,3 +297,18 @@ def test_a_session_name_works_for_show_and_resume(
     assert again["session_id"] == first["session_id"]
     missing = _sessions(tmp_path, a, "show", "no such name")
     assert missing.returncode == 1 and missing.stderr.startswith("ketch: no session")
+
+
+def test_no_save_refuses_to_resume(tmp_path: Path, workspaces: tuple[Path, Path]) -> None:
+    """--no-save with --continue/--resume: one line, exit 2, and no store is opened."""
+    a, _ = workspaces
+    _turn(tmp_path, a, "my name is Ada", [text("Hello Ada")])
+    env = cli_env(tmp_path, [text("never sent")])
+    before = _sessions(tmp_path, a, "list", "--json").stdout
+    for resume in (("--continue",), ("--resume", "ses_missing")):
+        proc = run_ketch("-p", "hi", "--provider", "scripted", "--no-save", *resume, cwd=a, env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert "--no-save opens no session store, so there is nothing to resume" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert len(logged_requests(tmp_path)) == 1  # only the first turn reached the model
+    assert _sessions(tmp_path, a, "list", "--json").stdout == before

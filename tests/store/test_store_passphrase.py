@@ -8,6 +8,7 @@ key between runs, and nothing ketch starts can read that key or the passphrase.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -379,6 +380,54 @@ def test_explicit_setting_mismatch_is_explained(tmp_path: Path) -> None:
     keys = KeyManager(KeySettings(provider="keyring"), db_path(), detach=False)
     with pytest.raises(StoreUnavailable, match='storage.key = "keyring"'):
         keys.load(False)
+
+
+def test_two_kernels_one_failing_to_unlock_does_not_lock_out_the_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One process (``ketch acp`` runs a kernel per session), one passphrase store, no
+    terminal: the first kernel finds no passphrase and no cached key and cannot open it;
+    once the person has unlocked it in a terminal (the kernel keyring caches the key),
+    the next kernel opens it -- the first one's failure is not the process's. A wrong
+    ``KETCH_PASSPHRASE`` (the process's own) fails every kernel, deriving only once."""
+    if not kernel_keyring.available() or not kernel_keyring.join_new_session():
+        pytest.skip("no kernel keyring here")
+    monkeypatch.delenv("KETCH_PASSPHRASE", raising=False)
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # no terminal to ask on
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    database = tmp_path / "sessions.db"
+    key = os.urandom(32)
+    manager.forget()
+    KeyManager(KeySettings("passphrase", 0), database, detach=False).passphrase.write_new(
+        key, PASSPHRASE
+    )
+    manager.forget()  # nothing unlocked in this process yet
+    first = KeyManager(KeySettings("passphrase", 3600), database, detach=False)
+    with pytest.raises(StoreUnavailable, match="none was given"):
+        first.load(False)
+    sealed = wrapped.read(key_file(database))
+    assert sealed is not None
+    kek = sealed.kdf.derive(PASSPHRASE)
+    assert kernel_keyring.store(cache_name(sealed.kdf.salt), kek, 60)
+    try:
+        second = KeyManager(KeySettings("passphrase", 3600), database, detach=False)
+        assert second.load(False) == key
+
+        manager.forget()
+        kernel_keyring.revoke(cache_name(sealed.kdf.salt))
+        monkeypatch.setenv("KETCH_PASSPHRASE", "not the passphrase")
+        derived = []
+        real_derive = type(sealed.kdf).derive
+        monkeypatch.setattr(
+            type(sealed.kdf), "derive", lambda kdf, p: derived.append(p) or real_derive(kdf, p)
+        )
+        for _ in range(2):
+            with pytest.raises(WrongPassphrase):
+                KeyManager(KeySettings("passphrase", 0), database, detach=False).load(False)
+        assert len(derived) == 1
+    finally:
+        kernel_keyring.revoke(cache_name(sealed.kdf.salt))
+        manager.forget()
 
 
 def test_a_missing_wrapped_key_file_is_recovery_locked(tmp_path: Path) -> None:

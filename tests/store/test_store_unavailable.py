@@ -42,9 +42,8 @@ def test_the_reason_is_kept_and_shown_at_every_later_use(tmp_path: Path) -> None
     with patched_environ({k: v for k, v in h.environ.items() if k.startswith("KETCH_")}):
         with pytest.raises(RecoveryLocked, match="locked") as first:
             _ = h.kernel.store
-        assert (
-            isinstance(h.kernel.store_problem, StoreUnavailable) and h.kernel.store_problem.exists
-        )
+        problem = h.kernel.hooks.first("store_problem", kernel=h.kernel)
+        assert isinstance(problem, StoreUnavailable) and problem.exists
         with pytest.raises(
             RecoveryLocked
         ) as again:  # not None, not "is the 'store' plugin disabled?"

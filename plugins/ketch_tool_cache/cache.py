@@ -7,7 +7,7 @@ installation's fingerprint (:mod:`ketch.plugin_cache`: a distribution installed,
 or upgraded is a new key) and the size and mtime of every module file the schemas were
 built from outside the installed locations (an editable install, a source tree on
 ``PYTHONPATH``): a changed docstring or input model there is a new key too. On a hit
-the kernel registers a :class:`CachedTool` for each instead of calling the hook: the
+the kernel takes a :class:`CachedTool` for each instead of calling the hook: the
 model gets the same schema, byte for byte, and the tool's plugin registers for real
 (importing its modules) the first time anything else is needed, in practice when the
 model first calls one of its tools. Plugins declared ``dynamic`` (the config, the
@@ -33,19 +33,24 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch.plugin_cache import cache_dir, fingerprint, read, write
-from ketch.stash import StashKey
-from ketch.tools import Effect, Tool, ToolContext, ToolResult
+from ketch.api import (
+    CHECKING_REGISTRATIONS,
+    Effect,
+    StashKey,
+    Tool,
+    ToolContext,
+    ToolResult,
+    as_tool,
+    declared,
+    plugin_cache,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
 
-    from ketch.kernel import Kernel
+    from ketch.api import Kernel
 
 TOOLS_FILE = "tools.json"
-
-# Set by ``ketch plugins --check``: call every registration hook for real.
-BYPASS = StashKey[bool]()
 
 
 def _installed_roots() -> tuple[str, ...]:
@@ -153,14 +158,14 @@ def _prune(plugins: dict[str, Any]) -> dict[str, Any]:
 class ToolCache:
     """The ``tools.json`` of one kernel: read once, written when a miss filled it."""
 
-    def __init__(self, kernel: Kernel) -> None:
-        self.path = cache_dir(kernel.environ) / TOOLS_FILE
-        self.key = fingerprint()
+    def __init__(self, kernel: Kernel, *, read: bool = True) -> None:
+        self.path = plugin_cache.cache_dir(kernel.environ) / TOOLS_FILE
+        self.key = plugin_cache.fingerprint()
         self.plugins: dict[str, list[dict[str, Any]]] = {}
         self.valid = False
-        if kernel.stash.get(BYPASS):
+        if not read:
             return
-        data = read(self.path)
+        data = plugin_cache.read(self.path)
         if data is None or data.get("key") != self.key or not _unchanged(data.get("files")):
             return
         plugins = data.get("plugins")
@@ -182,7 +187,9 @@ class ToolCache:
                 plugins[key] = rows
                 changed = True
         if changed:
-            write(self.path, {"key": self.key, "files": source_files(), "plugins": _prune(plugins)})
+            plugin_cache.write(
+                self.path, {"key": self.key, "files": source_files(), "plugins": _prune(plugins)}
+            )
 
 
 def record(tool: Tool) -> dict[str, Any]:
@@ -271,93 +278,64 @@ class CachedTool(Tool):
         return await real.run(args, ctx)
 
 
-# --- the kernel's tool registry -------------------------------------------------------------
+# --- the kernel's question: what need it not call? -------------------------------------
 
 RESOLVED = StashKey[dict[str, dict[str, Tool]]]()
 HOOK = "ketch_register_tools"
 
 
-def cached_tools(kernel: Kernel) -> dict[str, Tool]:
-    """``kernel.tools``: the registration hooks, or the cache standing in for those that
-    declare what they register; a miss is written back."""
-    from ketch.plugins import declared
-    from ketch.tools import as_tool
-
+def cached_registrations(kernel: Kernel, plugins: list[str]) -> dict[str, list[Tool]]:
+    """What each cacheable plugin of ``plugins`` registers, so that the kernel need not
+    call it: from the cache when current, else its hook called now (its modules load)
+    and the cache written back. ``ketch plugins --check`` (``CHECKING_REGISTRATIONS``):
+    every cacheable hook called for real, the cache refreshed, and a warning on each
+    plugin whose ``offered_when`` said nothing is offered while its hook registered tools."""
+    checking = kernel.stash.get(CHECKING_REGISTRATIONS) or False
+    impls = {i.plugin_name: i for i in getattr(kernel.pm.hook, HOOK).get_hookimpls()}
     cache: ToolCache | None = None
-    fresh: dict[str, tuple[Any, str]] = {}  # plugin name -> (info, its key): called, cacheable
-    if kernel.stash.get(BYPASS):
-        return _checked(kernel)
-
-    def substitute(impl: Any) -> list[Any] | None:
-        nonlocal cache
-        info = kernel.pm.infos.get(impl.plugin_name)
-        provided = declared(impl)
-        if not cacheable(info, provided):
-            return None
-        variant = offered(kernel, provided)
-        if not isinstance(variant, str):  # False: nothing offered (the hook would register
-            return [] if variant is False else None  # nothing); None: the hook decides
-        if cache is None:
-            cache = ToolCache(kernel)
-        key = plugin_key(info, variant)
-        rows = cache.records(key)
-        if rows is None:
-            fresh[impl.plugin_name] = (info, key)
-            return None
-        resolve = _resolver(kernel, impl.plugin_name)
-        return [CachedTool(row, resolve) for row in rows]
-
-    registered: dict[str, list[Any]] = {}
-    table = kernel._collect(
-        HOOK, "tool", lambda t: t.name, as_tool, substitute=substitute, registered=registered
-    )
-    if cache is not None and fresh:
-        with contextlib.suppress(Exception):  # a schema that cannot be built is not cached
-            cache.save(
-                {
-                    key: registered.get(name, [])
-                    for name, (info, key) in fresh.items()
-                    if info.status == "ok"
-                }
-            )
-    return table
-
-
-def _checked(kernel: Kernel) -> dict[str, Tool]:
-    """``ketch plugins --check``: every hook called for real, the cache refreshed, and a
-    warning on each plugin whose ``offered_when`` said nothing is offered while its hook
-    registered tools."""
-    from ketch.plugins import declared
-    from ketch.tools import as_tool
-
-    registered: dict[str, list[Any]] = {}
-    table = kernel._collect(HOOK, "tool", lambda t: t.name, as_tool, registered=registered)
-    impls = getattr(kernel.pm.hook, HOOK).get_hookimpls()
-    keep: dict[str, list[Any]] = {}
-    for impl in impls:
-        info = kernel.pm.infos.get(impl.plugin_name)
-        provided = declared(impl)
-        if info is None or info.status != "ok" or not cacheable(info, provided):
+    standing: dict[str, list[Tool]] = {}
+    fresh: dict[str, list[Tool]] = {}  # plugin key -> what its hook registered just now
+    for plugin in plugins:
+        impl, info = impls.get(plugin), kernel.pm.infos.get(plugin)
+        provided = declared(impl) if impl is not None else None
+        if info is None or not cacheable(info, provided):
             continue
         variant = offered(kernel, provided)
-        tools = registered.get(impl.plugin_name, [])
+        if variant is None or (variant is False and not checking):
+            if variant is False:  # nothing offered: the hook would register nothing
+                standing[plugin] = []
+            continue  # None: the hook decides
+        if cache is None:
+            cache = ToolCache(kernel, read=not checking)
+        key = plugin_key(info, variant if isinstance(variant, str) else "")
+        rows = cache.records(key)
+        if rows is not None:
+            resolve = _resolver(kernel, plugin)
+            standing[plugin] = [CachedTool(row, resolve) for row in rows]
+            continue
+        standing[plugin] = tools = _register_one(kernel, plugin, report=False)
+        if info.status != "ok":
+            continue
         if variant is False and tools:
             info.warnings.append(
                 f"offered_when says no tool is offered, but {HOOK} registered "
                 + ", ".join(t.name for t in tools)
             )
         elif isinstance(variant, str):
-            keep[plugin_key(info, variant)] = tools
-    with contextlib.suppress(Exception):
-        ToolCache(kernel).save(keep)
-    return table
+            fresh[key] = tools
+    if cache is not None and (fresh or checking):
+        with contextlib.suppress(Exception):  # a schema that cannot be built is not cached
+            cache.save(fresh)
+    return standing
 
 
 def _resolver(kernel: Kernel, plugin: str) -> Callable[[str], Tool | None]:
     def resolve(name: str) -> Tool | None:
         done = kernel.stash.setdefault(RESOLVED, {})
         if plugin not in done:
-            done[plugin] = _register_one(kernel, plugin)
+            done[plugin] = {}
+            for registered in _register_one(kernel, plugin, report=True):
+                done[plugin].setdefault(registered.name, registered)
         tool = done[plugin].get(name)
         table = kernel.__dict__.get("tools")
         if tool is not None and isinstance(table, dict) and isinstance(table.get(name), CachedTool):
@@ -367,26 +345,27 @@ def _resolver(kernel: Kernel, plugin: str) -> Callable[[str], Tool | None]:
     return resolve
 
 
-def _register_one(kernel: Kernel, plugin: str) -> dict[str, Tool]:
+def _register_one(kernel: Kernel, plugin: str, *, report: bool) -> list[Tool]:
     """Call one plugin's tool registration for real (its modules load now), under the
-    registration hooks' policy: if it raises, the plugin fails and keeps nothing."""
-    from ketch.tools import as_tool
-
-    found: dict[str, Tool] = {}
+    registration hooks' policy: if it raises, the plugin fails and keeps nothing.
+    ``report``: also say so on stderr (a tool resolved mid-session; at start-up the
+    failed plugin is reported as any other)."""
+    found: list[Tool] = []
 
     def register(obj: Any) -> None:
-        tool = as_tool(obj)
+        tool = as_tool(obj, kernel.hooks)
         with contextlib.suppress(AttributeError, TypeError, ValueError):
             object.__setattr__(tool, "plugin", plugin)
-        found.setdefault(tool.name, tool)
+        found.append(tool)
 
-    others = frozenset(i.plugin_name for i in getattr(kernel.pm.hook, HOOK).get_hookimpls())
+    others = frozenset(impl.plugin_name for impl in getattr(kernel.pm.hook, HOOK).get_hookimpls())
     _, failures = kernel.hooks.register(
         HOOK, withheld=others - {plugin}, register=register, kernel=kernel
     )
     if plugin in failures:
         error = failures[plugin]
-        kernel.pm.record_failure(plugin, HOOK, error)  # said once, on stderr
+        if report:
+            kernel.pm.record_failure(plugin, HOOK, error)  # said once, on stderr
         kernel.fail_plugin(plugin, f"{HOOK} raised: {type(error).__name__}: {error}")
-        return {}
+        return []
     return found

@@ -1,37 +1,17 @@
-"""The command the kernel owns itself: ``ketch plugins``.
-
-Registered through the same hook as plugin commands (as a kernel-internal plugin), so
-it works even when every bundled plugin is disabled or broken: it is how a person finds
-out why. (``ketch config`` and ``ketch models`` belong to the ``ketch_admin`` plugin.)
-"""
+"""``ketch plugins``: fill each plugin's ``provides`` and print the listing."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from ketch.commands import Command
-from ketch.markers import hookimpl
+from ketch.api import CHECKING_REGISTRATIONS, declared
+from ketch_plugin_list import LISTED_FROM_DECLARATIONS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable
-
-    from ketch.kernel import Kernel
-
-
-# --- ketch plugins ---------------------------------------------------------------------
-
-
-def _plugins_configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print a JSON list")
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="call every registration hook as a session does (imports every tool and provider) and report declarations that do not match",
-    )
-
+    from ketch.api import Kernel
 
 # The registries ``ketch plugins`` lists: (registration hook, kernel attribute, kind).
 _LISTED = (
@@ -44,33 +24,28 @@ _LISTED = (
 )
 
 
-def _fill_listing(kernel: Kernel, check: bool) -> None:
+def fill_listing(kernel: Kernel, check: bool) -> None:
     """Fill each plugin's ``provides``: implementations that declare their names
-    (``ketch.plugins.provides``) are listed from the declaration, the others are
+    (``ketch.api.provides``) are listed from the declaration, the others are
     called (their hooks import what they register). ``check``: call every one, and
     warn where a declaration and the registration differ."""
-    from ketch.plugins import declared
-
     for hook, registry, kind in _LISTED:
         if registry in vars(kernel):  # already registered for real (the parser needed it)
             continue
         impls = kernel.pm.in_load_order(getattr(kernel.pm.hook, hook).get_hookimpls())
         declarations = {impl.plugin_name: declared(impl) for impl in impls}
         if check:
-            if registry == "tools":
-                from ketch.tool_cache import BYPASS
-
-                kernel.stash[BYPASS] = True  # every hook called for real (and the cache refreshed)
+            kernel.stash[CHECKING_REGISTRATIONS] = True  # every hook called for real
             getattr(kernel, registry)
             _compare(kernel, kind, declarations)
             continue
         stand_ins = frozenset(p for p, declared in declarations.items() if declared is not None)
         if len(stand_ins) < len(impls):
-            kernel._withheld = stand_ins
+            kernel.stash[LISTED_FROM_DECLARATIONS] = stand_ins
             try:  # the undeclared ones register (clashes among them reported)
                 getattr(kernel, registry)
             finally:
-                kernel._withheld = frozenset()
+                del kernel.stash[LISTED_FROM_DECLARATIONS]
             if stand_ins:
                 del vars(kernel)[registry]  # incomplete: anything later registers for real
         _merge_declared(kernel, kind, [impl.plugin_name for impl in impls], declarations)
@@ -90,7 +65,7 @@ def _merge_declared(
         kept = []
         for name in provided.names if provided is not None else info.provides.get(key, []):
             if name in owners:
-                kernel._report_clash(kind, name, plugin, owners[name])
+                kernel.report_clash(kind, name, plugin, owners[name])
                 continue
             owners[name] = plugin
             kept.append(name)
@@ -116,13 +91,18 @@ def _compare(kernel: Kernel, kind: str, declarations: dict[str, Any]) -> None:
             )
 
 
-def _plugins_run(kernel: Kernel, args: argparse.Namespace) -> int:
-    _fill_listing(kernel, bool(getattr(args, "check", False)))
-    infos = [i for i in kernel.pm.infos.values() if i.name != "builtin"]
+def as_dict(info: Any) -> dict[str, Any]:
+    """``ketch plugins --json``'s entry for a ``PluginInfo``: every field, in order."""
+    return {**asdict(info), "import_ms": round(info.import_ms, 3)}
+
+
+def run(kernel: Kernel, *, json_output: bool, check: bool) -> int:
+    fill_listing(kernel, check)
+    infos = list(kernel.pm.infos.values())
     for notice in kernel.notices:
         print(f"ketch: {notice}", file=sys.stderr)
-    if args.json:
-        print(json.dumps([i.as_dict() for i in infos], indent=2))
+    if json_output:
+        print(json.dumps([as_dict(i) for i in infos], indent=2))
         return 0
     for info in infos:
         version = f" {info.version}" if info.version else ""
@@ -145,16 +125,3 @@ def _plugins_run(kernel: Kernel, args: argparse.Namespace) -> int:
         for warning in info.warnings:
             print(f"    warning: {warning}")
     return 0
-
-
-@hookimpl
-def ketch_register_commands(register: Callable[[Command], None]) -> None:
-    register(
-        Command(
-            name="plugins",
-            help="list plugins: status, distribution, what each provides, hooks, import time",
-            cli=True,
-            configure=_plugins_configure,
-            run=_plugins_run,
-        )
-    )
