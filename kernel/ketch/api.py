@@ -42,7 +42,7 @@ _NAMES = {
     ),
     "ketch.messages": (
         "Message History Part TextPart ImagePart ReasoningPart ToolCallPart ToolResultPart Usage "
-        "new_id image_media_type pending_tool_calls MAX_IMAGE_BYTES"
+        "new_id pending_tool_calls MAX_IMAGE_BYTES"
     ),
     "ketch.tools": "Tool ToolContext ToolResult Effect Access tool as_tool DELEGATES",
     "ketch.policy": (

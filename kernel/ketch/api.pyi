@@ -59,7 +59,6 @@ from ketch.messages import TextPart as TextPart
 from ketch.messages import ToolCallPart as ToolCallPart
 from ketch.messages import ToolResultPart as ToolResultPart
 from ketch.messages import Usage as Usage
-from ketch.messages import image_media_type as image_media_type
 from ketch.messages import new_id as new_id
 from ketch.messages import pending_tool_calls as pending_tool_calls
 from ketch.modes import Mode as Mode
