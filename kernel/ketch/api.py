@@ -37,7 +37,7 @@ _NAMES = {
     "ketch.events": (
         "Event SessionEvent UserPromptEvent TextDeltaEvent ReasoningDeltaEvent ToolCallEvent "
         "PermissionEvent ToolStartedEvent ToolOutputEvent ToolResultEvent UsageEvent ErrorEvent "
-        "RetryEvent WaitingEvent MessageEvent NoticeEvent ModeEvent ActiveEvent TurnEndEvent "
+        "RetryEvent MessageEvent NoticeEvent ModeEvent ActiveEvent TurnEndEvent "
         "parse_event event_type"
     ),
     "ketch.messages": (

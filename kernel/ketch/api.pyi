@@ -37,7 +37,6 @@ from ketch.events import ToolStartedEvent as ToolStartedEvent
 from ketch.events import TurnEndEvent as TurnEndEvent
 from ketch.events import UsageEvent as UsageEvent
 from ketch.events import UserPromptEvent as UserPromptEvent
-from ketch.events import WaitingEvent as WaitingEvent
 from ketch.events import event_type as event_type
 from ketch.events import parse_event as parse_event
 from ketch.frontends import Frontend as Frontend
