@@ -526,15 +526,6 @@ class Kernel:
         self.start(session)
         return session
 
-    def open_session(self, listeners: list[Callable[[Event], None]] | None = None) -> Session:
-        """The session the command line asks for: ``--resume ID``, ``--continue``, or a new one."""
-        resume = getattr(self.args, "resume", None)
-        if resume:
-            return self.resume_session(resume, listeners=listeners)
-        if getattr(self.args, "continue_session", False):
-            return self.resume_session(None, listeners=listeners)
-        return self.new_session(listeners=listeners)
-
     def start(self, session: Session) -> None:
         from ketch.events import NoticeEvent, SessionEvent
 
