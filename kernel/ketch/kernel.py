@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ketch.config import Layer
 from ketch.errors import KetchError
 from ketch.hooks import Hooks
-from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
+from ketch.plugins import Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -129,10 +129,7 @@ class Kernel:
             environ=env,
             trusted=trusted,
         )
-        kernel.blocking = blocking
         return kernel
-
-    blocking: Blocking = Blocking()
 
     # --- settings --------------------------------------------------------------------
 

@@ -236,10 +236,10 @@ TARGET_LINES = 4_000
 # Today's ceiling: the count may only go down. Lower it as features move out (4,940 at the
 # start of stop 36; 4,023 once the tool cache, provider resolution, retry, `ketch plugins`,
 # function tools, the workspace-config split, the store's opening, concurrent calls, the
-# stream watch and unfinished answers had moved into plugins; 3,982 once the image helpers,
+# stream watch and unfinished answers had moved into plugins; 3,980 once the image helpers,
 # the waiting event, the command line's session choice and the --mode/--profile options had
-# too, and one cache-directory lookup replaced two).
-CEILING_LINES = 3_982
+# too, one cache-directory lookup replaced two and the unread Kernel.blocking went).
+CEILING_LINES = 3_980
 
 
 def code_lines(source: str) -> int:
