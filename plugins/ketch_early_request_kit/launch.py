@@ -1,0 +1,244 @@
+"""The ``ketch`` console script: the first request on its way before ketch loads.
+
+``ketch -p PROMPT`` spends most of its start importing libraries and building the
+first request, which is the same request as the last run's but for the prompt. When
+the record of that run (:mod:`ketch_early_request_kit.record`) still holds -- same
+command line but for the prompt, same directory, environment, date, files, git state
+and installation -- this sends its bytes with the new prompt in its place, on a thread,
+using nothing but the standard library, and then runs ketch as always. ketch builds
+its first request exactly as before; if the bytes are the same, it reads the answer
+to the request already sent (:mod:`ketch_early_request_kit.handoff`), and if not, the
+early one is closed unread and ketch sends its own.
+
+Nothing is sent early unless the record says the run that made it was eligible
+(a fresh session, a prompt every plugin that could change or stop it leaves alone,
+the key from an environment variable) and the same template was built twice in a row;
+anything unexpected here means no early request, never an error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any
+
+from ketch_early_request_kit.tracker import TRACKER
+
+_PRINT = ("-p", "--print")
+
+
+class Early:
+    """The request sent at launch: its bytes, and the socket it went out on.
+
+    ``state`` goes ``pending`` → ``sending`` → ``sent`` (or ``failed``) on the launch's
+    thread, or ``pending`` → ``dropped`` when ketch needs its answer first: what is
+    dropped before it was sent is never sent, so a request goes out once at most."""
+
+    def __init__(
+        self, url: str, headers: list[tuple[str, str]], body: bytes, timeouts: list[float]
+    ) -> None:
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeouts = timeouts
+        self.probes: list[dict[str, Any]] = []
+        self.sock: Any = None
+        self.state = "pending"
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def _claim(self, state: str) -> bool:
+        with self.lock:
+            if self.state != "pending":
+                return False
+            self.state = state
+            return True
+
+    def send(self) -> None:
+        if not self._claim("sending"):
+            return
+        try:
+            import socket
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(self.url)
+            https = parts.scheme == "https"
+            port = parts.port or (443 if https else 80)
+            host = parts.hostname or ""
+            sock = socket.create_connection((host, port), timeout=self.timeouts[0])
+            if https:
+                sock = _tls().wrap_socket(sock, server_hostname=host)
+            sock.settimeout(self.timeouts[1])
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            head = f"POST {target} HTTP/1.1\r\n" + "".join(
+                f"{name}: {value}\r\n" for name, value in self.headers
+            )
+            sock.sendall(head.encode("latin-1") + b"\r\n" + self.body)
+            self.sock, self.state = sock, "sent"
+        except BaseException:  # noqa: BLE001 - ketch sends its own request instead
+            self.state = "failed"
+        finally:
+            self.done.set()
+
+    def skip(self) -> None:
+        """Not sent after all (a check failed on the launch's thread)."""
+        if self._claim("dropped"):
+            self.done.set()
+
+    def wanted(self) -> bool:
+        """ketch built the same request: wait for the early one, unless it has not
+        started to go out (then it never will, and ketch sends its own)."""
+        if self._claim("dropped"):
+            return False
+        self.done.wait()
+        return self.sock is not None
+
+    def drop(self) -> None:
+        """ketch built another request: the early one is not sent, or closed unread."""
+        if self._claim("dropped"):
+            return
+        self.done.wait()
+        self.close()
+
+    def close(self) -> None:
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+
+def _tls() -> Any:
+    """httpx's own default trust (``httpx.create_ssl_context``): ``SSL_CERT_FILE``,
+    ``SSL_CERT_DIR``, else certifi's bundle."""
+    import ssl
+
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def prepare(argv: list[str], environ: os._Environ[str] | dict[str, str]) -> Early | None:
+    """The early request this start may send, or None (the reason does not matter:
+    ketch sends its own)."""
+    from ketch_early_request_kit import record
+
+    data = record.read(record.cache_file(environ))
+    if data is None or not data.get("confirmed"):
+        return None
+    template = data.get("argv")
+    if not isinstance(template, list) or len(template) != len(argv) or None not in template:
+        return None
+    slot = template.index(None)
+    prompt = argv[slot]
+    if not prompt or prompt == "-" or prompt != prompt.strip():
+        return None
+    if any(a != t for a, t in zip(argv, template, strict=True) if t is not None):
+        return None
+    if any(name in environ or name.upper() in environ for name in record.PROXY_VARIABLES):
+        return None
+    if (
+        data.get("cwd") != os.getcwd()
+        or data.get("date") != record.today()
+        or data.get("stdin") != "chr"
+        or record.stdin_kind() != "chr"
+        or data.get("env") != record.environment_digest(environ)
+    ):
+        return None
+    if not _patterns_allow(data.get("patterns"), prompt):
+        return None
+    from ketch.api import plugin_cache
+
+    if data.get("fingerprint") != plugin_cache.fingerprint():
+        return None
+    for path, sig, *looked in data.get("paths") or []:
+        if record.signature(path, bool(looked)) != sig:
+            return None
+    return _build(data, prompt, environ)
+
+
+def _patterns_allow(patterns: Any, prompt: str) -> bool:
+    if not isinstance(patterns, list):
+        return False
+    import re
+
+    try:
+        return all(re.fullmatch(p, prompt) is not None for p in patterns)
+    except (re.error, TypeError):
+        return False
+
+
+def _build(data: dict[str, Any], prompt: str, environ: Any) -> Early | None:
+    import json
+
+    from ketch_early_request_kit import record
+
+    key = ""
+    if data.get("key_env"):
+        key = (environ.get(data["key_env"]) or "").strip()
+        if not key:
+            return None
+    prefix, suffix = data["body"]
+    body = (prefix + json.dumps(prompt, ensure_ascii=False) + suffix).encode("utf-8")
+    headers = []
+    for name, value in data["headers"]:
+        if value is None:
+            value = str(len(body))  # content-length
+        elif record.KEY_MARK in value:
+            if not key:
+                return None
+            value = value.replace(record.KEY_MARK, key)
+        if "\r" in value or "\n" in value:
+            return None
+        headers.append((name, value))
+    early = Early(data["url"], headers, body, [float(t) for t in data["timeouts"]])
+    early.probes = list(data.get("probes") or [])
+    return early
+
+
+def git_unchanged(probes: Any) -> bool:
+    """Each ``git status`` of the record, run again the way ketch runs git: the same
+    output (a digest) or no early request."""
+    from ketch_early_request_kit.record import probe_digest
+
+    return all(probe_digest(p["args"], p["cwd"]) == p["digest"] for p in probes or [])
+
+
+def _start(argv: list[str]) -> None:
+    from ketch_early_request_kit import handoff
+
+    TRACKER.start()
+    early = prepare(argv, os.environ)
+    if early is None:
+        return
+    handoff.LAUNCHED = early
+
+    def go() -> None:
+        try:
+            unchanged = git_unchanged(early.probes)
+        except Exception:  # noqa: BLE001 - no early request then
+            unchanged = False
+        if unchanged:
+            early.send()
+        else:
+            early.skip()  # ketch sends its own
+
+    threading.Thread(target=go, name="ketch-early-request", daemon=True).start()
+
+
+def main() -> Any:
+    argv = sys.argv[1:]
+    if any(a in _PRINT for a in argv):
+        try:
+            _start(argv)
+        except Exception:  # noqa: BLE001 - an early request is never worth an error
+            pass
+    from ketch.api import main as ketch_main
+
+    return ketch_main()
