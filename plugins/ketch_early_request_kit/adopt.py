@@ -10,13 +10,13 @@ it the same way (a timeout is a timeout, a cut stream is a cut stream).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch_import_kit.httpx import httpx
-
     from ketch_early_request_kit.launch import Early
+    from ketch_import_kit.httpx import httpx
 
 _CHUNK = 65536
 
@@ -61,10 +61,8 @@ class _Reader:
     def close(self) -> None:
         sock, self.early.sock = self.early.sock, None
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:
-                pass
 
 
 def _target(url: str) -> str:

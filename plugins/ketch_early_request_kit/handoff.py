@@ -11,6 +11,7 @@ answers to nobody) and ketch sends its own.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -42,8 +43,8 @@ _FIRST = [True]
 
 
 def launched_here() -> bool:
-    """Whether this process started through the console script with ``-p`` (the
-    tracker runs): only such a start may write a record."""
+    """Whether this process started through the console script with ``-p`` and with
+    no record that holds (the tracker runs): only such a start may write a record."""
     return TRACKER.on
 
 
@@ -83,10 +84,12 @@ async def answer_for(request: httpx.Request, secrets: tuple[str | None, ...]) ->
         return None
     import asyncio
 
-    if (url, headers, body) != (early.url, early.headers, early.body):
-        await asyncio.to_thread(early.drop)
-        return None
-    if not await asyncio.to_thread(early.wanted):
+    seen = await asyncio.to_thread(early.compare, url, headers, body)
+    if seen == "differs":
+        # Its key held, its bytes did not: the next start records anew (and sends
+        # nothing early until the new record is confirmed).
+        record.forget(record.cache_file(os.environ))
+    if seen != "same":
         return None
     from ketch_early_request_kit.adopt import adopt
 
@@ -101,10 +104,8 @@ def _write(
     armed: Armed,
     timeouts: list[float],
 ) -> None:
-    try:
+    with contextlib.suppress(Exception):  # a cache: a failure is no record
         _record(url, headers, body, [s for s in secrets if s], armed, timeouts)
-    except Exception:  # noqa: BLE001 - a cache: a failure is no record
-        pass
 
 
 def _record(

@@ -18,6 +18,7 @@ anything unexpected here means no early request, never an error.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -29,20 +30,19 @@ _PRINT = ("-p", "--print")
 
 
 class Early:
-    """The request sent at launch: its bytes, and the socket it went out on.
+    """The request this launch may send, and the socket it went out on.
 
-    ``state`` goes ``pending`` → ``sending`` → ``sent`` (or ``failed``) on the launch's
-    thread, or ``pending`` → ``dropped`` when ketch needs its answer first: what is
-    dropped before it was sent is never sent, so a request goes out once at most."""
+    Made empty at launch; its thread checks the record and, when it holds, fills it in
+    and sends. ``state`` goes ``pending`` → ``sending`` → ``sent`` (or ``failed``) on
+    that thread, or ``pending`` → ``dropped`` (the record did not hold, or ketch
+    reached its own request first): what is dropped before it was sent is never sent,
+    so a request goes out once at most."""
 
-    def __init__(
-        self, url: str, headers: list[tuple[str, str]], body: bytes, timeouts: list[float]
-    ) -> None:
-        self.url = url
-        self.headers = headers
-        self.body = body
-        self.timeouts = timeouts
-        self.probes: list[dict[str, Any]] = []
+    def __init__(self) -> None:
+        self.url = ""
+        self.headers: list[tuple[str, str]] = []
+        self.body = b""
+        self.timeouts = [10.0, 600.0]
         self.sock: Any = None
         self.state = "pending"
         self.lock = threading.Lock()
@@ -54,6 +54,24 @@ class Early:
                 return False
             self.state = state
             return True
+
+    def run(self, argv: list[str], environ: dict[str, str]) -> None:
+        """The launch's thread: check the record, then send (or drop)."""
+        try:
+            built = prepare(argv, environ)
+            if built is not None:
+                TRACKER.stop()  # the record holds: this start records nothing
+                self.url, self.headers, self.body, self.timeouts, probes = built
+                if git_unchanged(probes):
+                    self.send()
+                    return
+                from ketch_early_request_kit import record
+
+                record.forget(record.cache_file(environ))  # the next start records anew
+        except Exception:  # noqa: BLE001 - ketch sends its own request instead
+            pass
+        if self._claim("dropped"):
+            self.done.set()
 
     def send(self) -> None:
         if not self._claim("sending"):
@@ -81,33 +99,25 @@ class Early:
         finally:
             self.done.set()
 
-    def skip(self) -> None:
-        """Not sent after all (a check failed on the launch's thread)."""
+    def compare(self, url: str, headers: list[tuple[str, str]], body: bytes) -> str:
+        """ketch built its first request: ``same`` when the one sent at launch is that
+        very request (its answer is then ketch's to read), ``differs`` when it is not
+        (closed unread), ``unsent`` when none went out (and none will)."""
         if self._claim("dropped"):
-            self.done.set()
-
-    def wanted(self) -> bool:
-        """ketch built the same request: wait for the early one, unless it has not
-        started to go out (then it never will, and ketch sends its own)."""
-        if self._claim("dropped"):
-            return False
+            return "unsent"
         self.done.wait()
-        return self.sock is not None
-
-    def drop(self) -> None:
-        """ketch built another request: the early one is not sent, or closed unread."""
-        if self._claim("dropped"):
-            return
-        self.done.wait()
+        if self.sock is None:
+            return "unsent"
+        if (url, headers, body) == (self.url, self.headers, self.body):
+            return "same"
         self.close()
+        return "differs"
 
     def close(self) -> None:
         sock, self.sock = self.sock, None
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:
-                pass
 
 
 def _tls() -> Any:
@@ -124,9 +134,12 @@ def _tls() -> Any:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def prepare(argv: list[str], environ: os._Environ[str] | dict[str, str]) -> Early | None:
-    """The early request this start may send, or None (the reason does not matter:
-    ketch sends its own)."""
+Built = tuple[str, list[tuple[str, str]], bytes, list[float], list[dict[str, Any]]]
+
+
+def prepare(argv: list[str], environ: dict[str, str]) -> Built | None:
+    """The request this start may send (URL, headers, body, timeouts, and the git
+    states to check first), or None (the reason does not matter: ketch sends its own)."""
     from ketch_early_request_kit import record
 
     data = record.read(record.cache_file(environ))
@@ -174,7 +187,7 @@ def _patterns_allow(patterns: Any, prompt: str) -> bool:
         return False
 
 
-def _build(data: dict[str, Any], prompt: str, environ: Any) -> Early | None:
+def _build(data: dict[str, Any], prompt: str, environ: dict[str, str]) -> Built | None:
     import json
 
     from ketch_early_request_kit import record
@@ -197,9 +210,8 @@ def _build(data: dict[str, Any], prompt: str, environ: Any) -> Early | None:
         if "\r" in value or "\n" in value:
             return None
         headers.append((name, value))
-    early = Early(data["url"], headers, body, [float(t) for t in data["timeouts"]])
-    early.probes = list(data.get("probes") or [])
-    return early
+    timeouts = [float(t) for t in data["timeouts"]]
+    return data["url"], headers, body, timeouts, list(data.get("probes") or [])
 
 
 def git_unchanged(probes: Any) -> bool:
@@ -211,34 +223,24 @@ def git_unchanged(probes: Any) -> bool:
 
 
 def _start(argv: list[str]) -> None:
+    """Track what this start reads, and check the record on a thread of its own: the
+    main thread goes straight on to load ketch."""
     from ketch_early_request_kit import handoff
 
     TRACKER.start()
-    early = prepare(argv, os.environ)
-    if early is None:
-        return
+    early = Early()
     handoff.LAUNCHED = early
-
-    def go() -> None:
-        try:
-            unchanged = git_unchanged(early.probes)
-        except Exception:  # noqa: BLE001 - no early request then
-            unchanged = False
-        if unchanged:
-            early.send()
-        else:
-            early.skip()  # ketch sends its own
-
-    threading.Thread(target=go, name="ketch-early-request", daemon=True).start()
+    thread = threading.Thread(
+        target=early.run, args=(argv, dict(os.environ)), name="ketch-early-request", daemon=True
+    )
+    thread.start()
 
 
 def main() -> Any:
     argv = sys.argv[1:]
     if any(a in _PRINT for a in argv):
-        try:
+        with contextlib.suppress(Exception):  # an early request is never worth an error
             _start(argv)
-        except Exception:  # noqa: BLE001 - an early request is never worth an error
-            pass
     from ketch.api import main as ketch_main
 
     return ketch_main()

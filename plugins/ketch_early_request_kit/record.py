@@ -62,8 +62,9 @@ def signature(path: str, looked: bool = False) -> list[int] | None:
     A path whose status only was asked (``looked``) is known by what a status says
     that a start acts on: a directory by its kind (its entries were not read), a file
     by its kind, size and mtime."""
+    stat_of = getattr(os.stat, "__wrapped__", os.stat)  # not the tracker's: not tracked
     try:
-        st = os.stat(path)
+        st = stat_of(path)
     except OSError:
         return None
     kind = stat.S_IFMT(st.st_mode)

@@ -16,6 +16,7 @@ from typing import Any
 _WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC
 _CODE = (".py", ".pyc", ".pyi", ".so", ".pth", ".zip", ".typed")
 _SYSTEM = ("/proc/", "/sys/", "/dev/")
+_WATCHED = frozenset({"open", "os.scandir", "os.listdir", "os.mkdir", "subprocess.Popen"})
 
 
 class Tracker:
@@ -41,9 +42,9 @@ class Tracker:
             return
         self.on = False
         if os.stat is not self._stat and getattr(os.stat, "__wrapped__", None) is self._stat:
-            os.stat = self._stat
+            os.stat = self._stat  # type: ignore[assignment]
         if os.lstat is not self._lstat and getattr(os.lstat, "__wrapped__", None) is self._lstat:
-            os.lstat = self._lstat
+            os.lstat = self._lstat  # type: ignore[assignment]
 
     def _tracked(self, original: Any) -> Any:
         def tracked(path: Any, *args: Any, **kwargs: Any) -> Any:
@@ -55,7 +56,9 @@ class Tracker:
         return tracked
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.on:
+        # Called for every audited event of the process's life (thousands at a start):
+        # one set lookup for all the others.
+        if event not in _WATCHED or not self.on:
             return
         if event == "open":
             path, _mode, flags = args
