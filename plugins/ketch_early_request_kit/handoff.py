@@ -124,6 +124,8 @@ def _record(
     quoted = json.dumps(armed.prompt, ensure_ascii=False)
     if text.count(quoted) != 1 or any(s in text for s in secrets):
         return  # not verbatim for this prompt; the last record stays
+    if any(s in url for s in secrets):
+        return  # a key in the URL (a query parameter) is never written anywhere
     prefix, suffix = text.split(quoted)
     key_env = None
     shaped: list[list[Any]] = []
@@ -139,6 +141,8 @@ def _record(
                     return
                 key_env = names[0]
                 value = value.replace(secret, record.KEY_MARK)
+        if record.secret_looking(name) and record.KEY_MARK not in value:
+            return  # a credential header not from the environment: never written anywhere
         shaped.append([name, value])
     runs = TRACKER.git_status_runs()
     if runs is None:

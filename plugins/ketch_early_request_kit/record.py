@@ -36,7 +36,17 @@ KEY_MARK = "\x00key\x00"  # the API key's place in a header value
 
 # Names whose values are never hashed into the key (their presence is): the API key
 # is sent as it is now, and a secret's digest is no business of a cache file.
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH")
+_SECRET_WORDS = (
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+)
 # Set by the shell per prompt or per start, never read by ketch.
 _VOLATILE = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "COLUMNS", "LINES"})
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
@@ -59,9 +69,10 @@ def environment_digest(environ: Mapping[str, str]) -> str:
 
 def signature(path: str, looked: bool = False) -> list[int] | None:
     """What changes when a file or a directory's entries change (None: it is missing).
-    A path whose status only was asked (``looked``) is known by what a status says
-    that a start acts on: a directory by its kind (its entries were not read), a file
-    by its kind, size and mtime."""
+    A path whose status only was asked (``looked``) is known by what ketch acts on
+    in a status (whether it is there, a file or a directory, how big): its kind, and a
+    file's size (a changed file ketch never read changes nothing it sends; if it
+    does, the bytes differ and the request sent early is dropped)."""
     stat_of = getattr(os.stat, "__wrapped__", os.stat)  # not the tracker's: not tracked
     try:
         st = stat_of(path)
@@ -71,7 +82,7 @@ def signature(path: str, looked: bool = False) -> list[int] | None:
     if looked and kind == stat.S_IFDIR:
         return [kind]
     if looked:
-        return [kind, st.st_size, st.st_mtime_ns]
+        return [kind, st.st_size]
     return [st.st_mtime_ns, st.st_size, st.st_ino, kind]
 
 
