@@ -39,7 +39,7 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
 def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     if session.parent is not None or session.resumed or session.transcript:
         return None
-    import ketch_early_request_kit as kit
+    from ketch_early_request_kit import handoff as kit
 
     if not kit.launched_here():
         return None  # not a ``ketch -p`` start: nothing it could replay

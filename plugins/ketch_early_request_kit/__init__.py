@@ -1,15 +1,10 @@
 """The first request of ``ketch -p`` sent at launch, before ketch loads (a library).
 
-Registers nothing. :mod:`~ketch_early_request_kit.launch` is the ``ketch`` console
-script; :mod:`~ketch_early_request_kit.handoff` is where every HTTP provider's
-streaming request meets the early one (:func:`answer_for`), and where the
-``early_request`` plugin arms the record (:func:`arm`) or drops it (:func:`forget`);
+Registers nothing, and imports nothing here: the ``ketch`` console script
+(:mod:`~ketch_early_request_kit.launch`) is this package's, and ``ketch --version``
+must not pay for the rest. :mod:`~ketch_early_request_kit.handoff` is where every HTTP
+provider's streaming request meets the early one (``answer_for``), and where the
+``early_request`` plugin arms the record (``arm``) or drops it (``forget``);
 :mod:`~ketch_early_request_kit.record` is the record and its key. See
-docs/performance.md ("The first request at launch").
+docs/early-request.md.
 """
-
-from __future__ import annotations
-
-from ketch_early_request_kit.handoff import answer_for, arm, forget, launched_here
-
-__all__ = ["answer_for", "arm", "forget", "launched_here"]

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch_early_request_kit.launch import Early
+    from ketch_early_request_kit.early import Early
     from ketch_import_kit.httpx import httpx
 
 _CHUNK = 65536
@@ -27,6 +27,7 @@ class _Reader:
 
         self.early = early
         self.request = request
+        self.timeout: float | None = None
         self.h11 = h11
         self.conn = h11.Connection(our_role=h11.CLIENT)
         # h11 must know the request it answers (it was sent at launch, byte for byte).
@@ -49,7 +50,7 @@ class _Reader:
             if sock is None:
                 raise httpx.ReadError("the connection was closed", request=self.request)
             try:
-                data = await asyncio.to_thread(sock.recv, _CHUNK)
+                data = await self._recv(sock)
             except TimeoutError:
                 raise httpx.ReadTimeout("timed out", request=self.request) from None
             except OSError as exc:
@@ -57,6 +58,19 @@ class _Reader:
                     str(exc) or type(exc).__name__, request=self.request
                 ) from None
             self.conn.receive_data(data)
+
+    async def _recv(self, sock: Any) -> bytes:
+        """One read: a plain socket through the event loop, a TLS one on a worker
+        thread (the loop cannot read an ``ssl.SSLSocket``), each under the read timeout."""
+        import ssl
+
+        if isinstance(sock, ssl.SSLSocket):
+            return await asyncio.to_thread(sock.recv, _CHUNK)
+        if sock.gettimeout() != 0:
+            self.timeout = sock.gettimeout()
+            sock.setblocking(False)
+        loop = asyncio.get_running_loop()
+        return await asyncio.wait_for(loop.sock_recv(sock, _CHUNK), self.timeout)
 
     def close(self) -> None:
         sock, self.early.sock = self.early.sock, None

@@ -25,7 +25,7 @@ from ketch_early_request_kit.tracker import TRACKER
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
 
-    from ketch_early_request_kit.launch import Early
+    from ketch_early_request_kit.early import Early
 
 
 @dataclass(frozen=True)

@@ -194,7 +194,7 @@ async def open_stream(
     :class:`ProviderError`. Leaving the block (normally, by an error, or because the
     consuming task was cancelled) closes the response and so the connection.
     """
-    from ketch_early_request_kit import answer_for
+    from ketch_early_request_kit.handoff import answer_for
     from ketch_import_kit.httpx import httpx
 
     # The body serialized as httpx's ``json=`` does, so that these are the bytes sent.
