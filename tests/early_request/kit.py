@@ -50,11 +50,14 @@ class Starts:
         env.update(self.provider_env)
         return env
 
-    def run(self, prompt: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-        """One start; its result and the threads that connected to the model server."""
+    def run(
+        self, prompt: str, command: list[str] | None = None
+    ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        """One start (through the probe, or ``command``); its result and the threads that
+        connected to the model server (the probe's note)."""
         out = self.tmp / "connects.json"
         out.unlink(missing_ok=True)
-        argv = [sys.executable, str(PROBE), *self.argv, "-p", prompt]
+        argv = [*(command or [sys.executable, str(PROBE)]), *self.argv, "-p", prompt]
         done = subprocess.run(
             argv,
             cwd=self.ws,

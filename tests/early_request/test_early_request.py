@@ -174,19 +174,7 @@ def test_the_console_script_is_the_launch(tmp_path: Path) -> None:
         pytest.skip("no ketch console script next to this Python (pip install -e . first)")
     with OpenAIStub(*[Answer(text=f"n{i}") for i in range(3)]) as stub:
         starts = openai_starts(tmp_path, stub)
-        runs = []
-        for prompt in ("one", "two", "via the script"):
-            runs.append(
-                subprocess.run(
-                    [str(script), *starts.argv, "-p", prompt],
-                    cwd=starts.ws,
-                    env=starts.env(),
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    text=True,
-                    timeout=120,
-                )
-            )
+        runs = [starts.run(p, [str(script)])[0] for p in ("one", "two", "via the script")]
         assert all(r.returncode == 0 for r in runs), runs[-1].stderr[-2000:]
         assert "n2" in runs[-1].stdout
         assert len(stub.requests) == 3 and last_user_text(stub.requests[2]) == "via the script"
