@@ -116,8 +116,17 @@ def template_digest(record: Mapping[str, Any]) -> str:
 
 
 def read(path: str) -> dict[str, Any] | None:
+    """The record, when it is one ketch wrote: the user's own file, readable by nobody
+    else (mode 0600, as :func:`write` makes it; a file a tool wrote has its default
+    mode), outside the working directory (never a workspace's)."""
+    here = os.path.join(os.getcwd(), "")
+    if os.path.abspath(path).startswith(here):
+        return None
     try:
         with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if st.st_mode & 0o077 or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+                return None
             data = json.loads(handle.read())
     except (OSError, ValueError):
         return None

@@ -179,3 +179,14 @@ def test_the_console_script_is_the_launch(tmp_path: Path) -> None:
         assert "n2" in runs[-1].stdout
         assert len(stub.requests) == 3 and last_user_text(stub.requests[2]) == "via the script"
         assert json.loads(starts.record().read_text())["confirmed"] is True
+
+
+def test_a_record_others_can_write_or_read_is_not_one(tmp_path: Path) -> None:
+    """ketch writes its record 0600; a file with another mode (what a tool writes) is
+    not taken for one."""
+    with OpenAIStub(*[Answer(text="ok") for _ in range(3)]) as stub:
+        starts = openai_starts(tmp_path, stub)
+        starts.warm()
+        starts.record().chmod(0o644)
+        done, threads = starts.run("not early")
+        assert threads == [MAIN] and done.returncode == 0
