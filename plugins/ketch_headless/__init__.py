@@ -156,8 +156,9 @@ async def ketch_after_tool_use(
 
 @hookimpl(optionalhook=True)
 def verbatim_prompts(session: Session) -> str | None:
-    """Every prompt, unless an SDK client answers hooks over the control channel."""
-    return None if _sdk(session) else "(?s).*"
+    """Every prompt but a slash command (``/name args`` runs the command: its text is
+    sent, not the prompt), unless an SDK client answers hooks over the control channel."""
+    return None if _sdk(session) else "(?s)(?!/).*"
 
 
 @hookimpl

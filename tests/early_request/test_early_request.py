@@ -190,3 +190,18 @@ def test_a_record_others_can_write_or_read_is_not_one(tmp_path: Path) -> None:
         starts.record().chmod(0o644)
         done, threads = starts.run("not early")
         assert threads == [MAIN] and done.returncode == 0
+
+
+def test_a_slash_command_is_run_not_sent_early(tmp_path: Path) -> None:
+    """``-p "/name args"`` runs the Markdown command: its text is what the model gets."""
+    with OpenAIStub(*[Answer(text="ok") for _ in range(3)]) as stub:
+        starts = openai_starts(tmp_path, stub)
+        commands = starts.home / "config" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "greet.md").write_text("Say hello to $ARGUMENTS, warmly.\n")
+        starts.warm()
+        done, threads = starts.run("/greet the team")
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert threads == [MAIN]
+        assert len(stub.requests) == 3
+        assert "Say hello to the team, warmly." in json.dumps(stub.requests[2])
