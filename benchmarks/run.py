@@ -998,7 +998,11 @@ def explain_startup(
             "pulling in the pydantic models of messages and events (schemas built at import, most of them used before the "
             "first request anyway), and the system prompt's workspace context. "
             "`tests/kernel/test_kernel_first_request_imports.py` fails when `-p` loads a module before its first request "
-            "that is not on its list.\n"
+            "that is not on its list. Then (the fourth wave): the first request of a `-p` start whose last runs built "
+            "the same request (but for the prompt) is sent at launch by the console script, with nothing but the "
+            "standard library, before any of the above loads (the `early_request` plugin and `ketch_early_request_kit`, "
+            "[early-request.md](early-request.md)); the phases above are then ketch building the same request beside "
+            "it, whose answer it reads from the request already sent.\n"
         )
     version = targets.get("ketch --version vs python -c pass")
     if version and version.get("met"):
