@@ -105,9 +105,9 @@ def today() -> str:
 
 
 def cache_file(environ: Mapping[str, str]) -> str:
-    from ketch.api import plugin_cache
+    from ketch.api import cache_dir
 
-    return os.path.join(plugin_cache.cache_dir(environ), FILE)
+    return os.path.join(cache_dir(environ), FILE)
 
 
 def template_digest(record: Mapping[str, Any]) -> str:
