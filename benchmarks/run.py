@@ -998,12 +998,17 @@ def explain_startup(
             "pulling in the pydantic models of messages and events (schemas built at import, most of them used before the "
             "first request anyway), and the system prompt's workspace context. "
             "`tests/kernel/test_kernel_first_request_imports.py` fails when `-p` loads a module before its first request "
-            "that is not on its list.\n"
+            "that is not on its list. Then (the fourth wave): the first request of a `-p` start whose last runs built "
+            "the same request (but for the prompt) is sent at launch by the console script, with nothing but the "
+            "standard library, before any of the above loads (the `early_request` plugin and `ketch_early_request_kit`, "
+            "[early-request.md](early-request.md)). The phases above stop where the main thread was when that request left (the "
+            "rest is ketch building the same request afterwards, whose answer it reads from the request already sent; "
+            "`--no-plugin early_request` shows the whole path).\n"
         )
     version = targets.get("ketch --version vs python -c pass")
     if version and version.get("met"):
         out.append(
-            f"`ketch --version` is {fmt(version['value'])}x bare Python: it imports `ketch` and `ketch.cli` and nothing else. "
+            f"`ketch --version` is {fmt(version['value'])}x bare Python: it imports the console script's launch module (`ketch_early_request_kit.launch`, which does nothing without `-p`), `ketch` and `ketch.cli`, and nothing else. "
             "The issue's earlier 2.0x came from `PYTHONDONTWRITEBYTECODE=1` in that shell with an editable install: no `.pyc` "
             "files exist for ketch's sources, so every start compiles them; these runs remove the variable, as an installed "
             "ketch has its bytecode.\n"

@@ -37,12 +37,12 @@ _NAMES = {
     "ketch.events": (
         "Event SessionEvent UserPromptEvent TextDeltaEvent ReasoningDeltaEvent ToolCallEvent "
         "PermissionEvent ToolStartedEvent ToolOutputEvent ToolResultEvent UsageEvent ErrorEvent "
-        "RetryEvent WaitingEvent MessageEvent NoticeEvent ModeEvent ActiveEvent TurnEndEvent "
+        "RetryEvent MessageEvent NoticeEvent ModeEvent ActiveEvent TurnEndEvent "
         "parse_event event_type"
     ),
     "ketch.messages": (
         "Message History Part TextPart ImagePart ReasoningPart ToolCallPart ToolResultPart Usage "
-        "new_id image_media_type pending_tool_calls MAX_IMAGE_BYTES"
+        "new_id pending_tool_calls MAX_IMAGE_BYTES"
     ),
     "ketch.tools": "Tool ToolContext ToolResult Effect Access tool as_tool DELEGATES",
     "ketch.policy": (

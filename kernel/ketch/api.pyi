@@ -37,7 +37,6 @@ from ketch.events import ToolStartedEvent as ToolStartedEvent
 from ketch.events import TurnEndEvent as TurnEndEvent
 from ketch.events import UsageEvent as UsageEvent
 from ketch.events import UserPromptEvent as UserPromptEvent
-from ketch.events import WaitingEvent as WaitingEvent
 from ketch.events import event_type as event_type
 from ketch.events import parse_event as parse_event
 from ketch.frontends import Frontend as Frontend
@@ -59,7 +58,6 @@ from ketch.messages import TextPart as TextPart
 from ketch.messages import ToolCallPart as ToolCallPart
 from ketch.messages import ToolResultPart as ToolResultPart
 from ketch.messages import Usage as Usage
-from ketch.messages import image_media_type as image_media_type
 from ketch.messages import new_id as new_id
 from ketch.messages import pending_tool_calls as pending_tool_calls
 from ketch.modes import Mode as Mode

@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CANCELLED = "[ketch] Cancelled by the user before this call finished."
 STOPPED_BY_HOOK = "[ketch] Not run: a hook ended the turn ({reason})."
+NOT_DECIDED = "[ketch] Not run: ketch did not decide this call in this step."
 
 
 def offered_tools(session: Session, allowed: Iterable[str] | None = None) -> list[Tool]:
@@ -123,6 +124,8 @@ class CallPipeline:
     stash: Stash = field(default_factory=Stash)  # the turn's: plugin state across its calls
     finished: dict[str, ToolResultPart] = field(default_factory=dict)  # this step's results so far
     stop_reason: str | None = None  # a hook ended the turn: the step finishes, nothing more runs
+    # What ``decide`` allowed in this step and has not run yet: the only Readys ``finish`` runs.
+    issued: list[Ready] = field(default_factory=list)
 
     @property
     def kernel(self) -> Any:
@@ -138,7 +141,7 @@ class CallPipeline:
     ) -> list[ToolResultPart]:
         """Run one response's calls (side by side where a plugin runs them so:
         ``ketch_run_calls``); the results in call order."""
-        self.finished = {}
+        self.finished, self.issued = {}, []
         await self.kernel.hooks.first_async(
             "ketch_run_calls",
             session=self.session,
@@ -184,13 +187,19 @@ class CallPipeline:
         )
         if self.stop_reason is not None:
             return self._stopped()
-        return await self.decide(call, snapshot)
+        decided = await self.decide(call, snapshot)
+        if isinstance(decided, Ready):
+            self.issued.append(decided)
+        return decided
 
     async def _finish(self, call: ToolCallPart, decided: Ready | Refused) -> ToolResult:
         if isinstance(decided, Refused):
             result, outcome = decided.result, decided.outcome
-        else:
+        elif any(ready is decided and ready.call is call for ready in self.issued):
+            self.issued = [ready for ready in self.issued if ready is not decided]  # runs once
             result, outcome = await self.execute(decided)
+        else:  # fail closed: a Ready ``decide`` did not hand out (a plugin's own) never runs
+            result, outcome = ToolResult.error(NOT_DECIDED), "refused"
         self._record(call, result, outcome)
         return result
 

@@ -127,19 +127,6 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
     parser.add_argument(
         "--provider", help="a provider name from config, or a provider kind (see `ketch models`)"
     )
-    if kernel.modes:
-        modes = ", ".join(
-            f"{m.name}: {m.description}" if m.description else m.name for m in kernel.modes.values()
-        )
-        parser.add_argument(
-            "--mode", choices=list(kernel.modes), help=f"{modes} (default: {kernel.default_mode()})"
-        )
-    if kernel.profiles:
-        parser.add_argument(
-            "--profile",
-            choices=list(kernel.profiles),
-            help=f"what runs without asking (default: {kernel.default_profile()})",
-        )
     parser.add_argument(
         "--max-iterations", type=_positive_int, metavar="N", help="stop a turn after N model calls"
     )

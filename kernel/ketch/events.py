@@ -7,7 +7,7 @@ with a ``type`` of its own and registers them (``ketch_register_events``); the k
 the store and the frontends carry any event, and one whose plugin is gone is still
 read back as a plain :class:`Event` with its fields (:func:`parse_event`). The
 kernel's own are the design's required types plus ``message``, ``tool_started``, ``tool_output``,
-``notice``, ``mode``, ``user_prompt``, ``waiting`` and ``active``.
+``notice``, ``mode``, ``user_prompt`` and ``active`` (``waiting`` is the stream watch's).
 
 Every event of a session that runs as another's agent carries its ``agent_id`` (the
 kernel stamps it); the root session's events have none, and it is left out of their JSON.
@@ -166,15 +166,6 @@ class RetryEvent(Event):
     reason: str = ""
 
 
-class WaitingEvent(Event):
-    """Nothing has arrived from the provider for ``elapsed`` seconds (sent every few
-    seconds while it lasts), so a frontend can show that ketch is waiting, not stuck."""
-
-    type: Literal["waiting"] = "waiting"
-    elapsed: float
-    timeout: float | None = None  # when ketch gives up waiting (progress_timeout), if known
-
-
 class MessageEvent(Event):
     """A message appended to the saved transcript (user, assistant or tool results)."""
 
@@ -226,7 +217,6 @@ CORE_EVENTS: tuple[type[Event], ...] = (
     UsageEvent,
     ErrorEvent,
     RetryEvent,
-    WaitingEvent,
     MessageEvent,
     NoticeEvent,
     ModeEvent,

@@ -793,7 +793,10 @@ def ketch_run_calls(
     order. An implementation decides each call with ``await decide(call)`` (in call
     order, one at a time: approvals are asked one by one) and then runs it with
     ``await finish(call, decided)``, every call exactly once; the results go back to
-    the model in call order whatever order they finish in. Return True once every call
+    the model in call order whatever order they finish in. ``finish`` runs only what
+    ``decide`` allowed for that very call in this step, once: anything else (a decision
+    the implementation made or copied itself, one used twice) is refused, never run
+    (fail closed). Return True once every call
     ran. firstresult. None (no implementation): the kernel runs each call alone, in
     order. ``KetchError`` and cancellation propagate (the implementation cancels and
     waits for the calls it started first); after any other failure the kernel runs,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ketch.config import Layer
 from ketch.errors import KetchError
 from ketch.hooks import Hooks
-from ketch.plugins import Blocking, Candidate, PluginInfo, PluginManager, blocking_from, discover
+from ketch.plugins import Candidate, PluginInfo, PluginManager, blocking_from, discover
 from ketch.stash import Stash
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -129,10 +129,7 @@ class Kernel:
             environ=env,
             trusted=trusted,
         )
-        kernel.blocking = blocking
         return kernel
-
-    blocking: Blocking = Blocking()
 
     # --- settings --------------------------------------------------------------------
 
@@ -525,15 +522,6 @@ class Kernel:
         close_pending_calls(session)
         self.start(session)
         return session
-
-    def open_session(self, listeners: list[Callable[[Event], None]] | None = None) -> Session:
-        """The session the command line asks for: ``--resume ID``, ``--continue``, or a new one."""
-        resume = getattr(self.args, "resume", None)
-        if resume:
-            return self.resume_session(resume, listeners=listeners)
-        if getattr(self.args, "continue_session", False):
-            return self.resume_session(None, listeners=listeners)
-        return self.new_session(listeners=listeners)
 
     def start(self, session: Session) -> None:
         from ketch.events import NoticeEvent, SessionEvent

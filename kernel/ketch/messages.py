@@ -37,19 +37,6 @@ MAX_IMAGE_BYTES = 20 << 20  # one image in the history; providers downscale to t
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
-def image_media_type(data: bytes) -> str | None:
-    """The media type of PNG, JPEG, GIF or WebP bytes, from their signature; else None."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
 class ImagePart(_Frozen):
     """An image: its bytes (base64 in JSON, so the store keeps it like any content),
     media type and a name to mention it by. Capped at :data:`MAX_IMAGE_BYTES`."""
@@ -85,21 +72,6 @@ class ImagePart(_Frozen):
     @field_serializer("data", when_used="json")
     def _encode(self, value: bytes) -> str:
         return base64.b64encode(value).decode("ascii")
-
-    def base64(self) -> str:
-        return base64.b64encode(self.data).decode("ascii")
-
-    def data_uri(self) -> str:
-        return f"data:{self.media_type};base64,{self.base64()}"
-
-    def label(self) -> str:
-        """How the image is named in text: ``shot.png (image/png, 52 KB)``."""
-        size = (
-            f"{len(self.data) / 1024:,.0f} KB"
-            if len(self.data) >= 1024
-            else f"{len(self.data)} bytes"
-        )
-        return f"{self.name or 'image'} ({self.media_type}, {size})"
 
 
 class ReasoningPart(_Frozen):

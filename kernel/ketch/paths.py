@@ -6,6 +6,7 @@ Kept import-light: the plugin manager needs the config path before plugins load.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 APP = "ketch"
@@ -31,8 +32,9 @@ def state_dir() -> Path:
     return Path(user_state_dir(APP, appauthor=False))
 
 
-def cache_dir() -> Path:
-    override = os.environ.get("KETCH_CACHE_DIR")
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user cache dir; ``KETCH_CACHE_DIR`` (in ``environ``, else the process's) overrides."""
+    override = (environ or {}).get("KETCH_CACHE_DIR") or os.environ.get("KETCH_CACHE_DIR")
     if override:
         return Path(override)
     from platformdirs import user_cache_dir

@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ketch.paths import cache_dir
+
 FORMAT = 2  # 2: a cached tool keeps its capabilities
 PLUGINS_FILE = "plugins.json"
 
@@ -71,15 +73,6 @@ def fingerprint(path: Iterable[str] | None = None) -> str:
     import hashlib
 
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def cache_dir(environ: Mapping[str, str]) -> Path:
-    override = environ.get("KETCH_CACHE_DIR")
-    if override:
-        return Path(override)
-    from ketch.paths import cache_dir
-
-    return cache_dir()
 
 
 def read(path: Path) -> dict[str, Any] | None:

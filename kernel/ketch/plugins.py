@@ -30,9 +30,10 @@ from ketch.hooks import Policy, isolate, policy_of
 from ketch.stash import StashKey
 
 # The essential set: plugins that cannot be disabled. Kept small: the hard guards,
-# ``provider_setup`` (which provider a session uses: the kernel builds none without it)
-# and ``function_tools`` (a plugin that registers a typed function, as docs/plugins.md
-# teaches, would lose its tools under an allow-list without it).
+# ``provider_setup`` (which provider a session uses: the kernel builds none without it),
+# ``function_tools`` (a plugin that registers a typed function, as docs/plugins.md
+# teaches, would lose its tools under an allow-list without it) and ``mode_options``
+# (the --mode/--profile choices of whichever plugin declares modes and profiles).
 # ``guards`` holds the hard guards (writes outside the workspace, to .git internals, to
 # ketch's own config/hooks/MCP settings; reads of secret-looking files). Because votes
 # combine deny > ask > allow, its ask/deny cannot be overridden by any other plugin,
@@ -46,6 +47,7 @@ ESSENTIAL: dict[str, str] = {
     "plugin_list": "ketch plugins is how you find out why other plugins are broken, blocked or disabled",
     "function_tools": "a plugin's plain typed functions become its tools only through it",
     "workspace_settings": "it holds back what a repository's own config may not set; without it none of that file applies",
+    "mode_options": "--mode and --profile offer the modes and profiles plugins declare only through it",
 }
 
 AUTOLOAD_ENV = "KETCH_AUTOLOAD"  # all (default) | bundled | none

@@ -46,6 +46,7 @@ from ketch_provider_kit import (
     classify,
     config_extra,
     fit_image,
+    image_base64,
     known_context_window,
     malformed,
     open_stream,
@@ -292,7 +293,7 @@ def _block(part: TextPart | ImagePart) -> dict[str, Any]:
         return {"type": "text", "text": fitted.text}
     return {
         "type": "image",
-        "source": {"type": "base64", "media_type": fitted.media_type, "data": fitted.base64()},
+        "source": {"type": "base64", "media_type": fitted.media_type, "data": image_base64(fitted)},
     }
 
 

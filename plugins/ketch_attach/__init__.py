@@ -19,6 +19,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import PromptIntake, Session
 
 
+@hookimpl(optionalhook=True)
+def verbatim_prompts(session: Session) -> str:
+    """A prompt without an ``@`` mentions nothing to attach."""
+    return "[^@]*"
+
+
 @hookimpl
 async def ketch_expand_prompt(
     session: Session, prompt: str, intake: PromptIntake

@@ -28,6 +28,13 @@ def ketch_add_hookspecs(pluginmanager: Any) -> None:
     pluginmanager.add_hookspecs(hookspecs)  # budget_fit_context
 
 
+@hookimpl(optionalhook=True)
+def verbatim_prompts(session: Session) -> str:
+    """A first prompt far inside any model's window is fitted as it is (a longer one
+    may be fitted otherwise: not sent early)."""
+    return "(?s).{0,20000}"
+
+
 @hookimpl
 async def ketch_build_request(
     session: Session, tools: list[Tool], overflow: int | None

@@ -185,6 +185,12 @@ def ketch_event(session: Session, event: Event) -> None:
             found.turn_ended()
 
 
+@hookimpl(optionalhook=True)
+def verbatim_prompts(session: Session) -> str:
+    """A fresh session has no undo, redo or rewind to tell the model about."""
+    return "(?s).*"
+
+
 @hookimpl
 def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     """Tell the model what an undo, redo or rewind changed under it since it last looked."""

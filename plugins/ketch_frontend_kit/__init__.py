@@ -10,6 +10,9 @@ names ``START_OFFER`` from here.
 
 ``signals``: SIGINT, SIGTERM and SIGHUP cancel the running turn, and the frontend exits
 with 128 + the signal.
+
+``sessions``: the session the command line asks for (``--resume ID``, ``--continue``, or
+a new one).
 """
 
 # The ``Command.extra`` key of a start offer: the arguments a frontend runs the slash

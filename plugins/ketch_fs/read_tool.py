@@ -16,7 +16,6 @@ from ketch.api import (
     ImagePart,
     ToolContext,
     ToolResult,
-    image_media_type,
 )
 from ketch_fs import coverage
 from ketch_fs.reading import Line, ReadResult, read_lines, read_lines_of
@@ -246,3 +245,16 @@ def _suggest(path: Path, ctx: ToolContext) -> str:
         return " Its directory does not exist either."
     close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
     return f" Did you mean: {', '.join(close)}?" if close else ""
+
+
+def image_media_type(data: bytes) -> str | None:
+    """The media type of PNG, JPEG, GIF or WebP bytes, from their signature; else None."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None

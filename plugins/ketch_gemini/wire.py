@@ -31,7 +31,7 @@ from ketch.api import (
     ToolSpec,
 )
 from ketch_provider_kit import GEMINI_IMAGES as GEMINI
-from ketch_provider_kit import alternating, fit_image
+from ketch_provider_kit import alternating, fit_image, image_base64
 from ketch_provider_kit.wire import per_message
 
 KIND = "gemini"
@@ -58,7 +58,7 @@ def image_part(image: ImagePart) -> dict[str, Any]:
     fitted = fit_image(image, GEMINI)
     if isinstance(fitted, TextPart):
         return {"text": fitted.text}
-    return {"inlineData": {"mimeType": fitted.media_type, "data": fitted.base64()}}
+    return {"inlineData": {"mimeType": fitted.media_type, "data": image_base64(fitted)}}
 
 
 # --- history -> contents ------------------------------------------------------------------

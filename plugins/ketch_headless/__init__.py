@@ -154,6 +154,13 @@ async def ketch_after_tool_use(
     return await after_tool_use(session, call, result)
 
 
+@hookimpl(optionalhook=True)
+def verbatim_prompts(session: Session) -> str | None:
+    """Every prompt but a slash command (``/name args`` runs the command: its text is
+    sent, not the prompt), unless an SDK client answers hooks over the control channel."""
+    return None if _sdk(session) else "(?s)(?!/).*"
+
+
 @hookimpl
 async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     if not _sdk(session):

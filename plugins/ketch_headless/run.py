@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ketch.api import KetchError, StashKey, UsageError
+from ketch_frontend_kit.sessions import open_session
 from ketch_headless.meter import TurnMeter
 from ketch_text_kit.terminal import for_terminal, line_for_terminal
 
@@ -313,7 +314,7 @@ def run_headless(kernel: Kernel) -> int:
     prompt = read_prompt(kernel)
     open_store(kernel)
     printer = make_printer(kernel, fmt)
-    session = kernel.open_session([printer])
+    session = open_session(kernel, [printer])
     if hasattr(printer, "bind"):
         printer.bind(session, claude.turn_tools)
     approver = choose_approver(kernel, session, interactive=fmt == "text")
@@ -356,7 +357,7 @@ def run_stream_json_input(kernel: Kernel, fmt: str, claude: ClaudeRun) -> int:
     if sys.stdin.isatty():
         raise UsageError("--input-format stream-json reads JSON lines from stdin; pipe them in")
     printer = make_printer(kernel, fmt)
-    session = kernel.open_session([printer])
+    session = open_session(kernel, [printer])
     if hasattr(printer, "bind"):
         printer.bind(session, claude.turn_tools)
     try:

@@ -122,6 +122,15 @@ def ketch_session_end(session: Session, reason: str) -> None:
     fire(session, lambda: session_end(session, reason, quiet=quiet), outlive_loop=True)
 
 
+@hookimpl(optionalhook=True)
+def verbatim_prompts(session: Session) -> str | None:
+    """Every prompt, where no SessionStart or UserPromptSubmit hook is configured (one
+    that is may stop a prompt or add to it: then none is sent early)."""
+    if _has(session, "SessionStart") or _has(session, "UserPromptSubmit"):
+        return None
+    return "(?s).*"
+
+
 @hookimpl
 async def ketch_user_prompt_submit(session: Session, prompt: str) -> HookVerdict | None:
     if session.parent is not None:

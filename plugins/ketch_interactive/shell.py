@@ -30,6 +30,7 @@ from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 
+from ketch_frontend_kit.sessions import open_session
 from ketch_interactive import slash
 from ketch_interactive.approval import Interrupted, ask_approval, screen_size, summary_is_long
 from ketch_interactive.history import EncryptedPromptHistory, open_history
@@ -150,7 +151,7 @@ class Shell:
         if not continue_unsaved(self.kernel):
             return False
         try:
-            self.session = self.kernel.open_session([self.renderer.on_event])
+            self.session = open_session(self.kernel, [self.renderer.on_event])
             return True
         except ConfigError as exc:  # a broken config file: say where, never set up over it
             self.renderer.line(f"ketch: {exc.message}", "bold red")
@@ -162,7 +163,7 @@ class Shell:
             if not await self._set_up_provider(exc):  # it says why
                 return False
         try:
-            self.session = self.kernel.open_session([self.renderer.on_event])
+            self.session = open_session(self.kernel, [self.renderer.on_event])
         except KetchError as exc:
             self.renderer.line(f"ketch: {exc.message}", "bold red")
             return False

@@ -54,6 +54,7 @@ from ketch_provider_kit import (
     classify,
     config_extra,
     fit_image,
+    image_base64,
     malformed,
     ndjson_lines,
     open_stream,
@@ -434,7 +435,7 @@ def _images(images: list[ImagePart], message: dict[str, Any]) -> list[str]:
         if isinstance(fitted, TextPart):
             message["content"] = f"{message['content']}\n{fitted.text}".strip()
         else:
-            out.append(fitted.base64())
+            out.append(image_base64(fitted))
     return out
 
 

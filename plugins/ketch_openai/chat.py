@@ -49,6 +49,7 @@ from ketch_provider_kit import (
     as_int,
     classify,
     fit_image,
+    image_data_uri,
     malformed,
     parse_arguments,
     split_late_close_tag,
@@ -227,7 +228,7 @@ def _image(image: ImagePart) -> dict[str, Any]:
     fitted = fit_image(image, OPENAI_IMAGES)
     if isinstance(fitted, TextPart):
         return {"type": "text", "text": fitted.text}
-    return {"type": "image_url", "image_url": {"url": fitted.data_uri()}}
+    return {"type": "image_url", "image_url": {"url": image_data_uri(fitted)}}
 
 
 def _user_content(message: Message) -> str | list[dict[str, Any]]:

@@ -46,6 +46,7 @@ from ketch_provider_kit import (
     as_list,
     classify,
     fit_image,
+    image_data_uri,
     malformed,
     parse_arguments,
     sse_json,
@@ -195,7 +196,7 @@ def _input(part: TextPart | ImagePart) -> dict[str, Any]:
     fitted = fit_image(part, OPENAI_IMAGES) if isinstance(part, ImagePart) else part
     if isinstance(fitted, TextPart):
         return {"type": "input_text", "text": fitted.text}
-    return {"type": "input_image", "image_url": fitted.data_uri(), "detail": "auto"}
+    return {"type": "input_image", "image_url": image_data_uri(fitted), "detail": "auto"}
 
 
 def _assistant_items(message: Message, kind: str) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ketch.api import Command, hookimpl
+from ketch.api import Command, StashKey, hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
@@ -130,18 +130,29 @@ def ketch_session_start(session: Session) -> None:
         session.kernel.emit(session, NoticeEvent(level="warning", message=notice))
     # Classify the workspace's files in the background (names and content, cached by
     # file identity), so the first proof of a recursive read does not read them all.
+    # Started when the model first answers: no call can come earlier, and before it the
+    # reads would compete with everything on the first request's path.
     import threading
 
     from ketch_secret_kit.files import warm
 
-    threading.Thread(
+    session.stash[WARM] = threading.Thread(
         target=warm, args=(session.workspace,), name="ketch-secret-warm", daemon=True
-    ).start()
+    ).start
+
+
+# The workspace's classification, waiting for the session's first answer.
+WARM = StashKey[Callable[[], None]]()
+# Events that only come once the model answered (or failed to).
+_ANSWERED = frozenset({"text_delta", "reasoning_delta", "tool_call", "turn_end", "error"})
 
 
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
-    if getattr(event, "type", None) != "permission" or not getattr(event, "approved", False):
+    kind = getattr(event, "type", None)
+    if kind in _ANSWERED and WARM in session.stash:
+        session.stash.pop(WARM)()
+    if kind != "permission" or not getattr(event, "approved", False):
         return
     remembered = getattr(event, "remembered", None)
     if remembered:  # "for this session" (or always): this policy keeps the session's approvals

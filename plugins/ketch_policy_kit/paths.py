@@ -53,9 +53,12 @@ def is_within(path: Path, root: Path) -> bool:
 
 
 def ketch_config_dirs(workspace: Path) -> list[Path]:
-    from ketch.api import config_dir
+    """ketch's own config (the user's and the workspace's) and its cache, whose files
+    decide what a later start loads and sends (the plugin list, the tool schemas, the
+    first request's record), wherever they are (a cache inside a workspace too)."""
+    from ketch.api import cache_dir, config_dir
 
-    return [resolve(config_dir()), resolve(workspace / ".ketch")]
+    return [resolve(config_dir()), resolve(workspace / ".ketch"), resolve(cache_dir())]
 
 
 def write_guard(path: Path, workspace: Path, extra: Iterable[Protected] = ()) -> str | None:
@@ -69,7 +72,7 @@ def write_guard(path: Path, workspace: Path, extra: Iterable[Protected] = ()) ->
     if ".git" in lowered:
         return f"writes to git internals ({path})"
     if ".ketch" in lowered or any(is_within(path, d) for d in ketch_config_dirs(workspace)):
-        return f"writes to ketch's own config, hooks or MCP settings ({path})"
+        return f"writes to ketch's own config, hooks, MCP settings or caches ({path})"
     found = protected_component(path, root) or covering(path, extra)
     if found is not None:
         return f"writes to a protected path ({path}: {found.why})"

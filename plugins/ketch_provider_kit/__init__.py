@@ -34,7 +34,14 @@ from ketch_provider_kit.images import ANTHROPIC as ANTHROPIC_IMAGES
 from ketch_provider_kit.images import GEMINI as GEMINI_IMAGES
 from ketch_provider_kit.images import OLLAMA as OLLAMA_IMAGES
 from ketch_provider_kit.images import OPENAI as OPENAI_IMAGES
-from ketch_provider_kit.images import ImageLimits, fit_image, without_images
+from ketch_provider_kit.images import (
+    ImageLimits,
+    fit_image,
+    image_base64,
+    image_data_uri,
+    image_label,
+    without_images,
+)
 from ketch_provider_kit.models import KNOWN_CONTEXT_WINDOWS, known_context_window
 from ketch_provider_kit.parsing import (
     ContentReader,
@@ -63,6 +70,9 @@ __all__ = [
     "OPENAI_IMAGES",
     "ImageLimits",
     "fit_image",
+    "image_base64",
+    "image_data_uri",
+    "image_label",
     "without_images",
     "HttpProvider",
     "KNOWN_CONTEXT_WINDOWS",

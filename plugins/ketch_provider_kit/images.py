@@ -9,6 +9,7 @@ decoded) is replaced by a note, so one bad picture never sinks the conversation.
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 from dataclasses import dataclass
@@ -37,6 +38,26 @@ GEMINI = ImageLimits(max_bytes=7_000_000, max_side=3072)
 OLLAMA = ImageLimits(max_bytes=10_000_000, max_side=2048)
 
 
+def image_base64(image: ImagePart) -> str:
+    """The image's bytes in base64, as the wire formats carry them."""
+    return base64.b64encode(image.data).decode("ascii")
+
+
+def image_data_uri(image: ImagePart) -> str:
+    """The image as a ``data:`` URI (OpenAI's image parts)."""
+    return f"data:{image.media_type};base64,{image_base64(image)}"
+
+
+def image_label(image: ImagePart) -> str:
+    """How the image is named in text: ``shot.png (image/png, 52 KB)``."""
+    size = (
+        f"{len(image.data) / 1024:,.0f} KB"
+        if len(image.data) >= 1024
+        else f"{len(image.data)} bytes"
+    )
+    return f"{image.name or 'image'} ({image.media_type}, {size})"
+
+
 def _dimensions(data: bytes) -> tuple[int, int] | None:
     """Width and height from a PNG/GIF header without decoding (the common case), else None."""
     if data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) >= 24:
@@ -63,7 +84,7 @@ def fit_image(image: ImagePart, limits: ImageLimits) -> ImagePart | TextPart:
     except Exception as exc:  # noqa: BLE001 - any decoding failure: say so, send the rest
         log.info("could not decode %s: %s", image.name or "an image", exc)
         return TextPart(
-            text=f"[image {image.label()} could not be read or resized, so it is not shown]"
+            text=f"[image {image_label(image)} could not be read or resized, so it is not shown]"
         )
     alpha = picture.mode in ("RGBA", "LA", "PA") or (
         picture.mode == "P" and "transparency" in picture.info
@@ -82,7 +103,7 @@ def fit_image(image: ImagePart, limits: ImageLimits) -> ImagePart | TextPart:
         if out.tell() <= limits.max_bytes:
             return ImagePart(media_type=media, data=out.getvalue(), name=image.name)
         side = int(side * 0.7)
-    return TextPart(text=f"[image {image.label()} is too large to send even after resizing]")
+    return TextPart(text=f"[image {image_label(image)} is too large to send even after resizing]")
 
 
 def without_images(history: History) -> tuple[History, int]:
@@ -97,12 +118,14 @@ def without_images(history: History) -> tuple[History, int]:
         for part in message.parts:
             if isinstance(part, ImagePart):
                 parts.append(
-                    TextPart(text=f"[image {part.label()} not shown: this model takes no images]")
+                    TextPart(
+                        text=f"[image {image_label(part)} not shown: this model takes no images]"
+                    )
                 )
                 dropped += 1
                 changed = True
             elif isinstance(part, ToolResultPart) and part.images:
-                names = ", ".join(i.label() for i in part.images)
+                names = ", ".join(image_label(i) for i in part.images)
                 note = f"\n[image(s) {names} not shown: this model takes no images]"
                 parts.append(part.model_copy(update={"images": (), "output": part.output + note}))
                 dropped += len(part.images)

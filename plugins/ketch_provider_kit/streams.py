@@ -194,12 +194,21 @@ async def open_stream(
     :class:`ProviderError`. Leaving the block (normally, by an error, or because the
     consuming task was cancelled) closes the response and so the connection.
     """
+    from ketch_early_request_kit.handoff import answer_for
     from ketch_import_kit.httpx import httpx
 
+    # The body serialized as httpx's ``json=`` does, so that these are the bytes sent.
+    content = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     try:
-        async with client.stream(
-            "POST", url, json=json_body, headers=dict(headers or {})
-        ) as response:
+        request = client.build_request(
+            "POST", url, content=content.encode("utf-8"), headers=dict(headers or {})
+        )
+        if "content-type" not in request.headers:  # last, where ``json=`` puts it
+            request.headers["Content-Type"] = "application/json"
+        # The same request sent at launch (ketch -p): its answer, not a second request.
+        early = await answer_for(request, secrets)
+        response = early if early is not None else await client.send(request, stream=True)
+        try:
             if response.status_code >= 400:
                 body = await read_error_body(response)
                 raise classify(
@@ -211,6 +220,8 @@ async def open_stream(
                     auth_hint=auth_hint,
                 )
             yield response
+        finally:
+            await response.aclose()
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise transport_error(
             exc, provider=provider, url=url, secrets=secrets, timeouts=client.timeout

@@ -7,7 +7,8 @@ with a retryable error that says so, and every few seconds without a delta a
 ``waiting`` event tells frontends how long ketch has waited. Without it
 (``--no-plugin stream_watch``) a stream is read as it comes: only the provider
 client's ``read_timeout`` (no bytes at all) ends a stalled one, and no ``waiting``
-events go out. See docs/providers.md.
+events go out. See docs/providers.md. The ``waiting`` event is this plugin's
+(``ketch_stream_watch.events.WaitingEvent``, registered with ``ketch_register_events``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 from ketch.api import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ketch.api import Provider
+    from ketch.api import Event, Provider
+
+
+@hookimpl
+def ketch_register_events(register: Callable[[type[Event]], None]) -> None:
+    from ketch_stream_watch.events import WaitingEvent
+
+    register(WaitingEvent)
 
 
 @hookimpl

@@ -21,8 +21,8 @@ from ketch.api import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    WaitingEvent,
 )
+from ketch_stream_watch.events import WaitingEvent
 
 if TYPE_CHECKING:  # pragma: no cover
     from ketch.api import Provider

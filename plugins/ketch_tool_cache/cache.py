@@ -41,6 +41,7 @@ from ketch.api import (
     ToolContext,
     ToolResult,
     as_tool,
+    cache_dir,
     declared,
     plugin_cache,
 )
@@ -159,7 +160,7 @@ class ToolCache:
     """The ``tools.json`` of one kernel: read once, written when a miss filled it."""
 
     def __init__(self, kernel: Kernel, *, read: bool = True) -> None:
-        self.path = plugin_cache.cache_dir(kernel.environ) / TOOLS_FILE
+        self.path = cache_dir(kernel.environ) / TOOLS_FILE
         self.key = plugin_cache.fingerprint()
         self.plugins: dict[str, list[dict[str, Any]]] = {}
         self.valid = False

@@ -123,6 +123,14 @@ ALLOWED: dict[tuple[str, str], str] = {
         "stores share a session's claim (a shell resuming the session it is in, attach), "
         "while other processes are excluded"
     ),
+    ("ketch_early_request_kit/handoff.py", "LAUNCHED"): (
+        "the request the console script sent at this process's launch: one launch per "
+        "process, taken (and so emptied) by the process's first request, whichever kernel"
+    ),
+    ("ketch_early_request_kit/handoff.py", "_ARMED"): (
+        "what the plugin saw of the process's first prompt, for the record of the "
+        "process's first request: one per process, as the launch it is compared with"
+    ),
     ("ketch_secret_kit/files.py", "_LAST"): (
         "keyed by file identity (path, device, inode, size, mtime); the value names a "
         "fixed rule, never the content: the same answer for every kernel"

@@ -1,5 +1,5 @@
 """The minimal build: the essential set (guards, provider_setup, plugin_list,
-function_tools, workspace_settings), one provider (openai), the file tools (fs) and the headless frontend, chosen with the allow-list
+function_tools, workspace_settings, mode_options), one provider (openai), the file tools (fs) and the headless frontend, chosen with the allow-list
 ``KETCH_PLUGINS``. It works end to end against a real OpenAI-compatible server on
 127.0.0.1: the model asks to read a file, the user approves on the terminal (there is no
 policy plugin, so every call asks), the file tool runs, and the answer comes back.
@@ -48,7 +48,14 @@ def test_only_the_chosen_plugins_load(tmp_path: Path) -> None:
         )
     assert result.returncode == 0, result.stderr
     status = {p["name"]: p["status"] for p in json.loads(result.stdout)}
-    essential = {"guards", "provider_setup", "plugin_list", "function_tools", "workspace_settings"}
+    essential = {
+        "guards",
+        "provider_setup",
+        "plugin_list",
+        "function_tools",
+        "workspace_settings",
+        "mode_options",
+    }
     assert {n for n, s in status.items() if s == "ok"} == {*essential, "openai", "fs", "headless"}
     assert all(
         s == "disabled"
