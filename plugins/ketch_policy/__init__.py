@@ -150,8 +150,9 @@ _ANSWERED = frozenset({"text_delta", "reasoning_delta", "tool_call", "turn_end",
 @hookimpl
 def ketch_event(session: Session, event: Event) -> None:
     kind = getattr(event, "type", None)
-    if kind in _ANSWERED and WARM in session.stash:
-        session.stash.pop(WARM)()
+    start = session.stash.pop(WARM, None) if kind in _ANSWERED else None
+    if start is not None:
+        start()
     if kind != "permission" or not getattr(event, "approved", False):
         return
     remembered = getattr(event, "remembered", None)
