@@ -135,14 +135,16 @@ def prepare(argv: list[str], environ: dict[str, str]) -> Built | None:
     data = record.read(record.cache_file(environ))
     if data is None or not data.get("confirmed"):
         return None
-    template = data.get("argv")
-    if not isinstance(template, list) or len(template) != len(argv) or None not in template:
+    shape = data.get("argv")
+    if not isinstance(shape, dict) or shape.get("length") != len(argv):
         return None
-    slot = template.index(None)
+    slot = shape.get("slot")
+    if not isinstance(slot, int) or not 0 <= slot < len(argv):
+        return None
     prompt = argv[slot]
     if not prompt or prompt == "-" or prompt != prompt.strip():
         return None
-    if any(a != t for a, t in zip(argv, template, strict=True) if t is not None):
+    if record.command_line(argv, slot) != shape:
         return None
     if any(name in environ or name.upper() in environ for name in record.PROXY_VARIABLES):
         return None

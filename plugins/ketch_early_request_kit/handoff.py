@@ -96,6 +96,11 @@ async def answer_for(request: httpx.Request, secrets: tuple[str | None, ...]) ->
     return await adopt(early, request)
 
 
+def _typed_text(argument: str) -> bool:
+    """Free text, not a setting: an argument with a space in it."""
+    return any(c.isspace() for c in argument)
+
+
 def _write(
     url: str,
     headers: list[tuple[str, str]],
@@ -124,6 +129,13 @@ def _record(
     quoted = json.dumps(armed.prompt, ensure_ascii=False)
     if text.count(quoted) != 1 or any(s in text for s in secrets):
         return  # not verbatim for this prompt; the last record stays
+    if any(
+        _typed_text(a) and json.dumps(a, ensure_ascii=False)[1:-1] in text
+        for a in argv
+        if a != armed.prompt
+    ):
+        record.forget(path)  # free text typed on the command line (--append-system-prompt)
+        return  # reached the request: what a person typed is never written down
     if any(s in url for s in secrets):
         return  # a key in the URL (a query parameter) is never written anywhere
     prefix, suffix = text.split(quoted)
@@ -152,7 +164,7 @@ def _record(
 
     skip = (*record.code_paths(), os.path.join(os.path.dirname(path), ""))
     new: dict[str, Any] = {
-        "argv": [None if a == armed.prompt else a for a in argv],
+        "argv": record.command_line(argv, argv.index(armed.prompt)),
         "cwd": os.getcwd(),
         "env": record.environment_digest(os.environ),
         "date": record.today(),

@@ -4,8 +4,8 @@ A run of ``ketch -p PROMPT`` whose first request was *verbatim* (see the
 ``early_request`` plugin) writes what it sent to ``KETCH_CACHE_DIR/early-request.json``:
 the URL, the headers with the API key's place marked (never the key), and the body
 split around the prompt (never the prompt). Beside it, everything the bytes were made
-from that a start can check without loading ketch: the command line without the
-prompt, the working directory, a digest of the environment (secret-looking variables
+from that a start can check without loading ketch: a digest of the command line
+without the prompt, the working directory, a digest of the environment (secret-looking variables
 by presence only), the local date, stdin's kind, the installation's fingerprint, the
 signature of every file and directory read or looked at before the request, and a
 digest of each ``git status`` ketch ran. The next start with the same key sends the
@@ -108,6 +108,14 @@ def cache_file(environ: Mapping[str, str]) -> str:
     from ketch.api import cache_dir
 
     return os.path.join(cache_dir(environ), FILE)
+
+
+def command_line(argv: list[str], slot: int) -> dict[str, Any]:
+    """The command line but for the prompt at ``slot``, as a digest (what else a person
+    typed there is never kept either)."""
+    rest = [None if n == slot else a for n, a in enumerate(argv)]
+    seen = json.dumps(rest).encode("utf-8", "surrogateescape")
+    return {"slot": slot, "length": len(argv), "digest": hashlib.sha256(seen).hexdigest()}
 
 
 def template_digest(record: Mapping[str, Any]) -> str:

@@ -205,3 +205,19 @@ def test_a_slash_command_is_run_not_sent_early(tmp_path: Path) -> None:
         assert threads == [MAIN]
         assert len(stub.requests) == 3
         assert "Say hello to the team, warmly." in json.dumps(stub.requests[2])
+
+
+def test_free_text_typed_on_the_command_line_is_never_written(tmp_path: Path) -> None:
+    """``--append-system-prompt TEXT`` reaches the request: such a start keeps no record
+    (what a person typed is not written to disk), and so never sends early."""
+    appended = "Answer like a pirate, please."
+    with OpenAIStub(*[Answer(text="ok") for _ in range(3)]) as stub:
+        starts = openai_starts(tmp_path, stub)
+        starts.argv += ["--append-system-prompt", appended]
+        for prompt in ("one", "two", "three"):
+            done, threads = starts.run(prompt)
+            assert done.returncode == 0, done.stderr[-2000:]
+            assert threads == [MAIN]
+        assert appended in json.dumps(stub.requests[-1])
+    assert not starts.record().exists()
+    assert not any(appended in p.read_text(errors="replace") for p in starts.home.rglob("*.json"))
