@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ketch_early_request_kit import record
 from ketch_early_request_kit.tracker import TRACKER
+from ketch_process_kit.variables import secret_variable
 
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
@@ -153,7 +154,7 @@ def _record(
                     return
                 key_env = names[0]
                 value = value.replace(secret, record.KEY_MARK)
-        if record.secret_looking(name) and record.KEY_MARK not in value:
+        if secret_variable(name) and record.KEY_MARK not in value:
             return  # a credential header not from the environment: never written anywhere
         shaped.append([name, value])
     runs = TRACKER.git_status_runs()

@@ -30,31 +30,18 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ketch_process_kit.variables import secret_variable
+
 FORMAT = 1
 FILE = "early-request.json"
 KEY_MARK = "\x00key\x00"  # the API key's place in a header value
 
-# Names whose values are never hashed into the key (their presence is): the API key
-# is sent as it is now, and a secret's digest is no business of a cache file.
-_SECRET_WORDS = (
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-)
+# Secret-looking variables (``ketch_process_kit.variables``, the classifier redaction and
+# children's environments use) are never hashed into the key, only their presence: the
+# API key is sent as it is now, and a secret's digest is no business of a cache file.
 # Set by the shell per prompt or per start, never read by ketch.
 _VOLATILE = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "COLUMNS", "LINES"})
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-
-
-def secret_looking(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in _SECRET_WORDS)
 
 
 def environment_digest(environ: Mapping[str, str]) -> str:
@@ -62,7 +49,7 @@ def environment_digest(environ: Mapping[str, str]) -> str:
     for name in sorted(environ):
         if name in _VOLATILE:
             continue
-        value = "" if secret_looking(name) else environ[name]
+        value = "" if secret_variable(name, environ[name]) else environ[name]
         parts.append(f"{name}\0{value}")
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 

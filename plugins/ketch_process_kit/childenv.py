@@ -16,14 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ketch_policy_kit.globs import names_matcher
+from ketch_process_kit.variables import SECRET_MARKERS, secret_name
 
-SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL")
-
-
-def secret_name(name: str) -> bool:
-    """Whether an environment variable's name looks like it holds a credential."""
-    upper = name.upper()
-    return any(marker in upper for marker in SECRET_MARKERS)
+__all__ = ["SECRET_MARKERS", "child_environment", "secret_name"]
 
 
 def child_environment(

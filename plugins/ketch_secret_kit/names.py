@@ -13,6 +13,10 @@ from collections.abc import Callable
 from functools import cache, lru_cache
 from pathlib import PurePath
 
+# Environment variables: one classifier for every part of ketch (stdlib only, so the
+# console script's launch uses it too); re-exported here for redaction.
+from ketch_process_kit.variables import secret_variable as secret_variable
+
 SECRET_PATTERNS = (
     # dotenv files and their spellings
     ".env", ".env.*", ".env-*", ".env_*", "*.env", ".envrc", "dotenv", ".flaskenv",
@@ -115,23 +119,3 @@ def looks_secret(path: PurePath | str) -> bool:
     if not SECRET_DIRS.isdisjoint(part.lower() for part in parts[:-1]):
         return True
     return secret_name(parts[-1])
-
-
-# Environment variables: the markers children never get (``ketch_process_kit.childenv``)
-# and the spellings it does not drop from a child's environment but that still name secrets.
-_VARIABLE_MARKERS = ("PASS", "AUTH", "DSN", "COOKIE", "PRIVATE", "CREDENTIAL")
-
-
-def secret_variable(name: str, value: str = "") -> bool:
-    """Whether an environment variable's value is a secret to keep out of output:
-    ``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*`` (as the kernel strips them from
-    children), and ``MYSQL_PWD``, ``*PASS*``, ``*AUTH*``, ``*DSN*``... (a path value
-    of those, like ``XAUTHORITY``, is not)."""
-    from ketch_process_kit.childenv import secret_name as kernel_secret_name
-
-    if kernel_secret_name(name):
-        return True
-    upper = name.upper()
-    if upper.endswith("_PWD") or any(marker in upper for marker in _VARIABLE_MARKERS):
-        return not value.startswith(("/", "~/"))
-    return False
